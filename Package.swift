@@ -1,0 +1,99 @@
+// swift-tools-version:6.1
+//
+// STOL — Species: Tree of Life, as a multi-process Linux service.
+// One library target per concern; the six executables are thin wiring.
+// See README.md ("Architecture") for the map of targets to processes.
+
+import PackageDescription
+
+let arg: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+
+let package = Package(
+    name: "stol",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "stol-taxonomyd", targets: ["stol-taxonomyd"]),
+        .executable(name: "stol-favoritesd", targets: ["stol-favoritesd"]),
+        .executable(name: "stol-importd", targets: ["stol-importd"]),
+        .executable(name: "stol-verifyd", targets: ["stol-verifyd"]),
+        .executable(name: "stol-client", targets: ["stol-client"]),
+        .executable(name: "stol-pipeline", targets: ["stol-pipeline"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // MARK: System libraries and the one C shim
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        /// SCM_RIGHTS, SO_PEERCRED and friends: macros Swift cannot import.
+        .target(name: "CSTOLSocket"),
+
+        // MARK: Shared pieces (used by every daemon, tested once)
+        /// Generated protobuf messages of the four services plus the typed error.
+        .target(
+            name: "STOLProtocol",
+            dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")]
+        ),
+        /// Framing, socket activation, sd_notify, peer credentials, fd passing, paths, logging, servers.
+        .target(
+            name: "STOLRuntime",
+            dependencies: [
+                "STOLProtocol", "CSTOLSocket", "CSystemd",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        /// Domain vocabulary shared by the read model and the pipeline: ranks, the schema.
+        .target(name: "STOLModel", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
+        /// The `.stol` container: header layout, digest, signature, gzip.
+        .target(name: "STOLFormat", dependencies: ["CSodium", "CZlib"]),
+
+        // MARK: One library per concern
+        .target(name: "STOLTaxonomy", dependencies: ["STOLModel", "STOLProtocol", "STOLRuntime",
+                                                     .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "STOLFavorites", dependencies: ["STOLProtocol", "STOLRuntime",
+                                                      .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "STOLImport", dependencies: ["STOLFormat", "STOLProtocol", "STOLRuntime"]),
+        .target(name: "STOLPipeline", dependencies: ["STOLModel", "STOLFormat",
+                                                     .product(name: "GRDB", package: "GRDB.swift"),
+                                                     .product(name: "Logging", package: "swift-log")]),
+        .target(name: "STOLClientKit", dependencies: ["STOLProtocol", "STOLRuntime", "STOLModel"]),
+
+        // MARK: Thin executables
+        .executableTarget(name: "stol-taxonomyd", dependencies: ["STOLTaxonomy", "STOLRuntime", arg]),
+        .executableTarget(name: "stol-favoritesd", dependencies: ["STOLFavorites", "STOLRuntime", arg]),
+        .executableTarget(name: "stol-importd", dependencies: ["STOLImport", "STOLRuntime", arg]),
+        .executableTarget(name: "stol-verifyd", dependencies: ["STOLImport", "STOLRuntime", arg]),
+        .executableTarget(name: "stol-client", dependencies: ["STOLClientKit", arg]),
+        .executableTarget(name: "stol-pipeline", dependencies: ["STOLPipeline", arg]),
+
+        // MARK: Tests
+        .testTarget(name: "STOLRuntimeTests", dependencies: [
+            "STOLRuntime", "STOLProtocol", "CSTOLSocket",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOTestUtils", package: "swift-nio"),
+        ]),
+        .testTarget(name: "STOLPipelineTests", dependencies: ["STOLPipeline", "STOLModel"]),
+        .testTarget(name: "STOLTaxonomyTests", dependencies: ["STOLTaxonomy", "STOLPipeline", "STOLProtocol"]),
+        .testTarget(name: "STOLFavoritesTests", dependencies: ["STOLFavorites", "STOLProtocol",
+                                                               .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "STOLImportTests", dependencies: ["STOLImport", "STOLFormat", "STOLProtocol", "STOLRuntime"]),
+        .testTarget(name: "STOLIntegrationTests", dependencies: ["STOLProtocol", "STOLRuntime",
+                                                                 .product(name: "GRDB", package: "GRDB.swift")]),
+    ]
+)
+

@@ -1,0 +1,75 @@
+import SwiftProtobuf
+
+/// A service's request envelope: an `id` the response echoes, and a `oneof` body.
+public protocol RequestEnvelope: SwiftProtobuf.Message, Sendable {
+    var id: UInt64 { get set }
+}
+
+/// A service's response envelope: the echoed `id`, and a `oneof` result or a typed error.
+///
+/// The shared server runtime needs to answer requests it could not even decode
+/// (an oversized or malformed frame), so every response type can be built from a
+/// ``ProtocolError`` alone.
+public protocol ResponseEnvelope: SwiftProtobuf.Message, Sendable {
+    var id: UInt64 { get set }
+    init(requestID: UInt64, error: ProtocolError)
+    /// The typed error this response carries, if it is an error answer.
+    var protocolError: ProtocolError? { get }
+}
+
+extension Stol_V1_TaxonomyRequest: RequestEnvelope {}
+extension Stol_V1_FavoritesRequest: RequestEnvelope {}
+extension Stol_V1_ImportRequest: RequestEnvelope {}
+extension Stol_V1_VerifyRequest: RequestEnvelope {}
+
+extension Stol_V1_TaxonomyResponse: ResponseEnvelope {
+    public init(requestID: UInt64, error: ProtocolError) {
+        self.init()
+        self.id = requestID
+        self.error = error.proto
+    }
+
+    public var protocolError: ProtocolError? {
+        if case .error(let error) = result { return ProtocolError(error) }
+        return nil
+    }
+}
+
+extension Stol_V1_FavoritesResponse: ResponseEnvelope {
+    public init(requestID: UInt64, error: ProtocolError) {
+        self.init()
+        self.id = requestID
+        self.error = error.proto
+    }
+
+    public var protocolError: ProtocolError? {
+        if case .error(let error) = result { return ProtocolError(error) }
+        return nil
+    }
+}
+
+extension Stol_V1_ImportResponse: ResponseEnvelope {
+    public init(requestID: UInt64, error: ProtocolError) {
+        self.init()
+        self.id = requestID
+        self.error = error.proto
+    }
+
+    public var protocolError: ProtocolError? {
+        if case .error(let error) = result { return ProtocolError(error) }
+        return nil
+    }
+}
+
+extension Stol_V1_VerifyResponse: ResponseEnvelope {
+    public init(requestID: UInt64, error: ProtocolError) {
+        self.init()
+        self.id = requestID
+        self.error = error.proto
+    }
+
+    public var protocolError: ProtocolError? {
+        if case .error(let error) = result { return ProtocolError(error) }
+        return nil
+    }
+}

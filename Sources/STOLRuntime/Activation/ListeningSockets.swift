@@ -1,0 +1,85 @@
+import CSTOLSocket
+import CSystemd
+import Glibc
+import Logging
+
+/// Where a daemon's socket comes from: handed over by systemd (or
+/// `systemd-socket-activate`), or bound by the daemon itself when it runs without
+/// activation (development, tests).
+public enum SocketSource: Equatable, Sendable {
+    /// A listening socket: serve many connections on it.
+    case listening(fd: Int32, activated: Bool)
+    /// An already-accepted connection (`Accept=yes`): serve exactly this one.
+    case accepted(fd: Int32)
+}
+
+public enum SocketActivationError: Error, Equatable, CustomStringConvertible {
+    case listenFDs(errno: Int32)
+    case bind(path: String, errno: Int32)
+    case noSocketNamed(String, available: [String])
+
+    public var description: String {
+        switch self {
+        case .listenFDs(let code): "sd_listen_fds_with_names failed: \(String(cString: strerror(code)))"
+        case .bind(let path, let code): "cannot bind \(path): \(String(cString: strerror(code)))"
+        case .noSocketNamed(let name, let available):
+            "systemd passed sockets \(available) but none named \(name)"
+        }
+    }
+}
+
+/// Socket activation with `sd_listen_fds_with_names`, and the fallback of binding
+/// the socket path with the right mode.
+public enum SocketActivation {
+    /// The first fd systemd passes (SD_LISTEN_FDS_START).
+    static let firstFD: Int32 = 3
+
+    /// All sockets passed by the service manager, keyed by their `FileDescriptorName=`
+    /// (`--fdname=` for `systemd-socket-activate`; "unknown" when unnamed).
+    /// Unsets the activation variables so children do not inherit them.
+    public static func passedSockets() throws(SocketActivationError) -> [(name: String, fd: Int32)] {
+        var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+        let count = sd_listen_fds_with_names(1, &names)
+        guard count >= 0 else { throw .listenFDs(errno: -count) }
+        defer {
+            if let names {
+                for index in 0..<Int(count) { free(names[index]) }
+                free(names)
+            }
+        }
+        var result: [(String, Int32)] = []
+        for index in 0..<count {
+            let name = names?[Int(index)].map { String(cString: $0) } ?? "unknown"
+            let fd = firstFD + index
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            result.append((name, fd))
+        }
+        return result
+    }
+
+    /// The socket this daemon should serve.
+    ///
+    /// - Parameters:
+    ///   - name: the `FileDescriptorName=` to pick when several sockets are passed.
+    ///   - fallbackPath: where to bind when nothing was passed.
+    ///   - mode: the permission bits of a self-bound socket (the unit's `SocketMode=`).
+    public static func socket(named name: String, fallbackPath: String, mode: mode_t,
+                              logger: Logger) throws(SocketActivationError) -> SocketSource {
+        let passed = try passedSockets()
+        if !passed.isEmpty {
+            let chosen = passed.count == 1 ? passed[0] : passed.first { $0.name == name }
+            guard let chosen else { throw .noSocketNamed(name, available: passed.map(\.name)) }
+            if stol_socket_is_listening(chosen.fd) == 1 {
+                logger.info("serving activated socket", metadata: ["name": "\(chosen.name)"])
+                return .listening(fd: chosen.fd, activated: true)
+            }
+            logger.info("serving one activated connection", metadata: ["name": "\(chosen.name)"])
+            return .accepted(fd: chosen.fd)
+        }
+        let fd = stol_bind_unix(fallbackPath, UInt32(mode), 128)
+        guard fd >= 0 else { throw .bind(path: fallbackPath, errno: errno) }
+        logger.info("not socket-activated; bound socket myself",
+                    metadata: ["path": "\(fallbackPath)", "mode": "\(String(mode, radix: 8))"])
+        return .listening(fd: fd, activated: false)
+    }
+}

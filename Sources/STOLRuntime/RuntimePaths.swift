@@ -1,0 +1,49 @@
+import Foundation
+
+/// Where STOL's files live: the FHS paths of an installed system, overridable for
+/// development and tests (ARCHITECTURE.md §2). Every daemon and the client derive
+/// their paths here, so one environment variable moves the whole stack.
+public struct RuntimePaths: Sendable, Equatable {
+    /// Sockets (`STOL_RUNTIME_DIR`, default `/run/stol`).
+    public var runtimeDirectory: String
+    /// Databases and favourites (`STOL_STATE_DIR`, default `/var/lib/stol`).
+    public var stateDirectory: String
+    /// The read-only bundled taxonomy (`STOL_BUNDLED_DB`).
+    public var bundledDatabase: String
+
+    public static let installedBundledDatabase = "/usr/share/stol/bundled.sqlite"
+
+    public init(runtimeDirectory: String, stateDirectory: String, bundledDatabase: String) {
+        self.runtimeDirectory = runtimeDirectory
+        self.stateDirectory = stateDirectory
+        self.bundledDatabase = bundledDatabase
+    }
+
+    /// Paths from the environment, falling back to the installed locations.
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> RuntimePaths {
+        RuntimePaths(
+            runtimeDirectory: environment["STOL_RUNTIME_DIR"].nonEmpty ?? "/run/stol",
+            stateDirectory: environment["STOL_STATE_DIR"].nonEmpty ?? "/var/lib/stol",
+            bundledDatabase: environment["STOL_BUNDLED_DB"].nonEmpty ?? installedBundledDatabase
+        )
+    }
+
+    public var taxonomySocket: String { runtimeDirectory + "/taxonomy.sock" }
+    public var favoritesSocket: String { runtimeDirectory + "/favorites.sock" }
+    public var importSocket: String { runtimeDirectory + "/import.sock" }
+    public var verifySocket: String { runtimeDirectory + "/verify.sock" }
+
+    public var databasesDirectory: String { stateDirectory + "/databases" }
+    public var referenceDatabase: String { databasesDirectory + "/reference.sqlite" }
+    /// The activation state file (`{"useReferenceDB": true}`), replaced atomically.
+    public var activationState: String { databasesDirectory + "/activation.json" }
+    public var stagingDirectory: String { databasesDirectory + "/.staging" }
+    public var favoritesDirectory: String { stateDirectory + "/favorites" }
+}
+
+extension Optional where Wrapped == String {
+    fileprivate var nonEmpty: String? {
+        guard let self, !self.isEmpty else { return nil }
+        return self
+    }
+}

@@ -1,0 +1,59 @@
+import Logging
+import STOLProtocol
+
+/// Everything a handler may know about the request besides its bytes.
+public struct RequestContext: Sendable {
+    /// The caller, from SO_PEERCRED: the only identity a service may trust.
+    public let peer: PeerCredentials
+    public let logger: Logger
+    /// A descriptor that travelled with this request frame (SCM_RIGHTS); only the
+    /// blocking transport carries them. The handler owns it.
+    public let receivedFileDescriptor: OwnedFileDescriptor?
+
+    public init(peer: PeerCredentials, logger: Logger, receivedFileDescriptor: OwnedFileDescriptor? = nil) {
+        self.peer = peer
+        self.logger = logger
+        self.receivedFileDescriptor = receivedFileDescriptor
+    }
+}
+
+/// A request/response service served by ``NIOFramedServer``: one response per
+/// request, requests on one connection answered in order.
+public protocol FramedService: Sendable {
+    associatedtype Request: RequestEnvelope
+    associatedtype Response: ResponseEnvelope
+    /// Answers one request. Errors are answered as typed error responses; a
+    /// handler never throws so that it cannot take the connection down with it.
+    func respond(to request: Request, context: RequestContext) async -> Response
+}
+
+/// A service served by ``BlockingFramedServer``: requests may carry a file
+/// descriptor and may be answered with several frames (progress, then a final one).
+public protocol StreamingFramedService: Sendable {
+    associatedtype Request: RequestEnvelope
+    associatedtype Response: ResponseEnvelope
+    /// Answers one request by calling `send` one or more times; the last call is
+    /// the final answer. A throw from `send` means the peer is gone.
+    func respond(to request: Request, context: RequestContext, send: (Response) throws -> Void)
+}
+
+/// Limits and names one server runs with.
+public struct ServerConfiguration: Sendable {
+    public var name: String
+    public var maximumRequestFrameBytes: Int
+    public var maximumResponseFrameBytes: Int
+    public var maximumConnections: Int
+    public var idleTimeout: Duration
+
+    public init(name: String,
+                maximumRequestFrameBytes: Int = ProtocolLimits.maximumRequestFrameBytes,
+                maximumResponseFrameBytes: Int = ProtocolLimits.maximumResponseFrameBytes,
+                maximumConnections: Int = ProtocolLimits.maximumConnections,
+                idleTimeout: Duration = .seconds(ProtocolLimits.idleTimeoutSeconds)) {
+        self.name = name
+        self.maximumRequestFrameBytes = maximumRequestFrameBytes
+        self.maximumResponseFrameBytes = maximumResponseFrameBytes
+        self.maximumConnections = maximumConnections
+        self.idleTimeout = idleTimeout
+    }
+}

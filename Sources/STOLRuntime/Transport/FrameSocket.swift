@@ -1,0 +1,165 @@
+import CSTOLSocket
+import Glibc
+import NIOCore
+import STOLProtocol
+import SwiftProtobuf
+
+/// Why a blocking framed exchange failed.
+public enum TransportError: Error, Equatable, CustomStringConvertible {
+    /// Nothing listens at `path` (ENOENT, ECONNREFUSED) or it may not be used (EACCES).
+    case connect(path: String, errno: Int32)
+    case send(errno: Int32)
+    case receive(errno: Int32)
+    /// The peer closed the connection between frames.
+    case closedByPeer
+    case timedOut
+    case framing(FramingError)
+    case encoding(String)
+
+    public var description: String {
+        switch self {
+        case .connect(let path, let code): "cannot connect to \(path): \(String(cString: strerror(code)))"
+        case .send(let code): "cannot send: \(String(cString: strerror(code)))"
+        case .receive(let code): "cannot receive: \(String(cString: strerror(code)))"
+        case .closedByPeer: "the other side closed the connection"
+        case .timedOut: "timed out waiting for the other side"
+        case .framing(let error): "\(error.protocolError)"
+        case .encoding(let detail): "cannot encode the message: \(detail)"
+        }
+    }
+}
+
+/// A message read off a ``FrameSocket``, with the descriptor that came with it.
+public struct ReceivedMessage<M: SwiftProtobuf.Message> {
+    public let message: M
+    public let fileDescriptor: OwnedFileDescriptor?
+}
+
+/// A blocking, framed Unix stream socket that can carry file descriptors.
+///
+/// swift-nio has no SCM_RIGHTS support on stream channels, so the hops that pass
+/// a `.stol` file's descriptor (client → importd → verifyd) use this small
+/// transport. It shares the frame decoder and limits with the NIO server, so both
+/// sides of the protocol cut frames the same way.
+public final class FrameSocket {
+    public let descriptor: Int32
+    private var buffer = ByteBufferAllocator().buffer(capacity: 64 * 1024)
+    private var receivedDescriptors: [OwnedFileDescriptor] = []
+    private let maximumIncomingFrameBytes: Int
+    private let maximumOutgoingFrameBytes: Int
+    private var closed = false
+
+    /// Takes ownership of the connected socket `descriptor`.
+    public init(descriptor: Int32, maximumIncomingFrameBytes: Int, maximumOutgoingFrameBytes: Int) {
+        self.descriptor = descriptor
+        self.maximumIncomingFrameBytes = maximumIncomingFrameBytes
+        self.maximumOutgoingFrameBytes = maximumOutgoingFrameBytes
+    }
+
+    /// Connects as a client: requests out, responses in.
+    public static func connect(path: String,
+                               maximumIncomingFrameBytes: Int = ProtocolLimits.maximumResponseFrameBytes,
+                               maximumOutgoingFrameBytes: Int = ProtocolLimits.maximumRequestFrameBytes) throws(TransportError) -> FrameSocket {
+        let fd = stol_connect_unix(path)
+        guard fd >= 0 else { throw .connect(path: path, errno: errno) }
+        return FrameSocket(descriptor: fd, maximumIncomingFrameBytes: maximumIncomingFrameBytes,
+                           maximumOutgoingFrameBytes: maximumOutgoingFrameBytes)
+    }
+
+    deinit { close() }
+
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        _ = Glibc.close(descriptor)
+        receivedDescriptors.removeAll()
+    }
+
+    /// The peer's credentials (SO_PEERCRED, SO_PEERGROUPS).
+    public func peerCredentials() throws -> PeerCredentials {
+        try PeerCredentials(socket: descriptor)
+    }
+
+    /// Sets a receive timeout (SO_RCVTIMEO); nil waits forever.
+    public func setReceiveTimeout(_ timeout: Duration?) {
+        var value = timeval()
+        if let timeout {
+            value.tv_sec = Int(timeout.components.seconds)
+            value.tv_usec = Int(timeout.components.attoseconds / 1_000_000_000_000)
+        }
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Sends one message as one frame, with `passing` attached (SCM_RIGHTS) if given.
+    public func send(_ message: some SwiftProtobuf.Message, passing fileDescriptor: Int32? = nil) throws(TransportError) {
+        let frame: ByteBuffer
+        do {
+            frame = try FrameEncoding.frame(message, maximumFrameBytes: maximumOutgoingFrameBytes)
+        } catch {
+            throw .encoding("\(error)")
+        }
+        try sendRaw(Array(frame.readableBytesView), passing: fileDescriptor)
+    }
+
+    /// Sends raw bytes (tests use this to send broken frames).
+    public func sendRaw(_ bytes: [UInt8], passing fileDescriptor: Int32? = nil) throws(TransportError) {
+        var offset = 0
+        var attach = fileDescriptor ?? -1
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { raw in
+                stol_send_with_fd(descriptor, raw.baseAddress! + offset, raw.count - offset, attach)
+            }
+            guard sent > 0 else { throw .send(errno: errno) }
+            attach = -1  // the descriptor travels with the first byte only
+            offset += sent
+        }
+    }
+
+    /// Blocks until one whole frame is in, and decodes it as `M`.
+    public func receive<M: SwiftProtobuf.Message>(_ type: M.Type) throws(TransportError) -> ReceivedMessage<M> {
+        let frame = try receiveFrame()
+        let message: M
+        do {
+            message = try FrameEncoding.decode(M.self, from: frame)
+        } catch {
+            throw .framing(error)
+        }
+        let descriptor = receivedDescriptors.isEmpty ? nil : receivedDescriptors.removeFirst()
+        return ReceivedMessage(message: message, fileDescriptor: descriptor)
+    }
+
+    /// True when a whole frame is already buffered (no read needed).
+    public var hasBufferedFrame: Bool {
+        var copy = buffer
+        return (try? LengthPrefixedFrameDecoder.nextFrame(in: &copy, maximumFrameBytes: maximumIncomingFrameBytes)) != nil
+    }
+
+    private func receiveFrame() throws(TransportError) -> ByteBuffer {
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            do {
+                if let frame = try LengthPrefixedFrameDecoder.nextFrame(in: &buffer, maximumFrameBytes: maximumIncomingFrameBytes) {
+                    buffer.discardReadBytes()
+                    return frame
+                }
+            } catch {
+                throw .framing(error)
+            }
+            var fds = [Int32](repeating: -1, count: 4)
+            var count: Int32 = 0
+            let received = chunk.withUnsafeMutableBytes { raw in
+                stol_recv_with_fds(descriptor, raw.baseAddress!, raw.count, &fds, Int32(fds.count), &count)
+            }
+            for index in 0..<Int(count) { receivedDescriptors.append(OwnedFileDescriptor(fds[index])) }
+            if received < 0 {
+                if errno == EAGAIN || errno == EWOULDBLOCK { throw .timedOut }
+                throw .receive(errno: errno)
+            }
+            if received == 0 {
+                if buffer.readableBytes > 0 { throw .framing(.truncatedFrame(receivedBytes: buffer.readableBytes)) }
+                throw .closedByPeer
+            }
+            buffer.writeBytes(chunk[0..<received])
+        }
+    }
+}
