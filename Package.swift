@@ -56,7 +56,7 @@ let package = Package(
             ]
         ),
         /// Domain vocabulary shared by the read model and the pipeline: ranks, the schema.
-        .target(name: "STOLModel", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "STOLModel"),
         /// The `.stol` container: header layout, digest, signature, gzip.
         .target(name: "STOLFormat", dependencies: ["CSodium", "CZlib"]),
 

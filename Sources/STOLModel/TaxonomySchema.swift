@@ -1,0 +1,114 @@
+/// The taxonomy database schema of seeds/000 §3, exactly, at `schema_version` 1.
+///
+/// The pipeline creates it; the taxonomy server only reads it and refuses a
+/// database whose version is newer than ``currentVersion``.
+public enum TaxonomySchema {
+    /// The schema version this build writes and understands.
+    public static let currentVersion = 1
+
+    /// DDL statements in creation order (tables, then indexes, then FTS).
+    public static let statements: [String] = [
+        """
+        CREATE TABLE schema_version (
+            version     INTEGER NOT NULL,
+            applied_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+        )
+        """,
+        """
+        CREATE TABLE taxa (
+            id              INTEGER PRIMARY KEY,
+            parent_id       INTEGER REFERENCES taxa(id),
+            rank            TEXT    NOT NULL
+                CHECK (rank IN ('domain','kingdom','phylum','class','order','family','genus','species')),
+            scientific_name TEXT    NOT NULL,
+            author          TEXT,
+            year            INTEGER,
+            status          TEXT    NOT NULL DEFAULT 'accepted'
+                CHECK (status IN ('accepted','synonym','doubtful')),
+            conservation    TEXT
+        )
+        """,
+        "CREATE INDEX idx_taxa_parent ON taxa(parent_id)",
+        "CREATE INDEX idx_taxa_rank   ON taxa(rank)",
+        "CREATE INDEX idx_taxa_status ON taxa(status)",
+        "CREATE INDEX idx_taxa_name   ON taxa(scientific_name)",
+        """
+        CREATE TABLE names (
+            id          INTEGER PRIMARY KEY,
+            taxon_id    INTEGER NOT NULL REFERENCES taxa(id) ON DELETE CASCADE,
+            name        TEXT    NOT NULL,
+            lang        TEXT    NOT NULL,
+            name_type   TEXT    NOT NULL
+                CHECK (name_type IN ('common','synonym','vernacular','trade')),
+            is_preferred INTEGER NOT NULL DEFAULT 0
+        )
+        """,
+        "CREATE INDEX idx_names_taxon ON names(taxon_id)",
+        "CREATE INDEX idx_names_lang  ON names(lang)",
+        "CREATE INDEX idx_names_type  ON names(name_type)",
+        """
+        CREATE TABLE refs (
+            id          INTEGER PRIMARY KEY,
+            taxon_id    INTEGER NOT NULL REFERENCES taxa(id) ON DELETE CASCADE,
+            citation    TEXT    NOT NULL,
+            url         TEXT,
+            ref_type    TEXT    NOT NULL
+                CHECK (ref_type IN ('taxonomy','ecology','morphology','conservation','other'))
+        )
+        """,
+        "CREATE INDEX idx_refs_taxon ON refs(taxon_id)",
+        """
+        CREATE TABLE traits (
+            id          INTEGER PRIMARY KEY,
+            taxon_id    INTEGER NOT NULL REFERENCES taxa(id) ON DELETE CASCADE,
+            trait_key   TEXT    NOT NULL,
+            trait_value TEXT    NOT NULL,
+            unit        TEXT,
+            source_ref  INTEGER REFERENCES refs(id)
+        )
+        """,
+        "CREATE INDEX idx_traits_taxon ON traits(taxon_id)",
+        "CREATE INDEX idx_traits_key   ON traits(trait_key)",
+        """
+        CREATE TABLE euler_tour (
+            seq         INTEGER PRIMARY KEY,
+            taxon_id    INTEGER NOT NULL REFERENCES taxa(id),
+            depth       INTEGER NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE first_occurrence (
+            taxon_id    INTEGER PRIMARY KEY REFERENCES taxa(id),
+            seq         INTEGER NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE top_n_relatives (
+            taxon_id    INTEGER NOT NULL REFERENCES taxa(id),
+            relative_id INTEGER NOT NULL REFERENCES taxa(id),
+            rank_order  INTEGER NOT NULL,
+            lca_id      INTEGER NOT NULL REFERENCES taxa(id),
+            lca_depth   INTEGER NOT NULL,
+            distance    INTEGER NOT NULL,
+            PRIMARY KEY (taxon_id, rank_order)
+        )
+        """,
+        "CREATE INDEX idx_top_n_taxon ON top_n_relatives(taxon_id)",
+        """
+        CREATE VIRTUAL TABLE fts_taxa USING fts5(
+            taxon_id UNINDEXED,
+            scientific_name,
+            common_names,
+            synonyms,
+            content='',
+            tokenize='unicode61 remove_diacritics 2'
+        )
+        """,
+    ]
+
+    /// Tables every taxonomy database must have (the server checks on open).
+    public static let requiredTables = [
+        "schema_version", "taxa", "names", "refs", "traits",
+        "euler_tour", "first_occurrence", "top_n_relatives", "fts_taxa",
+    ]
+}
