@@ -1,1 +1,48 @@
-print("not yet")
+import ArgumentParser
+import Foundation
+import Logging
+import STOLImport
+import STOLRuntime
+
+/// `stol-importd`: the import coordinator. Wiring only.
+@main
+struct ImportDaemon: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stol-importd",
+        abstract: "Coordinate reference-database imports for STOL administrators.",
+        discussion: """
+            Accepts requests only from root and members of the admin group (SO_PEERCRED and \
+            SO_PEERGROUPS). An import arrives as an open file descriptor (SCM_RIGHTS) and is handed to \
+            a fresh stol-verifyd over verify.sock; this daemon never parses the file itself. Serves the \
+            socket systemd passes (FileDescriptorName=import) or binds --socket with mode 0660.
+            Environment: STOL_RUNTIME_DIR, STOL_STATE_DIR, STOL_ADMIN_GROUP, STOL_LOG_LEVEL.
+            """)
+
+    @Option(help: "Group whose members may import (default: $STOL_ADMIN_GROUP or stol-admin).")
+    var adminGroup: String?
+
+    @Option(help: "State directory holding databases/ (default: $STOL_STATE_DIR or /var/lib/stol).")
+    var stateDir: String?
+
+    @Option(help: "Socket path when not socket-activated (default: $STOL_RUNTIME_DIR/import.sock).")
+    var socket: String?
+
+    func run() async throws {
+        LoggingSetup.bootstrap()
+        let logger = Logger(label: "stol.importd")
+        var paths = RuntimePaths.fromEnvironment()
+        if let stateDir { paths.stateDirectory = stateDir }
+        let groupName = adminGroup ?? ProcessInfo.processInfo.environment["STOL_ADMIN_GROUP"] ?? "stol-admin"
+        let groupID = STOLRuntime.groupID(named: groupName)
+        if groupID == nil {
+            logger.notice("admin group does not exist; only root may import", metadata: ["group": "\(groupName)"])
+        }
+        let coordinator = ImportCoordinator(paths: paths, adminGroupID: groupID)
+        coordinator.removeStaleStagingFiles(logger: logger)
+        let source = try SocketActivation.socket(named: "import", fallbackPath: socket ?? paths.importSocket,
+                                                 mode: 0o660, logger: logger)
+        let server = BlockingFramedServer(service: coordinator, source: source,
+                                          configuration: ServerConfiguration(name: "import"), logger: logger)
+        try await Daemon.run([server], logger: logger)
+    }
+}

@@ -1,0 +1,50 @@
+import CSodium
+
+/// SHA-256 through libsodium (the same library that verifies the Ed25519
+/// signature), incrementally, so large payloads stream through a fixed buffer.
+public struct SHA256 {
+    private var state = crypto_hash_sha256_state()
+
+    public init() {
+        Sodium.initialize()
+        crypto_hash_sha256_init(&state)
+    }
+
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        crypto_hash_sha256_update(&state, base.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
+    }
+
+    public mutating func update(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { update($0) }
+    }
+
+    public mutating func finalize() -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
+        crypto_hash_sha256_final(&state, &digest)
+        return digest
+    }
+
+    public static func hash(_ bytes: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(bytes)
+        return hasher.finalize()
+    }
+}
+
+/// `sodium_init()` once per process (it is idempotent and thread-safe).
+public enum Sodium {
+    public static func initialize() {
+        _ = sodium_init()
+    }
+}
+
+extension Array where Element == UInt8 {
+    public var hexString: String { map { byte in String(byte, radix: 16).leftPadded(to: 2) }.joined() }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
