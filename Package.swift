@@ -69,7 +69,8 @@ let package = Package(
         .target(name: "STOLPipeline", dependencies: ["STOLModel", "STOLFormat",
                                                      .product(name: "GRDB", package: "GRDB.swift"),
                                                      .product(name: "Logging", package: "swift-log")]),
-        .target(name: "STOLClientKit", dependencies: ["STOLProtocol", "STOLRuntime", "STOLModel"]),
+        .target(name: "STOLClientKit", dependencies: ["STOLProtocol", "STOLRuntime",
+                                                      .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
 
         // MARK: Thin executables
         .executableTarget(name: "stol-taxonomyd", dependencies: ["STOLTaxonomy", "STOLRuntime", arg]),

@@ -1,0 +1,65 @@
+import Glibc
+import STOLProtocol
+import STOLRuntime
+
+/// What went wrong for the user, with the exit code scripts can rely on.
+public enum ClientError: Error, CustomStringConvertible {
+    /// No socket, or nothing listening on it.
+    case serviceNotRunning(service: String, path: String)
+    /// The socket exists but this user may not connect (e.g. import.sock without stol-admin).
+    case socketPermissionDenied(service: String, path: String)
+    /// The service answered with a typed error.
+    case server(ProtocolError)
+    case transport(service: String, TransportError)
+    case usage(String)
+    case local(String)
+
+    /// Exit codes (documented in `stol-client --help` and the README).
+    public enum ExitCode: Int32 {
+        case success = 0
+        case failure = 1
+        case usage = 2
+        case notFound = 3
+        case permissionDenied = 4
+        case serviceUnavailable = 5
+        case invalidRequest = 6
+        case verificationFailed = 7
+        case unimplemented = 8
+    }
+
+    public var exitCode: ExitCode {
+        switch self {
+        case .serviceNotRunning: .serviceUnavailable
+        case .socketPermissionDenied: .permissionDenied
+        case .usage: .usage
+        case .local, .transport: .failure
+        case .server(let error):
+            switch error.code {
+            case .notFound: .notFound
+            case .permissionDenied: .permissionDenied
+            case .unavailable, .busy: .serviceUnavailable
+            case .invalidRequest, .frameTooLarge, .malformedFrame: .invalidRequest
+            case .unimplemented: .unimplemented
+            case .fileUnreadable, .fileTooLarge, .fileTooSmall, .notAStolFile, .checksumMismatch, .signatureInvalid,
+                 .incompatibleSchema, .databaseCorrupt, .decompressionLimit: .verificationFailed
+            default: .failure
+            }
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .serviceNotRunning(let service, let path):
+            "the \(service) service is not running (nothing listens on \(path)). Start the stack with `make run`, " +
+                "or `systemctl start stol-\(service)d.socket`; set STOL_RUNTIME_DIR if it runs elsewhere."
+        case .socketPermissionDenied(let service, let path):
+            "you may not use the \(service) service (\(path) is restricted; ask an administrator to add you to stol-admin)."
+        case .server(let error):
+            "\(error.message) [\(error.code.name)]"
+        case .transport(let service, let error):
+            "talking to the \(service) service failed: \(error)"
+        case .usage(let message), .local(let message):
+            message
+        }
+    }
+}

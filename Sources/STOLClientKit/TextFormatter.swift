@@ -1,0 +1,91 @@
+import Foundation
+import STOLProtocol
+import SwiftProtobuf
+
+/// Human-readable and JSON renderings of answers.
+///
+/// JSON is the canonical protobuf JSON mapping with the `.proto` field names
+/// (fields at their default value — false, 0, empty — are omitted, as that mapping
+/// specifies), so scripts get the shape documented in protocol/PROTOCOL.md.
+public enum TextFormatter {
+    public static func json(_ message: some SwiftProtobuf.Message) -> String {
+        var options = JSONEncodingOptions()
+        options.preserveProtoFieldNames = true
+        options.alwaysPrintInt64sAsNumbers = true
+        return (try? message.jsonString(options: options)) ?? "{}"
+    }
+
+    /// A flat JSON object for small answers, with every key present.
+    public static func json(object: [String: Any]) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    public static func rankName(_ rank: Stol_V1_Rank) -> String {
+        switch rank {
+        case .domain: "domain"
+        case .kingdom: "kingdom"
+        case .phylum: "phylum"
+        case .class: "class"
+        case .order: "order"
+        case .family: "family"
+        case .genus: "genus"
+        case .species: "species"
+        default: "unranked"
+        }
+    }
+
+    public static func rank(named name: String) -> Stol_V1_Rank? {
+        switch name.lowercased() {
+        case "domain": .domain
+        case "kingdom": .kingdom
+        case "phylum": .phylum
+        case "class": .class
+        case "order": .order
+        case "family": .family
+        case "genus": .genus
+        case "species": .species
+        default: nil
+        }
+    }
+
+    /// `9689  species  Panthera leo (Linnaeus, 1758) — lion  [VU]`
+    public static func line(_ taxon: Stol_V1_Taxon, showChildren: Bool = false) -> String {
+        var text = "\(taxon.id)\t\(rankName(taxon.rank))\t\(taxon.scientificName)"
+        if !taxon.author.isEmpty { text += " \(taxon.author)" }
+        if !taxon.commonName.isEmpty { text += " — \(taxon.commonName)" }
+        if !taxon.conservation.isEmpty { text += "  [\(taxon.conservation)]" }
+        if showChildren && taxon.childCount > 0 { text += "  (\(taxon.childCount) below)" }
+        return text
+    }
+
+    public static func detail(_ taxon: Stol_V1_Taxon) -> String {
+        var lines = [
+            "\(taxon.scientificName)\(taxon.author.isEmpty ? "" : " " + taxon.author)",
+            "  id:           \(taxon.id)",
+            "  rank:         \(rankName(taxon.rank))",
+        ]
+        if taxon.hasParentID { lines.append("  parent:       \(taxon.parentID)") }
+        if !taxon.commonName.isEmpty { lines.append("  common name:  \(taxon.commonName)") }
+        if taxon.hasYear { lines.append("  described:    \(taxon.year)") }
+        if !taxon.conservation.isEmpty { lines.append("  IUCN status:  \(taxon.conservation)") }
+        return lines.joined(separator: "\n")
+    }
+
+    public static func databaseKind(_ kind: Stol_V1_DatabaseKind) -> String {
+        switch kind {
+        case .bundled: "bundled"
+        case .reference: "reference"
+        default: "unknown"
+        }
+    }
+
+    public static func matchType(_ type: Stol_V1_MatchType) -> String {
+        switch type {
+        case .scientific: "scientific"
+        case .common: "common"
+        case .synonym: "synonym"
+        default: "?"
+        }
+    }
+}

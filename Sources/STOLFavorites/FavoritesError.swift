@@ -1,0 +1,37 @@
+import STOLProtocol
+
+/// Why a favourites operation failed, mapped onto the wire's stable error codes.
+///
+/// Messages travel back to the caller only (who already knows their own ids), so
+/// they may name the taxon id; the service never logs them above debug level.
+public enum FavoritesError: Error, Equatable, Sendable, ProtocolErrorConvertible {
+    /// The id is not a positive integer that every client can represent exactly
+    /// (JSON and JavaScript numbers stop being exact above 2^53).
+    case invalidTaxonID(Int64)
+    /// The user already keeps ``FavoritesStore/maximumFavorites`` favourites.
+    /// The cap keeps one user from filling the shared state directory and keeps
+    /// the whole list answerable in one response frame.
+    case limitReached(Int)
+    /// The file was written by a newer daemon (a downgrade). It is left untouched
+    /// rather than "repaired", so upgrading again brings the favourites back.
+    case unsupportedSchemaVersion(Int)
+    /// SQLite or the file system failed (disk full, I/O error, permissions).
+    case storageFailure(String)
+
+    /// The largest accepted taxon id, 2^53.
+    public static let maximumTaxonID: Int64 = 1 << 53
+
+    public var protocolError: ProtocolError {
+        switch self {
+        case .invalidTaxonID(let id):
+            ProtocolError(.invalidRequest, "taxon id \(id) is out of range (1...\(Self.maximumTaxonID))")
+        case .limitReached(let limit):
+            ProtocolError(.invalidRequest, "you already keep the maximum of \(limit) favourites; remove some first",
+                          details: ["limit": "\(limit)"])
+        case .unsupportedSchemaVersion(let version):
+            ProtocolError(.internal, "the favourites file has schema version \(version), newer than this daemon supports")
+        case .storageFailure(let reason):
+            ProtocolError(.internal, "favourites storage failed: \(reason)")
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Logging
+import STOLProtocol
+import STOLRuntime
+
+/// The favourites protocol (`protocol/favorites.proto`) on top of per-user stores.
+///
+/// Whose favourites a request touches is decided by ``RequestContext/peer`` alone
+/// (the kernel's SO_PEERCRED record); no request field can name another user.
+/// Uids and taxon ids appear in logs at debug level only.
+public struct FavoritesService: FramedService {
+    public typealias Request = Stol_V1_FavoritesRequest
+    public typealias Response = Stol_V1_FavoritesResponse
+
+    public let registry: FavoritesRegistry
+
+    public init(registry: FavoritesRegistry) {
+        self.registry = registry
+    }
+
+    /// Serves the favourites kept under `directory` (one `<uid>.sqlite` per user).
+    public init(directory: String, logger: Logger) {
+        self.init(registry: FavoritesRegistry(directory: directory, logger: logger))
+    }
+
+    public func respond(to request: Request, context: RequestContext) async -> Response {
+        guard let body = request.body else {
+            // A body this server does not know decodes as unknown fields, not as nothing.
+            let error = request.unknownFields.data.isEmpty
+                ? ProtocolError(.invalidRequest, "request has no body")
+                : ProtocolError(.unimplemented, "this favourites server does not support the request")
+            return Response(requestID: request.id, error: error)
+        }
+        let uid = context.peer.uid
+        context.logger.debug("favourites request", metadata: ["uid": "\(uid)", "body": "\(body)"])
+        let store = await registry.store(for: uid)
+        var response = Response()
+        response.id = request.id
+        do {
+            response.result = try await Self.perform(body, on: store)
+        } catch {
+            response.result = .error(error.protocolError.proto)
+            if error.protocolError.code == .internal {
+                context.logger.error("favourites request failed", metadata: ["error": "\(error.protocolError.message)"])
+            } else {
+                context.logger.debug("favourites request refused",
+                                     metadata: ["uid": "\(uid)", "error": "\(error.protocolError.message)"])
+            }
+        }
+        if let notice = await store.takeNotice() {
+            response.notice = notice
+        }
+        return response
+    }
+
+    /// Runs one request body against the caller's store.
+    private static func perform(_ body: Request.OneOf_Body,
+                                on store: FavoritesStore) async throws(FavoritesError) -> Response.OneOf_Result {
+        switch body {
+        case .add(let add):
+            let changed = try await store.add(add.taxonID)
+            return .state(state(add.taxonID, isFavorite: true, changed: changed))
+        case .remove(let remove):
+            let changed = try await store.remove(remove.taxonID)
+            return .state(state(remove.taxonID, isFavorite: false, changed: changed))
+        case .toggle(let toggle):
+            let isFavorite = try await store.toggle(toggle.taxonID)
+            return .state(state(toggle.taxonID, isFavorite: isFavorite, changed: true))
+        case .isFavorite(let query):
+            let isFavorite = try await store.isFavourite(query.taxonID)
+            return .state(state(query.taxonID, isFavorite: isFavorite, changed: false))
+        case .list:
+            var list = Stol_V1_FavoriteList()
+            list.entries = try await store.list().map { entry in
+                var wire = Stol_V1_FavoriteEntry()
+                wire.taxonID = entry.taxonID
+                wire.createdAt = entry.createdAt
+                return wire
+            }
+            return .list(list)
+        case .count:
+            var count = Stol_V1_Count()
+            count.count = UInt64(try await store.count())
+            return .count(count)
+        case .clear:
+            var cleared = Stol_V1_Cleared()
+            cleared.removed = UInt64(try await store.clear())
+            return .cleared(cleared)
+        case .storage:
+            var storage = Stol_V1_Storage()
+            storage.bytes = UInt64(try await store.storageBytes())
+            return .storage(storage)
+        case .forgetMe:
+            try await store.forgetMe()
+            return .forgotten(Stol_V1_Forgotten())
+        }
+    }
+
+    private static func state(_ taxonID: Int64, isFavorite: Bool, changed: Bool) -> Stol_V1_FavoriteState {
+        var state = Stol_V1_FavoriteState()
+        state.taxonID = taxonID
+        state.isFavorite = isFavorite
+        state.changed = changed
+        return state
+    }
+}

@@ -1,0 +1,306 @@
+import Foundation
+import Glibc
+import GRDB
+import Logging
+
+/// One user's favourites: a private SQLite file plus an in-memory set of ids.
+///
+/// An actor, so every operation of one user runs one at a time: a check and the
+/// write that depends on it can never interleave with another request of the same
+/// user. The SQLite calls are synchronous on purpose — an `await` inside an
+/// operation would let a second request in half-way (actor reentrancy). They are
+/// small single-row transactions, so they hold a cooperative thread only briefly.
+///
+/// Durability: the file is in WAL mode with `synchronous = NORMAL`. A commit
+/// appends to the `-wal` file with `write(2)` before it returns, so once an
+/// operation is acknowledged its data sits in the kernel's page cache and survives
+/// any death of this process, `SIGKILL` included. Only an OS crash or power loss
+/// can lose the last few transactions (the WAL is fsynced at checkpoints, not at
+/// every commit); even then the file stays consistent, never half-written. That is
+/// the trade the seed accepts for a re-addable list, in exchange for no fsync per tap.
+///
+/// The file is created lazily by the first write; reads of a user without a file
+/// answer "empty" without creating one, so nothing reappears after ``forgetMe()``.
+public actor FavoritesStore {
+    /// Most favourites one user may keep (see ``FavoritesError/limitReached(_:)``).
+    public static let maximumFavorites = 50_000
+
+    /// Sent once to the user after their damaged file had to be re-created.
+    public static let damagedFileNotice =
+        "Your favourites file was damaged and has been re-created empty; favourites saved before were lost."
+
+    /// The user's database file; `-wal` and `-shm` live beside it.
+    public nonisolated let path: String
+    private let logger: Logger
+    private var database: DatabaseQueue?
+    /// Mirrors the `taxon_id` column; updated only after a commit succeeded.
+    private var favorites: Set<Int64> = []
+    private var pendingNotice: String?
+
+    public init(path: String, logger: Logger) {
+        self.path = path
+        self.logger = logger
+    }
+
+    // MARK: - Operations
+
+    /// Adds `taxonID` unless it is already a favourite; returns whether anything changed.
+    public func add(_ taxonID: Int64) throws(FavoritesError) -> Bool {
+        try Self.validate(taxonID)
+        let database = try openCreatingIfNeeded()
+        try checkRoom(for: taxonID)
+        let inserted = try write(database) { db in try Self.insert(taxonID, into: db) }
+        favorites.insert(taxonID)
+        return inserted
+    }
+
+    /// Removes `taxonID` if it is a favourite; returns whether anything changed.
+    public func remove(_ taxonID: Int64) throws(FavoritesError) -> Bool {
+        try Self.validate(taxonID)
+        guard let database = try open(creating: false) else { return false }
+        let removed = try write(database) { db in try FavoriteEntry.deleteOne(db, key: taxonID) }
+        favorites.remove(taxonID)
+        return removed
+    }
+
+    /// Adds `taxonID` when absent, removes it when present; returns the new state.
+    public func toggle(_ taxonID: Int64) throws(FavoritesError) -> Bool {
+        try Self.validate(taxonID)
+        let database = try openCreatingIfNeeded()
+        try checkRoom(for: taxonID)
+        let isFavorite = try write(database) { db in
+            try FavoriteEntry.deleteOne(db, key: taxonID) ? false : try Self.insert(taxonID, into: db)
+        }
+        if isFavorite { favorites.insert(taxonID) } else { favorites.remove(taxonID) }
+        return isFavorite
+    }
+
+    /// Answered from memory: no disk I/O per heart icon.
+    public func isFavourite(_ taxonID: Int64) throws(FavoritesError) -> Bool {
+        try Self.validate(taxonID)
+        _ = try open(creating: false)
+        return favorites.contains(taxonID)
+    }
+
+    /// All favourites, newest first; equal timestamps (same millisecond) by ascending id.
+    public func list() throws(FavoritesError) -> [FavoriteEntry] {
+        guard let database = try open(creating: false) else { return [] }
+        return try read(database) { db in
+            try FavoriteEntry
+                .order(FavoriteEntry.Columns.createdAt.desc, FavoriteEntry.Columns.taxonID.asc)
+                .fetchAll(db)
+        }
+    }
+
+    /// Answered from memory.
+    public func count() throws(FavoritesError) -> Int {
+        _ = try open(creating: false)
+        return favorites.count
+    }
+
+    /// Deletes every favourite but keeps the (now empty) file; returns how many were removed.
+    public func clear() throws(FavoritesError) -> Int {
+        guard let database = try open(creating: false) else { return 0 }
+        let removed = try write(database) { db in try FavoriteEntry.deleteAll(db) }
+        favorites.removeAll()
+        // secure_delete has zeroed the freed pages; a truncating checkpoint copies
+        // them into the main file and empties the -wal, which still holds older
+        // copies of the deleted rows. "No residue after Clear All" (seed 002 §1).
+        do {
+            try database.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        } catch {
+            logger.notice("checkpoint after clearing favourites failed", metadata: ["error": "\(Self.reason(error))"])
+        }
+        return removed
+    }
+
+    /// The database size, `page_count * page_size` (0 when the user has no file).
+    public func storageBytes() throws(FavoritesError) -> Int64 {
+        guard let database = try open(creating: false) else { return 0 }
+        return try read(database) { db in
+            let pages = try Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+            let pageSize = try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 0
+            return pages * pageSize
+        }
+    }
+
+    /// Closes and deletes the user's file with its `-wal` and `-shm`: nothing is left.
+    public func forgetMe() throws(FavoritesError) {
+        close()
+        favorites.removeAll()
+        pendingNotice = nil
+        try removeFiles()
+    }
+
+    /// The one-time notice for the user (a damaged file was re-created), then nil.
+    public func takeNotice() -> String? {
+        defer { pendingNotice = nil }
+        return pendingNotice
+    }
+
+    /// Releases the SQLite connection; the next operation opens the file again.
+    public func close() {
+        try? database?.close()
+        database = nil
+    }
+
+    // MARK: - Opening
+
+    /// The open database; the first write creates the file.
+    private func openCreatingIfNeeded() throws(FavoritesError) -> DatabaseQueue {
+        guard let database = try open(creating: true) else {
+            throw .storageFailure("cannot open the favourites file")  // unreachable: creating never answers nil
+        }
+        return database
+    }
+
+    /// The open database, opening (and, with `creating`, creating) it on first use.
+    /// Nil when the user has no file and `creating` is false.
+    private func open(creating: Bool) throws(FavoritesError) -> DatabaseQueue? {
+        if let database { return database }
+        if !creating && !FileManager.default.fileExists(atPath: path) { return nil }
+        let opened: (queue: DatabaseQueue, ids: Set<Int64>)
+        do {
+            opened = try Self.openVerified(path)
+        } catch where Self.isDamage(error) {
+            // The file cannot be trusted, and a renamed-aside copy would be residue
+            // the user cannot see or delete: remove it and start empty, and tell
+            // the user once. No uid here: the notice must not identify anyone.
+            logger.notice("a favourites file was damaged; deleted it and started an empty one")
+            try removeFiles()
+            pendingNotice = Self.damagedFileNotice
+            do { opened = try Self.openVerified(path) } catch { throw Self.storageError(error) }
+        } catch {
+            throw Self.storageError(error)
+        }
+        database = opened.queue
+        favorites = opened.ids
+        return opened.queue
+    }
+
+    /// Opens `path` (creating it 0600 in a 0700 directory), checks its integrity,
+    /// migrates it and returns it with the ids that warm the cache.
+    private static func openVerified(_ path: String) throws -> (queue: DatabaseQueue, ids: Set<Int64>) {
+        try createFile(path)
+        var configuration = Configuration()
+        configuration.label = "favorites"
+        configuration.prepareDatabase { db in
+            // WAL + NORMAL: acknowledged commits survive a process kill (see the type's comment).
+            guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
+                throw FavoritesError.storageFailure("cannot switch the favourites file to WAL mode")
+            }
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // Deleted rows are overwritten with zeros, not left in free pages.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+        }
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        do {
+            let ids = try queue.write { db in
+                guard try String.fetchAll(db, sql: "PRAGMA integrity_check") == ["ok"] else { throw DamagedFile() }
+                try FavoritesSchema.migrate(db)
+                return try FavoriteEntry.select(FavoriteEntry.Columns.taxonID, as: Int64.self).fetchSet(db)
+            }
+            return (queue, ids)
+        } catch {
+            try? queue.close()
+            throw error
+        }
+    }
+
+    /// Creates the directory (0700) and the file (0600) before SQLite sees them, so
+    /// the data is never readable by others, not even for a moment; SQLite gives
+    /// the `-wal` and `-shm` files the mode of the database file.
+    ///
+    /// Called only while this store has no connection open: closing a descriptor
+    /// drops every POSIX lock the process holds on the file, SQLite's included.
+    private static func createFile(_ path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        if !FileManager.default.fileExists(atPath: directory) {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            guard chmod(directory, 0o700) == 0 else { throw FileError(operation: "restrict the directory", errno: errno) }
+        }
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw FileError(operation: "create the favourites file", errno: errno) }
+        defer { _ = Glibc.close(fd) }
+        guard fchmod(fd, 0o600) == 0 else { throw FileError(operation: "restrict the favourites file", errno: errno) }
+    }
+
+    /// Deletes the database and its companions, then makes the deletion durable.
+    private func removeFiles() throws(FavoritesError) {
+        for suffix in ["", "-wal", "-shm", "-journal"] where unlink(path + suffix) != 0 && errno != ENOENT {
+            throw .storageFailure(FileError(operation: "delete the favourites file", errno: errno).description)
+        }
+        let directory = Glibc.open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 {
+            _ = fsync(directory)
+            _ = Glibc.close(directory)
+        }
+    }
+
+    // MARK: - Helpers
+
+    private static func validate(_ taxonID: Int64) throws(FavoritesError) {
+        guard taxonID > 0, taxonID <= FavoritesError.maximumTaxonID else { throw .invalidTaxonID(taxonID) }
+    }
+
+    private func checkRoom(for taxonID: Int64) throws(FavoritesError) {
+        if favorites.count >= Self.maximumFavorites && !favorites.contains(taxonID) {
+            throw .limitReached(Self.maximumFavorites)
+        }
+    }
+
+    /// Inserts with the schema's default timestamp; false when the id was present.
+    private static func insert(_ taxonID: Int64, into db: Database) throws -> Bool {
+        try db.execute(sql: "INSERT OR IGNORE INTO favorites (taxon_id) VALUES (?)", arguments: [taxonID])
+        return db.changesCount > 0
+    }
+
+    /// Runs `updates` in a transaction; returns only after it committed.
+    private func write<T>(_ database: DatabaseQueue, _ updates: (Database) throws -> T) throws(FavoritesError) -> T {
+        do { return try database.write(updates) } catch { throw failure(error) }
+    }
+
+    private func read<T>(_ database: DatabaseQueue, _ value: (Database) throws -> T) throws(FavoritesError) -> T {
+        do { return try database.read(value) } catch { throw failure(error) }
+    }
+
+    /// Damage found during an operation closes the file, so the next request
+    /// re-opens it through the integrity check (and re-creates it if needed).
+    private func failure(_ error: any Error) -> FavoritesError {
+        if Self.isDamage(error) {
+            logger.notice("a favourites file turned out damaged; it will be checked on next use")
+            close()
+        }
+        return Self.storageError(error)
+    }
+
+    private static func isDamage(_ error: any Error) -> Bool {
+        if error is DamagedFile { return true }
+        guard let error = error as? DatabaseError else { return false }
+        return error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB
+    }
+
+    private static func storageError(_ error: any Error) -> FavoritesError {
+        (error as? FavoritesError) ?? .storageFailure(reason(error))
+    }
+
+    /// A description of a storage failure that names neither the file (its name is
+    /// the uid) nor any value: SQLite's own message, or the errno text.
+    private static func reason(_ error: any Error) -> String {
+        switch error {
+        case let error as DatabaseError: error.message ?? "SQLite error \(error.resultCode.rawValue)"
+        case let error as FileError: error.description
+        default: "\(type(of: error))"
+        }
+    }
+}
+
+/// `PRAGMA integrity_check` did not answer "ok".
+private struct DamagedFile: Error {}
+
+/// A failed file-system call, described without the path.
+private struct FileError: Error, CustomStringConvertible {
+    let operation: String
+    let errno: Int32
+    var description: String { "cannot \(operation): \(String(cString: strerror(errno)))" }
+}
