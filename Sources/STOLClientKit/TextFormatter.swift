@@ -80,6 +80,19 @@ public enum TextFormatter {
         }
     }
 
+    public static func stage(_ stage: Stol_V1_ImportStage) -> String {
+        switch stage {
+        case .received: "received"
+        case .checkingHeader: "checking header"
+        case .verifyingChecksum: "verifying checksum"
+        case .verifyingSignature: "verifying signature"
+        case .decompressing: "decompressing"
+        case .checkingDatabase: "checking database"
+        case .installing: "installing"
+        default: "working"
+        }
+    }
+
     public static func matchType(_ type: Stol_V1_MatchType) -> String {
         switch type {
         case .scientific: "scientific"

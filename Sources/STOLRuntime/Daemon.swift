@@ -6,12 +6,16 @@ import ServiceLifecycle
 /// process exits 0.
 public enum Daemon {
     public static func run(_ services: [any Service], logger: Logger) async throws {
-        let group = ServiceGroup(
-            services: services,
+        // A server that returns has finished its work (the per-connection verifier
+        // after its one connection): that ends the daemon cleanly, not as a failure.
+        let configuration = ServiceGroupConfiguration(
+            services: services.map {
+                .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup)
+            },
             gracefulShutdownSignals: [.sigterm, .sigint],
             cancellationSignals: [],
             logger: logger
         )
-        try await group.run()
+        try await ServiceGroup(configuration: configuration).run()
     }
 }

@@ -450,7 +450,7 @@ struct DatabaseImport: ParsableCommand {
                 return true
             }, onProgress: { response in
                 guard case .progress(let progress) = response.result, !global.json else { return }
-                FileHandle.standardError.write(Data("  \(progress.stage) \(Int(progress.fraction * 100))%\n".utf8))
+                FileHandle.standardError.write(Data("  \(TextFormatter.stage(progress.stage)) \(Int(progress.fraction * 100))%\n".utf8))
             })
             guard case .done(let done) = response.result else { throw .local("unexpected answer") }
             if global.json { print(TextFormatter.json(done)); return }

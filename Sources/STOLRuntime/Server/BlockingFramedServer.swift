@@ -76,7 +76,9 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
     private func waitReadable(_ fd: Int32, timeout: Duration?) -> Bool {
         var fds = [Glibc.pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
                    Glibc.pollfd(fd: shutdownPipe[0], events: Int16(POLLIN), revents: 0)]
-        let milliseconds = timeout.map { Int32($0.components.seconds * 1000) } ?? -1
+        let milliseconds = timeout.map {
+            Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)
+        } ?? -1
         while true {
             let rc = poll(&fds, 2, milliseconds)
             if rc < 0 && errno == EINTR { continue }

@@ -63,9 +63,13 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         } onCancelOrGracefulShutdown: {
             notifier.stopping()
             logger.info("graceful shutdown: finishing in-flight requests")
-            let done = group.next().makePromise(of: Void.self)
-            quiesce.initiateShutdown(promise: done)
+            quiesce.initiateShutdown(promise: nil)
         }
+        // The listening channel is closed, but connections may still be answering
+        // in-flight requests: return only once every one of them has closed.
+        let drained = group.next().makePromise(of: Void.self)
+        quiesce.initiateShutdown(promise: drained)
+        try? await drained.futureResult.get()
         logger.info("stopped", metadata: ["service": "\(configuration.name)"])
     }
 
@@ -88,8 +92,9 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         return peerFuture.flatMapThrowing { credentials in
             let peer = PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
             let sync = child.pipeline.syncOperations
+            let idle = configuration.idleTimeout.components
             try sync.addHandler(IdleStateHandler(readTimeout: TimeAmount.nanoseconds(
-                configuration.idleTimeout.components.seconds * 1_000_000_000)))
+                idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000)))
             try sync.addHandler(ByteToMessageHandler(
                 LengthPrefixedFrameDecoder(maximumFrameBytes: configuration.maximumRequestFrameBytes)))
             try sync.addHandler(FramedRequestHandler(service: service, configuration: configuration,

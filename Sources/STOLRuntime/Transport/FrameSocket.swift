@@ -44,7 +44,14 @@ public struct ReceivedMessage<M: SwiftProtobuf.Message> {
 public final class FrameSocket {
     public let descriptor: Int32
     private var buffer = ByteBufferAllocator().buffer(capacity: 64 * 1024)
-    private var receivedDescriptors: [OwnedFileDescriptor] = []
+    /// Descriptors received, each with the stream offset just past the read that
+    /// brought it. The kernel may glue earlier plain bytes into the read that carries
+    /// a descriptor, but it ends that read inside the bytes the descriptor was sent
+    /// with, so a descriptor belongs to the frame holding the last byte of its read.
+    private var receivedDescriptors: [(end: Int, descriptor: OwnedFileDescriptor)] = []
+    /// Stream offsets: bytes read from the socket, and bytes cut into frames.
+    private var bytesReceived = 0
+    private var bytesFramed = 0
     private let maximumIncomingFrameBytes: Int
     private let maximumOutgoingFrameBytes: Int
     private var closed = false
@@ -117,14 +124,13 @@ public final class FrameSocket {
 
     /// Blocks until one whole frame is in, and decodes it as `M`.
     public func receive<M: SwiftProtobuf.Message>(_ type: M.Type) throws(TransportError) -> ReceivedMessage<M> {
-        let frame = try receiveFrame()
+        let (frame, descriptor) = try receiveFrame()
         let message: M
         do {
             message = try FrameEncoding.decode(M.self, from: frame)
         } catch {
             throw .framing(error)
         }
-        let descriptor = receivedDescriptors.isEmpty ? nil : receivedDescriptors.removeFirst()
         return ReceivedMessage(message: message, fileDescriptor: descriptor)
     }
 
@@ -134,13 +140,19 @@ public final class FrameSocket {
         return (try? LengthPrefixedFrameDecoder.nextFrame(in: &copy, maximumFrameBytes: maximumIncomingFrameBytes)) != nil
     }
 
-    private func receiveFrame() throws(TransportError) -> ByteBuffer {
+    private func receiveFrame() throws(TransportError) -> (ByteBuffer, OwnedFileDescriptor?) {
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             do {
                 if let frame = try LengthPrefixedFrameDecoder.nextFrame(in: &buffer, maximumFrameBytes: maximumIncomingFrameBytes) {
                     buffer.discardReadBytes()
-                    return frame
+                    let frameStart = bytesFramed
+                    bytesFramed += ProtocolLimits.lengthPrefixBytes + frame.readableBytes
+                    // This frame's descriptors came with reads ending inside it; any
+                    // beyond the first (a misbehaving peer) are closed on release.
+                    let mine = receivedDescriptors.prefix { $0.end <= bytesFramed }
+                    receivedDescriptors.removeFirst(mine.count)
+                    return (frame, mine.first { $0.end > frameStart }?.descriptor)
                 }
             } catch {
                 throw .framing(error)
@@ -150,7 +162,10 @@ public final class FrameSocket {
             let received = chunk.withUnsafeMutableBytes { raw in
                 stol_recv_with_fds(descriptor, raw.baseAddress!, raw.count, &fds, Int32(fds.count), &count)
             }
-            for index in 0..<Int(count) { receivedDescriptors.append(OwnedFileDescriptor(fds[index])) }
+            if received > 0 { bytesReceived += received }
+            for index in 0..<Int(count) {
+                receivedDescriptors.append((end: bytesReceived, descriptor: OwnedFileDescriptor(fds[index])))
+            }
             if received < 0 {
                 if errno == EAGAIN || errno == EWOULDBLOCK { throw .timedOut }
                 throw .receive(errno: errno)

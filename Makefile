@@ -1,0 +1,99 @@
+# STOL — the two commands: `make run` and `make test`. `make help` lists the rest.
+SHELL := /bin/bash
+export PATH := /opt/swift/usr/bin:$(PATH)
+
+SWIFT        ?= swift
+RUNTIME_DIR  ?= $(CURDIR)/run
+STATE_DIR    ?= $(CURDIR)/state
+OUT          ?= $(CURDIR)/out
+BUNDLED_DB   := $(OUT)/bundled.sqlite
+RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
+DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
+# Debian packages the build, the tests and `make run` need.
+DEB_PACKAGES := libsodium-dev libsystemd-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux
+SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: help run test deps build build-debug db start stop status demo proto clean bench
+
+help:
+	@echo "make run    install packages, build (release), build the bundled DB, start the stack, demo"
+	@echo "make test   the whole test suite (unit, component, integration)"
+	@echo "make stop   stop the stack started by make run"
+	@echo "make status which daemons are up"
+	@echo "make db     (re)build the bundled database from Pipeline/curated into out/"
+	@echo "make proto  regenerate Sources/STOLProtocol/Generated from protocol/*.proto"
+
+## Installs the Debian packages that are missing (apt-get as root, or sudo).
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:" $$missing; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build -c release
+
+build-debug: deps
+	$(SWIFT) build
+
+$(BUNDLED_DB): build $(wildcard Pipeline/curated/*.tsv)
+	@mkdir -p $(OUT)
+	"$(RELEASE_BIN)/stol-pipeline" build --source Pipeline/curated --output $(BUNDLED_DB)
+
+db: $(BUNDLED_DB)
+
+start: build db
+	STOL_RUNTIME_DIR=$(RUNTIME_DIR) STOL_STATE_DIR=$(STATE_DIR) systemd/stack.sh start "$(RELEASE_BIN)" $(BUNDLED_DB)
+
+stop:
+	@STOL_RUNTIME_DIR=$(RUNTIME_DIR) STOL_STATE_DIR=$(STATE_DIR) systemd/stack.sh stop
+
+status:
+	@STOL_RUNTIME_DIR=$(RUNTIME_DIR) STOL_STATE_DIR=$(STATE_DIR) systemd/stack.sh status
+
+## A short real demo through stol-client against the running stack.
+demo:
+	@c="$(RELEASE_BIN)/stol-client --runtime-dir $(RUNTIME_DIR)"; set -x; \
+	$$c status; \
+	$$c search lion; \
+	$$c search --lang es león; \
+	$$c search --prefix quer --rank genus; \
+	$$c ancestors 9689; \
+	$$c children 9688; \
+	$$c fav toggle 9689; \
+	$$c fav list; \
+	$$c fav toggle 9689; \
+	$$c db status
+	@echo
+	@echo "The stack is running (sockets in $(RUNTIME_DIR)). Query it with:"
+	@echo "  export PATH=$(RELEASE_BIN):\$$PATH STOL_RUNTIME_DIR=$(RUNTIME_DIR)"
+	@echo "  stol-client --help"
+	@echo "  stol-client search tiger"
+	@echo "Stop it with: make stop"
+
+run: start demo
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --parallel --num-workers 2
+
+## Regenerates the protobuf Swift code (commit the result). Needs protoc (Debian
+## protobuf-compiler) and builds protoc-gen-swift 1.39.0 from the local package copy.
+PROTOC_GEN_SWIFT := .build-proto/swift-protobuf/.build/release/protoc-gen-swift
+$(PROTOC_GEN_SWIFT):
+	@dpkg -s protobuf-compiler >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq protobuf-compiler; }
+	rm -rf .build-proto/swift-protobuf && mkdir -p .build-proto
+	git clone -q --depth 1 --branch 1.39.0 https://github.com/apple/swift-protobuf .build-proto/swift-protobuf
+	cd .build-proto/swift-protobuf && $(SWIFT) build -c release --product protoc-gen-swift
+
+proto: $(PROTOC_GEN_SWIFT)
+	rm -f Sources/STOLProtocol/Generated/*.pb.swift
+	protoc --plugin=protoc-gen-swift=$(PROTOC_GEN_SWIFT) --swift_out=Visibility=Public:Sources/STOLProtocol/Generated \
+	  -I protocol protocol/*.proto
+
+bench:
+	@echo "make bench arrives with issue 4 (read path) and issue 5 (favourites)"; exit 1
+
+clean: stop
+	rm -rf .build $(OUT) $(RUNTIME_DIR) $(STATE_DIR)

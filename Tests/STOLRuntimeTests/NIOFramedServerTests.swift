@@ -1,0 +1,238 @@
+import Dispatch
+import Foundation
+import Glibc
+import STOLProtocol
+import STOLRuntime
+import XCTest
+
+/// A tiny taxonomy service: a fixed status, an echoing get_taxon, a gated slow
+/// request (taxon -1) and a briefly sleeping one (taxon -2).
+struct TestTaxonomyService: FramedService {
+    static let gatedTaxonID: Int64 = -1
+    static let sleepingTaxonID: Int64 = -2
+
+    let events: EventLog
+    let gate: AsyncGate
+    let gatedRequestStarted: DispatchSemaphore
+
+    init(events: EventLog, gate: AsyncGate = AsyncGate(), gatedRequestStarted: DispatchSemaphore = DispatchSemaphore(value: 0)) {
+        self.events = events
+        self.gate = gate
+        self.gatedRequestStarted = gatedRequestStarted
+    }
+
+    static var fixedStatus: Stol_V1_TaxonomyResponse {
+        .with {
+            $0.database = .with { $0.kind = .bundled; $0.fingerprint = "test"; $0.schemaVersion = 1 }
+            $0.status = .with { $0.taxaCount = 3; $0.serverVersion = "runtime-tests" }
+        }
+    }
+
+    func respond(to request: Stol_V1_TaxonomyRequest, context: RequestContext) async -> Stol_V1_TaxonomyResponse {
+        switch request.body {
+        case .status:
+            return Self.fixedStatus
+        case .getTaxon(let get):
+            events.record("start \(request.id)")
+            if get.taxonID == Self.gatedTaxonID {
+                gatedRequestStarted.signal()
+                await gate.wait()
+            } else if get.taxonID == Self.sleepingTaxonID {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            events.record("end \(request.id)")
+            return .with {
+                $0.taxon = .with { $0.id = get.taxonID; $0.scientificName = "Taxon \(get.taxonID)" }
+            }
+        case nil:
+            return Stol_V1_TaxonomyResponse(requestID: request.id, error: ProtocolError(.invalidRequest, "request without body"))
+        default:
+            return Stol_V1_TaxonomyResponse(requestID: request.id, error: .unimplemented("this operation"))
+        }
+    }
+}
+
+final class NIOFramedServerTests: XCTestCase {
+    private var events = EventLog()
+    private var gate = AsyncGate()
+    private var gatedRequestStarted = DispatchSemaphore(value: 0)
+
+    private func startServer(configuration: ServerConfiguration = ServerConfiguration(name: "test")) throws -> ServerHarness {
+        let service = TestTaxonomyService(events: events, gate: gate, gatedRequestStarted: gatedRequestStarted)
+        return try ServerHarness(self, events: events) { fd in
+            NIOFramedServer(service: service, listeningSocket: fd, configuration: configuration, logger: quietLogger)
+        }
+    }
+
+    private func statusRequest(_ id: UInt64) -> Stol_V1_TaxonomyRequest {
+        .with { $0.id = id; $0.status = .init() }
+    }
+
+    private func getTaxon(_ id: UInt64, _ taxon: Int64) -> Stol_V1_TaxonomyRequest {
+        .with { $0.id = id; $0.getTaxon = .with { $0.taxonID = taxon } }
+    }
+
+    /// Sends a status request and checks the fixed answer with the echoed id.
+    private func assertServed(_ client: FrameSocket, id: UInt64, file: StaticString = #filePath, line: UInt = #line) {
+        do {
+            try client.send(statusRequest(id))
+            let response = try client.receive(Stol_V1_TaxonomyResponse.self).message
+            var expected = TestTaxonomyService.fixedStatus
+            expected.id = id
+            XCTAssertEqual(response, expected, file: file, line: line)
+        } catch {
+            XCTFail("not served: \(error)", file: file, line: line)
+        }
+    }
+
+    func testStatusRequestIsAnsweredWithTheServicesResponseAndEchoedID() throws {
+        let server = try startServer()
+        let client = try server.connect()
+        assertServed(client, id: 4711)
+        assertServed(client, id: 0)
+    }
+
+    func testUndecodableFrameGetsMalformedFrameThenEOFWhileAnotherClientKeepsBeingAnswered() throws {
+        let server = try startServer()
+        let bystander = try server.connect()
+        let offender = try server.connect()
+        assertServed(bystander, id: 1)
+
+        try offender.sendRaw(undecodableFrame)
+        let answer = try offender.receive(Stol_V1_TaxonomyResponse.self).message
+        XCTAssertEqual(answer.id, 0, "framing errors are answered with id 0")
+        XCTAssertEqual(answer.errorCode, .malformedFrame)
+        XCTAssertFalse(answer.hasDatabase)
+        TransportError.expect(.closedByPeer, receiving: Stol_V1_TaxonomyResponse.self, on: offender)
+
+        assertServed(bystander, id: 2)
+        assertServed(try server.connect(), id: 3)
+    }
+
+    func testOversizedLengthPrefixGetsFrameTooLargeThenClose() throws {
+        let server = try startServer()
+        let client = try server.connect()
+        let announced = UInt32(ProtocolLimits.maximumRequestFrameBytes + 1)
+        try client.sendRaw(lengthPrefix(announced))
+        let answer = try client.receive(Stol_V1_TaxonomyResponse.self).message
+        XCTAssertEqual(answer.id, 0)
+        XCTAssertEqual(answer.errorCode, .frameTooLarge)
+        XCTAssertEqual(answer.protocolError?.details,
+                       ["length": String(announced), "limit": String(ProtocolLimits.maximumRequestFrameBytes)])
+        TransportError.expect(.closedByPeer, receiving: Stol_V1_TaxonomyResponse.self, on: client)
+        assertServed(try server.connect(), id: 9)
+    }
+
+    func testFrameAtTheRequestLimitIsAccepted() throws {
+        let server = try startServer()
+        let client = try server.connect()
+        // A status request padded with an unknown field up to exactly the limit:
+        // accepted, and the unknown field is ignored.
+        let limit = ProtocolLimits.maximumRequestFrameBytes
+        var body: [UInt8] = try statusRequest(5).serializedBytes()
+        body += [0xba, 0x3e]                                   // tag of field 999, wire type 2 (length-delimited)
+        let padding = limit - body.count - 3                   // its length is a 3-byte varint
+        body += [UInt8(padding & 0x7f) | 0x80, UInt8(padding >> 7 & 0x7f) | 0x80, UInt8(padding >> 14)]
+        body += [UInt8](repeating: 0x61, count: padding)
+        XCTAssertEqual(body.count, limit)
+        let frame = lengthPrefix(UInt32(body.count)) + body
+        try client.sendRaw(frame)
+        let answer = try client.receive(Stol_V1_TaxonomyResponse.self).message
+        XCTAssertEqual(answer.id, 5)
+        XCTAssertNil(answer.errorCode)
+        XCTAssertEqual(answer.status.serverVersion, "runtime-tests")
+    }
+
+    func testRequestWithoutBodyIsAnsweredPerTheService() throws {
+        let server = try startServer()
+        let client = try server.connect()
+        try client.send(Stol_V1_TaxonomyRequest.with { $0.id = 31 })
+        let answer = try client.receive(Stol_V1_TaxonomyResponse.self).message
+        XCTAssertEqual(answer.id, 31)
+        XCTAssertEqual(answer.errorCode, .invalidRequest)
+        // The connection stays usable after an error answer.
+        assertServed(client, id: 32)
+    }
+
+    func testPipelinedRequestsOnOneConnectionAreAnsweredInOrderOneAtATime() throws {
+        let server = try startServer()
+        let client = try server.connect()
+        var stream: [UInt8] = []
+        for id in UInt64(1)...20 {
+            // Odd ids sleep, so out-of-order or concurrent handling would show.
+            stream += try frameBytes(getTaxon(id, id % 2 == 1 ? TestTaxonomyService.sleepingTaxonID : Int64(id)))
+        }
+        try client.sendRaw(stream)   // all twenty in one write
+        for id in UInt64(1)...20 {
+            let answer = try client.receive(Stol_V1_TaxonomyResponse.self).message
+            XCTAssertEqual(answer.id, id)
+            XCTAssertEqual(answer.taxon.id, id % 2 == 1 ? TestTaxonomyService.sleepingTaxonID : Int64(id))
+        }
+        let expected = (1...20).flatMap { ["start \($0)", "end \($0)"] }
+        XCTAssertEqual(events.events, expected, "requests of one connection overlapped or ran out of order")
+    }
+
+    func testGracefulShutdownLetsTheInFlightRequestFinishAndBeAnsweredBeforeClosing() throws {
+        let server = try startServer()
+        let busy = try server.connect()
+        let idle = try server.connect()
+        assertServed(idle, id: 1)
+        try busy.send(getTaxon(77, TestTaxonomyService.gatedTaxonID))
+        XCTAssertEqual(gatedRequestStarted.wait(timeout: .now() + 5), .success)
+
+        server.triggerGracefulShutdown()
+        XCTAssertTrue(waitUntilRefusingConnections(server.path), "the server kept accepting during shutdown")
+        // An idle connection is closed at once, without an answer.
+        TransportError.expect(.closedByPeer, receiving: Stol_V1_TaxonomyResponse.self, on: idle)
+        // Give a server that would not wait for in-flight work the chance to return early.
+        _ = server.waitUntilFinished(timeout: 0.2)
+        gate.open()
+
+        let answer = try busy.receive(Stol_V1_TaxonomyResponse.self).message
+        XCTAssertEqual(answer.id, 77)
+        XCTAssertEqual(answer.taxon.id, TestTaxonomyService.gatedTaxonID)
+        TransportError.expect(.closedByPeer, receiving: Stol_V1_TaxonomyResponse.self, on: busy)
+        XCTAssertTrue(server.waitUntilFinished())
+        XCTAssertEqual(events.events, ["start 77", "end 77", "run returned"],
+                       "run() must not return before in-flight requests are answered")
+    }
+
+    func testCancellationAlsoLetsTheInFlightRequestFinishAndBeAnswered() throws {
+        let server = try startServer()
+        let busy = try server.connect()
+        try busy.send(getTaxon(78, TestTaxonomyService.gatedTaxonID))
+        XCTAssertEqual(gatedRequestStarted.wait(timeout: .now() + 5), .success)
+
+        server.cancel()
+        XCTAssertTrue(waitUntilRefusingConnections(server.path))
+        _ = server.waitUntilFinished(timeout: 0.2)
+        gate.open()
+
+        let answer = try busy.receive(Stol_V1_TaxonomyResponse.self).message
+        XCTAssertEqual(answer.id, 78)
+        TransportError.expect(.closedByPeer, receiving: Stol_V1_TaxonomyResponse.self, on: busy)
+        XCTAssertTrue(server.waitUntilFinished())
+        XCTAssertEqual(events.events.first, "start 78")
+        XCTAssertEqual(Array(events.events.dropFirst()), ["end 78", "run returned"])
+    }
+
+    func testConnectionOverTheLimitGetsBusyThenClose() throws {
+        let server = try startServer(configuration: ServerConfiguration(name: "test", maximumConnections: 1))
+        let first = try server.connect()
+        assertServed(first, id: 1)
+        let second = try server.connect()
+        let refusal = try second.receive(Stol_V1_TaxonomyResponse.self).message
+        XCTAssertEqual(refusal.id, 0)
+        XCTAssertEqual(refusal.errorCode, .busy)
+        TransportError.expect(.closedByPeer, receiving: Stol_V1_TaxonomyResponse.self, on: second)
+        assertServed(first, id: 2)
+    }
+
+    func testIdleConnectionIsClosedWithoutAnAnswer() throws {
+        let server = try startServer(configuration: ServerConfiguration(name: "test", idleTimeout: .milliseconds(200)))
+        let client = try server.connect()
+        assertServed(client, id: 1)
+        TransportError.expect(.closedByPeer, receiving: Stol_V1_TaxonomyResponse.self, on: client)
+        assertServed(try server.connect(), id: 2)
+    }
+}
