@@ -54,7 +54,7 @@ status:
 
 ## A short real demo through stol-client against the running stack.
 demo:
-	@c="$(RELEASE_BIN)/stol-client --runtime-dir $(RUNTIME_DIR)"; set -x; \
+	@export STOL_RUNTIME_DIR=$(RUNTIME_DIR); c="$(RELEASE_BIN)/stol-client"; set -x; \
 	$$c status; \
 	$$c search lion; \
 	$$c search --lang es león; \

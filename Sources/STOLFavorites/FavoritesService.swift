@@ -24,11 +24,7 @@ public struct FavoritesService: FramedService {
 
     public func respond(to request: Request, context: RequestContext) async -> Response {
         guard let body = request.body else {
-            // A body this server does not know decodes as unknown fields, not as nothing.
-            let error = request.unknownFields.data.isEmpty
-                ? ProtocolError(.invalidRequest, "request has no body")
-                : ProtocolError(.unimplemented, "this favourites server does not support the request")
-            return Response(requestID: request.id, error: error)
+            return Response(requestID: request.id, error: request.missingBodyError)
         }
         let uid = context.peer.uid
         context.logger.debug("favourites request", metadata: ["uid": "\(uid)", "body": "\(body)"])

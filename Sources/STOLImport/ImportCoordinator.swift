@@ -55,7 +55,7 @@ public final class ImportCoordinator: StreamingFramedService {
             case .deleteReference:
                 throw ImportError.notImplemented("deleting the reference database is not implemented yet")
             case nil:
-                throw ProtocolError(.invalidRequest, "request has no body (or a body this server does not know)")
+                throw request.missingBodyError
             }
         } catch let error as ProtocolErrorConvertible {
             context.logger.info("import request refused", metadata: ["code": "\(error.protocolError.code.name)"])

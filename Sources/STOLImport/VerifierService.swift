@@ -38,7 +38,7 @@ public struct VerifierService: StreamingFramedService {
             throw ImportError.permissionDenied("only the import coordinator may use the verifier")
         }
         guard case .verifyFile = request.body else {
-            throw ProtocolError(.invalidRequest, "request has no body (or a body this verifier does not know)")
+            throw request.missingBodyError
         }
         guard let descriptor = context.receivedFileDescriptor else { throw ImportError.missingFileDescriptor }
         let fd = descriptor.rawValue

@@ -73,3 +73,14 @@ extension Stol_V1_VerifyResponse: ResponseEnvelope {
         return nil
     }
 }
+
+extension RequestEnvelope {
+    /// The error for a request whose `oneof body` is empty: INVALID_REQUEST when
+    /// nothing was sent, UNIMPLEMENTED when the body is one this server does not
+    /// know (a newer client: unknown oneof cases decode as unknown fields).
+    public var missingBodyError: ProtocolError {
+        unknownFields.data.isEmpty
+            ? ProtocolError(.invalidRequest, "request has no body")
+            : ProtocolError(.unimplemented, "this server does not support the request (unknown request type)")
+    }
+}

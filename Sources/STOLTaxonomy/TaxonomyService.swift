@@ -87,7 +87,7 @@ public struct TaxonomyService: FramedService {
         case .diagnostics:
             throw ProtocolError.unimplemented("diagnostics")
         case nil:
-            throw ProtocolError(.invalidRequest, "request has no body (or a body this server does not know)")
+            throw request.missingBodyError
         }
     }
 
