@@ -21,7 +21,7 @@ public struct TaxonomyBuilder {
         self.logger = logger
     }
 
-    public func build(source directory: String, output: String) throws -> DatabaseWriter.Report {
+    public func build(source directory: String, output: String) throws -> TaxonomyDatabaseWriter.Report {
         let started = ContinuousClock.now
         let source: SourceTaxonomy
         switch options.format {
@@ -32,7 +32,7 @@ public struct TaxonomyBuilder {
         let normalized = TaxonomyNormalizer().normalize(source)
         logger.info("normalised", metadata: ["taxa": "\(normalized.taxa.count)",
                                              "droppedIntermediate": "\(normalized.droppedIntermediate)"])
-        let report = try DatabaseWriter(topN: options.topN).write(normalized, to: output)
+        let report = try TaxonomyDatabaseWriter(topN: options.topN).write(normalized, to: output)
         logger.info("wrote database", metadata: ["path": "\(output)", "bytes": "\(report.bytes)",
                                                  "elapsed": "\(ContinuousClock.now - started)"])
         return report

@@ -52,7 +52,7 @@ struct Build: ParsableCommand {
         options.topN = topN
         let outputURL = URL(fileURLWithPath: output)
         try FileManager.default.createDirectory(at: outputURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let report: DatabaseWriter.Report
+        let report: TaxonomyDatabaseWriter.Report
         do {
             report = try TaxonomyBuilder(options: options).build(source: source, output: output)
         } catch {

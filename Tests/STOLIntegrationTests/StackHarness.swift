@@ -29,7 +29,7 @@ final class StackHarness {
     var runtimeDirectory: String { root + "/run" }
     var stateDirectory: String { root + "/state" }
     let database: String
-    private var activators: [Daemon: Process] = [:]
+    private var activators: [Daemon: ChildProcess] = [:]
     var environment: [String: String] = [:]
 
     /// The directory holding the built `stol-*` executables (next to the test bundle).
@@ -48,21 +48,21 @@ final class StackHarness {
         .deletingLastPathComponent().deletingLastPathComponent().path
 
     /// One database per test run, built by the real pipeline from the committed curated source.
-    private static var builtDatabase: String?
-    private static let buildLock = NSLock()
+    /// Built once, lazily and thread-safely (a `static let` initialiser runs once).
+    private static let sharedDatabase: Swift.Result<String, HarnessError> = {
+        do {
+            let directory = try makeDirectory(prefix: "stoldb")
+            let path = directory + "/bundled.sqlite"
+            let result = try run(binDirectory + "/stol-pipeline",
+                                 ["build", "--source", repositoryRoot + "/Pipeline/curated", "--output", path])
+            guard result.status == 0 else { return .failure(HarnessError("pipeline build failed: \(result.stderr)")) }
+            return .success(path)
+        } catch {
+            return .failure(HarnessError("pipeline build failed: \(error)"))
+        }
+    }()
 
-    static func database() throws -> String {
-        buildLock.lock()
-        defer { buildLock.unlock() }
-        if let builtDatabase { return builtDatabase }
-        let directory = try makeDirectory(prefix: "stoldb")
-        let path = directory + "/bundled.sqlite"
-        let result = try run(binDirectory + "/stol-pipeline",
-                             ["build", "--source", repositoryRoot + "/Pipeline/curated", "--output", path])
-        guard result.status == 0 else { throw HarnessError("pipeline build failed: \(result.stderr)") }
-        builtDatabase = path
-        return path
-    }
+    static func database() throws -> String { try sharedDatabase.get() }
 
     init() throws {
         root = try Self.makeDirectory(prefix: "stolit")
@@ -86,21 +86,16 @@ final class StackHarness {
 
     /// Starts `daemon` behind systemd-socket-activate and waits for its socket.
     func start(_ daemon: Daemon, extraArguments: [String] = []) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
         var arguments = daemon == .verify ? ["--accept"] : []
         arguments += ["--listen=\(socketPath(daemon))", "--fdname=\(daemon.rawValue)"]
         for (key, value) in environment.sorted(by: { $0.key < $1.key }) { arguments += ["-E", "\(key)=\(value)"] }
         arguments += [Self.binDirectory + "/" + daemon.binary] + extraArguments
-        process.arguments = arguments
-        let log = FileHandle(forWritingAtPath: try logFile(daemon))
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        activators[daemon] = process
+        let log = root + "/\(daemon.rawValue).log"
+        activators[daemon] = try ChildProcess.spawn("/usr/bin/systemd-socket-activate", arguments,
+                                                    environment: [:], stdout: log, stderr: log)
         for _ in 0..<200 where !FileManager.default.fileExists(atPath: socketPath(daemon)) { usleep(20_000) }
         guard FileManager.default.fileExists(atPath: socketPath(daemon)) else {
-            throw HarnessError("\(daemon.binary) socket did not appear")
+            throw HarnessError("\(daemon.binary) socket did not appear: \(self.log(daemon))")
         }
         chmod(socketPath(daemon), daemon.mode)
     }
@@ -109,26 +104,19 @@ final class StackHarness {
         for daemon in Daemon.allCases { try start(daemon) }
     }
 
-    private func logFile(_ daemon: Daemon) throws -> String {
-        let path = root + "/\(daemon.rawValue).log"
-        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
-        return path
-    }
-
     func log(_ daemon: Daemon) -> String {
         (try? String(contentsOfFile: root + "/\(daemon.rawValue).log", encoding: .utf8)) ?? ""
     }
 
     /// The pid of the activator (which becomes the daemon itself once it execs).
-    func pid(_ daemon: Daemon) -> Int32? { activators[daemon]?.processIdentifier }
+    func pid(_ daemon: Daemon) -> Int32? { activators[daemon]?.pid }
 
-    /// SIGTERM and wait; returns the exit status.
+    /// SIGTERM and wait; returns the exit status (128 + signal when killed).
     @discardableResult
     func stop(_ daemon: Daemon) -> Int32? {
         guard let process = activators.removeValue(forKey: daemon) else { return nil }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        return process.terminationStatus
+        kill(process.pid, SIGTERM)
+        return process.wait(timeoutSeconds: 20)
     }
 
     func stopAll() {
@@ -141,8 +129,9 @@ final class StackHarness {
     }
 
     /// Runs the real client (it finds the sockets through `STOL_RUNTIME_DIR`), as
-    /// another user through `setpriv` when `uid` is given.
-    func client(_ arguments: [String], uid: UInt32? = nil, groups: [UInt32] = [], stdin: String? = nil) throws -> Result {
+    /// another user through `setpriv` when `uid` is given. Standard input is
+    /// /dev/null, as for a script.
+    func client(_ arguments: [String], uid: UInt32? = nil, groups: [UInt32] = []) throws -> Result {
         var command = Self.binDirectory + "/stol-client"
         var all = arguments
         if let uid {
@@ -150,33 +139,79 @@ final class StackHarness {
             all = ["--reuid=\(uid)", "--regid=\(uid)", groupArgument, command] + all
             command = "/usr/bin/setpriv"
         }
-        return try Self.run(command, all, stdin: stdin, environment: ["STOL_RUNTIME_DIR": runtimeDirectory])
+        return try Self.run(command, all, environment: ["STOL_RUNTIME_DIR": runtimeDirectory])
     }
 
-    static func run(_ executable: String, _ arguments: [String], stdin: String? = nil,
-                    environment: [String: String] = [:]) throws -> Result {
-        let process = Process()
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-        let stderrData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
-                      stderr: String(decoding: stderrData, as: UTF8.self))
+    /// Runs a command to completion; output goes through temporary files, so no
+    /// pipe can fill up and block either side.
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        let directory = try makeDirectory(prefix: "stolrun")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let child = try ChildProcess.spawn(executable, arguments, environment: environment,
+                                           stdout: directory + "/out", stderr: directory + "/err")
+        let status = child.wait(timeoutSeconds: 60)
+        let read = { (name: String) in (try? String(contentsOfFile: directory + "/" + name, encoding: .utf8)) ?? "" }
+        return Result(status: status, stdout: read("out"), stderr: read("err"))
     }
 
     static var isRoot: Bool { getuid() == 0 }
 }
 
-struct HarnessError: Error, CustomStringConvertible {
+struct HarnessError: Error, CustomStringConvertible, Sendable {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// A child started with posix_spawn and reaped by its own pid.
+///
+/// Foundation's `Process` on Linux reaps with a blocking `wait4` on one child at
+/// a time, so a long-running daemon child keeps every later short-lived child
+/// from being reaped; spawning directly avoids that.
+struct ChildProcess {
+    let pid: pid_t
+
+    static func spawn(_ executable: String, _ arguments: [String], environment: [String: String],
+                      stdout: String, stderr: String) throws -> ChildProcess {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        if stderr == stdout {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        }
+        let merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        guard rc == 0 else { throw HarnessError("cannot start \(executable): \(String(cString: strerror(rc)))") }
+        return ChildProcess(pid: pid)
+    }
+
+    /// Waits for the child; after `timeoutSeconds` it is killed. Returns the exit
+    /// status, or 128 + the signal that ended it.
+    func wait(timeoutSeconds: Int) -> Int32 {
+        var status: Int32 = 0
+        let deadline = Date().addingTimeInterval(TimeInterval(timeoutSeconds))
+        while true {
+            let rc = waitpid(pid, &status, WNOHANG)
+            if rc == pid { break }
+            if rc < 0 { return -1 }
+            if Date() > deadline {
+                kill(pid, SIGKILL)
+                waitpid(pid, &status, 0)
+                break
+            }
+            usleep(5_000)
+        }
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+    }
 }

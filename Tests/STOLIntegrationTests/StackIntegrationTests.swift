@@ -23,7 +23,7 @@ final class StackIntegrationTests: XCTestCase {
         let status = try stack.client(["status", "--json"])
         XCTAssertEqual(status.status, 0, status.stderr)
         let statusJSON = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
-        XCTAssertEqual((statusJSON?["active"] as? [String: Any])?["kind"] as? String, "BUNDLED")
+        XCTAssertEqual((statusJSON?["active"] as? [String: Any])?["kind"] as? String, "DATABASE_KIND_BUNDLED")
         XCTAssertGreaterThan(statusJSON?["taxa_count"] as? Int ?? 0, 500)
 
         let lion = try stack.client(["search", "lion", "--json"])
@@ -65,7 +65,7 @@ final class StackIntegrationTests: XCTestCase {
     func testSearch_withFTS5SyntaxInUserText_isSafe() throws {
         try stack.start(.taxonomy)
         for text in ["\"", "*", "lion*", "(", "NEAR(lion tiger)", "-lion", "scientific_name:lion", "\"panthera leo", "AND OR NOT"] {
-            let result = try stack.client(["search", text])
+            let result = try stack.client(["search", "--", text])  // `--`: "-lion" is a word, not an option
             XCTAssertTrue([0, 6].contains(result.status), "'\(text)' gave \(result.status): \(result.stderr)")
             XCTAssertFalse(result.stderr.contains("INTERNAL"), "'\(text)': \(result.stderr)")
         }

@@ -10,7 +10,7 @@ import STOLModel
 /// complete, so a failed or interrupted build never leaves a half database under
 /// the final name. The result is in rollback-journal mode (never WAL): taxonomy
 /// databases are opened read-only by users who cannot write their directory.
-public struct DatabaseWriter {
+public struct TaxonomyDatabaseWriter {
     public struct Report: Sendable, Equatable {
         public var taxa = 0
         public var names = 0
