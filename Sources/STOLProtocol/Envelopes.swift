@@ -9,70 +9,36 @@ public protocol RequestEnvelope: SwiftProtobuf.Message, Sendable {
 ///
 /// The shared server runtime needs to answer requests it could not even decode
 /// (an oversized or malformed frame), so every response type can be built from a
-/// ``ProtocolError`` alone.
+/// ``ProtocolError`` alone. Every generated response has an `error` accessor on
+/// its `oneof result`, which is all the shared code below needs.
 public protocol ResponseEnvelope: SwiftProtobuf.Message, Sendable {
     var id: UInt64 { get set }
-    init(requestID: UInt64, error: ProtocolError)
-    /// The typed error this response carries, if it is an error answer.
-    var protocolError: ProtocolError? { get }
+    /// The `error` case of the result (a default, code-0 error when the result is another case).
+    var error: Stol_V1_Error { get set }
+}
+
+extension ResponseEnvelope {
+    public init(requestID: UInt64, error: ProtocolError) {
+        self.init()
+        self.id = requestID
+        self.error = error.proto
+    }
+
+    /// The typed error this response carries, if it is an error answer (servers
+    /// never send code 0, so a code-0 `error` means "not an error").
+    public var protocolError: ProtocolError? {
+        error.code == .unspecified ? nil : ProtocolError(error)
+    }
 }
 
 extension Stol_V1_TaxonomyRequest: RequestEnvelope {}
 extension Stol_V1_FavoritesRequest: RequestEnvelope {}
 extension Stol_V1_ImportRequest: RequestEnvelope {}
 extension Stol_V1_VerifyRequest: RequestEnvelope {}
-
-extension Stol_V1_TaxonomyResponse: ResponseEnvelope {
-    public init(requestID: UInt64, error: ProtocolError) {
-        self.init()
-        self.id = requestID
-        self.error = error.proto
-    }
-
-    public var protocolError: ProtocolError? {
-        if case .error(let error) = result { return ProtocolError(error) }
-        return nil
-    }
-}
-
-extension Stol_V1_FavoritesResponse: ResponseEnvelope {
-    public init(requestID: UInt64, error: ProtocolError) {
-        self.init()
-        self.id = requestID
-        self.error = error.proto
-    }
-
-    public var protocolError: ProtocolError? {
-        if case .error(let error) = result { return ProtocolError(error) }
-        return nil
-    }
-}
-
-extension Stol_V1_ImportResponse: ResponseEnvelope {
-    public init(requestID: UInt64, error: ProtocolError) {
-        self.init()
-        self.id = requestID
-        self.error = error.proto
-    }
-
-    public var protocolError: ProtocolError? {
-        if case .error(let error) = result { return ProtocolError(error) }
-        return nil
-    }
-}
-
-extension Stol_V1_VerifyResponse: ResponseEnvelope {
-    public init(requestID: UInt64, error: ProtocolError) {
-        self.init()
-        self.id = requestID
-        self.error = error.proto
-    }
-
-    public var protocolError: ProtocolError? {
-        if case .error(let error) = result { return ProtocolError(error) }
-        return nil
-    }
-}
+extension Stol_V1_TaxonomyResponse: ResponseEnvelope {}
+extension Stol_V1_FavoritesResponse: ResponseEnvelope {}
+extension Stol_V1_ImportResponse: ResponseEnvelope {}
+extension Stol_V1_VerifyResponse: ResponseEnvelope {}
 
 extension RequestEnvelope {
     /// The error for a request whose `oneof body` is empty: INVALID_REQUEST when
