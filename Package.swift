@@ -81,6 +81,8 @@ let package = Package(
         .executableTarget(name: "stol-pipeline", dependencies: ["STOLPipeline", arg]),
 
         // MARK: Tests
+        /// Fixtures shared by the pipeline and taxonomy tests.
+        .target(name: "STOLTestFixtures", dependencies: ["STOLModel"], path: "Tests/STOLTestFixtures"),
         .testTarget(name: "STOLRuntimeTests", dependencies: [
             "STOLRuntime", "STOLProtocol", "CSTOLSocket",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -88,8 +90,12 @@ let package = Package(
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOTestUtils", package: "swift-nio"),
         ]),
-        .testTarget(name: "STOLPipelineTests", dependencies: ["STOLPipeline", "STOLModel"]),
-        .testTarget(name: "STOLTaxonomyTests", dependencies: ["STOLTaxonomy", "STOLPipeline", "STOLProtocol"]),
+        .testTarget(name: "STOLPipelineTests", dependencies: ["STOLTestFixtures", "STOLPipeline", "STOLModel",
+                                                              .product(name: "GRDB", package: "GRDB.swift"),
+                                                              .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "STOLTaxonomyTests", dependencies: ["STOLTestFixtures", "STOLTaxonomy", "STOLPipeline", "STOLProtocol", "STOLRuntime",
+                                                              .product(name: "Logging", package: "swift-log"),
+                                                              .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "STOLFavoritesTests", dependencies: ["STOLFavorites", "STOLProtocol",
                                                                .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "STOLImportTests", dependencies: ["STOLImport", "STOLFormat", "STOLProtocol", "STOLRuntime"]),

@@ -18,7 +18,7 @@ public enum ClientError: Error, CustomStringConvertible {
     public enum ExitCode: Int32 {
         case success = 0
         case failure = 1
-        case usage = 2
+        case usage = 64  // sysexits EX_USAGE, as swift-argument-parser uses for parse errors
         case notFound = 3
         case permissionDenied = 4
         case serviceUnavailable = 5

@@ -136,18 +136,19 @@ public struct TaxonomyNormalizer {
     }
 
     /// The year of description from an authorship string, e.g. `(Linnaeus, 1758)`.
+    /// The first year wins: in `(Migula, 1895) Castellani & Chalmers, 1919` the
+    /// parenthesised original description is 1895; 1919 is the later combination.
     static func year(from authorship: String) -> Int? {
-        var best: Int?
         var digits = ""
         for character in authorship + " " {
             if character.isASCII && character.isNumber {
                 digits.append(character)
             } else {
-                if digits.count == 4, let value = Int(digits), (1700...2100).contains(value) { best = value }
+                if digits.count == 4, let value = Int(digits), (1700...2100).contains(value) { return value }
                 digits = ""
             }
         }
-        return best
+        return nil
     }
 
     static func referenceType(_ type: String) -> String {

@@ -17,7 +17,8 @@ struct TSVTable {
         } catch {
             throw .unreadable(file: path, detail: "not UTF-8 text")
         }
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        // In Swift "\r\n" is one Character, so splitting on "\n" alone would never split a CRLF file.
+        var lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
         if lines.last == "" { lines.removeLast() }
         guard let first = lines.first else { throw .unreadable(file: path, detail: "empty file") }
         var header: [String: Int] = [:]

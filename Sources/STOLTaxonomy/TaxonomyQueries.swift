@@ -131,7 +131,7 @@ public struct TaxonomyQueries {
                 var hit = Stol_V1_SearchHit()
                 hit.taxon = Self.taxon(from: row)
                 hit.score = row["score"]
-                (hit.matchedName, hit.matchType) = try matchedName(db, taxon: hit.taxon, query: query)
+                (hit.matchedName, hit.matchType) = try matchedName(db, taxon: hit.taxon, query: query, language: language)
                 return hit
             }
         }
@@ -139,12 +139,13 @@ public struct TaxonomyQueries {
 
     /// Which of the taxon's names the query matched, and how: the scientific name
     /// first, then common names (the requested language first), then synonyms.
-    private func matchedName(_ db: Database, taxon: Stol_V1_Taxon, query: SearchQuery) throws -> (String, Stol_V1_MatchType) {
+    private func matchedName(_ db: Database, taxon: Stol_V1_Taxon, query: SearchQuery,
+                             language: String) throws -> (String, Stol_V1_MatchType) {
         if query.matches(taxon.scientificName) { return (taxon.scientificName, .scientific) }
         let names = try Row.fetchAll(db, sql: """
             SELECT name, name_type FROM names WHERE taxon_id = ?
-            ORDER BY name_type = 'synonym', is_preferred DESC, id
-            """, arguments: [taxon.id])
+            ORDER BY name_type = 'synonym', lang = ? DESC, is_preferred DESC, id
+            """, arguments: [taxon.id, language])
         for row in names {
             let name: String = row["name_type"] == "synonym" ? "" : row["name"]
             if !name.isEmpty, query.matches(name) { return (name, .common) }

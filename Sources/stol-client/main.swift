@@ -16,9 +16,9 @@ struct StolClient: ParsableCommand {
             Talks to the STOL daemons over Unix sockets in $STOL_RUNTIME_DIR (default /run/stol).
             Every command prints human-readable text, or JSON with --json.
 
-            Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 permission denied,
+            Exit codes: 0 ok, 1 failure, 3 not found, 4 permission denied,
             5 service not running or busy, 6 invalid request, 7 file failed verification,
-            8 not implemented yet.
+            8 not implemented yet, 64 usage (bad arguments, or a confirmation refused).
 
             Examples:
               stol-client search lion

@@ -1,0 +1,198 @@
+import STOLModel
+import STOLPipeline
+import STOLTestFixtures
+import XCTest
+
+final class ColDPReaderTests: XCTestCase {
+    /// An export with every quirk at once: Windows line ends, `col:`-prefixed
+    /// headers in a different column order, kebab-case file names, synonyms,
+    /// ISO 639-3 codes and a `preferred` column with assorted spellings.
+    private func writeQuirkyExport(lineEnding: String = "\r\n") throws -> String {
+        let directory = try makeTemporaryDirectory(self)
+        try writeTSV(directory, "name-usage.tsv", [
+            row("col:ID", "col:status", "col:parentID", "col:rank", "col:scientificName", "col:authorship"),
+            row("2157", "accepted", "", "Superkingdom", "Archaea", ""),
+            row("28890", "accepted", "2157", "phylum", "Euryarchaeota", ""),
+            row("2242", "provisionally accepted", "28890", "species", "Halobacterium salinarum",
+                "(Harrison & Kennedy, 1922) Elazari-Volcani, 1957"),
+            row("s-1", "synonym", "2242", "species", "Pseudomonas salinaria", "Harrison & Kennedy, 1922"),
+            row("s-2", "ambiguous synonym", "2242", "species", "Halobacterium halobium", ""),
+        ], lineEnding: lineEnding)
+        try writeTSV(directory, "vernacular-name.tsv", [
+            row("col:taxonID", "col:name", "col:language", "col:preferred"),
+            row("2242", "halobacterium", "eng", ""),
+            row("2242", "halobacteria", "spa", "true"),
+            row("2242", "嗜盐菌", "zho", "1"),
+            row("2242", "Halobakterium", "de", "yes"),
+            row("2242", "salt archaeon", "English", "false"),
+            row("2242", "halobactéria", "pt-br", ""),
+            row("2242", "mystery", "qqq", ""),
+        ], lineEnding: lineEnding)
+        try writeTSV(directory, "taxon-property.tsv", [
+            row("col:taxonID", "col:property", "col:value", "col:unit", "col:referenceID"),
+            row("2242", "Habitat", "saline", "", "r1"),
+        ], lineEnding: lineEnding)
+        try writeTSV(directory, "reference.tsv", [
+            row("col:ID", "col:citation", "col:link", "col:type"),
+            row("r1", "Oren A. 2002. Halophilic microorganisms.", "https://example.org/oren", "Ecology"),
+        ], lineEnding: lineEnding)
+        return directory
+    }
+
+    func testRead_whenExportHasCRLFPrefixedHeadersAndKebabNames_readsEveryFile() throws {
+        let source = try ColDPReader().read(directory: try writeQuirkyExport())
+        XCTAssertEqual(source.usages.map(\.id), [2157, 28890, 2242])
+        guard source.usages.count == 3 else { return }
+        XCTAssertEqual(source.usages.map(\.parentID), [nil, 2157, 28890])
+        XCTAssertEqual(source.usages.map(\.rank), ["Superkingdom", "phylum", "species"])
+        XCTAssertEqual(source.usages.map(\.scientificName), ["Archaea", "Euryarchaeota", "Halobacterium salinarum"])
+        // No stray carriage return survives in the last column.
+        XCTAssertEqual(source.usages[2].authorship, "(Harrison & Kennedy, 1922) Elazari-Volcani, 1957")
+        XCTAssertNil(source.usages[0].authorship)
+        XCTAssertEqual(source.usages.map(\.status), [.accepted, .accepted, .doubtful])
+        XCTAssertEqual(source.vernacularNames.count, 7)
+        XCTAssertEqual(source.properties.count, 1)
+        XCTAssertEqual(source.properties.first?.key, "habitat")
+        XCTAssertEqual(source.properties.first?.referenceID, "r1")
+        XCTAssertEqual(source.references.map(\.id), ["r1"])
+        XCTAssertEqual(source.references.first?.type, "ecology")
+        XCTAssertEqual(source.references.first?.link, "https://example.org/oren")
+    }
+
+    func testRead_whenLineEndsAreCRLF_readsTheSameAsLF() throws {
+        let crlf = try ColDPReader().read(directory: try writeQuirkyExport(lineEnding: "\r\n"))
+        let lf = try ColDPReader().read(directory: try writeQuirkyExport(lineEnding: "\n"))
+        XCTAssertEqual(crlf.usages, lf.usages)
+        XCTAssertEqual(crlf.synonyms, lf.synonyms)
+        XCTAssertEqual(crlf.vernacularNames, lf.vernacularNames)
+        XCTAssertEqual(crlf.properties, lf.properties)
+        XCTAssertEqual(crlf.references, lf.references)
+    }
+
+    func testRead_whenCRLFFileHasBlankLines_skipsThemLikeLF() throws {
+        for lineEnding in ["\n", "\r\n"] {
+            let directory = try makeTemporaryDirectory(self)
+            try writeTSV(directory, "NameUsage.tsv", [
+                row("ID", "parentID", "status", "rank", "scientificName"),
+                row("1", "", "accepted", "domain", "Bacteria"),
+                "",
+                row("2", "1", "accepted", "phylum", "Bacillota"),
+                "",
+            ], lineEnding: lineEnding)
+            let source = try ColDPReader().read(directory: directory)
+            XCTAssertEqual(source.usages.map(\.id), [1, 2], "line ending \(lineEnding.debugDescription)")
+        }
+    }
+
+    func testRead_attachesSynonymsToTheirAcceptedUsage() throws {
+        let source = try ColDPReader().read(directory: try writeQuirkyExport())
+        XCTAssertEqual(source.synonyms.map(\.acceptedID), [2242, 2242])
+        XCTAssertEqual(source.synonyms.map(\.name), ["Pseudomonas salinaria", "Halobacterium halobium"])
+        XCTAssertEqual(source.synonyms.first?.authorship, "Harrison & Kennedy, 1922")
+        // Synonyms are names, not taxa, even though their ids are not integers.
+        XCTAssertFalse(source.usages.contains { $0.scientificName == "Pseudomonas salinaria" })
+    }
+
+    func testRead_mapsLanguageCodesToBCP47AndReadsPreferred() throws {
+        let source = try ColDPReader().read(directory: try writeQuirkyExport())
+        let byName = Dictionary(uniqueKeysWithValues: source.vernacularNames.map { ($0.name, $0) })
+        XCTAssertEqual(byName["halobacterium"]?.language, "en")
+        XCTAssertEqual(byName["halobacteria"]?.language, "es")
+        XCTAssertEqual(byName["嗜盐菌"]?.language, "zh")
+        XCTAssertEqual(byName["Halobakterium"]?.language, "de")
+        XCTAssertEqual(byName["salt archaeon"]?.language, "en")
+        XCTAssertEqual(byName["halobactéria"]?.language, "pt-BR")
+        XCTAssertEqual(byName["mystery"]?.language, "und")
+        XCTAssertEqual(byName["halobacterium"]?.preferred, false)
+        XCTAssertEqual(byName["halobacteria"]?.preferred, true)
+        XCTAssertEqual(byName["嗜盐菌"]?.preferred, true)
+        XCTAssertEqual(byName["Halobakterium"]?.preferred, true)
+        XCTAssertEqual(byName["salt archaeon"]?.preferred, false)
+        XCTAssertEqual(source.vernacularNames.map(\.taxonID), Array(repeating: 2242, count: 7))
+    }
+
+    func testLanguageTags_mapsISO639_3AndPassesBCP47Through() {
+        XCTAssertEqual(LanguageTags.bcp47("spa"), "es")
+        XCTAssertEqual(LanguageTags.bcp47("zho"), "zh")
+        XCTAssertEqual(LanguageTags.bcp47("ENG"), "en")
+        XCTAssertEqual(LanguageTags.bcp47("fr"), "fr")
+        XCTAssertEqual(LanguageTags.bcp47("zh-hans"), "zh-Hans")
+        XCTAssertEqual(LanguageTags.bcp47("zho-Hans"), "zh-Hans")
+        XCTAssertEqual(LanguageTags.bcp47("pt-br"), "pt-BR")
+        XCTAssertNil(LanguageTags.bcp47(""))
+        XCTAssertNil(LanguageTags.bcp47("klingon"))
+    }
+
+    func testRead_whenAnIDIsNotAnInteger_throwsBadValueNamingFileAndLine() throws {
+        let directory = try makeTemporaryDirectory(self)
+        try writeTSV(directory, "NameUsage.tsv", [
+            row("ID", "parentID", "status", "rank", "scientificName"),
+            row("1", "", "accepted", "domain", "Bacteria"),
+            row("12a", "1", "accepted", "phylum", "Bacillota"),
+        ])
+        do {
+            _ = try ColDPReader().read(directory: directory)
+            XCTFail("expected badValue")
+        } catch {
+            XCTAssertEqual(error, .badValue(file: directory + "/NameUsage.tsv", line: 3, column: "ID", value: "12a"))
+            XCTAssertTrue(error.description.contains("NameUsage.tsv:3"), error.description)
+        }
+    }
+
+    func testRead_whenAParentIDIsNotAnInteger_throwsBadValue() throws {
+        let directory = try makeTemporaryDirectory(self)
+        try writeTSV(directory, "NameUsage.tsv", [
+            row("ID", "parentID", "status", "rank", "scientificName"),
+            row("1", "", "accepted", "domain", "Bacteria"),
+            row("2", "one", "accepted", "phylum", "Bacillota"),
+        ])
+        XCTAssertThrowsError(try ColDPReader().read(directory: directory)) { error in
+            XCTAssertEqual(error as? SourceError,
+                           .badValue(file: directory + "/NameUsage.tsv", line: 3, column: "parentID", value: "one"))
+        }
+    }
+
+    func testRead_whenAVernacularTaxonIDIsNotAnInteger_throwsBadValueNamingThatFile() throws {
+        let directory = try makeTemporaryDirectory(self)
+        try writeTSV(directory, "NameUsage.tsv", [row("ID", "parentID", "status", "rank", "scientificName"),
+                                                   row("1", "", "accepted", "domain", "Bacteria")])
+        try writeTSV(directory, "vernacular-name.tsv", [row("taxonID", "name", "language"),
+                                                         row("1", "bacteria", "eng"),
+                                                         row("x1", "bacterias", "spa")])
+        XCTAssertThrowsError(try ColDPReader().read(directory: directory)) { error in
+            XCTAssertEqual(error as? SourceError,
+                           .badValue(file: directory + "/vernacular-name.tsv", line: 3, column: "taxonID", value: "x1"))
+        }
+    }
+
+    func testRead_whenNameUsageIsMissing_throwsMissingFile() throws {
+        let directory = try makeTemporaryDirectory(self)
+        try writeTSV(directory, "VernacularName.tsv", [row("taxonID", "name"), row("1", "x")])
+        do {
+            _ = try ColDPReader().read(directory: directory)
+            XCTFail("expected missingFile")
+        } catch {
+            XCTAssertEqual(error, .missingFile(directory + "/NameUsage.tsv"))
+        }
+    }
+
+    func testRead_whenARequiredColumnIsMissing_throwsMissingColumn() throws {
+        let directory = try makeTemporaryDirectory(self)
+        try writeTSV(directory, "NameUsage.tsv", [row("ID", "parentID", "status", "scientificName"),
+                                                   row("1", "", "accepted", "Bacteria")])
+        XCTAssertThrowsError(try ColDPReader().read(directory: directory)) { error in
+            XCTAssertEqual(error as? SourceError, .missingColumn(file: directory + "/NameUsage.tsv", column: "rank"))
+        }
+    }
+
+    func testRead_curatedSource_hasLionWithItsSynonymAndSpanishName() throws {
+        let source = try ColDPReader().read(directory: curatedSourceDirectory)
+        let lion = try XCTUnwrap(source.usages.first { $0.id == 9689 })
+        XCTAssertEqual(lion.scientificName, "Panthera leo")
+        XCTAssertEqual(lion.parentID, 9688)
+        XCTAssertEqual(lion.authorship, "(Linnaeus, 1758)")
+        XCTAssertTrue(source.synonyms.contains { $0.acceptedID == 9689 && $0.name == "Felis leo" })
+        XCTAssertTrue(source.vernacularNames.contains { $0.taxonID == 9689 && $0.language == "es" && $0.name == "león" })
+        XCTAssertEqual(source.usages.first { $0.id == 38942 }?.scientificName, "Quercus robur")
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import GRDB
+import STOLProtocol
+import STOLRuntime
+import STOLTaxonomy
+import STOLTestFixtures
+import XCTest
+
+final class ActiveDatabaseProviderTests: XCTestCase {
+    private var harness: ServiceHarness!
+
+    override func setUpWithError() throws {
+        harness = try ServiceHarness(self)
+    }
+
+    private func status(file: StaticString = #filePath, line: UInt = #line) throws -> Stol_V1_StatusResponse {
+        try XCTUnwrap(harness.status(), "expected a status answer", file: file, line: line)
+    }
+
+    /// Every kind of answer (result or error) must carry the identity of the database that served it.
+    private func assertEveryResponseIsStamped(kind: Stol_V1_DatabaseKind, fingerprint: String,
+                                              file: StaticString = #filePath, line: UInt = #line) {
+        let responses = [
+            harness.send(.status(Stol_V1_StatusRequest())),
+            harness.getTaxon(9689),
+            harness.getTaxon(123_456),
+            harness.children(9688),
+            harness.ancestors(9689),
+            harness.send(.roots(Stol_V1_RootsRequest())),
+            harness.search("lion"),
+            harness.search("\""),
+            harness.send(.compare(Stol_V1_CompareRequest())),
+        ]
+        for response in responses {
+            XCTAssertEqual(response.database.kind, kind, file: file, line: line)
+            XCTAssertEqual(response.database.fingerprint, fingerprint, file: file, line: line)
+            XCTAssertEqual(response.database.schemaVersion, 1, file: file, line: line)
+        }
+    }
+
+    func testProvider_byDefault_servesTheBundledDatabase() throws {
+        let current = try status()
+        XCTAssertEqual(current.active.kind, .bundled)
+        XCTAssertEqual(current.activePath, harness.bundledPath)
+        XCTAssertFalse(current.referencePresent)
+        XCTAssertFalse(current.referenceRequested)
+        XCTAssertEqual(current.fallbackReason, "")
+        XCTAssertEqual(current.taxaCount, UInt64(FelidaeFixture.acceptedUsageCount - FelidaeFixture.intermediateIDs.count))
+        XCTAssertGreaterThan(current.sizeBytes, 0)
+        XCTAssertFalse(current.active.fingerprint.isEmpty)
+        XCTAssertEqual(current.serverVersion, TaxonomyService.version)
+        assertEveryResponseIsStamped(kind: .bundled, fingerprint: current.active.fingerprint)
+    }
+
+    func testProvider_whenReferenceIsPresentButNotRequested_servesBundledAndReportsPresence() throws {
+        try harness.installReference()
+        let current = try status()
+        XCTAssertEqual(current.active.kind, .bundled)
+        XCTAssertTrue(current.referencePresent)
+        XCTAssertFalse(current.referenceRequested)
+        XCTAssertEqual(current.fallbackReason, "")
+        XCTAssertEqual(errorCode(harness.getTaxon(29064)), .notFound)
+    }
+
+    func testProvider_whenReferenceRequestedButNotInstalled_servesBundledWithAFallbackReason() throws {
+        try harness.requestReference(true)
+        let current = try status()
+        XCTAssertEqual(current.active.kind, .bundled)
+        XCTAssertFalse(current.referencePresent)
+        XCTAssertTrue(current.referenceRequested)
+        XCTAssertTrue(current.fallbackReason.contains("not installed"), current.fallbackReason)
+        XCTAssertEqual(try taxonName(harness.getTaxon(9689)), "Panthera leo", "the bundled one keeps answering")
+    }
+
+    func testProvider_whenReferenceRequestedAndUsable_servesItWithADifferentFingerprintEverywhere() throws {
+        let bundled = try status().active
+        try harness.installReference()
+        try harness.requestReference(true)
+        let current = try status()
+        XCTAssertEqual(current.active.kind, .reference)
+        XCTAssertEqual(current.activePath, harness.referencePath)
+        XCTAssertTrue(current.referencePresent)
+        XCTAssertTrue(current.referenceRequested)
+        XCTAssertEqual(current.fallbackReason, "")
+        XCTAssertNotEqual(current.active.fingerprint, bundled.fingerprint)
+        XCTAssertEqual(current.taxaCount, UInt64(FelidaeFixture.acceptedUsageCount - FelidaeFixture.intermediateIDs.count + 1))
+        assertEveryResponseIsStamped(kind: .reference, fingerprint: current.active.fingerprint)
+        // The reference's own content answers.
+        XCTAssertEqual(try taxonName(harness.getTaxon(29064)), "Panthera uncia")
+    }
+
+    func testProvider_whenReferenceIsGarbage_servesBundledWithAReason() throws {
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        try garbage.write(to: URL(fileURLWithPath: harness.referencePath))
+        try harness.requestReference(true)
+        let current = try status()
+        XCTAssertEqual(current.active.kind, .bundled)
+        XCTAssertTrue(current.referencePresent)
+        XCTAssertTrue(current.referenceRequested)
+        XCTAssertTrue(current.fallbackReason.contains("unusable"), current.fallbackReason)
+        XCTAssertEqual(try taxonName(harness.getTaxon(9689)), "Panthera leo")
+        XCTAssertEqual(errorCode(harness.getTaxon(29064)), .notFound)
+    }
+
+    func testProvider_whenReferenceLacksRequiredTablesOrHasNewerSchema_servesBundledWithAReason() throws {
+        // An SQLite file that is not a taxonomy database: an empty file is a valid empty database.
+        try Data().write(to: URL(fileURLWithPath: harness.referencePath))
+        try harness.requestReference(true)
+        var current = try status()
+        XCTAssertEqual(current.active.kind, .bundled)
+        XCTAssertTrue(current.fallbackReason.contains("missing tables"), current.fallbackReason)
+
+        // A real taxonomy database claiming a schema newer than this server.
+        try FileManager.default.removeItem(atPath: harness.referencePath)
+        try harness.installReference()
+        try bumpSchemaVersion(of: harness.referencePath, to: 99)
+        current = try status()
+        XCTAssertEqual(current.active.kind, .bundled)
+        XCTAssertTrue(current.fallbackReason.contains("schema version 99"), current.fallbackReason)
+    }
+
+    func testProvider_whenActivationFileChanges_switchesBackAndForth() throws {
+        try harness.installReference()
+        try harness.requestReference(true)
+        XCTAssertEqual(try status().active.kind, .reference)
+        XCTAssertEqual(try taxonName(harness.getTaxon(29064)), "Panthera uncia")
+
+        try harness.requestReference(false)
+        var current = try status()
+        XCTAssertEqual(current.active.kind, .bundled)
+        XCTAssertTrue(current.referencePresent)
+        XCTAssertFalse(current.referenceRequested)
+        XCTAssertEqual(errorCode(harness.getTaxon(29064)), .notFound)
+
+        try harness.requestReference(true)
+        XCTAssertEqual(try self.status().active.kind, .reference)
+
+        // Deleting the activation file means "bundled" (the safe default).
+        try FileManager.default.removeItem(atPath: harness.activationPath)
+        XCTAssertEqual(try self.status().active.kind, .bundled)
+
+        // A reference file removed while requested: back to bundled, saying why.
+        try harness.requestReference(true)
+        try FileManager.default.removeItem(atPath: harness.referencePath)
+        current = try self.status()
+        XCTAssertEqual(current.active.kind, .bundled)
+        XCTAssertFalse(current.referencePresent)
+        XCTAssertTrue(current.referenceRequested)
+        XCTAssertFalse(current.fallbackReason.isEmpty)
+    }
+
+    func testProvider_whenReferenceIsReplaced_servesTheNewFileWithANewFingerprint() throws {
+        try harness.installReference()
+        try harness.requestReference(true)
+        let first = try status().active.fingerprint
+        // Replace by rename, as an import would (new inode at the same path).
+        let staging = harness.directory + "/staging.sqlite"
+        try buildFixtureDatabase(at: staging, in: harness.directory)
+        XCTAssertEqual(rename(staging, harness.referencePath), 0)
+        let current = try status()
+        XCTAssertEqual(current.active.kind, .reference)
+        XCTAssertNotEqual(current.active.fingerprint, first)
+        XCTAssertEqual(errorCode(harness.getTaxon(29064)), .notFound, "the new reference lacks the snow leopard")
+    }
+
+    func testProvider_whenActivationFileIsMalformed_servesBundled() throws {
+        try harness.installReference()
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: harness.activationPath))
+        let current = try status()
+        XCTAssertEqual(current.active.kind, .bundled)
+        XCTAssertFalse(current.referenceRequested)
+    }
+
+    func testProvider_whenBundledDatabaseIsUnusable_refusesToStart() throws {
+        let directory = try makeTemporaryDirectory(self)
+        let bundled = directory + "/bundled.sqlite"
+        try Data("definitely not SQLite, just text that is long enough to look like a header".utf8)
+            .write(to: URL(fileURLWithPath: bundled))
+        XCTAssertThrowsError(try ActiveDatabaseProvider(bundledPath: bundled, referencePath: directory + "/r.sqlite",
+                                                        activationPath: directory + "/a.json", logger: quietLogger)) { error in
+            XCTAssertEqual((error as? TaxonomyError)?.protocolError.code, .unavailable)
+        }
+        XCTAssertThrowsError(try ActiveDatabaseProvider(bundledPath: directory + "/missing.sqlite",
+                                                        referencePath: directory + "/r.sqlite",
+                                                        activationPath: directory + "/a.json", logger: quietLogger))
+    }
+
+    // MARK: Helpers
+
+    private func taxonName(_ response: Stol_V1_TaxonomyResponse, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        guard case .taxon(let taxon)? = response.result else {
+            XCTFail("expected a taxon, got \(String(describing: response.result))", file: file, line: line)
+            throw POSIXError(.EINVAL)
+        }
+        return taxon.scientificName
+    }
+
+    /// Makes a built database claim another schema version.
+    private func bumpSchemaVersion(of path: String, to version: Int) throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { try $0.execute(sql: "UPDATE schema_version SET version = ?", arguments: [version]) }
+        try queue.close()
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import STOLProtocol
+import STOLTaxonomy
+import STOLTestFixtures
+import XCTest
+
+final class TaxonomyServiceTests: XCTestCase {
+    private var harness: ServiceHarness!
+
+    override func setUpWithError() throws {
+        harness = try ServiceHarness(self)
+    }
+
+    private func taxon(_ response: Stol_V1_TaxonomyResponse, file: StaticString = #filePath, line: UInt = #line) throws -> Stol_V1_Taxon {
+        guard case .taxon(let taxon)? = response.result else {
+            XCTFail("expected a taxon, got \(String(describing: response.result))", file: file, line: line)
+            throw POSIXError(.EINVAL)
+        }
+        return taxon
+    }
+
+    private func page(_ response: Stol_V1_TaxonomyResponse, file: StaticString = #filePath, line: UInt = #line) throws -> Stol_V1_TaxonPage {
+        switch response.result {
+        case .children(let page)?, .roots(let page)?: return page
+        default:
+            XCTFail("expected a page, got \(String(describing: response.result))", file: file, line: line)
+            throw POSIXError(.EINVAL)
+        }
+    }
+
+    // MARK: get_taxon
+
+    func testGetTaxon_returnsTheTaxonWithParentRankAuthorYearConservationAndEnglishName() throws {
+        let response = harness.getTaxon(9689)
+        XCTAssertEqual(response.id, 7, "the response echoes the request id")
+        XCTAssertEqual(response.database.kind, .bundled)
+        XCTAssertEqual(response.database.schemaVersion, 1)
+        let lion = try taxon(response)
+        XCTAssertEqual(lion.id, 9689)
+        XCTAssertEqual(lion.scientificName, "Panthera leo")
+        XCTAssertTrue(lion.hasParentID)
+        XCTAssertEqual(lion.parentID, 9688)
+        XCTAssertEqual(lion.rank, .species)
+        XCTAssertEqual(lion.author, "(Linnaeus, 1758)")
+        XCTAssertEqual(lion.year, 1758)
+        XCTAssertEqual(lion.status, .accepted)
+        XCTAssertEqual(lion.conservation, "VU")
+        XCTAssertEqual(lion.commonName, "lion")
+    }
+
+    func testGetTaxon_withLanguage_returnsThePreferredNameInThatLanguage() throws {
+        XCTAssertEqual(try taxon(harness.getTaxon(9689, language: "es")).commonName, "león")
+        XCTAssertEqual(try taxon(harness.getTaxon(9689, language: "zh")).commonName, "狮")
+        XCTAssertEqual(try taxon(harness.getTaxon(38942)).commonName, "pedunculate oak")
+        XCTAssertEqual(try taxon(harness.getTaxon(9606)).commonName, "human")
+        XCTAssertEqual(try taxon(harness.getTaxon(9689, language: "ja")).commonName, "", "no Japanese name")
+    }
+
+    func testGetTaxon_forARoot_hasNoParentAndDomainRank() throws {
+        let eukaryota = try taxon(harness.getTaxon(2759))
+        XCTAssertFalse(eukaryota.hasParentID)
+        XCTAssertEqual(eukaryota.rank, .domain)
+        XCTAssertFalse(eukaryota.hasYear)
+    }
+
+    func testGetTaxon_whenUnknown_answersNotFoundWithTheID() throws {
+        let response = harness.getTaxon(123_456_789)
+        guard case .error(let error)? = response.result else { return XCTFail("expected an error") }
+        XCTAssertEqual(error.code, .notFound)
+        XCTAssertEqual(error.details["taxon_id"], "123456789")
+        XCTAssertEqual(response.database.kind, .bundled, "errors carry the database identity too")
+        // An intermediate rank dropped by the pipeline does not exist either.
+        XCTAssertEqual(errorCode(harness.getTaxon(338153)), .notFound)
+    }
+
+    func testGetTaxon_whenIDIsNotPositive_answersInvalidRequest() {
+        XCTAssertEqual(errorCode(harness.getTaxon(0)), .invalidRequest)
+        XCTAssertEqual(errorCode(harness.getTaxon(-9689)), .invalidRequest)
+        XCTAssertEqual(errorCode(harness.children(0)), .invalidRequest)
+        XCTAssertEqual(errorCode(harness.ancestors(-1)), .invalidRequest)
+    }
+
+    // MARK: children and roots
+
+    func testChildren_areSortedByScientificNameWithTotalAndChildCounts() throws {
+        let panthera = try page(harness.children(9688))
+        XCTAssertEqual(panthera.total, 4)
+        XCTAssertEqual(panthera.offset, 0)
+        XCTAssertEqual(panthera.taxa.map(\.scientificName),
+                       ["Panthera leo", "Panthera onca", "Panthera pardus", "Panthera tigris"])
+        XCTAssertEqual(panthera.taxa.map(\.childCount), [0, 0, 0, 0])
+        XCTAssertEqual(panthera.taxa.map(\.commonName), ["lion", "jaguar", "leopard", "tiger"])
+
+        let felidae = try page(harness.children(9681))
+        XCTAssertEqual(felidae.taxa.map(\.id), [9682, 9688], "the genera hang directly under the family")
+        XCTAssertEqual(felidae.taxa.map(\.childCount), [1, 4])
+    }
+
+    func testChildren_pagesWithOffsetAndLimitKeepingTheTotal() throws {
+        let second = try page(harness.children(9688, offset: 1, limit: 2))
+        XCTAssertEqual(second.total, 4)
+        XCTAssertEqual(second.offset, 1)
+        XCTAssertEqual(second.taxa.map(\.id), [9690, 9691])
+        let last = try page(harness.children(9688, offset: 3, limit: 2))
+        XCTAssertEqual(last.taxa.map(\.id), [9694])
+        let beyond = try page(harness.children(9688, offset: 10, limit: 2))
+        XCTAssertEqual(beyond.total, 4)
+        XCTAssertEqual(beyond.taxa, [])
+        let leaf = try page(harness.children(9689))
+        XCTAssertEqual(leaf.total, 0)
+        XCTAssertEqual(leaf.taxa, [])
+    }
+
+    func testChildren_limitAbove500_answersInvalidRequestAnd500IsAccepted() throws {
+        XCTAssertEqual(errorCode(harness.children(9688, limit: 501)), .invalidRequest)
+        XCTAssertEqual(try page(harness.children(9688, limit: 500)).taxa.count, 4)
+    }
+
+    func testChildren_whenParentUnknown_answersNotFound() {
+        XCTAssertEqual(errorCode(harness.children(424_242)), .notFound)
+    }
+
+    func testRoots_listsTheDomainsSortedWithChildCounts() throws {
+        let roots = try page(harness.send(.roots(Stol_V1_RootsRequest())))
+        XCTAssertEqual(roots.taxa.map(\.scientificName), ["Bacteria", "Eukaryota"])
+        XCTAssertEqual(roots.total, 2)
+        XCTAssertEqual(roots.taxa.map(\.childCount), [1, 2])
+        XCTAssertTrue(roots.taxa.allSatisfy { $0.rank == .domain && !$0.hasParentID })
+    }
+
+    // MARK: ancestors
+
+    func testAncestors_areRootFirstWithoutTheTaxonItself() throws {
+        guard case .ancestors(let list)? = harness.ancestors(9689).result else { return XCTFail("expected ancestors") }
+        XCTAssertEqual(list.taxa.map(\.id), [2759, 33208, 7711, 40674, 33554, 9681, 9688])
+        XCTAssertEqual(list.taxa.map(\.rank), [.domain, .kingdom, .phylum, .class, .order, .family, .genus])
+        XCTAssertEqual(list.taxa.last?.commonName, "")
+        XCTAssertEqual(list.taxa[5].commonName, "cats")
+    }
+
+    func testAncestors_ofARoot_isEmptyAndOfAnUnknownTaxonIsNotFound() throws {
+        guard case .ancestors(let list)? = harness.ancestors(2).result else { return XCTFail("expected ancestors") }
+        XCTAssertEqual(list.taxa, [])
+        XCTAssertEqual(errorCode(harness.ancestors(99_999_999)), .notFound)
+    }
+
+    // MARK: Requests the server does not answer
+
+    func testUnimplementedOperations_answerUnimplemented() {
+        XCTAssertEqual(errorCode(harness.send(.detail(Stol_V1_TaxonDetailRequest()))), .unimplemented)
+        XCTAssertEqual(errorCode(harness.send(.compare(Stol_V1_CompareRequest()))), .unimplemented)
+        XCTAssertEqual(errorCode(harness.send(.relatives(Stol_V1_RelativesRequest()))), .unimplemented)
+        XCTAssertEqual(errorCode(harness.send(.diagnostics(Stol_V1_DiagnosticsRequest()))), .unimplemented)
+    }
+
+    func testRequestWithoutBody_answersInvalidRequest() {
+        let response = harness.send(nil, id: 99)
+        XCTAssertEqual(errorCode(response), .invalidRequest)
+        XCTAssertEqual(response.id, 99)
+    }
+
+    // MARK: The committed curated source
+
+    func testCuratedDatabase_answersLionOakAndSpanishName() throws {
+        let curated = try ServiceHarness(self, bundledSource: curatedSourceDirectory)
+        let lion = try taxon(curated.getTaxon(9689, language: "es"))
+        XCTAssertEqual(lion.scientificName, "Panthera leo")
+        XCTAssertEqual(lion.parentID, 9688)
+        XCTAssertEqual(lion.commonName, "león")
+        let genus = try taxon(curated.getTaxon(9688))
+        XCTAssertEqual(genus.scientificName, "Panthera")
+        XCTAssertEqual(genus.rank, .genus)
+        XCTAssertEqual(try taxon(curated.getTaxon(38942)).scientificName, "Quercus robur")
+        let panthera = try page(curated.children(9688))
+        XCTAssertEqual(panthera.total, 5)
+        XCTAssertEqual(panthera.taxa.first?.scientificName, "Panthera leo")
+        guard case .ancestors(let list)? = curated.ancestors(9689).result else { return XCTFail("expected ancestors") }
+        XCTAssertEqual(list.taxa.first?.scientificName, "Eukaryota")
+        XCTAssertEqual(list.taxa.last?.id, 9688)
+        XCTAssertEqual(list.taxa.map(\.rank), [.domain, .kingdom, .phylum, .class, .order, .family, .genus])
+        let search = try hits(curated.search("leon", language: "es"))
+        XCTAssertTrue(search.contains { $0.taxon.id == 9689 && $0.matchedName == "león" && $0.matchType == .common })
+    }
+}

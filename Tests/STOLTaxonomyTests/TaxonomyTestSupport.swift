@@ -1,0 +1,145 @@
+import Foundation
+import Glibc
+import Logging
+import STOLPipeline
+import STOLProtocol
+import STOLRuntime
+import STOLTaxonomy
+import STOLTestFixtures
+import XCTest
+
+/// Shared helpers for the taxonomy server tests: a fixture database built by the
+/// real pipeline into a temporary directory, and a service wired to it exactly as
+/// `stol-taxonomyd` wires it (bundled, reference and activation paths).
+
+let quietLogger = Logger(label: "stol.taxonomy.tests", factory: { _ in SwiftLogNoOpLogHandler() })
+
+/// Builds `FelidaeFixture` (plus `extraUsages`) with the real pipeline into `output`.
+func buildFixtureDatabase(at output: String, extraUsages: [String] = [], in scratch: String) throws {
+    let source = scratch + "/source-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: source) }
+    try FelidaeFixture.write(to: source, extraUsages: extraUsages)
+    _ = try TaxonomyBuilder(logger: quietLogger).build(source: source, output: output)
+}
+
+/// The snow leopard: in the reference database only, so answers show which one served.
+let referenceOnlyUsages = [row("29064", "9688", "accepted", "species", "Panthera uncia", "(Schreber, 1775)")]
+
+/// A taxonomy service over a bundled database, with the reference and activation
+/// files in the same directory (absent until a test writes them).
+struct ServiceHarness {
+    let directory: String
+    let bundledPath: String
+    let referencePath: String
+    let activationPath: String
+    let provider: ActiveDatabaseProvider
+    let service: TaxonomyService
+
+    init(_ testCase: XCTestCase, bundledSource: String? = nil) throws {
+        directory = try makeTemporaryDirectory(testCase)
+        bundledPath = directory + "/bundled.sqlite"
+        referencePath = directory + "/reference.sqlite"
+        activationPath = directory + "/activation.json"
+        if let bundledSource {
+            _ = try TaxonomyBuilder(logger: quietLogger).build(source: bundledSource, output: bundledPath)
+        } else {
+            try buildFixtureDatabase(at: bundledPath, in: directory)
+        }
+        provider = try ActiveDatabaseProvider(bundledPath: bundledPath, referencePath: referencePath,
+                                              activationPath: activationPath, logger: quietLogger)
+        service = TaxonomyService(provider: provider)
+    }
+
+    func installReference() throws {
+        try buildFixtureDatabase(at: referencePath, extraUsages: referenceOnlyUsages, in: directory)
+    }
+
+    func requestReference(_ use: Bool) throws {
+        try ActivationState(useReferenceDB: use).write(path: activationPath)
+    }
+
+    static let context = RequestContext(peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000), logger: quietLogger)
+
+    /// Sends one request through `respond(to:context:)` and waits for the answer.
+    func send(_ body: Stol_V1_TaxonomyRequest.OneOf_Body?, id: UInt64 = 7) -> Stol_V1_TaxonomyResponse {
+        var request = Stol_V1_TaxonomyRequest()
+        request.id = id
+        request.body = body
+        let service = self.service, sent = request
+        return runBlocking { await service.respond(to: sent, context: Self.context) }
+    }
+
+    func getTaxon(_ taxonID: Int64, language: String = "") -> Stol_V1_TaxonomyResponse {
+        var get = Stol_V1_GetTaxonRequest()
+        get.taxonID = taxonID
+        get.language = language
+        return send(.getTaxon(get))
+    }
+
+    func children(_ taxonID: Int64, offset: UInt32 = 0, limit: UInt32 = 0) -> Stol_V1_TaxonomyResponse {
+        var children = Stol_V1_ChildrenRequest()
+        children.taxonID = taxonID
+        children.offset = offset
+        children.limit = limit
+        return send(.children(children))
+    }
+
+    func ancestors(_ taxonID: Int64) -> Stol_V1_TaxonomyResponse {
+        var ancestors = Stol_V1_AncestorsRequest()
+        ancestors.taxonID = taxonID
+        return send(.ancestors(ancestors))
+    }
+
+    func search(_ query: String, prefix: Bool = false, rank: Stol_V1_Rank = .unspecified, limit: UInt32 = 0,
+                language: String = "") -> Stol_V1_TaxonomyResponse {
+        var search = Stol_V1_SearchRequest()
+        search.query = query
+        search.prefix = prefix
+        search.rank = rank
+        search.limit = limit
+        search.language = language
+        return send(.search(search))
+    }
+
+    func status() -> Stol_V1_StatusResponse? {
+        if case .status(let status)? = send(.status(Stol_V1_StatusRequest())).result { return status }
+        return nil
+    }
+}
+
+/// The error code of a response, nil when it carries a result.
+func errorCode(_ response: Stol_V1_TaxonomyResponse) -> Stol_V1_ErrorCode? {
+    if case .error(let error)? = response.result { return error.code }
+    return nil
+}
+
+func hitIDs(_ response: Stol_V1_TaxonomyResponse) -> [Int64] {
+    if case .search(let search)? = response.result { return search.hits.map(\.taxon.id) }
+    return []
+}
+
+func hits(_ response: Stol_V1_TaxonomyResponse, file: StaticString = #filePath, line: UInt = #line) throws -> [Stol_V1_SearchHit] {
+    guard case .search(let search)? = response.result else {
+        XCTFail("expected search hits, got \(String(describing: response.result))", file: file, line: line)
+        throw POSIXError(.EINVAL)
+    }
+    return search.hits
+}
+
+/// Runs `body` on the concurrency pool and blocks this (non-pool) test thread until it
+/// finishes, so assertions can call the async service directly.
+func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        box.value = await body()
+        done.signal()
+    }
+    done.wait()
+    return box.value!
+}
+
+private final class ResultBox<T>: @unchecked Sendable {
+    var value: T?
+}
