@@ -76,7 +76,7 @@ run: start demo
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --parallel --num-workers 2
+	$(SWIFT) test --skip-build --disable-swift-testing
 
 ## Regenerates the protobuf Swift code (commit the result). Needs protoc (Debian
 ## protobuf-compiler) and builds protoc-gen-swift 1.39.0 from the local package copy.

@@ -112,8 +112,8 @@ final class ImportCoordinatorTests: XCTestCase {
     func testStartup_removesStaleStagingFilesOnly() throws {
         let stale = paths.stagingDirectory + "/stol_import_1234.sqlite"
         let other = paths.stagingDirectory + "/keep.txt"
-        FileManager.default.createFile(atPath: stale, contents: Data([1]))
-        FileManager.default.createFile(atPath: other, contents: Data([2]))
+        XCTAssertTrue(FileManager.default.createFile(atPath: stale, contents: Data([1])))
+        XCTAssertTrue(FileManager.default.createFile(atPath: other, contents: Data([2])))
         ImportCoordinator(paths: paths, adminGroupID: nil).removeStaleStagingFiles(logger: .init(label: "test"))
         XCTAssertFalse(FileManager.default.fileExists(atPath: stale))
         XCTAssertTrue(FileManager.default.fileExists(atPath: other))
