@@ -252,52 +252,52 @@ func printState(_ global: GlobalOptions, _ response: Stol_V1_FavoritesResponse, 
     }
 }
 
-struct FavAdd: ParsableCommand {
+/// add, remove, toggle and is: one taxon id in, the resulting state out.
+protocol FavoriteStateCommand: ParsableCommand {
+    var global: GlobalOptions { get }
+    var id: Int64 { get }
+    static var verb: String { get }
+    static func body(_ id: Int64) -> Stol_V1_FavoritesRequest.OneOf_Body
+}
+
+extension FavoriteStateCommand {
+    func run() throws {
+        try global.run { () throws(ClientError) in
+            try printState(global, favorites(global, Self.body(id)), verb: Self.verb)
+        }
+    }
+}
+
+struct FavAdd: FavoriteStateCommand {
     static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a taxon to your favourites.")
+    static let verb = "add"
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Taxon id.") var id: Int64
-    func run() throws {
-        try global.run { () throws(ClientError) in
-            var add = Stol_V1_AddFavorite(); add.taxonID = id
-            try printState(global, favorites(global, .add(add)), verb: "add")
-        }
-    }
+    static func body(_ id: Int64) -> Stol_V1_FavoritesRequest.OneOf_Body { .add(.with { $0.taxonID = id }) }
 }
 
-struct FavRemove: ParsableCommand {
+struct FavRemove: FavoriteStateCommand {
     static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a taxon from your favourites.")
+    static let verb = "remove"
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Taxon id.") var id: Int64
-    func run() throws {
-        try global.run { () throws(ClientError) in
-            var remove = Stol_V1_RemoveFavorite(); remove.taxonID = id
-            try printState(global, favorites(global, .remove(remove)), verb: "remove")
-        }
-    }
+    static func body(_ id: Int64) -> Stol_V1_FavoritesRequest.OneOf_Body { .remove(.with { $0.taxonID = id }) }
 }
 
-struct FavToggle: ParsableCommand {
+struct FavToggle: FavoriteStateCommand {
     static let configuration = CommandConfiguration(commandName: "toggle", abstract: "Add the taxon if absent, remove it if present.")
+    static let verb = "toggle"
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Taxon id.") var id: Int64
-    func run() throws {
-        try global.run { () throws(ClientError) in
-            var toggle = Stol_V1_ToggleFavorite(); toggle.taxonID = id
-            try printState(global, favorites(global, .toggle(toggle)), verb: "toggle")
-        }
-    }
+    static func body(_ id: Int64) -> Stol_V1_FavoritesRequest.OneOf_Body { .toggle(.with { $0.taxonID = id }) }
 }
 
-struct FavIs: ParsableCommand {
+struct FavIs: FavoriteStateCommand {
     static let configuration = CommandConfiguration(commandName: "is", abstract: "Say whether a taxon is a favourite (exit 0 either way).")
+    static let verb = "check"
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Taxon id.") var id: Int64
-    func run() throws {
-        try global.run { () throws(ClientError) in
-            var query = Stol_V1_IsFavorite(); query.taxonID = id
-            try printState(global, favorites(global, .isFavorite(query)), verb: "check")
-        }
-    }
+    static func body(_ id: Int64) -> Stol_V1_FavoritesRequest.OneOf_Body { .isFavorite(.with { $0.taxonID = id }) }
 }
 
 struct FavList: ParsableCommand {
