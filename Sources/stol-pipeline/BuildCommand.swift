@@ -3,21 +3,7 @@ import Foundation
 import Logging
 import STOLPipeline
 
-/// `stol-pipeline`: the offline builder for operators. Wiring only; the work is in STOLPipeline.
-@main
-struct StolPipeline: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "stol-pipeline",
-        abstract: "Build STOL taxonomy databases from taxonomy source datasets (offline).",
-        discussion: """
-            Databases are written in the schema of seeds/000 §3 (schema_version 1) with the FTS5 \
-            index, Euler tour, first occurrences and precomputed closest relatives.
-            Example: stol-pipeline build --source Pipeline/curated --output out/bundled.sqlite
-            """,
-        subcommands: [Build.self]
-    )
-}
-
+/// `stol-pipeline build`.
 struct Build: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Build a taxonomy database from a source dataset.")
