@@ -13,14 +13,14 @@ DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 DEB_PACKAGES := libsodium-dev libsystemd-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test deps build build-debug db start stop status demo proto clean bench
+.PHONY: help run test deps build build-debug db check-ids start stop status demo proto clean bench
 
 help:
 	@echo "make run    install packages, build (release), build the bundled DB, start the stack, demo"
 	@echo "make test   the whole test suite (unit, component, integration)"
 	@echo "make stop   stop the stack started by make run"
 	@echo "make status which daemons are up"
-	@echo "make db     (re)build the bundled database from Pipeline/curated into out/"
+	@echo "make db     (re)build the bundled database from Pipeline/curated into out/, then check-ids"
 	@echo "make proto  regenerate Sources/STOLProtocol/Generated from protocol/*.proto"
 
 ## Installs the Debian packages that are missing (apt-get as root, or sudo).
@@ -41,7 +41,11 @@ $(BUNDLED_DB): build $(wildcard Pipeline/curated/*.tsv)
 	@mkdir -p $(OUT)
 	"$(RELEASE_BIN)/stol-pipeline" build --source Pipeline/curated --output $(BUNDLED_DB)
 
-db: $(BUNDLED_DB)
+db: $(BUNDLED_DB) check-ids
+
+## The stable-id check: every released id (Pipeline/released-ids/) is still there, unchanged.
+check-ids: $(BUNDLED_DB)
+	"$(RELEASE_BIN)/stol-pipeline" check-ids --database $(BUNDLED_DB) $(foreach r,$(wildcard Pipeline/released-ids/*.tsv),--released $(r))
 
 start: build db
 	STOL_RUNTIME_DIR=$(RUNTIME_DIR) STOL_STATE_DIR=$(STATE_DIR) systemd/stack.sh start "$(RELEASE_BIN)" $(BUNDLED_DB)
