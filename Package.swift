@@ -46,7 +46,7 @@ let package = Package(
         .target(
             name: "STOLRuntime",
             dependencies: [
-                "STOLProtocol", "CSTOLSocket", "CSystemd",
+                "STOLProtocol", "CSTOLSocket", "CSystemd", "STOLFileSystem",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
@@ -57,8 +57,10 @@ let package = Package(
         ),
         /// Domain vocabulary shared by the read model and the pipeline: ranks, the schema.
         .target(name: "STOLModel"),
+        /// Atomic, durable file replacement (temp file, fsync, rename, fsync of the directory).
+        .target(name: "STOLFileSystem"),
         /// The `.stol` container: header layout, digest, signature, gzip.
-        .target(name: "STOLFormat", dependencies: ["CSodium", "CZlib"]),
+        .target(name: "STOLFormat", dependencies: ["CSodium", "CZlib", "STOLFileSystem"]),
 
         // MARK: One library per concern
         .target(name: "STOLTaxonomy", dependencies: ["STOLModel", "STOLProtocol", "STOLRuntime",

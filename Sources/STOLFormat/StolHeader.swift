@@ -8,10 +8,15 @@
 /// | 44 | 64 | Ed25519 signature |
 /// | 108 | … | gzip-compressed SQLite database |
 ///
-/// `protocol/STOL-FORMAT.md` (issue 3) specifies exactly which bytes are signed.
+/// The Ed25519 signature covers the first 44 bytes (magic ‖ schema version ‖
+/// digest, ``signedMessage``); the body is covered through its digest.
+/// `protocol/STOL-FORMAT.md` specifies the format byte by byte.
 public struct StolHeader: Equatable, Sendable {
     public static let magic: [UInt8] = Array("STOL".utf8) + [0x00] + Array("DB".utf8) + [0x01]
     public static let size = 8 + 4 + 32 + 64
+    /// Length of the signed prefix: magic ‖ schema version ‖ SHA-256.
+    public static let signedSize = 8 + 4 + 32
+    public static let signatureOffset = signedSize
 
     public var schemaVersion: UInt32
     public var payloadSHA256: [UInt8]
@@ -38,15 +43,16 @@ public struct StolHeader: Equatable, Sendable {
     }
 
     public func serialized() -> [UInt8] {
-        var bytes = Self.magic
-        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: schemaVersion >> UInt32(shift))) }
-        bytes += payloadSHA256
-        bytes += signature
-        return bytes
+        Self.signedMessage(schemaVersion: schemaVersion, payloadSHA256: payloadSHA256) + signature
     }
-}
 
-public enum StolFormatError: Error, Equatable {
-    case truncatedHeader(bytes: Int)
-    case badMagic
+    /// The 44 bytes the Ed25519 signature is made over: magic ‖ schema version (LE) ‖ SHA-256 of the payload.
+    public var signedMessage: [UInt8] { Self.signedMessage(schemaVersion: schemaVersion, payloadSHA256: payloadSHA256) }
+
+    public static func signedMessage(schemaVersion: UInt32, payloadSHA256: [UInt8]) -> [UInt8] {
+        precondition(payloadSHA256.count == 32, "a SHA-256 digest is 32 bytes")
+        var bytes = magic
+        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: schemaVersion >> UInt32(shift))) }
+        return bytes + payloadSHA256
+    }
 }

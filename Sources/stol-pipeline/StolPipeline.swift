@@ -14,6 +14,6 @@ struct StolPipeline: ParsableCommand {
             index, Euler tour, first occurrences and precomputed closest relatives.
             Example: stol-pipeline build --source Pipeline/curated --output out/bundled.sqlite
             """,
-        subcommands: [Build.self, CheckIDs.self, RecordIDs.self]
+        subcommands: [Build.self, CheckIDs.self, RecordIDs.self, Keygen.self, Sign.self, Verify.self]
     )
 }

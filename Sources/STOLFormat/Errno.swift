@@ -1,0 +1,13 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `strerror(errno)` as a String.
+func errnoDescription(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
+
+/// `Array.withUnsafe…Bytes` rethrow untyped errors; the bodies here throw only StolFormatError.
+func typed<T>(_ body: () throws -> T) throws(StolFormatError) -> T {
+    do { return try body() } catch let error as StolFormatError { throw error } catch { throw .outputFailed("\(error)") }
+}

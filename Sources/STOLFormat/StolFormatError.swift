@@ -1,0 +1,85 @@
+/// Why a `.stol` file was refused (or could not be written).
+///
+/// The cases correspond one to one with the protocol's error codes (see ``code``),
+/// but STOLFormat does not depend on STOLProtocol: the services map ``Code`` to
+/// `stol.v1.ErrorCode` themselves. `protocol/STOL-FORMAT.md` §6 lists which check
+/// raises which error, in order.
+public enum StolFormatError: Error, Equatable, Sendable {
+    /// The file cannot be read (not a regular file, an I/O error, it shrank while being read).
+    case fileUnreadable(String)
+    /// Empty, or shorter than the 108-byte header.
+    case fileTooSmall(bytes: UInt64)
+    /// Over the file size limit (2 GiB).
+    case fileTooLarge(bytes: UInt64, limit: UInt64)
+    /// The first 8 bytes are not the magic `STOL\0DB\x01`.
+    case notAStolFile
+    /// The SHA-256 of the payload differs from the digest in the header.
+    case checksumMismatch
+    /// The Ed25519 signature over magic ‖ schema version ‖ digest does not verify with the public key.
+    case signatureInvalid
+    /// The (authentic) header's schema version is outside the supported range.
+    case incompatibleSchema(found: UInt32, supported: ClosedRange<UInt32>)
+    /// Decompressing the payload would produce more than `limit` bytes.
+    case decompressionLimit(limit: UInt64)
+    /// The payload is authentic but not exactly one valid gzip member (RFC 1952).
+    /// Only a faulty signer can produce this; services report it as `DATABASE_CORRUPT`.
+    case corruptPayload(String)
+    /// Writing the output (the decompressed database, or a `.stol` file) failed.
+    case outputFailed(String)
+
+    /// Raised by ``StolHeader/init(parsing:)`` only; the same as ``fileTooSmall(bytes:)``.
+    case truncatedHeader(bytes: Int)
+    /// Raised by ``StolHeader/init(parsing:)`` only; the same as ``notAStolFile``.
+    case badMagic
+
+    /// The protocol error code each case is reported as.
+    public enum Code: String, Sendable, CaseIterable {
+        case fileUnreadable = "FILE_UNREADABLE"
+        case fileTooSmall = "FILE_TOO_SMALL"
+        case fileTooLarge = "FILE_TOO_LARGE"
+        case notAStolFile = "NOT_A_STOL_FILE"
+        case checksumMismatch = "CHECKSUM_MISMATCH"
+        case signatureInvalid = "SIGNATURE_INVALID"
+        case incompatibleSchema = "INCOMPATIBLE_SCHEMA"
+        case decompressionLimit = "DECOMPRESSION_LIMIT"
+        case databaseCorrupt = "DATABASE_CORRUPT"
+        case `internal` = "INTERNAL"
+    }
+
+    public var code: Code {
+        switch self {
+        case .fileUnreadable: .fileUnreadable
+        case .fileTooSmall, .truncatedHeader: .fileTooSmall
+        case .fileTooLarge: .fileTooLarge
+        case .notAStolFile, .badMagic: .notAStolFile
+        case .checksumMismatch: .checksumMismatch
+        case .signatureInvalid: .signatureInvalid
+        case .incompatibleSchema: .incompatibleSchema
+        case .decompressionLimit: .decompressionLimit
+        case .corruptPayload: .databaseCorrupt
+        case .outputFailed: .internal
+        }
+    }
+
+    /// One line for people; never contains key material.
+    public var message: String {
+        switch self {
+        case .fileUnreadable(let detail): "the file cannot be read: \(detail)"
+        case .fileTooSmall(let bytes): "the file is \(bytes) bytes: too small to be a .stol file"
+        case .truncatedHeader(let bytes): "the file is \(bytes) bytes: too small to be a .stol file"
+        case .fileTooLarge(let bytes, let limit): "the file is \(bytes) bytes; the limit is \(limit)"
+        case .notAStolFile, .badMagic: "the file does not start with the .stol magic bytes"
+        case .checksumMismatch: "the SHA-256 of the payload differs from the header"
+        case .signatureInvalid: "the Ed25519 signature does not verify with the trusted public key"
+        case .incompatibleSchema(let found, let supported):
+            "schema version \(found) is not supported (supported: \(supported.lowerBound)…\(supported.upperBound))"
+        case .decompressionLimit(let limit): "the payload decompresses to more than \(limit) bytes"
+        case .corruptPayload(let detail): "the payload is not a valid gzip member: \(detail)"
+        case .outputFailed(let detail): "writing the output failed: \(detail)"
+        }
+    }
+}
+
+extension StolFormatError: CustomStringConvertible {
+    public var description: String { "\(code.rawValue): \(message)" }
+}
