@@ -211,3 +211,136 @@ public struct TaxonTree: Sendable {
         if best.count > limit { best.removeLast() }
     }
 }
+
+extension TaxonTree {
+    /// Precomputed species lists that answer ``TaxonTree/closestRelatives(of:n:maximumCandidates:)``
+    /// for every species of a large tree (the pipeline's `top_n_relatives`) in
+    /// time independent of the size of the genus.
+    ///
+    /// For every node `a` and relative depth `r ≥ 1` it keeps the species `r`
+    /// levels below `a`, sorted by scientific name then id — the order in which
+    /// candidates at one distance are ranked. A query climbs the target's
+    /// ancestors as the tree's own method does, but reads each ancestor's lists in
+    /// that order and stops at the first candidate that cannot enter the top n,
+    /// instead of scanning the whole subtree. The answer is the same exact top n
+    /// (distance, then name, then id), so it equals the tree's method; the tests
+    /// check that on random trees.
+    public struct RelativesIndex: Sendable {
+        public let tree: TaxonTree
+        /// Position of each species in the (scientific name, id) order; -1 for other ranks.
+        private let order: [Int32]
+        /// First bucket of each node; node `a`'s bucket for depth `r` is `bucketBase[a] + r - 1`.
+        private let bucketBase: [Int32]
+        /// Number of buckets of each node (the deepest species below it, relative).
+        private let height: [Int32]
+        /// Start of each bucket in `entries` (one more element than there are buckets).
+        private let bucketStart: [Int32]
+        /// Species node indices, bucket after bucket, each bucket in (name, id) order.
+        private let entries: [Int32]
+
+        public init(_ tree: TaxonTree) {
+            self.tree = tree
+            let count = tree.count
+            var species: [Int32] = []
+            for index in 0..<count where tree.nodes[index].rank == .species { species.append(Int32(index)) }
+            let nodes = tree.nodes
+            species.sort { lhs, rhs in
+                let a = nodes[Int(lhs)], b = nodes[Int(rhs)]
+                return a.scientificName != b.scientificName ? a.scientificName < b.scientificName : a.id < b.id
+            }
+            var order = [Int32](repeating: -1, count: count)
+            for (position, node) in species.enumerated() { order[Int(node)] = Int32(position) }
+
+            var height = [Int32](repeating: 0, count: count)
+            for node in species {
+                var ancestor = Int(tree.parentIndex[Int(node)])
+                var relative: Int32 = 1
+                while ancestor >= 0 {
+                    if height[ancestor] < relative { height[ancestor] = relative }
+                    ancestor = Int(tree.parentIndex[ancestor])
+                    relative += 1
+                }
+            }
+            var bucketBase = [Int32](repeating: 0, count: count)
+            var buckets = 0
+            for node in 0..<count {
+                bucketBase[node] = Int32(buckets)
+                buckets += Int(height[node])
+            }
+            var bucketStart = [Int32](repeating: 0, count: buckets + 1)
+            for node in species {
+                var ancestor = Int(tree.parentIndex[Int(node)])
+                var relative = 1
+                while ancestor >= 0 {
+                    bucketStart[Int(bucketBase[ancestor]) + relative - 1 + 1] += 1
+                    ancestor = Int(tree.parentIndex[ancestor])
+                    relative += 1
+                }
+            }
+            for bucket in 0..<buckets { bucketStart[bucket + 1] += bucketStart[bucket] }
+            var fill = bucketStart
+            var entries = [Int32](repeating: 0, count: Int(bucketStart[buckets]))
+            // In (name, id) order, so that every bucket comes out sorted.
+            for node in species {
+                var ancestor = Int(tree.parentIndex[Int(node)])
+                var relative = 1
+                while ancestor >= 0 {
+                    let bucket = Int(bucketBase[ancestor]) + relative - 1
+                    entries[Int(fill[bucket])] = node
+                    fill[bucket] += 1
+                    ancestor = Int(tree.parentIndex[ancestor])
+                    relative += 1
+                }
+            }
+            self.order = order
+            self.bucketBase = bucketBase
+            self.height = height
+            self.bucketStart = bucketStart
+            self.entries = entries
+        }
+
+        /// The same answer as `tree.closestRelatives(of: target, n: n)`.
+        public func closestRelatives(of target: Int, n: Int) -> [Relative] {
+            guard n > 0 else { return [] }
+            var best: [Relative] = []
+            best.reserveCapacity(n + 1)
+            let targetDepth = tree.depth[target]
+            var previous = target
+            var ancestor = Int(tree.parentIndex[target])
+            while ancestor >= 0 {
+                let ancestorDepth = tree.depth[ancestor]
+                let lowerBound = targetDepth - ancestorDepth + 1
+                if best.count >= n, let worst = best.last, lowerBound > worst.distance { break }
+                let skipStart = previous, skipEnd = Int(tree.subtreeEnd[previous])
+                let base = Int(bucketBase[ancestor])
+                for relative in 0..<Int(height[ancestor]) {
+                    let distance = lowerBound + Int32(relative)
+                    if best.count >= n, let worst = best.last, distance > worst.distance { break }
+                    let bucket = base + relative
+                    var position = Int(bucketStart[bucket])
+                    let end = Int(bucketStart[bucket + 1])
+                    while position < end {
+                        let candidate = Int(entries[position])
+                        position += 1
+                        if candidate >= skipStart && candidate < skipEnd { continue }
+                        let relativeEntry = Relative(node: candidate, lca: ancestor, lcaDepth: ancestorDepth,
+                                                     distance: distance)
+                        if best.count >= n, let worst = best.last, !precedes(relativeEntry, worst) { break }
+                        var slot = best.count
+                        while slot > 0 && precedes(relativeEntry, best[slot - 1]) { slot -= 1 }
+                        best.insert(relativeEntry, at: slot)
+                        if best.count > n { best.removeLast() }
+                    }
+                }
+                previous = ancestor
+                ancestor = Int(tree.parentIndex[ancestor])
+            }
+            return best
+        }
+
+        @inline(__always)
+        private func precedes(_ a: Relative, _ b: Relative) -> Bool {
+            a.distance != b.distance ? a.distance < b.distance : order[a.node] < order[b.node]
+        }
+    }
+}

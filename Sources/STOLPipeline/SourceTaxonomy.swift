@@ -10,12 +10,33 @@ public struct SourceTaxonomy: Sendable {
         public var scientificName: String
         public var authorship: String?
         public var status: TaxonStatus
+        /// Source flags that say something about the taxon itself (Open Tree:
+        /// `environmental`, `not_otu`, `incertae_sedis`, `extinct`, …). Empty for
+        /// sources without flags.
+        public var flags: [String] = []
+
+        public init(id: TaxonID, parentID: TaxonID?, rank: String, scientificName: String, authorship: String?,
+                    status: TaxonStatus, flags: [String] = []) {
+            self.id = id
+            self.parentID = parentID
+            self.rank = rank
+            self.scientificName = scientificName
+            self.authorship = authorship
+            self.status = status
+            self.flags = flags
+        }
     }
 
     public struct Synonym: Sendable, Equatable {
         public var acceptedID: TaxonID
         public var name: String
         public var authorship: String?
+
+        public init(acceptedID: TaxonID, name: String, authorship: String?) {
+            self.acceptedID = acceptedID
+            self.name = name
+            self.authorship = authorship
+        }
     }
 
     public struct VernacularName: Sendable, Equatable {
@@ -24,6 +45,13 @@ public struct SourceTaxonomy: Sendable {
         /// A BCP-47 tag (already mapped from the source's code).
         public var language: String
         public var preferred: Bool
+
+        public init(taxonID: TaxonID, name: String, language: String, preferred: Bool) {
+            self.taxonID = taxonID
+            self.name = name
+            self.language = language
+            self.preferred = preferred
+        }
     }
 
     public struct Property: Sendable, Equatable {
@@ -46,9 +74,45 @@ public struct SourceTaxonomy: Sendable {
     public var vernacularNames: [VernacularName] = []
     public var properties: [Property] = []
     public var references: [Reference] = []
+    /// Ids the source retired by merging them into another (NCBI `merged.dmp`:
+    /// old → new). Kept for id-stability checks; not a table of the schema.
+    public var merged: [TaxonID: TaxonID] = [:]
+    /// What the reader skipped or merged while reading (for the build report).
+    public var readStatistics = ReadStatistics()
 
     public init() {}
 }
+
+/// Counts a reader keeps about rows it did not turn into data one to one.
+public struct ReadStatistics: Sendable, Equatable {
+    /// Data rows read, over all files.
+    public var rows = 0
+    /// Lines skipped because they were damaged (NUL bytes in or next to them)
+    /// and could not be parsed.
+    public var damagedLines = 0
+    /// Rows that repeated an earlier row (same taxon id, or the same name of the same taxon).
+    public var duplicateRows = 0
+    /// Names whose taxon id is not a taxon of the source.
+    public var orphanNames = 0
+
+    public init() {}
+}
+
+/// Progress of a long read, reported every few hundred thousand rows and once
+/// at the end of each file.
+public struct ReadProgress: Sendable {
+    public var file: String
+    public var rows: Int
+    public var elapsed: Duration
+    public var finished: Bool
+
+    public var rowsPerSecond: Double {
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        return seconds > 0 ? Double(rows) / seconds : 0
+    }
+}
+
+public typealias ReadProgressHandler = @Sendable (ReadProgress) -> Void
 
 /// Why a source could not be read. Each case names the file and line.
 public enum SourceError: Error, Equatable, CustomStringConvertible {
@@ -56,6 +120,8 @@ public enum SourceError: Error, Equatable, CustomStringConvertible {
     case missingColumn(file: String, column: String)
     case badValue(file: String, line: Int, column: String, value: String)
     case unreadable(file: String, detail: String)
+    /// A line that does not have the shape of the format (too few fields, …).
+    case malformedLine(file: String, line: Int, detail: String)
 
     public var description: String {
         switch self {
@@ -63,6 +129,7 @@ public enum SourceError: Error, Equatable, CustomStringConvertible {
         case .missingColumn(let file, let column): "\(file): required column '\(column)' is missing from the header"
         case .badValue(let file, let line, let column, let value): "\(file):\(line): bad \(column) '\(value)'"
         case .unreadable(let file, let detail): "\(file): \(detail)"
+        case .malformedLine(let file, let line, let detail): "\(file):\(line): \(detail)"
         }
     }
 }

@@ -1,16 +1,46 @@
 import Foundation
 import Logging
+import STOLModel
 
-/// The `stol-pipeline build` step: read a source, normalise it, write the database.
+/// The `stol-pipeline build` step: read a source, optionally cut it down (subset,
+/// placeholders), normalise it, write the database.
 public struct TaxonomyBuilder {
     public enum SourceFormat: String, CaseIterable, Sendable {
+        /// Catalogue of Life Data Package (`NameUsage.tsv`, …).
         case coldp
+        /// NCBI Taxonomy dump (`nodes.dmp`, `names.dmp`, `merged.dmp`).
+        case ncbi
+        /// GBIF Backbone Taxonomy Darwin Core Archive (`Taxon.tsv`, `VernacularName.tsv`).
+        case gbif
+        /// Open Tree Taxonomy (`taxonomy.tsv`, `synonyms.tsv`).
+        case ott
     }
 
     public struct Options: Sendable {
         public var format: SourceFormat = .coldp
         public var topN = 10
+        /// Drop placeholder taxa and their subtrees (``PlaceholderFilter``).
+        public var dropPlaceholders = false
+        /// When not empty: keep only these taxa (source ids) and their descendants,
+        /// plus their ancestors so the tree stays connected.
+        public var subsetRoots: [TaxonID] = []
+        /// Progress of long reads (rows read, rows/s); nil: logged at debug level only.
+        public var progress: ReadProgressHandler?
         public init() {}
+    }
+
+    /// Everything a build did, for the command's report.
+    public struct Summary: Sendable {
+        public var database = TaxonomyDatabaseWriter.Report()
+        public var sourceUsages = 0
+        public var readStatistics = ReadStatistics()
+        public var subset: SourceTaxonomy.SubsetReport?
+        public var placeholders: PlaceholderFilter.Report?
+        public var taxa = 0
+        public var species = 0
+        public var droppedIntermediate = 0
+        /// Phase name and duration, in order.
+        public var phases: [(name: String, duration: Duration)] = []
     }
 
     public let options: Options
@@ -22,19 +52,88 @@ public struct TaxonomyBuilder {
     }
 
     public func build(source directory: String, output: String) throws -> TaxonomyDatabaseWriter.Report {
-        let started = ContinuousClock.now
-        let source: SourceTaxonomy
-        switch options.format {
-        case .coldp: source = try ColDPReader().read(directory: directory)
+        try buildWithSummary(source: directory, output: output).database
+    }
+
+    /// Reads the source of `directory` in the configured format.
+    public func read(directory: String) throws(SourceError) -> SourceTaxonomy {
+        let logger = self.logger
+        let progress: ReadProgressHandler = options.progress ?? { event in
+            logger.debug("reading", metadata: ["file": "\(event.file)", "rows": "\(event.rows)"])
         }
-        logger.info("read source", metadata: ["usages": "\(source.usages.count)", "synonyms": "\(source.synonyms.count)",
-                                              "vernacular": "\(source.vernacularNames.count)"])
+        switch options.format {
+        case .coldp: return try ColDPReader().read(directory: directory)
+        case .ncbi: return try NCBITaxdumpReader(progress: progress).read(directory: directory)
+        case .gbif: return try GBIFReader(progress: progress).read(directory: directory)
+        case .ott: return try OpenTreeReader(progress: progress).read(directory: directory)
+        }
+    }
+
+    public func buildWithSummary(source directory: String, output: String) throws -> Summary {
+        var summary = Summary()
+        let started = ContinuousClock.now
+        var phaseStart = started
+        func phase(_ name: String) {
+            let now = ContinuousClock.now
+            summary.phases.append((name, now - phaseStart))
+            logger.info("phase done", metadata: ["phase": "\(name)", "elapsed": "\(now - phaseStart)"])
+            phaseStart = now
+        }
+
+        var source = try read(directory: directory)
+        summary.sourceUsages = source.usages.count
+        summary.readStatistics = source.readStatistics
+        logger.info("read source", metadata: [
+            "format": "\(options.format.rawValue)", "usages": "\(source.usages.count)",
+            "synonyms": "\(source.synonyms.count)", "vernacular": "\(source.vernacularNames.count)",
+            "merged": "\(source.merged.count)", "damagedLines": "\(source.readStatistics.damagedLines)",
+            "duplicateRows": "\(source.readStatistics.duplicateRows)",
+            "orphanNames": "\(source.readStatistics.orphanNames)",
+        ])
+        phase("read")
+
+        if !options.subsetRoots.isEmpty {
+            let (subset, report) = source.subset(roots: options.subsetRoots)
+            source = subset
+            summary.subset = report
+            logger.info("subset", metadata: ["roots": "\(options.subsetRoots.map(String.init).joined(separator: ","))",
+                                              "kept": "\(report.keptUsages)", "dropped": "\(report.droppedUsages)",
+                                              "unknownRoots": "\(report.unknownRoots.map(String.init).joined(separator: ","))"])
+            if !report.unknownRoots.isEmpty {
+                logger.warning("subset roots not in the source",
+                               metadata: ["ids": "\(report.unknownRoots.map(String.init).joined(separator: ","))"])
+            }
+            phase("subset")
+        }
+        if options.dropPlaceholders {
+            let (filtered, report) = PlaceholderFilter().filter(source)
+            source = filtered
+            summary.placeholders = report
+            logger.info("dropped placeholders", metadata: [
+                "placeholders": "\(report.placeholders)", "containers": "\(report.containers)",
+                "reattached": "\(report.reattached)", "droppedUsages": "\(report.droppedUsages)",
+                "droppedSpecies": "\(report.droppedSpecies)", "droppedNames": "\(report.droppedNames)",
+            ])
+            phase("placeholders")
+        }
+
         let normalized = TaxonomyNormalizer().normalize(source)
-        logger.info("normalised", metadata: ["taxa": "\(normalized.taxa.count)",
+        source = SourceTaxonomy()  // release the source before writing
+        summary.taxa = normalized.taxa.count
+        summary.species = normalized.taxa.reduce(0) { $0 + ($1.rank == .species ? 1 : 0) }
+        summary.droppedIntermediate = normalized.droppedIntermediate
+        logger.info("normalised", metadata: ["taxa": "\(normalized.taxa.count)", "species": "\(summary.species)",
                                              "droppedIntermediate": "\(normalized.droppedIntermediate)"])
-        let report = try TaxonomyDatabaseWriter(topN: options.topN).write(normalized, to: output)
-        logger.info("wrote database", metadata: ["path": "\(output)", "bytes": "\(report.bytes)",
+        phase("normalise")
+
+        let writerLogger = logger
+        let writer = TaxonomyDatabaseWriter(topN: options.topN) { name, duration in
+            writerLogger.info("write step done", metadata: ["step": "\(name)", "elapsed": "\(duration)"])
+        }
+        summary.database = try writer.write(normalized, to: output)
+        phase("write")
+        logger.info("wrote database", metadata: ["path": "\(output)", "bytes": "\(summary.database.bytes)",
                                                  "elapsed": "\(ContinuousClock.now - started)"])
-        return report
+        return summary
     }
 }

@@ -34,12 +34,21 @@ public struct TaxonomyDatabaseWriter {
     }
 
     public var topN: Int
+    /// Called after each step of the write with its name and duration (build timings).
+    public var onPhase: (@Sendable (String, Duration) -> Void)?
 
-    public init(topN: Int = 10) {
+    public init(topN: Int = 10, onPhase: (@Sendable (String, Duration) -> Void)? = nil) {
         self.topN = topN
+        self.onPhase = onPhase
     }
 
     public func write(_ taxonomy: NormalizedTaxonomy, to output: String) throws -> Report {
+        var clock = ContinuousClock.now
+        func phase(_ name: String) {
+            let now = ContinuousClock.now
+            onPhase?(name, now - clock)
+            clock = now
+        }
         let tree: TaxonTree
         do {
             tree = try TaxonTree(nodes: taxonomy.taxa.map {
@@ -48,64 +57,131 @@ public struct TaxonomyDatabaseWriter {
         } catch {
             throw WriteError.invalidTree("\(error)")
         }
+        phase("tree")
         let partial = output + ".partial"
-        for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partial + suffix) }
+        let compacted = output + ".partial-compact"
+        func removeLeftovers() {
+            for path in [partial, compacted] {
+                for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            }
+        }
+        removeLeftovers()
         var report = Report()
         do {
             var configuration = Configuration()
             configuration.journalMode = .default
+            // Bulk load: every reference is made from the validated tree; the source
+            // tables are checked with `foreign_key_check` before the commit.
+            configuration.foreignKeysEnabled = false
             let queue = try DatabaseQueue(path: partial, configuration: configuration)
             try queue.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA page_size = 4096")
+                try db.execute(sql: """
+                    PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA page_size = 4096;
+                    PRAGMA cache_size = -262144; PRAGMA ignore_check_constraints = ON
+                    """)
             }
             try queue.write { db in
-                for statement in TaxonomySchema.statements { try db.execute(sql: statement) }
+                // Tables first, indexes after the rows: building an index from sorted
+                // keys is much faster than keeping it up to date row by row.
+                let indexes = TaxonomySchema.statements.filter { $0.hasPrefix("CREATE INDEX") }
+                for statement in TaxonomySchema.statements where !statement.hasPrefix("CREATE INDEX") {
+                    try db.execute(sql: statement)
+                }
                 try db.execute(sql: "INSERT INTO schema_version (version) VALUES (?)",
                                arguments: [TaxonomySchema.currentVersion])
-                report.taxa = try insertTaxa(taxonomy, in: tree, db)
+                // Rows go in by taxon id, so that every id-keyed b-tree is appended to.
+                let byID = taxonomy.taxa.indices.sorted { taxonomy.taxa[$0].id < taxonomy.taxa[$1].id }
+                report.taxa = try insertTaxa(taxonomy, byID: byID, db)
+                phase("taxa")
                 report.names = try insertNames(taxonomy, db)
                 report.references = try insertReferencesAndTraits(taxonomy, db, traits: &report.traits)
-                try insertSearchIndex(taxonomy, db)
-                report.eulerTour = try insertEulerTour(tree, db)
-                report.topNRelatives = try insertTopN(tree, db)
+                phase("names")
+                try insertSearchIndex(taxonomy, byID: byID, db)
+                phase("fts")
+                let nodesByID = (0..<tree.count).sorted { tree.nodes[$0].id < tree.nodes[$1].id }
+                report.eulerTour = try insertEulerTour(tree, nodesByID: nodesByID, db)
+                phase("euler")
+                report.topNRelatives = try insertTopN(tree, nodesByID: nodesByID, db)
+                phase("topN")
+                for statement in indexes { try db.execute(sql: statement) }
+                phase("indexes")
+                // The bulk load skipped the per-row constraint checks (an `IN (…)` CHECK
+                // costs more than the insert); check the source tables once instead.
+                for table in ["taxa", "names", "refs", "traits"] {
+                    if let row = try Row.fetchOne(db, sql: "PRAGMA foreign_key_check(\(table))") {
+                        throw WriteError.invalidTree("foreign key violation: \(row)")
+                    }
+                }
+                try db.execute(sql: "PRAGMA ignore_check_constraints = OFF")
+                for (table, check) in Self.checks {
+                    if let id = try Int64.fetchOne(db, sql: "SELECT rowid FROM \(table) WHERE NOT (\(check)) LIMIT 1") {
+                        throw WriteError.sqlite("CHECK constraint failed: \(table) row \(id)")
+                    }
+                }
             }
+            phase("commit")
+            // VACUUM INTO writes the compacted copy once (a plain VACUUM writes it
+            // twice, and journals the original); the copy is in rollback-journal mode.
             try queue.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA journal_mode = DELETE")
-                try db.execute(sql: "VACUUM")
+                try db.execute(sql: "VACUUM INTO ?", arguments: [compacted])
             }
             try queue.close()
+            phase("vacuum")
         } catch let error as DatabaseError {
+            removeLeftovers()
             throw WriteError.sqlite(error.description)
+        } catch {
+            removeLeftovers()
+            throw error
         }
         try? FileManager.default.removeItem(atPath: output)
-        try FileManager.default.moveItem(atPath: partial, toPath: output)
+        try FileManager.default.moveItem(atPath: compacted, toPath: output)
+        removeLeftovers()
         let attributes = try FileManager.default.attributesOfItem(atPath: output)
         report.bytes = (attributes[.size] as? NSNumber)?.int64Value ?? 0
         return report
     }
 
-    /// Parents before children (tree preorder), so foreign keys hold at every insert.
-    private func insertTaxa(_ taxonomy: NormalizedTaxonomy, in tree: TaxonTree, _ db: Database) throws -> Int {
-        let byID = Dictionary(taxonomy.taxa.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        let statement = try db.makeStatement(sql: """
+    /// The CHECK constraints of the schema (seeds/000 §3), verified after the bulk load.
+    private static let checks: [(table: String, condition: String)] = [
+        ("taxa", "rank IN ('domain','kingdom','phylum','class','order','family','genus','species')"),
+        ("taxa", "status IN ('accepted','synonym','doubtful')"),
+        ("names", "name_type IN ('common','synonym','vernacular','trade')"),
+        ("refs", "ref_type IN ('taxonomy','ecology','morphology','conservation','other')"),
+    ]
+
+    /// In id order (`byID`); foreign keys are checked once all rows are in.
+    private func insertTaxa(_ taxonomy: NormalizedTaxonomy, byID: [Int], _ db: Database) throws -> Int {
+        let insert = try BulkInsert(db, sql: """
             INSERT INTO taxa (id, parent_id, rank, scientific_name, author, year, status, conservation)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        for node in tree.nodes {
-            guard let taxon = byID[node.id] else { continue }
-            try statement.execute(arguments: [taxon.id, taxon.parentID, taxon.rank.rawValue, taxon.scientificName,
-                                              taxon.author, taxon.year, taxon.status.rawValue, taxon.conservation])
+        for position in byID {
+            let taxon = taxonomy.taxa[position]
+            insert.bind(1, taxon.id)
+            insert.bind(2, taxon.parentID)
+            insert.bind(3, taxon.rank.rawValue)
+            insert.bind(4, taxon.scientificName)
+            insert.bind(5, taxon.author)
+            insert.bind(6, taxon.year.map(Int64.init))
+            insert.bind(7, taxon.status.rawValue)
+            insert.bind(8, taxon.conservation)
+            try insert.step()
         }
         return taxonomy.taxa.count
     }
 
     private func insertNames(_ taxonomy: NormalizedTaxonomy, _ db: Database) throws -> Int {
-        let statement = try db.makeStatement(sql: """
+        let insert = try BulkInsert(db, sql: """
             INSERT INTO names (taxon_id, name, lang, name_type, is_preferred) VALUES (?, ?, ?, ?, ?)
             """)
         for name in taxonomy.names {
-            try statement.execute(arguments: [name.taxonID, name.name, name.language, name.type.rawValue,
-                                              name.preferred ? 1 : 0])
+            insert.bind(1, name.taxonID)
+            insert.bind(2, name.name)
+            insert.bind(3, name.language)
+            insert.bind(4, name.type.rawValue)
+            insert.bind(5, Int64(name.preferred ? 1 : 0))
+            try insert.step()
         }
         return taxonomy.names.count
     }
@@ -129,7 +205,8 @@ public struct TaxonomyDatabaseWriter {
     }
 
     /// Contentless FTS5: the rowid is the taxon id (column values are not stored).
-    private func insertSearchIndex(_ taxonomy: NormalizedTaxonomy, _ db: Database) throws {
+    /// Rows go in by ascending rowid, so FTS5 does not flush a segment per row.
+    private func insertSearchIndex(_ taxonomy: NormalizedTaxonomy, byID: [Int], _ db: Database) throws {
         var commonNames: [TaxonID: [String]] = [:]
         var synonyms: [TaxonID: [String]] = [:]
         for name in taxonomy.names {
@@ -139,42 +216,59 @@ public struct TaxonomyDatabaseWriter {
             case .trade: break
             }
         }
-        let statement = try db.makeStatement(sql: """
+        let insert = try BulkInsert(db, sql: """
             INSERT INTO fts_taxa (rowid, taxon_id, scientific_name, common_names, synonyms) VALUES (?, ?, ?, ?, ?)
             """)
-        for taxon in taxonomy.taxa {
-            try statement.execute(arguments: [taxon.id, taxon.id, taxon.scientificName,
-                                              (commonNames[taxon.id] ?? []).joined(separator: " "),
-                                              (synonyms[taxon.id] ?? []).joined(separator: " ")])
+        for position in byID {
+            let taxon = taxonomy.taxa[position]
+            insert.bind(1, taxon.id)
+            insert.bind(2, taxon.id)
+            insert.bind(3, taxon.scientificName)
+            insert.bind(4, (commonNames[taxon.id] ?? []).joined(separator: " "))
+            insert.bind(5, (synonyms[taxon.id] ?? []).joined(separator: " "))
+            try insert.step()
         }
     }
 
-    private func insertEulerTour(_ tree: TaxonTree, _ db: Database) throws -> Int {
+    private func insertEulerTour(_ tree: TaxonTree, nodesByID: [Int], _ db: Database) throws -> Int {
         let tour = tree.eulerTour()
-        let statement = try db.makeStatement(sql: "INSERT INTO euler_tour (seq, taxon_id, depth) VALUES (?, ?, ?)")
+        let insert = try BulkInsert(db, sql: "INSERT INTO euler_tour (seq, taxon_id, depth) VALUES (?, ?, ?)")
         var first = [Int](repeating: -1, count: tree.count)
         for (seq, entry) in tour.enumerated() {
-            try statement.execute(arguments: [seq, tree.nodes[entry.node].id, entry.depth])
+            insert.bind(1, Int64(seq))
+            insert.bind(2, tree.nodes[entry.node].id)
+            insert.bind(3, Int64(entry.depth))
+            try insert.step()
             if first[entry.node] < 0 { first[entry.node] = seq }
         }
-        let firstStatement = try db.makeStatement(sql: "INSERT INTO first_occurrence (taxon_id, seq) VALUES (?, ?)")
-        for (node, seq) in first.enumerated() {
-            try firstStatement.execute(arguments: [tree.nodes[node].id, seq])
+        let firstInsert = try BulkInsert(db, sql: "INSERT INTO first_occurrence (taxon_id, seq) VALUES (?, ?)")
+        for node in nodesByID {
+            firstInsert.bind(1, tree.nodes[node].id)
+            firstInsert.bind(2, Int64(first[node]))
+            try firstInsert.step()
         }
         return tour.count
     }
 
-    private func insertTopN(_ tree: TaxonTree, _ db: Database) throws -> Int {
+    /// By taxon id, so that the primary key (taxon_id, rank_order) is appended to.
+    private func insertTopN(_ tree: TaxonTree, nodesByID: [Int], _ db: Database) throws -> Int {
         guard topN > 0 else { return 0 }
-        let statement = try db.makeStatement(sql: """
+        let insert = try BulkInsert(db, sql: """
             INSERT INTO top_n_relatives (taxon_id, relative_id, rank_order, lca_id, lca_depth, distance)
             VALUES (?, ?, ?, ?, ?, ?)
             """)
         var rows = 0
-        for index in 0..<tree.count where tree.nodes[index].rank == .species {
-            for (order, relative) in tree.closestRelatives(of: index, n: topN).enumerated() {
-                try statement.execute(arguments: [tree.nodes[index].id, tree.nodes[relative.node].id, order + 1,
-                                                  tree.nodes[relative.lca].id, relative.lcaDepth, relative.distance])
+        // The index gives the tree's own answer (exact top n) without scanning whole genera.
+        let relatives = TaxonTree.RelativesIndex(tree)
+        for index in nodesByID where tree.nodes[index].rank == .species {
+            for (order, relative) in relatives.closestRelatives(of: index, n: topN).enumerated() {
+                insert.bind(1, tree.nodes[index].id)
+                insert.bind(2, tree.nodes[relative.node].id)
+                insert.bind(3, Int64(order + 1))
+                insert.bind(4, tree.nodes[relative.lca].id)
+                insert.bind(5, Int64(relative.lcaDepth))
+                insert.bind(6, Int64(relative.distance))
+                try insert.step()
                 rows += 1
             }
         }

@@ -6,12 +6,19 @@ import STOLPipeline
 /// `stol-pipeline build`.
 struct Build: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Build a taxonomy database from a source dataset.")
+        abstract: "Build a taxonomy database from a source dataset.",
+        discussion: """
+            Formats: coldp (Catalogue of Life Data Package), ncbi (NCBI taxdump: nodes.dmp, names.dmp, \
+            merged.dmp), gbif (GBIF backbone DwC-A: Taxon.tsv, VernacularName.tsv), ott (Open Tree \
+            Taxonomy: taxonomy.tsv, synonyms.tsv). Progress of long reads goes to stderr.
+            Example: stol-pipeline build --format ncbi --source .cache/ncbi/taxdump --drop-placeholders \
+            --subset 40674 --output out/mammals.sqlite
+            """)
 
     @Option(help: "Directory of the source dataset.")
     var source: String
 
-    @Option(help: "Source format: \(TaxonomyBuilder.SourceFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
+    @Option(help: "Source format: \(TaxonomyBuilder.SourceFormat.allCases.map(\.rawValue).joined(separator: "|")).")
     var format: String = "coldp"
 
     @Option(help: "Path of the SQLite database to write (replaced atomically).")
@@ -19,6 +26,13 @@ struct Build: ParsableCommand {
 
     @Option(help: "Closest relatives to precompute per species (0 disables).")
     var topN: Int = 10
+
+    @Flag(help: "Drop placeholder taxa (Panthera sp., uncultured …, environmental samples) and their subtrees.")
+    var dropPlaceholders = false
+
+    @Option(help: ArgumentHelp("Keep only these source ids, their descendants and their ancestors.",
+                               valueName: "ID[,ID…]"))
+    var subset: String?
 
     @Flag(help: "Print the build report as JSON.")
     var json = false
@@ -30,35 +44,82 @@ struct Build: ParsableCommand {
             return handler
         }
         guard let sourceFormat = TaxonomyBuilder.SourceFormat(rawValue: format) else {
-            throw ValidationError("unknown --format '\(format)'")
+            throw ValidationError("unknown --format '\(format)' (expected "
+                                  + TaxonomyBuilder.SourceFormat.allCases.map(\.rawValue).joined(separator: ", ") + ")")
         }
         guard (0...100).contains(topN) else { throw ValidationError("--top-n must be between 0 and 100") }
         var options = TaxonomyBuilder.Options()
         options.format = sourceFormat
         options.topN = topN
+        options.dropPlaceholders = dropPlaceholders
+        if let subset {
+            var roots: [Int64] = []
+            for part in subset.split(separator: ",") {
+                guard let id = Int64(part.trimmingCharacters(in: .whitespaces)) else {
+                    throw ValidationError("--subset: '\(part)' is not a taxon id")
+                }
+                roots.append(id)
+            }
+            guard !roots.isEmpty else { throw ValidationError("--subset needs at least one taxon id") }
+            options.subsetRoots = roots
+        }
+        options.progress = { event in
+            let rate = Int(event.rowsPerSecond.rounded())
+            let state = event.finished ? "done" : "reading"
+            let line = "stol-pipeline: \(state) \(event.file): \(event.rows) rows, \(rate) rows/s\n"
+            FileHandle.standardError.write(Data(line.utf8))
+        }
         let outputURL = URL(fileURLWithPath: output)
         try FileManager.default.createDirectory(at: outputURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let report: TaxonomyDatabaseWriter.Report
+        let summary: TaxonomyBuilder.Summary
         do {
-            report = try TaxonomyBuilder(options: options).build(source: source, output: output)
+            summary = try TaxonomyBuilder(options: options).buildWithSummary(source: source, output: output)
         } catch {
             FileHandle.standardError.write(Data("stol-pipeline: build failed: \(error)\n".utf8))
             throw ExitCode(1)
         }
+        let report = summary.database
         if json {
-            let object: [String: Any] = [
+            var object: [String: Any] = [
                 "output": output, "bytes": report.bytes, "taxa": report.taxa, "names": report.names,
                 "refs": report.references, "traits": report.traits, "euler_tour": report.eulerTour,
-                "top_n_relatives": report.topNRelatives,
+                "top_n_relatives": report.topNRelatives, "species": summary.species,
+                "source_usages": summary.sourceUsages,
+                "phases": Dictionary(summary.phases.map { ($0.name, seconds($0.duration)) }, uniquingKeysWith: +),
             ]
+            if let placeholders = summary.placeholders {
+                object["placeholders"] = ["matched": placeholders.placeholders, "containers": placeholders.containers,
+                                          "reattached": placeholders.reattached, "dropped_usages": placeholders.droppedUsages,
+                                          "dropped_species": placeholders.droppedSpecies,
+                                          "dropped_names": placeholders.droppedNames]
+            }
+            if let subset = summary.subset {
+                object["subset"] = ["kept_usages": subset.keptUsages, "dropped_usages": subset.droppedUsages,
+                                    "unknown_roots": subset.unknownRoots]
+            }
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
         } else {
             print("""
                 built \(output) (\(report.bytes) bytes)
-                  taxa \(report.taxa), names \(report.names), refs \(report.references), traits \(report.traits)
+                  taxa \(report.taxa) (species \(summary.species)), names \(report.names), refs \(report.references), traits \(report.traits)
                   euler_tour \(report.eulerTour), top_n_relatives \(report.topNRelatives)
                 """)
+            if let placeholders = summary.placeholders {
+                print("  placeholders: \(placeholders.placeholders) placeholders and \(placeholders.containers) containers "
+                      + "matched, \(placeholders.droppedUsages) source taxa dropped (\(placeholders.droppedSpecies) species), "
+                      + "\(placeholders.reattached) re-attached, \(placeholders.droppedNames) names")
+            }
+            if let subset = summary.subset {
+                print("  subset: \(subset.keptUsages) source taxa kept, \(subset.droppedUsages) dropped"
+                      + (subset.unknownRoots.isEmpty ? "" : ", unknown roots \(subset.unknownRoots)"))
+            }
+            print("  phases: " + summary.phases.map { "\($0.name) \(String(format: "%.1f", seconds($0.duration)))s" }
+                .joined(separator: ", "))
         }
+    }
+
+    private func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 }

@@ -1,0 +1,132 @@
+import Foundation
+import GRDB
+import STOLModel
+import STOLPipeline
+import STOLTestFixtures
+import XCTest
+
+final class BuilderOptionsTests: XCTestCase {
+    private func build(_ configure: (inout TaxonomyBuilder.Options) -> Void) throws -> (TaxonomyBuilder.Summary, String) {
+        let directory = try TaxdumpFixture.write(to: try makeTemporaryDirectory(self))
+        let output = try makeTemporaryDirectory(self) + "/out.sqlite"
+        var options = TaxonomyBuilder.Options()
+        options.format = .ncbi
+        configure(&options)
+        let summary = try TaxonomyBuilder(options: options, logger: quietLogger).buildWithSummary(source: directory,
+                                                                                                  output: output)
+        return (summary, output)
+    }
+
+    private func taxonIDs(_ path: String) throws -> Set<TaxonID> {
+        try DatabaseQueue(path: path).read { Set(try TaxonID.fetchAll($0, sql: "SELECT id FROM taxa")) }
+    }
+
+    func testSourceFormat_hasTheFourSources() {
+        XCTAssertEqual(Set(TaxonomyBuilder.SourceFormat.allCases.map(\.rawValue)), ["coldp", "ncbi", "gbif", "ott"])
+        XCTAssertEqual(TaxonomyBuilder.Options().format, .coldp)
+        XCTAssertFalse(TaxonomyBuilder.Options().dropPlaceholders)
+        XCTAssertEqual(TaxonomyBuilder.Options().subsetRoots, [])
+    }
+
+    // MARK: Subset
+
+    func testSubset_keepsTheRootsSubtreeAndItsAncestorsOnly() throws {
+        let (summary, output) = try build { $0.subsetRoots = [9688] }  // Panthera
+        XCTAssertEqual(try taxonIDs(output), [2759, 33208, 7711, 40674, 33554, 9681, 9688, 9689, 9694, 9690, 1383299])
+        XCTAssertEqual(summary.subset?.unknownRoots, [])
+        // root, cellular organisms, Eukaryota … Pantherinae, Panthera and its four species.
+        XCTAssertEqual(summary.subset?.keptUsages, 14)
+        XCTAssertEqual(summary.subset?.droppedUsages, TaxdumpFixture.nodes.count - 14)
+        try DatabaseQueue(path: output).read { db in
+            XCTAssertEqual(try TaxonID.fetchOne(db, sql: "SELECT parent_id FROM taxa WHERE id = 9688"), 9681)
+            XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa WHERE parent_id IS NULL"), 1)
+            XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT count(*) FROM names WHERE taxon_id = 9685"), 0)
+        }
+    }
+
+    func testSubset_withSeveralRoots_oneInsideAnother_andAnUnknownOne() throws {
+        let (summary, output) = try build { $0.subsetRoots = [9682, 9689, 9681, 424242] }
+        let ids = try taxonIDs(output)
+        XCTAssertTrue(ids.isSuperset(of: [9681, 9682, 9685, 9688, 9689, 9694]), "all of Felidae")
+        XCTAssertEqual(summary.subset?.unknownRoots, [424242])
+    }
+
+    func testSubset_ofALeaf_keepsTheLeafAndItsLineage() throws {
+        let (_, output) = try build { $0.subsetRoots = [9689] }
+        XCTAssertEqual(try taxonIDs(output), [2759, 33208, 7711, 40674, 33554, 9681, 9688, 9689])
+    }
+
+    // MARK: Placeholders
+
+    func testDropPlaceholders_throughTheBuilder_reportsAndRemoves() throws {
+        let (kept, keptOutput) = try build { _ in }
+        XCTAssertNil(kept.placeholders)
+        XCTAssertTrue(try taxonIDs(keptOutput).contains(1383299))
+
+        let (summary, output) = try build { $0.dropPlaceholders = true }
+        let ids = try taxonIDs(output)
+        XCTAssertFalse(ids.contains(1383299), "Panthera sp.")
+        XCTAssertTrue(ids.contains(9689))
+        XCTAssertEqual(summary.placeholders?.placeholders, 1)
+        XCTAssertEqual(summary.placeholders?.droppedSpecies, 1)
+        XCTAssertEqual(summary.species, kept.species - 1)
+        XCTAssertEqual(summary.phases.map(\.name), ["read", "placeholders", "normalise", "write"])
+    }
+
+    func testSubsetAndPlaceholders_together() throws {
+        let (summary, output) = try build {
+            $0.subsetRoots = [9688]
+            $0.dropPlaceholders = true
+        }
+        XCTAssertEqual(try taxonIDs(output), [2759, 33208, 7711, 40674, 33554, 9681, 9688, 9689, 9694, 9690])
+        XCTAssertEqual(summary.phases.map(\.name), ["read", "subset", "placeholders", "normalise", "write"])
+    }
+
+    // MARK: The write path the big builds rely on
+
+    func testBuild_ncbiDatabase_passesIntegrityAndForeignKeyChecksAndLeavesNoPartials() throws {
+        let (summary, output) = try build { $0.topN = 3 }
+        XCTAssertGreaterThan(summary.database.topNRelatives, 0)
+        try DatabaseQueue(path: output).read { db in
+            XCTAssertEqual(try String.fetchOne(db, sql: "PRAGMA integrity_check"), "ok")
+            XCTAssertEqual(try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count, 0)
+            XCTAssertEqual(try String.fetchOne(db, sql: "PRAGMA journal_mode"), "delete")
+            let indexes = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index'"))
+            XCTAssertTrue(indexes.isSuperset(of: ["idx_taxa_parent", "idx_taxa_name", "idx_names_taxon", "idx_top_n_taxon"]))
+            XCTAssertEqual(try TaxonID.fetchAll(db, sql: "SELECT rowid FROM fts_taxa WHERE fts_taxa MATCH 'lion'"), [9689])
+        }
+        let siblings = try FileManager.default.contentsOfDirectory(atPath: URL(fileURLWithPath: output)
+            .deletingLastPathComponent().path)
+        XCTAssertEqual(siblings, ["out.sqlite"])
+    }
+
+    /// The pipeline's index answers exactly what the tree's own search answers.
+    func testRelativesIndex_equalsClosestRelativesForEverySpecies() throws {
+        for (seed, count) in [(UInt64(3), 400), (UInt64(17), 1500), (UInt64(99), 60)] {
+            let tree = try TaxonTree(nodes: randomTaxonomy(count: count, extraRoots: 2, seed: seed))
+            let index = TaxonTree.RelativesIndex(tree)
+            for node in 0..<tree.count where tree.nodes[node].rank == .species {
+                for n in [1, 3, 10, 50] {
+                    XCTAssertEqual(index.closestRelatives(of: node, n: n), tree.closestRelatives(of: node, n: n),
+                                   "seed \(seed), node \(tree.nodes[node].id), n \(n)")
+                }
+            }
+        }
+    }
+
+    func testRelativesIndex_inALargeGenusWithTiedNames_breaksTiesByNameThenID() throws {
+        var nodes = [TaxonTree.Node(id: 1, parentID: nil, rank: .domain, scientificName: "D"),
+                     TaxonTree.Node(id: 2, parentID: 1, rank: .family, scientificName: "F"),
+                     TaxonTree.Node(id: 3, parentID: 2, rank: .genus, scientificName: "G"),
+                     TaxonTree.Node(id: 4, parentID: 2, rank: .species, scientificName: "G orphan")]
+        for id in TaxonID(100)..<TaxonID(2100) {
+            nodes.append(.init(id: id, parentID: 3, rank: .species, scientificName: "G s\(id % 7)"))
+        }
+        let tree = try TaxonTree(nodes: nodes)
+        let index = TaxonTree.RelativesIndex(tree)
+        for id: TaxonID in [4, 100, 101, 1500, 2099] {
+            let node = try XCTUnwrap(tree.index(of: id))
+            XCTAssertEqual(index.closestRelatives(of: node, n: 10), tree.closestRelatives(of: node, n: 10), "\(id)")
+        }
+    }
+}
