@@ -81,6 +81,9 @@ let package = Package(
         .executableTarget(name: "stol-verifyd", dependencies: ["STOLImport", "STOLRuntime", arg]),
         .executableTarget(name: "stol-client", dependencies: ["STOLClientKit", arg]),
         .executableTarget(name: "stol-pipeline", dependencies: ["STOLPipeline", arg]),
+        /// `make bench`: latency, throughput and memory through the real sockets.
+        .executableTarget(name: "stol-bench", dependencies: [
+            "STOLClientKit", "STOLTaxonomy", "STOLFavorites", "STOLRuntime", "STOLProtocol", arg]),
 
         // MARK: Tests
         /// Fixtures shared by the pipeline and taxonomy tests.

@@ -100,3 +100,46 @@ extension SourceTaxonomy {
         return (result, report)
     }
 }
+
+extension SourceTaxonomy {
+    /// What ``keepingNamedSpecies()`` kept.
+    public struct NamedSpeciesReport: Sendable, Equatable {
+        public var keptSpecies = 0
+        public var droppedSpecies = 0
+        /// Source usages dropped: the unnamed species and everything below them.
+        public var droppedUsages = 0
+        public var droppedNames = 0
+    }
+
+    /// Every taxon above species rank, and only the species that have a common
+    /// name or a property (IUCN status, trait) in the source or its overlay, or
+    /// whose id is in `alsoKeeping`, with what is below them.
+    ///
+    /// `alsoKeeping` holds the overlay's own taxa and every released id: an id
+    /// once released stays (stable-id policy), even if its name goes away.
+    ///
+    /// This is the bundled database's selection rule: the whole tree down to genus,
+    /// plus the species people know by a name. It exists because the full
+    /// placeholder-free NCBI tree (645 k species) cannot fit the seed's 20 MB
+    /// compressed budget with the seed's schema; see `Pipeline/README.md`.
+    public func keepingNamedSpecies(alsoKeeping: Set<TaxonID> = []) -> (SourceTaxonomy, NamedSpeciesReport) {
+        let positions = usagePositions()
+        var notable = alsoKeeping
+        for name in vernacularNames { notable.insert(name.taxonID) }
+        for property in properties { notable.insert(property.taxonID) }
+        var isSpecies = [Bool](repeating: false, count: usages.count)
+        for (position, usage) in usages.enumerated() where TaxonRank(sourceRank: usage.rank) == .species {
+            isSpecies[position] = true
+        }
+        let unnamed = inheritedMarks(positions: positions) { isSpecies[$0] && !notable.contains(usages[$0].id) }
+        let keep = unnamed.map { !$0 }
+        let (result, droppedNames) = retaining(keep, positions: positions)
+        var report = NamedSpeciesReport()
+        for position in usages.indices where isSpecies[position] {
+            if keep[position] { report.keptSpecies += 1 } else { report.droppedSpecies += 1 }
+        }
+        report.droppedUsages = usages.count - result.usages.count
+        report.droppedNames = droppedNames
+        return (result, report)
+    }
+}

@@ -24,6 +24,14 @@ public struct TaxonomyBuilder {
         /// When not empty: keep only these taxa (source ids) and their descendants,
         /// plus their ancestors so the tree stays connected.
         public var subsetRoots: [TaxonID] = []
+        /// A curated ColDP directory whose names, synonyms, properties and
+        /// references are added to the source's taxa (``SourceTaxonomy/overlaid(with:)``).
+        public var overlayDirectory: String?
+        /// Keep only species with a common name or a property (``SourceTaxonomy/keepingNamedSpecies()``).
+        public var onlyNamedSpecies = false
+        /// Records of released ids (``ReleasedIDs``) whose species
+        /// ``onlyNamedSpecies`` must keep even without a name.
+        public var releasedRecords: [String] = []
         /// Progress of long reads (rows read, rows/s); nil: logged at debug level only.
         public var progress: ReadProgressHandler?
         public init() {}
@@ -36,6 +44,8 @@ public struct TaxonomyBuilder {
         public var readStatistics = ReadStatistics()
         public var subset: SourceTaxonomy.SubsetReport?
         public var placeholders: PlaceholderFilter.Report?
+        public var overlay: SourceTaxonomy.OverlayReport?
+        public var namedSpecies: SourceTaxonomy.NamedSpeciesReport?
         public var taxa = 0
         public var species = 0
         public var droppedIntermediate = 0
@@ -92,6 +102,23 @@ public struct TaxonomyBuilder {
         ])
         phase("read")
 
+        var alwaysKept = Set<TaxonID>()
+        for record in options.releasedRecords {
+            alwaysKept.formUnion(try ReleasedIDs(recordFile: record).entries.keys)
+        }
+        if let overlayDirectory = options.overlayDirectory {
+            let overlay = try ColDPReader().read(directory: overlayDirectory)
+            alwaysKept.formUnion(overlay.usages.map(\.id))
+            let (merged, report) = source.overlaid(with: overlay)
+            source = merged
+            summary.overlay = report
+            logger.info("overlay", metadata: [
+                "directory": "\(overlayDirectory)", "names": "\(report.vernacularNames)",
+                "synonyms": "\(report.synonyms)", "properties": "\(report.properties)",
+                "references": "\(report.references)", "unmatched": "\(report.unmatched)",
+            ])
+            phase("overlay")
+        }
         if !options.subsetRoots.isEmpty {
             let (subset, report) = source.subset(roots: options.subsetRoots)
             source = subset
@@ -115,6 +142,16 @@ public struct TaxonomyBuilder {
                 "droppedSpecies": "\(report.droppedSpecies)", "droppedNames": "\(report.droppedNames)",
             ])
             phase("placeholders")
+        }
+        if options.onlyNamedSpecies {
+            let (selected, report) = source.keepingNamedSpecies(alsoKeeping: alwaysKept)
+            source = selected
+            summary.namedSpecies = report
+            logger.info("named species", metadata: [
+                "kept": "\(report.keptSpecies)", "dropped": "\(report.droppedSpecies)",
+                "droppedUsages": "\(report.droppedUsages)", "droppedNames": "\(report.droppedNames)",
+            ])
+            phase("named species")
         }
 
         let normalized = TaxonomyNormalizer().normalize(source)

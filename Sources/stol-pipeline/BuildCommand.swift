@@ -13,6 +13,9 @@ struct Build: ParsableCommand {
             Taxonomy: taxonomy.tsv, synonyms.tsv). Progress of long reads goes to stderr.
             Example: stol-pipeline build --format ncbi --source .cache/ncbi/taxdump --drop-placeholders \
             --subset 40674 --output out/mammals.sqlite
+            The bundled database (make build-db): stol-pipeline build --format ncbi --source .cache/ncbi/taxdump \
+            --drop-placeholders --overlay Pipeline/curated --only-named-species \
+            --keep-released Pipeline/released-ids/curated-2026.11.tsv --output out/bundled.sqlite
             """)
 
     @Option(help: "Directory of the source dataset.")
@@ -29,6 +32,19 @@ struct Build: ParsableCommand {
 
     @Flag(help: "Drop placeholder taxa (Panthera sp., uncultured …, environmental samples) and their subtrees.")
     var dropPlaceholders = false
+
+    @Option(help: ArgumentHelp(
+        "Curated ColDP directory whose common names, synonyms, IUCN status, traits and references are added to the source's taxa (matched by id).",
+        valueName: "DIR"))
+    var overlay: String?
+
+    @Flag(help: "Keep every taxon above species, but only the species with a common name, IUCN status or trait (after the overlay): the bundled database's rule.")
+    var onlyNamedSpecies = false
+
+    @Option(help: ArgumentHelp(
+        "A record of released ids (Pipeline/released-ids/) whose species --only-named-species keeps anyway (repeat for several).",
+        valueName: "FILE"))
+    var keepReleased: [String] = []
 
     @Option(help: ArgumentHelp("Keep only these source ids, their descendants and their ancestors.",
                                valueName: "ID[,ID…]"))
@@ -52,6 +68,9 @@ struct Build: ParsableCommand {
         options.format = sourceFormat
         options.topN = topN
         options.dropPlaceholders = dropPlaceholders
+        options.overlayDirectory = overlay
+        options.onlyNamedSpecies = onlyNamedSpecies
+        options.releasedRecords = keepReleased
         if let subset {
             var roots: [Int64] = []
             for part in subset.split(separator: ",") {
@@ -93,6 +112,15 @@ struct Build: ParsableCommand {
                                           "dropped_species": placeholders.droppedSpecies,
                                           "dropped_names": placeholders.droppedNames]
             }
+            if let overlay = summary.overlay {
+                object["overlay"] = ["names": overlay.vernacularNames, "synonyms": overlay.synonyms,
+                                     "properties": overlay.properties, "references": overlay.references,
+                                     "unmatched": overlay.unmatched]
+            }
+            if let named = summary.namedSpecies {
+                object["named_species"] = ["kept_species": named.keptSpecies, "dropped_species": named.droppedSpecies,
+                                           "dropped_usages": named.droppedUsages, "dropped_names": named.droppedNames]
+            }
             if let subset = summary.subset {
                 object["subset"] = ["kept_usages": subset.keptUsages, "dropped_usages": subset.droppedUsages,
                                     "unknown_roots": subset.unknownRoots]
@@ -109,6 +137,14 @@ struct Build: ParsableCommand {
                 print("  placeholders: \(placeholders.placeholders) placeholders and \(placeholders.containers) containers "
                       + "matched, \(placeholders.droppedUsages) source taxa dropped (\(placeholders.droppedSpecies) species), "
                       + "\(placeholders.reattached) re-attached, \(placeholders.droppedNames) names")
+            }
+            if let overlay = summary.overlay {
+                print("  overlay: \(overlay.vernacularNames) names, \(overlay.synonyms) synonyms, \(overlay.properties) "
+                      + "properties, \(overlay.references) references added; \(overlay.unmatched) facts for taxa not in the source")
+            }
+            if let named = summary.namedSpecies {
+                print("  named species: \(named.keptSpecies) kept, \(named.droppedSpecies) without a name dropped "
+                      + "(\(named.droppedUsages) source taxa, \(named.droppedNames) names)")
             }
             if let subset = summary.subset {
                 print("  subset: \(subset.keptUsages) source taxa kept, \(subset.droppedUsages) dropped"

@@ -82,6 +82,51 @@ final class BuilderOptionsTests: XCTestCase {
         XCTAssertEqual(summary.phases.map(\.name), ["read", "subset", "placeholders", "normalise", "write"])
     }
 
+    // MARK: Named species and overlay (the bundled database's rules)
+
+    func testOnlyNamedSpecies_dropsSpeciesWithoutANameAndKeepsEveryHigherTaxon() throws {
+        let (summary, output) = try build { $0.onlyNamedSpecies = true }
+        let ids = try taxonIDs(output)
+        XCTAssertFalse(ids.contains(1383299), "Panthera sp. has no common name")
+        XCTAssertTrue(ids.isSuperset(of: [9689, 9694, 9690, 9685, 9688, 9682, 9681, 2759]))
+        XCTAssertEqual(summary.namedSpecies?.keptSpecies, 4)
+        XCTAssertEqual(summary.namedSpecies?.droppedSpecies, 1)
+        XCTAssertEqual(summary.phases.map(\.name), ["read", "named species", "normalise", "write"])
+    }
+
+    func testOnlyNamedSpecies_keepsAReleasedIDEvenWithoutAName() throws {
+        let directory = try makeTemporaryDirectory(self)
+        try writeTSV(directory, "released.tsv", ["id\trank\tscientific_name", row("1383299", "species", "Panthera sp.")])
+        let (summary, output) = try build {
+            $0.onlyNamedSpecies = true
+            $0.releasedRecords = [directory + "/released.tsv"]
+        }
+        XCTAssertTrue(try taxonIDs(output).contains(1383299))
+        XCTAssertEqual(summary.namedSpecies?.droppedSpecies, 0)
+    }
+
+    func testOverlay_throughTheBuilder_addsCuratedNamesToTheSourcesTaxa() throws {
+        let (plain, plainOutput) = try build { _ in }
+        XCTAssertNil(plain.overlay)
+        let (summary, output) = try build { $0.overlayDirectory = curatedSourceDirectory }
+        let report = try XCTUnwrap(summary.overlay)
+        XCTAssertGreaterThan(report.vernacularNames, 0)
+        XCTAssertGreaterThan(report.unmatched, 0, "the curated overlay covers species the small fixture lacks")
+        XCTAssertEqual(try taxonIDs(output), try taxonIDs(plainOutput), "the overlay never adds taxa")
+        try DatabaseQueue(path: output).read { db in
+            XCTAssertEqual(try String.fetchOne(db, sql: """
+                SELECT name FROM names WHERE taxon_id = 9689 AND lang = 'es' AND is_preferred = 1
+                """), "león")
+            XCTAssertNotNil(try String.fetchOne(db, sql: "SELECT conservation FROM taxa WHERE id = 9689"))
+        }
+    }
+
+    func testOverlay_whenDirectoryIsMissing_failsWithATypedSourceError() {
+        XCTAssertThrowsError(try build { $0.overlayDirectory = "/nonexistent/overlay" }) { error in
+            guard case .missingFile = error as? SourceError else { return XCTFail("\(error)") }
+        }
+    }
+
     // MARK: The write path the big builds rely on
 
     func testBuild_ncbiDatabase_passesIntegrityAndForeignKeyChecksAndLeavesNoPartials() throws {

@@ -55,4 +55,20 @@ final class SourceOverlayTests: XCTestCase {
         XCTAssertEqual(preferred.count, Set(preferred.map { "\($0.taxonID)|\($0.language)" }).count)
         XCTAssertEqual(normalized.taxa.first { $0.id == 9689 }?.conservation, "VU")
     }
+
+    func testKeepingNamedSpecies_dropsUnnamedSpeciesWithTheirSubspecies_keepsPropertyOnlyAndListedOnes() {
+        var source = SourceTaxonomy()
+        func usage(_ id: TaxonID, _ parent: TaxonID?, _ rank: String) -> SourceTaxonomy.Usage {
+            .init(id: id, parentID: parent, rank: rank, scientificName: "T\(id)", authorship: nil, status: .accepted)
+        }
+        source.usages = [usage(1, nil, "genus"), usage(2, 1, "species"), usage(3, 2, "subspecies"),
+                         usage(4, 1, "species"), usage(5, 1, "species"), usage(6, 1, "species"), usage(7, 1, "subgenus")]
+        source.synonyms = [.init(acceptedID: 2, name: "Old name", authorship: nil)]
+        source.properties = [.init(taxonID: 4, key: "iucn", value: "LC", unit: nil, referenceID: nil)]
+        source.vernacularNames = [.init(taxonID: 5, name: "five", language: "en", preferred: true)]
+        let (kept, report) = source.keepingNamedSpecies(alsoKeeping: [6])
+        XCTAssertEqual(kept.usages.map(\.id), [1, 4, 5, 6, 7])
+        XCTAssertEqual(report, .init(keptSpecies: 3, droppedSpecies: 1, droppedUsages: 2, droppedNames: 1))
+        XCTAssertEqual(kept.synonyms, [], "a dropped species' synonyms go with it")
+    }
 }

@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import STOLClientKit
+import STOLProtocol
+import STOLRuntime
+
+/// `stol-client`: the thin command-line client. Wiring and presentation only:
+/// every answer comes from a daemon over its Unix socket.
+@main
+struct StolClient: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stol-client",
+        abstract: "Query the STOL tree of life: browse, search, favourites, reference databases.",
+        discussion: """
+            Talks to the STOL daemons over Unix sockets in $STOL_RUNTIME_DIR (default /run/stol).
+            Every command prints human-readable text, or JSON with --json.
+
+            Exit codes: 0 ok, 1 failure, 3 not found, 4 permission denied,
+            5 service not running or busy, 6 invalid request, 7 file failed verification,
+            8 not implemented yet, 64 usage (bad arguments, or a confirmation refused).
+
+            Examples:
+              stol-client search lion
+              stol-client search --prefix pant --rank genus
+              stol-client taxon 9689 --lang es
+              stol-client children 9688
+              stol-client fav toggle 9689 && stol-client fav list
+            """,
+        subcommands: [Status.self, TaxonCommand.self, Children.self, Roots.self, Ancestors.self, Search.self,
+                      Favorites.self, Database.self]
+    )
+}
+
+struct GlobalOptions: ParsableArguments {
+    @Flag(help: "Print JSON (the protobuf JSON mapping of the answer) instead of text.")
+    var json = false
+
+    @Option(help: "Directory of the daemons' sockets (default: $STOL_RUNTIME_DIR or /run/stol).")
+    var runtimeDir: String?
+
+    var paths: RuntimePaths {
+        var paths = RuntimePaths.fromEnvironment()
+        if let runtimeDir { paths.runtimeDirectory = runtimeDir }
+        return paths
+    }
+
+    func taxonomy() -> TaxonomyClient { TaxonomyClient(service: "taxonomy", path: paths.taxonomySocket) }
+    func favorites() -> FavoritesClient { FavoritesClient(service: "favorites", path: paths.favoritesSocket) }
+    func importer() -> ImportClient { ImportClient(service: "import", path: paths.importSocket) }
+
+    /// Runs `body`, turning a ``ClientError`` into a message and its exit code.
+    func run(_ body: () throws(ClientError) -> Void) throws {
+        do {
+            try body()
+        } catch {
+            if json {
+                var object: [String: Any] = ["message": error.description]
+                if case .server(let protocolError) = error { object["code"] = protocolError.code.name }
+                print(TextFormatter.json(object: ["error": object]))
+            } else {
+                FileHandle.standardError.write(Data("stol-client: \(error)\n".utf8))
+            }
+            throw ExitCode(error.exitCode.rawValue)
+        }
+    }
+}
+
+struct LanguageOption: ParsableArguments {
+    @Option(name: .customLong("lang"), help: "Language of common names, as a BCP-47 tag (en, es, zh, …).")
+    var language: String = "en"
+}

@@ -1,0 +1,158 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import STOLClientKit
+import STOLProtocol
+import STOLRuntime
+
+// MARK: - Taxonomy
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show which taxonomy database is active, and its size.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        try global.run { () throws(ClientError) in
+            var request = Stol_V1_TaxonomyRequest()
+            request.status = Stol_V1_StatusRequest()
+            let response = try global.taxonomy().call(request)
+            guard case .status(let status) = response.result else { throw .local("unexpected answer") }
+            if global.json { print(TextFormatter.json(status)); return }
+            print("""
+                active database:  \(TextFormatter.databaseKind(status.active.kind)) (\(status.activePath))
+                schema version:   \(status.active.schemaVersion)
+                taxa:             \(status.taxaCount)
+                size:             \(status.sizeBytes) bytes
+                reference DB:     \(status.referencePresent ? "installed" : "not installed")\(status.referenceRequested ? ", activation requested" : "")
+                server version:   \(status.serverVersion)
+                """)
+            if !status.fallbackReason.isEmpty { print("note: serving the bundled database because \(status.fallbackReason)") }
+        }
+    }
+}
+
+struct TaxonCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "taxon", abstract: "Show one taxon by id.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var language: LanguageOption
+    @Argument(help: "Taxon id (e.g. 9689 for Panthera leo).") var id: Int64
+
+    func run() throws {
+        try global.run { () throws(ClientError) in
+            var request = Stol_V1_TaxonomyRequest()
+            var get = Stol_V1_GetTaxonRequest()
+            get.taxonID = id
+            get.language = language.language
+            request.getTaxon = get
+            let response = try global.taxonomy().call(request)
+            guard case .taxon(let taxon) = response.result else { throw .local("unexpected answer") }
+            print(global.json ? TextFormatter.json(taxon) : TextFormatter.detail(taxon))
+        }
+    }
+}
+
+struct Children: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the children of a taxon, by scientific name.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var language: LanguageOption
+    @Argument(help: "Parent taxon id.") var id: Int64
+    @Option(help: "Skip this many children.") var offset: UInt32 = 0
+    @Option(help: "Children per page (at most 500).") var limit: UInt32 = 50
+
+    func run() throws {
+        try global.run { () throws(ClientError) in
+            var request = Stol_V1_TaxonomyRequest()
+            var children = Stol_V1_ChildrenRequest()
+            children.taxonID = id
+            children.offset = offset
+            children.limit = limit
+            children.language = language.language
+            request.children = children
+            let response = try global.taxonomy().call(request)
+            guard case .children(let page) = response.result else { throw .local("unexpected answer") }
+            if global.json { print(TextFormatter.json(page)); return }
+            page.taxa.forEach { print(TextFormatter.line($0, showChildren: true)) }
+            let shown = Int(page.offset) + page.taxa.count
+            print("(\(page.taxa.isEmpty ? 0 : page.offset + 1)–\(shown) of \(page.total))")
+        }
+    }
+}
+
+struct Roots: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the top of the tree (the domains).")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var language: LanguageOption
+
+    func run() throws {
+        try global.run { () throws(ClientError) in
+            var request = Stol_V1_TaxonomyRequest()
+            var roots = Stol_V1_RootsRequest()
+            roots.language = language.language
+            request.roots = roots
+            let response = try global.taxonomy().call(request)
+            guard case .roots(let page) = response.result else { throw .local("unexpected answer") }
+            if global.json { print(TextFormatter.json(page)); return }
+            page.taxa.forEach { print(TextFormatter.line($0, showChildren: true)) }
+        }
+    }
+}
+
+struct Ancestors: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the lineage of a taxon, root first.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var language: LanguageOption
+    @Argument(help: "Taxon id.") var id: Int64
+
+    func run() throws {
+        try global.run { () throws(ClientError) in
+            var request = Stol_V1_TaxonomyRequest()
+            var ancestors = Stol_V1_AncestorsRequest()
+            ancestors.taxonID = id
+            ancestors.language = language.language
+            request.ancestors = ancestors
+            let response = try global.taxonomy().call(request)
+            guard case .ancestors(let list) = response.result else { throw .local("unexpected answer") }
+            if global.json { print(TextFormatter.json(list)); return }
+            for (depth, taxon) in list.taxa.enumerated() {
+                print(String(repeating: "  ", count: depth) + TextFormatter.line(taxon))
+            }
+        }
+    }
+}
+
+struct Search: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Search scientific names, common names (any language) and synonyms.",
+        discussion: "All words must match. Diacritics and case are ignored; any text is safe to type.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var language: LanguageOption
+    @Argument(help: "Words to search for.") var words: [String]
+    @Flag(help: "Treat the last word as a prefix (autocomplete).") var prefix = false
+    @Option(help: "Only this rank: domain, kingdom, phylum, class, order, family, genus, species.") var rank: String?
+    @Option(help: "At most this many results (1–200).") var limit: UInt32 = 20
+
+    func run() throws {
+        try global.run { () throws(ClientError) in
+            var search = Stol_V1_SearchRequest()
+            search.query = words.joined(separator: " ")
+            search.prefix = prefix
+            search.limit = limit
+            search.language = language.language
+            if let rank {
+                guard let wire = TextFormatter.rank(named: rank) else { throw .usage("unknown rank '\(rank)'") }
+                search.rank = wire
+            }
+            var request = Stol_V1_TaxonomyRequest()
+            request.search = search
+            let response = try global.taxonomy().call(request)
+            guard case .search(let result) = response.result else { throw .local("unexpected answer") }
+            if global.json { print(TextFormatter.json(result)); return }
+            if result.hits.isEmpty { print("no matches"); return }
+            for hit in result.hits {
+                var line = TextFormatter.line(hit.taxon)
+                if hit.matchType != .scientific { line += "   (matched \(TextFormatter.matchType(hit.matchType)) name “\(hit.matchedName)”)" }
+                print(line)
+            }
+        }
+    }
+}
