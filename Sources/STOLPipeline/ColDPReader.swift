@@ -5,22 +5,41 @@ import STOLModel
 /// (required), `VernacularName.tsv`, `TaxonProperty.tsv`, `Reference.tsv`.
 ///
 /// Accepted usages become taxa; `synonym` usages become synonym names of the
-/// accepted usage named by their `parentID` (the ColDP convention). Ids must be
-/// integers: STOL's ids are the sources' own stable ids.
+/// accepted usage named by their `parentID` (the ColDP convention).
+///
+/// Ids: ColDP ids are text. Catalogue of Life and ChecklistBank exports mix
+/// integers (`10002`) with alphanumeric ids (`x36P`, `4QHKG`); every id, in
+/// every file, goes through one ``StableTaxonIDMap`` (namespace `coldp`), so an
+/// integer id is kept and a text id gets the integer its hash gives, the same in
+/// every release. Two different ids with the same integer stop the read with a
+/// ``SourceError/malformedLine(file:line:detail:)`` naming both ids.
+///
+/// The files are TSV as ColDP defines them: tab-separated with a header row,
+/// no quoting (a `"` is an ordinary character, as in `Bufo periglenes Savage,
+/// 1967 "1966"`), LF or CRLF line ends, an optional byte order mark. Headers are
+/// matched by name, case-insensitively, with or without a `col:` prefix, and file
+/// names may be kebab-case (`name-usage.tsv`). Other files of a package
+/// (`Distribution.tsv`, `reference.bib`, `metadata.yaml`, …) are not read, and
+/// unknown columns (`link`, `remarks`, …) are ignored.
 public struct ColDPReader {
+    /// The namespace of ColDP text ids in ``StableTaxonIDMap``: part of every
+    /// hashed id, so it can never change.
+    public static let idNamespace = "coldp"
+
     public init() {}
 
     public func read(directory: String) throws(SourceError) -> SourceTaxonomy {
         var source = SourceTaxonomy()
-        try readUsages(TSVTable(path: Self.file(directory, "NameUsage")), into: &source)
+        var ids = StableTaxonIDMap(namespace: Self.idNamespace)
+        try readUsages(Self.file(directory, "NameUsage"), ids: &ids, into: &source)
         if let path = Self.optionalFile(directory, "VernacularName") {
-            try readVernaculars(TSVTable(path: path), into: &source)
+            try readVernaculars(path, ids: &ids, into: &source)
         }
         if let path = Self.optionalFile(directory, "TaxonProperty") {
-            try readProperties(TSVTable(path: path), into: &source)
+            try readProperties(path, ids: &ids, into: &source)
         }
         if let path = Self.optionalFile(directory, "Reference") {
-            try readReferences(TSVTable(path: path), into: &source)
+            try readReferences(path, into: &source)
         }
         return source
     }
@@ -42,80 +61,116 @@ public struct ColDPReader {
         return path
     }
 
-    private func readUsages(_ table: TSVTable, into source: inout SourceTaxonomy) throws(SourceError) {
-        let id = try table.column("ID"), parent = try table.column("parentID"), status = try table.column("status")
-        let rank = try table.column("rank"), name = try table.column("scientificName")
-        let author = table.optionalColumn("authorship")
-        for (line, fields) in table.rows {
-            let statusValue = TSVTable.value(fields, status)?.lowercased() ?? "accepted"
-            guard let scientificName = TSVTable.value(fields, name) else {
-                throw .badValue(file: table.file, line: line, column: "scientificName", value: "")
+    /// The id in field `index` of the current row, mapped to a ``TaxonID``;
+    /// nil when the field is empty.
+    private static func taxonID(_ reader: DelimitedRowReader, _ index: Int,
+                                _ ids: inout StableTaxonIDMap) throws(SourceError) -> TaxonID? {
+        guard !reader.isEmpty(index) else { return nil }
+        do throws(StableTaxonIDMap.Collision) {
+            return try ids.map(bytes: reader.bytes(index))
+        } catch {
+            throw .malformedLine(file: reader.path, line: reader.line, detail: error.description)
+        }
+    }
+
+    private func readUsages(_ path: String, ids: inout StableTaxonIDMap,
+                            into source: inout SourceTaxonomy) throws(SourceError) {
+        var (reader, header) = try DelimitedRowReader.headedTable(path: path)
+        let id = try header.required("ID"), parent = try header.required("parentID")
+        let status = try header.required("status")
+        let rank = try header.required("rank"), name = try header.required("scientificName")
+        let author = header.optional("authorship")
+        var seen: Set<TaxonID> = []
+        while reader.next() {
+            source.readStatistics.rows += 1
+            let statusValue = reader.isEmpty(status) ? "accepted" : reader.lowercased(status)
+            guard let scientificName = reader.optionalString(name) else {
+                if reader.isDamaged { source.readStatistics.damagedLines += 1; continue }
+                throw .badValue(file: path, line: reader.line, column: "scientificName", value: "")
             }
-            let parentValue = TSVTable.value(fields, parent)
+            let parentID = try Self.taxonID(reader, parent, &ids)
             if statusValue.contains("synonym") || statusValue == "misapplied" {
-                guard let parentValue, let accepted = TaxonID(parentValue) else {
-                    throw .badValue(file: table.file, line: line, column: "parentID", value: parentValue ?? "")
+                guard let accepted = parentID else {
+                    if reader.isDamaged { source.readStatistics.damagedLines += 1; continue }
+                    throw .badValue(file: path, line: reader.line, column: "parentID", value: "")
                 }
                 source.synonyms.append(.init(acceptedID: accepted, name: scientificName,
-                                             authorship: TSVTable.value(fields, author)))
+                                             authorship: reader.optionalString(author)))
                 continue
             }
-            let idValue = TSVTable.value(fields, id) ?? ""
-            guard let taxonID = TaxonID(idValue), taxonID > 0 else {
-                throw .badValue(file: table.file, line: line, column: "ID", value: idValue)
+            guard let taxonID = try Self.taxonID(reader, id, &ids) else {
+                if reader.isDamaged { source.readStatistics.damagedLines += 1; continue }
+                throw .badValue(file: path, line: reader.line, column: "ID", value: "")
             }
-            var parentID: TaxonID?
-            if let parentValue {
-                guard let value = TaxonID(parentValue) else {
-                    throw .badValue(file: table.file, line: line, column: "parentID", value: parentValue)
-                }
-                parentID = value
+            // The same id twice is one taxon (a repeated row), not two.
+            guard seen.insert(taxonID).inserted else {
+                source.readStatistics.duplicateRows += 1
+                continue
             }
             source.usages.append(.init(
-                id: taxonID, parentID: parentID, rank: TSVTable.value(fields, rank) ?? "no rank",
-                scientificName: scientificName, authorship: TSVTable.value(fields, author),
+                id: taxonID, parentID: parentID,
+                rank: reader.optionalString(rank) ?? "no rank",
+                scientificName: scientificName, authorship: reader.optionalString(author),
                 status: statusValue == "provisionally accepted" || statusValue == "doubtful" ? .doubtful : .accepted))
         }
     }
 
-    private func readVernaculars(_ table: TSVTable, into source: inout SourceTaxonomy) throws(SourceError) {
-        let taxon = try table.column("taxonID"), name = try table.column("name")
-        let language = table.optionalColumn("language"), preferred = table.optionalColumn("preferred")
-        for (line, fields) in table.rows {
-            let taxonValue = TSVTable.value(fields, taxon) ?? ""
-            guard let taxonID = TaxonID(taxonValue) else {
-                throw .badValue(file: table.file, line: line, column: "taxonID", value: taxonValue)
+    private func readVernaculars(_ path: String, ids: inout StableTaxonIDMap,
+                                 into source: inout SourceTaxonomy) throws(SourceError) {
+        var (reader, header) = try DelimitedRowReader.headedTable(path: path)
+        let taxon = try header.required("taxonID"), name = try header.required("name")
+        let language = header.optional("language"), preferred = header.optional("preferred")
+        var tags: [String: String] = [:]
+        while reader.next() {
+            source.readStatistics.rows += 1
+            guard let taxonID = try Self.taxonID(reader, taxon, &ids) else {
+                if reader.isDamaged { source.readStatistics.damagedLines += 1; continue }
+                throw .badValue(file: path, line: reader.line, column: "taxonID", value: "")
             }
-            guard let text = TSVTable.value(fields, name) else { continue }
-            let code = TSVTable.value(fields, language) ?? "und"
-            let tag = LanguageTags.bcp47(code) ?? "und"
-            let isPreferred = ["true", "1", "yes", "t"].contains(TSVTable.value(fields, preferred)?.lowercased() ?? "")
+            guard let text = reader.optionalString(name) else { continue }
+            let code = reader.optionalString(language) ?? "und"
+            let tag: String
+            if let known = tags[code] {
+                tag = known
+            } else {
+                tag = LanguageTags.bcp47(code) ?? "und"
+                tags[code] = tag
+            }
+            let isPreferred = preferred.map { reader.equalsIgnoringCase($0, "true") || reader.equals($0, "1")
+                || reader.equalsIgnoringCase($0, "yes") || reader.equalsIgnoringCase($0, "t") } ?? false
             source.vernacularNames.append(.init(taxonID: taxonID, name: text, language: tag, preferred: isPreferred))
         }
     }
 
-    private func readProperties(_ table: TSVTable, into source: inout SourceTaxonomy) throws(SourceError) {
-        let taxon = try table.column("taxonID"), property = try table.column("property"), value = try table.column("value")
-        let unit = table.optionalColumn("unit"), reference = table.optionalColumn("reference") ?? table.optionalColumn("referenceID")
-        for (line, fields) in table.rows {
-            let taxonValue = TSVTable.value(fields, taxon) ?? ""
-            guard let taxonID = TaxonID(taxonValue) else {
-                throw .badValue(file: table.file, line: line, column: "taxonID", value: taxonValue)
+    private func readProperties(_ path: String, ids: inout StableTaxonIDMap,
+                                into source: inout SourceTaxonomy) throws(SourceError) {
+        var (reader, header) = try DelimitedRowReader.headedTable(path: path)
+        let taxon = try header.required("taxonID"), property = try header.required("property")
+        let value = try header.required("value")
+        let unit = header.optional("unit"), reference = header.optional("reference") ?? header.optional("referenceID")
+        while reader.next() {
+            source.readStatistics.rows += 1
+            guard let taxonID = try Self.taxonID(reader, taxon, &ids) else {
+                if reader.isDamaged { source.readStatistics.damagedLines += 1; continue }
+                throw .badValue(file: path, line: reader.line, column: "taxonID", value: "")
             }
-            guard let key = TSVTable.value(fields, property), let text = TSVTable.value(fields, value) else { continue }
+            guard let key = reader.optionalString(property), let text = reader.optionalString(value) else { continue }
             source.properties.append(.init(taxonID: taxonID, key: key.lowercased(), value: text,
-                                           unit: TSVTable.value(fields, unit),
-                                           referenceID: TSVTable.value(fields, reference)))
+                                           unit: reader.optionalString(unit),
+                                           referenceID: reader.optionalString(reference)))
         }
     }
 
-    private func readReferences(_ table: TSVTable, into source: inout SourceTaxonomy) throws(SourceError) {
-        let id = try table.column("ID"), citation = try table.column("citation")
-        let link = table.optionalColumn("link"), type = table.optionalColumn("type")
-        for (_, fields) in table.rows {
-            guard let refID = TSVTable.value(fields, id), let text = TSVTable.value(fields, citation) else { continue }
-            source.references.append(.init(id: refID, citation: text, link: TSVTable.value(fields, link),
-                                           type: TSVTable.value(fields, type)?.lowercased() ?? "other"))
+    private func readReferences(_ path: String, into source: inout SourceTaxonomy) throws(SourceError) {
+        var (reader, header) = try DelimitedRowReader.headedTable(path: path)
+        let id = try header.required("ID"), citation = try header.required("citation")
+        let link = header.optional("link"), type = header.optional("type")
+        while reader.next() {
+            source.readStatistics.rows += 1
+            // Reference ids stay text: the schema keys references by row, not by id.
+            guard let refID = reader.optionalString(id), let text = reader.optionalString(citation) else { continue }
+            source.references.append(.init(id: refID, citation: text, link: reader.optionalString(link),
+                                           type: reader.optionalString(type)?.lowercased() ?? "other"))
         }
     }
 }

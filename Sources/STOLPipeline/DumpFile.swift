@@ -54,6 +54,7 @@ final class MappedFile {
 /// Two separators: `.dump` is the NCBI/Open Tree `\t|\t` with an optional line
 /// end of `\t|` (or `\t|\t`); `.tab` is plain TSV (GBIF, ColDP), where quotes are
 /// ordinary characters. Both accept LF and CRLF line ends and skip blank lines.
+/// A leading UTF-8 byte order mark is skipped.
 ///
 /// Damaged files: a NUL byte ends the current line the way a newline does, and
 /// the run of NULs is skipped. The lines on either side of such a run are marked
@@ -80,6 +81,9 @@ struct DelimitedRowReader {
     init(file: MappedFile, separator: Separator) {
         self.file = file
         self.separator = separator
+        // A UTF-8 byte order mark (spreadsheet exports write one) is not part of the first field.
+        let bytes = file.bytes
+        if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF { position = 3 }
     }
 
     var path: String { file.path }
@@ -300,5 +304,19 @@ struct ProgressTicker {
 
     func finish() {
         handler?(ReadProgress(file: file, rows: rows, elapsed: ContinuousClock.now - started, finished: true))
+    }
+}
+
+extension DelimitedRowReader {
+    /// Opens a tab-separated file whose first row is a header (ColDP, the
+    /// released-id records): the reader is left on the header row, so the
+    /// first `next()` gives the first data row.
+    ///
+    /// An empty file is an error rather than a table without rows: a header is
+    /// what says which column is which, and a file without one was cut short.
+    static func headedTable(path: String) throws(SourceError) -> (rows: DelimitedRowReader, header: HeaderColumns) {
+        var reader = DelimitedRowReader(file: try MappedFile(path: path), separator: .tab)
+        guard reader.next() else { throw .unreadable(file: path, detail: "empty file") }
+        return (reader, HeaderColumns(reader))
     }
 }

@@ -41,16 +41,16 @@ public struct ReleasedIDs: Equatable, Sendable {
 
     /// Reads a record file.
     public init(recordFile path: String) throws(SourceError) {
-        let table = try TSVTable(path: path)
-        let id = try table.column("id"), rank = try table.column("rank"), name = try table.column("scientific_name")
+        var (reader, header) = try DelimitedRowReader.headedTable(path: path)
+        let id = try header.required("id"), rank = try header.required("rank")
+        let name = try header.required("scientific_name")
         var entries: [TaxonID: Entry] = [:]
-        for (line, fields) in table.rows {
-            let idValue = TSVTable.value(fields, id) ?? ""
-            guard let taxonID = TaxonID(idValue) else {
-                throw .badValue(file: path, line: line, column: "id", value: idValue)
+        while reader.next() {
+            guard let taxonID = reader.int64(id) else {
+                throw .badValue(file: path, line: reader.line, column: "id", value: reader.string(id))
             }
-            guard let rankValue = TSVTable.value(fields, rank), let nameValue = TSVTable.value(fields, name) else {
-                throw .badValue(file: path, line: line, column: "rank/scientific_name", value: "")
+            guard let rankValue = reader.optionalString(rank), let nameValue = reader.optionalString(name) else {
+                throw .badValue(file: path, line: reader.line, column: "rank/scientific_name", value: "")
             }
             entries[taxonID] = Entry(rank: rankValue, scientificName: nameValue)
         }

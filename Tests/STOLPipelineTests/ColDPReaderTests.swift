@@ -123,46 +123,182 @@ final class ColDPReaderTests: XCTestCase {
         XCTAssertNil(LanguageTags.bcp47("klingon"))
     }
 
-    func testRead_whenAnIDIsNotAnInteger_throwsBadValueNamingFileAndLine() throws {
+    // Text ids. Expected values are computed independently with Python's hashlib
+    // (see StableTaxonIDMapTests): 2**40 + int.from_bytes(sha256(b"coldp:" + id)[:8], "big") % (2**53 - 2**40).
+
+    func testRead_whenAnIDIsNotAnInteger_mapsItToItsStableHashedID() throws {
         let directory = try makeTemporaryDirectory(self)
         try writeTSV(directory, "NameUsage.tsv", [
             row("ID", "parentID", "status", "rank", "scientificName"),
             row("1", "", "accepted", "domain", "Bacteria"),
             row("12a", "1", "accepted", "phylum", "Bacillota"),
         ])
-        do {
-            _ = try ColDPReader().read(directory: directory)
-            XCTFail("expected badValue")
-        } catch {
-            XCTAssertEqual(error, .badValue(file: directory + "/NameUsage.tsv", line: 3, column: "ID", value: "12a"))
-            XCTAssertTrue(error.description.contains("NameUsage.tsv:3"), error.description)
+        let source = try ColDPReader().read(directory: directory)
+        XCTAssertEqual(source.usages.map(\.id), [1, 3_447_015_319_322_567])
+        XCTAssertEqual(source.usages.map(\.parentID), [nil, 1])
+    }
+
+    func testRead_whenAParentIDIsText_mapsItWithTheSameFunctionAsIDs() throws {
+        let directory = try makeTemporaryDirectory(self)
+        try writeTSV(directory, "NameUsage.tsv", [
+            row("ID", "parentID", "status", "rank", "scientificName"),
+            row("one", "", "accepted", "domain", "Bacteria"),
+            row("2", "one", "accepted", "phylum", "Bacillota"),
+        ])
+        let source = try ColDPReader().read(directory: directory)
+        XCTAssertEqual(source.usages.map(\.id), [1_677_762_667_535_301, 2])
+        XCTAssertEqual(source.usages.last?.parentID, 1_677_762_667_535_301)
+    }
+
+    func testRead_whenSynonymVernacularAndPropertyRowsNameTextIDs_mapsEveryOneToItsTaxon() throws {
+        let directory = try makeTemporaryDirectory(self)
+        try writeTSV(directory, "NameUsage.tsv", [
+            row("ID", "parentID", "status", "rank", "scientificName"),
+            row("x1", "", "accepted", "genus", "Nanger"),
+            row("x1SYN", "x1", "synonym", "", "Gazella"),
+        ])
+        try writeTSV(directory, "VernacularName.tsv", [row("taxonID", "name", "language"), row("x1", "gazelles", "eng")])
+        try writeTSV(directory, "TaxonProperty.tsv", [row("taxonID", "property", "value"), row("x1", "CITES", "Appendix I")])
+        let source = try ColDPReader().read(directory: directory)
+        let x1: TaxonID = 3_169_439_836_184_771
+        XCTAssertEqual(source.usages.map(\.id), [x1])
+        XCTAssertEqual(source.synonyms.map(\.acceptedID), [x1])
+        XCTAssertEqual(source.vernacularNames.map(\.taxonID), [x1])
+        XCTAssertEqual(source.properties.map(\.taxonID), [x1])
+    }
+
+    /// `c14463178` and `c59775577` have the same SHA-256 prefix under the policy
+    /// (a real collision, see StableTaxonIDMapTests).
+    func testRead_whenTextIDsCollide_failsNamingBothIDs() throws {
+        let directory = try makeTemporaryDirectory(self)
+        try writeTSV(directory, "NameUsage.tsv", [
+            row("ID", "parentID", "status", "rank", "scientificName"),
+            row("c14463178", "", "accepted", "domain", "Bacteria"),
+            row("c59775577", "c14463178", "accepted", "phylum", "Bacillota"),
+        ])
+        XCTAssertThrowsError(try ColDPReader().read(directory: directory)) { error in
+            guard case .malformedLine(let file, let line, let detail)? = error as? SourceError else {
+                return XCTFail("expected malformedLine, got \(error)")
+            }
+            XCTAssertEqual(file, directory + "/NameUsage.tsv")
+            XCTAssertEqual(line, 3)
+            XCTAssertTrue(detail.contains("'c14463178'") && detail.contains("'c59775577'"), detail)
+            XCTAssertTrue(detail.contains("3700373707059085"), detail)
         }
     }
 
-    func testRead_whenAParentIDIsNotAnInteger_throwsBadValue() throws {
+    func testRead_whenAVernacularTextIDCollidesWithAUsageID_failsInThatFile() throws {
+        let directory = try makeTemporaryDirectory(self)
+        try writeTSV(directory, "NameUsage.tsv", [row("ID", "parentID", "status", "rank", "scientificName"),
+                                                   row("c139897255", "", "accepted", "domain", "Bacteria")])
+        try writeTSV(directory, "vernacular-name.tsv", [row("taxonID", "name", "language"),
+                                                         row("c139897255", "bacteria", "eng"),
+                                                         row("c150695828", "not bacteria", "eng")])
+        XCTAssertThrowsError(try ColDPReader().read(directory: directory)) { error in
+            guard case .malformedLine(let file, 3, let detail)? = error as? SourceError else {
+                return XCTFail("expected malformedLine at line 3, got \(error)")
+            }
+            XCTAssertEqual(file, directory + "/vernacular-name.tsv")
+            XCTAssertTrue(detail.contains("'c139897255'") && detail.contains("'c150695828'"), detail)
+        }
+    }
+
+    func testRead_whenAnAcceptedUsageHasNoID_throwsBadValueNamingFileAndLine() throws {
         let directory = try makeTemporaryDirectory(self)
         try writeTSV(directory, "NameUsage.tsv", [
             row("ID", "parentID", "status", "rank", "scientificName"),
             row("1", "", "accepted", "domain", "Bacteria"),
-            row("2", "one", "accepted", "phylum", "Bacillota"),
+            row("", "1", "accepted", "phylum", "Bacillota"),
         ])
-        XCTAssertThrowsError(try ColDPReader().read(directory: directory)) { error in
-            XCTAssertEqual(error as? SourceError,
-                           .badValue(file: directory + "/NameUsage.tsv", line: 3, column: "parentID", value: "one"))
+        do {
+            _ = try ColDPReader().read(directory: directory)
+            XCTFail("expected badValue")
+        } catch {
+            XCTAssertEqual(error, .badValue(file: directory + "/NameUsage.tsv", line: 3, column: "ID", value: ""))
+            XCTAssertTrue(error.description.contains("NameUsage.tsv:3"), error.description)
         }
     }
 
-    func testRead_whenAVernacularTaxonIDIsNotAnInteger_throwsBadValueNamingThatFile() throws {
+    func testRead_whenASynonymHasNoParentID_throwsBadValue() throws {
+        let directory = try makeTemporaryDirectory(self)
+        try writeTSV(directory, "NameUsage.tsv", [
+            row("ID", "parentID", "status", "rank", "scientificName"),
+            row("1", "", "accepted", "domain", "Bacteria"),
+            row("s1", "", "synonym", "", "Eubacteria"),
+        ])
+        XCTAssertThrowsError(try ColDPReader().read(directory: directory)) { error in
+            XCTAssertEqual(error as? SourceError,
+                           .badValue(file: directory + "/NameUsage.tsv", line: 3, column: "parentID", value: ""))
+        }
+    }
+
+    func testRead_whenAVernacularRowHasNoTaxonID_throwsBadValueNamingThatFile() throws {
         let directory = try makeTemporaryDirectory(self)
         try writeTSV(directory, "NameUsage.tsv", [row("ID", "parentID", "status", "rank", "scientificName"),
                                                    row("1", "", "accepted", "domain", "Bacteria")])
         try writeTSV(directory, "vernacular-name.tsv", [row("taxonID", "name", "language"),
                                                          row("1", "bacteria", "eng"),
-                                                         row("x1", "bacterias", "spa")])
+                                                         row("", "bacterias", "spa")])
         XCTAssertThrowsError(try ColDPReader().read(directory: directory)) { error in
             XCTAssertEqual(error as? SourceError,
-                           .badValue(file: directory + "/vernacular-name.tsv", line: 3, column: "taxonID", value: "x1"))
+                           .badValue(file: directory + "/vernacular-name.tsv", line: 3, column: "taxonID", value: ""))
         }
+    }
+
+    func testRead_whenAnIDRepeats_keepsTheFirstRowAndCountsTheDuplicate() throws {
+        let directory = try makeTemporaryDirectory(self)
+        try writeTSV(directory, "NameUsage.tsv", [
+            row("ID", "parentID", "status", "rank", "scientificName"),
+            row("x1", "", "accepted", "domain", "Bacteria"),
+            row("x1", "", "accepted", "domain", "Bacteria (again)"),
+        ])
+        let source = try ColDPReader().read(directory: directory)
+        XCTAssertEqual(source.usages.map(\.scientificName), ["Bacteria"])
+        XCTAssertEqual(source.readStatistics.duplicateRows, 1)
+        XCTAssertEqual(source.readStatistics.rows, 2)
+    }
+
+    // MARK: TSV details the shared byte-level reader must keep
+
+    /// ChecklistBank keeps a publication year in quotes inside the name
+    /// (`Bufo periglenes Savage, 1967 "1966"`): ColDP TSV is not quoted.
+    func testRead_keepsDoubleQuotesAsOrdinaryCharacters() throws {
+        let directory = try makeTemporaryDirectory(self)
+        try writeTSV(directory, "NameUsage.tsv", [
+            row("ID", "parentID", "status", "rank", "scientificName", "authorship"),
+            row("4590", "", "accepted", "species", "\"Incilius\" periglenes", "(Savage, 1967)"),
+            row("4590SYN176", "4590", "synonym", "", "Bufo periglenes Savage, 1967 \"1966\"", ""),
+        ])
+        try writeTSV(directory, "taxon-property.tsv", [
+            row("taxonID", "property", "value", "remarks"),
+            row("4590", "CITES", "\"Appendix I\"", "the definition of \"artificially propagated\""),
+        ])
+        let source = try ColDPReader().read(directory: directory)
+        XCTAssertEqual(source.usages.map(\.scientificName), ["\"Incilius\" periglenes"])
+        XCTAssertEqual(source.synonyms.map(\.name), ["Bufo periglenes Savage, 1967 \"1966\""])
+        XCTAssertNil(source.synonyms.first?.authorship)
+        XCTAssertEqual(source.properties.map(\.value), ["\"Appendix I\""])
+    }
+
+    func testRead_whenAFileStartsWithAByteOrderMark_matchesItsFirstColumn() throws {
+        let directory = try makeTemporaryDirectory(self)
+        try Data([0xEF, 0xBB, 0xBF] + Array((row("ID", "parentID", "status", "rank", "scientificName") + "\n"
+            + row("1", "", "accepted", "domain", "Bacteria") + "\n").utf8))
+            .write(to: URL(fileURLWithPath: directory + "/NameUsage.tsv"))
+        XCTAssertEqual(try ColDPReader().read(directory: directory).usages.map(\.id), [1])
+    }
+
+    func testRead_trimsSpacesAroundFieldsButKeepsThemInside() throws {
+        let directory = try makeTemporaryDirectory(self)
+        try writeTSV(directory, "NameUsage.tsv", [
+            row("ID", "parentID", "status", "rank", "scientificName", "authorship"),
+            row(" x4 ", "", " accepted", "kingdom ", " Chitra burmanica  Jaruthanin ", " 2002 "),
+        ])
+        let usage = try XCTUnwrap(try ColDPReader().read(directory: directory).usages.first)
+        XCTAssertEqual(usage.id, 6_008_348_802_710_413, "the id is hashed without its spaces, as `x4`")
+        XCTAssertEqual(usage.scientificName, "Chitra burmanica  Jaruthanin")
+        XCTAssertEqual(usage.authorship, "2002")
+        XCTAssertEqual(usage.rank, "kingdom")
     }
 
     func testRead_whenNameUsageIsMissing_throwsMissingFile() throws {

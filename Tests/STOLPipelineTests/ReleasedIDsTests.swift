@@ -74,6 +74,29 @@ final class ReleasedIDsTests: XCTestCase {
             XCTAssertEqual(error as? SourceError, .badValue(file: directory + "/bad.tsv", line: 3, column: "id", value: "x9"))
         }
     }
+
+    /// A record edited on Windows, or by a spreadsheet, must keep every promise it holds.
+    func testRecordFile_withCRLFBlankLinesAndAByteOrderMark_readsTheSameAsAPlainOne() throws {
+        let directory = try makeTemporaryDirectory(self)
+        let lines = ["id\trank\tscientific_name", "9689\tspecies\tPanthera leo", "", "9688\tgenus\tPanthera", ""]
+        try writeTSV(directory, "plain.tsv", lines)
+        try Data([0xEF, 0xBB, 0xBF] + Array((lines.joined(separator: "\r\n") + "\r\n").utf8))
+            .write(to: URL(fileURLWithPath: directory + "/windows.tsv"))
+        let plain = try ReleasedIDs(recordFile: directory + "/plain.tsv")
+        XCTAssertEqual(plain.entries[9689]?.scientificName, "Panthera leo")
+        XCTAssertEqual(plain.entries[9689]?.rank, "species")
+        XCTAssertEqual(plain.entries[9688]?.scientificName, "Panthera")
+        XCTAssertEqual(plain.entries.count, 2)
+        XCTAssertEqual(try ReleasedIDs(recordFile: directory + "/windows.tsv"), plain)
+    }
+
+    func testRecordFile_whenEmpty_isATypedError() throws {
+        let directory = try makeTemporaryDirectory(self)
+        try Data().write(to: URL(fileURLWithPath: directory + "/empty.tsv"))
+        XCTAssertThrowsError(try ReleasedIDs(recordFile: directory + "/empty.tsv")) { error in
+            XCTAssertEqual(error as? SourceError, .unreadable(file: directory + "/empty.tsv", detail: "empty file"))
+        }
+    }
 }
 
 /// The committed data keeps the committed promises: CI fails on a curated-data
