@@ -18,6 +18,18 @@ public struct FavoriteEntry: Codable, Equatable, Sendable, FetchableRecord, Tabl
         self.createdAt = createdAt
     }
 
+    /// Both columns, in this order, whatever the table's column order: ``init(row:)``
+    /// reads them by position.
+    public static var databaseSelection: [any SQLSelectable] { [Columns.taxonID, Columns.createdAt] }
+
+    /// Decoded by position rather than through `Decodable`: listing 10,000
+    /// favourites is on a waiting user's path, and the keyed decoder cost more than
+    /// the query itself (issue 5: a list of 10,000 in ≤ 20 ms).
+    public init(row: Row) throws {
+        taxonID = row[0]
+        createdAt = row[1]
+    }
+
     enum CodingKeys: String, CodingKey {
         case taxonID = "taxon_id"
         case createdAt = "created_at"

@@ -11,8 +11,35 @@ struct Favorites: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fav",
         abstract: "Your private favourites (kept per Unix user by stol-favoritesd).",
-        subcommands: [FavAdd.self, FavRemove.self, FavToggle.self, FavIs.self, FavList.self, FavCount.self,
-                      FavClear.self, FavStorage.self, FavForget.self])
+        discussion: """
+            Each Unix user has their own favourites. The service knows who you are from the \
+            kernel (the uid of your connection), never from anything you type, so nobody else \
+            can read, change or clear yours, and you cannot reach theirs. Only taxon ids and the \
+            time each was saved are stored; names come from the active taxonomy database when \
+            you list or export.
+
+            Name a taxon by id (9689) or by name, scientific or common, in any language the \
+            database knows ("Panthera leo", lion, león). When a name fits several taxa you are \
+            asked to choose on a terminal; in a script the command fails with exit 6 and lists \
+            the candidates with their ids. Ids are never checked against the database: a \
+            favourite from another database is kept and listed as "Not found in active database".
+
+            A change is acknowledged only after it is committed to disk, so an answer means \
+            it is saved, even if the service is killed a moment later.
+
+            Examples:
+              stol-client fav add lion                  # by common name
+              stol-client fav add Quercus robur         # by scientific name, no quotes needed
+              stol-client fav toggle 9689               # by id
+              stol-client fav list --sort common --lang es
+              stol-client fav export > my-species.txt   # names only, no ids or dates
+              stol-client fav clear --yes
+
+            Exit codes: 0 ok, 3 no taxon has that name, 5 a service is not running, \
+            6 ambiguous name or invalid id, 64 usage or confirmation refused.
+            """,
+        subcommands: [FavAdd.self, FavRemove.self, FavToggle.self, FavIs.self, FavList.self, FavExport.self,
+                      FavCount.self, FavClear.self, FavStorage.self, FavForget.self])
 }
 
 /// Sends one favourites request and returns the final answer, printing any notice.
@@ -24,94 +51,166 @@ func favorites(_ global: GlobalOptions, _ body: Stol_V1_FavoritesRequest.OneOf_B
     return response
 }
 
-func printState(_ global: GlobalOptions, _ response: Stol_V1_FavoritesResponse, verb: String) throws(ClientError) {
-    guard case .state(let state) = response.result else { throw .local("unexpected answer") }
-    if global.json {
-        print(TextFormatter.json(object: ["taxon_id": state.taxonID, "is_favorite": state.isFavorite, "changed": state.changed]))
-    } else {
-        let now = state.isFavorite ? "is a favourite" : "is not a favourite"
-        print("\(state.taxonID) \(now)\(state.changed ? "" : " (\(verb): nothing to change)")")
+/// How `fav add/remove/toggle/is` pick a taxon: its id or its name.
+struct FavoriteTarget: ParsableArguments {
+    @Argument(help: ArgumentHelp("Taxon id, or a scientific or common name (several words form one name).",
+                                 valueName: "id-or-name"))
+    var words: [String]
+
+    @Option(name: .customLong("lang"), help: "Language of common names, for matching and display (en, es, zh, …).")
+    var language: String = "en"
+
+    @Option(help: ArgumentHelp("Only consider taxa of this rank when resolving a name (species, genus, …).",
+                               valueName: "rank"))
+    var rank: String?
+
+    func validate() throws {
+        if let rank, FavoriteText.rank(named: rank) == nil {
+            throw ValidationError("unknown rank '\(rank)'; use domain, kingdom, phylum, class, order, family, genus or species")
+        }
     }
 }
 
-/// add, remove, toggle and is: one taxon id in, the resulting state out.
+/// add, remove, toggle and is: one taxon (by id or name) in, the resulting state out.
 protocol FavoriteStateCommand: ParsableCommand {
     var global: GlobalOptions { get }
-    var id: Int64 { get }
-    static var verb: String { get }
+    var target: FavoriteTarget { get }
+    /// What the text output says, given the state after the operation and whether it changed.
+    static func sentence(isFavorite: Bool, changed: Bool) -> String
     static func body(_ id: Int64) -> Stol_V1_FavoritesRequest.OneOf_Body
 }
 
 extension FavoriteStateCommand {
     func run() throws {
         try global.run { () throws(ClientError) in
-            try printState(global, favorites(global, Self.body(id)), verb: Self.verb)
+            let resolver = FavoriteTaxonResolver(global: global, language: target.language,
+                                                 rank: target.rank.flatMap(FavoriteText.rank(named:)))
+            let resolved = try resolver.resolve(target.words)
+            let response = try favorites(global, Self.body(resolved.taxonID))
+            guard case .state(let state) = response.result else { throw .local("unexpected answer") }
+            if global.json {
+                print(TextFormatter.json(object: ["taxon_id": state.taxonID, "is_favorite": state.isFavorite,
+                                                  "changed": state.changed]))
+                return
+            }
+            // Named by id: look the name up for the message, but a missing taxonomy
+            // service must not stop a favourite from being saved.
+            var taxon = resolved.taxon
+            var namesKnown = taxon != nil
+            if taxon == nil, let found = try? FavoriteNameLookup(socketPath: global.paths.taxonomySocket,
+                                                                 language: target.language).taxa(for: [state.taxonID]) {
+                taxon = found[state.taxonID]
+                namesKnown = true
+            }
+            let what = FavoriteText.describe(id: state.taxonID, taxon: taxon, namesKnown: namesKnown)
+            print("\(Self.sentence(isFavorite: state.isFavorite, changed: state.changed)): \(what)")
         }
     }
 }
 
 struct FavAdd: FavoriteStateCommand {
-    static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a taxon to your favourites.")
-    static let verb = "add"
+    static let configuration = CommandConfiguration(
+        commandName: "add", abstract: "Add a taxon to your favourites (by id or name).",
+        discussion: "Adding a favourite you already have changes nothing and is not an error.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Taxon id.") var id: Int64
+    @OptionGroup var target: FavoriteTarget
+    static func sentence(isFavorite: Bool, changed: Bool) -> String { changed ? "added" : "already a favourite" }
     static func body(_ id: Int64) -> Stol_V1_FavoritesRequest.OneOf_Body { .add(.with { $0.taxonID = id }) }
 }
 
 struct FavRemove: FavoriteStateCommand {
-    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a taxon from your favourites.")
-    static let verb = "remove"
+    static let configuration = CommandConfiguration(
+        commandName: "remove", abstract: "Remove a taxon from your favourites (by id or name).",
+        discussion: "Removing a taxon that is not a favourite changes nothing and is not an error.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Taxon id.") var id: Int64
+    @OptionGroup var target: FavoriteTarget
+    static func sentence(isFavorite: Bool, changed: Bool) -> String { changed ? "removed" : "was not a favourite" }
     static func body(_ id: Int64) -> Stol_V1_FavoritesRequest.OneOf_Body { .remove(.with { $0.taxonID = id }) }
 }
 
 struct FavToggle: FavoriteStateCommand {
-    static let configuration = CommandConfiguration(commandName: "toggle", abstract: "Add the taxon if absent, remove it if present.")
-    static let verb = "toggle"
+    static let configuration = CommandConfiguration(
+        commandName: "toggle", abstract: "Add the taxon if absent, remove it if present (the heart button).")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Taxon id.") var id: Int64
+    @OptionGroup var target: FavoriteTarget
+    static func sentence(isFavorite: Bool, changed: Bool) -> String { isFavorite ? "added" : "removed" }
     static func body(_ id: Int64) -> Stol_V1_FavoritesRequest.OneOf_Body { .toggle(.with { $0.taxonID = id }) }
 }
 
 struct FavIs: FavoriteStateCommand {
-    static let configuration = CommandConfiguration(commandName: "is", abstract: "Say whether a taxon is a favourite (exit 0 either way).")
-    static let verb = "check"
+    static let configuration = CommandConfiguration(
+        commandName: "is", abstract: "Say whether a taxon is one of your favourites (exit 0 either way).")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "Taxon id.") var id: Int64
+    @OptionGroup var target: FavoriteTarget
+    static func sentence(isFavorite: Bool, changed: Bool) -> String { isFavorite ? "a favourite" : "not a favourite" }
     static func body(_ id: Int64) -> Stol_V1_FavoritesRequest.OneOf_Body { .isFavorite(.with { $0.taxonID = id }) }
 }
 
+/// Options shared by `list` and `export`: the order and the language of common names.
+struct FavoriteListOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("recent (newest first), scientific (A–Z) or common (A–Z by common name in --lang).",
+                               valueName: "order"))
+    var sort: FavoriteSort = .recent
+
+    @Option(name: .customLong("lang"), help: "Language of common names (en, es, zh, …).")
+    var language: String = "en"
+
+    /// The user's favourites with names from the active database. Names are
+    /// optional only where the caller says so (a plain list still works while the
+    /// taxonomy service is down; sorting by name and exporting need the names).
+    func listing(_ global: GlobalOptions, namesRequired: Bool) throws(ClientError) -> FavoriteListing {
+        let response = try favorites(global, .list(Stol_V1_ListFavorites()))
+        guard case .list(let list) = response.result else { throw .local("unexpected answer") }
+        let lookup = FavoriteNameLookup(socketPath: global.paths.taxonomySocket, language: language)
+        do throws(ClientError) {
+            return FavoriteListing(entries: list.entries, taxa: try lookup.taxa(for: list.entries.map(\.taxonID)))
+        } catch {
+            guard !namesRequired, case .serviceNotRunning = error else { throw error }
+            FileHandle.standardError.write(Data("note: names are not shown: \(error)\n".utf8))
+            return FavoriteListing(entries: list.entries, taxa: nil)
+        }
+    }
+}
+
 struct FavList: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List your favourites, newest first.")
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List your favourites with their names, newest first by default.",
+        discussion: """
+            Each line shows the id, the scientific and common name, the rank and when it was added. \
+            A favourite the active database does not know shows "Not found in active database" and \
+            is kept: it may exist in the other database. If the taxonomy service is not running, \
+            the list still shows ids and times (sorting by a name then needs the service).
+            """)
     @OptionGroup var global: GlobalOptions
-    @OptionGroup var language: LanguageOption
+    @OptionGroup var options: FavoriteListOptions
     func run() throws {
         try global.run { () throws(ClientError) in
-            let response = try favorites(global, .list(Stol_V1_ListFavorites()))
-            guard case .list(let list) = response.result else { throw .local("unexpected answer") }
-            if global.json { print(TextFormatter.json(list)); return }
-            if list.entries.isEmpty { print("no favourites yet: add one with `stol-client fav add ID`"); return }
-            let taxonomy = global.taxonomy()
-            for entry in list.entries {
-                var request = Stol_V1_TaxonomyRequest()
-                var get = Stol_V1_GetTaxonRequest()
-                get.taxonID = entry.taxonID
-                get.language = language.language
-                request.getTaxon = get
-                let name: String
-                do throws(ClientError) {
-                    let answer = try taxonomy.call(request)
-                    if case .taxon(let taxon) = answer.result { name = TextFormatter.line(taxon) } else { name = "\(entry.taxonID)" }
-                } catch {
-                    if case .server(let error) = error, error.code == .notFound {
-                        name = "\(entry.taxonID)\tNot found in active database"
-                    } else {
-                        throw error
-                    }
-                }
-                print("\(name)\t(added \(entry.createdAt))")
-            }
+            let listing = try options.listing(global, namesRequired: options.sort != .recent)
+            print(global.json ? TextFormatter.json(object: listing.listJSON(options.sort)) : listing.listText(options.sort))
+        }
+    }
+}
+
+struct FavExport: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export", abstract: "Print your favourites as plain text to share: names only.",
+        discussion: """
+            The text has no taxon ids and no dates, only display names, so it can be shared \
+            without revealing anything else:
+
+              My Favourite Species — Species: Tree of Life
+
+              1. Panthera leo (lion)
+              2. Quercus robur (English oak)
+
+            Redirect it to a file: stol-client fav export > favourites.txt
+            """)
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var options: FavoriteListOptions
+    func run() throws {
+        try global.run { () throws(ClientError) in
+            let listing = try options.listing(global, namesRequired: true)
+            print(global.json ? TextFormatter.json(object: listing.exportJSON(options.sort)) : listing.exportText(options.sort))
         }
     }
 }
@@ -129,7 +228,8 @@ struct FavCount: ParsableCommand {
 }
 
 struct FavStorage: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "storage", abstract: "Bytes your favourites file uses.")
+    static let configuration = CommandConfiguration(
+        commandName: "storage", abstract: "Bytes your favourites file uses (0 when you have none).")
     @OptionGroup var global: GlobalOptions
     func run() throws {
         try global.run { () throws(ClientError) in
@@ -140,23 +240,37 @@ struct FavStorage: ParsableCommand {
     }
 }
 
-/// Asks before destroying data; refuses without --yes when nobody can answer.
+/// Asks before destroying data; refuses without --yes when nobody can answer
+/// (standard input is not a terminal), so a script never deletes by accident.
 func confirm(_ question: String, yes: Bool) throws(ClientError) {
     if yes { return }
-    guard isatty(STDIN_FILENO) == 1 else { throw .usage("\(question) Not interactive: pass --yes to confirm.") }
-    print("\(question) Type 'yes' to continue: ", terminator: "")
-    guard readLine()?.lowercased() == "yes" else { throw .usage("cancelled; nothing was changed") }
+    guard isatty(STDIN_FILENO) == 1 else {
+        throw .usage("\(question) Not asking: standard input is not a terminal. Pass --yes to confirm; nothing was changed.")
+    }
+    FileHandle.standardError.write(Data("\(question) Type 'yes' to continue: ".utf8))
+    guard readLine()?.trimmingCharacters(in: .whitespaces).lowercased() == "yes" else {
+        throw .usage("cancelled; nothing was changed")
+    }
 }
 
 struct FavClear: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "clear", abstract: "Remove all your favourites (asks first).")
+    static let configuration = CommandConfiguration(
+        commandName: "clear", abstract: "Remove all your favourites (asks first; --yes skips the question).",
+        discussion: """
+            The rows are deleted with SQLite's secure_delete and the journal is emptied, so nothing \
+            of them stays on disk. Your (now empty) file stays; `forget-me` deletes it too. \
+            Without a terminal the command refuses (exit 64) unless --yes is given.
+            """)
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Do not ask for confirmation.") var yes = false
     func run() throws {
         try global.run { () throws(ClientError) in
-            let countResponse = try favorites(global, .count(Stol_V1_CountFavorites()))
-            guard case .count(let count) = countResponse.result else { throw .local("unexpected answer") }
-            try confirm("This will remove all \(count.count) saved species. This cannot be undone.", yes: yes)
+            if !yes {
+                let countResponse = try favorites(global, .count(Stol_V1_CountFavorites()))
+                guard case .count(let count) = countResponse.result else { throw .local("unexpected answer") }
+                try confirm("Clear all favourites? This will remove all \(count.count) saved species. This cannot be undone.",
+                            yes: false)
+            }
             let response = try favorites(global, .clear(Stol_V1_ClearFavorites()))
             guard case .cleared(let cleared) = response.result else { throw .local("unexpected answer") }
             print(global.json ? TextFormatter.json(object: ["removed": cleared.removed]) : "removed \(cleared.removed) favourites")
@@ -165,13 +279,14 @@ struct FavClear: ParsableCommand {
 }
 
 struct FavForget: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "forget-me",
-                                                    abstract: "Delete your favourites file entirely (asks first).")
+    static let configuration = CommandConfiguration(
+        commandName: "forget-me", abstract: "Delete your favourites file entirely (asks first).",
+        discussion: "Removes the file with its journal files: nothing of yours is left on the machine.")
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Do not ask for confirmation.") var yes = false
     func run() throws {
         try global.run { () throws(ClientError) in
-            try confirm("This deletes your favourites file and everything in it.", yes: yes)
+            try confirm("Delete your favourites file and everything in it? This cannot be undone.", yes: yes)
             let response = try favorites(global, .forgetMe(Stol_V1_ForgetMe()))
             guard case .forgotten = response.result else { throw .local("unexpected answer") }
             print(global.json ? TextFormatter.json(object: ["forgotten": true]) : "your favourites file is deleted")

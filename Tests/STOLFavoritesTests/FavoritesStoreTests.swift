@@ -274,6 +274,45 @@ final class FavoritesStoreTests: XCTestCase {
         XCTAssertEqual(rows, 1)
     }
 
+    // MARK: - Cap
+
+    func testAdd_atTheCapOf50000_isRefusedButRemovingAndTogglingOffStillWork() async throws {
+        let store = makeStore()
+        _ = try await store.add(1)
+        await store.close()
+        // Fill the file directly (one transaction), then let the store warm its cache from it.
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(sql: """
+                WITH RECURSIVE n(x) AS (SELECT 2 UNION ALL SELECT x + 1 FROM n WHERE x < ?)
+                INSERT INTO favorites (taxon_id) SELECT x FROM n
+                """, arguments: [FavoritesStore.maximumFavorites])
+        }
+        try queue.close()
+        let full = try await store.count()
+        XCTAssertEqual(full, FavoritesStore.maximumFavorites)
+
+        for operation in ["add", "toggle"] {
+            do {
+                _ = operation == "add" ? try await store.add(1_000_000) : try await store.toggle(1_000_000)
+                XCTFail("\(operation) of a new id at the cap was accepted")
+            } catch {
+                XCTAssertEqual(error, .limitReached(FavoritesStore.maximumFavorites))
+                XCTAssertEqual(error.protocolError.code, .invalidRequest)
+            }
+        }
+        let present = try await store.add(7)  // already there: a no-op, not an error
+        XCTAssertFalse(present)
+        let toggledOff = try await store.toggle(7)
+        XCTAssertFalse(toggledOff)
+        let roomAgain = try await store.add(1_000_000)
+        XCTAssertTrue(roomAgain)
+        let count = try await store.count()
+        let isFavourite = try await store.isFavourite(1_000_000)
+        XCTAssertEqual(count, FavoritesStore.maximumFavorites)
+        XCTAssertTrue(isFavourite)
+    }
+
     // MARK: - Validation
 
     func testInvalidTaxonIDs_areRejectedAndChangeNothing() async throws {

@@ -170,12 +170,14 @@ struct HarnessError: Error, CustomStringConvertible, Sendable {
 struct ChildProcess {
     let pid: pid_t
 
+    /// `stdin` is a path opened read-write as standard input (a pty's slave for
+    /// tests that play a user at a terminal); /dev/null by default.
     static func spawn(_ executable: String, _ arguments: [String], environment: [String: String],
-                      stdout: String, stderr: String) throws -> ChildProcess {
+                      stdout: String, stderr: String, stdin: String = "/dev/null") throws -> ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, stdin, stdin == "/dev/null" ? O_RDONLY : O_RDWR, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         if stderr == stdout {
             posix_spawn_file_actions_adddup2(&actions, 1, 2)

@@ -1,0 +1,140 @@
+import ArgumentParser
+import Foundation
+import STOLProtocol
+
+/// The orders of seed 002 §6.3's "Sort" picker.
+enum FavoriteSort: String, ExpressibleByArgument, CaseIterable {
+    /// Most recently added first (the daemon's order; ties by ascending id).
+    case recent
+    /// A–Z by scientific name.
+    case scientific
+    /// A–Z by common name in `--lang`; taxa without one follow, by scientific name.
+    case common
+
+    var phrase: String {
+        switch self {
+        case .recent: "most recently added first"
+        case .scientific: "A–Z by scientific name"
+        case .common: "A–Z by common name"
+        }
+    }
+}
+
+/// A user's favourites with the names the active database gives them, ready to
+/// be sorted and printed as a list or exported.
+///
+/// Favourites the active database does not know stay in the listing with seed
+/// 002 §7.4's placeholder: they may exist in the other database, and switching
+/// back brings their names back, so nothing here ever drops one.
+struct FavoriteListing {
+    struct Row {
+        let taxonID: Int64
+        let createdAt: String
+        /// Nil when the active database lacks the id (or names were not looked up).
+        let taxon: Stol_V1_Taxon?
+    }
+
+    /// Newest first, as the daemon answered.
+    let rows: [Row]
+    /// False when the taxonomy service was not running: ids and times only.
+    let namesKnown: Bool
+
+    init(entries: [Stol_V1_FavoriteEntry], taxa: [Int64: Stol_V1_Taxon]?) {
+        rows = entries.map { Row(taxonID: $0.taxonID, createdAt: $0.createdAt, taxon: taxa?[$0.taxonID]) }
+        namesKnown = taxa != nil
+    }
+
+    /// The rows in `order`. Sorting by a name compares folded text (case and
+    /// diacritics ignored, as search does); rows not in the active database come
+    /// last, in the daemon's order, whatever the sort.
+    func sorted(_ order: FavoriteSort) -> [Row] {
+        guard order != .recent else { return rows }
+        let known = rows.filter { $0.taxon != nil }
+        let unknown = rows.filter { $0.taxon == nil }
+        func key(_ text: String) -> String {
+            text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+        }
+        let ordered = known.enumerated().sorted { left, right in
+            let (a, b) = (left.element.taxon!, right.element.taxon!)
+            if order == .common {
+                switch (a.commonName.isEmpty, b.commonName.isEmpty) {
+                case (false, true): return true
+                case (true, false): return false
+                case (false, false) where key(a.commonName) != key(b.commonName): return key(a.commonName) < key(b.commonName)
+                default: break
+                }
+            }
+            if key(a.scientificName) != key(b.scientificName) { return key(a.scientificName) < key(b.scientificName) }
+            return left.offset < right.offset
+        }.map(\.element)
+        return ordered + unknown
+    }
+
+    // MARK: - List
+
+    /// `fav list`: a count line, then one line per favourite, the id next to its names.
+    func listText(_ order: FavoriteSort) -> String {
+        guard !rows.isEmpty else { return "No favourites yet. Add one with `stol-client fav add ID-or-NAME`." }
+        var lines = ["Favourites: \(rows.count) (\(order.phrase))"]
+        let width = rows.map { String($0.taxonID).count }.max() ?? 1
+        for row in sorted(order) {
+            let id = String(repeating: " ", count: width - String(row.taxonID).count) + String(row.taxonID)
+            let added = "added \(FavoriteText.added(row.createdAt))"
+            if let taxon = row.taxon {
+                lines.append("\(id)  \(FavoriteText.name(taxon))  (\(FavoriteText.rank(taxon.rank)))  \(added)")
+            } else if namesKnown {
+                lines.append("\(id)  \(FavoriteText.notFound)  \(added)")
+            } else {
+                lines.append("\(id)  \(added)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `fav list --json`: every entry with its id and time, and its names when known.
+    func listJSON(_ order: FavoriteSort) -> [String: Any] {
+        let entries: [[String: Any]] = sorted(order).map { row in
+            var entry: [String: Any] = ["taxon_id": row.taxonID, "created_at": row.createdAt]
+            guard namesKnown else { return entry }
+            entry["found"] = row.taxon != nil
+            if let taxon = row.taxon {
+                entry["scientific_name"] = taxon.scientificName
+                entry["common_name"] = taxon.commonName
+                entry["rank"] = FavoriteText.rank(taxon.rank)
+            }
+            return entry
+        }
+        return ["count": rows.count, "sort": order.rawValue, "names_resolved": namesKnown, "entries": entries]
+    }
+
+    // MARK: - Export
+
+    /// The title line of seed 002 §6.3's export.
+    static let exportTitle = "My Favourite Species — Species: Tree of Life"
+
+    /// One export line per favourite, names only: `Panthera leo (lion)`.
+    func exportNames(_ order: FavoriteSort) -> [String] {
+        sorted(order).map { row in
+            guard let taxon = row.taxon else { return FavoriteText.notFound }
+            return taxon.commonName.isEmpty ? taxon.scientificName : "\(taxon.scientificName) (\(taxon.commonName))"
+        }
+    }
+
+    /// `fav export`: exactly seed 002 §6.3's text — a title, a blank line, a numbered
+    /// list of display names. No ids and no timestamps, so it can be shared freely.
+    func exportText(_ order: FavoriteSort) -> String {
+        let items = exportNames(order).enumerated().map { "\($0.offset + 1). \($0.element)" }
+        return ([Self.exportTitle, ""] + items).joined(separator: "\n")
+    }
+
+    /// `fav export --json`: the same names, still without ids or timestamps.
+    func exportJSON(_ order: FavoriteSort) -> [String: Any] {
+        let species: [[String: Any]] = sorted(order).map { row in
+            guard let taxon = row.taxon else { return ["found": false, "display_name": FavoriteText.notFound] }
+            return ["found": true, "scientific_name": taxon.scientificName, "common_name": taxon.commonName,
+                    "display_name": taxon.commonName.isEmpty ? taxon.scientificName
+                        : "\(taxon.scientificName) (\(taxon.commonName))"]
+        }
+        return ["title": Self.exportTitle, "species": species, "text": exportText(order)]
+    }
+}

@@ -1,0 +1,41 @@
+import STOLProtocol
+import STOLClientKit
+
+/// How the favourites commands name one taxon in text.
+///
+/// Kept apart from the shared `TextFormatter` so the favourites output can follow
+/// seed 002 (names next to ids, the "Not found in active database" placeholder)
+/// without changing what the taxonomy commands print.
+enum FavoriteText {
+    /// The placeholder of seed 002 §7.4 for a favourite the active database lacks.
+    static let notFound = "Not found in active database"
+
+    /// `9689  Panthera leo — lion  (species)`: id, scientific name, common name, rank.
+    static func describe(_ taxon: Stol_V1_Taxon) -> String {
+        "\(taxon.id)  \(name(taxon))  (\(rank(taxon.rank)))"
+    }
+
+    /// `Panthera leo — lion`, or the scientific name alone.
+    static func name(_ taxon: Stol_V1_Taxon) -> String {
+        taxon.commonName.isEmpty ? taxon.scientificName : "\(taxon.scientificName) — \(taxon.commonName)"
+    }
+
+    /// A taxon named by id, with its names when the active database knows it.
+    static func describe(id: Int64, taxon: Stol_V1_Taxon?, namesKnown: Bool) -> String {
+        if let taxon { return describe(taxon) }
+        return namesKnown ? "\(id)  (\(notFound); kept as a favourite)" : "\(id)"
+    }
+
+    static func rank(_ rank: Stol_V1_Rank) -> String { TextFormatter.rankName(rank) }
+
+    static func rank(named name: String) -> Stol_V1_Rank? {
+        Stol_V1_Rank.allCases.first { $0 != .unspecified && rank($0) == name.lowercased() }
+    }
+
+    /// `2026-02-26T10:15:30.123Z` → `2026-02-26 10:15 UTC` (the list's "added" column).
+    static func added(_ createdAt: String) -> String {
+        guard createdAt.count >= 16 else { return createdAt }
+        let minute = createdAt.prefix(16).replacingOccurrences(of: "T", with: " ")
+        return "\(minute) UTC"
+    }
+}
