@@ -105,16 +105,7 @@ public struct TaxonTree: Sendable {
     /// Lowest common ancestor by walking up from the deeper node (O(depth) ≤ 7 in
     /// an eight-rank tree). Nil when the two are in different root trees.
     public func lowestCommonAncestor(_ a: Int, _ b: Int) -> Int? {
-        var x = a, y = b
-        while depth[x] > depth[y] { x = Int(parentIndex[x]) }
-        while depth[y] > depth[x] { y = Int(parentIndex[y]) }
-        while x != y {
-            let px = Int(parentIndex[x]), py = Int(parentIndex[y])
-            if px < 0 || py < 0 { return nil }
-            x = px
-            y = py
-        }
-        return x
+        parentPointerLCA(a, b, parentIndex: parentIndex, depth: depth)
     }
 
     /// The Euler tour of seeds/000 §3.6: each node is recorded on entry and again

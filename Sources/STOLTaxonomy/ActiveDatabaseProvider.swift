@@ -29,8 +29,8 @@ public final class ActiveDatabaseProvider: Sendable {
         var selection: Selection?
     }
 
-    private let bundledPath: String
-    private let referencePath: String
+    public let bundledPath: String
+    public let referencePath: String
     private let activationPath: String
     private let logger: Logger
     private let bundled: TaxonomyDatabase

@@ -4,44 +4,120 @@ import Foundation
 ///
 /// User text never reaches FTS5 syntax: it is cut into words of letters and
 /// digits (so `"`, `*`, `(`, `:`, `-`, `NEAR` and friends are just separators or
-/// plain words), and every word is emitted as a quoted FTS5 string. Only the
-/// prefix marker `*` is added by us, after the closing quote of the last word.
+/// plain words), and every word is emitted as a quoted FTS5 string. Text between
+/// a pair of double quotes becomes a phrase (its words adjacent and in order),
+/// which is still a quoted FTS5 string of plain words. Only the prefix marker `*`
+/// is added by us, after the closing quote of the last group.
 public struct SearchQuery: Equatable, Sendable {
     /// Words, lower-cased with diacritics folded (as the `unicode61
-    /// remove_diacritics 2` tokenizer sees them).
+    /// remove_diacritics 2` tokenizer sees them), in order.
     public let words: [String]
+    /// The words grouped into phrases; a plain word is a group of one.
+    public let groups: [[String]]
     public let prefix: Bool
+    /// The text as typed, trimmed (for name-index lookups that keep punctuation,
+    /// e.g. "Alternaria sp. 10/S"); never part of an FTS5 expression.
+    public let raw: String
 
-    public init(text: String, prefix: Bool) {
-        self.words = Self.words(in: text)
+    /// - Parameter phrase: the whole text is one phrase.
+    public init(text: String, prefix: Bool, phrase: Bool = false) {
+        var groups: [[String]] = []
+        if phrase {
+            let words = Self.words(in: text)
+            if !words.isEmpty { groups = [words] }
+        } else {
+            // Balanced quotes delimit phrases; an unpaired quote is a separator.
+            let parts = text.split(separator: "\"", omittingEmptySubsequences: false)
+            let paired = parts.count % 2 == 1 ? parts.count : parts.count - 1
+            for (index, part) in parts.enumerated() {
+                let words = Self.words(in: String(part))
+                guard !words.isEmpty else { continue }
+                if index % 2 == 1 && index < paired {
+                    groups.append(words)
+                } else {
+                    groups.append(contentsOf: words.map { [$0] })
+                }
+            }
+        }
+        self.groups = groups
+        self.words = groups.flatMap { $0 }
         self.prefix = prefix
+        self.raw = text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     public var isEmpty: Bool { words.isEmpty }
 
-    /// The FTS5 MATCH expression: implicit AND of quoted words.
+    /// The folded words joined by single spaces (what names are compared with).
+    public var text: String { words.joined(separator: " ") }
+
+    /// The FTS5 MATCH expression: implicit AND of quoted words and phrases.
     public var matchExpression: String {
-        words.enumerated().map { index, word in
-            let quoted = "\"" + word.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            return prefix && index == words.count - 1 ? quoted + "*" : quoted
+        Self.expression(groups, prefix: prefix)
+    }
+
+    static func expression(_ groups: [[String]], prefix: Bool) -> String {
+        groups.enumerated().map { index, group in
+            let quoted = "\"" + group.joined(separator: " ").replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            return prefix && index == groups.count - 1 ? quoted + "*" : quoted
         }.joined(separator: " ")
     }
 
     public static func words(in text: String) -> [String] {
-        fold(text).split { !($0.isLetter || $0.isNumber) }.map(String.init)
+        if let ascii = asciiWords(in: text) { return ascii }
+        return fold(text).split { !($0.isLetter || $0.isNumber) }.map(String.init)
+    }
+
+    /// The same words for pure ASCII text, without Foundation's folding (which
+    /// costs tens of microseconds a call, and search folds hundreds of names).
+    private static func asciiWords(in text: String) -> [String]? {
+        var words: [String] = []
+        var current: [UInt8] = []
+        for byte in text.utf8 {
+            guard byte < 0x80 else { return nil }
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                current.append(byte)
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                current.append(byte + 32)
+            default:
+                if !current.isEmpty {
+                    words.append(String(decoding: current, as: UTF8.self))
+                    current.removeAll(keepingCapacity: true)
+                }
+            }
+        }
+        if !current.isEmpty { words.append(String(decoding: current, as: UTF8.self)) }
+        return words
     }
 
     public static func fold(_ text: String) -> String {
         text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
     }
 
-    /// Whether `name` contains every query word (the last as a prefix when
-    /// `prefix`), the test used to report which name matched.
+    /// Whether `name` contains every query word and phrase (the last word as a
+    /// prefix when `prefix`), the test used to report which name matched.
     public func matches(_ name: String) -> Bool {
-        let nameWords = Self.words(in: name)
-        for (index, word) in words.enumerated() {
-            let isPrefix = prefix && index == words.count - 1
-            if !nameWords.contains(where: { isPrefix ? $0.hasPrefix(word) : $0 == word }) { return false }
+        matches(words: Self.words(in: name))
+    }
+
+    func matches(words nameWords: [String]) -> Bool {
+        for (groupIndex, group) in groups.enumerated() {
+            let lastGroup = prefix && groupIndex == groups.count - 1
+            var found = false
+            var start = 0
+            while !found && start + group.count <= nameWords.count {
+                found = true
+                for (offset, word) in group.enumerated() {
+                    let nameWord = nameWords[start + offset]
+                    let isPrefix = lastGroup && offset == group.count - 1
+                    if isPrefix ? !nameWord.hasPrefix(word) : nameWord != word {
+                        found = false
+                        break
+                    }
+                }
+                start += 1
+            }
+            if !found { return false }
         }
         return true
     }

@@ -13,25 +13,27 @@ public struct TaxonomyQueries {
 
     static let taxonColumns = """
         t.id, t.parent_id, t.rank, t.scientific_name, t.author, t.year, t.status, t.conservation,
-        (SELECT n.name FROM names n WHERE n.taxon_id = t.id AND n.name_type IN ('common','vernacular')
+        (SELECT n.name FROM names n INDEXED BY idx_names_taxon WHERE n.taxon_id = t.id AND n.name_type IN ('common','vernacular')
             AND n.lang = :lang ORDER BY n.is_preferred DESC, n.id LIMIT 1) AS common_name
         """
 
+    /// Reads the columns of ``taxonColumns`` by position (GRDB's lookup by name
+    /// lower-cases the name on every access, a measurable share of a 20 µs query).
     static func taxon(from row: Row, childCount: Int? = nil) -> Stol_V1_Taxon {
         var taxon = Stol_V1_Taxon()
-        taxon.id = row["id"]
-        if let parent: Int64 = row["parent_id"] { taxon.parentID = parent }
-        taxon.rank = TaxonRank(rawValue: row["rank"]).map(Self.wireRank) ?? .unspecified
-        taxon.scientificName = row["scientific_name"]
-        taxon.author = row["author"] ?? ""
-        if let year: Int32 = row["year"] { taxon.year = year }
-        switch row["status"] as String? {
+        taxon.id = row[0]
+        if let parent: Int64 = row[1] { taxon.parentID = parent }
+        taxon.rank = TaxonRank(rawValue: row[2]).map(Self.wireRank) ?? .unspecified
+        taxon.scientificName = row[3]
+        taxon.author = row[4] ?? ""
+        if let year: Int32 = row[5] { taxon.year = year }
+        switch row[6] as String? {
         case "synonym": taxon.status = .synonym
         case "doubtful": taxon.status = .doubtful
         default: taxon.status = .accepted
         }
-        taxon.conservation = row["conservation"] ?? ""
-        taxon.commonName = row["common_name"] ?? ""
+        taxon.conservation = row[7] ?? ""
+        taxon.commonName = row[8] ?? ""
         if let childCount { taxon.childCount = UInt32(childCount) }
         return taxon
     }
@@ -47,7 +49,7 @@ public struct TaxonomyQueries {
 
     public func taxon(id: TaxonID, language: String) throws(TaxonomyError) -> Stol_V1_Taxon {
         let row = try database.read { db in
-            try Row.fetchOne(db, sql: "SELECT \(Self.taxonColumns) FROM taxa t WHERE t.id = :id",
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT \(Self.taxonColumns) FROM taxa t WHERE t.id = :id"),
                              arguments: ["id": id, "lang": language])
         }
         guard let row else { throw .taxonNotFound(id) }
@@ -55,8 +57,23 @@ public struct TaxonomyQueries {
     }
 
     public func children(of id: TaxonID, offset: Int, limit: Int, language: String) throws(TaxonomyError) -> Stol_V1_TaxonPage {
-        try database.read { db in
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM taxa WHERE id = ?", arguments: [id]) != nil else {
+        if let tree = database.memoryIndexes?.tree {
+            // The tree keeps children in name order: no sort of a large genus per page.
+            guard let index = tree.index(of: id) else { throw .taxonNotFound(id) }
+            let (nodes, total) = tree.children(of: index, offset: offset, limit: limit)
+            let byID = try database.read { db in try taxa(db, ids: nodes.map(tree.id(at:)), language: language) }
+            var page = Stol_V1_TaxonPage()
+            page.total = UInt32(total)
+            page.offset = UInt32(offset)
+            page.taxa = nodes.compactMap { node in
+                guard var taxon = byID[tree.id(at: node)] else { return nil }
+                taxon.childCount = UInt32(tree.childCount(of: node))
+                return taxon
+            }
+            return page
+        }
+        return try database.read { db in
+            guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM taxa WHERE id = ?"), arguments: [id]) != nil else {
                 throw TaxonomyError.taxonNotFound(id)
             }
             return try page(db, whereClause: "t.parent_id = :parent", arguments: ["parent": id],
@@ -78,23 +95,23 @@ public struct TaxonomyQueries {
         all["limit"] = limit
         all["offset"] = offset
         var page = Stol_V1_TaxonPage()
-        page.total = UInt32(try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa t WHERE \(whereClause)",
+        page.total = UInt32(try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM taxa t WHERE \(whereClause)"),
                                               arguments: StatementArguments(arguments)) ?? 0)
         page.offset = UInt32(offset)
-        let rows = try Row.fetchAll(db, sql: """
+        let rows = try Row.fetchAll(db.cachedStatement(sql: """
             SELECT \(Self.taxonColumns), (SELECT count(*) FROM taxa c WHERE c.parent_id = t.id) AS child_count
             FROM taxa t WHERE \(whereClause)
             ORDER BY t.scientific_name, t.id LIMIT :limit OFFSET :offset
-            """, arguments: StatementArguments(all))
-        page.taxa = rows.map { Self.taxon(from: $0, childCount: $0["child_count"]) }
+            """), arguments: StatementArguments(all))
+        page.taxa = rows.map { Self.taxon(from: $0, childCount: $0[9]) }
         return page
     }
 
     /// Root first, the taxon itself excluded.
     public func ancestors(of id: TaxonID, language: String) throws(TaxonomyError) -> [Stol_V1_Taxon] {
         let rows = try database.read { db -> [Row]? in
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM taxa WHERE id = ?", arguments: [id]) != nil else { return nil }
-            return try Row.fetchAll(db, sql: """
+            guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM taxa WHERE id = ?"), arguments: [id]) != nil else { return nil }
+            return try Row.fetchAll(db.cachedStatement(sql: """
                 WITH RECURSIVE lineage(id, level) AS (
                     SELECT parent_id, 1 FROM taxa WHERE id = :id AND parent_id IS NOT NULL
                     UNION ALL
@@ -102,58 +119,67 @@ public struct TaxonomyQueries {
                     WHERE t.parent_id IS NOT NULL AND lineage.level < 64
                 )
                 SELECT \(Self.taxonColumns) FROM lineage JOIN taxa t ON t.id = lineage.id ORDER BY lineage.level DESC
-                """, arguments: ["id": id, "lang": language])
+                """), arguments: ["id": id, "lang": language])
         }
         guard let rows else { throw .taxonNotFound(id) }
         return rows.map { Self.taxon(from: $0) }
     }
 
-    /// FTS5 search over scientific, common and synonym names (exact words, or
-    /// with the last word as a prefix), optionally limited to one rank.
-    public func search(_ query: SearchQuery, rank: TaxonRank?, limit: Int, language: String) throws(TaxonomyError) -> [Stol_V1_SearchHit] {
-        guard !query.isEmpty else { return [] }
-        return try database.read { db in
-            var arguments: [String: (any DatabaseValueConvertible)?] = [
-                "match": query.matchExpression, "lang": language, "limit": limit]
-            var rankClause = ""
-            if let rank {
-                rankClause = "AND t.rank = :rank"
-                arguments["rank"] = rank.rawValue
+    /// Taxa by id (those that exist): one statement for the rows and one for
+    /// their common names in `language` (a correlated subquery per row sorts a
+    /// temporary b-tree each time).
+    func taxa(_ db: Database, ids: [TaxonID], language: String) throws -> [TaxonID: Stol_V1_Taxon] {
+        guard !ids.isEmpty else { return [:] }
+        var result: [TaxonID: Stol_V1_Taxon] = [:]
+        let unique = Array(Set(ids))
+        for chunk in stride(from: 0, to: unique.count, by: 512) {
+            let part = Self.padded(Array(unique[chunk..<min(chunk + 512, unique.count)]))
+            let placeholders = part.map { _ in "?" }.joined(separator: ",")
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT t.id, t.parent_id, t.rank, t.scientific_name, t.author, t.year, t.status, t.conservation, NULL
+                FROM taxa t WHERE t.id IN (\(placeholders))
+                """), arguments: StatementArguments(part))
+            for row in rows {
+                let taxon = Self.taxon(from: row)
+                result[taxon.id] = taxon
             }
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT \(Self.taxonColumns), -bm25(fts_taxa, 0.0, 10.0, 5.0, 2.0) AS score
-                FROM fts_taxa JOIN taxa t ON t.id = fts_taxa.rowid
-                WHERE fts_taxa MATCH :match \(rankClause)
-                ORDER BY bm25(fts_taxa, 0.0, 10.0, 5.0, 2.0), t.scientific_name
-                LIMIT :limit
-                """, arguments: StatementArguments(arguments))
-            return try rows.map { row in
-                var hit = Stol_V1_SearchHit()
-                hit.taxon = Self.taxon(from: row)
-                hit.score = row["score"]
-                (hit.matchedName, hit.matchType) = try matchedName(db, taxon: hit.taxon, query: query, language: language)
-                return hit
+            let names = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT taxon_id, name FROM names INDEXED BY idx_names_taxon
+                WHERE taxon_id IN (\(placeholders)) AND lang = ? AND name_type IN ('common','vernacular')
+                ORDER BY taxon_id, is_preferred DESC, id
+                """), arguments: StatementArguments(part) + [language])
+            var named = Set<TaxonID>()
+            for row in names {
+                let id: TaxonID = row[0]
+                if named.insert(id).inserted { result[id]?.commonName = row[1] }
             }
         }
+        return result
     }
 
-    /// Which of the taxon's names the query matched, and how: the scientific name
-    /// first, then common names (the requested language first), then synonyms.
-    private func matchedName(_ db: Database, taxon: Stol_V1_Taxon, query: SearchQuery,
-                             language: String) throws -> (String, Stol_V1_MatchType) {
-        if query.matches(taxon.scientificName) { return (taxon.scientificName, .scientific) }
-        let names = try Row.fetchAll(db, sql: """
-            SELECT name, name_type FROM names WHERE taxon_id = ?
-            ORDER BY name_type = 'synonym', lang = ? DESC, is_preferred DESC, id
-            """, arguments: [taxon.id, language])
-        for row in names {
-            let name: String = row["name_type"] == "synonym" ? "" : row["name"]
-            if !name.isEmpty, query.matches(name) { return (name, .common) }
-        }
-        for row in names where (row["name_type"] as String) == "synonym" {
-            let name: String = row["name"]
-            if query.matches(name) { return (name, .synonym) }
-        }
-        return (taxon.scientificName, .scientific)
+    /// `ids` repeated up to the next power of two, so that `IN (…)` statements
+    /// come in a few sizes and stay in each connection's statement cache
+    /// (preparing one costs more than the lookup it serves).
+    static func padded(_ ids: [TaxonID]) -> [TaxonID] {
+        guard let last = ids.last else { return ids }
+        var size = 1
+        while size < ids.count { size *= 2 }
+        return ids + Array(repeating: last, count: size - ids.count)
+    }
+
+    /// The taxon and its ancestors (root first, the taxon excluded), or nil.
+    func lineage(_ db: Database, of id: TaxonID, language: String) throws -> (Stol_V1_Taxon, [Stol_V1_Taxon])? {
+        let rows = try Row.fetchAll(db.cachedStatement(sql: """
+            WITH RECURSIVE lineage(id, level) AS (
+                SELECT :id, 0
+                UNION ALL
+                SELECT t.parent_id, lineage.level + 1 FROM taxa t JOIN lineage ON t.id = lineage.id
+                WHERE t.parent_id IS NOT NULL AND lineage.level < 64
+            )
+            SELECT \(Self.taxonColumns) FROM lineage JOIN taxa t ON t.id = lineage.id ORDER BY lineage.level DESC
+            """), arguments: ["id": id, "lang": language])
+        guard let last = rows.last, (last[0] as TaxonID) == id else { return nil }
+        let taxa = rows.map { Self.taxon(from: $0) }
+        return (taxa[taxa.count - 1], Array(taxa.dropLast()))
     }
 }

@@ -13,6 +13,7 @@ public struct TaxonomyService: FramedService {
     public static let version = "0.1.0"
 
     private let provider: ActiveDatabaseProvider
+    public let statistics = ServiceStatistics()
 
     public init(provider: ActiveDatabaseProvider) {
         self.provider = provider
@@ -30,7 +31,26 @@ public struct TaxonomyService: FramedService {
         } catch {
             response.error = ProtocolError(.internal, "\(error)").proto
         }
+        statistics.record(operation: Self.operation(request.body), errorCode: response.protocolError?.code.name)
         return response
+    }
+
+    /// The operation's name for the request counts (never its arguments).
+    static func operation(_ body: Request.OneOf_Body?) -> String {
+        switch body {
+        case .status: "status"
+        case .getTaxon: "get_taxon"
+        case .children: "children"
+        case .ancestors: "ancestors"
+        case .search: "search"
+        case .roots: "roots"
+        case .detail: "detail"
+        case .compare: "compare"
+        case .relatives: "relatives"
+        case .diagnostics: "diagnostics"
+        case .lineageBatch: "lineage_batch"
+        case nil: "unknown"
+        }
     }
 
     private func answer(_ request: Request, selection: ActiveDatabaseProvider.Selection,
@@ -58,7 +78,7 @@ public struct TaxonomyService: FramedService {
             guard search.query.utf8.count <= ProtocolLimits.maximumQueryBytes else {
                 throw TaxonomyError.invalidArgument("query longer than \(ProtocolLimits.maximumQueryBytes) bytes")
             }
-            let query = SearchQuery(text: search.query, prefix: search.prefix)
+            let query = SearchQuery(text: search.query, prefix: search.prefix, phrase: search.phrase)
             guard !query.isEmpty else {
                 throw TaxonomyError.invalidArgument("the query has no letters or digits to search for")
             }
@@ -74,18 +94,40 @@ public struct TaxonomyService: FramedService {
             } else {
                 throw TaxonomyError.invalidArgument("unknown rank \(search.rank.rawValue)")
             }
+            let statuses = Set(search.conservation.map { $0.uppercased() })
+            guard statuses.isSubset(of: Self.conservationCodes) else {
+                throw TaxonomyError.invalidArgument("conservation codes are \(Self.conservationCodes.sorted().joined(separator: ", "))")
+            }
             logger.debug("search", metadata: ["query": "\(search.query)"])
             var result = Stol_V1_SearchResponse()
-            result.hits = try queries.search(query, rank: rank, limit: Int(limit), language: Self.language(search.language))
+            let options = SearchOptions(rank: rank, conservation: statuses, limit: Int(limit),
+                                        language: Self.language(search.language), fuzzy: !search.noFuzzy)
+            result.hits = try SearchEngine(queries: queries).search(query, options: options)
             return .search(result)
-        case .detail:
-            throw ProtocolError.unimplemented("taxonomy detail")
-        case .compare:
-            throw ProtocolError.unimplemented("compare")
-        case .relatives:
-            throw ProtocolError.unimplemented("closest relatives")
+        case .detail(let detail):
+            try Self.validate(id: detail.taxonID)
+            return .detail(try queries.detail(of: detail.taxonID, language: Self.language(detail.language)))
+        case .compare(let compare):
+            try Self.validate(id: compare.taxonA)
+            try Self.validate(id: compare.taxonB)
+            return .compare(try queries.compare(compare.taxonA, compare.taxonB, language: Self.language(compare.language)))
+        case .relatives(let relatives):
+            try Self.validate(id: relatives.taxonID)
+            let n = relatives.n == 0 ? 10 : Int(relatives.n)
+            guard n <= 100 else { throw TaxonomyError.invalidArgument("n must be 1…100") }
+            let guardLimit = relatives.maxCandidates == 0 ? TaxonomyQueries.defaultMaximumCandidates : Int(relatives.maxCandidates)
+            return .relatives(try queries.relatives(of: relatives.taxonID, n: n, computed: relatives.computed,
+                                                    maximumCandidates: guardLimit,
+                                                    language: Self.language(relatives.language)))
         case .diagnostics:
-            throw ProtocolError.unimplemented("diagnostics")
+            var diagnostics = Stol_V1_DiagnosticsResponse()
+            diagnostics.report = DiagnosticsReport(selection: selection, statistics: statistics, serverVersion: Self.version).text
+            return .diagnostics(diagnostics)
+        case .lineageBatch(let batch):
+            guard batch.queries.count <= TaxonomyQueries.maximumBatchQueries else {
+                throw TaxonomyError.invalidArgument("at most \(TaxonomyQueries.maximumBatchQueries) queries per batch")
+            }
+            return .lineageBatch(try queries.lineageBatch(batch.queries, language: Self.language(batch.language)))
         case nil:
             throw request.missingBodyError
         }
@@ -101,8 +143,20 @@ public struct TaxonomyService: FramedService {
         status.referenceRequested = selection.referenceRequested
         status.fallbackReason = selection.fallbackReason ?? ""
         status.serverVersion = Self.version
+        let database = selection.database
+        status.speciesCount = UInt64(database.speciesCount)
+        status.namesCount = UInt64(database.namesCount)
+        status.bundledPath = provider.bundledPath
+        status.bundledSizeBytes = FileStat(path: provider.bundledPath)?.size ?? 0
+        status.referencePath = provider.referencePath
+        status.referenceSizeBytes = FileStat(path: provider.referencePath)?.size ?? 0
+        status.precomputedRelatives = UInt32(database.precomputedRelatives)
+        status.treeLoaded = database.memoryIndexes?.tree != nil
         return status
     }
+
+    /// IUCN Red List categories (seeds/000 §3.2).
+    static let conservationCodes: Set<String> = ["LC", "NT", "VU", "EN", "CR", "EW", "EX", "NE", "DD"]
 
     static func validate(id: Int64) throws {
         guard id > 0 else { throw TaxonomyError.invalidArgument("taxon ids are positive integers, got \(id)") }

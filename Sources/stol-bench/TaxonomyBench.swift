@@ -1,7 +1,384 @@
 import ArgumentParser
+import Dispatch
+import Foundation
+import Glibc
+import STOLClientKit
+import STOLModel
+import STOLProtocol
+import STOLRuntime
+import STOLTaxonomy
+import Synchronization
 
-/// Taxonomy latency and throughput (issue 4). Not written yet.
+/// `stol-bench taxonomy`: latency, throughput, cold start and memory of
+/// `stol-taxonomyd` through its real socket, started by the real
+/// `systemd-socket-activate` on the database given, next to the same queries run
+/// in-process on the same file without the server (the floor). Prints a table;
+/// never fails on a timing (targets are printed beside the numbers).
 struct TaxonomyBench: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "taxonomy", abstract: "Taxonomy latency (not written yet).")
-    func run() throws { throw ExitCode(1) }
+    static let configuration = CommandConfiguration(
+        commandName: "taxonomy",
+        abstract: "Taxonomy latency (p50/p99, 1 and 8 clients), requests/s, cold start, peak RSS, and the in-process floor.")
+
+    @Option(help: "Taxonomy database to serve (e.g. the full NCBI build).") var database: String
+    @Option(help: "Requests per operation and client count.") var requests: Int = 2000
+    @Option(help: "Concurrent clients of the parallel runs.") var clients: Int = 8
+    @Option(help: "Directory of stol-taxonomyd (default: next to stol-bench).") var binDir: String?
+    @Option(help: "Seconds to wait for the in-memory indexes before measuring.") var warmupTimeout: Double = 60
+    @Option(help: "Measure only operations whose name contains this text (e.g. search).") var only: String?
+    @Flag(help: "Also print the slowest requests of each operation (single client).") var slowest = false
+
+    func run() throws {
+        let binaries = binDir ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+        let scratch = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let socket = scratch + "/taxonomy.sock"
+        try FileManager.default.createDirectory(atPath: scratch + "/state", withIntermediateDirectories: true)
+
+        print("preparing the workload from \(database) …")
+        let local = try TaxonomyDatabase(path: database, kind: .bundled, loadIndexes: true)
+        let workload = try Workload(queries: TaxonomyQueries(database: local), size: max(200, requests))
+
+        // Cold start: the activator binds the socket; the first connection execs the daemon.
+        let daemon = try Spawned.start("/usr/bin/systemd-socket-activate", [
+            "--listen=\(socket)", "--fdname=taxonomy",
+            "-E", "STOL_BUNDLED_DB=\(database)", "-E", "STOL_STATE_DIR=\(scratch)/state",
+            "-E", "STOL_RUNTIME_DIR=\(scratch)", "-E", "STOL_LOG_LEVEL=warning",
+            binaries + "/stol-taxonomyd",
+        ], log: scratch + "/daemon.log")
+        defer { daemon.stop() }
+        for _ in 0..<500 where !FileManager.default.fileExists(atPath: socket) { usleep(2_000) }
+        let coldStart = try Self.coldStart(socket: socket)
+
+        // Measure the steady state once the in-memory indexes are built.
+        let warmupStart = Date()
+        var treeSeconds = 0.0
+        while Date().timeIntervalSince(warmupStart) < warmupTimeout {
+            let client = TaxonomyClient(service: "taxonomy", path: socket)
+            var request = Stol_V1_TaxonomyRequest()
+            request.status = Stol_V1_StatusRequest()
+            if case .status(let status)? = try? client.call(request).result, status.treeLoaded {
+                treeSeconds = Date().timeIntervalSince(warmupStart)
+                break
+            }
+            usleep(50_000)
+        }
+        _ = local.waitForMemoryIndexes()
+
+        var rows: [Row] = []
+        for operation in Operation.allCases where only.map({ operation.rawValue.contains($0) }) ?? true {
+            let requests = workload.requests(operation)
+            let floor = Self.measureFloor(operation, workload: workload, queries: TaxonomyQueries(database: local))
+            let single = try Self.measure(socket: socket, requests: requests, clients: 1, count: self.requests,
+                                          slowest: slowest ? operation.rawValue : nil)
+            let parallel = try Self.measure(socket: socket, requests: requests, clients: clients, count: self.requests)
+            rows.append(Row(operation: operation, single: single, parallel: parallel, floor: floor))
+        }
+        let simpleRequests = workload.requests(.taxon) + workload.requests(.ancestors)
+        let simple = try Self.measure(socket: socket, requests: simpleRequests, clients: clients, count: self.requests * 4)
+        let pipelined = Self.measurePipelined(socket: socket, requests: simpleRequests, clients: clients,
+                                              count: self.requests * 8, depth: 16)
+        let peak = Self.peakRSS(pid: daemon.pid)
+        Self.printTable(rows: rows, simple: simple, pipelined: pipelined, coldStart: coldStart, treeSeconds: treeSeconds, peakKB: peak,
+                        clients: clients, database: database, taxa: local.taxaCount)
+    }
+
+    // MARK: Workload
+
+    enum Operation: String, CaseIterable {
+        case taxon, children, ancestors, detail
+        case searchWord = "search word"
+        case searchPrefix12 = "search 1-2 char prefix"
+        case searchPrefix = "search prefix 3+"
+        case searchFuzzy = "search fuzzy"
+        case compare
+        case relativesPrecomputed = "relatives n=10"
+        case relativesComputed = "relatives n=50 computed"
+
+        var target: Double {
+            switch self {
+            case .taxon, .children, .ancestors: 0.5
+            case .searchWord, .searchPrefix12, .searchPrefix, .searchFuzzy: 5
+            case .compare, .relativesPrecomputed, .relativesComputed, .detail: 1
+            }
+        }
+    }
+
+    struct Workload {
+        var bodies: [Operation: [Stol_V1_TaxonomyRequest.OneOf_Body]] = [:]
+
+        init(queries: TaxonomyQueries, size: Int) throws {
+            let count = min(size, 500)
+            let species = try queries.sampleIDs(rank: .species, count: 2 * count)
+            var higher: [TaxonID] = []
+            for rank in [TaxonRank.genus, .family, .order, .class] {
+                higher += try queries.sampleIDs(rank: rank, count: count / 4)
+            }
+            let any = try queries.sampleIDs(rank: nil, count: count)
+            var names: [String] = []
+            for id in species.prefix(count) { names.append(try queries.taxon(id: id, language: "en").scientificName) }
+            let genera = try higher.prefix(count / 4).map { try queries.taxon(id: $0, language: "en").scientificName }
+
+            bodies[.taxon] = any.map { id in var r = Stol_V1_GetTaxonRequest(); r.taxonID = id; return .getTaxon(r) }
+            bodies[.children] = higher.map { id in var r = Stol_V1_ChildrenRequest(); r.taxonID = id; return .children(r) }
+            bodies[.ancestors] = species.prefix(count).map { id in var r = Stol_V1_AncestorsRequest(); r.taxonID = id; return .ancestors(r) }
+            bodies[.detail] = species.prefix(count).map { id in var r = Stol_V1_TaxonDetailRequest(); r.taxonID = id; return .detail(r) }
+            let common = ["lion", "tiger", "oak", "wolf", "bacterium", "virus", "human", "frog", "rose", "león", "Löwe"]
+            bodies[.searchWord] = (names + common + genera).map { Self.search($0, prefix: false) }
+            let letters = Array("abcdefghijklmnopqrstuvwxyz")
+            var short: [String] = letters.map(String.init)
+            for first in letters { for second in ["a", "e", "i", "o", "u", "r", "l"] { short.append("\(first)\(second)") } }
+            bodies[.searchPrefix12] = short.map { Self.search($0, prefix: true) }
+            bodies[.searchPrefix] = names.map { Self.search(String($0.prefix(max(3, $0.count / 2))), prefix: true) }
+            // One-letter typos of species names and of genus names.
+            var generator = SystemRandomNumberGenerator()
+            bodies[.searchFuzzy] = (names + genera).compactMap { name in
+                var characters = Array(name)
+                guard characters.count >= 5 else { return nil }
+                let position = Int.random(in: 1..<characters.count, using: &generator)
+                guard characters[position].isLetter else { return nil }
+                characters[position] = characters[position] == "x" ? "z" : "x"
+                return Self.search(String(characters), prefix: false)
+            }
+            bodies[.compare] = zip(species.prefix(count), species.suffix(count)).map { a, b in
+                var r = Stol_V1_CompareRequest(); r.taxonA = a; r.taxonB = b; return .compare(r)
+            }
+            bodies[.relativesPrecomputed] = species.prefix(count).map { id in
+                var r = Stol_V1_RelativesRequest(); r.taxonID = id; r.n = 10; return .relatives(r)
+            }
+            bodies[.relativesComputed] = species.prefix(count).map { id in
+                var r = Stol_V1_RelativesRequest(); r.taxonID = id; r.n = 50; r.computed = true; return .relatives(r)
+            }
+        }
+
+        static func search(_ text: String, prefix: Bool) -> Stol_V1_TaxonomyRequest.OneOf_Body {
+            var search = Stol_V1_SearchRequest()
+            search.query = text
+            search.prefix = prefix
+            return .search(search)
+        }
+
+        func requests(_ operation: Operation) -> [Stol_V1_TaxonomyRequest.OneOf_Body] { bodies[operation] ?? [] }
+    }
+
+    // MARK: Measuring
+
+    struct Latencies {
+        var p50: Double
+        var p99: Double
+        var perSecond: Double
+        var errors: Int
+    }
+
+    struct Row {
+        let operation: Operation
+        let single: Latencies
+        let parallel: Latencies
+        let floor: Latencies
+    }
+
+    static func summarize(_ samples: [Double], wall: Double, errors: Int) -> Latencies {
+        let sorted = samples.sorted()
+        func percentile(_ p: Double) -> Double {
+            sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+        }
+        return Latencies(p50: percentile(0.5) * 1000, p99: percentile(0.99) * 1000,
+                         perSecond: wall > 0 ? Double(samples.count) / wall : 0, errors: errors)
+    }
+
+    static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    /// `count` requests spread over `clients` connections, each on its own thread.
+    static func measure(socket: String, requests: [Stol_V1_TaxonomyRequest.OneOf_Body], clients: Int,
+                        count: Int, slowest: String? = nil) throws -> Latencies {
+        let samples = Mutex<[Double]>([])
+        let worst = Mutex<[(Double, String)]>([])
+        let errors = Atomic<Int>(0)
+        let perClient = max(1, count / clients)
+        let start = now()
+        DispatchQueue.concurrentPerform(iterations: clients) { clientIndex in
+            let client = TaxonomyClient(service: "taxonomy", path: socket)
+            var local: [Double] = []
+            local.reserveCapacity(perClient)
+            for i in 0..<perClient {
+                var request = Stol_V1_TaxonomyRequest()
+                request.body = requests[(clientIndex * 7919 + i) % requests.count]
+                let begin = now()
+                do {
+                    _ = try client.call(request)
+                } catch {
+                    if case ClientError.server(_)? = error as? ClientError {} else { errors.add(1, ordering: .relaxed) }
+                }
+                local.append(now() - begin)
+                if slowest != nil {
+                    let elapsed = local[local.count - 1]
+                    worst.withLock { $0.append((elapsed, Self.describe(request.body!))); $0.sort { $0.0 > $1.0 }; if $0.count > 5 { $0.removeLast() } }
+                }
+            }
+            samples.withLock { $0 += local }
+        }
+        let wall = now() - start
+        if let slowest {
+            for (elapsed, body) in worst.withLock({ $0 }) {
+                print(String(format: "  slow %@: %.2f ms %@", slowest, elapsed * 1000, String(body.prefix(160))))
+            }
+        }
+        return summarize(samples.withLock { $0 }, wall: wall, errors: errors.load(ordering: .relaxed))
+    }
+
+    /// Requests per second when each client keeps `depth` requests in flight on
+    /// its connection (the protocol allows pipelining; answers come in order).
+    static func measurePipelined(socket: String, requests: [Stol_V1_TaxonomyRequest.OneOf_Body], clients: Int,
+                                 count: Int, depth: Int) -> Double {
+        let done = Atomic<Int>(0)
+        let perClient = max(depth, count / clients)
+        let start = now()
+        DispatchQueue.concurrentPerform(iterations: clients) { clientIndex in
+            guard let socket = try? FrameSocket.connect(path: socket) else { return }
+            var sent = 0, received = 0
+            func send() -> Bool {
+                var request = Stol_V1_TaxonomyRequest()
+                request.id = UInt64(sent + 1)
+                request.body = requests[(clientIndex * 7919 + sent) % requests.count]
+                sent += 1
+                return (try? socket.send(request)) != nil
+            }
+            while sent < depth { guard send() else { return } }
+            while received < perClient {
+                guard (try? socket.receive(Stol_V1_TaxonomyResponse.self)) != nil else { return }
+                received += 1
+                if sent < perClient { guard send() else { return } }
+            }
+            done.add(received, ordering: .relaxed)
+        }
+        return Double(done.load(ordering: .relaxed)) / (now() - start)
+    }
+
+    /// The same queries in-process, straight on the library: no socket, no framing.
+    static func measureFloor(_ operation: Operation, workload: Workload, queries: TaxonomyQueries) -> Latencies {
+        var samples: [Double] = []
+        let bodies = workload.requests(operation)
+        let start = now()
+        for i in 0..<min(2000, bodies.count * 4) {
+            let begin = now()
+            switch bodies[i % bodies.count] {
+            case .getTaxon(let r): _ = try? queries.taxon(id: r.taxonID, language: "en")
+            case .children(let r): _ = try? queries.children(of: r.taxonID, offset: 0, limit: 50, language: "en")
+            case .ancestors(let r): _ = try? queries.ancestors(of: r.taxonID, language: "en")
+            case .detail(let r): _ = try? queries.detail(of: r.taxonID, language: "en")
+            case .search(let r):
+                _ = try? queries.search(SearchQuery(text: r.query, prefix: r.prefix), options: SearchOptions())
+            case .compare(let r): _ = try? queries.compare(r.taxonA, r.taxonB, language: "en")
+            case .relatives(let r):
+                _ = try? queries.relatives(of: r.taxonID, n: Int(r.n), computed: r.computed,
+                                           maximumCandidates: TaxonomyQueries.defaultMaximumCandidates, language: "en")
+            default: break
+            }
+            samples.append(now() - begin)
+        }
+        return summarize(samples, wall: now() - start, errors: 0)
+    }
+
+    /// Connect (which makes systemd-socket-activate exec the daemon) until the first answer.
+    static func coldStart(socket: String) throws -> Double {
+        let begin = now()
+        var request = Stol_V1_TaxonomyRequest()
+        request.status = Stol_V1_StatusRequest()
+        while now() - begin < 30 {
+            let client = TaxonomyClient(service: "taxonomy", path: socket)
+            do {
+                _ = try client.call(request)
+                return (now() - begin) * 1000
+            } catch {
+                usleep(1_000)
+            }
+        }
+        return (now() - begin) * 1000
+    }
+
+    static func describe(_ body: Stol_V1_TaxonomyRequest.OneOf_Body) -> String {
+        if case .search(let search) = body { return "\(search.prefix ? "prefix " : "")\(search.query.debugDescription)" }
+        if case .children(let children) = body { return "children of \(children.taxonID)" }
+        return "\(body)"
+    }
+
+    static func peakRSS(pid: pid_t) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "0") ?? 0
+        }
+        return 0
+    }
+
+    // MARK: Output
+
+    static func printTable(rows: [Row], simple: Latencies, pipelined: Double, coldStart: Double, treeSeconds: Double, peakKB: Int,
+                           clients: Int, database: String, taxa: Int) {
+        func ms(_ value: Double) -> String { String(format: "%.3f", value) }
+        func cell(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
+        print("")
+        print("stol-taxonomyd on \(database) (\(taxa) taxa), through the real socket; times in ms")
+        print(cell("operation", 26) + cell("1 client p50", 14) + cell("p99", 10) + cell("\(clients) clients p50", 16)
+              + cell("p99", 10) + cell("req/s (\(clients))", 14) + cell("floor p50", 11) + cell("ratio", 8) + "p99 target")
+        for row in rows {
+            let ratio = row.floor.p50 > 0 ? row.single.p50 / row.floor.p50 : 0
+            let met = row.single.p99 <= row.operation.target ? "met" : "MISSED"
+            print(cell(row.operation.rawValue, 26) + cell(ms(row.single.p50), 14) + cell(ms(row.single.p99), 10)
+                  + cell(ms(row.parallel.p50), 16) + cell(ms(row.parallel.p99), 10)
+                  + cell(String(format: "%.0f", row.parallel.perSecond), 14) + cell(ms(row.floor.p50), 11)
+                  + cell(String(format: "%.1fx", ratio), 8) + "≤ \(row.operation.target) (\(met))"
+                  + (row.single.errors + row.parallel.errors > 0 ? "  transport errors: \(row.single.errors + row.parallel.errors)" : ""))
+        }
+        print("")
+        print(String(format: "simple requests (taxon + ancestors), %d clients, one request at a time: %.0f req/s (target ≥ 20000: %@)",
+                     clients, simple.perSecond, simple.perSecond >= 20000 ? "met" : "MISSED"))
+        print(String(format: "simple requests (taxon + ancestors), %d clients, pipelined 16 deep (PROTOCOL.md §1.3): %.0f req/s (target ≥ 20000: %@)",
+                     clients, pipelined, pipelined >= 20000 ? "met" : "MISSED"))
+        print(String(format: "cold start (socket activation → first answer): %.1f ms (target ≤ 500: %@)",
+                     coldStart, coldStart <= 500 ? "met" : "MISSED"))
+        print(String(format: "in-memory tree and search indexes ready after: %.1f s (background; answers flow meanwhile)", treeSeconds))
+        print(String(format: "server peak RSS (VmHWM): %.1f MB (target ≤ 200: %@)", Double(peakKB) / 1024,
+                     peakKB <= 200 * 1024 ? "met" : "MISSED"))
+        print("floor = the same queries in-process on the library (no socket, no protobuf framing); ratio = server p50 / floor p50")
+    }
+
+    static func temporaryDirectory() throws -> String {
+        var template = Array("/tmp/stolbench.XXXXXX".utf8CString)
+        guard let pointer = mkdtemp(&template) else { throw ValidationError("mkdtemp failed") }
+        return String(cString: pointer)
+    }
+}
+
+/// A child process started with posix_spawn (Foundation's Process can hang here).
+struct Spawned {
+    let pid: pid_t
+
+    static func start(_ executable: String, _ arguments: [String], log: String) throws -> Spawned {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard rc == 0 else { throw ValidationError("cannot start \(executable): \(String(cString: strerror(rc)))") }
+        return Spawned(pid: pid)
+    }
+
+    func stop() {
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        for _ in 0..<400 {
+            if waitpid(pid, &status, WNOHANG) == pid { return }
+            usleep(10_000)
+        }
+        kill(pid, SIGKILL)
+        waitpid(pid, &status, 0)
+    }
 }

@@ -28,6 +28,7 @@ struct StolClient: ParsableCommand {
               stol-client fav toggle 9689 && stol-client fav list
             """,
         subcommands: [Status.self, TaxonCommand.self, Children.self, Roots.self, Ancestors.self, Search.self,
+                      Detail.self, Compare.self, Relatives.self, Tree.self, Lineage.self, Diagnostics.self,
                       Favorites.self, Database.self]
     )
 }
@@ -56,7 +57,10 @@ struct GlobalOptions: ParsableArguments {
         } catch {
             if json {
                 var object: [String: Any] = ["message": error.description]
-                if case .server(let protocolError) = error { object["code"] = protocolError.code.name }
+                if case .server(let protocolError) = error {
+                    object["code"] = protocolError.code.name
+                    if !protocolError.details.isEmpty { object["details"] = protocolError.details }
+                }
                 print(TextFormatter.json(object: ["error": object]))
             } else {
                 FileHandle.standardError.write(Data("stol-client: \(error)\n".utf8))

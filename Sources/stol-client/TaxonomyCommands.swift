@@ -23,7 +23,12 @@ struct Status: ParsableCommand {
                 schema version:   \(status.active.schemaVersion)
                 taxa:             \(status.taxaCount)
                 size:             \(status.sizeBytes) bytes
-                reference DB:     \(status.referencePresent ? "installed" : "not installed")\(status.referenceRequested ? ", activation requested" : "")
+                species:          \(status.speciesCount)
+                names:            \(status.namesCount)
+                top-N relatives:  \(status.precomputedRelatives) per species precomputed
+                in-memory tree:   \(status.treeLoaded ? "loaded" : "loading")
+                bundled DB:       \(status.bundledPath) (\(status.bundledSizeBytes) bytes)
+                reference DB:     \(status.referencePresent ? "installed, \(status.referenceSizeBytes) bytes" : "not installed")\(status.referenceRequested ? ", activation requested" : "")
                 server version:   \(status.serverVersion)
                 """)
             if !status.fallbackReason.isEmpty { print("note: serving the bundled database because \(status.fallbackReason)") }
@@ -123,13 +128,21 @@ struct Ancestors: ParsableCommand {
 struct Search: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Search scientific names, common names (any language) and synonyms.",
-        discussion: "All words must match. Diacritics and case are ignored; any text is safe to type.")
+        discussion: """
+            All words must match; "quoted words" must appear together, in order. Diacritics and case \
+            are ignored; any text is safe to type. Fewer than three matches are completed by \
+            approximate (fuzzy) matches, marked with `~` and their edit distance.
+            """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var language: LanguageOption
     @Argument(help: "Words to search for.") var words: [String]
     @Flag(help: "Treat the last word as a prefix (autocomplete).") var prefix = false
     @Option(help: "Only this rank: domain, kingdom, phylum, class, order, family, genus, species.") var rank: String?
     @Option(help: "At most this many results (1–200).") var limit: UInt32 = 20
+    @Option(name: .customLong("status"), parsing: .upToNextOption,
+            help: "Only these IUCN categories (LC NT VU EN CR EW EX NE DD).") var conservation: [String] = []
+    @Flag(help: "The whole query is one phrase (words adjacent, in order).") var phrase = false
+    @Flag(help: "No approximate matches.") var noFuzzy = false
 
     func run() throws {
         try global.run { () throws(ClientError) in
@@ -138,6 +151,9 @@ struct Search: ParsableCommand {
             search.prefix = prefix
             search.limit = limit
             search.language = language.language
+            search.conservation = conservation.map { $0.uppercased() }
+            search.phrase = phrase
+            search.noFuzzy = noFuzzy
             if let rank {
                 guard let wire = TextFormatter.rank(named: rank) else { throw .usage("unknown rank '\(rank)'") }
                 search.rank = wire
@@ -148,11 +164,7 @@ struct Search: ParsableCommand {
             guard case .search(let result) = response.result else { throw .local("unexpected answer") }
             if global.json { print(TextFormatter.json(result)); return }
             if result.hits.isEmpty { print("no matches"); return }
-            for hit in result.hits {
-                var line = TextFormatter.line(hit.taxon)
-                if hit.matchType != .scientific { line += "   (matched \(TextFormatter.matchType(hit.matchType)) name “\(hit.matchedName)”)" }
-                print(line)
-            }
+            for hit in result.hits { print(TextFormatter.searchLine(hit)) }
         }
     }
 }

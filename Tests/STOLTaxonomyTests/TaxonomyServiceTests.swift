@@ -146,11 +146,10 @@ final class TaxonomyServiceTests: XCTestCase {
 
     // MARK: Requests the server does not answer
 
-    func testUnimplementedOperations_answerUnimplemented() {
-        XCTAssertEqual(errorCode(harness.send(.detail(Stol_V1_TaxonDetailRequest()))), .unimplemented)
-        XCTAssertEqual(errorCode(harness.send(.compare(Stol_V1_CompareRequest()))), .unimplemented)
-        XCTAssertEqual(errorCode(harness.send(.relatives(Stol_V1_RelativesRequest()))), .unimplemented)
-        XCTAssertEqual(errorCode(harness.send(.diagnostics(Stol_V1_DiagnosticsRequest()))), .unimplemented)
+    func testDetailCompareAndRelatives_withoutATaxonID_answerInvalidRequest() {
+        XCTAssertEqual(errorCode(harness.send(.detail(Stol_V1_TaxonDetailRequest()))), .invalidRequest)
+        XCTAssertEqual(errorCode(harness.send(.compare(Stol_V1_CompareRequest()))), .invalidRequest)
+        XCTAssertEqual(errorCode(harness.send(.relatives(Stol_V1_RelativesRequest()))), .invalidRequest)
     }
 
     func testRequestWithoutBody_answersInvalidRequest() {

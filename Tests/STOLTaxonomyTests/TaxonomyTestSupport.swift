@@ -92,14 +92,47 @@ struct ServiceHarness {
     }
 
     func search(_ query: String, prefix: Bool = false, rank: Stol_V1_Rank = .unspecified, limit: UInt32 = 0,
-                language: String = "") -> Stol_V1_TaxonomyResponse {
+                language: String = "", conservation: [String] = [], phrase: Bool = false,
+                fuzzy: Bool = true) -> Stol_V1_TaxonomyResponse {
         var search = Stol_V1_SearchRequest()
+        search.conservation = conservation
+        search.phrase = phrase
+        search.noFuzzy = !fuzzy
         search.query = query
         search.prefix = prefix
         search.rank = rank
         search.limit = limit
         search.language = language
         return send(.search(search))
+    }
+
+    func compare(_ a: Int64, _ b: Int64) -> Stol_V1_TaxonomyResponse {
+        var compare = Stol_V1_CompareRequest()
+        compare.taxonA = a
+        compare.taxonB = b
+        return send(.compare(compare))
+    }
+
+    func relatives(_ id: Int64, n: UInt32, computed: Bool = false, maximumCandidates: UInt32 = 0) -> Stol_V1_TaxonomyResponse {
+        var relatives = Stol_V1_RelativesRequest()
+        relatives.taxonID = id
+        relatives.n = n
+        relatives.computed = computed
+        relatives.maxCandidates = maximumCandidates
+        return send(.relatives(relatives))
+    }
+
+    func detail(_ id: Int64, language: String = "") -> Stol_V1_TaxonomyResponse {
+        var detail = Stol_V1_TaxonDetailRequest()
+        detail.taxonID = id
+        detail.language = language
+        return send(.detail(detail))
+    }
+
+    func lineageBatch(_ queries: [String]) -> Stol_V1_TaxonomyResponse {
+        var batch = Stol_V1_LineageBatchRequest()
+        batch.queries = queries
+        return send(.lineageBatch(batch))
     }
 
     func status() -> Stol_V1_StatusResponse? {

@@ -106,6 +106,104 @@ public nonisolated enum Stol_V1_MatchType: SwiftProtobuf.Enum, Swift.CaseIterabl
 
 }
 
+public nonisolated enum Stol_V1_Relation: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// a and b are the same taxon
+  case same // = 1
+  case aAncestorOfB // = 2
+  case bAncestorOfA // = 3
+
+  /// a common ancestor below both
+  case related // = 4
+
+  /// different roots: no common ancestor in this database
+  case unrelated // = 5
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .same
+    case 2: self = .aAncestorOfB
+    case 3: self = .bAncestorOfA
+    case 4: self = .related
+    case 5: self = .unrelated
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .same: return 1
+    case .aAncestorOfB: return 2
+    case .bAncestorOfA: return 3
+    case .related: return 4
+    case .unrelated: return 5
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Stol_V1_Relation] = [
+    .unspecified,
+    .same,
+    .aAncestorOfB,
+    .bAncestorOfA,
+    .related,
+    .unrelated,
+  ]
+
+}
+
+public nonisolated enum Stol_V1_RelativesSource: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// top_n_relatives
+  case precomputed // = 1
+
+  /// the in-memory tree
+  case computed // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .precomputed
+    case 2: self = .computed
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .precomputed: return 1
+    case .computed: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Stol_V1_RelativesSource] = [
+    .unspecified,
+    .precomputed,
+    .computed,
+  ]
+
+}
+
 public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -164,7 +262,6 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     set {body = .roots(newValue)}
   }
 
-  /// Declared for later work; answered with UNIMPLEMENTED until built.
   public var detail: Stol_V1_TaxonDetailRequest {
     get {
       if case .detail(let v)? = body {return v}
@@ -197,6 +294,14 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     set {body = .diagnostics(newValue)}
   }
 
+  public var lineageBatch: Stol_V1_LineageBatchRequest {
+    get {
+      if case .lineageBatch(let v)? = body {return v}
+      return Stol_V1_LineageBatchRequest()
+    }
+    set {body = .lineageBatch(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -206,90 +311,136 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     case ancestors(Stol_V1_AncestorsRequest)
     case search(Stol_V1_SearchRequest)
     case roots(Stol_V1_RootsRequest)
-    /// Declared for later work; answered with UNIMPLEMENTED until built.
     case detail(Stol_V1_TaxonDetailRequest)
     case compare(Stol_V1_CompareRequest)
     case relatives(Stol_V1_RelativesRequest)
     case diagnostics(Stol_V1_DiagnosticsRequest)
+    case lineageBatch(Stol_V1_LineageBatchRequest)
 
   }
 
   public init() {}
 }
 
-public nonisolated struct Stol_V1_TaxonomyResponse: Sendable {
+public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var id: UInt64 = 0
+  public var id: UInt64 {
+    get {_storage._id}
+    set {_uniqueStorage()._id = newValue}
+  }
 
   /// absent only on framing errors
   public var database: Stol_V1_DatabaseIdentity {
-    get {_database ?? Stol_V1_DatabaseIdentity()}
-    set {_database = newValue}
+    get {_storage._database ?? Stol_V1_DatabaseIdentity()}
+    set {_uniqueStorage()._database = newValue}
   }
   /// Returns true if `database` has been explicitly set.
-  public var hasDatabase: Bool {self._database != nil}
+  public var hasDatabase: Bool {_storage._database != nil}
   /// Clears the value of `database`. Subsequent reads from it will return its default value.
-  public mutating func clearDatabase() {self._database = nil}
+  public mutating func clearDatabase() {_uniqueStorage()._database = nil}
 
-  public var result: Stol_V1_TaxonomyResponse.OneOf_Result? = nil
+  public var result: OneOf_Result? {
+    get {return _storage._result}
+    set {_uniqueStorage()._result = newValue}
+  }
 
   public var error: Stol_V1_Error {
     get {
-      if case .error(let v)? = result {return v}
+      if case .error(let v)? = _storage._result {return v}
       return Stol_V1_Error()
     }
-    set {result = .error(newValue)}
+    set {_uniqueStorage()._result = .error(newValue)}
   }
 
   public var status: Stol_V1_StatusResponse {
     get {
-      if case .status(let v)? = result {return v}
+      if case .status(let v)? = _storage._result {return v}
       return Stol_V1_StatusResponse()
     }
-    set {result = .status(newValue)}
+    set {_uniqueStorage()._result = .status(newValue)}
   }
 
   public var taxon: Stol_V1_Taxon {
     get {
-      if case .taxon(let v)? = result {return v}
+      if case .taxon(let v)? = _storage._result {return v}
       return Stol_V1_Taxon()
     }
-    set {result = .taxon(newValue)}
+    set {_uniqueStorage()._result = .taxon(newValue)}
   }
 
   public var children: Stol_V1_TaxonPage {
     get {
-      if case .children(let v)? = result {return v}
+      if case .children(let v)? = _storage._result {return v}
       return Stol_V1_TaxonPage()
     }
-    set {result = .children(newValue)}
+    set {_uniqueStorage()._result = .children(newValue)}
   }
 
   public var ancestors: Stol_V1_TaxonList {
     get {
-      if case .ancestors(let v)? = result {return v}
+      if case .ancestors(let v)? = _storage._result {return v}
       return Stol_V1_TaxonList()
     }
-    set {result = .ancestors(newValue)}
+    set {_uniqueStorage()._result = .ancestors(newValue)}
   }
 
   public var search: Stol_V1_SearchResponse {
     get {
-      if case .search(let v)? = result {return v}
+      if case .search(let v)? = _storage._result {return v}
       return Stol_V1_SearchResponse()
     }
-    set {result = .search(newValue)}
+    set {_uniqueStorage()._result = .search(newValue)}
   }
 
   public var roots: Stol_V1_TaxonPage {
     get {
-      if case .roots(let v)? = result {return v}
+      if case .roots(let v)? = _storage._result {return v}
       return Stol_V1_TaxonPage()
     }
-    set {result = .roots(newValue)}
+    set {_uniqueStorage()._result = .roots(newValue)}
+  }
+
+  public var detail: Stol_V1_TaxonDetail {
+    get {
+      if case .detail(let v)? = _storage._result {return v}
+      return Stol_V1_TaxonDetail()
+    }
+    set {_uniqueStorage()._result = .detail(newValue)}
+  }
+
+  public var compare: Stol_V1_CompareResponse {
+    get {
+      if case .compare(let v)? = _storage._result {return v}
+      return Stol_V1_CompareResponse()
+    }
+    set {_uniqueStorage()._result = .compare(newValue)}
+  }
+
+  public var relatives: Stol_V1_RelativesResponse {
+    get {
+      if case .relatives(let v)? = _storage._result {return v}
+      return Stol_V1_RelativesResponse()
+    }
+    set {_uniqueStorage()._result = .relatives(newValue)}
+  }
+
+  public var diagnostics: Stol_V1_DiagnosticsResponse {
+    get {
+      if case .diagnostics(let v)? = _storage._result {return v}
+      return Stol_V1_DiagnosticsResponse()
+    }
+    set {_uniqueStorage()._result = .diagnostics(newValue)}
+  }
+
+  public var lineageBatch: Stol_V1_LineageBatchResponse {
+    get {
+      if case .lineageBatch(let v)? = _storage._result {return v}
+      return Stol_V1_LineageBatchResponse()
+    }
+    set {_uniqueStorage()._result = .lineageBatch(newValue)}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -302,12 +453,17 @@ public nonisolated struct Stol_V1_TaxonomyResponse: Sendable {
     case ancestors(Stol_V1_TaxonList)
     case search(Stol_V1_SearchResponse)
     case roots(Stol_V1_TaxonPage)
+    case detail(Stol_V1_TaxonDetail)
+    case compare(Stol_V1_CompareResponse)
+    case relatives(Stol_V1_RelativesResponse)
+    case diagnostics(Stol_V1_DiagnosticsResponse)
+    case lineageBatch(Stol_V1_LineageBatchResponse)
 
   }
 
   public init() {}
 
-  fileprivate var _database: Stol_V1_DatabaseIdentity? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct Stol_V1_StatusRequest: Sendable {
@@ -320,41 +476,106 @@ public nonisolated struct Stol_V1_StatusRequest: Sendable {
   public init() {}
 }
 
-public nonisolated struct Stol_V1_StatusResponse: Sendable {
+public nonisolated struct Stol_V1_StatusResponse: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   public var active: Stol_V1_DatabaseIdentity {
-    get {_active ?? Stol_V1_DatabaseIdentity()}
-    set {_active = newValue}
+    get {_storage._active ?? Stol_V1_DatabaseIdentity()}
+    set {_uniqueStorage()._active = newValue}
   }
   /// Returns true if `active` has been explicitly set.
-  public var hasActive: Bool {self._active != nil}
+  public var hasActive: Bool {_storage._active != nil}
   /// Clears the value of `active`. Subsequent reads from it will return its default value.
-  public mutating func clearActive() {self._active = nil}
+  public mutating func clearActive() {_uniqueStorage()._active = nil}
 
-  public var activePath: String = String()
+  public var activePath: String {
+    get {_storage._activePath}
+    set {_uniqueStorage()._activePath = newValue}
+  }
 
-  public var taxaCount: UInt64 = 0
+  public var taxaCount: UInt64 {
+    get {_storage._taxaCount}
+    set {_uniqueStorage()._taxaCount = newValue}
+  }
 
-  public var sizeBytes: UInt64 = 0
+  public var sizeBytes: UInt64 {
+    get {_storage._sizeBytes}
+    set {_uniqueStorage()._sizeBytes = newValue}
+  }
 
-  public var referencePresent: Bool = false
+  public var referencePresent: Bool {
+    get {_storage._referencePresent}
+    set {_uniqueStorage()._referencePresent = newValue}
+  }
 
   /// activation state asks for the reference DB
-  public var referenceRequested: Bool = false
+  public var referenceRequested: Bool {
+    get {_storage._referenceRequested}
+    set {_uniqueStorage()._referenceRequested = newValue}
+  }
 
   /// why the bundled DB serves although the reference was requested
-  public var fallbackReason: String = String()
+  public var fallbackReason: String {
+    get {_storage._fallbackReason}
+    set {_uniqueStorage()._fallbackReason = newValue}
+  }
 
-  public var serverVersion: String = String()
+  public var serverVersion: String {
+    get {_storage._serverVersion}
+    set {_uniqueStorage()._serverVersion = newValue}
+  }
+
+  public var speciesCount: UInt64 {
+    get {_storage._speciesCount}
+    set {_uniqueStorage()._speciesCount = newValue}
+  }
+
+  /// common, vernacular, trade names and synonyms
+  public var namesCount: UInt64 {
+    get {_storage._namesCount}
+    set {_uniqueStorage()._namesCount = newValue}
+  }
+
+  public var bundledPath: String {
+    get {_storage._bundledPath}
+    set {_uniqueStorage()._bundledPath = newValue}
+  }
+
+  public var bundledSizeBytes: UInt64 {
+    get {_storage._bundledSizeBytes}
+    set {_uniqueStorage()._bundledSizeBytes = newValue}
+  }
+
+  public var referencePath: String {
+    get {_storage._referencePath}
+    set {_uniqueStorage()._referencePath = newValue}
+  }
+
+  /// 0 when not installed
+  public var referenceSizeBytes: UInt64 {
+    get {_storage._referenceSizeBytes}
+    set {_uniqueStorage()._referenceSizeBytes = newValue}
+  }
+
+  /// rows per species in top_n_relatives (the pipeline's N)
+  public var precomputedRelatives: UInt32 {
+    get {_storage._precomputedRelatives}
+    set {_uniqueStorage()._precomputedRelatives = newValue}
+  }
+
+  /// the in-memory tree (computed relatives, fast children) is ready
+  public var treeLoaded: Bool {
+    get {_storage._treeLoaded}
+    set {_uniqueStorage()._treeLoaded = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _active: Stol_V1_DatabaseIdentity? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct Stol_V1_Taxon: Sendable {
@@ -518,6 +739,15 @@ public nonisolated struct Stol_V1_SearchRequest: Sendable {
 
   public var language: String = String()
 
+  /// IUCN codes (e.g. "EN", "CR"); empty = any status
+  public var conservation: [String] = []
+
+  /// the whole query is one phrase (words adjacent, in order)
+  public var phrase: Bool = false
+
+  /// never complete few results with approximate matches
+  public var noFuzzy: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -543,6 +773,12 @@ public nonisolated struct Stol_V1_SearchHit: Sendable {
 
   /// higher is better
   public var score: Double = 0
+
+  /// an approximate match (fuzzy fallback)
+  public var fuzzy: Bool = false
+
+  /// Levenshtein distance of a fuzzy match
+  public var editDistance: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -577,6 +813,108 @@ public nonisolated struct Stol_V1_TaxonDetailRequest: Sendable {
   public init() {}
 }
 
+/// One common (or vernacular, trade) name.
+public nonisolated struct Stol_V1_LocalName: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  public var preferred: Bool = false
+
+  /// "common", "vernacular" or "trade"
+  public var nameType: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The names of one language, the preferred one first.
+public nonisolated struct Stol_V1_NameGroup: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var language: String = String()
+
+  public var names: [Stol_V1_LocalName] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_Trait: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var key: String = String()
+
+  public var value: String = String()
+
+  /// SI unit, or empty for a categorical trait
+  public var unit: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_Reference: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var citation: String = String()
+
+  /// shown as text, never fetched
+  public var url: String = String()
+
+  /// taxonomy, ecology, morphology, conservation, other
+  public var refType: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_TaxonDetail: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// child_count filled
+  public var taxon: Stol_V1_Taxon {
+    get {_taxon ?? Stol_V1_Taxon()}
+    set {_taxon = newValue}
+  }
+  /// Returns true if `taxon` has been explicitly set.
+  public var hasTaxon: Bool {self._taxon != nil}
+  /// Clears the value of `taxon`. Subsequent reads from it will return its default value.
+  public mutating func clearTaxon() {self._taxon = nil}
+
+  /// root first, the taxon itself excluded
+  public var lineage: [Stol_V1_Taxon] = []
+
+  /// the requested language first, then by language tag
+  public var names: [Stol_V1_NameGroup] = []
+
+  public var synonyms: [String] = []
+
+  public var traits: [Stol_V1_Trait] = []
+
+  public var references: [Stol_V1_Reference] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _taxon: Stol_V1_Taxon? = nil
+}
+
 public nonisolated struct Stol_V1_CompareRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -586,9 +924,100 @@ public nonisolated struct Stol_V1_CompareRequest: Sendable {
 
   public var taxonB: Int64 = 0
 
+  public var language: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+}
+
+public nonisolated struct Stol_V1_CompareResponse: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var taxonA: Stol_V1_Taxon {
+    get {_storage._taxonA ?? Stol_V1_Taxon()}
+    set {_uniqueStorage()._taxonA = newValue}
+  }
+  /// Returns true if `taxonA` has been explicitly set.
+  public var hasTaxonA: Bool {_storage._taxonA != nil}
+  /// Clears the value of `taxonA`. Subsequent reads from it will return its default value.
+  public mutating func clearTaxonA() {_uniqueStorage()._taxonA = nil}
+
+  public var taxonB: Stol_V1_Taxon {
+    get {_storage._taxonB ?? Stol_V1_Taxon()}
+    set {_uniqueStorage()._taxonB = newValue}
+  }
+  /// Returns true if `taxonB` has been explicitly set.
+  public var hasTaxonB: Bool {_storage._taxonB != nil}
+  /// Clears the value of `taxonB`. Subsequent reads from it will return its default value.
+  public mutating func clearTaxonB() {_uniqueStorage()._taxonB = nil}
+
+  /// absent when RELATION_UNRELATED
+  public var lca: Stol_V1_Taxon {
+    get {_storage._lca ?? Stol_V1_Taxon()}
+    set {_uniqueStorage()._lca = newValue}
+  }
+  /// Returns true if `lca` has been explicitly set.
+  public var hasLca: Bool {_storage._lca != nil}
+  /// Clears the value of `lca`. Subsequent reads from it will return its default value.
+  public mutating func clearLca() {_uniqueStorage()._lca = nil}
+
+  /// a → lca, both included (a alone when a is the lca)
+  public var pathA: [Stol_V1_Taxon] {
+    get {_storage._pathA}
+    set {_uniqueStorage()._pathA = newValue}
+  }
+
+  /// b → lca, both included
+  public var pathB: [Stol_V1_Taxon] {
+    get {_storage._pathB}
+    set {_uniqueStorage()._pathB = newValue}
+  }
+
+  /// depth(a) + depth(b) − 2·depth(lca); absent when unrelated
+  public var distance: UInt32 {
+    get {_storage._distance ?? 0}
+    set {_uniqueStorage()._distance = newValue}
+  }
+  /// Returns true if `distance` has been explicitly set.
+  public var hasDistance: Bool {_storage._distance != nil}
+  /// Clears the value of `distance`. Subsequent reads from it will return its default value.
+  public mutating func clearDistance() {_uniqueStorage()._distance = nil}
+
+  /// "Both are in order Carnivora"
+  public var sharedClade: String {
+    get {_storage._sharedClade}
+    set {_uniqueStorage()._sharedClade = newValue}
+  }
+
+  /// Jaccard over "key=value" sets; absent without traits on both
+  public var traitSimilarity: Double {
+    get {_storage._traitSimilarity ?? 0}
+    set {_uniqueStorage()._traitSimilarity = newValue}
+  }
+  /// Returns true if `traitSimilarity` has been explicitly set.
+  public var hasTraitSimilarity: Bool {_storage._traitSimilarity != nil}
+  /// Clears the value of `traitSimilarity`. Subsequent reads from it will return its default value.
+  public mutating func clearTraitSimilarity() {_uniqueStorage()._traitSimilarity = nil}
+
+  public var relation: Stol_V1_Relation {
+    get {_storage._relation}
+    set {_uniqueStorage()._relation = newValue}
+  }
+
+  /// edges from the root to the lca
+  public var lcaDepth: UInt32 {
+    get {_storage._lcaDepth}
+    set {_uniqueStorage()._lcaDepth = newValue}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct Stol_V1_RelativesRequest: Sendable {
@@ -596,21 +1025,187 @@ public nonisolated struct Stol_V1_RelativesRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// a species
   public var taxonID: Int64 = 0
 
+  /// 1…100; 0 means 10
   public var n: UInt32 = 0
 
+  /// compute on demand even when the precomputed table could answer
   public var computed: Bool = false
+
+  public var language: String = String()
+
+  /// guard for the computed mode; 0 means 1,000,000
+  public var maxCandidates: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
 
+public nonisolated struct Stol_V1_Relative: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 1 = closest
+  public var rankOrder: UInt32 {
+    get {_storage._rankOrder}
+    set {_uniqueStorage()._rankOrder = newValue}
+  }
+
+  public var taxon: Stol_V1_Taxon {
+    get {_storage._taxon ?? Stol_V1_Taxon()}
+    set {_uniqueStorage()._taxon = newValue}
+  }
+  /// Returns true if `taxon` has been explicitly set.
+  public var hasTaxon: Bool {_storage._taxon != nil}
+  /// Clears the value of `taxon`. Subsequent reads from it will return its default value.
+  public mutating func clearTaxon() {_uniqueStorage()._taxon = nil}
+
+  public var lca: Stol_V1_Taxon {
+    get {_storage._lca ?? Stol_V1_Taxon()}
+    set {_uniqueStorage()._lca = newValue}
+  }
+  /// Returns true if `lca` has been explicitly set.
+  public var hasLca: Bool {_storage._lca != nil}
+  /// Clears the value of `lca`. Subsequent reads from it will return its default value.
+  public mutating func clearLca() {_uniqueStorage()._lca = nil}
+
+  public var lcaDepth: UInt32 {
+    get {_storage._lcaDepth}
+    set {_uniqueStorage()._lcaDepth = newValue}
+  }
+
+  public var distance: UInt32 {
+    get {_storage._distance}
+    set {_uniqueStorage()._distance = newValue}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+public nonisolated struct Stol_V1_RelativesResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var taxon: Stol_V1_Taxon {
+    get {_taxon ?? Stol_V1_Taxon()}
+    set {_taxon = newValue}
+  }
+  /// Returns true if `taxon` has been explicitly set.
+  public var hasTaxon: Bool {self._taxon != nil}
+  /// Clears the value of `taxon`. Subsequent reads from it will return its default value.
+  public mutating func clearTaxon() {self._taxon = nil}
+
+  /// by distance, then scientific name, then id
+  public var relatives: [Stol_V1_Relative] = []
+
+  public var source: Stol_V1_RelativesSource = .unspecified
+
+  /// the candidate guard stopped the computation: may be inexact
+  public var truncated: Bool = false
+
+  public var candidatesExamined: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _taxon: Stol_V1_Taxon? = nil
+}
+
 public nonisolated struct Stol_V1_DiagnosticsRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A plain-text report for bug reports: versions, database statistics, counts of
+/// requests and errors since start. Never query text or user ids.
+public nonisolated struct Stol_V1_DiagnosticsResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var report: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Lineages of many taxa in one round trip (ids or exact names).
+public nonisolated struct Stol_V1_LineageBatchRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// at most 1000: a decimal id, or an exact scientific or common name
+  public var queries: [String] = []
+
+  public var language: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_LineageResult: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var query: String = String()
+
+  /// absent when not found
+  public var taxon: Stol_V1_Taxon {
+    get {_taxon ?? Stol_V1_Taxon()}
+    set {_taxon = newValue}
+  }
+  /// Returns true if `taxon` has been explicitly set.
+  public var hasTaxon: Bool {self._taxon != nil}
+  /// Clears the value of `taxon`. Subsequent reads from it will return its default value.
+  public mutating func clearTaxon() {self._taxon = nil}
+
+  /// root first, the taxon itself excluded
+  public var lineage: [Stol_V1_Taxon] = []
+
+  /// NOT_FOUND or INVALID_REQUEST for this query alone
+  public var error: Stol_V1_Error {
+    get {_error ?? Stol_V1_Error()}
+    set {_error = newValue}
+  }
+  /// Returns true if `error` has been explicitly set.
+  public var hasError: Bool {self._error != nil}
+  /// Clears the value of `error`. Subsequent reads from it will return its default value.
+  public mutating func clearError() {self._error = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _taxon: Stol_V1_Taxon? = nil
+  fileprivate var _error: Stol_V1_Error? = nil
+}
+
+public nonisolated struct Stol_V1_LineageBatchResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// one per query, in order
+  public var results: [Stol_V1_LineageResult] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -629,9 +1224,17 @@ nonisolated extension Stol_V1_MatchType: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MATCH_TYPE_UNSPECIFIED\0\u{1}MATCH_TYPE_SCIENTIFIC\0\u{1}MATCH_TYPE_COMMON\0\u{1}MATCH_TYPE_SYNONYM\0")
 }
 
+nonisolated extension Stol_V1_Relation: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0RELATION_UNSPECIFIED\0\u{1}RELATION_SAME\0\u{1}RELATION_A_ANCESTOR_OF_B\0\u{1}RELATION_B_ANCESTOR_OF_A\0\u{1}RELATION_RELATED\0\u{1}RELATION_UNRELATED\0")
+}
+
+nonisolated extension Stol_V1_RelativesSource: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0RELATIVES_SOURCE_UNSPECIFIED\0\u{1}RELATIVES_SOURCE_PRECOMPUTED\0\u{1}RELATIVES_SOURCE_COMPUTED\0")
+}
+
 nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -770,6 +1373,19 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
           self.body = .diagnostics(v)
         }
       }()
+      case 24: try {
+        var v: Stol_V1_LineageBatchRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .lineageBatch(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .lineageBatch(v)
+        }
+      }()
       default: break
       }
     }
@@ -824,6 +1440,10 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
       guard case .diagnostics(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
     }()
+    case .lineageBatch?: try {
+      guard case .lineageBatch(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -839,161 +1459,286 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{2}\u{7}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{2}\u{7}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0")
+
+  fileprivate class _StorageClass {
+    var _id: UInt64 = 0
+    var _database: Stol_V1_DatabaseIdentity? = nil
+    var _result: Stol_V1_TaxonomyResponse.OneOf_Result?
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _id = source._id
+      _database = source._database
+      _result = source._result
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.id) }()
-      case 2: try { try decoder.decodeSingularMessageField(value: &self._database) }()
-      case 9: try {
-        var v: Stol_V1_Error?
-        var hadOneofValue = false
-        if let current = self.result {
-          hadOneofValue = true
-          if case .error(let m) = current {v = m}
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._id) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._database) }()
+        case 9: try {
+          var v: Stol_V1_Error?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .error(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .error(v)
+          }
+        }()
+        case 10: try {
+          var v: Stol_V1_StatusResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .status(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .status(v)
+          }
+        }()
+        case 11: try {
+          var v: Stol_V1_Taxon?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .taxon(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .taxon(v)
+          }
+        }()
+        case 12: try {
+          var v: Stol_V1_TaxonPage?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .children(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .children(v)
+          }
+        }()
+        case 13: try {
+          var v: Stol_V1_TaxonList?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .ancestors(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .ancestors(v)
+          }
+        }()
+        case 14: try {
+          var v: Stol_V1_SearchResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .search(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .search(v)
+          }
+        }()
+        case 15: try {
+          var v: Stol_V1_TaxonPage?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .roots(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .roots(v)
+          }
+        }()
+        case 20: try {
+          var v: Stol_V1_TaxonDetail?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .detail(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .detail(v)
+          }
+        }()
+        case 21: try {
+          var v: Stol_V1_CompareResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .compare(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .compare(v)
+          }
+        }()
+        case 22: try {
+          var v: Stol_V1_RelativesResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .relatives(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .relatives(v)
+          }
+        }()
+        case 23: try {
+          var v: Stol_V1_DiagnosticsResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .diagnostics(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .diagnostics(v)
+          }
+        }()
+        case 24: try {
+          var v: Stol_V1_LineageBatchResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .lineageBatch(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .lineageBatch(v)
+          }
+        }()
+        default: break
         }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.result = .error(v)
-        }
-      }()
-      case 10: try {
-        var v: Stol_V1_StatusResponse?
-        var hadOneofValue = false
-        if let current = self.result {
-          hadOneofValue = true
-          if case .status(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.result = .status(v)
-        }
-      }()
-      case 11: try {
-        var v: Stol_V1_Taxon?
-        var hadOneofValue = false
-        if let current = self.result {
-          hadOneofValue = true
-          if case .taxon(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.result = .taxon(v)
-        }
-      }()
-      case 12: try {
-        var v: Stol_V1_TaxonPage?
-        var hadOneofValue = false
-        if let current = self.result {
-          hadOneofValue = true
-          if case .children(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.result = .children(v)
-        }
-      }()
-      case 13: try {
-        var v: Stol_V1_TaxonList?
-        var hadOneofValue = false
-        if let current = self.result {
-          hadOneofValue = true
-          if case .ancestors(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.result = .ancestors(v)
-        }
-      }()
-      case 14: try {
-        var v: Stol_V1_SearchResponse?
-        var hadOneofValue = false
-        if let current = self.result {
-          hadOneofValue = true
-          if case .search(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.result = .search(v)
-        }
-      }()
-      case 15: try {
-        var v: Stol_V1_TaxonPage?
-        var hadOneofValue = false
-        if let current = self.result {
-          hadOneofValue = true
-          if case .roots(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.result = .roots(v)
-        }
-      }()
-      default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if self.id != 0 {
-      try visitor.visitSingularUInt64Field(value: self.id, fieldNumber: 1)
-    }
-    try { if let v = self._database {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    } }()
-    switch self.result {
-    case .error?: try {
-      guard case .error(let v)? = self.result else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
-    }()
-    case .status?: try {
-      guard case .status(let v)? = self.result else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
-    }()
-    case .taxon?: try {
-      guard case .taxon(let v)? = self.result else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
-    }()
-    case .children?: try {
-      guard case .children(let v)? = self.result else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
-    }()
-    case .ancestors?: try {
-      guard case .ancestors(let v)? = self.result else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
-    }()
-    case .search?: try {
-      guard case .search(let v)? = self.result else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
-    }()
-    case .roots?: try {
-      guard case .roots(let v)? = self.result else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
-    }()
-    case nil: break
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._id != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._id, fieldNumber: 1)
+      }
+      try { if let v = _storage._database {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+      switch _storage._result {
+      case .error?: try {
+        guard case .error(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
+      }()
+      case .status?: try {
+        guard case .status(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+      }()
+      case .taxon?: try {
+        guard case .taxon(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+      }()
+      case .children?: try {
+        guard case .children(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+      }()
+      case .ancestors?: try {
+        guard case .ancestors(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+      }()
+      case .search?: try {
+        guard case .search(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+      }()
+      case .roots?: try {
+        guard case .roots(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+      }()
+      case .detail?: try {
+        guard case .detail(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+      }()
+      case .compare?: try {
+        guard case .compare(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
+      }()
+      case .relatives?: try {
+        guard case .relatives(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
+      }()
+      case .diagnostics?: try {
+        guard case .diagnostics(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
+      }()
+      case .lineageBatch?: try {
+        guard case .lineageBatch(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
+      }()
+      case nil: break
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_TaxonomyResponse, rhs: Stol_V1_TaxonomyResponse) -> Bool {
-    if lhs.id != rhs.id {return false}
-    if lhs._database != rhs._database {return false}
-    if lhs.result != rhs.result {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._id != rhs_storage._id {return false}
+        if _storage._database != rhs_storage._database {return false}
+        if _storage._result != rhs_storage._result {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1020,68 +1765,174 @@ nonisolated extension Stol_V1_StatusRequest: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Stol_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}active\0\u{3}active_path\0\u{3}taxa_count\0\u{3}size_bytes\0\u{3}reference_present\0\u{3}reference_requested\0\u{3}fallback_reason\0\u{3}server_version\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}active\0\u{3}active_path\0\u{3}taxa_count\0\u{3}size_bytes\0\u{3}reference_present\0\u{3}reference_requested\0\u{3}fallback_reason\0\u{3}server_version\0\u{3}species_count\0\u{3}names_count\0\u{3}bundled_path\0\u{3}bundled_size_bytes\0\u{3}reference_path\0\u{3}reference_size_bytes\0\u{3}precomputed_relatives\0\u{3}tree_loaded\0")
+
+  fileprivate class _StorageClass {
+    var _active: Stol_V1_DatabaseIdentity? = nil
+    var _activePath: String = String()
+    var _taxaCount: UInt64 = 0
+    var _sizeBytes: UInt64 = 0
+    var _referencePresent: Bool = false
+    var _referenceRequested: Bool = false
+    var _fallbackReason: String = String()
+    var _serverVersion: String = String()
+    var _speciesCount: UInt64 = 0
+    var _namesCount: UInt64 = 0
+    var _bundledPath: String = String()
+    var _bundledSizeBytes: UInt64 = 0
+    var _referencePath: String = String()
+    var _referenceSizeBytes: UInt64 = 0
+    var _precomputedRelatives: UInt32 = 0
+    var _treeLoaded: Bool = false
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _active = source._active
+      _activePath = source._activePath
+      _taxaCount = source._taxaCount
+      _sizeBytes = source._sizeBytes
+      _referencePresent = source._referencePresent
+      _referenceRequested = source._referenceRequested
+      _fallbackReason = source._fallbackReason
+      _serverVersion = source._serverVersion
+      _speciesCount = source._speciesCount
+      _namesCount = source._namesCount
+      _bundledPath = source._bundledPath
+      _bundledSizeBytes = source._bundledSizeBytes
+      _referencePath = source._referencePath
+      _referenceSizeBytes = source._referenceSizeBytes
+      _precomputedRelatives = source._precomputedRelatives
+      _treeLoaded = source._treeLoaded
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._active) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.activePath) }()
-      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.taxaCount) }()
-      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.sizeBytes) }()
-      case 5: try { try decoder.decodeSingularBoolField(value: &self.referencePresent) }()
-      case 6: try { try decoder.decodeSingularBoolField(value: &self.referenceRequested) }()
-      case 7: try { try decoder.decodeSingularStringField(value: &self.fallbackReason) }()
-      case 8: try { try decoder.decodeSingularStringField(value: &self.serverVersion) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularMessageField(value: &_storage._active) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._activePath) }()
+        case 3: try { try decoder.decodeSingularUInt64Field(value: &_storage._taxaCount) }()
+        case 4: try { try decoder.decodeSingularUInt64Field(value: &_storage._sizeBytes) }()
+        case 5: try { try decoder.decodeSingularBoolField(value: &_storage._referencePresent) }()
+        case 6: try { try decoder.decodeSingularBoolField(value: &_storage._referenceRequested) }()
+        case 7: try { try decoder.decodeSingularStringField(value: &_storage._fallbackReason) }()
+        case 8: try { try decoder.decodeSingularStringField(value: &_storage._serverVersion) }()
+        case 9: try { try decoder.decodeSingularUInt64Field(value: &_storage._speciesCount) }()
+        case 10: try { try decoder.decodeSingularUInt64Field(value: &_storage._namesCount) }()
+        case 11: try { try decoder.decodeSingularStringField(value: &_storage._bundledPath) }()
+        case 12: try { try decoder.decodeSingularUInt64Field(value: &_storage._bundledSizeBytes) }()
+        case 13: try { try decoder.decodeSingularStringField(value: &_storage._referencePath) }()
+        case 14: try { try decoder.decodeSingularUInt64Field(value: &_storage._referenceSizeBytes) }()
+        case 15: try { try decoder.decodeSingularUInt32Field(value: &_storage._precomputedRelatives) }()
+        case 16: try { try decoder.decodeSingularBoolField(value: &_storage._treeLoaded) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._active {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
-    if !self.activePath.isEmpty {
-      try visitor.visitSingularStringField(value: self.activePath, fieldNumber: 2)
-    }
-    if self.taxaCount != 0 {
-      try visitor.visitSingularUInt64Field(value: self.taxaCount, fieldNumber: 3)
-    }
-    if self.sizeBytes != 0 {
-      try visitor.visitSingularUInt64Field(value: self.sizeBytes, fieldNumber: 4)
-    }
-    if self.referencePresent != false {
-      try visitor.visitSingularBoolField(value: self.referencePresent, fieldNumber: 5)
-    }
-    if self.referenceRequested != false {
-      try visitor.visitSingularBoolField(value: self.referenceRequested, fieldNumber: 6)
-    }
-    if !self.fallbackReason.isEmpty {
-      try visitor.visitSingularStringField(value: self.fallbackReason, fieldNumber: 7)
-    }
-    if !self.serverVersion.isEmpty {
-      try visitor.visitSingularStringField(value: self.serverVersion, fieldNumber: 8)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._active {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+      } }()
+      if !_storage._activePath.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._activePath, fieldNumber: 2)
+      }
+      if _storage._taxaCount != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._taxaCount, fieldNumber: 3)
+      }
+      if _storage._sizeBytes != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._sizeBytes, fieldNumber: 4)
+      }
+      if _storage._referencePresent != false {
+        try visitor.visitSingularBoolField(value: _storage._referencePresent, fieldNumber: 5)
+      }
+      if _storage._referenceRequested != false {
+        try visitor.visitSingularBoolField(value: _storage._referenceRequested, fieldNumber: 6)
+      }
+      if !_storage._fallbackReason.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._fallbackReason, fieldNumber: 7)
+      }
+      if !_storage._serverVersion.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._serverVersion, fieldNumber: 8)
+      }
+      if _storage._speciesCount != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._speciesCount, fieldNumber: 9)
+      }
+      if _storage._namesCount != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._namesCount, fieldNumber: 10)
+      }
+      if !_storage._bundledPath.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._bundledPath, fieldNumber: 11)
+      }
+      if _storage._bundledSizeBytes != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._bundledSizeBytes, fieldNumber: 12)
+      }
+      if !_storage._referencePath.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._referencePath, fieldNumber: 13)
+      }
+      if _storage._referenceSizeBytes != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._referenceSizeBytes, fieldNumber: 14)
+      }
+      if _storage._precomputedRelatives != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._precomputedRelatives, fieldNumber: 15)
+      }
+      if _storage._treeLoaded != false {
+        try visitor.visitSingularBoolField(value: _storage._treeLoaded, fieldNumber: 16)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_StatusResponse, rhs: Stol_V1_StatusResponse) -> Bool {
-    if lhs._active != rhs._active {return false}
-    if lhs.activePath != rhs.activePath {return false}
-    if lhs.taxaCount != rhs.taxaCount {return false}
-    if lhs.sizeBytes != rhs.sizeBytes {return false}
-    if lhs.referencePresent != rhs.referencePresent {return false}
-    if lhs.referenceRequested != rhs.referenceRequested {return false}
-    if lhs.fallbackReason != rhs.fallbackReason {return false}
-    if lhs.serverVersion != rhs.serverVersion {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._active != rhs_storage._active {return false}
+        if _storage._activePath != rhs_storage._activePath {return false}
+        if _storage._taxaCount != rhs_storage._taxaCount {return false}
+        if _storage._sizeBytes != rhs_storage._sizeBytes {return false}
+        if _storage._referencePresent != rhs_storage._referencePresent {return false}
+        if _storage._referenceRequested != rhs_storage._referenceRequested {return false}
+        if _storage._fallbackReason != rhs_storage._fallbackReason {return false}
+        if _storage._serverVersion != rhs_storage._serverVersion {return false}
+        if _storage._speciesCount != rhs_storage._speciesCount {return false}
+        if _storage._namesCount != rhs_storage._namesCount {return false}
+        if _storage._bundledPath != rhs_storage._bundledPath {return false}
+        if _storage._bundledSizeBytes != rhs_storage._bundledSizeBytes {return false}
+        if _storage._referencePath != rhs_storage._referencePath {return false}
+        if _storage._referenceSizeBytes != rhs_storage._referenceSizeBytes {return false}
+        if _storage._precomputedRelatives != rhs_storage._precomputedRelatives {return false}
+        if _storage._treeLoaded != rhs_storage._treeLoaded {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1383,7 +2234,7 @@ nonisolated extension Stol_V1_TaxonList: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Stol_V1_SearchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SearchRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{1}limit\0\u{1}rank\0\u{1}prefix\0\u{1}language\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{1}limit\0\u{1}rank\0\u{1}prefix\0\u{1}language\0\u{1}conservation\0\u{1}phrase\0\u{3}no_fuzzy\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1396,6 +2247,9 @@ nonisolated extension Stol_V1_SearchRequest: SwiftProtobuf.Message, SwiftProtobu
       case 3: try { try decoder.decodeSingularEnumField(value: &self.rank) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.prefix) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self.language) }()
+      case 6: try { try decoder.decodeRepeatedStringField(value: &self.conservation) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.phrase) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.noFuzzy) }()
       default: break
       }
     }
@@ -1417,6 +2271,15 @@ nonisolated extension Stol_V1_SearchRequest: SwiftProtobuf.Message, SwiftProtobu
     if !self.language.isEmpty {
       try visitor.visitSingularStringField(value: self.language, fieldNumber: 5)
     }
+    if !self.conservation.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.conservation, fieldNumber: 6)
+    }
+    if self.phrase != false {
+      try visitor.visitSingularBoolField(value: self.phrase, fieldNumber: 7)
+    }
+    if self.noFuzzy != false {
+      try visitor.visitSingularBoolField(value: self.noFuzzy, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1426,6 +2289,9 @@ nonisolated extension Stol_V1_SearchRequest: SwiftProtobuf.Message, SwiftProtobu
     if lhs.rank != rhs.rank {return false}
     if lhs.prefix != rhs.prefix {return false}
     if lhs.language != rhs.language {return false}
+    if lhs.conservation != rhs.conservation {return false}
+    if lhs.phrase != rhs.phrase {return false}
+    if lhs.noFuzzy != rhs.noFuzzy {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1433,7 +2299,7 @@ nonisolated extension Stol_V1_SearchRequest: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Stol_V1_SearchHit: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SearchHit"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}taxon\0\u{3}matched_name\0\u{3}match_type\0\u{1}score\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}taxon\0\u{3}matched_name\0\u{3}match_type\0\u{1}score\0\u{1}fuzzy\0\u{3}edit_distance\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1445,6 +2311,8 @@ nonisolated extension Stol_V1_SearchHit: SwiftProtobuf.Message, SwiftProtobuf._M
       case 2: try { try decoder.decodeSingularStringField(value: &self.matchedName) }()
       case 3: try { try decoder.decodeSingularEnumField(value: &self.matchType) }()
       case 4: try { try decoder.decodeSingularDoubleField(value: &self.score) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.fuzzy) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.editDistance) }()
       default: break
       }
     }
@@ -1467,6 +2335,12 @@ nonisolated extension Stol_V1_SearchHit: SwiftProtobuf.Message, SwiftProtobuf._M
     if self.score.bitPattern != 0 {
       try visitor.visitSingularDoubleField(value: self.score, fieldNumber: 4)
     }
+    if self.fuzzy != false {
+      try visitor.visitSingularBoolField(value: self.fuzzy, fieldNumber: 5)
+    }
+    if self.editDistance != 0 {
+      try visitor.visitSingularUInt32Field(value: self.editDistance, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1475,6 +2349,8 @@ nonisolated extension Stol_V1_SearchHit: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.matchedName != rhs.matchedName {return false}
     if lhs.matchType != rhs.matchType {return false}
     if lhs.score != rhs.score {return false}
+    if lhs.fuzzy != rhs.fuzzy {return false}
+    if lhs.editDistance != rhs.editDistance {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1545,9 +2421,223 @@ nonisolated extension Stol_V1_TaxonDetailRequest: SwiftProtobuf.Message, SwiftPr
   }
 }
 
+nonisolated extension Stol_V1_LocalName: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LocalName"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}preferred\0\u{3}name_type\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.preferred) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.nameType) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if self.preferred != false {
+      try visitor.visitSingularBoolField(value: self.preferred, fieldNumber: 2)
+    }
+    if !self.nameType.isEmpty {
+      try visitor.visitSingularStringField(value: self.nameType, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_LocalName, rhs: Stol_V1_LocalName) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.preferred != rhs.preferred {return false}
+    if lhs.nameType != rhs.nameType {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_NameGroup: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".NameGroup"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}language\0\u{1}names\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.language) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.names) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.language.isEmpty {
+      try visitor.visitSingularStringField(value: self.language, fieldNumber: 1)
+    }
+    if !self.names.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.names, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_NameGroup, rhs: Stol_V1_NameGroup) -> Bool {
+    if lhs.language != rhs.language {return false}
+    if lhs.names != rhs.names {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_Trait: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Trait"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}value\0\u{1}unit\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.value) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.unit) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
+    }
+    if !self.value.isEmpty {
+      try visitor.visitSingularStringField(value: self.value, fieldNumber: 2)
+    }
+    if !self.unit.isEmpty {
+      try visitor.visitSingularStringField(value: self.unit, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_Trait, rhs: Stol_V1_Trait) -> Bool {
+    if lhs.key != rhs.key {return false}
+    if lhs.value != rhs.value {return false}
+    if lhs.unit != rhs.unit {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_Reference: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Reference"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}citation\0\u{1}url\0\u{3}ref_type\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.citation) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.url) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.refType) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.citation.isEmpty {
+      try visitor.visitSingularStringField(value: self.citation, fieldNumber: 1)
+    }
+    if !self.url.isEmpty {
+      try visitor.visitSingularStringField(value: self.url, fieldNumber: 2)
+    }
+    if !self.refType.isEmpty {
+      try visitor.visitSingularStringField(value: self.refType, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_Reference, rhs: Stol_V1_Reference) -> Bool {
+    if lhs.citation != rhs.citation {return false}
+    if lhs.url != rhs.url {return false}
+    if lhs.refType != rhs.refType {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_TaxonDetail: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TaxonDetail"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}taxon\0\u{1}lineage\0\u{1}names\0\u{1}synonyms\0\u{1}traits\0\u{1}references\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._taxon) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.lineage) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.names) }()
+      case 4: try { try decoder.decodeRepeatedStringField(value: &self.synonyms) }()
+      case 5: try { try decoder.decodeRepeatedMessageField(value: &self.traits) }()
+      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.references) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._taxon {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.lineage.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.lineage, fieldNumber: 2)
+    }
+    if !self.names.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.names, fieldNumber: 3)
+    }
+    if !self.synonyms.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.synonyms, fieldNumber: 4)
+    }
+    if !self.traits.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.traits, fieldNumber: 5)
+    }
+    if !self.references.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.references, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_TaxonDetail, rhs: Stol_V1_TaxonDetail) -> Bool {
+    if lhs._taxon != rhs._taxon {return false}
+    if lhs.lineage != rhs.lineage {return false}
+    if lhs.names != rhs.names {return false}
+    if lhs.synonyms != rhs.synonyms {return false}
+    if lhs.traits != rhs.traits {return false}
+    if lhs.references != rhs.references {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Stol_V1_CompareRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CompareRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_a\0\u{3}taxon_b\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_a\0\u{3}taxon_b\0\u{1}language\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1557,6 +2647,7 @@ nonisolated extension Stol_V1_CompareRequest: SwiftProtobuf.Message, SwiftProtob
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularInt64Field(value: &self.taxonA) }()
       case 2: try { try decoder.decodeSingularInt64Field(value: &self.taxonB) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.language) }()
       default: break
       }
     }
@@ -1569,12 +2660,149 @@ nonisolated extension Stol_V1_CompareRequest: SwiftProtobuf.Message, SwiftProtob
     if self.taxonB != 0 {
       try visitor.visitSingularInt64Field(value: self.taxonB, fieldNumber: 2)
     }
+    if !self.language.isEmpty {
+      try visitor.visitSingularStringField(value: self.language, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_CompareRequest, rhs: Stol_V1_CompareRequest) -> Bool {
     if lhs.taxonA != rhs.taxonA {return false}
     if lhs.taxonB != rhs.taxonB {return false}
+    if lhs.language != rhs.language {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_CompareResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CompareResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_a\0\u{3}taxon_b\0\u{1}lca\0\u{3}path_a\0\u{3}path_b\0\u{1}distance\0\u{3}shared_clade\0\u{3}trait_similarity\0\u{1}relation\0\u{3}lca_depth\0")
+
+  fileprivate class _StorageClass {
+    var _taxonA: Stol_V1_Taxon? = nil
+    var _taxonB: Stol_V1_Taxon? = nil
+    var _lca: Stol_V1_Taxon? = nil
+    var _pathA: [Stol_V1_Taxon] = []
+    var _pathB: [Stol_V1_Taxon] = []
+    var _distance: UInt32? = nil
+    var _sharedClade: String = String()
+    var _traitSimilarity: Double? = nil
+    var _relation: Stol_V1_Relation = .unspecified
+    var _lcaDepth: UInt32 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _taxonA = source._taxonA
+      _taxonB = source._taxonB
+      _lca = source._lca
+      _pathA = source._pathA
+      _pathB = source._pathB
+      _distance = source._distance
+      _sharedClade = source._sharedClade
+      _traitSimilarity = source._traitSimilarity
+      _relation = source._relation
+      _lcaDepth = source._lcaDepth
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularMessageField(value: &_storage._taxonA) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._taxonB) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._lca) }()
+        case 4: try { try decoder.decodeRepeatedMessageField(value: &_storage._pathA) }()
+        case 5: try { try decoder.decodeRepeatedMessageField(value: &_storage._pathB) }()
+        case 6: try { try decoder.decodeSingularUInt32Field(value: &_storage._distance) }()
+        case 7: try { try decoder.decodeSingularStringField(value: &_storage._sharedClade) }()
+        case 8: try { try decoder.decodeSingularDoubleField(value: &_storage._traitSimilarity) }()
+        case 9: try { try decoder.decodeSingularEnumField(value: &_storage._relation) }()
+        case 10: try { try decoder.decodeSingularUInt32Field(value: &_storage._lcaDepth) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._taxonA {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+      } }()
+      try { if let v = _storage._taxonB {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+      try { if let v = _storage._lca {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
+      if !_storage._pathA.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._pathA, fieldNumber: 4)
+      }
+      if !_storage._pathB.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._pathB, fieldNumber: 5)
+      }
+      try { if let v = _storage._distance {
+        try visitor.visitSingularUInt32Field(value: v, fieldNumber: 6)
+      } }()
+      if !_storage._sharedClade.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._sharedClade, fieldNumber: 7)
+      }
+      try { if let v = _storage._traitSimilarity {
+        try visitor.visitSingularDoubleField(value: v, fieldNumber: 8)
+      } }()
+      if _storage._relation != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._relation, fieldNumber: 9)
+      }
+      if _storage._lcaDepth != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._lcaDepth, fieldNumber: 10)
+      }
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_CompareResponse, rhs: Stol_V1_CompareResponse) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._taxonA != rhs_storage._taxonA {return false}
+        if _storage._taxonB != rhs_storage._taxonB {return false}
+        if _storage._lca != rhs_storage._lca {return false}
+        if _storage._pathA != rhs_storage._pathA {return false}
+        if _storage._pathB != rhs_storage._pathB {return false}
+        if _storage._distance != rhs_storage._distance {return false}
+        if _storage._sharedClade != rhs_storage._sharedClade {return false}
+        if _storage._traitSimilarity != rhs_storage._traitSimilarity {return false}
+        if _storage._relation != rhs_storage._relation {return false}
+        if _storage._lcaDepth != rhs_storage._lcaDepth {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1582,7 +2810,7 @@ nonisolated extension Stol_V1_CompareRequest: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Stol_V1_RelativesRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RelativesRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_id\0\u{1}n\0\u{1}computed\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_id\0\u{1}n\0\u{1}computed\0\u{1}language\0\u{3}max_candidates\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1593,6 +2821,8 @@ nonisolated extension Stol_V1_RelativesRequest: SwiftProtobuf.Message, SwiftProt
       case 1: try { try decoder.decodeSingularInt64Field(value: &self.taxonID) }()
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.n) }()
       case 3: try { try decoder.decodeSingularBoolField(value: &self.computed) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.language) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.maxCandidates) }()
       default: break
       }
     }
@@ -1608,6 +2838,12 @@ nonisolated extension Stol_V1_RelativesRequest: SwiftProtobuf.Message, SwiftProt
     if self.computed != false {
       try visitor.visitSingularBoolField(value: self.computed, fieldNumber: 3)
     }
+    if !self.language.isEmpty {
+      try visitor.visitSingularStringField(value: self.language, fieldNumber: 4)
+    }
+    if self.maxCandidates != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxCandidates, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1615,6 +2851,160 @@ nonisolated extension Stol_V1_RelativesRequest: SwiftProtobuf.Message, SwiftProt
     if lhs.taxonID != rhs.taxonID {return false}
     if lhs.n != rhs.n {return false}
     if lhs.computed != rhs.computed {return false}
+    if lhs.language != rhs.language {return false}
+    if lhs.maxCandidates != rhs.maxCandidates {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_Relative: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Relative"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}rank_order\0\u{1}taxon\0\u{1}lca\0\u{3}lca_depth\0\u{1}distance\0")
+
+  fileprivate class _StorageClass {
+    var _rankOrder: UInt32 = 0
+    var _taxon: Stol_V1_Taxon? = nil
+    var _lca: Stol_V1_Taxon? = nil
+    var _lcaDepth: UInt32 = 0
+    var _distance: UInt32 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _rankOrder = source._rankOrder
+      _taxon = source._taxon
+      _lca = source._lca
+      _lcaDepth = source._lcaDepth
+      _distance = source._distance
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt32Field(value: &_storage._rankOrder) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._taxon) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._lca) }()
+        case 4: try { try decoder.decodeSingularUInt32Field(value: &_storage._lcaDepth) }()
+        case 5: try { try decoder.decodeSingularUInt32Field(value: &_storage._distance) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._rankOrder != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._rankOrder, fieldNumber: 1)
+      }
+      try { if let v = _storage._taxon {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+      try { if let v = _storage._lca {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
+      if _storage._lcaDepth != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._lcaDepth, fieldNumber: 4)
+      }
+      if _storage._distance != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._distance, fieldNumber: 5)
+      }
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_Relative, rhs: Stol_V1_Relative) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._rankOrder != rhs_storage._rankOrder {return false}
+        if _storage._taxon != rhs_storage._taxon {return false}
+        if _storage._lca != rhs_storage._lca {return false}
+        if _storage._lcaDepth != rhs_storage._lcaDepth {return false}
+        if _storage._distance != rhs_storage._distance {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_RelativesResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RelativesResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}taxon\0\u{1}relatives\0\u{1}source\0\u{1}truncated\0\u{3}candidates_examined\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._taxon) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.relatives) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.source) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.truncated) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.candidatesExamined) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._taxon {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.relatives.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.relatives, fieldNumber: 2)
+    }
+    if self.source != .unspecified {
+      try visitor.visitSingularEnumField(value: self.source, fieldNumber: 3)
+    }
+    if self.truncated != false {
+      try visitor.visitSingularBoolField(value: self.truncated, fieldNumber: 4)
+    }
+    if self.candidatesExamined != 0 {
+      try visitor.visitSingularUInt32Field(value: self.candidatesExamined, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_RelativesResponse, rhs: Stol_V1_RelativesResponse) -> Bool {
+    if lhs._taxon != rhs._taxon {return false}
+    if lhs.relatives != rhs.relatives {return false}
+    if lhs.source != rhs.source {return false}
+    if lhs.truncated != rhs.truncated {return false}
+    if lhs.candidatesExamined != rhs.candidatesExamined {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1634,6 +3024,150 @@ nonisolated extension Stol_V1_DiagnosticsRequest: SwiftProtobuf.Message, SwiftPr
   }
 
   public static func ==(lhs: Stol_V1_DiagnosticsRequest, rhs: Stol_V1_DiagnosticsRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_DiagnosticsResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DiagnosticsResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}report\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.report) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.report.isEmpty {
+      try visitor.visitSingularStringField(value: self.report, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_DiagnosticsResponse, rhs: Stol_V1_DiagnosticsResponse) -> Bool {
+    if lhs.report != rhs.report {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_LineageBatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LineageBatchRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queries\0\u{1}language\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.queries) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.language) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.queries.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.queries, fieldNumber: 1)
+    }
+    if !self.language.isEmpty {
+      try visitor.visitSingularStringField(value: self.language, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_LineageBatchRequest, rhs: Stol_V1_LineageBatchRequest) -> Bool {
+    if lhs.queries != rhs.queries {return false}
+    if lhs.language != rhs.language {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LineageResult"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{1}taxon\0\u{1}lineage\0\u{1}error\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.query) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._taxon) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.lineage) }()
+      case 4: try { try decoder.decodeSingularMessageField(value: &self._error) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.query.isEmpty {
+      try visitor.visitSingularStringField(value: self.query, fieldNumber: 1)
+    }
+    try { if let v = self._taxon {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    if !self.lineage.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.lineage, fieldNumber: 3)
+    }
+    try { if let v = self._error {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_LineageResult, rhs: Stol_V1_LineageResult) -> Bool {
+    if lhs.query != rhs.query {return false}
+    if lhs._taxon != rhs._taxon {return false}
+    if lhs.lineage != rhs.lineage {return false}
+    if lhs._error != rhs._error {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_LineageBatchResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LineageBatchResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}results\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.results) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.results.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.results, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_LineageBatchResponse, rhs: Stol_V1_LineageBatchResponse) -> Bool {
+    if lhs.results != rhs.results {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,119 @@
+import Foundation
+import GRDB
+import STOLModel
+
+/// What the server keeps in memory besides SQLite's caches: the compact tree
+/// (computed relatives, children in name order) and the word indexes of search
+/// (autocomplete of one- and two-letter prefixes over common names, fuzzy
+/// corrections).
+///
+/// Built from the database in the background when it is opened, so that the
+/// first answer does not wait for it (cold start); queries that need it before
+/// it is ready either use SQL (children, search) or wait (computed relatives).
+public struct MemoryIndexes: Sendable {
+    public let tree: CompactTaxonTree?
+    public let nameWords: NameWordIndex
+    public let vocabulary: FuzzyVocabulary
+    /// Folded common names and synonyms → taxon (the preferred name's taxon
+    /// first), for exact lookups by name in lineage batches.
+    public let exactNames: [String: TaxonID]
+    /// Why the tree could not be built, if it could not (the database still serves).
+    public let treeProblem: String?
+
+    static func load(_ db: Database) throws -> MemoryIndexes {
+        var tree: CompactTaxonTree?
+        var treeProblem: String?
+        do {
+            tree = try loadTree(db)
+        } catch {
+            treeProblem = "\(error)"
+        }
+        var entries: [(String, TaxonID)] = []
+        var vocabularyWords: [String] = []
+        var exactNames: [String: TaxonID] = [:]
+        let names = try Row.fetchCursor(db, sql: "SELECT taxon_id, name FROM names ORDER BY is_preferred DESC, id")
+        while let row = try names.next() {
+            let id: TaxonID = row[0]
+            let words = SearchQuery.words(in: row[1])
+            let joined = words.joined(separator: " ")
+            if exactNames[joined] == nil { exactNames[joined] = id }
+            for word in words {
+                entries.append((word, id))
+                vocabularyWords.append(word)
+            }
+        }
+        let higher = try String.fetchCursor(db, sql: """
+            SELECT scientific_name FROM taxa
+            WHERE rank IN ('domain','kingdom','phylum','class','order','family','genus')
+            """)
+        while let name = try higher.next() { vocabularyWords.append(contentsOf: SearchQuery.words(in: name)) }
+        return MemoryIndexes(tree: tree, nameWords: NameWordIndex(entries), vocabulary: FuzzyVocabulary(words: vocabularyWords),
+                             exactNames: exactNames, treeProblem: treeProblem)
+    }
+
+    private static func loadTree(_ db: Database) throws -> CompactTaxonTree {
+        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa") ?? 0
+        var ids = [TaxonID](), parents = [TaxonID](), ranks = [UInt8]()
+        ids.reserveCapacity(count)
+        parents.reserveCapacity(count)
+        ranks.reserveCapacity(count)
+        let levels = Dictionary(uniqueKeysWithValues: TaxonRank.allCases.map { ($0.rawValue, UInt8($0.level)) })
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, parent_id, rank FROM taxa ORDER BY id")
+        while let row = try rows.next() {
+            ids.append(row[0])
+            parents.append((row[1] as TaxonID?) ?? 0)
+            ranks.append(levels[row[2] as String] ?? 0)
+        }
+        var nameOrder = [Int32]()
+        nameOrder.reserveCapacity(count)
+        let byName = try TaxonID.fetchCursor(db, sql: "SELECT id FROM taxa INDEXED BY idx_taxa_name ORDER BY scientific_name, id")
+        while let id = try byName.next() {
+            var low = 0, high = ids.count
+            while low < high {
+                let middle = (low + high) / 2
+                if ids[middle] < id { low = middle + 1 } else { high = middle }
+            }
+            nameOrder.append(Int32(low))
+        }
+        return try CompactTaxonTree(ids: ids, parentIDs: parents, rankLevels: ranks, nameOrder: nameOrder)
+    }
+}
+
+/// Every word of every common name and synonym, sorted, with its taxon: answers
+/// "which names have a word starting with `pa`" by binary search, where FTS5
+/// would first expand the prefix over the whole vocabulary (over 10 ms for two
+/// letters on the full NCBI build; scientific names use the `idx_taxa_name`
+/// index instead).
+public struct NameWordIndex: Sendable {
+    private let words: [String]
+    private let taxa: [TaxonID]
+
+    init(_ entries: [(String, TaxonID)]) {
+        let sorted = entries.sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
+        words = sorted.map(\.0)
+        taxa = sorted.map(\.1)
+    }
+
+    public var count: Int { words.count }
+
+    /// Taxa with a name word starting with `prefix` (folded), at most `limit`, distinct.
+    public func taxa(withWordPrefix prefix: String, limit: Int, exact: Bool = false) -> [TaxonID] {
+        var low = 0, high = words.count
+        while low < high {
+            let middle = (low + high) / 2
+            if words[middle] < prefix { low = middle + 1 } else { high = middle }
+        }
+        var seen = Set<TaxonID>()
+        var result: [TaxonID] = []
+        while low < words.count, exact ? words[low] == prefix : words[low].hasPrefix(prefix), result.count < limit {
+            if seen.insert(taxa[low]).inserted { result.append(taxa[low]) }
+            low += 1
+        }
+        return result
+    }
+}
+
+extension MemoryIndexes {
+    static let empty = MemoryIndexes(tree: nil, nameWords: NameWordIndex([]), vocabulary: FuzzyVocabulary(words: []),
+                                     exactNames: [:], treeProblem: "not built")
+}

@@ -1,0 +1,70 @@
+import GRDB
+import STOLModel
+import STOLProtocol
+
+extension TaxonomyQueries {
+    /// Default of `RelativesRequest.max_candidates`: species examined before the
+    /// computed mode gives up being exact (scanning that many takes about 2 ms).
+    public static let defaultMaximumCandidates = 1_000_000
+
+    /// The `n` closest species (seeds/001 §12.3). From `top_n_relatives` when it
+    /// holds at least `n` rows for the species and `computed` is false; otherwise
+    /// computed on the in-memory tree, which gives the same exact answer
+    /// (distance, then scientific name, then id) because the pipeline filled the
+    /// table with the same algorithm. The tests check that the two agree for
+    /// every species of a built database.
+    public func relatives(of id: TaxonID, n: Int, computed: Bool, maximumCandidates: Int,
+                          language: String) throws(TaxonomyError) -> Stol_V1_RelativesResponse {
+        let precomputed = try database.read { db -> Stol_V1_RelativesResponse? in
+            guard let taxon = try taxa(db, ids: [id], language: language)[id] else { throw TaxonomyError.taxonNotFound(id) }
+            guard taxon.rank == .species else {
+                throw TaxonomyError.notASpecies(id, rank: TaxonomyQueries.modelRank(taxon.rank)?.rawValue ?? "taxon")
+            }
+            var response = Stol_V1_RelativesResponse()
+            response.taxon = taxon
+            guard !computed else { return response }
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT relative_id, rank_order, lca_id, lca_depth, distance FROM top_n_relatives
+                WHERE taxon_id = ? ORDER BY rank_order LIMIT ?
+                """), arguments: [id, n])
+            guard rows.count >= n else { return response }
+            let byID = try taxa(db, ids: rows.flatMap { [$0["relative_id"], $0["lca_id"]] as [TaxonID] }, language: language)
+            response.source = .precomputed
+            response.relatives = rows.compactMap { row in
+                guard let relativeTaxon = byID[row["relative_id"]], let lca = byID[row["lca_id"]] else { return nil }
+                var relative = Stol_V1_Relative()
+                relative.rankOrder = row["rank_order"]
+                relative.taxon = relativeTaxon
+                relative.lca = lca
+                relative.lcaDepth = row["lca_depth"]
+                relative.distance = row["distance"]
+                return relative
+            }
+            return response
+        }
+        guard var response = precomputed else { throw .taxonNotFound(id) }
+        if response.source == .precomputed { return response }
+
+        let indexes = database.waitForMemoryIndexes()
+        guard let tree = indexes.tree, let target = tree.index(of: id) else {
+            throw .noDatabase("closest relatives cannot be computed: the in-memory tree is unavailable (\(indexes.treeProblem ?? "unknown"))")
+        }
+        let answer = tree.closestRelatives(of: target, n: n, maximumCandidates: maximumCandidates)
+        let ids = answer.relatives.flatMap { [tree.id(at: $0.node), tree.id(at: $0.lca)] }
+        let byID = try database.read { db in try taxa(db, ids: ids, language: language) }
+        response.source = .computed
+        response.truncated = answer.truncated
+        response.candidatesExamined = UInt32(clamping: answer.examined)
+        response.relatives = answer.relatives.enumerated().compactMap { position, found in
+            guard let relativeTaxon = byID[tree.id(at: found.node)], let lca = byID[tree.id(at: found.lca)] else { return nil }
+            var relative = Stol_V1_Relative()
+            relative.rankOrder = UInt32(position + 1)
+            relative.taxon = relativeTaxon
+            relative.lca = lca
+            relative.lcaDepth = UInt32(found.lcaDepth)
+            relative.distance = UInt32(found.distance)
+            return relative
+        }
+        return response
+    }
+}

@@ -1,0 +1,358 @@
+import Foundation
+import GRDB
+import STOLModel
+import STOLProtocol
+
+/// What a search is limited to besides its text.
+public struct SearchOptions: Sendable {
+    public var rank: TaxonRank?
+    /// IUCN codes; empty means any status (including none).
+    public var conservation: Set<String>
+    public var limit: Int
+    public var language: String
+    /// Complete fewer than three results with approximate matches (seeds/000 §8.2).
+    public var fuzzy: Bool
+
+    public init(rank: TaxonRank? = nil, conservation: Set<String> = [], limit: Int = 20, language: String = "en",
+                fuzzy: Bool = true) {
+        self.rank = rank
+        self.conservation = conservation
+        self.limit = limit
+        self.language = language
+        self.fuzzy = fuzzy
+    }
+}
+
+/// Search over scientific, common and synonym names (seeds/000 §8).
+///
+/// Every query gathers a bounded set of candidates first, then scores them in
+/// Swift by how well one of their names matches (whole name, start of the name,
+/// all words, fuzzy), so the cost does not grow with the number of matches:
+///
+/// - Words and phrases: FTS5 `MATCH` without ranking, at most ``candidateCap``
+///   rows. Ranking all matches with `bm25` costs over 100 ms for a frequent word
+///   on the full NCBI tree ("bacterium"); unranked it is under 1 ms. When a word
+///   is that frequent, names that start with the query (`idx_taxa_name` range)
+///   and common names are added as candidates, so the best hits are not lost.
+/// - A last word of one or two letters in prefix mode (autocomplete): FTS5 would
+///   expand it over the whole vocabulary (about 100 ms for "a"), so scientific
+///   names come from an `idx_taxa_name` range scan and common names from the
+///   in-memory ``NameWordIndex``, both ordered and limited.
+/// - Fewer than three hits (outside prefix mode): fuzzy fallback with Levenshtein ≤ 2 (queries of 5+
+///   characters) or ≤ 1. Candidates come from the query's other words (a typo
+///   in one word of a binomial) and from corrections of each word found in the
+///   ``FuzzyVocabulary``.
+struct SearchEngine {
+    let queries: TaxonomyQueries
+    var database: TaxonomyDatabase { queries.database }
+
+    /// Candidates gathered per source before scoring.
+    static let candidateCap = 200
+
+    func search(_ query: SearchQuery, options: SearchOptions) throws(TaxonomyError) -> [Stol_V1_SearchHit] {
+        guard !query.isEmpty else { return [] }
+        let indexes = database.memoryIndexes
+        return try database.read { db in
+            let (candidates, verified) = try exactCandidates(db, query, options: options, indexes: indexes)
+            var hits = try score(db, candidates, query: query, options: options, verified: verified)
+            // Autocomplete (prefix mode) completes what was typed; comparing a
+            // prefix with whole names would suggest unrelated short names.
+            if hits.count < 3 && options.fuzzy && !query.prefix {
+                let found = Set(hits.map(\.taxon.id))
+                let fuzzyIDs = try fuzzyCandidates(db, query, options: options, indexes: indexes).filter { !found.contains($0) }
+                hits += try scoreFuzzy(db, fuzzyIDs, query: query, options: options)
+            }
+            hits.sort { $0.score != $1.score ? $0.score > $1.score
+                : ($0.taxon.scientificName != $1.taxon.scientificName ? $0.taxon.scientificName < $1.taxon.scientificName
+                    : $0.taxon.id < $1.taxon.id) }
+            hits = Array(hits.prefix(options.limit))
+            let full = try queries.taxa(db, ids: hits.map(\.taxon.id), language: options.language)
+            for index in hits.indices {
+                if let taxon = full[hits[index].taxon.id] { hits[index].taxon = taxon }
+            }
+            return hits
+        }
+    }
+
+    // MARK: Candidates
+
+    /// Candidate ids, and those FTS5 verified (the others must match by one of their names).
+    private func exactCandidates(_ db: Database, _ query: SearchQuery, options: SearchOptions,
+                                 indexes: MemoryIndexes?) throws -> ([TaxonID], Set<TaxonID>) {
+        let cap = Self.candidateCap
+        if query.prefix, indexes == nil {
+            // The word index is still being built (the first seconds after a
+            // start or a switch): answer correctly, if more slowly, with FTS5.
+            return (try match(db, query.matchExpression, options: options, limit: cap), [])
+        }
+        if query.prefix, let last = query.words.last {
+            // Never an FTS5 prefix (`term*`): FTS5 merges the doclists of every
+            // expansion before the first row (5.6 ms for "bacteri" on the full
+            // NCBI build, 90 ms for "a"). Instead: names starting with the text
+            // (`idx_taxa_name` range), words of common names and synonyms starting
+            // with the last word (``NameWordIndex``), and the full words through
+            // FTS5; every candidate must then match by one of its names.
+            let few = max(2 * options.limit, 40)
+            var ids = try scientificPrefix(db, query.text, options: options, limit: few)
+            if query.raw != query.text && !query.raw.isEmpty {
+                ids += try scientificPrefix(db, query.raw, options: options, limit: few)
+            }
+            if query.words.count == 1 {
+                if let indexes { ids += indexes.nameWords.taxa(withWordPrefix: last, limit: few) }
+            } else if ids.count < few {
+                // Not enough names start with the text typed: the full words find more.
+                var groups = query.groups
+                groups[groups.count - 1].removeLast()
+                if groups[groups.count - 1].isEmpty { groups.removeLast() }
+                ids += try match(db, SearchQuery.expression(groups, prefix: false), options: options, limit: cap)
+            }
+            return (ids, [])
+        }
+        var ids = try match(db, query.matchExpression, options: options, limit: cap + 1)
+        // A phrase may match across two names of one column (they are concatenated
+        // in the index), so phrase hits must match within one name.
+        let verified = query.groups.contains { $0.count > 1 } ? [] : Set(ids)
+        if ids.count > cap {
+            // A frequent word: add the names most likely meant (names starting with
+            // the query, common names with its words).
+            ids.removeLast()
+            ids += try scientificPrefix(db, query.text, options: options, limit: 50)
+            if let indexes, let first = query.words.first {
+                ids += indexes.nameWords.taxa(withWordPrefix: first, limit: 50, exact: !(query.prefix && query.words.count == 1))
+            }
+        }
+        return (ids, verified)
+    }
+
+    /// FTS5 rowids (taxon ids) matching `expression`, unranked, filtered by rank and status.
+    private func match(_ db: Database, _ expression: String, options: SearchOptions, limit: Int) throws -> [TaxonID] {
+        guard !expression.isEmpty else { return [] }
+        let (filter, arguments) = Self.filter(options)
+        if filter.isEmpty {
+            return try TaxonID.fetchAll(db.cachedStatement(sql: "SELECT rowid FROM fts_taxa WHERE fts_taxa MATCH ? LIMIT ?"),
+                                        arguments: [expression, limit])
+        }
+        return try TaxonID.fetchAll(db.cachedStatement(sql: """
+            SELECT f.rowid FROM fts_taxa f JOIN taxa t ON t.id = f.rowid WHERE fts_taxa MATCH ? \(filter) LIMIT ?
+            """), arguments: StatementArguments([expression] + arguments + [limit]))
+    }
+
+    /// Taxa whose scientific name starts with `prefix` (case of the first letter
+    /// either way), by the `idx_taxa_name` index.
+    private func scientificPrefix(_ db: Database, _ prefix: String, options: SearchOptions, limit: Int) throws -> [TaxonID] {
+        let (filter, arguments) = Self.filter(options)
+        let capitalised = prefix.prefix(1).uppercased() + prefix.dropFirst()
+        var ids: [TaxonID] = []
+        for start in capitalised == prefix ? [prefix] : [capitalised, prefix] {
+            ids += try TaxonID.fetchAll(db.cachedStatement(sql: """
+                SELECT t.id FROM taxa t INDEXED BY idx_taxa_name
+                WHERE t.scientific_name >= ? AND t.scientific_name < ? \(filter)
+                ORDER BY t.scientific_name LIMIT ?
+                """), arguments: StatementArguments([start, start + "\u{10FFFF}"] + arguments + [limit]))
+        }
+        return ids
+    }
+
+    static func filter(_ options: SearchOptions) -> (String, [any DatabaseValueConvertible]) {
+        var clause = ""
+        var arguments: [any DatabaseValueConvertible] = []
+        if let rank = options.rank {
+            clause += " AND t.rank = ?"
+            arguments.append(rank.rawValue)
+        }
+        if !options.conservation.isEmpty {
+            clause += " AND t.conservation IN (\(options.conservation.map { _ in "?" }.joined(separator: ",")))"
+            arguments += options.conservation.sorted().map { $0 as any DatabaseValueConvertible }
+        }
+        return (clause, arguments)
+    }
+
+    private func fuzzyCandidates(_ db: Database, _ query: SearchQuery, options: SearchOptions,
+                                 indexes: MemoryIndexes?) throws -> [TaxonID] {
+        let words = Array(query.words.prefix(4))
+        var ids: [TaxonID] = []
+        if words.count >= 2 && query.words.count <= 3 {
+            // One misspelt word of a binomial or trinomial: the others still match exactly.
+            for skipped in words.indices {
+                let others = words.enumerated().filter { $0.offset != skipped }.map { [$0.element] }
+                ids += try match(db, SearchQuery.expression(others, prefix: false), options: options, limit: 40)
+            }
+        }
+        if words.count >= 2 {
+            // A typo in the epithet after its first letter: the binomial's start is right.
+            ids += try scientificPrefix(db, words[0] + " " + words[1].prefix(1), options: options, limit: 40)
+        }
+        if let vocabulary = indexes?.vocabulary {
+            // Correct only the words the index does not know (a known word is not the typo).
+            var corrections = 0
+            for (index, word) in words.enumerated() where word.count >= 3 && corrections < 8 {
+                guard try match(db, SearchQuery.expression([[word]], prefix: false), options: SearchOptions(), limit: 1).isEmpty
+                else { continue }
+                for correction in vocabulary.corrections(of: word, maximumDistance: Self.maximumDistance(word), limit: 4)
+                where correction.word != word && corrections < 8 {
+                    corrections += 1
+                    var replaced = words.map { [$0] }
+                    replaced[index] = [correction.word]
+                    ids += try match(db, SearchQuery.expression(replaced, prefix: false), options: options, limit: 30)
+                }
+            }
+        }
+        var seen = Set<TaxonID>()
+        return Array(ids.filter { seen.insert($0).inserted }.prefix(Self.candidateCap))
+    }
+
+    /// Levenshtein bound of seeds/000 §8.2: 2 for 5+ characters, else 1.
+    static func maximumDistance(_ text: String) -> Int { text.count >= 5 ? 2 : 1 }
+
+    // MARK: Scoring
+
+    private struct Name {
+        let text: String
+        let words: [String]
+        let type: Stol_V1_MatchType
+        let inLanguage: Bool
+        let preferred: Bool
+    }
+
+    private func names(_ db: Database, for taxa: [TaxonID: Stol_V1_Taxon], language: String) throws -> [TaxonID: [Name]] {
+        var result: [TaxonID: [Name]] = [:]
+        for (id, taxon) in taxa {
+            result[id] = [Name(text: taxon.scientificName, words: SearchQuery.words(in: taxon.scientificName),
+                               type: .scientific, inLanguage: true, preferred: true)]
+        }
+        let ids = Array(taxa.keys)
+        for chunk in stride(from: 0, to: ids.count, by: 512) {
+            let part = TaxonomyQueries.padded(Array(ids[chunk..<min(chunk + 512, ids.count)]))
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT taxon_id, name, lang, name_type, is_preferred FROM names INDEXED BY idx_names_taxon
+                WHERE taxon_id IN (\(part.map { _ in "?" }.joined(separator: ","))) ORDER BY id
+                """), arguments: StatementArguments(part))
+            for row in rows {
+                let text: String = row[1]
+                let type: String = row[3]
+                result[row[0], default: []].append(Name(
+                    text: text, words: SearchQuery.words(in: text), type: type == "synonym" ? .synonym : .common,
+                    inLanguage: (row[2] as String) == language, preferred: (row[4] as Int) != 0))
+            }
+        }
+        return result
+    }
+
+    private static func typeBonus(_ name: Name) -> Double {
+        switch name.type {
+        case .scientific: 3
+        case .common: name.inLanguage ? (name.preferred ? 2.5 : 2) : (name.preferred ? 1.5 : 1)
+        default: 0
+        }
+    }
+
+    /// The candidates that pass the filters, with only what scoring needs (id,
+    /// name, rank, status); full rows are read for the final page only.
+    private func fetch(_ db: Database, _ ids: [TaxonID], options: SearchOptions) throws -> ([TaxonID], [TaxonID: Stol_V1_Taxon]) {
+        var seen = Set<TaxonID>()
+        let unique = ids.filter { seen.insert($0).inserted }
+        var taxa: [TaxonID: Stol_V1_Taxon] = [:]
+        for chunk in stride(from: 0, to: unique.count, by: 512) {
+            let part = TaxonomyQueries.padded(Array(unique[chunk..<min(chunk + 512, unique.count)]))
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT id, scientific_name, rank, conservation FROM taxa
+                WHERE id IN (\(part.map { _ in "?" }.joined(separator: ",")))
+                """), arguments: StatementArguments(part))
+            for row in rows {
+                var taxon = Stol_V1_Taxon()
+                taxon.id = row[0]
+                taxon.scientificName = row[1]
+                taxon.rank = TaxonRank(rawValue: row[2]).map(TaxonomyQueries.wireRank) ?? .unspecified
+                taxon.conservation = row[3] ?? ""
+                taxa[taxon.id] = taxon
+            }
+        }
+        taxa = taxa.filter { _, taxon in
+            (options.rank == nil || TaxonomyQueries.wireRank(options.rank!) == taxon.rank)
+                && (options.conservation.isEmpty || options.conservation.contains(taxon.conservation))
+        }
+        return (unique.filter { taxa[$0] != nil }, taxa)
+    }
+
+    private func score(_ db: Database, _ ids: [TaxonID], query: SearchQuery, options: SearchOptions,
+                       verified: Set<TaxonID>) throws -> [Stol_V1_SearchHit] {
+        let (order, taxa) = try fetch(db, ids, options: options)
+        let names = try names(db, for: taxa, language: options.language)
+        let text = query.text
+        var hits: [Stol_V1_SearchHit] = []
+        for id in order {
+            var best: (Double, Name)?
+            for name in names[id] ?? [] where query.matches(words: name.words) {
+                let joined = name.words.joined(separator: " ")
+                let quality: Double = joined == text ? 100 : (joined.hasPrefix(text) ? 60 : 40)
+                let score = quality + Self.typeBonus(name) + 5 / Double(max(name.words.count, 1))
+                if best == nil || score > best!.0 { best = (score, name) }
+            }
+            var hit = Stol_V1_SearchHit()
+            hit.taxon = taxa[id]!
+            if let (score, name) = best {
+                hit.score = score
+                hit.matchedName = name.text
+                hit.matchType = name.type
+            } else {
+                // Words matched across different names (e.g. genus and a common name).
+                guard verified.contains(id) else { continue }
+                hit.score = 20
+                hit.matchedName = hit.taxon.scientificName
+                hit.matchType = .scientific
+            }
+            hits.append(hit)
+        }
+        return hits
+    }
+
+    private func scoreFuzzy(_ db: Database, _ ids: [TaxonID], query: SearchQuery,
+                            options: SearchOptions) throws -> [Stol_V1_SearchHit] {
+        let (order, taxa) = try fetch(db, ids, options: options)
+        let names = try names(db, for: taxa, language: options.language)
+        let text = query.text
+        let maximum = Self.maximumDistance(text)
+        var hits: [Stol_V1_SearchHit] = []
+        for id in order {
+            var best: (Double, Int, Name)?
+            for name in names[id] ?? [] {
+                var distance = Levenshtein.distance(text, name.words.joined(separator: " "))
+                if query.words.count == 1 {
+                    // One word may be one word of a longer name ("tigr" → "Bengal tiger").
+                    for word in name.words { distance = min(distance, Levenshtein.distance(text, word)) }
+                }
+                guard distance <= maximum else { continue }
+                let score = 20 - 5 * Double(distance) + Self.typeBonus(name) + 5 / Double(max(name.words.count, 1))
+                if best == nil || score > best!.0 { best = (score, distance, name) }
+            }
+            guard let (score, distance, name) = best else { continue }
+            var hit = Stol_V1_SearchHit()
+            hit.taxon = taxa[id]!
+            hit.score = score
+            hit.matchedName = name.text
+            hit.matchType = name.type
+            hit.fuzzy = true
+            hit.editDistance = UInt32(distance)
+            hits.append(hit)
+        }
+        return hits
+    }
+}
+
+extension TaxonomyQueries {
+    /// Search over scientific, common and synonym names; see ``SearchEngine``.
+    public func search(_ query: SearchQuery, options: SearchOptions) throws(TaxonomyError) -> [Stol_V1_SearchHit] {
+        try SearchEngine(queries: self).search(query, options: options)
+    }
+
+    /// Random taxon ids of one rank (or any), for benchmarks and tests.
+    public func sampleIDs(rank: TaxonRank?, count: Int) throws(TaxonomyError) -> [TaxonID] {
+        try database.read { db in
+            if let rank {
+                return try TaxonID.fetchAll(db, sql: "SELECT id FROM taxa WHERE rank = ? ORDER BY random() LIMIT ?",
+                                            arguments: [rank.rawValue, count])
+            }
+            return try TaxonID.fetchAll(db, sql: "SELECT id FROM taxa ORDER BY random() LIMIT ?", arguments: [count])
+        }
+    }
+}

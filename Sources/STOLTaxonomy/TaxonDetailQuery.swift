@@ -1,0 +1,63 @@
+import GRDB
+import STOLModel
+import STOLProtocol
+
+extension TaxonomyQueries {
+    /// Everything the species page shows (seeds/001 §11.4): the taxon, its
+    /// lineage, common names grouped by language (the requested language first,
+    /// preferred names first), synonyms, traits and references.
+    public func detail(of id: TaxonID, language: String) throws(TaxonomyError) -> Stol_V1_TaxonDetail {
+        try database.read { db in
+            guard let (taxon, lineage) = try self.lineage(db, of: id, language: language) else {
+                throw TaxonomyError.taxonNotFound(id)
+            }
+            var detail = Stol_V1_TaxonDetail()
+            detail.taxon = taxon
+            detail.taxon.childCount = UInt32(try Int.fetchOne(
+                db.cachedStatement(sql: "SELECT count(*) FROM taxa WHERE parent_id = ?"), arguments: [id]) ?? 0)
+            detail.lineage = lineage
+            var groups: [String: [Stol_V1_LocalName]] = [:]
+            let names = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT name, lang, name_type, is_preferred FROM names INDEXED BY idx_names_taxon WHERE taxon_id = ?
+                ORDER BY is_preferred DESC, id
+                """), arguments: [id])
+            for row in names {
+                let type: String = row["name_type"]
+                if type == "synonym" {
+                    detail.synonyms.append(row["name"])
+                    continue
+                }
+                var name = Stol_V1_LocalName()
+                name.name = row["name"]
+                name.preferred = (row["is_preferred"] as Int) != 0
+                name.nameType = type
+                groups[row["lang"], default: []].append(name)
+            }
+            detail.names = groups.keys.sorted { ($0 == language ? 0 : 1, $0) < ($1 == language ? 0 : 1, $1) }.map { lang in
+                var group = Stol_V1_NameGroup()
+                group.language = lang
+                group.names = groups[lang]!
+                return group
+            }
+            detail.traits = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT trait_key, trait_value, unit FROM traits WHERE taxon_id = ? ORDER BY trait_key, id
+                """), arguments: [id]).map { row in
+                var trait = Stol_V1_Trait()
+                trait.key = row["trait_key"]
+                trait.value = row["trait_value"]
+                trait.unit = row["unit"] ?? ""
+                return trait
+            }
+            detail.references = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT citation, url, ref_type FROM refs WHERE taxon_id = ? ORDER BY id
+                """), arguments: [id]).map { row in
+                var reference = Stol_V1_Reference()
+                reference.citation = row["citation"]
+                reference.url = row["url"] ?? ""
+                reference.refType = row["ref_type"]
+                return reference
+            }
+            return detail
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import GRDB
+import XCTest
+
+/// The read path end to end: the real `stol-taxonomyd` behind the real
+/// `systemd-socket-activate`, on a database the real pipeline built from the
+/// curated source, queried with the real `stol-client` (text, `--json`, exit codes).
+final class TaxonomyQueryIntegrationTests: XCTestCase {
+    private var stack: StackHarness!
+
+    override func setUpWithError() throws {
+        stack = try StackHarness()
+        try stack.start(.taxonomy)
+    }
+
+    override func tearDown() {
+        stack = nil
+    }
+
+    private func json(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+        let result = try stack.client(arguments + ["--json"])
+        XCTAssertEqual(result.status, 0, "\(arguments): \(result.stderr)", file: file, line: line)
+        return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], file: file, line: line)
+    }
+
+    /// Runs the client with `input` as its standard input.
+    private func client(_ arguments: [String], input: String) throws -> StackHarness.Result {
+        let directory = try StackHarness.makeDirectory(prefix: "stolin")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data(input.utf8).write(to: URL(fileURLWithPath: directory + "/in"))
+        let child = try ChildProcess.spawn(StackHarness.binDirectory + "/stol-client", arguments,
+                                           environment: ["STOL_RUNTIME_DIR": stack.runtimeDirectory],
+                                           stdout: directory + "/out", stderr: directory + "/err", stdin: directory + "/in")
+        let status = child.wait(timeoutSeconds: 60)
+        let read = { (name: String) in (try? String(contentsOfFile: directory + "/" + name, encoding: .utf8)) ?? "" }
+        return StackHarness.Result(status: status, stdout: read("out"), stderr: read("err"))
+    }
+
+    func testCompare_lionAndTiger_throughTheSocket_isGenusPantheraAtDistanceTwo() throws {
+        let result = try json(["compare", "9689", "9694"])
+        XCTAssertEqual((result["lca"] as? [String: Any])?["id"] as? Int, 9688)
+        XCTAssertEqual(result["distance"] as? Int, 2)
+        XCTAssertEqual(result["shared_clade"] as? String, "Both are in genus Panthera")
+        let text = try stack.client(["compare", "9689", "9612"])
+        XCTAssertTrue(text.stdout.contains("Both are in order Carnivora"), text.stdout)
+        let unknown = try stack.client(["compare", "9689", "999999999"])
+        XCTAssertEqual(unknown.status, 3, "not found")
+        XCTAssertTrue(unknown.stderr.contains("999999999"), unknown.stderr)
+    }
+
+    func testSearch_lionLeonAndATypo_findPantheraLeo() throws {
+        for query in ["lion", "león", "Panthera lep", "Pantera leo"] {
+            let result = try json(["search", query])
+            let first = (result["hits"] as? [[String: Any]])?.first
+            XCTAssertEqual((first?["taxon"] as? [String: Any])?["id"] as? Int, 9689, query)
+        }
+        let typo = try stack.client(["search", "Pantera", "leo"])
+        XCTAssertTrue(typo.stdout.hasPrefix("~ 9689"), "fuzzy hits are marked: \(typo.stdout)")
+        let hostile = try stack.client(["search", "--", "\"lion\" NEAR(-x:*"])
+        XCTAssertNotEqual(hostile.status, 1, hostile.stderr)
+    }
+
+    func testDetailRelativesTreeAndDiagnostics_printTextAndJSON() throws {
+        let detail = try json(["detail", "9689", "--lang", "es"])
+        XCTAssertEqual(((detail["names"] as? [[String: Any]])?.first)?["language"] as? String, "es")
+        XCTAssertEqual(detail["synonyms"] as? [String], ["Felis leo"])
+        let relatives = try json(["relatives", "9689", "-n", "4"])
+        let ids = (relatives["relatives"] as? [[String: Any]])?.compactMap { ($0["taxon"] as? [String: Any])?["id"] as? Int }
+        XCTAssertEqual(ids, [9690, 9691, 9694, 29064])
+        let computed = try json(["relatives", "9689", "-n", "4", "--computed"])
+        XCTAssertEqual(computed["source"] as? String, "RELATIVES_SOURCE_COMPUTED")
+        XCTAssertEqual((computed["relatives"] as? [[String: Any]])?.count, 4)
+        let tree = try stack.client(["tree", "9681", "--depth", "2"])
+        XCTAssertEqual(tree.status, 0, tree.stderr)
+        XCTAssertTrue(tree.stdout.contains("\n  ") && tree.stdout.contains("\n    "), "two indented levels: \(tree.stdout)")
+        XCTAssertTrue(tree.stdout.contains("Panthera leo"), tree.stdout)
+        let diagnostics = try stack.client(["diagnostics"])
+        XCTAssertEqual(diagnostics.status, 0)
+        XCTAssertTrue(diagnostics.stdout.contains("schema version:   1"), diagnostics.stdout)
+        XCTAssertTrue(diagnostics.stdout.contains("  detail: 1"), "request counts by operation: \(diagnostics.stdout)")
+        let status = try json(["status"])
+        XCTAssertEqual(status["precomputed_relatives"] as? Int, 10)
+        XCTAssertNotNil(status["species_count"])
+    }
+
+    func testLineage_readsIdsAndNamesFromStdin_oneLinePerQuery_inTSVAndJSONLines() throws {
+        let tsv = try client(["lineage"], input: "9689\nPanthera tigris\nlion\nno such taxon\n")
+        XCTAssertEqual(tsv.status, 3, "one query was not found")
+        let lines = tsv.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 4)
+        XCTAssertTrue(lines[0].hasPrefix("9689\t9689\tspecies\tPanthera leo\tEukaryota;"), lines[0])
+        XCTAssertTrue(lines[0].hasSuffix(";Panthera;Panthera leo"), lines[0])
+        XCTAssertTrue(lines[1].hasPrefix("Panthera tigris\t9694\t"), lines[1])
+        XCTAssertTrue(lines[2].hasPrefix("lion\t9689\t"), lines[2])
+        XCTAssertTrue(lines[3].hasPrefix("no such taxon\tNOT_FOUND"), lines[3])
+
+        // Thousands of queries in one run, one JSON object per line, in order.
+        let ids = try DatabaseQueue(path: stack.database).read { db in
+            try Int64.fetchAll(db, sql: "SELECT id FROM taxa ORDER BY id")
+        }
+        let many = (0..<2500).map { String(ids[$0 % ids.count]) }
+        let jsonl = try client(["lineage", "--jsonl"], input: many.joined(separator: "\n") + "\n")
+        XCTAssertEqual(jsonl.status, 0, jsonl.stderr)
+        let objects = jsonl.stdout.split(separator: "\n")
+        XCTAssertEqual(objects.count, 2500)
+        for (index, object) in objects.enumerated() where index % 250 == 0 {
+            let parsed = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(object.utf8)) as? [String: Any])
+            XCTAssertEqual(parsed["query"] as? String, many[index])
+            XCTAssertEqual((parsed["taxon"] as? [String: Any])?["id"] as? Int, Int(many[index]))
+        }
+    }
+
+    /// LCA and distance from the server agree with a parent-pointer walk over the
+    /// database file, done here, for random pairs.
+    func testCompare_randomPairs_agreeWithAParentPointerWalkOverTheFile() throws {
+        let parents = try DatabaseQueue(path: stack.database).read { db in
+            try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT id, parent_id FROM taxa").map {
+                ($0["id"] as Int64, $0["parent_id"] as Int64?)
+            })
+        }
+        func path(_ id: Int64) -> [Int64] {
+            var path = [id]
+            while let parent = parents[path.last!] ?? nil { path.append(parent) }
+            return path
+        }
+        let ids = parents.keys.sorted()
+        var state: UInt64 = 2024
+        func next() -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(state >> 33) % ids.count
+        }
+        for _ in 0..<25 {
+            let a = ids[next()], b = ids[next()]
+            let pathA = path(a), pathB = Set(path(b))
+            let result = try json(["compare", String(a), String(b)])
+            if let lca = pathA.first(where: { pathB.contains($0) }) {
+                XCTAssertEqual((result["lca"] as? [String: Any])?["id"] as? Int, Int(lca), "\(a) vs \(b)")
+                let distance = path(a).count + path(b).count - 2 * path(lca).count
+                XCTAssertEqual(result["distance"] as? Int ?? 0, distance, "\(a) vs \(b)")
+            } else {
+                XCTAssertEqual(result["relation"] as? String, "RELATION_UNRELATED", "\(a) vs \(b)")
+            }
+        }
+    }
+}
