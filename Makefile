@@ -10,17 +10,20 @@ BUNDLED_DB   := $(OUT)/bundled.sqlite
 RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
 DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 # Debian packages the build, the tests and `make run` need.
-DEB_PACKAGES := libsodium-dev libsystemd-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux
+DEB_PACKAGES := libsodium-dev libsystemd-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test deps build build-debug db check-ids start stop status demo proto clean bench
+.PHONY: help run test deps build build-debug db build-db reference-db check-ids start stop status demo proto clean bench bench-pipeline
 
 help:
 	@echo "make run    install packages, build (release), build the bundled DB, start the stack, demo"
 	@echo "make test   the whole test suite (unit, component, integration)"
 	@echo "make stop   stop the stack started by make run"
 	@echo "make status which daemons are up"
-	@echo "make db     (re)build the bundled database from Pipeline/curated into out/, then check-ids"
+	@echo "make db     build the bundled database (NCBI 2024 + curated overlay; curated only when offline), check-ids"
+	@echo "make build-db  the bundled database and the signed reference (full NCBI tree): out/reference.stol"
+	@echo "make bench  latency/throughput of taxonomy and favourites through the real sockets"
+	@echo "make bench-pipeline  pipeline speed, memory and table sizes on the full NCBI tree"
 	@echo "make proto  regenerate Sources/STOLProtocol/Generated from protocol/*.proto"
 
 ## Installs the Debian packages that are missing (apt-get as root, or sudo).
@@ -37,11 +40,18 @@ build: deps
 build-debug: deps
 	$(SWIFT) build
 
-$(BUNDLED_DB): build $(wildcard Pipeline/curated/*.tsv)
-	@mkdir -p $(OUT)
-	"$(RELEASE_BIN)/stol-pipeline" build --source Pipeline/curated --output $(BUNDLED_DB)
+## NCBI 2024 (downloaded once into .cache/) without placeholders, named species only,
+## plus the curated overlay; the committed curated source when the download is impossible.
+$(BUNDLED_DB): build $(wildcard Pipeline/curated/*.tsv) Pipeline/scripts/build-db.sh
+	OUT=$(OUT) Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" bundled
 
-db: $(BUNDLED_DB) check-ids
+db: $(BUNDLED_DB)
+
+## The reference candidate: the full NCBI tree, signed (SIGNING_KEY=FILE, else a dev key in .cache/keys).
+reference-db: build
+	OUT=$(OUT) Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
+
+build-db: db reference-db
 
 ## The stable-id check: every released id (Pipeline/released-ids/) is still there, unchanged.
 check-ids: $(BUNDLED_DB)
@@ -96,8 +106,25 @@ proto: $(PROTOC_GEN_SWIFT)
 	protoc --plugin=protoc-gen-swift=$(PROTOC_GEN_SWIFT) --swift_out=Visibility=Public:Sources/STOLProtocol/Generated \
 	  -I protocol protocol/*.proto
 
-bench:
-	@echo "make bench arrives with issue 4 (read path) and issue 5 (favourites)"; exit 1
+## Taxonomy on the full NCBI reference build (made once into $(OUT)/reference.sqlite), then favourites.
+bench: build
+	@test -s $(OUT)/reference.sqlite || OUT=$(OUT) Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
+	"$(RELEASE_BIN)/stol-bench" taxonomy --database $(OUT)/reference.sqlite
+	"$(RELEASE_BIN)/stol-bench" favorites
+
+## Pipeline speed and memory: the full NCBI build and the bundled build, rows/s, peak RSS, table sizes.
+bench-pipeline: build
+	@OUT=$(OUT) Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" fetch
+	@for kind in full bundled; do \
+	  if [ $$kind = full ]; then args=""; else args="--drop-placeholders --only-named-species"; fi; \
+	  echo "== $$kind build"; \
+	  /usr/bin/time -f "$$kind: %e s wall, peak RSS %M KiB" "$(RELEASE_BIN)/stol-pipeline" build --format ncbi \
+	    --source .cache/ncbi/taxdump --overlay Pipeline/curated $$args --output /tmp/stol-bench-$$kind.sqlite \
+	    2> >(grep -E "done .*rows/s|wall" >&2); \
+	  python3 Pipeline/scripts/table_sizes.py /tmp/stol-bench-$$kind.sqlite; \
+	  echo "compressed (gzip -9): $$(gzip -9 -c /tmp/stol-bench-$$kind.sqlite | wc -c) bytes"; \
+	  rm -f /tmp/stol-bench-$$kind.sqlite; \
+	done
 
 clean: stop
 	rm -rf .build $(OUT) $(RUNTIME_DIR) $(STATE_DIR)
