@@ -20,6 +20,29 @@ public struct TaxonomyService: FramedService {
     }
 
     public func respond(to request: Request, context: RequestContext) async -> Response {
+        respondNow(to: request, context: context)
+    }
+
+    /// Lookups by id (taxon, children, ancestors, detail, compare, relatives,
+    /// status) cost tens to hundreds of microseconds and are answered on the event
+    /// loop; search, lineage batches and diagnostics go to the task pool.
+    public func respondInline(to request: Request, context: RequestContext) -> Response? {
+        guard isShort(request.body) else { return nil }
+        return respondNow(to: request, context: context)
+    }
+
+    func isShort(_ body: Request.OneOf_Body?) -> Bool {
+        switch body {
+        case .status, .getTaxon, .children, .ancestors, .roots, .detail, .compare, nil: true
+        // Relatives may be computed on the in-memory tree, which a request waits
+        // for while it is still loading (seconds after a cold start).
+        case .relatives: provider.current().database.memoryIndexes?.tree != nil
+        case .search, .diagnostics, .lineageBatch: false
+        }
+    }
+
+    /// Answers one request synchronously: errors become typed error responses.
+    public func respondNow(to request: Request, context: RequestContext) -> Response {
         let selection = provider.current()
         var response = Response()
         response.id = request.id

@@ -5,8 +5,9 @@ import STOLProtocol
 import STOLRuntime
 import XCTest
 
-/// A tiny taxonomy service: a fixed status, an echoing get_taxon, a gated slow
-/// request (taxon -1) and a briefly sleeping one (taxon -2).
+/// A tiny taxonomy service: a fixed status, an echoing get_taxon (answered inline
+/// on the event loop for positive ids), a gated slow request (taxon -1) and a
+/// briefly sleeping one (taxon -2), both on the task pool.
 struct TestTaxonomyService: FramedService {
     static let gatedTaxonID: Int64 = -1
     static let sleepingTaxonID: Int64 = -2
@@ -26,6 +27,13 @@ struct TestTaxonomyService: FramedService {
             $0.database = .with { $0.kind = .bundled; $0.fingerprint = "test"; $0.schemaVersion = 1 }
             $0.status = .with { $0.taxaCount = 3; $0.serverVersion = "runtime-tests" }
         }
+    }
+
+    func respondInline(to request: Stol_V1_TaxonomyRequest, context: RequestContext) -> Stol_V1_TaxonomyResponse? {
+        guard case .getTaxon(let get) = request.body, get.taxonID > 0 else { return nil }
+        events.record("start \(request.id)")
+        events.record("end \(request.id)")
+        return .with { $0.taxon = .with { $0.id = get.taxonID; $0.scientificName = "Taxon \(get.taxonID) inline" } }
     }
 
     func respond(to request: Stol_V1_TaxonomyRequest, context: RequestContext) async -> Stol_V1_TaxonomyResponse {
@@ -170,6 +178,28 @@ final class NIOFramedServerTests: XCTestCase {
         }
         let expected = (1...20).flatMap { ["start \($0)", "end \($0)"] }
         XCTAssertEqual(events.events, expected, "requests of one connection overlapped or ran out of order")
+    }
+
+    func testPipelinedInlineAndTaskPoolRequestsAreAnsweredInOrder_inlineOnesByTheEventLoop() throws {
+        let server = try startServer()
+        let client = try server.connect()
+        var stream: [UInt8] = []
+        // Ids 1…100: every tenth sleeps on the task pool, the rest are answered inline.
+        for id in UInt64(1)...100 {
+            stream += try frameBytes(getTaxon(id, id % 10 == 0 ? TestTaxonomyService.sleepingTaxonID : Int64(id)))
+        }
+        try client.sendRaw(stream)
+        for id in UInt64(1)...100 {
+            let answer = try client.receive(Stol_V1_TaxonomyResponse.self).message
+            XCTAssertEqual(answer.id, id)
+            if id % 10 == 0 {
+                XCTAssertEqual(answer.taxon.scientificName, "Taxon -2")
+            } else {
+                XCTAssertEqual(answer.taxon.scientificName, "Taxon \(id) inline", "short request not answered inline")
+            }
+        }
+        XCTAssertEqual(events.events, (1...100).flatMap { ["start \($0)", "end \($0)"] })
+        assertServed(client, id: 101)
     }
 
     func testGracefulShutdownLetsTheInFlightRequestFinishAndBeAnsweredBeforeClosing() throws {

@@ -6,10 +6,11 @@ import STOLProtocol
 /// The per-connection NIO handler of ``NIOFramedServer``: decodes request frames,
 /// runs the service, writes response frames in request order.
 ///
-/// Requests are answered one at a time per connection; while one is in flight,
-/// reading stops (backpressure) and later frames wait. A framing error is answered
-/// with a typed error frame and the connection is closed; other connections and the
-/// daemon carry on. On `ChannelShouldQuiesceEvent` (graceful shutdown) the in-flight
+/// Requests are answered one at a time per connection, short ones inline on the
+/// event loop (``FramedService/respondInline(to:context:)``), others on the task
+/// pool; while one of those is in flight, reading stops (backpressure) and later
+/// frames wait. A framing error is answered with a typed error frame and the
+/// connection is closed; other connections and the daemon carry on. On `ChannelShouldQuiesceEvent` (graceful shutdown) the in-flight
 /// request is finished and answered, then the connection closes.
 final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
@@ -35,7 +36,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !closing else { return }
         pending.append(Self.unwrapInboundIn(data))
-        processNext(context: context)
+        processPending(context: context)
     }
 
     func read(context: ChannelHandlerContext) {
@@ -43,55 +44,71 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
         if !busy { context.read() }
     }
 
-    private func processNext(context: ChannelHandlerContext) {
-        guard !busy, !closing else { return }
-        guard let frame = pending.popFirst() else {
-            if quiescing { close(context: context) }
-            return
+    /// Answers pending requests in order: short ones inline (their answers are
+    /// written, then flushed together, so a pipelined burst costs one syscall),
+    /// until one has to go to the task pool; the rest wait for its answer.
+    private func processPending(context: ChannelHandlerContext) {
+        var wrote = false
+        while !busy, !closing, let frame = pending.popFirst() {
+            let request: Service.Request
+            do {
+                request = try FrameEncoding.decode(Service.Request.self, from: frame)
+            } catch {
+                if wrote { context.flush() }
+                fail(context: context, error: error)
+                return
+            }
+            let requestContext = RequestContext(peer: peer, logger: logger)
+            if let response = service.respondInline(to: request, context: requestContext) {
+                write(context: context, requestID: request.id, response: response)
+                wrote = true
+                continue
+            }
+            busy = true
+            let service = self.service
+            let promise = context.eventLoop.makePromise(of: Service.Response.self)
+            promise.completeWithTask {
+                await service.respond(to: request, context: requestContext)
+            }
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            promise.futureResult.whenSuccess { response in
+                let (handler, context) = loopBound.value
+                handler.finish(context: context, requestID: request.id, response: response)
+            }
         }
-        let request: Service.Request
-        do {
-            request = try FrameEncoding.decode(Service.Request.self, from: frame)
-        } catch {
-            fail(context: context, error: error)
-            return
-        }
-        busy = true
-        let service = self.service
-        let requestContext = RequestContext(peer: peer, logger: logger)
-        let promise = context.eventLoop.makePromise(of: Service.Response.self)
-        promise.completeWithTask {
-            await service.respond(to: request, context: requestContext)
-        }
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        promise.futureResult.whenSuccess { response in
-            let (handler, context) = loopBound.value
-            handler.finish(context: context, requestID: request.id, response: response)
-        }
+        if wrote { context.flush() }
+        if !busy, pending.isEmpty, quiescing { close(context: context) }
     }
 
     private func finish(context: ChannelHandlerContext, requestID: UInt64, response: Service.Response) {
         busy = false
         guard !closing else { return }
+        write(context: context, requestID: requestID, response: response)
+        context.flush()
+        if pending.isEmpty {
+            if quiescing { close(context: context); return }
+            context.read()
+        } else {
+            processPending(context: context)
+        }
+    }
+
+    /// Writes (without flushing) the response frame, or a typed error when the
+    /// answer is larger than the protocol allows.
+    private func write(context: ChannelHandlerContext, requestID: UInt64, response: Service.Response) {
         var response = response
         response.id = requestID
         do {
             let frame = try FrameEncoding.frame(response, maximumFrameBytes: configuration.maximumResponseFrameBytes)
-            context.writeAndFlush(Self.wrapOutboundOut(frame), promise: nil)
+            context.write(Self.wrapOutboundOut(frame), promise: nil)
         } catch {
             logger.error("response could not be encoded", metadata: ["error": "\(error)"])
             let fallback = Service.Response(
                 requestID: requestID,
                 error: ProtocolError(.internal, "the answer is larger than the protocol allows; narrow the request"))
             if let frame = try? FrameEncoding.frame(fallback, maximumFrameBytes: configuration.maximumResponseFrameBytes) {
-                context.writeAndFlush(Self.wrapOutboundOut(frame), promise: nil)
+                context.write(Self.wrapOutboundOut(frame), promise: nil)
             }
-        }
-        if pending.isEmpty {
-            if quiescing { close(context: context); return }
-            context.read()
-        } else {
-            processNext(context: context)
         }
     }
 
