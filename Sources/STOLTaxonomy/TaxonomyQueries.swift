@@ -135,21 +135,22 @@ public struct TaxonomyQueries {
         for chunk in stride(from: 0, to: unique.count, by: 512) {
             let part = Self.padded(Array(unique[chunk..<min(chunk + 512, unique.count)]))
             let placeholders = part.map { _ in "?" }.joined(separator: ",")
-            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+            // Cursors, not fetchAll: no row is copied before it is read.
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT t.id, t.parent_id, t.rank, t.scientific_name, t.author, t.year, t.status, t.conservation, NULL
                 FROM taxa t WHERE t.id IN (\(placeholders))
                 """), arguments: StatementArguments(part))
-            for row in rows {
+            while let row = try rows.next() {
                 let taxon = Self.taxon(from: row)
                 result[taxon.id] = taxon
             }
-            let names = try Row.fetchAll(db.cachedStatement(sql: """
+            let names = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT taxon_id, name FROM names INDEXED BY idx_names_taxon
                 WHERE taxon_id IN (\(placeholders)) AND lang = ? AND name_type IN ('common','vernacular')
                 ORDER BY taxon_id, is_preferred DESC, id
                 """), arguments: StatementArguments(part) + [language])
             var named = Set<TaxonID>()
-            for row in names {
+            while let row = try names.next() {
                 let id: TaxonID = row[0]
                 if named.insert(id).inserted { result[id]?.commonName = row[1] }
             }

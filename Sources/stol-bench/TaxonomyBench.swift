@@ -73,13 +73,18 @@ struct TaxonomyBench: ParsableCommand {
             let parallel = try Self.measure(socket: socket, requests: requests, clients: clients, count: self.requests)
             rows.append(Row(operation: operation, single: single, parallel: parallel, floor: floor))
         }
-        let simpleRequests = workload.requests(.taxon) + workload.requests(.ancestors)
-        let simple = try Self.measure(socket: socket, requests: simpleRequests, clients: clients, count: self.requests * 4)
-        let pipelined = Self.measurePipelined(socket: socket, requests: simpleRequests, clients: clients,
-                                              count: self.requests * 8, depth: 16)
+        var throughput: [Throughput] = []
+        for (label, requests) in [("taxon by id", workload.requests(.taxon)),
+                                  ("taxon + ancestors", workload.requests(.taxon) + workload.requests(.ancestors))] {
+            let oneAtATime = try Self.measure(socket: socket, requests: requests, clients: clients, count: self.requests * 4)
+            let pipelined = Self.measurePipelined(socket: socket, requests: requests, clients: clients,
+                                                  count: self.requests * 8, depth: 16)
+            throughput.append(Throughput(label: label, oneAtATime: oneAtATime.perSecond, pipelined: pipelined))
+        }
         let peak = Self.peakRSS(pid: daemon.pid)
-        Self.printTable(rows: rows, simple: simple, pipelined: pipelined, coldStart: coldStart, treeSeconds: treeSeconds, peakKB: peak,
-                        clients: clients, database: database, taxa: local.taxaCount)
+        let roundTrip = Self.socketRoundTrip(count: 20_000)
+        Self.printTable(rows: rows, throughput: throughput, roundTrip: roundTrip, coldStart: coldStart, treeSeconds: treeSeconds,
+                        peakKB: peak, clients: clients, database: database, taxa: local.taxaCount)
     }
 
     // MARK: Workload
@@ -297,6 +302,43 @@ struct TaxonomyBench: ParsableCommand {
         return summarize(samples, wall: now() - start, errors: 0)
     }
 
+    /// The machine's own floor for one request/answer over a Unix socket: a
+    /// 32-byte ping echoed by another thread (two thread wake-ups, no work). On a
+    /// virtual machine this alone can be a third of a lookup's latency.
+    static func socketRoundTrip(count: Int) -> Latencies {
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { return summarize([], wall: 1, errors: 1) }
+        let echo = pair[1]
+        let echoThread = Thread {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            while true {
+                let n = read(echo, &buffer, 64)
+                if n <= 0 { break }
+                _ = write(echo, buffer, n)
+            }
+            close(echo)
+        }
+        echoThread.start()
+        var ping = [UInt8](repeating: 7, count: 32)
+        var samples: [Double] = []
+        samples.reserveCapacity(count)
+        let start = now()
+        for _ in 0..<count {
+            let begin = now()
+            _ = write(pair[0], &ping, 32)
+            var received = 0
+            while received < 32 {
+                let n = ping.withUnsafeMutableBytes { read(pair[0], $0.baseAddress! + received, 32 - received) }
+                if n <= 0 { break }
+                received += n
+            }
+            samples.append(now() - begin)
+        }
+        let wall = now() - start
+        close(pair[0])
+        return summarize(samples, wall: wall, errors: 0)
+    }
+
     /// Connect (which makes systemd-socket-activate exec the daemon) until the first answer.
     static func coldStart(socket: String) throws -> Double {
         let begin = now()
@@ -330,28 +372,38 @@ struct TaxonomyBench: ParsableCommand {
 
     // MARK: Output
 
-    static func printTable(rows: [Row], simple: Latencies, pipelined: Double, coldStart: Double, treeSeconds: Double, peakKB: Int,
-                           clients: Int, database: String, taxa: Int) {
+    struct Throughput {
+        var label: String
+        var oneAtATime: Double
+        var pipelined: Double
+    }
+
+    static func printTable(rows: [Row], throughput: [Throughput], roundTrip: Latencies, coldStart: Double, treeSeconds: Double,
+                           peakKB: Int, clients: Int, database: String, taxa: Int) {
         func ms(_ value: Double) -> String { String(format: "%.3f", value) }
         func cell(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
         print("")
         print("stol-taxonomyd on \(database) (\(taxa) taxa), through the real socket; times in ms")
         print(cell("operation", 26) + cell("1 client p50", 14) + cell("p99", 10) + cell("\(clients) clients p50", 16)
-              + cell("p99", 10) + cell("req/s (\(clients))", 14) + cell("floor p50", 11) + cell("ratio", 8) + "p99 target")
+              + cell("p99", 10) + cell("req/s (\(clients))", 14) + cell("floor p50", 11) + cell("floor p99", 11) + cell("ratio", 8) + "p99 target")
         for row in rows {
             let ratio = row.floor.p50 > 0 ? row.single.p50 / row.floor.p50 : 0
             let met = row.single.p99 <= row.operation.target ? "met" : "MISSED"
             print(cell(row.operation.rawValue, 26) + cell(ms(row.single.p50), 14) + cell(ms(row.single.p99), 10)
                   + cell(ms(row.parallel.p50), 16) + cell(ms(row.parallel.p99), 10)
-                  + cell(String(format: "%.0f", row.parallel.perSecond), 14) + cell(ms(row.floor.p50), 11)
+                  + cell(String(format: "%.0f", row.parallel.perSecond), 14) + cell(ms(row.floor.p50), 11) + cell(ms(row.floor.p99), 11)
                   + cell(String(format: "%.1fx", ratio), 8) + "≤ \(row.operation.target) (\(met))"
                   + (row.single.errors + row.parallel.errors > 0 ? "  transport errors: \(row.single.errors + row.parallel.errors)" : ""))
         }
         print("")
-        print(String(format: "simple requests (taxon + ancestors), %d clients, one request at a time: %.0f req/s (target ≥ 20000: %@)",
-                     clients, simple.perSecond, simple.perSecond >= 20000 ? "met" : "MISSED"))
-        print(String(format: "simple requests (taxon + ancestors), %d clients, pipelined 16 deep (PROTOCOL.md §1.3): %.0f req/s (target ≥ 20000: %@)",
-                     clients, pipelined, pipelined >= 20000 ? "met" : "MISSED"))
+        for line in throughput {
+            print(String(format: "simple requests (%@), %d clients, one request at a time: %.0f req/s (target ≥ 20000: %@)",
+                         line.label, clients, line.oneAtATime, line.oneAtATime >= 20000 ? "met" : "MISSED"))
+            print(String(format: "simple requests (%@), %d clients, pipelined 16 deep (PROTOCOL.md §1.3): %.0f req/s (target ≥ 20000: %@)",
+                         line.label, clients, line.pipelined, line.pipelined >= 20000 ? "met" : "MISSED"))
+        }
+        print(String(format: "machine floor: one 32-byte Unix-socket round trip between two threads, p50 %.3f ms, p99 %.3f ms",
+                     roundTrip.p50, roundTrip.p99))
         print(String(format: "cold start (socket activation → first answer): %.1f ms (target ≤ 500: %@)",
                      coldStart, coldStart <= 500 ? "met" : "MISSED"))
         print(String(format: "in-memory tree and search indexes ready after: %.1f s (background; answers flow meanwhile)", treeSeconds))
