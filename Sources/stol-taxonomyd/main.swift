@@ -35,7 +35,8 @@ struct TaxonomyDaemon: AsyncParsableCommand {
         let provider: ActiveDatabaseProvider
         do {
             provider = try ActiveDatabaseProvider(bundledPath: paths.bundledDatabase, referencePath: paths.referenceDatabase,
-                                                  activationPath: paths.activationState, logger: logger)
+                                                  activationPath: paths.activationState, logger: logger,
+                                                  recheckInterval: .milliseconds(1))
         } catch {
             logger.critical("cannot open the bundled database", metadata: ["error": "\(error.protocolError.message)"])
             throw ExitCode(2)

@@ -149,6 +149,22 @@ final class ActiveDatabaseProviderTests: XCTestCase {
         XCTAssertFalse(current.fallbackReason.isEmpty)
     }
 
+    func testProvider_withARecheckInterval_seesASwitchOnlyOnceTheIntervalHasPassed() throws {
+        try harness.installReference()
+        let provider = try ActiveDatabaseProvider(bundledPath: harness.bundledPath, referencePath: harness.referencePath,
+                                                  activationPath: harness.activationPath, logger: quietLogger,
+                                                  recheckInterval: .milliseconds(300))
+        XCTAssertEqual(provider.current().database.kind, .bundled)
+        try harness.requestReference(true)
+        // Within the interval the previous check stands (this is what saves the
+        // two stat(2) calls per request under load)…
+        XCTAssertEqual(provider.current().database.kind, .bundled, "rechecked before the interval passed")
+        // …and once it has passed, the switch is seen.
+        Thread.sleep(forTimeInterval: 0.35)
+        XCTAssertEqual(provider.current().database.kind, .reference)
+        XCTAssertEqual(provider.current().database.kind, .reference)
+    }
+
     func testProvider_whenReferenceIsReplaced_servesTheNewFileWithANewFingerprint() throws {
         try harness.installReference()
         try harness.requestReference(true)
