@@ -28,7 +28,7 @@ public struct FavoritesService: FramedService {
         }
         let uid = context.peer.uid
         context.logger.debug("favourites request", metadata: ["uid": "\(uid)", "body": "\(body)"])
-        let store = await registry.store(for: uid)
+        let store = registry.store(for: uid)
         var response = Response()
         response.id = request.id
         do {
@@ -45,6 +45,31 @@ public struct FavoritesService: FramedService {
         if let notice = await store.takeNotice() {
             response.notice = notice
         }
+        return response
+    }
+
+    /// Is-favourite and count, answered on the event loop from the user's
+    /// in-memory set once their file is open (the heart icon of every screen,
+    /// seeds/002 §4): no hop through the user's actor. Everything else, and these
+    /// two before the file is open or while a notice waits, goes to ``respond``.
+    public func respondInline(to request: Request, context: RequestContext) -> Response? {
+        guard let store = registry.existingStore(for: context.peer.uid) else { return nil }
+        let result: Response.OneOf_Result
+        switch request.body {
+        case .isFavorite(let query):
+            guard let isFavorite = store.isFavouriteNow(query.taxonID) else { return nil }
+            result = .state(Self.state(query.taxonID, isFavorite: isFavorite, changed: false))
+        case .count:
+            guard let count = store.countNow() else { return nil }
+            var wire = Stol_V1_Count()
+            wire.count = UInt64(count)
+            result = .count(wire)
+        default:
+            return nil
+        }
+        var response = Response()
+        response.id = request.id
+        response.result = result
         return response
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import GRDB
 import Logging
+import Synchronization
 
 /// One user's favourites: a private SQLite file plus an in-memory set of ids.
 ///
@@ -33,9 +34,22 @@ public actor FavoritesStore {
     public nonisolated let path: String
     private let logger: Logger
     private var database: DatabaseQueue?
-    /// Mirrors the `taxon_id` column; updated only after a commit succeeded.
-    private var favorites: Set<Int64> = []
-    private var pendingNotice: String?
+    /// What the event loop may read without waiting for the actor (see
+    /// ``isFavouriteNow(_:)``). Written only by the actor, after a commit.
+    private struct Memory {
+        /// Mirrors the `taxon_id` column; updated only after a commit succeeded.
+        var ids: Set<Int64> = []
+        /// The file is open and `ids` reflects it.
+        var loaded = false
+        var pendingNotice: String?
+    }
+
+    private nonisolated let memory = Mutex(Memory())
+
+    private var pendingNotice: String? {
+        get { memory.withLock { $0.pendingNotice } }
+        set { memory.withLock { $0.pendingNotice = newValue } }
+    }
 
     public init(path: String, logger: Logger) {
         self.path = path
@@ -50,7 +64,7 @@ public actor FavoritesStore {
         let database = try openCreatingIfNeeded()
         try checkRoom(for: taxonID)
         let inserted = try write(database) { db in try Self.insert(taxonID, into: db) }
-        favorites.insert(taxonID)
+        memory.withLock { _ = $0.ids.insert(taxonID) }
         return inserted
     }
 
@@ -59,7 +73,7 @@ public actor FavoritesStore {
         try Self.validate(taxonID)
         guard let database = try open(creating: false) else { return false }
         let removed = try write(database) { db in try FavoriteEntry.deleteOne(db, key: taxonID) }
-        favorites.remove(taxonID)
+        memory.withLock { _ = $0.ids.remove(taxonID) }
         return removed
     }
 
@@ -71,7 +85,9 @@ public actor FavoritesStore {
         let isFavorite = try write(database) { db in
             try FavoriteEntry.deleteOne(db, key: taxonID) ? false : try Self.insert(taxonID, into: db)
         }
-        if isFavorite { favorites.insert(taxonID) } else { favorites.remove(taxonID) }
+        memory.withLock { memory in
+            if isFavorite { memory.ids.insert(taxonID) } else { memory.ids.remove(taxonID) }
+        }
         return isFavorite
     }
 
@@ -79,7 +95,30 @@ public actor FavoritesStore {
     public func isFavourite(_ taxonID: Int64) throws(FavoritesError) -> Bool {
         try Self.validate(taxonID)
         _ = try open(creating: false)
-        return favorites.contains(taxonID)
+        return memory.withLock { $0.ids.contains(taxonID) }
+    }
+
+    /// Is-favourite without waiting for the actor, for the event loop: nil when
+    /// only the actor can answer (the file is not open yet, a notice is waiting
+    /// for the user, or the id is invalid and needs its typed error).
+    ///
+    /// Consistent with the actor's answers: the set changes only after a commit,
+    /// under the same lock this reads it with.
+    public nonisolated func isFavouriteNow(_ taxonID: Int64) -> Bool? {
+        guard taxonID > 0, taxonID <= FavoritesError.maximumTaxonID else { return nil }
+        return memory.withLock { memory in
+            guard memory.loaded, memory.pendingNotice == nil else { return nil }
+            return memory.ids.contains(taxonID)
+        }
+    }
+
+    /// Count without waiting for the actor; nil under the same conditions as
+    /// ``isFavouriteNow(_:)``.
+    public nonisolated func countNow() -> Int? {
+        memory.withLock { memory in
+            guard memory.loaded, memory.pendingNotice == nil else { return nil }
+            return memory.ids.count
+        }
     }
 
     /// All favourites, newest first; equal timestamps (same millisecond) by ascending id.
@@ -95,14 +134,14 @@ public actor FavoritesStore {
     /// Answered from memory.
     public func count() throws(FavoritesError) -> Int {
         _ = try open(creating: false)
-        return favorites.count
+        return memory.withLock { $0.ids.count }
     }
 
     /// Deletes every favourite but keeps the (now empty) file; returns how many were removed.
     public func clear() throws(FavoritesError) -> Int {
         guard let database = try open(creating: false) else { return 0 }
         let removed = try write(database) { db in try FavoriteEntry.deleteAll(db) }
-        favorites.removeAll()
+        memory.withLock { $0.ids.removeAll() }
         // secure_delete has zeroed the freed pages; a truncating checkpoint copies
         // them into the main file and empties the -wal, which still holds older
         // copies of the deleted rows. "No residue after Clear All" (seed 002 §1).
@@ -127,8 +166,7 @@ public actor FavoritesStore {
     /// Closes and deletes the user's file with its `-wal` and `-shm`: nothing is left.
     public func forgetMe() throws(FavoritesError) {
         close()
-        favorites.removeAll()
-        pendingNotice = nil
+        memory.withLock { $0.ids.removeAll(); $0.pendingNotice = nil }
         try removeFiles()
     }
 
@@ -140,6 +178,7 @@ public actor FavoritesStore {
 
     /// Releases the SQLite connection; the next operation opens the file again.
     public func close() {
+        memory.withLock { $0.loaded = false }
         try? database?.close()
         database = nil
     }
@@ -174,7 +213,7 @@ public actor FavoritesStore {
             throw Self.storageError(error)
         }
         database = opened.queue
-        favorites = opened.ids
+        memory.withLock { $0.ids = opened.ids; $0.loaded = true }
         return opened.queue
     }
 
@@ -244,7 +283,8 @@ public actor FavoritesStore {
     }
 
     private func checkRoom(for taxonID: Int64) throws(FavoritesError) {
-        if favorites.count >= Self.maximumFavorites && !favorites.contains(taxonID) {
+        let full = memory.withLock { $0.ids.count >= Self.maximumFavorites && !$0.ids.contains(taxonID) }
+        if full {
             throw .limitReached(Self.maximumFavorites)
         }
     }

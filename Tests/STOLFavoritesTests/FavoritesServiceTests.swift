@@ -134,7 +134,7 @@ final class FavoritesServiceTests: XCTestCase {
 
     func testDamagedFile_isReportedInExactlyOneResponse() async throws {
         _ = await send(add(42), as: 1000)
-        let store = await service.registry.store(for: 1000)
+        let store = service.registry.store(for: 1000)
         await store.close()
         try scribble(over: directory + "/1000.sqlite")
 
@@ -143,5 +143,58 @@ final class FavoritesServiceTests: XCTestCase {
         XCTAssertEqual(first.count.count, 0)
         XCTAssertEqual(first.notice, FavoritesStore.damagedFileNotice)
         XCTAssertEqual(second.notice, "")
+    }
+
+    // MARK: Answers on the event loop (respondInline)
+
+    private func inline(_ body: Stol_V1_FavoritesRequest.OneOf_Body?, as uid: UInt32,
+                        id: UInt64 = 9) -> Stol_V1_FavoritesResponse? {
+        var request = Stol_V1_FavoritesRequest()
+        request.id = id
+        request.body = body
+        return service.respondInline(to: request, context: context(uid: uid))
+    }
+
+    func testInlineAnswers_followEveryAcknowledgedChange_andAreGivenOnlyOnceTheFileIsOpen() async throws {
+        let uid: UInt32 = 2000
+        XCTAssertNil(inline(isFavorite(7), as: uid), "no store yet: only the actor may open (or not create) the file")
+        _ = await send(add(7), as: uid)
+        XCTAssertEqual(inline(isFavorite(7), as: uid)?.state.isFavorite, true)
+        XCTAssertEqual(inline(isFavorite(7), as: uid)?.id, 9, "the request id is echoed")
+        XCTAssertEqual(inline(isFavorite(8), as: uid)?.state.isFavorite, false)
+        XCTAssertEqual(inline(.count(Stol_V1_CountFavorites()), as: uid)?.count.count, 1)
+
+        _ = await send(toggle(7), as: uid)
+        _ = await send(add(8), as: uid)
+        XCTAssertEqual(inline(isFavorite(7), as: uid)?.state.isFavorite, false)
+        XCTAssertEqual(inline(isFavorite(8), as: uid)?.state.isFavorite, true)
+        XCTAssertEqual(inline(.count(Stol_V1_CountFavorites()), as: uid)?.count.count, 1)
+        // The same answers as the actor's.
+        let viaActor = await send(isFavorite(8), as: uid)
+        XCTAssertEqual(inline(isFavorite(8), as: uid)?.state, viaActor.state)
+
+        XCTAssertNil(inline(isFavorite(0), as: uid), "an invalid id needs the typed error of the actor path")
+        XCTAssertNil(inline(add(9), as: uid), "writes always go through the user's actor")
+        XCTAssertNil(inline(.list(Stol_V1_ListFavorites()), as: uid))
+        XCTAssertNil(inline(isFavorite(8), as: 2001), "another user's store is never consulted")
+
+        _ = await send(.forgetMe(Stol_V1_ForgetMe()), as: uid)
+        XCTAssertNil(inline(isFavorite(8), as: uid), "after forget-me the file is closed and gone")
+        let afterForget = await send(isFavorite(8), as: uid)
+        XCTAssertFalse(afterForget.state.isFavorite)
+    }
+
+    func testInline_afterTheFileWasClosedAndDamaged_defersToTheActor_soTheNoticeIsDelivered() async throws {
+        _ = await send(add(42), as: 1000)
+        XCTAssertEqual(inline(.count(Stol_V1_CountFavorites()), as: 1000)?.count.count, 1)
+        await service.registry.store(for: 1000).close()
+        try scribble(over: directory + "/1000.sqlite")
+
+        XCTAssertNil(inline(.count(Stol_V1_CountFavorites()), as: 1000))
+        let first = await send(.count(Stol_V1_CountFavorites()), as: 1000)
+        XCTAssertEqual(first.notice, FavoritesStore.damagedFileNotice)
+        let second = inline(.count(Stol_V1_CountFavorites()), as: 1000)
+        XCTAssertEqual(second?.count.count, 0)
+        XCTAssertEqual(second?.notice, "")
     }
 }
