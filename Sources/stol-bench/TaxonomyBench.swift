@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Glibc
+import Logging
 import STOLClientKit
 import STOLModel
 import STOLProtocol
@@ -63,15 +64,21 @@ struct TaxonomyBench: ParsableCommand {
             usleep(50_000)
         }
         _ = local.waitForMemoryIndexes()
+        // The daemon's own request handler in-process, for the "service+codec" columns.
+        let provider = try ActiveDatabaseProvider(bundledPath: database, referencePath: scratch + "/no-reference",
+                                                  activationPath: scratch + "/no-activation", logger: Logger(label: "bench"))
+        _ = provider.current().database.waitForMemoryIndexes()
+        let inProcess = TaxonomyService(provider: provider)
 
         var rows: [Row] = []
         for operation in Operation.allCases where only.map({ operation.rawValue.contains($0) }) ?? true {
             let requests = workload.requests(operation)
             let floor = Self.measureFloor(operation, workload: workload, queries: TaxonomyQueries(database: local))
+            let codec = Self.measureServiceAndCodec(operation, workload: workload, service: inProcess)
             let single = try Self.measure(socket: socket, requests: requests, clients: 1, count: self.requests,
                                           slowest: slowest ? operation.rawValue : nil)
             let parallel = try Self.measure(socket: socket, requests: requests, clients: clients, count: self.requests)
-            rows.append(Row(operation: operation, single: single, parallel: parallel, floor: floor))
+            rows.append(Row(operation: operation, single: single, parallel: parallel, floor: floor, codec: codec))
         }
         var throughput: [Throughput] = []
         for (label, requests) in [("taxon by id", workload.requests(.taxon)),
@@ -179,6 +186,7 @@ struct TaxonomyBench: ParsableCommand {
         let single: Latencies
         let parallel: Latencies
         let floor: Latencies
+        let codec: Latencies
     }
 
     static func summarize(_ samples: [Double], wall: Double, errors: Int) -> Latencies {
@@ -275,6 +283,29 @@ struct TaxonomyBench: ParsableCommand {
             done.add(received, ordering: .relaxed)
         }
         return Double(done.load(ordering: .relaxed)) / (now() - start)
+    }
+
+    /// The daemon's request handler in-process, plus encoding the answer and
+    /// decoding it as the client does: everything a request costs but the socket,
+    /// the event loop and the frame.
+    static func measureServiceAndCodec(_ operation: Operation, workload: Workload, service: TaxonomyService) -> Latencies {
+        var samples: [Double] = []
+        let bodies = workload.requests(operation)
+        let context = RequestContext(peer: PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()),
+                                     logger: Logger(label: "bench"))
+        let start = now()
+        for i in 0..<min(2000, bodies.count * 4) {
+            var request = Stol_V1_TaxonomyRequest()
+            request.id = UInt64(i + 1)
+            request.body = bodies[i % bodies.count]
+            let begin = now()
+            let response = service.respondNow(to: request, context: context)
+            if let bytes: [UInt8] = try? response.serializedBytes() {
+                _ = try? Stol_V1_TaxonomyResponse(serializedBytes: bytes)
+            }
+            samples.append(now() - begin)
+        }
+        return summarize(samples, wall: now() - start, errors: 0)
     }
 
     /// The same queries in-process, straight on the library: no socket, no framing.
@@ -385,13 +416,15 @@ struct TaxonomyBench: ParsableCommand {
         print("")
         print("stol-taxonomyd on \(database) (\(taxa) taxa), through the real socket; times in ms")
         print(cell("operation", 26) + cell("1 client p50", 14) + cell("p99", 10) + cell("\(clients) clients p50", 16)
-              + cell("p99", 10) + cell("req/s (\(clients))", 14) + cell("floor p50", 11) + cell("floor p99", 11) + cell("ratio", 8) + "p99 target")
+              + cell("p99", 10) + cell("req/s (\(clients))", 14) + cell("floor p50", 11) + cell("floor p99", 11)
+              + cell("svc+codec p50", 15) + cell("p99", 8) + cell("ratio", 8) + "p99 target")
         for row in rows {
             let ratio = row.floor.p50 > 0 ? row.single.p50 / row.floor.p50 : 0
             let met = row.single.p99 <= row.operation.target ? "met" : "MISSED"
             print(cell(row.operation.rawValue, 26) + cell(ms(row.single.p50), 14) + cell(ms(row.single.p99), 10)
                   + cell(ms(row.parallel.p50), 16) + cell(ms(row.parallel.p99), 10)
                   + cell(String(format: "%.0f", row.parallel.perSecond), 14) + cell(ms(row.floor.p50), 11) + cell(ms(row.floor.p99), 11)
+                  + cell(ms(row.codec.p50), 15) + cell(ms(row.codec.p99), 8)
                   + cell(String(format: "%.1fx", ratio), 8) + "≤ \(row.operation.target) (\(met))"
                   + (row.single.errors + row.parallel.errors > 0 ? "  transport errors: \(row.single.errors + row.parallel.errors)" : ""))
         }
@@ -409,7 +442,8 @@ struct TaxonomyBench: ParsableCommand {
         print(String(format: "in-memory tree and search indexes ready after: %.1f s (background; answers flow meanwhile)", treeSeconds))
         print(String(format: "server peak RSS (VmHWM): %.1f MB (target ≤ 200: %@)", Double(peakKB) / 1024,
                      peakKB <= 200 * 1024 ? "met" : "MISSED"))
-        print("floor = the same queries in-process on the library (no socket, no protobuf framing); ratio = server p50 / floor p50")
+        print("floor = the same queries in-process on the library (no socket, no protobuf framing); svc+codec = the daemon's")
+        print("request handler in-process plus encoding the answer and decoding it as the client does; ratio = server p50 / floor p50")
     }
 
     static func temporaryDirectory() throws -> String {
