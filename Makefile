@@ -13,7 +13,7 @@ DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 DEB_PACKAGES := libsodium-dev libsystemd-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test deps build build-debug db build-db reference-db check-ids start stop status demo proto clean bench bench-pipeline
+.PHONY: help run test deps build build-debug db build-db reference-db check-ids check-lca start stop status demo proto clean bench bench-pipeline
 
 help:
 	@echo "make run    install packages, build (release), build the bundled DB, start the stack, demo"
@@ -24,6 +24,7 @@ help:
 	@echo "make build-db  the bundled database and the signed reference (full NCBI tree): out/reference.stol"
 	@echo "make bench  latency/throughput of taxonomy and favourites through the real sockets"
 	@echo "make bench-pipeline  pipeline speed, memory and table sizes on the full NCBI tree"
+	@echo "make check-lca  compare (LCA, distance) on the real server against an independent computation, random pairs"
 	@echo "make proto  regenerate Sources/STOLProtocol/Generated from protocol/*.proto"
 
 ## Installs the Debian packages that are missing (apt-get as root, or sudo).
@@ -56,6 +57,12 @@ build-db: db reference-db
 ## The stable-id check: every released id (Pipeline/released-ids/) is still there, unchanged.
 check-ids: $(BUNDLED_DB)
 	"$(RELEASE_BIN)/stol-pipeline" check-ids --database $(BUNDLED_DB) $(foreach r,$(wildcard Pipeline/released-ids/*.tsv),--released $(r))
+
+## compare on the real server against an independent parent-pointer LCA (Python), for random pairs
+## of the reference build (the bundled one when there is no reference).
+check-lca: build
+	@db=$(OUT)/reference.sqlite; test -s $$db || db=$(BUNDLED_DB); \
+	python3 Pipeline/scripts/check_lca.py --bin "$(RELEASE_BIN)" --database $$db --pairs $${PAIRS:-500}
 
 start: build db
 	STOL_RUNTIME_DIR=$(RUNTIME_DIR) STOL_STATE_DIR=$(STATE_DIR) systemd/stack.sh start "$(RELEASE_BIN)" $(BUNDLED_DB)
