@@ -43,7 +43,11 @@ public struct ReceivedMessage<M: SwiftProtobuf.Message> {
 /// sides of the protocol cut frames the same way.
 public final class FrameSocket {
     public let descriptor: Int32
-    private var buffer = ByteBufferAllocator().buffer(capacity: 64 * 1024)
+    /// Free space offered to each `recvmsg`, and descriptors accepted per read
+    /// (more are closed by the C shim).
+    static let readSize = 64 * 1024
+    static let maximumDescriptorsPerRead = 4
+    private var buffer = ByteBufferAllocator().buffer(capacity: readSize)
     /// Descriptors received, each with the stream offset just past the read that
     /// brought it. The kernel may glue earlier plain bytes into the read that carries
     /// a descriptor, but it ends that read inside the bytes the descriptor was sent
@@ -141,7 +145,6 @@ public final class FrameSocket {
     }
 
     private func receiveFrame() throws(TransportError) -> (ByteBuffer, OwnedFileDescriptor?) {
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             do {
                 if let frame = try LengthPrefixedFrameDecoder.nextFrame(in: &buffer, maximumFrameBytes: maximumIncomingFrameBytes) {
@@ -157,24 +160,31 @@ public final class FrameSocket {
             } catch {
                 throw .framing(error)
             }
-            var fds = [Int32](repeating: -1, count: 4)
-            var count: Int32 = 0
-            let received = chunk.withUnsafeMutableBytes { raw in
-                stol_recv_with_fds(descriptor, raw.baseAddress!, raw.count, &fds, Int32(fds.count), &count)
-            }
-            if received > 0 { bytesReceived += received }
-            for index in 0..<Int(count) {
-                receivedDescriptors.append((end: bytesReceived, descriptor: OwnedFileDescriptor(fds[index])))
+            // Straight into the buffer's free space (reused once read bytes are
+            // discarded): no per-call scratch array to zero and copy from.
+            var received = 0
+            var receiveErrno: Int32 = 0
+            withUnsafeTemporaryAllocation(of: Int32.self, capacity: Self.maximumDescriptorsPerRead) { fds in
+                var count: Int32 = 0
+                buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.readSize) { raw in
+                    received = stol_recv_with_fds(descriptor, raw.baseAddress!, raw.count,
+                                                  fds.baseAddress!, Int32(fds.count), &count)
+                    receiveErrno = errno
+                    return max(received, 0)
+                }
+                if received > 0 { bytesReceived += received }
+                for index in 0..<Int(count) {
+                    receivedDescriptors.append((end: bytesReceived, descriptor: OwnedFileDescriptor(fds[index])))
+                }
             }
             if received < 0 {
-                if errno == EAGAIN || errno == EWOULDBLOCK { throw .timedOut }
-                throw .receive(errno: errno)
+                if receiveErrno == EAGAIN || receiveErrno == EWOULDBLOCK { throw .timedOut }
+                throw .receive(errno: receiveErrno)
             }
             if received == 0 {
                 if buffer.readableBytes > 0 { throw .framing(.truncatedFrame(receivedBytes: buffer.readableBytes)) }
                 throw .closedByPeer
             }
-            buffer.writeBytes(chunk[0..<received])
         }
     }
 }
