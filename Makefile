@@ -13,12 +13,13 @@ DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 DEB_PACKAGES := libsodium-dev libsystemd-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test deps build build-debug db build-db reference-db check-ids check-lca start stop status demo proto clean bench bench-pipeline
+.PHONY: help run test deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-pipeline
 
 help:
 	@echo "make run    install packages, build (release), build the bundled DB, start the stack, demo"
 	@echo "make test   the whole test suite (unit, component, integration)"
 	@echo "make stop   stop the stack started by make run"
+	@echo "make restart  restart its daemons (favourites and state are kept)"
 	@echo "make status which daemons are up"
 	@echo "make db     build the bundled database (NCBI 2024 + curated overlay; curated only when offline), check-ids"
 	@echo "make build-db  the bundled database and the signed reference (full NCBI tree): out/reference.stol"
@@ -66,6 +67,9 @@ check-lca: build
 
 start: build db
 	STOL_RUNTIME_DIR=$(RUNTIME_DIR) STOL_STATE_DIR=$(STATE_DIR) systemd/stack.sh start "$(RELEASE_BIN)" $(BUNDLED_DB)
+
+## Restarts every daemon (stack.sh start stops the old ones first); favourites and state are kept.
+restart: start
 
 stop:
 	@STOL_RUNTIME_DIR=$(RUNTIME_DIR) STOL_STATE_DIR=$(STATE_DIR) systemd/stack.sh stop
