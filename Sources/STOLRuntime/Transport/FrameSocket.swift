@@ -43,11 +43,14 @@ public struct ReceivedMessage<M: SwiftProtobuf.Message> {
 /// sides of the protocol cut frames the same way.
 public final class FrameSocket {
     public let descriptor: Int32
-    /// Free space offered to each `recvmsg`, and descriptors accepted per read
-    /// (more are closed by the C shim).
-    static let readSize = 64 * 1024
+    /// Each `recvmsg` gets all of the buffer's free space, at least
+    /// ``minimumReadSpace`` (asking for the whole initial capacity would double
+    /// the buffer as soon as a partial frame sits in it); descriptors beyond
+    /// ``maximumDescriptorsPerRead`` in one read are closed by the C shim.
+    static let initialCapacity = 64 * 1024
+    static let minimumReadSpace = 4 * 1024
     static let maximumDescriptorsPerRead = 4
-    private var buffer = ByteBufferAllocator().buffer(capacity: readSize)
+    private var buffer = ByteBufferAllocator().buffer(capacity: initialCapacity)
     /// Descriptors received, each with the stream offset just past the read that
     /// brought it. The kernel may glue earlier plain bytes into the read that carries
     /// a descriptor, but it ends that read inside the bytes the descriptor was sent
@@ -166,7 +169,7 @@ public final class FrameSocket {
             var receiveErrno: Int32 = 0
             withUnsafeTemporaryAllocation(of: Int32.self, capacity: Self.maximumDescriptorsPerRead) { fds in
                 var count: Int32 = 0
-                buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.readSize) { raw in
+                buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.minimumReadSpace) { raw in
                     received = stol_recv_with_fds(descriptor, raw.baseAddress!, raw.count,
                                                   fds.baseAddress!, Int32(fds.count), &count)
                     receiveErrno = errno
