@@ -132,8 +132,10 @@ public struct TaxonomyQueries {
         guard !ids.isEmpty else { return [:] }
         var result: [TaxonID: Stol_V1_Taxon] = [:]
         let unique = Array(Set(ids))
+        let commonlyNamed = database.memoryIndexes?.commonlyNamed ?? nil
         for chunk in stride(from: 0, to: unique.count, by: 512) {
-            let part = Self.padded(Array(unique[chunk..<min(chunk + 512, unique.count)]))
+            let chunkIDs = Array(unique[chunk..<min(chunk + 512, unique.count)])
+            let part = Self.padded(chunkIDs)
             let placeholders = part.map { _ in "?" }.joined(separator: ",")
             // Cursors, not fetchAll: no row is copied before it is read.
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
@@ -144,11 +146,15 @@ public struct TaxonomyQueries {
                 let taxon = Self.taxon(from: row)
                 result[taxon.id] = taxon
             }
+            // Names only for the taxa that have one, once the in-memory indexes say which.
+            let withNames = commonlyNamed.map { set in chunkIDs.filter(set.contains) } ?? chunkIDs
+            guard !withNames.isEmpty else { continue }
+            let namedPart = Self.padded(withNames)
             let names = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT taxon_id, name FROM names INDEXED BY idx_names_taxon
-                WHERE taxon_id IN (\(placeholders)) AND lang = ? AND name_type IN ('common','vernacular')
+                WHERE taxon_id IN (\(namedPart.map { _ in "?" }.joined(separator: ","))) AND lang = ? AND name_type IN ('common','vernacular')
                 ORDER BY taxon_id, is_preferred DESC, id
-                """), arguments: StatementArguments(part) + [language])
+                """), arguments: StatementArguments(namedPart) + [language])
             var named = Set<TaxonID>()
             while let row = try names.next() {
                 let id: TaxonID = row[0]
