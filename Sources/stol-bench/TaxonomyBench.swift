@@ -81,12 +81,15 @@ struct TaxonomyBench: ParsableCommand {
             rows.append(Row(operation: operation, single: single, parallel: parallel, floor: floor, codec: codec))
         }
         var throughput: [Throughput] = []
-        for (label, requests) in [("taxon by id", workload.requests(.taxon)),
-                                  ("taxon + ancestors", workload.requests(.taxon) + workload.requests(.ancestors))] {
+        // The target is for simple requests, a taxon by id; the mix with lineages
+        // (about eight rows each) is printed beside it for comparison.
+        for (label, requests) in [("simple requests (taxon by id)", workload.requests(.taxon)),
+                                  ("mix of taxon and ancestors", workload.requests(.taxon) + workload.requests(.ancestors))] {
             let oneAtATime = try Self.measure(socket: socket, requests: requests, clients: clients, count: self.requests * 4)
             let pipelined = Self.measurePipelined(socket: socket, requests: requests, clients: clients,
                                                   count: self.requests * 8, depth: 16)
-            throughput.append(Throughput(label: label, oneAtATime: oneAtATime.perSecond, pipelined: pipelined))
+            throughput.append(Throughput(label: label, oneAtATime: oneAtATime.perSecond, pipelined: pipelined,
+                                         isTarget: throughput.isEmpty))
         }
         let peak = Self.peakRSS(pid: daemon.pid)
         let roundTrip = Self.socketRoundTrip(count: 20_000)
@@ -407,6 +410,12 @@ struct TaxonomyBench: ParsableCommand {
         var label: String
         var oneAtATime: Double
         var pipelined: Double
+        /// Whether the ≥ 20,000 requests/s target applies to this line.
+        var isTarget: Bool
+
+        func verdict(_ perSecond: Double) -> String {
+            isTarget ? "target ≥ 20000: \(perSecond >= 20000 ? "met" : "MISSED")" : "for comparison, no target"
+        }
     }
 
     static func printTable(rows: [Row], throughput: [Throughput], roundTrip: Latencies, coldStart: Double, treeSeconds: Double,
@@ -430,10 +439,10 @@ struct TaxonomyBench: ParsableCommand {
         }
         print("")
         for line in throughput {
-            print(String(format: "simple requests (%@), %d clients, one request at a time: %.0f req/s (target ≥ 20000: %@)",
-                         line.label, clients, line.oneAtATime, line.oneAtATime >= 20000 ? "met" : "MISSED"))
-            print(String(format: "simple requests (%@), %d clients, pipelined 16 deep (PROTOCOL.md §1.3): %.0f req/s (target ≥ 20000: %@)",
-                         line.label, clients, line.pipelined, line.pipelined >= 20000 ? "met" : "MISSED"))
+            print(String(format: "%@, %d clients, one request at a time: %.0f req/s (%@)",
+                         line.label, clients, line.oneAtATime, line.verdict(line.oneAtATime)))
+            print(String(format: "%@, %d clients, pipelined 16 deep (PROTOCOL.md §1.3): %.0f req/s (%@)",
+                         line.label, clients, line.pipelined, line.verdict(line.pipelined)))
         }
         print(String(format: "machine floor: one 32-byte Unix-socket round trip between two threads, p50 %.3f ms, p99 %.3f ms",
                      roundTrip.p50, roundTrip.p99))
