@@ -161,7 +161,7 @@ struct SearchEngine {
             arguments.append(rank.rawValue)
         }
         if !options.conservation.isEmpty {
-            clause += " AND t.conservation IN (\(options.conservation.map { _ in "?" }.joined(separator: ",")))"
+            clause += " AND t.conservation IN (\(TaxonomyQueries.placeholders(options.conservation)))"
             arguments += options.conservation.sorted().map { $0 as any DatabaseValueConvertible }
         }
         return (clause, arguments)
@@ -225,7 +225,7 @@ struct SearchEngine {
             let part = TaxonomyQueries.padded(Array(ids[chunk..<min(chunk + 512, ids.count)]))
             let rows = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT taxon_id, name, lang, name_type, is_preferred FROM names INDEXED BY idx_names_taxon
-                WHERE taxon_id IN (\(part.map { _ in "?" }.joined(separator: ","))) ORDER BY id
+                WHERE taxon_id IN (\(TaxonomyQueries.placeholders(part))) ORDER BY id
                 """), arguments: StatementArguments(part))
             for row in rows {
                 let text: String = row[1]
@@ -256,7 +256,7 @@ struct SearchEngine {
             let part = TaxonomyQueries.padded(Array(unique[chunk..<min(chunk + 512, unique.count)]))
             let rows = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT id, scientific_name, rank, conservation FROM taxa
-                WHERE id IN (\(part.map { _ in "?" }.joined(separator: ",")))
+                WHERE id IN (\(TaxonomyQueries.placeholders(part)))
                 """), arguments: StatementArguments(part))
             for row in rows {
                 var taxon = Stol_V1_Taxon()

@@ -136,11 +136,10 @@ public struct TaxonomyQueries {
         for chunk in stride(from: 0, to: unique.count, by: 512) {
             let chunkIDs = Array(unique[chunk..<min(chunk + 512, unique.count)])
             let part = Self.padded(chunkIDs)
-            let placeholders = part.map { _ in "?" }.joined(separator: ",")
             // Cursors, not fetchAll: no row is copied before it is read.
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT t.id, t.parent_id, t.rank, t.scientific_name, t.author, t.year, t.status, t.conservation, NULL
-                FROM taxa t WHERE t.id IN (\(placeholders))
+                FROM taxa t WHERE t.id IN (\(Self.placeholders(part)))
                 """), arguments: StatementArguments(part))
             while let row = try rows.next() {
                 let taxon = Self.taxon(from: row)
@@ -152,7 +151,7 @@ public struct TaxonomyQueries {
             let namedPart = Self.padded(withNames)
             let names = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT taxon_id, name FROM names INDEXED BY idx_names_taxon
-                WHERE taxon_id IN (\(namedPart.map { _ in "?" }.joined(separator: ","))) AND lang = ? AND name_type IN ('common','vernacular')
+                WHERE taxon_id IN (\(Self.placeholders(namedPart))) AND lang = ? AND name_type IN ('common','vernacular')
                 ORDER BY taxon_id, is_preferred DESC, id
                 """), arguments: StatementArguments(namedPart) + [language])
             var named = Set<TaxonID>()
@@ -162,6 +161,11 @@ public struct TaxonomyQueries {
             }
         }
         return result
+    }
+
+    /// `?, ?, …`: one SQL parameter per value, for `IN (…)`.
+    static func placeholders(_ values: some Collection) -> String {
+        Array(repeating: "?", count: values.count).joined(separator: ",")
     }
 
     /// `ids` repeated up to the next power of two, so that `IN (…)` statements
