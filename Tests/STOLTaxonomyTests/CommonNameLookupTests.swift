@@ -12,8 +12,7 @@ final class CommonNameLookupTests: XCTestCase {
 
     override func setUpWithError() throws {
         harness = try ServiceHarness(self)
-        for _ in 0..<200 where harness.status()?.treeLoaded != true { usleep(10_000) }
-        XCTAssertEqual(harness.status()?.treeLoaded, true)
+        harness.waitForTreeLoaded()
     }
 
     func testCommonlyNamed_isExactlyTheTaxaWithACommonOrVernacularName() throws {

@@ -16,8 +16,7 @@ final class SearchModesTests: XCTestCase {
     private func waitForIndexes() throws {
         let database = try TaxonomyDatabase(path: harness.bundledPath, kind: .bundled)
         _ = database.waitForMemoryIndexes()
-        for _ in 0..<200 where harness.status()?.treeLoaded != true { usleep(10_000) }
-        XCTAssertEqual(harness.status()?.treeLoaded, true)
+        harness.waitForTreeLoaded()
     }
 
     func testSearch_lionAndLeon_findPantheraLeoFirst() throws {

@@ -51,6 +51,13 @@ struct ServiceHarness {
         service = TaxonomyService(provider: provider)
     }
 
+    /// The in-memory tree and word indexes load in the background; tests of what
+    /// they answer wait for them (about two seconds at most on the fixture).
+    func waitForTreeLoaded(file: StaticString = #filePath, line: UInt = #line) {
+        for _ in 0..<200 where status()?.treeLoaded != true { usleep(10_000) }
+        XCTAssertEqual(status()?.treeLoaded, true, file: file, line: line)
+    }
+
     func installReference() throws {
         try buildFixtureDatabase(at: referencePath, extraUsages: referenceOnlyUsages, in: directory)
     }
