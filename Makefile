@@ -6,11 +6,14 @@ SWIFT        ?= swift
 RUNTIME_DIR  ?= $(CURDIR)/run
 STATE_DIR    ?= $(CURDIR)/state
 OUT          ?= $(CURDIR)/out
+# The public key the stack's verifier trusts: by default the development key that
+# `make build-db` signs out/reference.stol with (created then, read per import).
+STOL_TRUSTED_KEY ?= $(CURDIR)/.cache/keys/dev-signing.key.pub
 BUNDLED_DB   := $(OUT)/bundled.sqlite
 RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
 DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 # Debian packages the build, the tests and `make run` need.
-DEB_PACKAGES := libsodium-dev libsystemd-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
+DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: help run test deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-pipeline
@@ -66,7 +69,8 @@ check-lca: build
 	python3 Pipeline/scripts/check_lca.py --bin "$(RELEASE_BIN)" --database $$db --pairs $${PAIRS:-500}
 
 start: build db
-	STOL_RUNTIME_DIR=$(RUNTIME_DIR) STOL_STATE_DIR=$(STATE_DIR) systemd/stack.sh start "$(RELEASE_BIN)" $(BUNDLED_DB)
+	STOL_RUNTIME_DIR=$(RUNTIME_DIR) STOL_STATE_DIR=$(STATE_DIR) STOL_TRUSTED_KEY=$(STOL_TRUSTED_KEY) \
+	  systemd/stack.sh start "$(RELEASE_BIN)" $(BUNDLED_DB)
 
 ## Restarts every daemon (stack.sh start stops the old ones first); favourites and state are kept.
 restart: start

@@ -35,6 +35,10 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         /// SCM_RIGHTS, SO_PEERCRED and friends: macros Swift cannot import.
         .target(name: "CSTOLSocket"),
+        /// Landlock system calls and libseccomp (Debian libseccomp-dev) for the verifier's self-sandbox.
+        .target(name: "CSTOLSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
+        /// A SQLite VFS that reads a database from an open descriptor (the verifier's unnamed scratch file).
+        .target(name: "CSTOLSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
 
         // MARK: Shared pieces (used by every daemon, tested once)
         /// Generated protobuf messages of the four services plus the typed error.
@@ -61,13 +65,19 @@ let package = Package(
         .target(name: "STOLFileSystem"),
         /// The `.stol` container: header layout, digest, signature, gzip.
         .target(name: "STOLFormat", dependencies: ["CSodium", "CZlib", "STOLFileSystem"]),
+        /// A process sandboxing itself: no_new_privs, Landlock, seccomp.
+        .target(name: "STOLSandbox", dependencies: ["CSTOLSandbox"]),
 
         // MARK: One library per concern
-        .target(name: "STOLTaxonomy", dependencies: ["STOLModel", "STOLProtocol", "STOLRuntime",
+        .target(name: "STOLTaxonomy", dependencies: ["STOLModel", "STOLProtocol", "STOLRuntime", "STOLFileSystem",
                                                      .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "STOLFavorites", dependencies: ["STOLProtocol", "STOLRuntime",
                                                       .product(name: "GRDB", package: "GRDB.swift")]),
-        .target(name: "STOLImport", dependencies: ["STOLFormat", "STOLProtocol", "STOLRuntime"]),
+        /// The import coordinator, the verifier and its sandbox policy, the reference database store.
+        .target(name: "STOLImport", dependencies: ["STOLFormat", "STOLProtocol", "STOLRuntime", "STOLModel",
+                                                   "STOLFileSystem", "STOLSandbox", "CSTOLSandbox", "CSTOLSQLite",
+                                                   .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                                                   .product(name: "Logging", package: "swift-log")]),
         .target(name: "STOLPipeline", dependencies: ["STOLModel", "STOLFormat",
                                                      .product(name: "GRDB", package: "GRDB.swift"),
                                                      .product(name: "Logging", package: "swift-log")]),
@@ -78,7 +88,8 @@ let package = Package(
         .executableTarget(name: "stol-taxonomyd", dependencies: ["STOLTaxonomy", "STOLRuntime", arg]),
         .executableTarget(name: "stol-favoritesd", dependencies: ["STOLFavorites", "STOLRuntime", arg]),
         .executableTarget(name: "stol-importd", dependencies: ["STOLImport", "STOLRuntime", arg]),
-        .executableTarget(name: "stol-verifyd", dependencies: ["STOLImport", "STOLRuntime", arg]),
+        .executableTarget(name: "stol-verifyd", dependencies: ["STOLImport", "STOLRuntime", arg,
+                                                               .product(name: "Logging", package: "swift-log")]),
         .executableTarget(name: "stol-client", dependencies: ["STOLClientKit", arg]),
         .executableTarget(name: "stol-pipeline", dependencies: ["STOLPipeline", arg]),
         /// `make bench`: latency, throughput and memory through the real sockets.
@@ -88,7 +99,9 @@ let package = Package(
 
         // MARK: Tests
         /// Fixtures shared by the pipeline and taxonomy tests.
-        .target(name: "STOLTestFixtures", dependencies: ["STOLModel"], path: "Tests/STOLTestFixtures"),
+        .target(name: "STOLTestFixtures", dependencies: ["STOLModel", "STOLFormat", "CZlib",
+                                                       .product(name: "GRDB", package: "GRDB.swift")],
+                path: "Tests/STOLTestFixtures"),
         .testTarget(name: "STOLRuntimeTests", dependencies: [
             "STOLRuntime", "STOLProtocol", "CSTOLSocket",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -104,8 +117,13 @@ let package = Package(
                                                               .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "STOLFavoritesTests", dependencies: ["STOLFavorites", "STOLProtocol",
                                                                .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "STOLImportTests", dependencies: ["STOLImport", "STOLFormat", "STOLProtocol", "STOLRuntime"]),
-        .testTarget(name: "STOLIntegrationTests", dependencies: ["STOLProtocol", "STOLRuntime",
+        .testTarget(name: "STOLImportTests", dependencies: ["STOLImport", "STOLFormat", "STOLProtocol", "STOLRuntime",
+                                                            "STOLSandbox", "STOLModel", "STOLFileSystem", "STOLTestFixtures",
+                                                            "STOLPipeline",
+                                                            .product(name: "GRDB", package: "GRDB.swift"),
+                                                            .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "STOLIntegrationTests", dependencies: ["STOLProtocol", "STOLRuntime", "STOLFormat",
+                                                                 "STOLTestFixtures",
                                                                  .product(name: "GRDB", package: "GRDB.swift")]),
     ]
 )

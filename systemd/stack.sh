@@ -8,6 +8,9 @@
 #   systemd/stack.sh status
 #
 # Sockets: $STOL_RUNTIME_DIR (default ./run), state: $STOL_STATE_DIR (default ./state).
+# STOL_TRUSTED_KEY (the public key file the verifier trusts; `make start` sets it to
+# the development key `make build-db` signs with) and TMPDIR are passed through
+# when set, and so are the test-only STOL_TEST_PAUSE_AT / STOL_TEST_PAUSE_FILE.
 # systemd-socket-activate cannot set socket modes, so this script applies the
 # units' SocketMode= values itself once the sockets exist.
 set -euo pipefail
@@ -53,9 +56,13 @@ start() {
     local name=$1 mode=$2
     shift 2
     # setsid: the stack outlives the shell that started it; `make stop` ends it.
+    local passed=()
+    for variable in STOL_TRUSTED_KEY TMPDIR STOL_TEST_PAUSE_AT STOL_TEST_PAUSE_FILE; do
+      [[ -n ${!variable:-} ]] && passed+=(-E "$variable=${!variable}")
+    done
     setsid systemd-socket-activate "$@" --listen="$runtime/$name.sock" --fdname="$name" \
       -E STOL_RUNTIME_DIR="$runtime" -E STOL_STATE_DIR="$state" -E STOL_BUNDLED_DB="$database" \
-      -E STOL_LOG_LEVEL="${STOL_LOG_LEVEL:-info}" \
+      -E STOL_LOG_LEVEL="${STOL_LOG_LEVEL:-info}" "${passed[@]}" \
       "$bin/stol-${name}d" >>"$runtime/$name.log" 2>&1 < /dev/null &
     echo $! > "$runtime/$name.pid"
     for _ in $(seq 100); do [[ -S $runtime/$name.sock ]] && break; sleep 0.05; done

@@ -102,10 +102,14 @@ EOF
   touch "$root/usr/share/stol/bundled.sqlite"
   mount --bind "$database" "$root/usr/share/stol/bundled.sqlite"
   mount -o remount,bind,ro "$root/usr/share/stol/bundled.sqlite"
-  # A file that is not a .stol database, for the import check.
-  mkdir -p "$root/srv/stol-test"
+  # A file that is not a .stol database, and the database signed with a key made
+  # for this test, whose public half is installed as the trusted release key.
+  mkdir -p "$root/srv/stol-test" "$root/usr/share/stol/keys"
   printf 'this is not a STOL reference database\n' > "$root/srv/stol-test/not-a-database.stol"
-  chmod 0644 "$root/srv/stol-test/not-a-database.stol"
+  cp "$tmp/reference.stol" "$root/srv/stol-test/reference.stol"
+  chmod 0644 "$root/srv/stol-test/not-a-database.stol" "$root/srv/stol-test/reference.stol"
+  cp "$tmp/signing.key.pub" "$root/usr/share/stol/keys/release.pub"
+  chmod 0644 "$root/usr/share/stol/keys/release.pub"
 
   mkdir "$root/.stol-old-root"
   cd "$root"
@@ -130,7 +134,7 @@ bin=${1:?usage: $0 BIN_DIR DATABASE}
 database=${2:?usage: $0 BIN_DIR DATABASE}
 bin=$(readlink -f "$bin")
 database=$(readlink -f "$database")
-for name in stol-taxonomyd stol-favoritesd stol-importd stol-verifyd stol-client; do
+for name in stol-taxonomyd stol-favoritesd stol-importd stol-verifyd stol-client stol-pipeline; do
   [[ -x $bin/$name ]] || { echo "test-under-systemd: $bin/$name not found (swift build)" >&2; exit 1; }
 done
 [[ -f $database ]] || { echo "test-under-systemd: database $database not found" >&2; exit 1; }
@@ -160,6 +164,8 @@ rm -rf "$probe"
 tmp=$(mktemp -d /tmp/stol-systemd.XXXXXX)
 chmod 0755 "$tmp"
 mkdir "$tmp/rw" "$tmp/root"
+"$bin/stol-pipeline" keygen --private-key "$tmp/signing.key" >/dev/null
+"$bin/stol-pipeline" sign --key "$tmp/signing.key" --level 1 --input "$database" --output "$tmp/reference.stol" >/dev/null
 cgroup=$cgroup_root/stol-systemd-test.${tmp##*.}
 unshare_pid=
 systemd_pid=
@@ -342,6 +348,25 @@ done
 capture systemctl --no-pager list-units --all --state=failed --plain --no-legend 'stol-verifyd@*'
 [[ -z $out ]] || fail "a verifier instance failed: $out"
 progress "ok: the import went through stol-importd to a fresh stol-verifyd@ instance (NAccepted $accepted_before -> $accepted_after)"
+
+expect 0 "db import of the signed database (root)" stol-client db import /srv/stol-test/reference.stol
+[[ $out == *"checking database: 100%"* && $out == *"installing: 100%"* ]] || fail "db import did not show every stage: $out"
+info=$(inside stat -c '%a %U' /var/lib/stol/databases/reference.sqlite) || fail "no /var/lib/stol/databases/reference.sqlite"
+[[ $info == "644 stol" ]] || fail "reference.sqlite is '$info', expected '644 stol'"
+inside cmp -s /var/lib/stol/databases/reference.sqlite /usr/share/stol/bundled.sqlite ||
+  fail "the installed reference database differs from the database that was signed"
+capture journalctl --no-pager -b -o cat
+[[ $out == *"Landlock ABI"*"sandboxed"* || $out == *"sandbox without Landlock"* ]] || fail "the verifier did not report its sandbox: $out"
+expect 0 "db activate" stol-client db activate
+expect 0 "status after activate" stol-client status
+[[ $out == *"active database:  reference"* ]] || fail "the taxonomy server does not serve the reference database: $out"
+expect 0 "db deactivate" stol-client db deactivate
+expect 0 "status after deactivate" stol-client status
+[[ $out == *"active database:  bundled"* ]] || fail "the taxonomy server did not switch back to the bundled database: $out"
+expect 0 "db delete --yes" stol-client db delete --yes
+capture test -e /var/lib/stol/databases/reference.sqlite
+[[ $rc != 0 ]] || fail "db delete left reference.sqlite"
+progress "ok: a signed database imported through the sandboxed verifier (trusted key /usr/share/stol/keys/release.pub), activated, deactivated and deleted"
 
 # --- the sandboxing does not kill the Swift daemons
 for unit in stol-taxonomyd.service stol-favoritesd.service stol-importd.service \

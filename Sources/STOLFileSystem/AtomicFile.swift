@@ -37,6 +37,17 @@ public final class AtomicFile {
         temporaryPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
+    /// A file staged at `stagingPath` (created exclusively; it may be in another
+    /// directory of the same file system, as the import coordinator's
+    /// `databases/.staging/`) and published at `path` by ``commit(mode:replace:)``.
+    public init(path: String, stagingPath: String) throws(AtomicFileError) {
+        self.path = path
+        let descriptor = open(stagingPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw AtomicFileError(path: stagingPath, operation: "create", errno: errno) }
+        fd = descriptor
+        temporaryPath = stagingPath
+    }
+
     deinit { discard() }
 
     public static func directory(of path: String) -> String {
@@ -77,6 +88,12 @@ public final class AtomicFile {
             }
             done += written
         }
+    }
+
+    /// Flushes what was written to the disk (``commit(mode:replace:)`` does it too;
+    /// calling this first keeps the long part of a large file's commit out of a lock).
+    public func sync() throws(AtomicFileError) {
+        guard fsync(fd) == 0 else { throw AtomicFileError(path: path, operation: "fsync", errno: errno) }
     }
 
     /// Publishes the file under ``path`` with `mode`. With `replace` false an existing file is

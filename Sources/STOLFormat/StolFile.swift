@@ -80,10 +80,20 @@ public enum StolFile {
 
     // MARK: Verify
 
+    /// Checks 1–2 of the list on an open descriptor without reading it: a regular
+    /// file of 1 byte … `maximumFileBytes`. The import coordinator runs this with
+    /// `fstat` before it hands the descriptor to a verifier.
+    public static func checkedSize(ofDescriptor fd: Int32, options: VerifyOptions = .init()) throws(StolFormatError) -> UInt64 {
+        let size = try DescriptorSource(fd).size
+        guard size >= minimumFileBytes else { throw .fileTooSmall(bytes: size) }
+        guard size <= options.maximumFileBytes else { throw .fileTooLarge(bytes: size, limit: options.maximumFileBytes) }
+        return size
+    }
+
     /// Verifies the file open as `fd` (read with `pread`; the file position is not used or moved)
     /// and streams the decompressed database to `output` in chunks of at most 64 KiB.
     public static func verify(fileDescriptor fd: Int32, publicKey: Ed25519.PublicKey, options: VerifyOptions = .init(),
-                              events: (Event) -> Void = { _ in },
+                              events: (Event) throws(StolFormatError) -> Void = { _ in },
                               output: (UnsafeRawBufferPointer) throws(StolFormatError) -> Void) throws(StolFormatError) -> Verified {
         let source = try DescriptorSource(fd)
         return try verify(source, publicKey: publicKey, options: options, events: events, output: output)
@@ -91,7 +101,7 @@ public enum StolFile {
 
     /// Verifies an in-memory file (tests, vectors).
     public static func verify(bytes: [UInt8], publicKey: Ed25519.PublicKey, options: VerifyOptions = .init(),
-                              events: (Event) -> Void = { _ in },
+                              events: (Event) throws(StolFormatError) -> Void = { _ in },
                               output: (UnsafeRawBufferPointer) throws(StolFormatError) -> Void = { _ in }) throws(StolFormatError) -> Verified {
         try verify(MemorySource(bytes: bytes), publicKey: publicKey, options: options, events: events, output: output)
     }
@@ -116,53 +126,53 @@ public enum StolFile {
     }
 
     static func verify(_ source: some ByteSource, publicKey: Ed25519.PublicKey, options: VerifyOptions,
-                       events: (Event) -> Void,
+                       events: (Event) throws(StolFormatError) -> Void,
                        output: (UnsafeRawBufferPointer) throws(StolFormatError) -> Void) throws(StolFormatError) -> Verified {
         // 1–2. size limits
         let size = source.size
         guard size >= minimumFileBytes else { throw .fileTooSmall(bytes: size) }
         guard size <= options.maximumFileBytes else { throw .fileTooLarge(bytes: size, limit: options.maximumFileBytes) }
-        events(.passed(.fileSize(bytes: size)))
-        events(.progress(.checkingHeader, fraction: 0))
+        try events(.passed(.fileSize(bytes: size)))
+        try events(.progress(.checkingHeader, fraction: 0))
 
         // 3. magic, on as many of its 8 bytes as the file has
         let prefix = try source.read(count: Int(min(size, UInt64(StolHeader.size))), at: 0)
         guard zip(prefix, StolHeader.magic).allSatisfy({ $0 == $1 }) else { throw .notAStolFile }
         // 4. the whole header
         guard prefix.count == StolHeader.size else { throw .fileTooSmall(bytes: size) }
-        events(.passed(.magic))
+        try events(.passed(.magic))
         let header = try StolHeader(parsing: prefix)
-        events(.passed(.header(schemaVersion: header.schemaVersion)))
-        events(.progress(.checkingHeader, fraction: 1))
+        try events(.passed(.header(schemaVersion: header.schemaVersion)))
+        try events(.progress(.checkingHeader, fraction: 1))
 
         // 5. SHA-256 of the payload
-        events(.progress(.verifyingChecksum, fraction: 0))
+        try events(.progress(.verifyingChecksum, fraction: 0))
         let payloadStart = UInt64(StolHeader.size)
         let payloadBytes = size - payloadStart
         var hasher = SHA256()
         try forEachChunk(of: source, from: payloadStart, to: size) { (chunk, done) throws(StolFormatError) in
             hasher.update(chunk)
-            if done < payloadBytes { events(.progress(.verifyingChecksum, fraction: fraction(done, of: payloadBytes))) }
+            if done < payloadBytes { try events(.progress(.verifyingChecksum, fraction: fraction(done, of: payloadBytes))) }
         }
         let digest = hasher.finalize()
         guard digest == header.payloadSHA256 else { throw .checksumMismatch }
-        events(.passed(.checksum(sha256: digest)))
-        events(.progress(.verifyingChecksum, fraction: 1))
+        try events(.passed(.checksum(sha256: digest)))
+        try events(.progress(.verifyingChecksum, fraction: 1))
 
         // 6. Ed25519 over magic ‖ schema version ‖ digest
-        events(.progress(.verifyingSignature, fraction: 0))
+        try events(.progress(.verifyingSignature, fraction: 0))
         guard publicKey.isValidSignature(header.signature, for: header.signedMessage) else { throw .signatureInvalid }
-        events(.passed(.signature))
-        events(.progress(.verifyingSignature, fraction: 1))
+        try events(.passed(.signature))
+        try events(.progress(.verifyingSignature, fraction: 1))
 
         // 7. schema version, now that it is authentic
         guard options.supportedSchemaVersions.contains(header.schemaVersion) else {
             throw .incompatibleSchema(found: header.schemaVersion, supported: options.supportedSchemaVersions)
         }
-        events(.passed(.schemaVersion(header.schemaVersion)))
+        try events(.passed(.schemaVersion(header.schemaVersion)))
 
         // 8. decompress (hashing the payload again: the file may have changed since step 5)
-        events(.progress(.decompressing, fraction: 0))
+        try events(.progress(.decompressing, fraction: 0))
         let inflater = try GzipInflater(limit: options.maximumDecompressedBytes)
         var rehash = SHA256()
         var sqliteHash = SHA256()
@@ -181,14 +191,14 @@ public enum StolFile {
                 default: throw error
                 }
             }
-            if done < payloadBytes { events(.progress(.decompressing, fraction: fraction(done, of: payloadBytes))) }
+            if done < payloadBytes { try events(.progress(.decompressing, fraction: fraction(done, of: payloadBytes))) }
         }
         guard rehash.finalize() == header.payloadSHA256 else { throw .checksumMismatch }
         if let inflateError { throw inflateError }
         try inflater.finish()
         let sqliteDigest = sqliteHash.finalize()
-        events(.passed(.decompression(bytes: inflater.outputBytes, sha256: sqliteDigest)))
-        events(.progress(.decompressing, fraction: 1))
+        try events(.passed(.decompression(bytes: inflater.outputBytes, sha256: sqliteDigest)))
+        try events(.progress(.decompressing, fraction: 1))
         return Verified(header: header, fileBytes: size, sqliteBytes: inflater.outputBytes, sqliteSHA256: sqliteDigest)
     }
 

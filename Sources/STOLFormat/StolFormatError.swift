@@ -26,6 +26,9 @@ public enum StolFormatError: Error, Equatable, Sendable {
     case corruptPayload(String)
     /// Writing the output (the decompressed database, or a `.stol` file) failed.
     case outputFailed(String)
+    /// The caller stopped verification: its `events` or `output` handler threw this
+    /// (the stol-verifyd's coordinator closed the connection).
+    case cancelled(String)
 
     /// Raised by ``StolHeader/init(parsing:)`` only; the same as ``fileTooSmall(bytes:)``.
     case truncatedHeader(bytes: Int)
@@ -57,7 +60,7 @@ public enum StolFormatError: Error, Equatable, Sendable {
         case .incompatibleSchema: .incompatibleSchema
         case .decompressionLimit: .decompressionLimit
         case .corruptPayload: .databaseCorrupt
-        case .outputFailed: .internal
+        case .outputFailed, .cancelled: .internal
         }
     }
 
@@ -76,6 +79,7 @@ public enum StolFormatError: Error, Equatable, Sendable {
         case .decompressionLimit(let limit): "the payload decompresses to more than \(limit) bytes"
         case .corruptPayload(let detail): "the payload is not a valid gzip member: \(detail)"
         case .outputFailed(let detail): "writing the output failed: \(detail)"
+        case .cancelled(let reason): "verification was cancelled: \(reason)"
         }
     }
 }

@@ -1,42 +1,129 @@
+import STOLFormat
 import STOLProtocol
 
-/// The import checklist's failures (seeds/000 §6.1) and the coordinator's own.
+/// Everything an import, an activation or a verification can fail with, each
+/// reported to the client as one sentence naming the check, with a stable code.
 public enum ImportError: Error, Equatable, ProtocolErrorConvertible {
     case permissionDenied(String)
     case missingFileDescriptor
-    case fileUnreadable(String)
-    case fileTooSmall(bytes: UInt64)
-    case fileTooLarge(bytes: UInt64, limit: UInt64)
-    case notAStolFile
+    /// Checks 1–8 of the `.stol` checklist (`protocol/STOL-FORMAT.md` §6).
+    case verification(StolFormatError)
+    /// A database check after decompression (schema version row, integrity, shape).
+    case databaseCorrupt(check: DatabaseCheck, detail: String)
+    /// The verifier cannot read the one public key it trusts.
+    case noTrustedKey(String)
     case importInProgress
+    /// A validly signed database older than the installed reference.
+    case downgradeRefused(installed: String, offered: String)
+    /// The disk is full (the staging directory, or the verifier's temporary file).
+    case noSpace(String)
+    /// There is no reference database to activate.
+    case notInstalled
     case verifierUnavailable(String)
     case verifierFailed(String)
-    case notImplemented(String)
+    /// An unexpected I/O failure in the coordinator (staging, rename, activation state).
+    case storage(String)
+    /// The client (or, for the verifier, the coordinator) closed the connection.
+    case cancelled(String)
+
+    /// The database checks of the verifier, after the format checks.
+    public enum DatabaseCheck: String, Sendable, Equatable {
+        case sqliteHeader = "SQLite header"
+        case schemaVersionRow = "database schema version"
+        case integrity = "integrity"
+        case shape = "tables and columns"
+    }
 
     public var protocolError: ProtocolError {
         switch self {
         case .permissionDenied(let detail): ProtocolError(.permissionDenied, detail)
         case .missingFileDescriptor:
             ProtocolError(.invalidRequest, "this request needs the file's descriptor attached (SCM_RIGHTS)")
-        case .fileUnreadable(let detail): ProtocolError(.fileUnreadable, detail)
-        case .fileTooSmall(let bytes):
-            ProtocolError(.fileTooSmall, "the file is \(bytes) bytes: too small to be a .stol file",
-                          details: ["bytes": String(bytes)])
-        case .fileTooLarge(let bytes, let limit):
-            ProtocolError(.fileTooLarge, "the file is \(bytes) bytes; the limit is \(limit)",
-                          details: ["bytes": String(bytes), "limit": String(limit)])
-        case .notAStolFile: ProtocolError(.notAStolFile, "the file does not start with the .stol magic bytes")
+        case .verification(let error): Self.protocolError(error)
+        case .databaseCorrupt(let check, let detail):
+            ProtocolError(.databaseCorrupt, "the \(check.rawValue) check failed: \(detail)",
+                          details: ["check": check.detailName])
+        case .noTrustedKey(let detail):
+            ProtocolError(.unavailable, "the verifier has no trusted public key: \(detail)")
         case .importInProgress: ProtocolError(.busy, "another import is running; try again when it has finished")
+        case .downgradeRefused(let installed, let offered):
+            ProtocolError(.downgradeRefused,
+                          "the file was built at \(offered), before the installed reference database (\(installed)); " +
+                          "import it with --allow-downgrade to go back to it",
+                          details: ["installed_build_time": installed, "offered_build_time": offered])
+        case .noSpace(let detail): ProtocolError(.noSpace, "not enough disk space: \(detail)")
+        case .notInstalled:
+            ProtocolError(.notFound, "no reference database is installed; import one with `stol-client db import FILE`")
         case .verifierUnavailable(let detail): ProtocolError(.unavailable, "the verifier is not reachable: \(detail)")
         case .verifierFailed(let detail): ProtocolError(.internal, "the verifier failed: \(detail)")
-        case .notImplemented(let detail): ProtocolError(.unimplemented, detail)
+        case .storage(let detail): ProtocolError(.internal, "installing failed: \(detail)")
+        case .cancelled(let detail): ProtocolError(.internal, "cancelled: \(detail)")
+        }
+    }
+
+    /// One sentence naming the check of `protocol/STOL-FORMAT.md` §6 that failed.
+    static func protocolError(_ error: StolFormatError) -> ProtocolError {
+        let check: String
+        switch error {
+        case .fileUnreadable: check = "readable file"
+        case .fileTooSmall(let bytes) where bytes == 0: check = "file size"
+        case .fileTooLarge: check = "file size"
+        case .fileTooSmall, .truncatedHeader: check = "header"
+        case .notAStolFile, .badMagic: check = "magic"
+        case .checksumMismatch: check = "SHA-256 checksum"
+        case .signatureInvalid: check = "signature"
+        case .incompatibleSchema: check = "schema version"
+        case .decompressionLimit, .corruptPayload: check = "decompression"
+        case .outputFailed, .cancelled: return ProtocolError(.internal, error.message)
+        }
+        var details = ["check": check.replacingOccurrences(of: " ", with: "_").replacingOccurrences(of: "-", with: "_").lowercased()]
+        switch error {
+        case .fileTooSmall(let bytes): details["bytes"] = String(bytes)
+        case .truncatedHeader(let bytes): details["bytes"] = String(bytes)
+        case .fileTooLarge(let bytes, let limit):
+            details["bytes"] = String(bytes)
+            details["limit"] = String(limit)
+        case .incompatibleSchema(let found, let supported):
+            details["found"] = String(found)
+            details["supported"] = "\(supported.lowerBound)-\(supported.upperBound)"
+        case .decompressionLimit(let limit): details["limit"] = String(limit)
+        default: break
+        }
+        return ProtocolError(Self.code(error.code), "the \(check) check failed: \(error.message)", details: details)
+    }
+
+    private static func code(_ code: StolFormatError.Code) -> Stol_V1_ErrorCode {
+        switch code {
+        case .fileUnreadable: .fileUnreadable
+        case .fileTooSmall: .fileTooSmall
+        case .fileTooLarge: .fileTooLarge
+        case .notAStolFile: .notAStolFile
+        case .checksumMismatch: .checksumMismatch
+        case .signatureInvalid: .signatureInvalid
+        case .incompatibleSchema: .incompatibleSchema
+        case .decompressionLimit: .decompressionLimit
+        case .databaseCorrupt: .databaseCorrupt
+        case .internal: .internal
         }
     }
 }
 
-/// Size limits of seeds/000 §5.2.
+extension ImportError.DatabaseCheck {
+    /// The `check` detail: snake_case.
+    var detailName: String {
+        switch self {
+        case .sqliteHeader: "sqlite_header"
+        case .schemaVersionRow: "database_schema_version"
+        case .integrity: "integrity"
+        case .shape: "tables_and_columns"
+        }
+    }
+}
+
+/// Size limits of the import (`protocol/STOL-FORMAT.md` §5), as the format enforces them.
 public enum ImportLimits {
-    public static let minimumFileBytes: UInt64 = 1
-    public static let maximumFileBytes: UInt64 = 2 * 1024 * 1024 * 1024
-    public static let maximumDecompressedBytes: UInt64 = 4 * 1024 * 1024 * 1024
+    public static let maximumFileBytes = StolFile.maximumFileBytes
+    public static let maximumDecompressedBytes = StolFile.maximumDecompressedBytes
+    /// The most SQLite bytes one `VerifiedChunk` carries.
+    public static let chunkBytes = 1024 * 1024
 }

@@ -1,63 +1,333 @@
+import Foundation
 import Glibc
 import Logging
 import STOLFormat
+import STOLModel
 import STOLProtocol
 import STOLRuntime
 
-/// `stol-verifyd`'s handler: runs the checklist of seeds/000 §6.1 on the
-/// untrusted file it is handed as a descriptor.
+/// `stol-verifyd`'s handler: the checklist of `protocol/PROTOCOL.md` §7 on the
+/// untrusted file it is handed as a descriptor, then the verified database
+/// streamed back.
 ///
-/// The verifier is the only process that parses untrusted bytes, and it runs as a
-/// fresh, sandboxed process per import. Built so far: the caller check, the size
-/// limits and the magic; the checksum, signature, decompression and database
-/// checks answer UNIMPLEMENTED until they are built.
-public struct VerifierService: StreamingFramedService {
+/// It is the only code that parses untrusted bytes, and it runs in a fresh
+/// process per import that has sandboxed itself (``VerifierSandbox``): it can
+/// read the descriptor it was given and write one anonymous temporary file
+/// (``ScratchFile``), nothing else. The checks, in order:
+///
+/// 1. the caller is the import coordinator's user (or root);
+/// 2. `StolFile.verify`, the same function `stol-pipeline verify` runs: readable,
+///    size, magic, header, SHA-256, Ed25519 with the trusted key, schema version
+///    supported, one gzip member inflating to at most 4 GiB — into the scratch file;
+/// 3. ``DatabaseChecks``: SQLite header, `schema_version` row equal to the header,
+///    `PRAGMA integrity_check`, the tables, columns and indexes the server reads;
+/// 4. `chunk` frames (1 MiB each) of the verified database, then `done` with its
+///    size, SHA-256 (computed while inflating) and build time.
+///
+/// Progress frames name the stage and carry bytes done and total, at most every
+/// ``ProgressThrottle/interval`` within a stage. When the coordinator closes the
+/// connection the work stops at the next progress point.
+public final class VerifierService: StreamingFramedService, @unchecked Sendable {
     public typealias Request = Stol_V1_VerifyRequest
     public typealias Response = Stol_V1_VerifyResponse
 
-    /// The uid allowed to ask (the import coordinator's); root is always allowed.
-    private let allowedUID: UInt32
+    public struct Configuration: Sendable {
+        /// The uid allowed to ask (the import coordinator's); root is always allowed.
+        public var allowedUID: UInt32
+        /// The trusted key, or why there is none (answered to every request).
+        public var trustedKey: Result<Ed25519.PublicKey, ImportError>
+        public var options: StolFile.VerifyOptions
+        public var chunkBytes: Int
 
-    public init(allowedUID: UInt32 = getuid()) {
-        self.allowedUID = allowedUID
+        public init(allowedUID: UInt32, trustedKey: Result<Ed25519.PublicKey, ImportError>,
+                    options: StolFile.VerifyOptions = .init(supportedSchemaVersions: 1...UInt32(TaxonomySchema.currentVersion)),
+                    chunkBytes: Int = ImportLimits.chunkBytes) {
+            self.allowedUID = allowedUID
+            self.trustedKey = trustedKey
+            self.options = options
+            self.chunkBytes = chunkBytes
+        }
+    }
+
+    private let configuration: Configuration
+    private let scratch: ScratchFile
+    private let pausePoints: TestPausePoints
+
+    public init(configuration: Configuration, scratch: ScratchFile, pausePoints: TestPausePoints = .disarmed) {
+        self.configuration = configuration
+        self.scratch = scratch
+        self.pausePoints = pausePoints
     }
 
     public func respond(to request: Request, context: RequestContext, send: (Response) throws -> Void) {
+        let started = ContinuousClock.now
         do {
-            try verify(request, context: context, send: send)
-        } catch let error as ProtocolErrorConvertible {
-            context.logger.notice("verification refused", metadata: ["code": "\(error.protocolError.code.name)"])
-            try? send(Response(requestID: request.id, error: error.protocolError))
+            let done = try verify(request, context: context, send: send)
+            context.logger.info("verified", metadata: [
+                "sqlite_bytes": "\(done.sqliteBytes)", "seconds": "\(ContinuousClock.now - started)",
+                "peak_rss_kib": "\(Self.peakResidentKiB())"])
+        } catch let error as ImportError {
+            if case .cancelled = error {
+                context.logger.notice("verification cancelled: the coordinator closed the connection")
+            } else {
+                context.logger.notice("verification refused", metadata: ["code": "\(error.protocolError.code.name)"])
+                try? send(Response(requestID: request.id, error: error.protocolError))
+            }
         } catch {
-            // `send` threw: the coordinator is gone; nothing to answer.
+            context.logger.notice("verification cancelled: the coordinator closed the connection")
         }
+        try? scratch.reset()
     }
 
-    private func verify(_ request: Request, context: RequestContext, send: (Response) throws -> Void) throws {
-        guard context.peer.uid == 0 || context.peer.uid == allowedUID else {
+    private func verify(_ request: Request, context: RequestContext, send: (Response) throws -> Void) throws -> Stol_V1_VerifyDone {
+        guard context.peer.uid == 0 || context.peer.uid == configuration.allowedUID else {
             throw ImportError.permissionDenied("only the import coordinator may use the verifier")
         }
-        guard case .verifyFile = request.body else {
-            throw request.missingBodyError
-        }
+        guard case .verifyFile = request.body else { throw request.missingBodyError }
         guard let descriptor = context.receivedFileDescriptor else { throw ImportError.missingFileDescriptor }
-        let fd = descriptor.rawValue
-        let size = try FileChecks.size(of: fd)
-        try send(progress(.checkingHeader, 0))
-        let prefix = try FileChecks.read(fd, count: StolHeader.size, at: 0)
-        guard StolHeader.hasMagic(prefix) else { throw ImportError.notAStolFile }
-        guard size >= UInt64(StolHeader.size) else { throw ImportError.fileTooSmall(bytes: size) }
-        try send(progress(.checkingHeader, 1))
-        throw ImportError.notImplemented(
-            "the header is valid; checksum, signature and decompression checks are not implemented yet")
+        let key = try configuration.trustedKey.get()
+        try scratch.reset()
+
+        return try withoutActuallyEscaping(send) { send in
+            try verify(fd: descriptor.rawValue, key: key, context: context, send: send)
+        }
     }
 
-    private func progress(_ stage: Stol_V1_ImportStage, _ fraction: Double) -> Response {
+    private func verify(fd: Int32, key: Ed25519.PublicKey, context: RequestContext,
+                        send: @escaping (Response) throws -> Void) throws -> Stol_V1_VerifyDone {
+        let reporter = ProgressReporter(send: send, context: context, pausePoints: pausePoints)
+        var payloadBytes: UInt64 = 0
+        var outputFailure: ImportError?
+        var prefix: [UInt8] = []
+        let verified: StolFile.Verified
+        do throws(StolFormatError) {
+            verified = try StolFile.verify(
+                fileDescriptor: fd, publicKey: key, options: configuration.options,
+                events: { (event) throws(StolFormatError) in
+                    switch event {
+                    case .passed(.fileSize(let bytes)):
+                        payloadBytes = bytes > UInt64(StolHeader.size) ? bytes - UInt64(StolHeader.size) : 0
+                    case .progress(let stage, let fraction):
+                        let total: UInt64 = stage == .checkingHeader ? UInt64(StolHeader.size) : payloadBytes
+                        do { try reporter.report(Self.stage(stage), fraction, total: total) } catch {
+                            throw .cancelled("the coordinator closed the connection")
+                        }
+                    case .passed: break
+                    }
+                },
+                output: { (chunk) throws(StolFormatError) in
+                    do throws(ImportError) {
+                        if prefix.count < DatabaseChecks.sqliteMagic.count {
+                            prefix += chunk.prefix(DatabaseChecks.sqliteMagic.count - prefix.count)
+                            if prefix.count == DatabaseChecks.sqliteMagic.count { try DatabaseChecks.checkHeader(prefix) }
+                        }
+                        try scratch.append(chunk)
+                    } catch {
+                        outputFailure = error
+                        throw .outputFailed("\(error)")
+                    }
+                })
+        } catch {
+            if let outputFailure { throw outputFailure }
+            if case .cancelled(let reason) = error { throw ImportError.cancelled(reason) }
+            throw ImportError.verification(error)
+        }
+        try DatabaseChecks.checkHeader(prefix)
+        try scratch.finish()
+
+        // The database checks and the transfer overlap (two cores): the bytes are
+        // authentic once decompression has re-hashed the payload, and the coordinator
+        // keeps them in staging until `done`, discarding them on an error frame.
+        // The checks run on a thread of their own; only this thread uses the socket.
+        try reporter.report(.checkingDatabase, 0, total: verified.sqliteBytes)
+        let checker = DatabaseCheckThread(descriptor: scratch.descriptor, headerSchemaVersion: verified.header.schemaVersion)
+        checker.start()
+        defer { checker.cancel(); _ = checker.wait(timeout: nil) }
+        func reportChecking() throws {
+            try reporter.report(.checkingDatabase, min(checker.fraction, 0.99), total: verified.sqliteBytes)
+        }
+        do {
+            pausePoints.reached("verify:sending")
+            var buffer = [UInt8](repeating: 0, count: configuration.chunkBytes)
+            var offset: UInt64 = 0
+            while offset < verified.sqliteBytes, !checker.hasFailed {
+                let want = Int(min(UInt64(buffer.count), verified.sqliteBytes - offset))
+                let got = try buffer.withUnsafeMutableBytes { raw throws(ImportError) in
+                    try scratch.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<want]), at: offset)
+                }
+                guard got > 0 else { throw ImportError.storage("the temporary file ended early at \(offset) bytes") }
+                var chunk = Stol_V1_VerifiedChunk()
+                chunk.data = Data(buffer[0..<got])
+                var response = Response()
+                response.chunk = chunk
+                try send(response)
+                offset += UInt64(got)
+                try reportChecking()
+            }
+            while !checker.wait(timeout: ProgressReporter.interval) { try reportChecking() }
+        } catch let error as ImportError {
+            throw error
+        } catch {
+            throw ImportError.cancelled("the coordinator closed the connection")
+        }
+        let facts = try checker.result()
+        try reporter.report(.checkingDatabase, 1, total: verified.sqliteBytes)
+        var done = Stol_V1_VerifyDone()
+        done.schemaVersion = facts.schemaVersion
+        done.sqliteBytes = verified.sqliteBytes
+        done.sqliteSha256 = Data(verified.sqliteSHA256)
+        done.buildTime = facts.buildTime
         var response = Response()
+        response.done = done
+        try send(response)
+        return done
+    }
+
+    static func stage(_ stage: StolFile.Stage) -> Stol_V1_ImportStage {
+        switch stage {
+        case .checkingHeader: .checkingHeader
+        case .verifyingChecksum: .verifyingChecksum
+        case .verifyingSignature: .verifyingSignature
+        case .decompressing: .decompressing
+        }
+    }
+
+    /// This process's peak resident memory (`getrusage`), for the log and `make bench`.
+    static func peakResidentKiB() -> Int {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return usage.ru_maxrss
+    }
+}
+
+/// Progress frames for one verification: the first and last of every stage, and
+/// in between at most one per ``interval``; arms the test pause points at the
+/// start of each stage; tells whether the coordinator is still there.
+final class ProgressReporter {
+    static let interval: Duration = .milliseconds(100)
+
+    private let send: (Stol_V1_VerifyResponse) throws -> Void
+    private let context: RequestContext
+    private let pausePoints: TestPausePoints
+    private var stage: Stol_V1_ImportStage = .unspecified
+    private var lastSent = ContinuousClock.now
+    private var lastWatched = ContinuousClock.now
+    private var closed = false
+
+    init(send: @escaping (Stol_V1_VerifyResponse) throws -> Void, context: RequestContext, pausePoints: TestPausePoints) {
+        self.send = send
+        self.context = context
+        self.pausePoints = pausePoints
+    }
+
+    func report(_ stage: Stol_V1_ImportStage, _ fraction: Double, total: UInt64) throws {
+        let now = ContinuousClock.now
+        let newStage = stage != self.stage
+        if !newStage && fraction < 1 && now - lastSent < Self.interval { return }
+        self.stage = stage
+        lastSent = now
         var progress = Stol_V1_ImportProgress()
         progress.stage = stage
         progress.fraction = fraction
+        progress.bytesTotal = total
+        progress.bytesDone = UInt64((Double(total) * fraction).rounded())
+        var response = Stol_V1_VerifyResponse()
         response.progress = progress
-        return response
+        try send(response)
+        // After the stage's first frame: a paused verifier shows its stage in `db status`.
+        if newStage { pausePoints.reached("verify:" + Self.name(stage)) }
+    }
+
+    /// Polled by long work: whether the coordinator has closed the connection
+    /// (asked of the kernel at most every 50 ms).
+    var peerHasClosed: Bool {
+        let now = ContinuousClock.now
+        if !closed && now - lastWatched >= .milliseconds(50) {
+            lastWatched = now
+            closed = context.peerHasClosed
+        }
+        return closed
+    }
+
+    static func name(_ stage: Stol_V1_ImportStage) -> String {
+        switch stage {
+        case .received: "received"
+        case .checkingHeader: "checking-header"
+        case .verifyingChecksum: "verifying-checksum"
+        case .verifyingSignature: "verifying-signature"
+        case .decompressing: "decompressing"
+        case .checkingDatabase: "checking-database"
+        case .installing: "installing"
+        default: "unspecified"
+        }
+    }
+}
+
+/// ``DatabaseChecks`` on a thread of its own, so that the verified bytes can be
+/// sent while they are checked. It shares only its progress, its result and a
+/// cancel flag with the request's thread (never the socket).
+final class DatabaseCheckThread: @unchecked Sendable {
+    private let descriptor: Int32
+    private let headerSchemaVersion: UInt32
+    private let finished = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var progress = 0.0
+    private var outcome: Result<DatabaseFacts, ImportError>?
+    private var cancelled = false
+    private var waited = false
+
+    init(descriptor: Int32, headerSchemaVersion: UInt32) {
+        self.descriptor = descriptor
+        self.headerSchemaVersion = headerSchemaVersion
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            let result = Result { () throws(ImportError) -> DatabaseFacts in
+                try DatabaseChecks.run(descriptor: descriptor, headerSchemaVersion: headerSchemaVersion,
+                                       progress: { [self] fraction in locked { progress = fraction } },
+                                       isCancelled: { [self] in locked { cancelled } })
+            }
+            locked { outcome = result }
+            finished.signal()
+        }
+        thread.name = "stol.verify.check"
+        thread.start()
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
+
+    var fraction: Double { locked { progress } }
+
+    /// True once the checks have failed (no point sending more bytes).
+    var hasFailed: Bool {
+        locked { if case .failure = outcome { true } else { false } }
+    }
+
+    func cancel() { locked { cancelled = true } }
+
+    /// Waits up to `timeout` (nil: for good); true when the checks have ended.
+    func wait(timeout: Duration?) -> Bool {
+        if locked({ waited }) { return true }
+        let ended: Bool
+        if let timeout {
+            let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+            ended = finished.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success
+        } else {
+            finished.wait()
+            ended = true
+        }
+        if ended { locked { waited = true } }
+        return ended
+    }
+
+    /// The checks' result (call after ``wait(timeout:)`` returned true).
+    func result() throws(ImportError) -> DatabaseFacts {
+        guard let outcome = locked({ outcome }) else { throw .storage("the database checks did not finish") }
+        return try outcome.get()
     }
 }

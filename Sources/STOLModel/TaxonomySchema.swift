@@ -107,8 +107,26 @@ public enum TaxonomySchema {
     ]
 
     /// Tables every taxonomy database must have (the server checks on open).
-    public static let requiredTables = [
-        "schema_version", "taxa", "names", "refs", "traits",
-        "euler_tour", "first_occurrence", "top_n_relatives", "fts_taxa",
+    public static let requiredTables = requiredColumns.map(\.table)
+
+    /// The columns the server reads, per table: the verifier refuses an imported
+    /// database that lacks one (a shape check after `PRAGMA integrity_check`).
+    public static let requiredColumns: [(table: String, columns: [String])] = [
+        ("schema_version", ["version", "applied_at"]),
+        ("taxa", ["id", "parent_id", "rank", "scientific_name", "author", "year", "status", "conservation"]),
+        ("names", ["id", "taxon_id", "name", "lang", "name_type", "is_preferred"]),
+        ("refs", ["id", "taxon_id", "citation", "url", "ref_type"]),
+        ("traits", ["id", "taxon_id", "trait_key", "trait_value", "unit", "source_ref"]),
+        ("euler_tour", ["seq", "taxon_id", "depth"]),
+        ("first_occurrence", ["taxon_id", "seq"]),
+        ("top_n_relatives", ["taxon_id", "relative_id", "rank_order", "lca_id", "lca_depth", "distance"]),
+        ("fts_taxa", ["taxon_id", "scientific_name", "common_names", "synonyms"]),
     ]
+
+    /// The indexes of ``statements``: without them the server's queries would scan
+    /// whole tables (2 M rows), so an imported database must have every one.
+    public static let requiredIndexes: [String] = statements.compactMap { statement in
+        guard statement.hasPrefix("CREATE INDEX ") else { return nil }
+        return statement.dropFirst("CREATE INDEX ".count).split(separator: " ").first.map(String.init)
+    }
 }

@@ -67,6 +67,8 @@ extension Stol_V1_ErrorCode {
         case .databaseCorrupt: "DATABASE_CORRUPT"
         case .decompressionLimit: "DECOMPRESSION_LIMIT"
         case .fileTooSmall: "FILE_TOO_SMALL"
+        case .downgradeRefused: "DOWNGRADE_REFUSED"
+        case .noSpace: "NO_SPACE"
         case .UNRECOGNIZED(let value): "UNRECOGNIZED_\(value)"
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import STOLFileSystem
 import STOLProtocol
 import STOLRuntime
 import Synchronization

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import STOLModel
+import STOLFileSystem
 import STOLProtocol
 import Synchronization
 
@@ -142,25 +143,4 @@ public final class TaxonomyDatabase: Sendable {
 private final class IndexesSlot: Sendable {
     let value = Mutex<MemoryIndexes?>(nil)
     let ready = DispatchGroup()
-}
-
-/// The parts of `stat(2)` that identify a file version.
-struct FileStat: Equatable {
-    let device: UInt64
-    let inode: UInt64
-    let size: UInt64
-    let modifiedNanoseconds: Int64
-
-    init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-        size = UInt64(info.st_size)
-        modifiedNanoseconds = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-    }
-
-    var fingerprint: String {
-        String(format: "%llx-%llx-%llx-%llx", device, inode, size, modifiedNanoseconds)
-    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import STOLModel
+import STOLFileSystem
 import STOLProtocol
 import STOLRuntime
 

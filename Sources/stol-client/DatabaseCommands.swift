@@ -11,11 +11,66 @@ struct Database: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "db",
         abstract: "Manage the signed reference database (root or group stol-admin).",
-        subcommands: [DatabaseStatus.self, DatabaseImport.self])
+        discussion: """
+            A reference database is a signed .stol file made by `stol-pipeline sign` (for example \
+            out/reference.stol from `make build-db`). Importing verifies it in a sandboxed process \
+            (checksum, signature with the machine's trusted key, decompression, SQLite integrity) and \
+            installs it; activating makes every taxonomy answer come from it; deactivating goes back \
+            to the bundled database; deleting removes it. A failed or cancelled import changes nothing.
+
+            Typical session:
+              stol-client db import out/reference.stol
+              stol-client db activate
+              stol-client status            # active database: reference
+              stol-client db deactivate
+              stol-client db delete --yes
+            """,
+        subcommands: [DatabaseStatus.self, DatabaseImport.self, DatabaseActivate.self, DatabaseDeactivate.self,
+                      DatabaseDelete.self])
+}
+
+/// Every `db` answer's state as text or a flat JSON object (every key present).
+enum ImportStatusText {
+    static func json(_ status: Stol_V1_ImportStatus) -> String {
+        TextFormatter.json(object: [
+            "reference_present": status.referencePresent, "reference_active": status.referenceActive,
+            "reference_size_bytes": status.referenceSizeBytes, "reference_build_time": status.referenceBuildTime,
+            "reference_schema_version": status.referenceSchemaVersion,
+            "reference_fingerprint": status.referenceFingerprint, "import_running": status.importRunning,
+            "import_stage": status.importRunning ? status.importStage.protoName : "",
+            "import_fraction": status.importFraction])
+    }
+
+    static func text(_ status: Stol_V1_ImportStatus) -> String {
+        var lines: [String]
+        if status.referencePresent {
+            lines = [
+                "reference database: installed, \(ImportProgressPrinter.bytes(Double(status.referenceSizeBytes))) " +
+                    "(\(status.referenceSizeBytes) bytes)",
+                "  built:            \(status.referenceBuildTime.isEmpty ? "unknown" : status.referenceBuildTime)",
+                "  schema version:   \(status.referenceSchemaVersion)",
+                "  fingerprint:      \(status.referenceFingerprint)",
+                "  active:           " + (status.referenceActive
+                    ? "yes (taxonomy answers come from it)" : "no (the bundled database serves)"),
+            ]
+        } else {
+            lines = ["reference database: not installed (the bundled database serves)"]
+        }
+        if status.importRunning {
+            lines.append("import running:     yes, \(TextFormatter.stage(status.importStage)) " +
+                         "\(Int((status.importFraction * 100).rounded(.down)))%")
+        } else {
+            lines.append("import running:     no")
+        }
+        return lines.joined(separator: "\n")
+    }
 }
 
 struct DatabaseStatus: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "status", abstract: "Is a reference database installed and active?")
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Is a reference database installed and active? Its size, build time, schema, fingerprint; a running import.",
+        discussion: "The fingerprint is the one every taxonomy answer carries while this file serves (`stol-client status`).")
     @OptionGroup var global: GlobalOptions
     func run() throws {
         try global.run { () throws(ClientError) in
@@ -23,27 +78,49 @@ struct DatabaseStatus: ParsableCommand {
             request.status = Stol_V1_ImportStatusRequest()
             let response = try global.importer().call(request)
             guard case .status(let status) = response.result else { throw .local("unexpected answer") }
-            if global.json {
-                print(TextFormatter.json(object: [
-                    "reference_present": status.referencePresent, "reference_active": status.referenceActive,
-                    "reference_size_bytes": status.referenceSizeBytes, "import_running": status.importRunning]))
-                return
-            }
-            print("""
-                reference database: \(status.referencePresent ? "installed (\(status.referenceSizeBytes) bytes)" : "not installed")
-                active:             \(status.referenceActive ? "yes" : "no (the bundled database serves)")
-                import running:     \(status.importRunning ? "yes" : "no")
-                """)
+            print(global.json ? ImportStatusText.json(status) : ImportStatusText.text(status))
         }
+    }
+}
+
+/// Ctrl-C during an import: the process ends, its socket closes, stol-importd
+/// notices, stops the verifier and removes its staging file.
+private func installCancelHandler() {
+    signal(SIGINT) { _ in
+        let message = "\nstol-client: import cancelled; the installed reference database and its activation are unchanged\n"
+        _ = message.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+        _exit(130)
     }
 }
 
 struct DatabaseImport: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import a signed .stol reference database.",
-        discussion: "The file is opened by you and handed to the service as an open descriptor; no daemon opens the path.")
+        abstract: "Verify and install a signed .stol reference database.",
+        discussion: """
+            The file is opened by you, with your permissions, and handed to the service as an open \
+            descriptor; no daemon opens the path. A fresh sandboxed verifier checks it in this order: \
+            size, magic, header, SHA-256 checksum, Ed25519 signature with the machine's trusted key, \
+            schema version, decompression (at most 4 GiB), SQLite integrity, tables and columns. Then \
+            stol-importd installs it atomically as the reference database (it does not activate it \
+            unless --activate is given).
+
+            Progress: one line per stage on a terminal (stage, percentage, bytes per second, time \
+            left), one line per finished stage otherwise, JSON lines with --json (then the final answer). \
+            Ctrl-C cancels: nothing changes.
+
+            A file whose build time is older than the installed reference's is refused \
+            (DOWNGRADE_REFUSED) unless --allow-downgrade is given.
+
+            Exit codes: 0 installed, 7 the file failed verification (the message names the check), \
+            4 not an administrator, 5 the service is not running or another import runs, 1 other failures \
+            (DOWNGRADE_REFUSED, NO_SPACE, INTERNAL).
+            """)
     @OptionGroup var global: GlobalOptions
+    @Flag(help: "Install even if the file was built before the installed reference database.")
+    var allowDowngrade = false
+    @Flag(help: "Activate the reference database once it is installed.")
+    var activate = false
     @Argument(help: "The .stol file.") var file: String
 
     func run() throws {
@@ -51,18 +128,109 @@ struct DatabaseImport: ParsableCommand {
             let fd = open(file, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw .local("cannot open \(file): \(String(cString: strerror(errno)))") }
             defer { close(fd) }
+            var body = Stol_V1_ImportFileRequest()
+            body.allowDowngrade = allowDowngrade
             var request = Stol_V1_ImportRequest()
-            request.importFile = Stol_V1_ImportFileRequest()
-            let response = try global.importer().call(request, passing: fd, isFinal: { response in
-                if case .progress = response.result { return false }
-                return true
-            }, onProgress: { response in
-                guard case .progress(let progress) = response.result, !global.json else { return }
-                FileHandle.standardError.write(Data("  \(TextFormatter.stage(progress.stage)) \(Int(progress.fraction * 100))%\n".utf8))
-            })
-            guard case .done(let done) = response.result else { throw .local("unexpected answer") }
-            if global.json { print(TextFormatter.json(done)); return }
-            print("imported; reference database installed (\(done.status.referenceSizeBytes) bytes)")
+            request.importFile = body
+            let printer = ImportProgressPrinter(json: global.json)
+            installCancelHandler()
+            let client = global.importer()
+            let response: Stol_V1_ImportResponse
+            do throws(ClientError) {
+                response = try client.call(request, passing: fd, isFinal: { response in
+                    if case .progress = response.result { return false }
+                    return true
+                }, onProgress: { response in
+                    if case .progress(let progress) = response.result { printer.show(progress) }
+                })
+            } catch {
+                printer.finishStage()
+                throw error
+            }
+            printer.finishStage()
+            guard case .done(var done) = response.result else { throw .local("unexpected answer") }
+            if activate {
+                var activation = Stol_V1_ImportRequest()
+                activation.activate = Stol_V1_ActivateRequest()
+                guard case .done(let activated) = try client.call(activation).result else { throw .local("unexpected answer") }
+                done = activated
+            }
+            if global.json { print(ImportStatusText.json(done.status)); return }
+            print("imported: the reference database is installed (\(ImportProgressPrinter.bytes(Double(done.status.referenceSizeBytes))), " +
+                  "built \(done.status.referenceBuildTime))")
+            print(done.status.referenceActive ? "it is active: taxonomy answers come from it"
+                  : "it is not active yet: `stol-client db activate` makes taxonomy answers come from it")
+        }
+    }
+}
+
+/// Sends one management request and returns the state after it.
+private func manage(_ global: GlobalOptions, _ body: Stol_V1_ImportRequest.OneOf_Body) throws(ClientError) -> Stol_V1_ImportStatus {
+    var request = Stol_V1_ImportRequest()
+    request.body = body
+    guard case .done(let done) = try global.importer().call(request).result else { throw .local("unexpected answer") }
+    return done.status
+}
+
+struct DatabaseActivate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "activate", abstract: "Serve taxonomy answers from the installed reference database.",
+        discussion: """
+            Checks again that the installed file is a database this server understands (schema version, \
+            tables), then switches: requests already running finish on the old database, the next ones \
+            use the new one; every answer names the database that produced it. Exit 3 when no reference \
+            database is installed.
+            """)
+    @OptionGroup var global: GlobalOptions
+    func run() throws {
+        try global.run { () throws(ClientError) in
+            let status = try manage(global, .activate(Stol_V1_ActivateRequest()))
+            print(global.json ? ImportStatusText.json(status)
+                  : "the reference database is active (built \(status.referenceBuildTime)): taxonomy answers come from it")
+        }
+    }
+}
+
+struct DatabaseDeactivate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "deactivate", abstract: "Serve taxonomy answers from the bundled database again.",
+        discussion: "The reference database stays installed (`db activate` switches back); the bundled database is never changed.")
+    @OptionGroup var global: GlobalOptions
+    func run() throws {
+        try global.run { () throws(ClientError) in
+            let status = try manage(global, .deactivate(Stol_V1_DeactivateRequest()))
+            print(global.json ? ImportStatusText.json(status)
+                  : "the bundled database serves" + (status.referencePresent ? "; the reference database stays installed" : ""))
+        }
+    }
+}
+
+struct DatabaseDelete: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Deactivate and remove the reference database (asks first; --yes skips the question).",
+        discussion: """
+            The bundled database serves afterwards; it is never deleted. A new reference database can be \
+            imported at any time. Without a terminal the command refuses (exit 64) unless --yes is given.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Do not ask for confirmation.") var yes = false
+    func run() throws {
+        try global.run { () throws(ClientError) in
+            if !yes {
+                var request = Stol_V1_ImportRequest()
+                request.status = Stol_V1_ImportStatusRequest()
+                guard case .status(let current) = try global.importer().call(request).result else {
+                    throw .local("unexpected answer")
+                }
+                guard current.referencePresent else {
+                    print(global.json ? ImportStatusText.json(current) : "no reference database is installed; nothing to delete")
+                    return
+                }
+                try confirm("Delete the reference database (\(ImportProgressPrinter.bytes(Double(current.referenceSizeBytes))), " +
+                            "built \(current.referenceBuildTime))? The built-in database will serve.", yes: false)
+            }
+            let status = try manage(global, .deleteReference(Stol_V1_DeleteReferenceRequest()))
+            print(global.json ? ImportStatusText.json(status) : "the reference database is deleted; the bundled database serves")
         }
     }
 }

@@ -13,9 +13,13 @@ struct ImportDaemon: AsyncParsableCommand {
         discussion: """
             Accepts requests only from root and members of the admin group (SO_PEERCRED and \
             SO_PEERGROUPS). An import arrives as an open file descriptor (SCM_RIGHTS) and is handed to \
-            a fresh stol-verifyd over verify.sock; this daemon never parses the file itself. Serves the \
+            a fresh stol-verifyd over verify.sock; this daemon never parses the file itself. It writes \
+            the verified database to databases/.staging/, checks its SHA-256, fsyncs it and renames it \
+            over databases/reference.sqlite; activation state is databases/activation.json, replaced the \
+            same way. At start it removes what an interrupted import left in databases/. Serves the \
             socket systemd passes (FileDescriptorName=import) or binds --socket with mode 0660.
-            Environment: STOL_RUNTIME_DIR, STOL_STATE_DIR, STOL_ADMIN_GROUP, STOL_LOG_LEVEL.
+            Environment: STOL_RUNTIME_DIR, STOL_STATE_DIR, STOL_ADMIN_GROUP, STOL_LOG_LEVEL. Test only: \
+            STOL_TEST_PAUSE_AT, STOL_TEST_PAUSE_FILE.
             """)
 
     @Option(help: "Group whose members may import (default: $STOL_ADMIN_GROUP or stol-admin).")
@@ -37,8 +41,18 @@ struct ImportDaemon: AsyncParsableCommand {
         if groupID == nil {
             logger.notice("admin group does not exist; only root may import", metadata: ["group": "\(groupName)"])
         }
-        let coordinator = ImportCoordinator(paths: paths, adminGroupID: groupID)
-        coordinator.removeStaleStagingFiles(logger: logger)
+        let pausePoints = TestPausePoints.fromEnvironment()
+        if pausePoints.isArmed {
+            logger.notice("test pause points armed", metadata: ["stages": "\(pausePoints.armedStages.joined(separator: ","))"])
+        }
+        let coordinator = ImportCoordinator(paths: paths, configuration: .init(adminGroupID: groupID),
+                                            pausePoints: pausePoints)
+        do {
+            try coordinator.store.prepare(logger: logger)
+        } catch {
+            logger.error("cannot prepare the state directory", metadata: ["error": "\(error.protocolError.message)"])
+            throw ExitCode(78)  // EX_CONFIG
+        }
         let source = try SocketActivation.socket(named: "import", fallbackPath: socket ?? paths.importSocket,
                                                  mode: 0o660, logger: logger)
         let server = BlockingFramedServer(service: coordinator, source: source,

@@ -1,131 +1,356 @@
+import CSTOLSocket
+import Foundation
+import GRDB
 import Glibc
+import STOLFileSystem
+import STOLFormat
 import STOLImport
 import STOLProtocol
 import STOLRuntime
+import STOLTestFixtures
 import XCTest
 
+/// The coordinator in-process: its checks of the caller and the file, the state
+/// files it owns, and what it does with an honest verifier (the real service on
+/// a socket) and with verifiers that lie, stop or say nothing.
 final class ImportCoordinatorTests: XCTestCase {
     private var directory: String!
     private var paths: RuntimePaths!
+    private var servers: [BlockingFramedServer<VerifierService>] = []
 
     override func setUpWithError() throws {
         directory = try makeDirectory()
         paths = RuntimePaths(runtimeDirectory: directory + "/run", stateDirectory: directory + "/state",
                              bundledDatabase: directory + "/bundled.sqlite")
-        try FileManager.default.createDirectory(atPath: paths.stagingDirectory, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: paths.runtimeDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: paths.stateDirectory, withIntermediateDirectories: true)
+        try Data("the bundled database".utf8).write(to: URL(fileURLWithPath: paths.bundledDatabase))
     }
 
-    override func tearDown() { try? FileManager.default.removeItem(atPath: directory) }
+    override func tearDown() {
+        servers.forEach { $0.shutdown() }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
 
-    private func statusRequest() -> Stol_V1_ImportRequest {
+    private func coordinator(adminGroupID: UInt32? = nil) throws -> ImportCoordinator {
+        let coordinator = ImportCoordinator(paths: paths, configuration: .init(adminGroupID: adminGroupID))
+        try coordinator.store.prepare(logger: quietLogger)
+        return coordinator
+    }
+
+    private func request(_ body: Stol_V1_ImportRequest.OneOf_Body) -> Stol_V1_ImportRequest {
         var request = Stol_V1_ImportRequest()
         request.id = 11
-        request.status = Stol_V1_ImportStatusRequest()
+        request.body = body
         return request
     }
 
-    func testStatus_whenCallerIsNeitherRootNorAdmin_isPermissionDenied() {
-        let coordinator = ImportCoordinator(paths: paths, adminGroupID: 4242)
-        let answers = collect(coordinator, statusRequest(), context(uid: 1000, gid: 1000, groups: [27, 100]))
-        XCTAssertEqual(answers.map { $0.protocolError?.code }, [.permissionDenied])
+    private func importRequest(allowDowngrade: Bool = false) -> Stol_V1_ImportRequest {
+        var body = Stol_V1_ImportFileRequest()
+        body.allowDowngrade = allowDowngrade
+        return request(.importFile(body))
     }
 
-    func testStatus_whenCallerIsInAdminGroup_orRoot_isAnswered() {
-        let coordinator = ImportCoordinator(paths: paths, adminGroupID: 4242)
+    /// The real verifier service, in this process, on `verify.sock`.
+    private func startVerifier() throws {
+        let source = try SocketActivation.socket(named: "verify", fallbackPath: paths.verifySocket, mode: 0o600, logger: quietLogger)
+        let service = VerifierService(configuration: .init(allowedUID: getuid(), trustedKey: .success(ImportFixture.key.publicKey)),
+                                      scratch: try ScratchFile(directory: directory))
+        let server = BlockingFramedServer(service: service, source: source, configuration: ServerConfiguration(name: "verify"),
+                                          logger: quietLogger)
+        servers.append(server)
+        Thread { server.serve() }.start()
+    }
+
+    private func importFile(_ bytes: [UInt8], _ coordinator: ImportCoordinator, allowDowngrade: Bool = false,
+                            connection: Int32? = nil) throws -> [Stol_V1_ImportResponse] {
+        let fd = try descriptor(for: bytes, in: directory, name: "import-\(UUID().uuidString).stol")
+        return collect(coordinator, importRequest(allowDowngrade: allowDowngrade), context(uid: 0, fd: fd, connection: connection))
+    }
+
+    private var stagingFiles: [String] { (try? FileManager.default.contentsOfDirectory(atPath: paths.stagingDirectory)) ?? [] }
+
+    // MARK: Callers and requests
+
+    func testEveryRequest_whenCallerIsNeitherRootNorAdmin_isPermissionDenied() throws {
+        let coordinator = try coordinator(adminGroupID: 4242)
+        for body in [Stol_V1_ImportRequest.OneOf_Body.status(.init()), .importFile(.init()), .activate(.init()),
+                     .deactivate(.init()), .deleteReference(.init())] {
+            let answers = collect(coordinator, request(body), context(uid: 1000, gid: 1000, groups: [27, 100]))
+            XCTAssertEqual(answers.map { $0.protocolError?.code }, [.permissionDenied])
+        }
+        XCTAssertNil(fileDigest(paths.activationState))
+    }
+
+    func testStatus_whenCallerIsInAdminGroup_orRoot_isAnswered() throws {
+        let coordinator = try coordinator(adminGroupID: 4242)
         for caller in [context(uid: 1000, groups: [4242]), context(uid: 1000, gid: 4242), context(uid: 0)] {
-            let answers = collect(coordinator, statusRequest(), caller)
+            let answers = collect(coordinator, request(.status(.init())), caller)
             guard case .status = answers.first?.result else { return XCTFail("expected status, got \(answers)") }
         }
     }
 
-    func testStatus_whenNoAdminGroupExists_onlyRootIsAdmin() {
-        let coordinator = ImportCoordinator(paths: paths, adminGroupID: nil)
-        XCTAssertEqual(collect(coordinator, statusRequest(), context(uid: 1000, gid: 0)).first?.protocolError?.code,
-                       .permissionDenied)
+    func testImport_withoutDescriptor_isInvalidRequest() throws {
+        XCTAssertEqual(collect(try coordinator(), importRequest(), context(uid: 0)).last?.protocolError?.code, .invalidRequest)
     }
 
-    func testStatus_reflectsTheReferenceFileAndTheActivationState() throws {
-        let coordinator = ImportCoordinator(paths: paths, adminGroupID: nil)
-        XCTAssertFalse(coordinator.status().referencePresent)
-        try Data(repeating: 1, count: 1234).write(to: URL(fileURLWithPath: paths.referenceDatabase))
-        XCTAssertTrue(coordinator.status().referencePresent)
-        XCTAssertEqual(coordinator.status().referenceSizeBytes, 1234)
-        XCTAssertFalse(coordinator.status().referenceActive)
-        try ActivationState(useReferenceDB: true).write(path: paths.activationState)
-        XCTAssertTrue(coordinator.status().referenceActive)
-        try FileManager.default.removeItem(atPath: paths.referenceDatabase)
-        XCTAssertFalse(coordinator.status().referenceActive, "active needs the file to be present")
+    func testImport_ofAnEmptyFile_isRefusedByFstatBeforeAnyVerifier() throws {
+        let answers = try importFile([], try coordinator())
+        XCTAssertEqual(answers.map { $0.protocolError?.code }, [.fileTooSmall])
     }
 
     func testImport_whenVerifierIsNotRunning_answersUnavailableAndChangesNothing() throws {
-        let coordinator = ImportCoordinator(paths: paths, adminGroupID: nil)
-        var request = Stol_V1_ImportRequest()
-        request.importFile = Stol_V1_ImportFileRequest()
-        let fd = try descriptor(for: stolMagic + [UInt8](repeating: 0, count: 200), in: directory)
-        let answers = collect(coordinator, request, context(uid: 0, fd: fd))
+        let coordinator = try coordinator()
+        let answers = try importFile(stolMagic + [UInt8](repeating: 0, count: 200), coordinator)
         XCTAssertEqual(answers.last?.protocolError?.code, .unavailable)
         XCTAssertFalse(coordinator.status().importRunning, "the import slot is released after a failure")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: paths.referenceDatabase))
+        XCTAssertNil(fileDigest(paths.referenceDatabase))
+        XCTAssertEqual(stagingFiles, [])
     }
 
-    func testImport_withoutDescriptor_isInvalidRequest() {
-        let coordinator = ImportCoordinator(paths: paths, adminGroupID: nil)
-        var request = Stol_V1_ImportRequest()
-        request.importFile = Stol_V1_ImportFileRequest()
-        XCTAssertEqual(collect(coordinator, request, context(uid: 0)).last?.protocolError?.code, .invalidRequest)
+    // MARK: With the real verifier
+
+    func testImport_throughTheVerifier_installsTheExactDatabase_withoutActivatingIt() throws {
+        try startVerifier()
+        let coordinator = try coordinator()
+        let sqlite = try ImportFixture.databaseBytes()
+        let answers = try importFile(StolCorpus.sign(sqlite, key: ImportFixture.key), coordinator)
+        guard case .done(let done) = answers.last?.result else { return XCTFail("no done: \(answers.last.map { "\($0)" } ?? "")") }
+        let stages = answers.compactMap { answer -> Stol_V1_ImportStage? in
+            if case .progress(let progress) = answer.result { return progress.stage }
+            return nil
+        }
+        XCTAssertEqual(stages.first, .received)
+        XCTAssertEqual(stages.last, .installing)
+        XCTAssertEqual(stages, stages.sorted { $0.rawValue < $1.rawValue }, "stages only move forward")
+        XCTAssertEqual(fileDigest(paths.referenceDatabase), SHA256.hash(sqlite).hexString)
+        XCTAssertTrue(done.status.referencePresent)
+        XCTAssertFalse(done.status.referenceActive)
+        XCTAssertEqual(done.status.referenceSizeBytes, UInt64(sqlite.count))
+        XCTAssertEqual(done.status.referenceSchemaVersion, 1)
+        XCTAssertEqual(done.status.referenceFingerprint, FileStat(path: paths.referenceDatabase)?.fingerprint)
+        XCTAssertNil(fileDigest(paths.activationState), "importing does not activate")
+        XCTAssertEqual(stagingFiles, [])
+        XCTAssertFalse(coordinator.status().importRunning)
+    }
+
+    func testImport_ofAnOlderBuild_isRefusedAsDowngrade_unlessAllowed() throws {
+        try startVerifier()
+        let coordinator = try coordinator()
+        let newer = try ImportFixture.database(builtAt: "2026-06-01T00:00:00Z", in: directory)
+        let older = try ImportFixture.database(builtAt: "2025-06-01T00:00:00Z", in: directory)
+        guard case .done = try importFile(StolCorpus.sign(newer, key: ImportFixture.key), coordinator).last?.result else {
+            return XCTFail("the newer build was not installed")
+        }
+        let refused = try importFile(StolCorpus.sign(older, key: ImportFixture.key), coordinator).last?.protocolError
+        XCTAssertEqual(refused?.code, .downgradeRefused)
+        XCTAssertEqual(refused?.details["installed_build_time"], "2026-06-01T00:00:00Z")
+        XCTAssertEqual(refused?.details["offered_build_time"], "2025-06-01T00:00:00Z")
+        XCTAssertEqual(fileDigest(paths.referenceDatabase), SHA256.hash(newer).hexString)
+        XCTAssertEqual(stagingFiles, [])
+        // The same build again is not a downgrade; an older one is with --allow-downgrade.
+        guard case .done = try importFile(StolCorpus.sign(newer, key: ImportFixture.key), coordinator).last?.result else {
+            return XCTFail("re-importing the same build failed")
+        }
+        let allowed = try importFile(StolCorpus.sign(older, key: ImportFixture.key), coordinator, allowDowngrade: true)
+        guard case .done(let done) = allowed.last?.result else { return XCTFail("\(allowed.last.map { "\($0)" } ?? "")") }
+        XCTAssertEqual(done.status.referenceBuildTime, "2025-06-01T00:00:00Z")
+    }
+
+    func testImport_whenTheClientHasGone_stopsAndInstallsNothing() throws {
+        try startVerifier()
+        let coordinator = try coordinator()
+        var pair: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair), 0)
+        close(pair[1])  // the client's end: closed, as by Ctrl-C
+        defer { close(pair[0]) }
+        let answers = try importFile(StolCorpus.sign(try ImportFixture.databaseBytes(), key: ImportFixture.key), coordinator,
+                                     connection: pair[0])
+        XCTAssertFalse(answers.contains { if case .done = $0.result { true } else { false } })
+        XCTAssertNil(fileDigest(paths.referenceDatabase))
+        XCTAssertEqual(stagingFiles, [])
+        XCTAssertFalse(coordinator.status().importRunning)
+    }
+
+    // MARK: With verifiers that misbehave
+
+    /// Accepts one connection on `verify.sock`, reads the request, sends `frames`, closes.
+    private func scriptedVerifier(_ frames: [Stol_V1_VerifyResponse]) throws {
+        let source = try SocketActivation.socket(named: "verify", fallbackPath: paths.verifySocket, mode: 0o600, logger: quietLogger)
+        guard case .listening(let listener, _) = source else { return XCTFail("no listening socket") }
+        Thread {
+            let connection = FrameSocket(descriptor: stol_accept(listener), maximumIncomingFrameBytes: 1 << 16,
+                                         maximumOutgoingFrameBytes: 1 << 22)
+            _ = try? connection.receive(Stol_V1_VerifyRequest.self)
+            for var frame in frames {
+                frame.id = 1
+                try? connection.send(frame)
+            }
+            connection.close()
+            close(listener)
+        }.start()
+    }
+
+    private func chunk(_ bytes: [UInt8]) -> Stol_V1_VerifyResponse {
+        var chunk = Stol_V1_VerifiedChunk()
+        chunk.data = Data(bytes)
+        var response = Stol_V1_VerifyResponse()
+        response.chunk = chunk
+        return response
+    }
+
+    private func done(bytes: UInt64, sha256: [UInt8], buildTime: String = "2026-01-01T00:00:00Z") -> Stol_V1_VerifyResponse {
+        var done = Stol_V1_VerifyDone()
+        done.schemaVersion = 1
+        done.sqliteBytes = bytes
+        done.sqliteSha256 = Data(sha256)
+        done.buildTime = buildTime
+        var response = Stol_V1_VerifyResponse()
+        response.done = done
+        return response
+    }
+
+    private func assertRefusedAndUnchanged(_ frames: [Stol_V1_VerifyResponse], code: Stol_V1_ErrorCode,
+                                           file: StaticString = #filePath, line: UInt = #line) throws {
+        let coordinator = try coordinator()
+        try Data("installed before".utf8).write(to: URL(fileURLWithPath: paths.referenceDatabase))
+        try ActivationState(useReferenceDB: true).write(path: paths.activationState)
+        let before = (fileDigest(paths.referenceDatabase), fileDigest(paths.activationState))
+        try scriptedVerifier(frames)
+        let answers = try importFile(stolMagic + [UInt8](repeating: 0, count: 200), coordinator)
+        XCTAssertEqual(answers.last?.protocolError?.code, code, "\(answers.last.map { "\($0)" } ?? "")", file: file, line: line)
+        XCTAssertEqual(fileDigest(paths.referenceDatabase), before.0, file: file, line: line)
+        XCTAssertEqual(fileDigest(paths.activationState), before.1, file: file, line: line)
+        XCTAssertEqual(stagingFiles, [], file: file, line: line)
+    }
+
+    func testVerifierThatAnnouncesAnotherDigest_isNotBelieved() throws {
+        let data = [UInt8](repeating: 5, count: 1000)
+        try assertRefusedAndUnchanged([chunk(data), done(bytes: 1000, sha256: SHA256.hash([UInt8](repeating: 6, count: 1000)))],
+                                      code: .internal)
+    }
+
+    func testVerifierThatAnnouncesAnotherSize_isNotBelieved() throws {
+        let data = [UInt8](repeating: 5, count: 1000)
+        try assertRefusedAndUnchanged([chunk(data), done(bytes: 999, sha256: SHA256.hash(data))], code: .internal)
+    }
+
+    func testVerifierThatDiesMidTransfer_changesNothing() throws {
+        try assertRefusedAndUnchanged([chunk([UInt8](repeating: 5, count: 1000))], code: .internal)
+    }
+
+    func testVerifierError_isRelayedUnchanged() throws {
+        try assertRefusedAndUnchanged([Stol_V1_VerifyResponse(requestID: 1, error: ProtocolError(.signatureInvalid, "bad"))],
+                                      code: .signatureInvalid)
     }
 
     func testImport_whileAnotherImportRuns_isRefusedBusy() throws {
         // A verifier that accepts the connection and then says nothing keeps the first import running.
         let listener = try SocketActivation.socket(named: "verify", fallbackPath: paths.verifySocket, mode: 0o600,
-                                                   logger: .init(label: "test"))
+                                                   logger: quietLogger)
         guard case .listening(let listenFD, _) = listener else { return XCTFail("expected a listening socket") }
         defer { close(listenFD) }
-        let coordinator = ImportCoordinator(paths: paths, adminGroupID: nil)
-        var request = Stol_V1_ImportRequest()
-        request.importFile = Stol_V1_ImportFileRequest()
+        let coordinator = try coordinator()
         let first = try descriptor(for: stolMagic, in: directory, name: "a.stol")
         let second = try descriptor(for: stolMagic, in: directory, name: "b.stol")
         let started = expectation(description: "first import reached the verifier")
         let firstDone = expectation(description: "first import finished")
-        let firstRequest = request
-        let thread = Thread {
+        let firstRequest = importRequest()
+        Thread {
             var sawReceived = false
             coordinator.respond(to: firstRequest, context: context(uid: 0, fd: first)) { response in
                 if case .progress = response.result, !sawReceived { sawReceived = true; started.fulfill() }
             }
             firstDone.fulfill()
-        }
-        thread.start()
+        }.start()
         wait(for: [started], timeout: 10)
         let connection = accept(listenFD, nil, nil)  // the verifier connection of the first import
         XCTAssertGreaterThanOrEqual(connection, 0)
         XCTAssertTrue(coordinator.status().importRunning)
-        let answers = collect(coordinator, request, context(uid: 0, fd: second))
+        XCTAssertEqual(coordinator.status().importStage, .received)
+        let answers = collect(coordinator, importRequest(), context(uid: 0, fd: second))
         XCTAssertEqual(answers.map { $0.protocolError?.code }, [.busy])
         close(connection)  // the verifier dies: the first import fails and frees the slot
         wait(for: [firstDone], timeout: 10)
         XCTAssertFalse(coordinator.status().importRunning)
     }
 
-    func testStartup_removesStaleStagingFilesOnly() throws {
+    // MARK: The state files
+
+    func testStartup_removesWhatAnInterruptedImportLeft_andNothingElse() throws {
+        try FileManager.default.createDirectory(atPath: paths.stagingDirectory, withIntermediateDirectories: true)
         let stale = paths.stagingDirectory + "/stol_import_1234.sqlite"
+        let staleState = paths.databasesDirectory + "/.activation.json.tmp-AbCdEf"
         let other = paths.stagingDirectory + "/keep.txt"
-        XCTAssertTrue(FileManager.default.createFile(atPath: stale, contents: Data([1])))
-        XCTAssertTrue(FileManager.default.createFile(atPath: other, contents: Data([2])))
-        ImportCoordinator(paths: paths, adminGroupID: nil).removeStaleStagingFiles(logger: .init(label: "test"))
+        for path in [stale, staleState, other] { XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data([1]))) }
+        _ = try coordinator()
         XCTAssertFalse(FileManager.default.fileExists(atPath: stale))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: staleState))
         XCTAssertTrue(FileManager.default.fileExists(atPath: other))
     }
 
-    func testActivateDeactivateDelete_areDeclaredButUnimplemented_andChangeNothing() throws {
-        let coordinator = ImportCoordinator(paths: paths, adminGroupID: nil)
-        for body in [Stol_V1_ImportRequest.OneOf_Body.activate(.init()), .deactivate(.init()), .deleteReference(.init())] {
-            var request = Stol_V1_ImportRequest()
-            request.body = body
-            XCTAssertEqual(collect(coordinator, request, context(uid: 0)).last?.protocolError?.code, .unimplemented)
-        }
-        XCTAssertFalse(FileManager.default.fileExists(atPath: paths.activationState))
+    func testActivate_withoutAReference_isNotFound_andWritesNothing() throws {
+        let answers = collect(try coordinator(), request(.activate(.init())), context(uid: 0))
+        XCTAssertEqual(answers.last?.protocolError?.code, .notFound)
+        XCTAssertNil(fileDigest(paths.activationState))
     }
+
+    func testActivate_rechecksTheSchemaVersion_andRefusesOneTooNew() throws {
+        let coordinator = try coordinator()
+        try FileManager.default.copyItem(atPath: try ImportFixture.databasePath(), toPath: paths.referenceDatabase)
+        guard case .done(let done) = collect(coordinator, request(.activate(.init())), context(uid: 0)).last?.result else {
+            return XCTFail("activation failed")
+        }
+        XCTAssertTrue(done.status.referenceActive)
+        XCTAssertTrue(ActivationState.read(path: paths.activationState).useReferenceDB)
+
+        _ = collect(coordinator, request(.deactivate(.init())), context(uid: 0))
+        let queue = try DatabaseQueueForTests(path: paths.referenceDatabase)
+        try queue.execute("UPDATE schema_version SET version = 99")
+        let before = fileDigest(paths.activationState)
+        let answers = collect(coordinator, request(.activate(.init())), context(uid: 0))
+        XCTAssertEqual(answers.last?.protocolError?.code, .incompatibleSchema)
+        XCTAssertEqual(fileDigest(paths.activationState), before, "a refused activation changes nothing")
+    }
+
+    /// The safety invariants of a reference database's deletion: the bundled database is
+    /// never touched, the reference is inactive as soon as the call returns, and a new
+    /// import works afterwards.
+    func testDelete_deactivatesAndRemoves_neverTouchesTheBundledDatabase_andReimportWorks() throws {
+        try startVerifier()
+        let coordinator = try coordinator()
+        let bundledBefore = (fileDigest(paths.bundledDatabase), FileStat(path: paths.bundledDatabase))
+        guard case .done = try importFile(StolCorpus.sign(try ImportFixture.databaseBytes(), key: ImportFixture.key),
+                                          coordinator).last?.result else { return XCTFail("import failed") }
+        _ = collect(coordinator, request(.activate(.init())), context(uid: 0))
+        XCTAssertTrue(coordinator.status().referenceActive)
+
+        guard case .done(let deleted) = collect(coordinator, request(.deleteReference(.init())), context(uid: 0)).last?.result else {
+            return XCTFail("delete failed")
+        }
+        XCTAssertFalse(deleted.status.referencePresent)
+        XCTAssertFalse(deleted.status.referenceActive)
+        XCTAssertFalse(ActivationState.read(path: paths.activationState).useReferenceDB, "inactive when the call returns")
+        XCTAssertNil(fileDigest(paths.referenceDatabase))
+        XCTAssertEqual(fileDigest(paths.bundledDatabase), bundledBefore.0)
+        XCTAssertEqual(FileStat(path: paths.bundledDatabase), bundledBefore.1, "not even rewritten with the same bytes")
+
+        // Deleting again is harmless; deactivating never touches the bundled database either.
+        guard case .done = collect(coordinator, request(.deleteReference(.init())), context(uid: 0)).last?.result else {
+            return XCTFail("a second delete failed")
+        }
+        _ = collect(coordinator, request(.deactivate(.init())), context(uid: 0))
+        XCTAssertEqual(FileStat(path: paths.bundledDatabase), bundledBefore.1)
+
+        guard case .done = try importFile(StolCorpus.sign(try ImportFixture.databaseBytes(), key: ImportFixture.key),
+                                          coordinator).last?.result else { return XCTFail("re-import after delete failed") }
+        XCTAssertTrue(coordinator.status().referencePresent)
+    }
+}
+
+/// A writable GRDB connection for tests that edit a database in place.
+struct DatabaseQueueForTests {
+    let queue: GRDB.DatabaseQueue
+    init(path: String) throws { queue = try GRDB.DatabaseQueue(path: path) }
+    func execute(_ sql: String) throws { try queue.write { try $0.execute(sql: sql) } }
 }

@@ -1,9 +1,15 @@
 import Foundation
 import Glibc
+import GRDB
 import Logging
+import STOLFormat
+import STOLPipeline
 import STOLProtocol
 import STOLRuntime
+import STOLTestFixtures
 import XCTest
+
+let quietLogger = Logger(label: "stol.import.tests", factory: { _ in SwiftLogNoOpLogHandler() })
 
 func makeDirectory(_ prefix: String = "stolimp") throws -> String {
     var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
@@ -20,9 +26,10 @@ func descriptor(for bytes: [UInt8], in directory: String, name: String = "file.s
     return OwnedFileDescriptor(fd)
 }
 
-func context(uid: UInt32, gid: UInt32 = 60000, groups: [UInt32] = [], fd: OwnedFileDescriptor? = nil) -> RequestContext {
+func context(uid: UInt32, gid: UInt32 = 60000, groups: [UInt32] = [], fd: OwnedFileDescriptor? = nil,
+             connection: Int32? = nil) -> RequestContext {
     RequestContext(peer: PeerCredentials(pid: 1, uid: uid, gid: gid, groups: groups),
-                   logger: Logger(label: "test"), receivedFileDescriptor: fd)
+                   logger: quietLogger, receivedFileDescriptor: fd, connectionDescriptor: connection)
 }
 
 /// Collects every frame a streaming service sends for one request.
@@ -33,3 +40,43 @@ func collect<S: StreamingFramedService>(_ service: S, _ request: S.Request, _ co
 }
 
 let stolMagic: [UInt8] = Array("STOL".utf8) + [0] + Array("DB".utf8) + [1]
+
+/// A small real taxonomy database (the Felidae fixture, built once by the real
+/// pipeline) and a signing key the tests' verifiers trust.
+enum ImportFixture {
+    static let key = Ed25519.PrivateKey.generate()
+
+    private static let built: Result<String, Error> = Result {
+        let directory = try makeDirectory("stolimpdb")
+        let source = directory + "/source"
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+        _ = try FelidaeFixture.write(to: source)
+        let path = directory + "/felidae.sqlite"
+        _ = try TaxonomyBuilder(logger: quietLogger).build(source: source, output: path)
+        return path
+    }
+
+    /// The database file's path (shared: never write to it).
+    static func databasePath() throws -> String { try built.get() }
+
+    static func databaseBytes() throws -> [UInt8] {
+        try [UInt8](Data(contentsOf: URL(fileURLWithPath: databasePath())))
+    }
+
+    /// A copy of the database whose `schema_version.applied_at` is `buildTime`.
+    static func database(builtAt buildTime: String, in directory: String) throws -> [UInt8] {
+        let path = directory + "/built-\(UUID().uuidString).sqlite"
+        try FileManager.default.copyItem(atPath: databasePath(), toPath: path)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { try $0.execute(sql: "UPDATE schema_version SET applied_at = ?", arguments: [buildTime]) }
+        try queue.close()
+        return try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+}
+
+/// SHA-256 of a file in hex, or nil when it does not exist.
+func fileDigest(_ path: String) -> String? {
+    guard let data = FileManager.default.contents(atPath: path) else { return nil }
+    return SHA256.hash([UInt8](data)).hexString
+}

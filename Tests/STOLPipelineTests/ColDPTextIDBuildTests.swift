@@ -150,7 +150,7 @@ final class ColDPTextIDBuildTests: XCTestCase {
         let directory = try makeTemporaryDirectory(self)
         let first = directory + "/first.sqlite", second = directory + "/second.sqlite"
         _ = try build(try writeExport(to: directory + "/v1"), first)
-        var generator = SeededGenerator(seed: 3)
+        var generator = SplitMix64(seed: 3)
         let shuffled = [Self.nameUsage[0]] + Self.nameUsage.dropFirst().shuffled(using: &generator)
         XCTAssertNotEqual(shuffled, Self.nameUsage)
         _ = try build(try writeExport(to: directory + "/v2", usages: shuffled), second)

@@ -12,18 +12,6 @@ import XCTest
 
 let quietLogger = Logger(label: "stol.pipeline.tests", factory: { _ in SwiftLogNoOpLogHandler() })
 
-/// SplitMix64: a tiny deterministic generator, so generated trees are reproducible.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// A random taxonomy of `count` nodes under one domain root (plus `extraRoots`
 /// small separate trees): each child's rank is strictly below its parent's but
@@ -31,7 +19,7 @@ struct SeededGenerator: RandomNumberGenerator {
 /// pool so that ties on the scientific name occur; ids are scattered and the
 /// input order is shuffled (children may come before their parents).
 func randomTaxonomy(count: Int, extraRoots: Int = 0, seed: UInt64) -> [TaxonTree.Node] {
-    var rng = SeededGenerator(seed: seed)
+    var rng = SplitMix64(seed: seed)
     var ids = Array(TaxonID(1)...TaxonID(count * 20)).shuffled(using: &rng).prefix(count + extraRoots * 4)
     var nodes: [TaxonTree.Node] = []
     func nextID() -> TaxonID { ids.removeFirst() }

@@ -1,9 +1,10 @@
 import STOLModel
+import STOLTestFixtures
 import XCTest
 
 final class CompactTaxonTreeTests: XCTestCase {
     /// A random eight-rank forest with some ranks skipped and names that collide.
-    private func randomTree(_ generator: inout SeededGenerator, size: Int) throws -> TaxonTree {
+    private func randomTree(_ generator: inout SplitMix64, size: Int) throws -> TaxonTree {
         var nodes: [TaxonTree.Node] = []
         var byLevel: [[TaxonTree.Node]] = Array(repeating: [], count: 8)
         var nextID: Int64 = 1
@@ -28,7 +29,7 @@ final class CompactTaxonTreeTests: XCTestCase {
     }
 
     func testClosestRelatives_agreeWithTaxonTreeOnRandomTrees() throws {
-        var generator = SeededGenerator(seed: 7)
+        var generator = SplitMix64(seed: 7)
         for _ in 0..<20 {
             let tree = try randomTree(&generator, size: 400)
             let compact = try CompactTaxonTree(tree)
@@ -49,7 +50,7 @@ final class CompactTaxonTreeTests: XCTestCase {
     }
 
     func testChildren_comeInNameThenIDOrder_andLCAMatchesTaxonTree() throws {
-        var generator = SeededGenerator(seed: 11)
+        var generator = SplitMix64(seed: 11)
         let tree = try randomTree(&generator, size: 300)
         let compact = try CompactTaxonTree(tree)
         for index in tree.nodes.indices {

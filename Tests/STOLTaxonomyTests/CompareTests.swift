@@ -118,7 +118,7 @@ final class CompareTests: XCTestCase {
             return path
         }
         let ids = parents.keys.sorted()
-        var generator = SeededGenerator(seed: 42)
+        var generator = SplitMix64(seed: 42)
         for _ in 0..<400 {
             let a = ids[Int.random(in: 0..<ids.count, using: &generator)]
             let b = ids[Int.random(in: 0..<ids.count, using: &generator)]
@@ -136,15 +136,3 @@ final class CompareTests: XCTestCase {
     }
 }
 
-/// A deterministic generator (SplitMix64), so a failing pair can be reproduced.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

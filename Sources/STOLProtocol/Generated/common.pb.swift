@@ -64,6 +64,12 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
   case databaseCorrupt // = 26
   case decompressionLimit // = 27
   case fileTooSmall // = 28
+
+  /// A validly signed database older than the installed reference (import without allow_downgrade).
+  case downgradeRefused // = 29
+
+  /// A disk (the state directory, or the verifier's temporary directory) is full.
+  case noSpace // = 30
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -91,6 +97,8 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     case 26: self = .databaseCorrupt
     case 27: self = .decompressionLimit
     case 28: self = .fileTooSmall
+    case 29: self = .downgradeRefused
+    case 30: self = .noSpace
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -116,6 +124,8 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     case .databaseCorrupt: return 26
     case .decompressionLimit: return 27
     case .fileTooSmall: return 28
+    case .downgradeRefused: return 29
+    case .noSpace: return 30
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -141,6 +151,8 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     .databaseCorrupt,
     .decompressionLimit,
     .fileTooSmall,
+    .downgradeRefused,
+    .noSpace,
   ]
 
 }
@@ -288,7 +300,7 @@ public nonisolated struct Stol_V1_DatabaseIdentity: Sendable {
 fileprivate nonisolated let _protobuf_package = "stol.v1"
 
 nonisolated extension Stol_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_MALFORMED_FRAME\0\u{1}ERROR_CODE_UNIMPLEMENTED\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_BUSY\0\u{2}\u{b}ERROR_CODE_FILE_UNREADABLE\0\u{1}ERROR_CODE_FILE_TOO_LARGE\0\u{1}ERROR_CODE_NOT_A_STOL_FILE\0\u{1}ERROR_CODE_CHECKSUM_MISMATCH\0\u{1}ERROR_CODE_SIGNATURE_INVALID\0\u{1}ERROR_CODE_INCOMPATIBLE_SCHEMA\0\u{1}ERROR_CODE_DATABASE_CORRUPT\0\u{1}ERROR_CODE_DECOMPRESSION_LIMIT\0\u{1}ERROR_CODE_FILE_TOO_SMALL\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_MALFORMED_FRAME\0\u{1}ERROR_CODE_UNIMPLEMENTED\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_BUSY\0\u{2}\u{b}ERROR_CODE_FILE_UNREADABLE\0\u{1}ERROR_CODE_FILE_TOO_LARGE\0\u{1}ERROR_CODE_NOT_A_STOL_FILE\0\u{1}ERROR_CODE_CHECKSUM_MISMATCH\0\u{1}ERROR_CODE_SIGNATURE_INVALID\0\u{1}ERROR_CODE_INCOMPATIBLE_SCHEMA\0\u{1}ERROR_CODE_DATABASE_CORRUPT\0\u{1}ERROR_CODE_DECOMPRESSION_LIMIT\0\u{1}ERROR_CODE_FILE_TOO_SMALL\0\u{1}ERROR_CODE_DOWNGRADE_REFUSED\0\u{1}ERROR_CODE_NO_SPACE\0")
 }
 
 nonisolated extension Stol_V1_DatabaseKind: SwiftProtobuf._ProtoNameProviding {

@@ -225,6 +225,21 @@ public nonisolated struct Stol_V1_ImportStatus: Sendable {
 
   public var importRunning: Bool = false
 
+  /// The installed reference database's build time: its `schema_version.applied_at`
+  /// (ISO 8601 UTC, e.g. "2026-11-22T10:15:00Z"); empty when none is installed.
+  public var referenceBuildTime: String = String()
+
+  public var referenceSchemaVersion: UInt32 = 0
+
+  /// The same fingerprint `taxonomy.sock` answers carry while it serves this file
+  /// (hex of device, inode, size, mtime).
+  public var referenceFingerprint: String = String()
+
+  /// While import_running: the stage the running import has reached, and its fraction.
+  public var importStage: Stol_V1_ImportStage = .unspecified
+
+  public var importFraction: Double = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -234,6 +249,9 @@ public nonisolated struct Stol_V1_ImportFileRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  /// Install even when the file's build time is older than the installed reference's.
+  public var allowDowngrade: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -279,6 +297,12 @@ public nonisolated struct Stol_V1_ImportProgress: Sendable {
 
   /// 0...1 within the stage
   public var fraction: Double = 0
+
+  /// bytes of this stage's input processed so far (0 when the stage has no byte count)
+  public var bytesDone: UInt64 = 0
+
+  /// bytes of this stage's input in all
+  public var bytesTotal: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -564,7 +588,7 @@ nonisolated extension Stol_V1_ImportStatusRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Stol_V1_ImportStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ImportStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}reference_present\0\u{3}reference_active\0\u{3}reference_size_bytes\0\u{3}import_running\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}reference_present\0\u{3}reference_active\0\u{3}reference_size_bytes\0\u{3}import_running\0\u{3}reference_build_time\0\u{3}reference_schema_version\0\u{3}reference_fingerprint\0\u{3}import_stage\0\u{3}import_fraction\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -576,6 +600,11 @@ nonisolated extension Stol_V1_ImportStatus: SwiftProtobuf.Message, SwiftProtobuf
       case 2: try { try decoder.decodeSingularBoolField(value: &self.referenceActive) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.referenceSizeBytes) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.importRunning) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.referenceBuildTime) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.referenceSchemaVersion) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.referenceFingerprint) }()
+      case 8: try { try decoder.decodeSingularEnumField(value: &self.importStage) }()
+      case 9: try { try decoder.decodeSingularDoubleField(value: &self.importFraction) }()
       default: break
       }
     }
@@ -594,6 +623,21 @@ nonisolated extension Stol_V1_ImportStatus: SwiftProtobuf.Message, SwiftProtobuf
     if self.importRunning != false {
       try visitor.visitSingularBoolField(value: self.importRunning, fieldNumber: 4)
     }
+    if !self.referenceBuildTime.isEmpty {
+      try visitor.visitSingularStringField(value: self.referenceBuildTime, fieldNumber: 5)
+    }
+    if self.referenceSchemaVersion != 0 {
+      try visitor.visitSingularUInt32Field(value: self.referenceSchemaVersion, fieldNumber: 6)
+    }
+    if !self.referenceFingerprint.isEmpty {
+      try visitor.visitSingularStringField(value: self.referenceFingerprint, fieldNumber: 7)
+    }
+    if self.importStage != .unspecified {
+      try visitor.visitSingularEnumField(value: self.importStage, fieldNumber: 8)
+    }
+    if self.importFraction.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.importFraction, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -602,6 +646,11 @@ nonisolated extension Stol_V1_ImportStatus: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.referenceActive != rhs.referenceActive {return false}
     if lhs.referenceSizeBytes != rhs.referenceSizeBytes {return false}
     if lhs.importRunning != rhs.importRunning {return false}
+    if lhs.referenceBuildTime != rhs.referenceBuildTime {return false}
+    if lhs.referenceSchemaVersion != rhs.referenceSchemaVersion {return false}
+    if lhs.referenceFingerprint != rhs.referenceFingerprint {return false}
+    if lhs.importStage != rhs.importStage {return false}
+    if lhs.importFraction != rhs.importFraction {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -609,18 +658,29 @@ nonisolated extension Stol_V1_ImportStatus: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Stol_V1_ImportFileRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ImportFileRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}allow_downgrade\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    // Load everything into unknown fields
-    while try decoder.nextFieldNumber() != nil {}
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.allowDowngrade) }()
+      default: break
+      }
+    }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.allowDowngrade != false {
+      try visitor.visitSingularBoolField(value: self.allowDowngrade, fieldNumber: 1)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_ImportFileRequest, rhs: Stol_V1_ImportFileRequest) -> Bool {
+    if lhs.allowDowngrade != rhs.allowDowngrade {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -685,7 +745,7 @@ nonisolated extension Stol_V1_DeleteReferenceRequest: SwiftProtobuf.Message, Swi
 
 nonisolated extension Stol_V1_ImportProgress: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ImportProgress"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stage\0\u{1}fraction\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stage\0\u{1}fraction\0\u{3}bytes_done\0\u{3}bytes_total\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -695,6 +755,8 @@ nonisolated extension Stol_V1_ImportProgress: SwiftProtobuf.Message, SwiftProtob
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularEnumField(value: &self.stage) }()
       case 2: try { try decoder.decodeSingularDoubleField(value: &self.fraction) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.bytesDone) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.bytesTotal) }()
       default: break
       }
     }
@@ -707,12 +769,20 @@ nonisolated extension Stol_V1_ImportProgress: SwiftProtobuf.Message, SwiftProtob
     if self.fraction.bitPattern != 0 {
       try visitor.visitSingularDoubleField(value: self.fraction, fieldNumber: 2)
     }
+    if self.bytesDone != 0 {
+      try visitor.visitSingularUInt64Field(value: self.bytesDone, fieldNumber: 3)
+    }
+    if self.bytesTotal != 0 {
+      try visitor.visitSingularUInt64Field(value: self.bytesTotal, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_ImportProgress, rhs: Stol_V1_ImportProgress) -> Bool {
     if lhs.stage != rhs.stage {return false}
     if lhs.fraction != rhs.fraction {return false}
+    if lhs.bytesDone != rhs.bytesDone {return false}
+    if lhs.bytesTotal != rhs.bytesTotal {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -151,6 +151,9 @@ public nonisolated struct Stol_V1_VerifyDone: Sendable {
   /// digest of all chunks, checked by the coordinator
   public var sqliteSha256: Data = Data()
 
+  /// the database's schema_version.applied_at (for the downgrade check)
+  public var buildTime: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -379,7 +382,7 @@ nonisolated extension Stol_V1_VerifiedChunk: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Stol_V1_VerifyDone: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".VerifyDone"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}schema_version\0\u{3}sqlite_bytes\0\u{3}sqlite_sha256\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}schema_version\0\u{3}sqlite_bytes\0\u{3}sqlite_sha256\0\u{3}build_time\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -390,6 +393,7 @@ nonisolated extension Stol_V1_VerifyDone: SwiftProtobuf.Message, SwiftProtobuf._
       case 1: try { try decoder.decodeSingularUInt32Field(value: &self.schemaVersion) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.sqliteBytes) }()
       case 3: try { try decoder.decodeSingularBytesField(value: &self.sqliteSha256) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.buildTime) }()
       default: break
       }
     }
@@ -405,6 +409,9 @@ nonisolated extension Stol_V1_VerifyDone: SwiftProtobuf.Message, SwiftProtobuf._
     if !self.sqliteSha256.isEmpty {
       try visitor.visitSingularBytesField(value: self.sqliteSha256, fieldNumber: 3)
     }
+    if !self.buildTime.isEmpty {
+      try visitor.visitSingularStringField(value: self.buildTime, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -412,6 +419,7 @@ nonisolated extension Stol_V1_VerifyDone: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.schemaVersion != rhs.schemaVersion {return false}
     if lhs.sqliteBytes != rhs.sqliteBytes {return false}
     if lhs.sqliteSha256 != rhs.sqliteSha256 {return false}
+    if lhs.buildTime != rhs.buildTime {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

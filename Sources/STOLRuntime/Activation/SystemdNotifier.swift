@@ -23,6 +23,11 @@ public struct SystemdNotifier: Sendable {
         return .microseconds(Int64(usec))
     }
 
+    /// One WATCHDOG=1 ping.
+    public func pingWatchdog() {
+        _ = sd_notify(0, "WATCHDOG=1")
+    }
+
     /// Pings the watchdog at half its interval until the task is cancelled.
     public func runWatchdog(logger: Logger) async {
         guard let interval = watchdogInterval else { return }

@@ -39,18 +39,33 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
         shutdownPipe.forEach { if $0 >= 0 { Glibc.close($0) } }
     }
 
+    /// Serves on the calling thread until the source is done (the one connection
+    /// systemd accepted, or shutdown of a listening socket) and every connection
+    /// has finished. The verifier calls this directly: it sandboxes itself first
+    /// and must not start threads (Swift's task pool) before that.
+    public func serve() {
+        switch source {
+        case .accepted(let fd):
+            serveConnection(fd)
+        case .listening(let fd, _):
+            acceptLoop(fd)
+        }
+        connections.wait()
+    }
+
+    /// Stops accepting and ends each connection between requests (what SIGTERM
+    /// does under ``run()``); ``serve()`` returns once they have finished.
+    public func shutdown() {
+        var byte: UInt8 = 1
+        _ = write(shutdownPipe[1], &byte, 1)
+    }
+
     public func run() async throws {
         notifier.ready(status: "serving \(configuration.name)")
         let finished: @Sendable () async -> Void = {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let thread = Thread { [self] in
-                    switch source {
-                    case .accepted(let fd):
-                        serveConnection(fd)
-                    case .listening(let fd, _):
-                        acceptLoop(fd)
-                    }
-                    connections.wait()
+                    serve()
                     continuation.resume()
                 }
                 thread.start()
@@ -61,8 +76,7 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
         } onGracefulShutdown: { [self] in
             notifier.stopping()
             logger.info("graceful shutdown: finishing in-flight requests")
-            var byte: UInt8 = 1
-            _ = write(shutdownPipe[1], &byte, 1)
+            shutdown()
         }
         logger.info("stopped", metadata: ["service": "\(configuration.name)"])
     }
@@ -88,8 +102,18 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
         }
     }
 
+    /// Accepts until shutdown. Under a service manager's watchdog the loop wakes at
+    /// half the interval and pings it, so the pings stop if this thread stops
+    /// (a connection's own work runs on its own thread and never delays them).
     private func acceptLoop(_ listener: Int32) {
-        while waitReadable(listener, timeout: nil) {
+        let watchdog = notifier.watchdogInterval.map { $0 / 2 }
+        while true {
+            if watchdog != nil { notifier.pingWatchdog() }
+            guard !isShuttingDown else { return }
+            guard waitReadable(listener, timeout: watchdog) else {
+                if watchdog != nil && !isShuttingDown { continue }  // the ping's timeout, not shutdown
+                return
+            }
             let fd = stol_accept(listener)
             if fd < 0 { continue }
             guard openConnections.acquire() else {
@@ -139,7 +163,8 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
                 return
             }
             let request = received.message
-            let context = RequestContext(peer: peer, logger: logger, receivedFileDescriptor: received.fileDescriptor)
+            let context = RequestContext(peer: peer, logger: logger, receivedFileDescriptor: received.fileDescriptor,
+                                         connectionDescriptor: fd)
             var peerGone = false
             service.respond(to: request, context: context) { response in
                 var response = response

@@ -9,11 +9,22 @@ public struct RequestContext: Sendable {
     /// A descriptor that travelled with this request frame (SCM_RIGHTS); only the
     /// blocking transport carries them. The handler owns it.
     public let receivedFileDescriptor: OwnedFileDescriptor?
+    /// The connection's socket, for a long handler that must notice the peer
+    /// leaving while it waits on something else (``ConnectionWatch``). Only the
+    /// blocking transport sets it; a handler never reads or writes it.
+    public let connectionDescriptor: Int32?
 
-    public init(peer: PeerCredentials, logger: Logger, receivedFileDescriptor: OwnedFileDescriptor? = nil) {
+    public init(peer: PeerCredentials, logger: Logger, receivedFileDescriptor: OwnedFileDescriptor? = nil,
+                connectionDescriptor: Int32? = nil) {
         self.peer = peer
         self.logger = logger
         self.receivedFileDescriptor = receivedFileDescriptor
+        self.connectionDescriptor = connectionDescriptor
+    }
+
+    /// Whether the peer has closed the connection (always false without a descriptor).
+    public var peerHasClosed: Bool {
+        connectionDescriptor.map(ConnectionWatch.hasClosed) ?? false
     }
 }
 

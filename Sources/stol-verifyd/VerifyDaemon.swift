@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import Logging
+import STOLImport
+import STOLRuntime
+
+/// `stol-verifyd`: the sandboxed verifier. Wiring only; the checks are
+/// `VerifierService`, the sandbox `VerifierSandbox`.
+///
+/// Synchronous on purpose: it takes its socket, key and scratch file, sandboxes
+/// itself (Landlock binds this thread and the threads it starts later), and only
+/// then starts serving. No Swift concurrency, so no thread exists before the sandbox.
+@main
+struct VerifyDaemon: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stol-verifyd",
+        abstract: "Verify one untrusted .stol file handed over as a file descriptor.",
+        discussion: """
+            Meant to run once per connection (systemd Accept=yes, or systemd-socket-activate --accept): \
+            serves the one connection it is given, then exits. Without socket activation it binds \
+            --socket with mode 0600 and serves connections one after another (development only). \
+            Only the import coordinator's uid (--allowed-uid, default this process's own) and root may use it.
+
+            Before it reads anything it sandboxes itself: Landlock (it can read system libraries and \
+            write one anonymous temporary file, nothing else; no TCP; no signals outside), seccomp \
+            (no new sockets, no connect, no execve) and no_new_privs. A kernel without Landlock is \
+            logged as a warning.
+
+            It trusts exactly one public key: /usr/share/stol/keys/release.pub, or the file named \
+            by STOL_TRUSTED_KEY. The decompressed database is held in an unnamed temporary file in \
+            $TMPDIR (default /var/tmp), so nothing is left behind if the process is killed.
+
+            Environment: STOL_TRUSTED_KEY, TMPDIR, STOL_RUNTIME_DIR, STOL_STATE_DIR (kept out of \
+            reach), STOL_LOG_LEVEL. Test only: STOL_TEST_PAUSE_AT, STOL_TEST_PAUSE_FILE, \
+            STOL_VERIFYD_SANDBOX_PROBE.
+            """)
+
+    @Option(help: "Socket path when not socket-activated (default: $STOL_RUNTIME_DIR/verify.sock).")
+    var socket: String?
+
+    @Option(help: "The uid allowed to ask besides root: the import coordinator's (default: this process's uid).")
+    var allowedUID: UInt32?
+
+    func run() throws {
+        LoggingSetup.bootstrap()
+        let logger = Logger(label: "stol.verifyd")
+        let environment = ProcessInfo.processInfo.environment
+        let paths = RuntimePaths.fromEnvironment(environment)
+        let trustedKey = TrustedKey.load(environment: environment)
+        switch trustedKey {
+        case .success(let key):
+            logger.info("trusted key", metadata: ["key": "\(TrustedKey.shortName(key))", "path": "\(TrustedKey.path(environment: environment))"])
+        case .failure(let error):
+            logger.error("no trusted key: every verification will be refused", metadata: ["error": "\(error.protocolError.message)"])
+        }
+        let pausePoints = TestPausePoints.fromEnvironment(environment)
+        if pausePoints.isArmed {
+            logger.notice("test pause points armed", metadata: ["stages": "\(pausePoints.armedStages.joined(separator: ","))"])
+        }
+        let scratch: ScratchFile
+        let source: SocketSource
+        do {
+            scratch = try ScratchFile()
+            source = try SocketActivation.socket(named: "verify", fallbackPath: socket ?? paths.verifySocket,
+                                                 mode: 0o600, logger: logger)
+            _ = try VerifierSandbox.enter(paths: paths, scratch: scratch, logger: logger)
+        } catch {
+            logger.error("cannot start", metadata: ["error": "\(error)"])
+            throw ExitCode(78)  // EX_CONFIG
+        }
+        if environment["STOL_VERIFYD_SANDBOX_PROBE"] == "1" {
+            let results = VerifierSandbox.probe(paths: paths)
+            let json = try JSONSerialization.data(withJSONObject: results, options: [.sortedKeys])
+            logger.notice("sandbox probe: \(String(decoding: json, as: UTF8.self))")
+        }
+        let service = VerifierService(
+            configuration: .init(allowedUID: allowedUID ?? getuid(), trustedKey: trustedKey),
+            scratch: scratch, pausePoints: pausePoints)
+        BlockingFramedServer(service: service, source: source, configuration: ServerConfiguration(name: "verify"),
+                             logger: logger).serve()
+    }
+}

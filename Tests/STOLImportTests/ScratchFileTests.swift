@@ -1,0 +1,67 @@
+import Foundation
+import Glibc
+import STOLImport
+import STOLTestFixtures
+import XCTest
+
+final class ScratchFileTests: XCTestCase {
+    func testScratchFile_hasNoName_soAKilledVerifierLeavesNothingBehind() throws {
+        let directory = try makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try ScratchFile(directory: directory)
+        var info = stat()
+        XCTAssertEqual(fstat(scratch.descriptor, &info), 0)
+        XCTAssertEqual(info.st_nlink, 0, "no directory entry points at it")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory), [])
+    }
+
+    func testRunsOfZeros_areHoles_andReadBackAsZeros() throws {
+        let directory = try makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try ScratchFile(directory: directory)
+        let zeros = [UInt8](repeating: 0, count: 1 << 20)
+        for _ in 0..<64 { try zeros.withUnsafeBytes { try scratch.append($0) } }
+        try [UInt8](repeating: 7, count: 10).withUnsafeBytes { try scratch.append($0) }
+        try scratch.finish()
+        var info = stat()
+        fstat(scratch.descriptor, &info)
+        XCTAssertEqual(info.st_size, 64 << 20 + 10)
+        XCTAssertLessThan(Int(info.st_blocks) * 512, 1 << 20, "64 MiB of zeros took no disk blocks")
+        var tail = [UInt8](repeating: 1, count: 20)
+        let got = try tail.withUnsafeMutableBytes { try scratch.read(into: $0, at: UInt64(64 << 20) - 10) }
+        XCTAssertEqual(got, 20)
+        XCTAssertEqual(tail, [UInt8](repeating: 0, count: 10) + [UInt8](repeating: 7, count: 10))
+        try scratch.reset()
+        fstat(scratch.descriptor, &info)
+        XCTAssertEqual(info.st_size, 0)
+    }
+
+    func testDatabaseChecks_readTheDatabaseThroughTheDescriptor_andReportItsBuildTime() throws {
+        let directory = try makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try ScratchFile(directory: directory)
+        let sqlite = try ImportFixture.database(builtAt: "2025-05-05T05:05:05Z", in: directory)
+        try sqlite.withUnsafeBytes { try scratch.append($0) }
+        try scratch.finish()
+        var fractions: [Double] = []
+        let facts = try DatabaseChecks.run(descriptor: scratch.descriptor, headerSchemaVersion: 1,
+                                           progress: { fractions.append($0) })
+        XCTAssertEqual(facts, DatabaseFacts(schemaVersion: 1, buildTime: "2025-05-05T05:05:05Z"))
+        XCTAssertEqual(fractions, fractions.sorted(), "progress never goes back")
+        XCTAssertThrowsError(try DatabaseChecks.run(descriptor: scratch.descriptor, headerSchemaVersion: 2)) { error in
+            XCTAssertEqual((error as? ImportError)?.protocolError.details["check"], "database_schema_version")
+        }
+    }
+
+    func testDatabaseChecks_stopWhenCancelled() throws {
+        let directory = try makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let padded = directory + "/padded.sqlite"
+        try StolCorpus.padded(try ImportFixture.databasePath(), megabytes: 8, to: padded)
+        var calls = 0
+        XCTAssertThrowsError(try DatabaseChecks.run(path: padded, headerSchemaVersion: 1,
+                                                    isCancelled: { calls += 1; return calls > 2 })) { error in
+            guard case .cancelled = error as? ImportError else { return XCTFail("\(error)") }
+        }
+    }
+}

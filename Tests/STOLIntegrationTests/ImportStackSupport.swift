@@ -1,0 +1,127 @@
+import Foundation
+import Glibc
+import GRDB
+import STOLFormat
+import STOLProtocol
+import STOLTestFixtures
+import XCTest
+
+/// What the import tests need beyond ``StackHarness``: a signing key the stack's
+/// verifier trusts (through `STOL_TRUSTED_KEY`, as an operator would set it),
+/// signed databases, the verifier processes, and a fingerprint of the state
+/// directory to prove that a failure changed nothing.
+extension StackHarness {
+    /// The key this test run signs with; its public half is what the verifier trusts.
+    static let signingKey = Ed25519.PrivateKey.generate()
+
+    /// Points the verifier at this run's public key and gives the daemons a
+    /// temporary directory of their own (the verifier's scratch file lives there).
+    func trustTestKey() throws {
+        let keys = root + "/keys"
+        try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
+        try SigningKeyFile.writePublicKey(Self.signingKey.publicKey, to: keys + "/release.pub", overwrite: true)
+        try FileManager.default.createDirectory(atPath: root + "/tmp", withIntermediateDirectories: true)
+        environment["STOL_TRUSTED_KEY"] = keys + "/release.pub"
+        environment["TMPDIR"] = root + "/tmp"
+    }
+
+    /// Taxonomy, import and verify, trusting the test key.
+    func startImportStack() throws {
+        try trustTestKey()
+        try start(.taxonomy)
+        try start(.import)
+        try start(.verify)
+    }
+
+    var referencePath: String { stateDirectory + "/databases/reference.sqlite" }
+    var activationPath: String { stateDirectory + "/databases/activation.json" }
+    var stagingDirectory: String { stateDirectory + "/databases/.staging" }
+
+    /// Files left in the staging directory.
+    var stagingFiles: [String] { (try? FileManager.default.contentsOfDirectory(atPath: stagingDirectory)) ?? [] }
+
+    /// Writes `bytes` as a file under the test's directory and returns its path.
+    func writeFile(_ bytes: [UInt8], name: String) throws -> String {
+        let path = root + "/" + name
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// A `.stol` file of the harness's database, signed with the trusted key;
+    /// `builtAt` changes its build time, `paddingMegabytes` adds a table of that size.
+    func signedDatabase(name: String, builtAt: String? = nil, paddingMegabytes: Int = 0) throws -> (stol: String, sqlite: [UInt8]) {
+        let sqlitePath = root + "/\(name).sqlite"
+        if paddingMegabytes > 0 {
+            try StolCorpus.padded(database, megabytes: paddingMegabytes, to: sqlitePath)
+        } else {
+            try? FileManager.default.removeItem(atPath: sqlitePath)
+            try FileManager.default.copyItem(atPath: database, toPath: sqlitePath)
+        }
+        if let builtAt {
+            let queue = try DatabaseQueue(path: sqlitePath)
+            try queue.write { try $0.execute(sql: "UPDATE schema_version SET applied_at = ?", arguments: [builtAt]) }
+            try queue.close()
+        }
+        let sqlite = try [UInt8](Data(contentsOf: URL(fileURLWithPath: sqlitePath)))
+        return (try writeFile(StolCorpus.sign(sqlite, key: Self.signingKey), name: name + ".stol"), sqlite)
+    }
+
+    /// Every file under the state directory with the SHA-256 of its bytes (directories
+    /// as `<dir>`): equal snapshots mean nothing was added, removed or changed.
+    func stateSnapshot() -> [String: String] {
+        var snapshot: [String: String] = [:]
+        let base = URL(fileURLWithPath: stateDirectory)
+        guard let walker = FileManager.default.enumerator(atPath: stateDirectory) else { return [:] }
+        for case let relative as String in walker {
+            let path = base.appendingPathComponent(relative).path
+            var isDirectory: ObjCBool = false
+            FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            snapshot[relative] = isDirectory.boolValue ? "<dir>"
+                : (FileManager.default.contents(atPath: path).map { SHA256.hash([UInt8]($0)).hexString } ?? "<unreadable>")
+        }
+        return snapshot
+    }
+
+    /// The verifier processes running now: children of the `--accept` activator.
+    func verifierPIDs() -> [pid_t] {
+        guard let activator = pid(.verify),
+              let text = try? String(contentsOfFile: "/proc/\(activator)/task/\(activator)/children", encoding: .utf8) else {
+            return []
+        }
+        return text.split(separator: " ").compactMap { pid_t($0) }
+    }
+
+    /// Starts the real client without waiting for it (output to files in `directory`).
+    func startClient(_ arguments: [String], directory: String) throws -> ChildProcess {
+        try ChildProcess.spawn(Self.binDirectory + "/stol-client", arguments,
+                               environment: ["STOL_RUNTIME_DIR": runtimeDirectory],
+                               stdout: directory + "/out", stderr: directory + "/err")
+    }
+
+    /// Waits until `condition` holds, checking every 10 ms, for at most `seconds`.
+    @discardableResult
+    func waitUntil(seconds: Double = 30, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(10_000)
+        }
+        return condition()
+    }
+
+    /// The `import_*` status as JSON.
+    func importStatus() throws -> [String: Any] {
+        let result = try client(["db", "status", "--json"])
+        guard result.status == 0 else { throw HarnessError("db status failed: \(result.stderr)") }
+        return (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    /// The error code name a `--json` client printed, if any.
+    static func errorCode(_ result: Result) -> String? {
+        guard let line = result.stdout.split(separator: "\n").last,
+              let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+              let error = object["error"] as? [String: Any] else { return nil }
+        return error["code"] as? String
+    }
+}
+
