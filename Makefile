@@ -16,7 +16,7 @@ DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-pipeline
+.PHONY: help run test fault deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-pipeline
 
 help:
 	@echo "make run    install packages, build (release), build the bundled DB, start the stack, demo"
@@ -26,7 +26,8 @@ help:
 	@echo "make status which daemons are up"
 	@echo "make db     build the bundled database (NCBI 2024 + curated overlay; curated only when offline), check-ids"
 	@echo "make build-db  the bundled database and the signed reference (full NCBI tree): out/reference.stol"
-	@echo "make bench  latency/throughput of taxonomy and favourites through the real sockets"
+	@echo "make fault  the import fault-injection tests with 1000 random kills of the verifier (KILLS=N)"
+	@echo "make bench  latency/throughput of taxonomy and favourites, and the import of out/reference.stol, through the real sockets"
 	@echo "make bench-pipeline  pipeline speed, memory and table sizes on the full NCBI tree"
 	@echo "make check-lca  compare (LCA, distance) on the real server against an independent computation, random pairs"
 	@echo "make proto  regenerate Sources/STOLProtocol/Generated from protocol/*.proto"
@@ -99,6 +100,8 @@ demo:
 	@echo "  export PATH=$(RELEASE_BIN):\$$PATH STOL_RUNTIME_DIR=$(RUNTIME_DIR)"
 	@echo "  stol-client --help"
 	@echo "  stol-client search tiger"
+	@echo "The full NCBI tree (2.26 M taxa) as a signed reference database, imported and activated:"
+	@echo "  make build-db && stol-client db import out/reference.stol && stol-client db activate"
 	@echo "Stop it with: make stop"
 
 run: start demo
@@ -106,6 +109,12 @@ run: start demo
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --disable-swift-testing
+
+## The import's fault injection with 1,000 random SIGKILLs of the verifier (KILLS=N to change;
+## STOL_FAULT_SEED=S replays a run), plus the kills at each stage, of importd, Ctrl-C and a full disk.
+fault: deps
+	$(SWIFT) build --build-tests
+	STOL_FAULT_KILLS=$${KILLS:-1000} $(SWIFT) test --skip-build --disable-swift-testing --filter ImportFaultInjectionTests
 
 ## Regenerates the protobuf Swift code (commit the result). Needs protoc (Debian
 ## protobuf-compiler) and builds protoc-gen-swift 1.39.0 from the local package copy.
@@ -121,11 +130,13 @@ proto: $(PROTOC_GEN_SWIFT)
 	protoc --plugin=protoc-gen-swift=$(PROTOC_GEN_SWIFT) --swift_out=Visibility=Public:Sources/STOLProtocol/Generated \
 	  -I protocol protocol/*.proto
 
-## Taxonomy on the full NCBI reference build (made once into $(OUT)/reference.sqlite), then favourites.
+## Taxonomy on the full NCBI reference build (made once into $(OUT)/reference.sqlite and .stol),
+## favourites, then the import of $(OUT)/reference.stol through importd and a sandboxed verifier.
 bench: build
-	@test -s $(OUT)/reference.sqlite || OUT=$(OUT) Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
+	@test -s $(OUT)/reference.sqlite -a -s $(OUT)/reference.stol || OUT=$(OUT) Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
 	"$(RELEASE_BIN)/stol-bench" taxonomy --database $(OUT)/reference.sqlite
 	"$(RELEASE_BIN)/stol-bench" favorites
+	"$(RELEASE_BIN)/stol-bench" import --file $(OUT)/reference.stol --public-key $(STOL_TRUSTED_KEY)
 
 ## Pipeline speed and memory: the full NCBI build and the bundled build, rows/s, peak RSS, table sizes.
 bench-pipeline: build

@@ -94,7 +94,8 @@ let package = Package(
         .executableTarget(name: "stol-pipeline", dependencies: ["STOLPipeline", arg]),
         /// `make bench`: latency, throughput and memory through the real sockets.
         .executableTarget(name: "stol-bench", dependencies: [
-            "STOLClientKit", "STOLTaxonomy", "STOLFavorites", "STOLRuntime", "STOLProtocol", arg,
+            "STOLClientKit", "STOLTaxonomy", "STOLFavorites", "STOLImport", "STOLFormat", "STOLModel", "STOLRuntime",
+            "STOLProtocol", arg,
             .product(name: "Logging", package: "swift-log")]),
 
         // MARK: Tests

@@ -87,7 +87,7 @@ struct DatabaseStatus: ParsableCommand {
 /// notices, stops the verifier and removes its staging file.
 private func installCancelHandler() {
     signal(SIGINT) { _ in
-        let message = "\nstol-client: import cancelled; the installed reference database and its activation are unchanged\n"
+        let message = "\nstol-client: import cancelled; nothing changed unless it had already finished (see stol-client db status)\n"
         _ = message.withCString { write(STDERR_FILENO, $0, strlen($0)) }
         _exit(130)
     }

@@ -26,6 +26,7 @@ struct StolClient: ParsableCommand {
               stol-client taxon 9689 --lang es
               stol-client children 9688
               stol-client fav toggle 9689 && stol-client fav list
+              stol-client db import out/reference.stol && stol-client db activate   (administrators)
             """,
         subcommands: [Status.self, TaxonCommand.self, Children.self, Roots.self, Ancestors.self, Search.self,
                       Detail.self, Compare.self, Relatives.self, Tree.self, Lineage.self, Diagnostics.self,

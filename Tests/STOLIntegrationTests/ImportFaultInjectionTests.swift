@@ -120,6 +120,7 @@ final class ImportFaultInjectionTests: XCTestCase {
         var installed = fileDigest(stack.referencePath)
         let activation = fileDigest(stack.activationPath)
         var landed = 0, finished = 0
+        let probe = TaxonomyProbe(socket: stack.socketPath(.taxonomy))
         for round in 0..<rounds {
             let (file, sqlite) = files[round % 2]
             let directory = try clientDirectory()
@@ -143,11 +144,14 @@ final class ImportFaultInjectionTests: XCTestCase {
                 XCTFail("round \(round): the import failed without a kill: \(output(directory, "err"))")
             }
         }
+        let answers = probe.stop()
+        XCTAssertEqual(answers.errors, [], "the taxonomy server answered throughout")
+        XCTAssertTrue(answers.kinds.allSatisfy { $0 == .reference }, "the active reference answered throughout")
         XCTAssertGreaterThan(landed, 0, "no kill landed in the middle of an import")
         let last = try stack.client(["db", "import", "--allow-downgrade", files[1].stol])
         XCTAssertEqual(last.status, 0, last.stderr)
         print("fault injection: \(rounds) random SIGKILLs of the verifier: \(landed) in the middle of an import " +
-              "(nothing changed), \(finished) after it had finished (the new file installed whole)")
+              "(nothing changed), \(finished) after it had finished (the new file installed whole); \(answers.kinds.count) taxonomy answers meanwhile, 0 errors")
     }
 
     func testKillingImportdBetweenStagingAndRename_andRightAfterTheRename() throws {

@@ -105,6 +105,28 @@ final class ImportIntegrationTests: XCTestCase {
         XCTAssertNil(fileDigest(stack.referencePath))
     }
 
+    func testImportAtATerminal_showsOneLiveLinePerStage_withPercentRateAndTimeLeft() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { throw XCTSkip("util-linux script(1) is missing") }
+        try stack.startImportStack()
+        let (file, _) = try stack.signedDatabase(name: "reference", paddingMegabytes: 24)
+        // script(1) gives the client a real terminal and copies what it draws.
+        let command = "STOL_RUNTIME_DIR=\(stack.runtimeDirectory) \(StackHarness.binDirectory)/stol-client db import \(file)"
+        let result = try StackHarness.run("/usr/bin/script", ["-qefc", command, "/dev/null"])
+        XCTAssertEqual(result.status, 0, result.stdout)
+        let lines = result.stdout.components(separatedBy: "\r\n").filter { $0.contains("\u{1B}[K") }
+        let stages = lines.compactMap { line in
+            line.components(separatedBy: "\r\u{1B}[K").last?.trimmingCharacters(in: .whitespaces)
+                .components(separatedBy: "  ").first
+        }
+        XCTAssertEqual(stages, ["received", "checking header", "verifying checksum", "verifying signature",
+                                "decompressing", "checking database", "installing"], result.stdout)
+        XCTAssertTrue(lines.allSatisfy { $0.hasSuffix("100%") || $0.contains("100%  ") }, "each stage's line ends at 100%: \(lines)")
+        let redraws = result.stdout.components(separatedBy: "\r\u{1B}[K").count - 1
+        XCTAssertGreaterThan(redraws, lines.count, "lines are redrawn in place while a stage runs")
+        XCTAssertTrue(result.stdout.contains("MB/s"), "a rate is shown: \(result.stdout)")
+        XCTAssertTrue(result.stdout.contains(" left"), "time left is shown: \(result.stdout)")
+    }
+
     func testImportWithJSON_printsOneProgressObjectPerFrame_thenTheFinalState() throws {
         try stack.startImportStack()
         let (file, sqlite) = try stack.signedDatabase(name: "reference")
@@ -221,7 +243,7 @@ final class ImportIntegrationTests: XCTestCase {
         try stack.start(.import)
         chmod(stack.socketPath(.import), 0o666)
         let file = stack.root + "/private.stol"
-        FileManager.default.createFile(atPath: file, contents: Data("STOL".utf8), attributes: [.posixPermissions: 0o600])
+        XCTAssertTrue(FileManager.default.createFile(atPath: file, contents: Data("STOL".utf8), attributes: [.posixPermissions: 0o600]))
         let result = try stack.client(["db", "import", file], uid: 60005)
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue(result.stderr.contains("cannot open"), result.stderr)

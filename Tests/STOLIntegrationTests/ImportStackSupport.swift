@@ -3,6 +3,7 @@ import Glibc
 import GRDB
 import STOLFormat
 import STOLProtocol
+import STOLRuntime
 import STOLTestFixtures
 import XCTest
 
@@ -75,7 +76,7 @@ extension StackHarness {
         for case let relative as String in walker {
             let path = base.appendingPathComponent(relative).path
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            _ = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
             snapshot[relative] = isDirectory.boolValue ? "<dir>"
                 : (FileManager.default.contents(atPath: path).map { SHA256.hash([UInt8]($0)).hexString } ?? "<unreadable>")
         }
@@ -125,3 +126,61 @@ extension StackHarness {
     }
 }
 
+
+/// A client asking `taxonomy.sock` for the lion in a loop on its own thread, one
+/// request at a time on one connection, recording every answer's database and
+/// every error: proof that the server answered throughout what a test did.
+final class TaxonomyProbe: @unchecked Sendable {
+    private let lock = NSLock()
+    private var kindsSeen: [Stol_V1_DatabaseKind] = []
+    private var fingerprintsSeen: Set<String> = []
+    private var errorsSeen: [String] = []
+    private var stopped = false
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(socket path: String) {
+        Thread { [self] in
+            defer { finished.signal() }
+            do {
+                let socket = try FrameSocket.connect(path: path)
+                var id: UInt64 = 0
+                while !locked({ stopped }) {
+                    id += 1
+                    var request = Stol_V1_TaxonomyRequest()
+                    request.id = id
+                    var get = Stol_V1_GetTaxonRequest()
+                    get.taxonID = 9689
+                    request.getTaxon = get
+                    try socket.send(request)
+                    record(try socket.receive(Stol_V1_TaxonomyResponse.self).message)
+                }
+            } catch {
+                locked { errorsSeen.append("transport: \(error)") }
+            }
+        }.start()
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
+
+    private func record(_ response: Stol_V1_TaxonomyResponse) {
+        locked {
+            if let error = response.protocolError { errorsSeen.append("\(error)") }
+            if case .taxon(let taxon) = response.result, taxon.id != 9689 { errorsSeen.append("wrong taxon \(taxon.id)") }
+            kindsSeen.append(response.database.kind)
+            fingerprintsSeen.insert(response.database.fingerprint)
+        }
+    }
+
+    var last: Stol_V1_DatabaseKind? { locked { kindsSeen.last } }
+
+    /// Stops the loop and returns what it saw.
+    func stop() -> (kinds: [Stol_V1_DatabaseKind], fingerprints: Set<String>, errors: [String]) {
+        locked { stopped = true }
+        finished.wait()
+        return locked { (kindsSeen, fingerprintsSeen, errorsSeen) }
+    }
+}
