@@ -2,6 +2,8 @@
 #include "stol_sandbox.h"
 
 #include <errno.h>
+#include <linux/capability.h>
+#include <string.h>
 #include <fcntl.h>
 #include <seccomp.h>
 #include <stdint.h>
@@ -132,14 +134,38 @@ int stol_no_new_privs(void) {
     return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 }
 
+int stol_drop_capabilities(void) {
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    for (int cap = 0; cap <= 63; cap++) {
+        if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0) break;  // past the kernel's last capability
+        prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);                 // EPERM without CAP_SETPCAP: harmless then
+    }
+    struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof(data));
+    return (int)syscall(SYS_capset, &header, data);
+}
+
+long long stol_effective_capabilities(void) {
+    struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof(data));
+    if (syscall(SYS_capget, &header, data) != 0) return -1;
+    return (long long)(((unsigned long long)data[1].effective << 32) | data[0].effective);
+}
+
 int stol_seccomp_deny_network_and_exec(void) {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (ctx == NULL) return -ENOMEM;
     static const char *const denied[] = {
         "socket", "socketpair", "connect", "bind", "listen",
-        "execve", "execveat", "io_uring_setup",
-        "ptrace", "process_vm_readv", "process_vm_writev",
+        "execve", "execveat", "io_uring_setup", "io_uring_enter", "io_uring_register",
+        "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open", "pidfd_getfd", "kcmp",
         "mount", "umount2", "pivot_root", "chroot", "unshare", "setns",
+        "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "reboot",
+        "swapon", "swapoff", "iopl", "ioperm", "acct", "quotactl",
+        "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "syslog",
+        "open_by_handle_at", "name_to_handle_at",
         "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
     };
     int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);

@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import STOLRuntime
 import STOLSandbox
+import CSTOLSandbox
 
 /// The verifier's self-imposed sandbox: what `stol-verifyd` may still reach
 /// after it has read its trusted key, taken its socket and created its scratch
@@ -12,6 +13,7 @@ import STOLSandbox
 ///   toolchain's runtime), its own `/proc/self` and the CPU list (the Swift
 ///   runtime sizes its thread pool from it), `/dev/urandom`.
 /// - Readable and writable: the scratch file (by descriptor) and `/dev/null`.
+/// - No capability, even when started as root.
 /// - Nothing else: not the state directory (databases, favourites), not the
 ///   sockets, not `/etc`, not `/proc/<other pid>/root/…` (Landlock judges the file
 ///   reached, not the path that reached it), no new sockets, no `connect`, no
@@ -66,6 +68,8 @@ public enum VerifierSandbox {
         if spawned == 0 { waitpid(pid, nil, 0) }
         results["execve"] = spawned == 0 && pid > 0 ? "allowed" : "denied: \(String(cString: strerror(spawned)))"
         results["signal_parent"] = kill(getppid(), 0) == 0 ? "allowed" : "denied: \(String(cString: strerror(errno)))"
+        let capabilities = stol_effective_capabilities()
+        results["effective_capabilities"] = capabilities == 0 ? "none" : String(capabilities, radix: 16)
         return results
     }
 }

@@ -34,17 +34,21 @@ public struct SandboxReport: Sendable, Equatable, CustomStringConvertible {
     public var landlockABI: Int?
     public var landlockUnavailable: String?
     public var seccomp = false
+    /// Every capability was dropped (a verifier started as root keeps only its uid).
+    public var capabilitiesDropped = false
     /// Readable roots that do not exist on this machine (skipped).
     public var missingPaths: [String] = []
 
     public var description: String {
         let landlock = landlockABI.map { "Landlock ABI \($0)" } ?? "no Landlock (\(landlockUnavailable ?? "unknown"))"
-        return "no_new_privs \(noNewPrivileges ? "on" : "off"), \(landlock), seccomp \(seccomp ? "on" : "off")"
+        return "no_new_privs \(noNewPrivileges ? "on" : "off"), capabilities \(capabilitiesDropped ? "none" : "kept"), " +
+            "\(landlock), seccomp \(seccomp ? "on" : "off")"
     }
 }
 
 public enum SandboxError: Error, Equatable, CustomStringConvertible {
     case noNewPrivileges(errno: Int32)
+    case capabilities(errno: Int32)
     case landlock(String)
     case seccomp(errno: Int32)
     case policy(String)
@@ -52,6 +56,7 @@ public enum SandboxError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .noNewPrivileges(let code): "PR_SET_NO_NEW_PRIVS failed: \(String(cString: strerror(code)))"
+        case .capabilities(let code): "dropping the capabilities failed: \(String(cString: strerror(code)))"
         case .landlock(let detail): "Landlock failed: \(detail)"
         case .seccomp(let code): "loading the seccomp filter failed: \(String(cString: strerror(code)))"
         case .policy(let detail): "sandbox policy refused: \(detail)"
@@ -63,7 +68,8 @@ public enum SandboxError: Error, Equatable, CustomStringConvertible {
 /// it has opened what it needs and before it reads untrusted bytes.
 ///
 /// 1. `PR_SET_NO_NEW_PRIVS`: nothing it executes could gain privileges (and
-///    seccomp and Landlock require it of unprivileged processes).
+///    seccomp and Landlock require it of unprivileged processes); every
+///    capability is dropped, so a process started as root keeps only its uid.
 /// 2. Landlock: every file-system right is handled, and allowed only beneath the
 ///    policy's paths; TCP bind/connect are denied (ABI 4+), and so are signals
 ///    and abstract Unix sockets outside the sandbox (ABI 6+). A kernel without
@@ -79,6 +85,11 @@ public enum Sandbox {
         var report = SandboxReport()
         guard stol_no_new_privs() == 0 else { throw .noNewPrivileges(errno: errno) }
         report.noNewPrivileges = true
+        // A capset refused (a unit's filter) matters only if there was something to drop.
+        if stol_drop_capabilities() != 0 && stol_effective_capabilities() != 0 {
+            throw .capabilities(errno: errno)
+        }
+        report.capabilitiesDropped = stol_effective_capabilities() == 0
 
         let abi = stol_landlock_abi()
         if abi < 0 {

@@ -37,6 +37,7 @@ final class VerifierSandboxIntegrationTests: XCTestCase {
                 XCTAssertTrue(results[probe]?.hasPrefix("denied") ?? false, "\(probe): \(results[probe] ?? "not tried")")
             }
         }
+        XCTAssertEqual(results["effective_capabilities"], "none", "the verifier runs as root here, without any capability")
         for probe in ["socket_af_inet", "socket_af_unix", "execve"] {
             XCTAssertTrue(results[probe]?.hasPrefix("denied") ?? false, "\(probe): \(results[probe] ?? "not tried")")
         }

@@ -44,11 +44,26 @@ unsigned long long stol_landlock_fs_read_write_file(int abi);
 /// PR_SET_NO_NEW_PRIVS: execve can never grant privileges again. 0 or -1 with errno.
 int stol_no_new_privs(void);
 
+/// Drops every capability: the ambient set, the bounding set (when the process
+/// may, i.e. holds CAP_SETPCAP), then the effective, permitted and inheritable
+/// sets (capset). A verifier started as root (make run) keeps its uid but loses
+/// CAP_DAC_OVERRIDE, CAP_SYS_ADMIN, CAP_SYS_MODULE, CAP_KILL and the rest.
+/// Returns 0, or -1 with errno when capset failed.
+int stol_drop_capabilities(void);
+
+/// The effective capability set's first 64 bits (capget), or -1 with errno.
+long long stol_effective_capabilities(void);
+
 /// Loads a seccomp filter on every thread of the process (TSYNC) that fails with
-/// EPERM: socket, socketpair, connect, bind, listen, execve, execveat, io_uring_setup
-/// (which could open sockets behind the filter's back), ptrace,
-/// process_vm_readv/writev, mount, umount2, pivot_root, chroot, unshare, setns,
-/// bpf, perf_event_open, userfaultfd, keyctl, add_key and request_key.
+/// EPERM: new sockets and connections (socket, socketpair, connect, bind, listen),
+/// programs (execve, execveat), io_uring (which could open sockets behind the
+/// filter's back), other processes (ptrace, process_vm_readv/writev, pidfd_open,
+/// pidfd_getfd, kcmp), the system (mount, umount2, pivot_root, chroot, unshare,
+/// setns, init_module, finit_module, delete_module, kexec_load, kexec_file_load,
+/// reboot, swapon, swapoff, iopl, ioperm, acct, quotactl, settimeofday,
+/// clock_settime, clock_adjtime, adjtimex, sethostname, setdomainname, syslog),
+/// handles that bypass paths (open_by_handle_at, name_to_handle_at), and bpf,
+/// perf_event_open, userfaultfd, keyctl, add_key, request_key.
 /// System calls of another architecture kill the process. Returns 0 or -errno.
 int stol_seccomp_deny_network_and_exec(void);
 
