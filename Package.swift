@@ -59,6 +59,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        /// The command-line options the serving daemons share (connections per user, idle exit).
+        .target(name: "STOLDaemonOptions", dependencies: ["STOLRuntime", "STOLProtocol", arg]),
         /// Domain vocabulary shared by the read model and the pipeline: ranks, the schema.
         .target(name: "STOLModel"),
         /// Atomic, durable file replacement (temp file, fsync, rename, fsync of the directory).
@@ -85,9 +87,9 @@ let package = Package(
                                                       .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
 
         // MARK: Thin executables
-        .executableTarget(name: "stol-taxonomyd", dependencies: ["STOLTaxonomy", "STOLRuntime", arg]),
-        .executableTarget(name: "stol-favoritesd", dependencies: ["STOLFavorites", "STOLRuntime", arg]),
-        .executableTarget(name: "stol-importd", dependencies: ["STOLImport", "STOLRuntime", arg]),
+        .executableTarget(name: "stol-taxonomyd", dependencies: ["STOLTaxonomy", "STOLRuntime", "STOLDaemonOptions", arg]),
+        .executableTarget(name: "stol-favoritesd", dependencies: ["STOLFavorites", "STOLRuntime", "STOLDaemonOptions", arg]),
+        .executableTarget(name: "stol-importd", dependencies: ["STOLImport", "STOLRuntime", "STOLDaemonOptions", arg]),
         .executableTarget(name: "stol-verifyd", dependencies: ["STOLImport", "STOLRuntime", arg,
                                                                .product(name: "Logging", package: "swift-log")]),
         .executableTarget(name: "stol-client", dependencies: ["STOLClientKit", arg]),

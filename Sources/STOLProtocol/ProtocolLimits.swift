@@ -9,6 +9,8 @@ public enum ProtocolLimits {
     public static let lengthPrefixBytes = 4
     /// Connections one daemon serves at once; one more is answered BUSY and closed.
     public static let maximumConnections = 512
+    /// Connections one user (uid, from SO_PEERCRED) may hold at once on one daemon.
+    public static let maximumConnectionsPerUser = 64
     /// A connection with no complete request for this long is closed.
     public static let idleTimeoutSeconds: Int64 = 120
     /// Page sizes.

@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import STOLFavorites
+import STOLDaemonOptions
 import STOLRuntime
 
 struct FavoritesDaemon: AsyncParsableCommand {
@@ -30,6 +31,8 @@ struct FavoritesDaemon: AsyncParsableCommand {
     @Option(name: .customLong("socket"), help: "Socket to bind when not socket-activated (default: $STOL_RUNTIME_DIR/favorites.sock).")
     var socketPath: String?
 
+    @OptionGroup var server: ServerOptions
+
     func run() async throws {
         LoggingSetup.bootstrap()
         let logger = Logger(label: "stol-favoritesd")
@@ -42,7 +45,7 @@ struct FavoritesDaemon: AsyncParsableCommand {
             throw ExitCode(78)  // EX_CONFIG
         }
         let server = NIOFramedServer(service: FavoritesService(directory: paths.favoritesDirectory, logger: logger),
-                                     listeningSocket: fd, configuration: ServerConfiguration(name: "favorites"),
+                                     listeningSocket: fd, configuration: server.configuration(name: "favorites"),
                                      logger: logger)
         try await Daemon.run([server], logger: logger)
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import STOLImport
+import STOLDaemonOptions
 import STOLRuntime
 
 /// `stol-importd`: the import coordinator. Wiring only.
@@ -31,6 +32,8 @@ struct ImportDaemon: AsyncParsableCommand {
     @Option(help: "Socket path when not socket-activated (default: $STOL_RUNTIME_DIR/import.sock).")
     var socket: String?
 
+    @OptionGroup var server: ServerOptions
+
     func run() async throws {
         LoggingSetup.bootstrap()
         let logger = Logger(label: "stol.importd")
@@ -56,7 +59,7 @@ struct ImportDaemon: AsyncParsableCommand {
         let source = try SocketActivation.socket(named: "import", fallbackPath: socket ?? paths.importSocket,
                                                  mode: 0o660, logger: logger)
         let server = BlockingFramedServer(service: coordinator, source: source,
-                                          configuration: ServerConfiguration(name: "import"), logger: logger)
+                                          configuration: server.configuration(name: "import"), logger: logger)
         try await Daemon.run([server], logger: logger)
     }
 }

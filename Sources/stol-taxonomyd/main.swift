@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import STOLDaemonOptions
 import STOLRuntime
 import STOLTaxonomy
 
@@ -26,6 +27,8 @@ struct TaxonomyDaemon: AsyncParsableCommand {
     @Option(help: "Socket path when not socket-activated (default: $STOL_RUNTIME_DIR/taxonomy.sock).")
     var socket: String?
 
+    @OptionGroup var server: ServerOptions
+
     func run() async throws {
         LoggingSetup.bootstrap()
         let logger = Logger(label: "stol.taxonomyd")
@@ -48,7 +51,7 @@ struct TaxonomyDaemon: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let server = NIOFramedServer(service: TaxonomyService(provider: provider), listeningSocket: fd,
-                                     configuration: ServerConfiguration(name: "taxonomy"), logger: logger)
+                                     configuration: server.configuration(name: "taxonomy"), logger: logger)
         try await Daemon.run([server], logger: logger)
     }
 }

@@ -6,24 +6,36 @@ import XCTest
 /// NOTIFY_SOCKET receives READY=1, WATCHDOG=1 pings when WATCHDOG_USEC is set,
 /// and STOPPING=1 on SIGTERM, after which the daemon exits 0.
 final class SystemdNotifyTests: XCTestCase {
-    func testDaemon_notifiesReadyWatchdogAndStopping_thenExitsZeroOnSIGTERM() throws {
-        let directory = try StackHarness.makeDirectory(prefix: "stolntf")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let notifyPath = directory + "/notify"
+    /// A datagram socket at `path`, as systemd's NOTIFY_SOCKET, with a receive timeout.
+    private func notifySocket(_ path: String, timeout: timeval = timeval(tv_sec: 5, tv_usec: 0)) -> Int32 {
         let notify = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         XCTAssertGreaterThanOrEqual(notify, 0)
-        defer { close(notify) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: Array(notifyPath.utf8) + [0])
+            raw.copyBytes(from: Array(path.utf8) + [0])
         }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(notify, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         XCTAssertEqual(bound, 0)
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        var timeout = timeout
         setsockopt(notify, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return notify
+    }
+
+    private func receive(_ notify: Int32) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = recv(notify, &buffer, buffer.count, 0)
+        return count > 0 ? String(decoding: buffer.prefix(count), as: UTF8.self) : nil
+    }
+
+    func testDaemon_notifiesReadyWatchdogAndStopping_thenExitsZeroOnSIGTERM() throws {
+        let directory = try StackHarness.makeDirectory(prefix: "stolntf")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let notifyPath = directory + "/notify"
+        let notify = notifySocket(notifyPath)
+        defer { close(notify) }
 
         let database = try StackHarness.database()
         let daemon = try ChildProcess.spawn(
@@ -32,11 +44,7 @@ final class SystemdNotifyTests: XCTestCase {
             environment: ["NOTIFY_SOCKET": notifyPath, "WATCHDOG_USEC": "200000"],
             stdout: directory + "/log", stderr: directory + "/log")
 
-        func nextMessage() -> String? {
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = recv(notify, &buffer, buffer.count, 0)
-            return count > 0 ? String(decoding: buffer.prefix(count), as: UTF8.self) : nil
-        }
+        func nextMessage() -> String? { receive(notify) }
         var messages: [String] = []
         while messages.filter({ $0.contains("WATCHDOG=1") }).count < 2, let message = nextMessage() {
             messages.append(message)
@@ -52,5 +60,59 @@ final class SystemdNotifyTests: XCTestCase {
         XCTAssertTrue(sawStopping)
         XCTAssertEqual(daemon.wait(timeoutSeconds: 20), 0,
                        (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? "")
+    }
+
+    /// The watchdog is fed by the event loops: with one loop stuck (a test hook
+    /// blocks it on SIGUSR2), the pings stop and systemd would restart the daemon.
+    func testWatchdogPings_stopWhenAnEventLoopIsStuck() throws {
+        let directory = try StackHarness.makeDirectory(prefix: "stolntf")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let notifyPath = directory + "/notify"
+        let notify = notifySocket(notifyPath, timeout: timeval(tv_sec: 0, tv_usec: 100_000))
+        defer { close(notify) }
+        let daemon = try ChildProcess.spawn(
+            StackHarness.binDirectory + "/stol-taxonomyd",
+            ["--socket", directory + "/taxonomy.sock", "--bundled", try StackHarness.database(), "--state-dir", directory],
+            environment: ["NOTIFY_SOCKET": notifyPath, "WATCHDOG_USEC": "200000", "STOL_TEST_HANG_ON_SIGUSR2": "1"],
+            stdout: directory + "/log", stderr: directory + "/log")
+        defer { kill(daemon.pid, SIGKILL); _ = daemon.wait(timeoutSeconds: 10) }
+        var pings = 0
+        let deadline = Date().addingTimeInterval(10)
+        while pings < 3, Date() < deadline {
+            if receive(notify)?.contains("WATCHDOG=1") == true { pings += 1 }
+        }
+        XCTAssertEqual(pings, 3, "the live daemon pings")
+        kill(daemon.pid, SIGUSR2)
+        // A ping already under way may still arrive; then none for five intervals.
+        let stuck = Date().addingTimeInterval(0.15)
+        while Date() < stuck { _ = receive(notify) }
+        var late = 0
+        let quiet = Date().addingTimeInterval(1.0)
+        while Date() < quiet {
+            if receive(notify)?.contains("WATCHDOG=1") == true { late += 1 }
+        }
+        XCTAssertEqual(late, 0, "pings continued with an event loop stuck")
+        XCTAssertTrue(((try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? "").contains("blocking an event loop"))
+    }
+
+    /// The import coordinator (a thread per connection) pings from its accept loop:
+    /// under the unit's WatchdogSec it is not killed while it waits for admins.
+    func testImportCoordinator_pingsTheWatchdog() throws {
+        let directory = try StackHarness.makeDirectory(prefix: "stolntf")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let notifyPath = directory + "/notify"
+        let notify = notifySocket(notifyPath)
+        defer { close(notify) }
+        let daemon = try ChildProcess.spawn(
+            StackHarness.binDirectory + "/stol-importd", ["--socket", directory + "/import.sock", "--state-dir", directory],
+            environment: ["NOTIFY_SOCKET": notifyPath, "WATCHDOG_USEC": "200000"],
+            stdout: directory + "/log", stderr: directory + "/log")
+        defer { kill(daemon.pid, SIGKILL); _ = daemon.wait(timeoutSeconds: 10) }
+        var messages: [String] = []
+        while messages.filter({ $0.contains("WATCHDOG=1") }).count < 3, let message = receive(notify) {
+            messages.append(message)
+        }
+        XCTAssertTrue(messages.first?.contains("READY=1") ?? false, "\(messages)")
+        XCTAssertGreaterThanOrEqual(messages.filter { $0.contains("WATCHDOG=1") }.count, 3, "\(messages)")
     }
 }

@@ -258,6 +258,42 @@ final class NIOFramedServerTests: XCTestCase {
         assertServed(first, id: 2)
     }
 
+    func testOneUserOverItsPerUserLimit_getsBusyNamingTheLimit_whileTheServerHasRoom() throws {
+        let server = try startServer(configuration: ServerConfiguration(name: "test", maximumConnections: 10,
+                                                                        maximumConnectionsPerUser: 2))
+        let first = try server.connect()
+        let second = try server.connect()
+        assertServed(first, id: 1)
+        assertServed(second, id: 2)
+        let third = try server.connect()
+        let refusal = try third.receive(Stol_V1_TaxonomyResponse.self).message
+        XCTAssertEqual(refusal.errorCode, .busy)
+        XCTAssertEqual(refusal.protocolError?.details["limit_per_user"], "2")
+        TransportError.expect(.closedByPeer, receiving: Stol_V1_TaxonomyResponse.self, on: third)
+        first.close()
+        // The slot is free again once the server has seen the close: a refused
+        // connection is answered BUSY at once, a served one answers the request.
+        var served = false
+        for attempt in 0..<500 where !served {
+            let again = try server.connect()
+            try again.send(statusRequest(UInt64(10 + attempt)))
+            let answer = try again.receive(Stol_V1_TaxonomyResponse.self).message
+            served = answer.errorCode != .busy
+            if served { XCTAssertEqual(answer.id, UInt64(10 + attempt)) }
+        }
+        XCTAssertTrue(served)
+    }
+
+    func testIdleExit_returnsOnceNoConnectionWasOpenForThePeriod_notWhileOneIs() throws {
+        let server = try startServer(configuration: ServerConfiguration(name: "test", idleExit: .milliseconds(300)))
+        let client = try server.connect()
+        assertServed(client, id: 1)
+        XCTAssertFalse(server.waitUntilFinished(timeout: 1), "an open connection keeps the server")
+        assertServed(client, id: 2)
+        client.close()
+        XCTAssertTrue(server.waitUntilFinished(timeout: 10), "no connection for 300 ms: the server returned")
+    }
+
     func testIdleConnectionIsClosedWithoutAnAnswer() throws {
         let server = try startServer(configuration: ServerConfiguration(name: "test", idleTimeout: .milliseconds(200)))
         let client = try server.connect()

@@ -3,8 +3,9 @@ import Glibc
 import Logging
 
 /// `sd_notify(3)` for the service manager: READY=1 once the socket is served,
-/// STOPPING=1 when a graceful shutdown begins, and WATCHDOG=1 pings at half the
-/// interval when `WATCHDOG_USEC` is set. Outside systemd every call is a no-op.
+/// STOPPING=1 when a graceful shutdown begins, and WATCHDOG=1 pings when
+/// `WATCHDOG_USEC` is set (sent by the servers' loops: ``EventLoopWatchdog``, and
+/// the blocking server's accept loop). Outside systemd every call is a no-op.
 public struct SystemdNotifier: Sendable {
     public init() {}
 
@@ -26,15 +27,5 @@ public struct SystemdNotifier: Sendable {
     /// One WATCHDOG=1 ping.
     public func pingWatchdog() {
         _ = sd_notify(0, "WATCHDOG=1")
-    }
-
-    /// Pings the watchdog at half its interval until the task is cancelled.
-    public func runWatchdog(logger: Logger) async {
-        guard let interval = watchdogInterval else { return }
-        logger.debug("watchdog enabled", metadata: ["interval": "\(interval)"])
-        while !Task.isCancelled {
-            _ = sd_notify(0, "WATCHDOG=1")
-            try? await Task.sleep(for: interval / 2)
-        }
     }
 }

@@ -20,7 +20,7 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
     private let logger: Logger
     private let notifier: SystemdNotifier
     private let connections = DispatchGroup()
-    private let openConnections: ConnectionCounter
+    private let openConnections: ConnectionLimiter
     /// Written once on shutdown; every thread polls its read end.
     private var shutdownPipe: [Int32] = [-1, -1]
 
@@ -31,7 +31,8 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
         self.configuration = configuration
         self.logger = logger
         self.notifier = notifier
-        self.openConnections = ConnectionCounter(limit: configuration.maximumConnections)
+        self.openConnections = ConnectionLimiter(limit: configuration.maximumConnections,
+                                                 perUserLimit: configuration.maximumConnectionsPerUser)
         _ = stol_pipe(&shutdownPipe)
     }
 
@@ -102,39 +103,49 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
         }
     }
 
-    /// Accepts until shutdown. Under a service manager's watchdog the loop wakes at
-    /// half the interval and pings it, so the pings stop if this thread stops
-    /// (a connection's own work runs on its own thread and never delays them).
+    /// Accepts until shutdown, or until the idle exit. Under a service manager's
+    /// watchdog the loop wakes at half the interval and pings it, so the pings stop
+    /// if this thread stops (a connection's own work runs on its own thread and
+    /// never delays them).
     private func acceptLoop(_ listener: Int32) {
         let watchdog = notifier.watchdogInterval.map { $0 / 2 }
+        let wake = [watchdog, configuration.idleExit.map { min($0 / 4, .seconds(1)) }].compactMap { $0 }.min()
         while true {
             if watchdog != nil { notifier.pingWatchdog() }
             guard !isShuttingDown else { return }
-            guard waitReadable(listener, timeout: watchdog) else {
-                if watchdog != nil && !isShuttingDown { continue }  // the ping's timeout, not shutdown
+            if let idleExit = configuration.idleExit, let idle = openConnections.idleFor, idle >= idleExit {
+                logger.info("no connection for the idle period: exiting (socket activation starts it again)",
+                            metadata: ["idle_exit": "\(idleExit)"])
+                notifier.stopping()
+                return
+            }
+            guard waitReadable(listener, timeout: wake) else {
+                if wake != nil && !isShuttingDown { continue }  // a timeout for the ping or the idle check
                 return
             }
             let fd = stol_accept(listener)
             if fd < 0 { continue }
-            guard openConnections.acquire() else {
-                refuse(fd)
+            guard let peer = try? PeerCredentials(socket: fd) else {
+                _ = Glibc.close(fd)
+                continue
+            }
+            if let refusal = openConnections.acquire(uid: peer.uid) {
+                refuse(fd, refusal)
                 continue
             }
             connections.enter()
             let thread = Thread { [self] in
-                serveConnection(fd)
-                openConnections.release()
+                serveConnection(fd, peer: peer)
+                openConnections.release(uid: peer.uid)
                 connections.leave()
             }
             thread.start()
         }
     }
 
-    private func refuse(_ fd: Int32) {
+    private func refuse(_ fd: Int32, _ error: ProtocolError) {
         let socket = makeSocket(fd)
-        let refusal = Service.Response(requestID: 0, error: ProtocolError(
-            .busy, "too many connections (limit \(configuration.maximumConnections)); try again"))
-        try? socket.send(refusal)
+        try? socket.send(Service.Response(requestID: 0, error: error))
         socket.close()
     }
 
@@ -145,10 +156,10 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
 
     /// Serves one connection until the peer closes it, a framing error, the idle
     /// timeout, or shutdown (between requests, never in the middle of one).
-    private func serveConnection(_ fd: Int32) {
+    private func serveConnection(_ fd: Int32, peer known: PeerCredentials? = nil) {
         let socket = makeSocket(fd)
         defer { socket.close() }
-        guard let peer = try? socket.peerCredentials() else { return }
+        guard let peer = known ?? (try? socket.peerCredentials()) else { return }
         socket.setReceiveTimeout(configuration.idleTimeout)
         while socket.hasBufferedFrame || waitReadable(fd, timeout: configuration.idleTimeout) {
             let received: ReceivedMessage<Service.Request>

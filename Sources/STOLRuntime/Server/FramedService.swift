@@ -69,17 +69,26 @@ public struct ServerConfiguration: Sendable {
     public var maximumRequestFrameBytes: Int
     public var maximumResponseFrameBytes: Int
     public var maximumConnections: Int
+    /// Connections one user (uid) may hold at once; one more is answered BUSY and closed.
+    public var maximumConnectionsPerUser: Int
     public var idleTimeout: Duration
+    /// With no connection at all for this long, the server returns (the daemon
+    /// exits 0; socket activation starts it again on the next connection). Nil: never.
+    public var idleExit: Duration?
 
     public init(name: String,
                 maximumRequestFrameBytes: Int = ProtocolLimits.maximumRequestFrameBytes,
                 maximumResponseFrameBytes: Int = ProtocolLimits.maximumResponseFrameBytes,
                 maximumConnections: Int = ProtocolLimits.maximumConnections,
-                idleTimeout: Duration = .seconds(ProtocolLimits.idleTimeoutSeconds)) {
+                maximumConnectionsPerUser: Int = ProtocolLimits.maximumConnectionsPerUser,
+                idleTimeout: Duration = .seconds(ProtocolLimits.idleTimeoutSeconds),
+                idleExit: Duration? = nil) {
         self.name = name
         self.maximumRequestFrameBytes = maximumRequestFrameBytes
         self.maximumResponseFrameBytes = maximumResponseFrameBytes
         self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerUser = maximumConnectionsPerUser
         self.idleTimeout = idleTimeout
+        self.idleExit = idleExit
     }
 }

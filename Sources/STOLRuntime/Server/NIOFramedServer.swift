@@ -8,10 +8,11 @@ import STOLProtocol
 
 /// Serves a ``FramedService`` on a listening Unix socket with swift-nio.
 ///
-/// Used by the two high-traffic daemons (taxonomy, favourites). Connection limit,
-/// idle timeout and frame limits are enforced here once; graceful shutdown
-/// (SIGTERM through swift-service-lifecycle) stops accepting, lets every in-flight
-/// request finish and be answered, then returns.
+/// Used by the two high-traffic daemons (taxonomy, favourites). Connection limits
+/// (in all and per user), idle timeout and frame limits are enforced here once;
+/// graceful shutdown (SIGTERM through swift-service-lifecycle, or the idle exit)
+/// stops accepting, lets every in-flight request finish and be answered, then
+/// returns. Under a watchdog, the event loops feed it (``EventLoopWatchdog``).
 public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Service {
     private let service: Service
     private let listeningSocket: Int32
@@ -33,7 +34,8 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
 
     public func run() async throws {
         let quiesce = ServerQuiescingHelper(group: group)
-        let connections = ConnectionCounter(limit: configuration.maximumConnections)
+        let connections = ConnectionLimiter(limit: configuration.maximumConnections,
+                                            perUserLimit: configuration.maximumConnectionsPerUser)
         let service = self.service
         let configuration = self.configuration
         let logger = self.logger
@@ -54,9 +56,21 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         logger.info("ready", metadata: ["service": "\(configuration.name)"])
         let group = self.group
         let notifier = self.notifier
+        let watchdog = notifier.watchdogInterval.map { EventLoopWatchdog(group: group, interval: $0, notifier: notifier) }
+        watchdog?.start(logger: logger)
+        defer { watchdog?.stop() }
+        let hangHook = EventLoopHangHook.installIfRequested(group: group, logger: logger)
+        defer { hangHook?.cancel() }
         await withTaskCancellationOrGracefulShutdownHandler {
             await withDiscardingTaskGroup { tasks in
-                tasks.addTask { await notifier.runWatchdog(logger: logger) }
+                if let idleExit = configuration.idleExit {
+                    tasks.addTask {
+                        await Self.exitWhenIdle(after: idleExit, connections: connections, logger: logger) {
+                            notifier.stopping()
+                            quiesce.initiateShutdown(promise: nil)
+                        }
+                    }
+                }
                 try? await channel.closeFuture.get()
                 tasks.cancelAll()
             }
@@ -73,23 +87,37 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         logger.info("stopped", metadata: ["service": "\(configuration.name)"])
     }
 
-    private static func initializeConnection(_ child: any Channel, service: Service, configuration: ServerConfiguration,
-                                             connections: ConnectionCounter, logger: Logger) -> EventLoopFuture<Void> {
-        guard connections.acquire() else {
-            // Over the limit: one typed error frame, then close.
-            let refusal = Service.Response(requestID: 0, error: ProtocolError(
-                .busy, "too many connections (limit \(configuration.maximumConnections)); try again"))
-            if let frame = try? FrameEncoding.frame(refusal, maximumFrameBytes: configuration.maximumResponseFrameBytes) {
-                child.writeAndFlush(frame).whenComplete { _ in child.close(promise: nil) }
-            } else {
-                child.close(promise: nil)
+    /// Returns (after calling `exit`) once the server has had no connection for `idleExit`.
+    static func exitWhenIdle(after idleExit: Duration, connections: ConnectionLimiter, logger: Logger,
+                             exit: @Sendable () -> Void) async {
+        let check = min(idleExit / 4, .seconds(1))
+        while !Task.isCancelled {
+            if let idle = connections.idleFor, idle >= idleExit {
+                logger.info("no connection for the idle period: exiting (socket activation starts it again)",
+                            metadata: ["idle_exit": "\(idleExit)"])
+                exit()
+                return
             }
-            return child.eventLoop.makeSucceededVoidFuture()
+            try? await Task.sleep(for: check)
         }
-        child.closeFuture.whenComplete { _ in connections.release() }
+    }
+
+    private static func initializeConnection(_ child: any Channel, service: Service, configuration: ServerConfiguration,
+                                             connections: ConnectionLimiter, logger: Logger) -> EventLoopFuture<Void> {
         let peerFuture: EventLoopFuture<UCred> = (child as! any SocketOptionProvider)
             .unsafeGetSocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))
         return peerFuture.flatMapThrowing { credentials in
+            if let refusal = connections.acquire(uid: credentials.uid) {
+                // Over a limit: one typed error frame, then close.
+                let response = Service.Response(requestID: 0, error: refusal)
+                if let frame = try? FrameEncoding.frame(response, maximumFrameBytes: configuration.maximumResponseFrameBytes) {
+                    child.writeAndFlush(frame).whenComplete { _ in child.close(promise: nil) }
+                } else {
+                    child.close(promise: nil)
+                }
+                return
+            }
+            child.closeFuture.whenComplete { _ in connections.release(uid: credentials.uid) }
             let peer = PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
             let sync = child.pipeline.syncOperations
             let idle = configuration.idleTimeout.components
@@ -109,25 +137,4 @@ struct UCred: Sendable {
     var pid: Int32 = 0
     var uid: UInt32 = 0
     var gid: UInt32 = 0
-}
-
-/// Counts open connections across event loops.
-final class ConnectionCounter: @unchecked Sendable {
-    private let lock = NIOLockLite()
-    private var open = 0
-    private let limit: Int
-
-    init(limit: Int) { self.limit = limit }
-
-    func acquire() -> Bool {
-        lock.withLock {
-            guard open < limit else { return false }
-            open += 1
-            return true
-        }
-    }
-
-    func release() {
-        lock.withLock { open -= 1 }
-    }
 }
