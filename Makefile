@@ -16,7 +16,33 @@ DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test fault deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-pipeline
+.PHONY: help run test fault deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-pipeline install install-files uninstall man completions
+
+# The executables; `make build` links each with the Swift runtime inside
+# (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
+PRODUCTS     := stol-taxonomyd stol-favoritesd stol-importd stol-verifyd stol-client stol-pipeline stol-bench
+DAEMONS      := stol-taxonomyd stol-favoritesd stol-importd stol-verifyd
+COMMANDS     := stol-client stol-pipeline
+
+# Installed layout (FHS, Debian policy): PREFIX=/usr for packages, DESTDIR for staging.
+PREFIX       ?= /usr
+DESTDIR      ?=
+BINDIR       := $(PREFIX)/bin
+LIBEXECDIR   := $(PREFIX)/libexec/stol
+DATADIR      := $(PREFIX)/share/stol
+DOCDIR       := $(PREFIX)/share/doc/stol
+MANDIR       := $(PREFIX)/share/man
+UNITDIR      := $(PREFIX)/lib/systemd/system
+SYSUSERSDIR  := $(PREFIX)/lib/sysusers.d
+TMPFILESDIR  := $(PREFIX)/lib/tmpfiles.d
+BASHCOMPDIR  := $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR   := $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR  := $(PREFIX)/share/fish/vendor_completions.d
+UNITS        := $(wildcard systemd/*.service systemd/*.socket systemd/*.target)
+# The public key installed as $(DATADIR)/keys/release.pub (the one key the verifier
+# trusts): RELEASE_KEY=FILE; without it the development key of `make build-db`, with a warning.
+RELEASE_KEY  ?=
+GENERATED    := $(CURDIR)/.build-generated
 
 help:
 	@echo "make run    install packages, build (release), build the bundled DB, start the stack, demo"
@@ -31,6 +57,7 @@ help:
 	@echo "make bench-pipeline  pipeline speed, memory and table sizes on the full NCBI tree"
 	@echo "make check-lca  compare (LCA, distance) on the real server against an independent computation, random pairs"
 	@echo "make proto  regenerate Sources/STOLProtocol/Generated from protocol/*.proto"
+	@echo "make install  install for systemd (PREFIX=/usr, DESTDIR=, RELEASE_KEY=FILE); make uninstall removes it"
 
 ## Installs the Debian packages that are missing (apt-get as root, or sudo).
 deps:
@@ -41,7 +68,9 @@ deps:
 	fi
 
 build: deps
-	$(SWIFT) build -c release
+	@for product in $(PRODUCTS); do \
+	  $(SWIFT) build -c release --static-swift-stdlib --product $$product || exit 1; \
+	done
 
 build-debug: deps
 	$(SWIFT) build
@@ -106,9 +135,15 @@ demo:
 
 run: start demo
 
-test: deps
+## The whole suite. The system test (SystemdBootTests) boots systemd on an installed
+## tree: the static release build is staged into $(SYSTEM_TEST_ROOT) first.
+SYSTEM_TEST_ROOT := $(CURDIR)/.build-install
+test: deps build man completions
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --disable-swift-testing
+	@rm -rf $(SYSTEM_TEST_ROOT) && mkdir -p $(SYSTEM_TEST_ROOT)
+	@"$(RELEASE_BIN)/stol-pipeline" build --source Pipeline/curated --output $(GENERATED)/curated.sqlite > /dev/null
+	@$(MAKE) --no-print-directory install-files DESTDIR=$(SYSTEM_TEST_ROOT) BUNDLED_DB=$(GENERATED)/curated.sqlite > /dev/null
+	STOL_INSTALL_ROOT=$(SYSTEM_TEST_ROOT) $(SWIFT) test --skip-build --disable-swift-testing
 
 ## The import's fault injection with 1,000 random SIGKILLs of the verifier (KILLS=N to change;
 ## STOL_FAULT_SEED=S replays a run), plus the kills at each stage, of importd, Ctrl-C and a full disk.
@@ -153,4 +188,75 @@ bench-pipeline: build
 	done
 
 clean: stop
-	rm -rf .build $(OUT) $(RUNTIME_DIR) $(STATE_DIR)
+	rm -rf .build $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
+
+## Man pages (swift-argument-parser's generate-manual, from each command's --help):
+## section 1 for the commands, 8 for the daemons.
+man: build
+	@$(SWIFT) build --product generate-manual >/dev/null
+	@rm -rf $(GENERATED)/man && mkdir -p $(GENERATED)/man
+	@for tool in $(COMMANDS); do "$(DEBUG_BIN)/generate-manual-tool" "$(RELEASE_BIN)/$$tool" --section 1 -o $(GENERATED)/man; done
+	@for tool in $(DAEMONS); do "$(DEBUG_BIN)/generate-manual-tool" "$(RELEASE_BIN)/$$tool" --section 8 -o $(GENERATED)/man; done
+	@ls $(GENERATED)/man
+
+## Shell completions of stol-client and stol-pipeline (bash, zsh, fish).
+completions: build
+	@rm -rf $(GENERATED)/completions && mkdir -p $(GENERATED)/completions/{bash,zsh,fish}
+	@for tool in $(COMMANDS); do \
+	  "$(RELEASE_BIN)/$$tool" --generate-completion-script bash > $(GENERATED)/completions/bash/$$tool; \
+	  "$(RELEASE_BIN)/$$tool" --generate-completion-script zsh > $(GENERATED)/completions/zsh/_$$tool; \
+	  "$(RELEASE_BIN)/$$tool" --generate-completion-script fish > $(GENERATED)/completions/fish/$$tool.fish; \
+	done
+
+## Installs everything a systemd machine needs (see README, "Deploying on a systemd
+## machine"). Without DESTDIR, as root, it also creates the users and directories
+## and reloads systemd; enabling is left to the administrator.
+install: build man completions
+	@test -s $(BUNDLED_DB) || $(MAKE) --no-print-directory db
+	@$(MAKE) --no-print-directory install-files
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+	  systemd-sysusers $(SYSUSERSDIR)/stol.conf && systemd-tmpfiles --create $(TMPFILESDIR)/stol.conf && \
+	  { systemctl daemon-reload 2>/dev/null || true; }; \
+	  echo "installed. Next: usermod -aG stol-admin ADMIN; systemctl enable --now stol.target; stol-client status"; \
+	fi
+
+## The files alone, from what is built (no build step: the system test stages a tree with it).
+install-files:
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
+	  $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DATADIR)/keys $(DESTDIR)$(DOCDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
+	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	install -m 0755 -s $(addprefix $(RELEASE_BIN)/,$(DAEMONS)) $(DESTDIR)$(LIBEXECDIR)/
+	install -m 0755 -s $(addprefix $(RELEASE_BIN)/,$(COMMANDS)) $(DESTDIR)$(BINDIR)/
+	@for unit in $(UNITS); do \
+	  sed -e 's|/usr/libexec/stol|$(LIBEXECDIR)|g' -e 's|/usr/share/stol|$(DATADIR)|g' -e 's|/usr/share/doc/stol|$(DOCDIR)|g' \
+	    $$unit > $(DESTDIR)$(UNITDIR)/$$(basename $$unit) && chmod 0644 $(DESTDIR)$(UNITDIR)/$$(basename $$unit); \
+	done
+	install -m 0644 systemd/stol.sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/stol.conf
+	install -m 0644 systemd/stol.tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/stol.conf
+	install -m 0644 $(BUNDLED_DB) $(DESTDIR)$(DATADIR)/bundled.sqlite
+	@key="$(RELEASE_KEY)"; \
+	if [ -z "$$key" ] && [ -s "$(STOL_TRUSTED_KEY)" ]; then \
+	  key="$(STOL_TRUSTED_KEY)"; echo "warning: installing the DEVELOPMENT key $$key as the release key (set RELEASE_KEY=FILE)"; fi; \
+	if [ -n "$$key" ]; then install -m 0644 "$$key" $(DESTDIR)$(DATADIR)/keys/release.pub; \
+	else echo "warning: no release key installed: imports are refused until $(DATADIR)/keys/release.pub exists"; fi
+	install -m 0644 README.md protocol/PROTOCOL.md protocol/STOL-FORMAT.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 $(GENERATED)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(GENERATED)/man/*.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 $(GENERATED)/completions/bash/* $(DESTDIR)$(BASHCOMPDIR)/
+	install -m 0644 $(GENERATED)/completions/zsh/* $(DESTDIR)$(ZSHCOMPDIR)/
+	install -m 0644 $(GENERATED)/completions/fish/* $(DESTDIR)$(FISHCOMPDIR)/
+
+## Removes what `make install` installed; /var/lib/stol (favourites, the reference
+## database) is left alone: remove it yourself once no one needs it.
+uninstall:
+	-@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then systemctl disable --now stol.target $(notdir $(filter %.socket,$(UNITS))) 2>/dev/null; fi
+	rm -f $(addprefix $(DESTDIR)$(LIBEXECDIR)/,$(DAEMONS)) $(addprefix $(DESTDIR)$(BINDIR)/,$(COMMANDS))
+	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(UNITS)))
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/stol.conf $(DESTDIR)$(TMPFILESDIR)/stol.conf
+	rm -f $(DESTDIR)$(DATADIR)/bundled.sqlite $(DESTDIR)$(DATADIR)/keys/release.pub
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,README.md PROTOCOL.md STOL-FORMAT.md)
+	rm -f $(foreach t,$(COMMANDS),$(DESTDIR)$(MANDIR)/man1/$(t)*.1) $(foreach t,$(DAEMONS),$(DESTDIR)$(MANDIR)/man8/$(t).8)
+	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(COMMANDS)) $(foreach t,$(COMMANDS),$(DESTDIR)$(ZSHCOMPDIR)/_$(t) $(DESTDIR)$(FISHCOMPDIR)/$(t).fish)
+	-rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/keys $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
+	-@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then systemctl daemon-reload 2>/dev/null; fi
+	@echo "uninstalled; the users stol-taxonomy, stol-favorites, stol-import, the group stol-admin and /var/lib/stol remain"

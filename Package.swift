@@ -87,10 +87,10 @@ let package = Package(
                                                       .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
 
         // MARK: Thin executables
-        .executableTarget(name: "stol-taxonomyd", dependencies: ["STOLTaxonomy", "STOLRuntime", "STOLDaemonOptions", arg]),
-        .executableTarget(name: "stol-favoritesd", dependencies: ["STOLFavorites", "STOLRuntime", "STOLDaemonOptions", arg]),
-        .executableTarget(name: "stol-importd", dependencies: ["STOLImport", "STOLRuntime", "STOLDaemonOptions", arg]),
-        .executableTarget(name: "stol-verifyd", dependencies: ["STOLImport", "STOLRuntime", arg,
+        .executableTarget(name: "stol-taxonomyd", dependencies: ["STOLTaxonomy", "STOLRuntime", "STOLDaemonOptions", "STOLSandbox", arg]),
+        .executableTarget(name: "stol-favoritesd", dependencies: ["STOLFavorites", "STOLRuntime", "STOLDaemonOptions", "STOLSandbox", arg]),
+        .executableTarget(name: "stol-importd", dependencies: ["STOLImport", "STOLRuntime", "STOLDaemonOptions", "STOLSandbox", arg]),
+        .executableTarget(name: "stol-verifyd", dependencies: ["STOLImport", "STOLRuntime", "STOLSandbox", arg,
                                                                .product(name: "Logging", package: "swift-log")]),
         .executableTarget(name: "stol-client", dependencies: ["STOLClientKit", arg]),
         .executableTarget(name: "stol-pipeline", dependencies: ["STOLPipeline", arg]),

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -154,27 +155,52 @@ long long stol_effective_capabilities(void) {
     return (long long)(((unsigned long long)data[1].effective << 32) | data[0].effective);
 }
 
-int stol_seccomp_deny_network_and_exec(void) {
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-    if (ctx == NULL) return -ENOMEM;
-    static const char *const denied[] = {
-        "socket", "socketpair", "connect", "bind", "listen",
-        "execve", "execveat", "io_uring_setup", "io_uring_enter", "io_uring_register",
-        "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open", "pidfd_getfd", "kcmp",
-        "mount", "umount2", "pivot_root", "chroot", "unshare", "setns",
-        "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "reboot",
-        "swapon", "swapoff", "iopl", "ioperm", "acct", "quotactl",
-        "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "syslog",
-        "open_by_handle_at", "name_to_handle_at",
-        "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
-    };
-    int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
-    for (size_t i = 0; rc == 0 && i < sizeof(denied) / sizeof(denied[0]); i++) {
-        int number = seccomp_syscall_resolve_name(denied[i]);
+/// Calls every sandboxed STOL process is refused: other processes, the system,
+/// path-bypassing handles, io_uring.
+static const char *const system_calls_denied[] = {
+    "execve", "execveat", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open", "pidfd_getfd", "kcmp",
+    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns",
+    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "reboot",
+    "swapon", "swapoff", "iopl", "ioperm", "acct", "quotactl",
+    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "syslog",
+    "open_by_handle_at", "name_to_handle_at",
+    "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
+};
+
+static int deny_all(scmp_filter_ctx ctx, const char *const *names, size_t count) {
+    for (size_t i = 0; i < count; i++) {
+        int number = seccomp_syscall_resolve_name(names[i]);
         if (number == __NR_SCMP_ERROR) continue;  // not on this architecture
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), number, 0);
+        int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), number, 0);
+        if (rc != 0) return rc;
     }
+    return 0;
+}
+
+static int load(scmp_filter_ctx ctx, int rc) {
     if (rc == 0) rc = seccomp_load(ctx);
     seccomp_release(ctx);
     return rc;
+}
+
+int stol_seccomp_deny_network_and_exec(void) {
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (ctx == NULL) return -ENOMEM;
+    static const char *const sockets[] = {"socket", "socketpair", "connect", "bind", "listen"};
+    int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+    if (rc == 0) rc = deny_all(ctx, system_calls_denied, sizeof(system_calls_denied) / sizeof(system_calls_denied[0]));
+    if (rc == 0) rc = deny_all(ctx, sockets, sizeof(sockets) / sizeof(sockets[0]));
+    return load(ctx, rc);
+}
+
+int stol_seccomp_daemon(void) {
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (ctx == NULL) return -ENOMEM;
+    int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+    if (rc == 0) rc = deny_all(ctx, system_calls_denied, sizeof(system_calls_denied) / sizeof(system_calls_denied[0]));
+    // Sockets: AF_UNIX only (the first argument, the domain).
+    if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+    if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+    return load(ctx, rc);
 }

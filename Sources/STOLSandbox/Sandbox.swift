@@ -107,6 +107,15 @@ public enum Sandbox {
         return report
     }
 
+    /// The long-running daemons' own walls, on top of their unit's: no_new_privs and
+    /// a seccomp filter against running programs and opening sockets other than Unix
+    /// ones (and the rest of the verifier's list). They keep their file system access.
+    public static func enterDaemon() throws(SandboxError) {
+        guard stol_no_new_privs() == 0 else { throw .noNewPrivileges(errno: errno) }
+        let rc = stol_seccomp_daemon()
+        guard rc == 0 else { throw .seccomp(errno: -rc) }
+    }
+
     /// The real, absolute form of `path` (symlinks resolved), or nil if it does not exist.
     public static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }

@@ -5,6 +5,7 @@ import Logging
 import STOLFavorites
 import STOLDaemonOptions
 import STOLRuntime
+import STOLSandbox
 
 struct FavoritesDaemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -40,6 +41,15 @@ struct FavoritesDaemon: AsyncParsableCommand {
         if let stateDirectory { paths.stateDirectory = stateDirectory }
         let source = try SocketActivation.socket(named: "favorites", fallbackPath: socketPath ?? paths.favoritesSocket,
                                                  mode: 0o666, logger: logger)
+        do {
+            try Sandbox.enterDaemon()  // no programs, no sockets but Unix ones
+        } catch {
+            logger.critical("cannot sandbox itself", metadata: ["error": "\(error)"])
+            throw ExitCode(78)  // EX_CONFIG
+        }
+        if SandboxProbe.isRequested() {
+            logger.notice("sandbox probe: \(SandboxProbe.json(SandboxProbe.run(stateDirectory: paths.stateDirectory)))")
+        }
         guard case .listening(let fd, _) = source else {
             logger.critical("stol-favoritesd needs a listening socket but was handed an accepted connection; configure the socket unit with Accept=no")
             throw ExitCode(78)  // EX_CONFIG

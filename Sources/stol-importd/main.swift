@@ -4,6 +4,7 @@ import Logging
 import STOLImport
 import STOLDaemonOptions
 import STOLRuntime
+import STOLSandbox
 
 /// `stol-importd`: the import coordinator. Wiring only.
 @main
@@ -58,6 +59,15 @@ struct ImportDaemon: AsyncParsableCommand {
         }
         let source = try SocketActivation.socket(named: "import", fallbackPath: socket ?? paths.importSocket,
                                                  mode: 0o660, logger: logger)
+        do {
+            try Sandbox.enterDaemon()  // no programs, no sockets but Unix ones
+        } catch {
+            logger.critical("cannot sandbox itself", metadata: ["error": "\(error)"])
+            throw ExitCode(78)  // EX_CONFIG
+        }
+        if SandboxProbe.isRequested() {
+            logger.notice("sandbox probe: \(SandboxProbe.json(SandboxProbe.run(stateDirectory: paths.stateDirectory)))")
+        }
         let server = BlockingFramedServer(service: coordinator, source: source,
                                           configuration: server.configuration(name: "import"), logger: logger)
         try await Daemon.run([server], logger: logger)

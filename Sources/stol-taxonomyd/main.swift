@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import STOLDaemonOptions
 import STOLRuntime
+import STOLSandbox
 import STOLTaxonomy
 
 /// `stol-taxonomyd`: the read-only taxonomy server. Wiring only.
@@ -46,6 +47,15 @@ struct TaxonomyDaemon: AsyncParsableCommand {
         }
         let source = try SocketActivation.socket(named: "taxonomy", fallbackPath: socket ?? paths.taxonomySocket,
                                                  mode: 0o666, logger: logger)
+        do {
+            try Sandbox.enterDaemon()  // no programs, no sockets but Unix ones
+        } catch {
+            logger.critical("cannot sandbox itself", metadata: ["error": "\(error)"])
+            throw ExitCode(78)  // EX_CONFIG
+        }
+        if SandboxProbe.isRequested() {
+            logger.notice("sandbox probe: \(SandboxProbe.json(SandboxProbe.run(stateDirectory: paths.stateDirectory)))")
+        }
         guard case .listening(let fd, _) = source else {
             logger.critical("stol-taxonomyd needs a listening socket (Accept=no)")
             throw ExitCode(2)

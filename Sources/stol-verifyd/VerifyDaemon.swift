@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Logging
 import STOLImport
+import STOLSandbox
 import STOLRuntime
 
 /// `stol-verifyd`: the sandboxed verifier. Wiring only; the checks are
@@ -33,13 +34,16 @@ struct VerifyDaemon: ParsableCommand {
 
             Environment: STOL_TRUSTED_KEY, TMPDIR, STOL_RUNTIME_DIR, STOL_STATE_DIR (kept out of \
             reach), STOL_LOG_LEVEL. Test only: STOL_TEST_PAUSE_AT, STOL_TEST_PAUSE_FILE, \
-            STOL_VERIFYD_SANDBOX_PROBE.
+            STOL_TEST_SANDBOX_PROBE, STOL_TEST_PROBE_PIDS.
             """)
 
     @Option(help: "Socket path when not socket-activated (default: $STOL_RUNTIME_DIR/verify.sock).")
     var socket: String?
 
-    @Option(help: "The uid allowed to ask besides root: the import coordinator's (default: this process's uid).")
+    @Option(help: "The user allowed to ask besides root: the import coordinator's (the units: stol-import).")
+    var allowedUser: String?
+
+    @Option(help: "The same as a uid (default, without either: this process's own uid, as under make run).")
     var allowedUID: UInt32?
 
     func run() throws {
@@ -53,6 +57,14 @@ struct VerifyDaemon: ParsableCommand {
             logger.info("trusted key", metadata: ["key": "\(TrustedKey.shortName(key))", "path": "\(TrustedKey.path(environment: environment))"])
         case .failure(let error):
             logger.error("no trusted key: every verification will be refused", metadata: ["error": "\(error.protocolError.message)"])
+        }
+        var allowed = allowedUID ?? getuid()
+        if let allowedUser {
+            guard let uid = STOLRuntime.userID(named: allowedUser) else {
+                logger.error("cannot start: no user named \(allowedUser) (--allowed-user)")
+                throw ExitCode(78)  // EX_CONFIG
+            }
+            allowed = uid
         }
         let pausePoints = TestPausePoints.fromEnvironment(environment)
         if pausePoints.isArmed {
@@ -69,13 +81,11 @@ struct VerifyDaemon: ParsableCommand {
             logger.error("cannot start", metadata: ["error": "\(error)"])
             throw ExitCode(78)  // EX_CONFIG
         }
-        if environment["STOL_VERIFYD_SANDBOX_PROBE"] == "1" {
-            let results = VerifierSandbox.probe(paths: paths)
-            let json = try JSONSerialization.data(withJSONObject: results, options: [.sortedKeys])
-            logger.notice("sandbox probe: \(String(decoding: json, as: UTF8.self))")
+        if SandboxProbe.isRequested(environment) {
+            logger.notice("sandbox probe: \(SandboxProbe.json(SandboxProbe.run(stateDirectory: paths.stateDirectory)))")
         }
         let service = VerifierService(
-            configuration: .init(allowedUID: allowedUID ?? getuid(), trustedKey: trustedKey),
+            configuration: .init(allowedUID: allowed, trustedKey: trustedKey),
             scratch: scratch, pausePoints: pausePoints)
         BlockingFramedServer(service: service, source: source, configuration: ServerConfiguration(name: "verify"),
                              logger: logger).serve()

@@ -5,7 +5,7 @@ import XCTest
 
 /// The sandbox's policy, checked without entering it (the test process must not
 /// sandbox itself; the verifier binary's sandbox is probed from inside it by
-/// `VerifierSandboxIntegrationTests`).
+/// `SandboxIntegrationTests`).
 final class SandboxPolicyTests: XCTestCase {
     func testEnter_refusesAPolicyWhoseReadableRootContainsAProtectedPath_beforeChangingAnything() throws {
         let directory = try makeDirectory()

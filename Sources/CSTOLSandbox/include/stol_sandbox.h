@@ -67,4 +67,10 @@ long long stol_effective_capabilities(void);
 /// System calls of another architecture kill the process. Returns 0 or -errno.
 int stol_seccomp_deny_network_and_exec(void);
 
+/// The long-running daemons' own seccomp filter (on every thread): they never run
+/// a program and never need a socket but a Unix one, so execve, execveat, sockets
+/// of any other family, io_uring, ptrace and the system calls of the verifier's
+/// list that change the system fail with EPERM. Returns 0 or -errno.
+int stol_seccomp_daemon(void);
+
 #endif

@@ -59,3 +59,13 @@ public func groupID(named name: String) -> UInt32? {
     guard rc == 0, result != nil else { return nil }
     return group.gr_gid
 }
+
+/// The uid of the user `name` (getpwnam_r), or nil if there is none.
+public func userID(named name: String) -> UInt32? {
+    var user = passwd()
+    var result: UnsafeMutablePointer<passwd>?
+    var buffer = [CChar](repeating: 0, count: 16 * 1024)
+    let rc = getpwnam_r(name, &user, &buffer, buffer.count, &result)
+    guard rc == 0, result != nil else { return nil }
+    return user.pw_uid
+}
