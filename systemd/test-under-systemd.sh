@@ -541,6 +541,7 @@ capture cat /srv/stol-test/hold.out
 [[ $out == "kept 64 refused 6" ]] || fail "uid 4242's 70 connections: expected 64 kept and 6 refused (the per-user limit), got '$out'"
 expect 0 "search lion (uid 4243) while uid 4242 holds 64 connections" setpriv --reuid=4243 --regid=4243 --clear-groups stol-client search lion
 kill "$holder" 2>/dev/null || true
+inside pkill -f hold_connections.py || true
 progress "ok: uid 4242 kept 64 connections and was refused 6 more; uid 4243 was served meanwhile"
 
 # --- the sandboxing does not kill the Swift daemons
@@ -578,8 +579,12 @@ progress "ok: stop ended stol-taxonomyd.service with result success; stopping st
 
 # --- power off
 inside systemctl poweroff --no-block >/dev/null 2>&1 || true
-for _ in $(seq 200); do kill -0 "$unshare_pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$unshare_pid" 2>/dev/null && fail "systemd did not power off within 20 s"
+for _ in $(seq 600); do kill -0 "$unshare_pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$unshare_pid" 2>/dev/null; then
+  echo "--- processes still in the namespace" >&2
+  find "$cgroup" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r ps -o pid,user,args -p >&2 || true
+  fail "systemd did not power off within 60 s"
+fi
 wait "$unshare_pid" 2>/dev/null || true
 unshare_pid=
 progress "powered off; all checks passed"

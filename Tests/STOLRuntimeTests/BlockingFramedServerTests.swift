@@ -189,7 +189,7 @@ final class BlockingFramedServerTests: XCTestCase {
         var served = false
         for attempt in 0..<500 where !served {
             let again = try server.connect()
-            try again.send(Stol_V1_ImportRequest.with { $0.id = UInt64(10 + attempt); $0.status = .init() })
+            try? again.send(Stol_V1_ImportRequest.with { $0.id = UInt64(10 + attempt); $0.status = .init() })  // a refused connection may already be closed: its BUSY frame is still there to read
             let answer = try again.receive(Stol_V1_ImportResponse.self).message
             served = answer.errorCode != .busy
             if served { XCTAssertEqual(answer.id, UInt64(10 + attempt)) }

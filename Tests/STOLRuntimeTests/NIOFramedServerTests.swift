@@ -276,7 +276,7 @@ final class NIOFramedServerTests: XCTestCase {
         var served = false
         for attempt in 0..<500 where !served {
             let again = try server.connect()
-            try again.send(statusRequest(UInt64(10 + attempt)))
+            try? again.send(statusRequest(UInt64(10 + attempt)))  // a refused connection may already be closed: its BUSY frame is still there to read
             let answer = try again.receive(Stol_V1_TaxonomyResponse.self).message
             served = answer.errorCode != .busy
             if served { XCTAssertEqual(answer.id, UInt64(10 + attempt)) }
