@@ -195,8 +195,8 @@ clean: stop
 man: build
 	@$(SWIFT) build --product generate-manual >/dev/null
 	@rm -rf $(GENERATED)/man && mkdir -p $(GENERATED)/man
-	@for tool in $(COMMANDS); do "$(DEBUG_BIN)/generate-manual-tool" "$(RELEASE_BIN)/$$tool" --section 1 -o $(GENERATED)/man; done
-	@for tool in $(DAEMONS); do "$(DEBUG_BIN)/generate-manual-tool" "$(RELEASE_BIN)/$$tool" --section 8 -o $(GENERATED)/man; done
+	@for tool in $(COMMANDS); do "$(DEBUG_BIN)/generate-manual" "$(RELEASE_BIN)/$$tool" --section 1 -o $(GENERATED)/man; done
+	@for tool in $(DAEMONS); do "$(DEBUG_BIN)/generate-manual" "$(RELEASE_BIN)/$$tool" --section 8 -o $(GENERATED)/man; done
 	@ls $(GENERATED)/man
 
 ## Shell completions of stol-client and stol-pipeline (bash, zsh, fish).
