@@ -13,6 +13,10 @@ public enum ProtocolLimits {
     public static let maximumConnectionsPerUser = 64
     /// A connection with no complete request for this long is closed.
     public static let idleTimeoutSeconds: Int64 = 120
+    /// A frame must arrive whole within this many seconds of its first byte.
+    public static let frameDeadlineSeconds: Int64 = 30
+    /// A connection that leaves its answers unread for this long is closed.
+    public static let slowReaderTimeoutSeconds: Int64 = 30
     /// Page sizes.
     public static let defaultPageSize: UInt32 = 50
     public static let maximumPageSize: UInt32 = 500

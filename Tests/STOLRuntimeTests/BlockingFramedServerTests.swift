@@ -207,6 +207,23 @@ final class BlockingFramedServerTests: XCTestCase {
         XCTAssertTrue(server.waitUntilFinished(timeout: 10), "no connection for 300 ms: the server returned")
     }
 
+    /// The idle timeout restarts with every byte; the frame deadline does not.
+    func testATrickleOfBytes_isCutAtTheFrameDeadline() throws {
+        let server = try startServer(configuration: ServerConfiguration(name: "test", frameDeadline: .milliseconds(500)))
+        let trickler = try server.connect()
+        let frame = try frameBytes(Stol_V1_ImportRequest.with { $0.id = 7; $0.status = .init() })
+        let started = Date()
+        var cut = false
+        for byte in frame.prefix(frame.count - 1) {
+            do { try trickler.sendRaw([byte]) } catch { cut = true; break }
+            Thread.sleep(forTimeInterval: 0.1)  // the attack: one byte every 100 ms
+            if Date().timeIntervalSince(started) > 3 { break }
+        }
+        if !cut { TransportError.expect(.closedByPeer, receiving: Stol_V1_ImportResponse.self, on: trickler) }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3, "the trickle was cut at the 500 ms deadline")
+        assertServed(try server.connect(), id: 2)
+    }
+
     func testIdleConnectionIsClosedWithoutAnAnswer() throws {
         let server = try startServer(configuration: ServerConfiguration(name: "test", idleTimeout: .milliseconds(200)))
         let client = try server.connect()

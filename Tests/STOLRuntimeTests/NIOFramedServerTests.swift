@@ -7,7 +7,8 @@ import XCTest
 
 /// A tiny taxonomy service: a fixed status, an echoing get_taxon (answered inline
 /// on the event loop for positive ids), a gated slow request (taxon -1) and a
-/// briefly sleeping one (taxon -2), both on the task pool.
+/// briefly sleeping one (taxon -2), both on the task pool; and large answers of
+/// about 256 KB, inline (children) and on the task pool (search).
 struct TestTaxonomyService: FramedService {
     static let gatedTaxonID: Int64 = -1
     static let sleepingTaxonID: Int64 = -2
@@ -29,7 +30,17 @@ struct TestTaxonomyService: FramedService {
         }
     }
 
+    static func largePage(_ id: UInt64) -> Stol_V1_TaxonomyResponse {
+        .with { $0.children = .with { $0.taxa = (0..<1000).map { index in
+            .with { $0.id = Int64(index); $0.scientificName = String(repeating: "x", count: 250) }
+        } } }
+    }
+
     func respondInline(to request: Stol_V1_TaxonomyRequest, context: RequestContext) -> Stol_V1_TaxonomyResponse? {
+        if case .children = request.body {
+            events.record("large \(request.id)")
+            return Self.largePage(request.id)
+        }
         guard case .getTaxon(let get) = request.body, get.taxonID > 0 else { return nil }
         events.record("start \(request.id)")
         events.record("end \(request.id)")
@@ -40,6 +51,9 @@ struct TestTaxonomyService: FramedService {
         switch request.body {
         case .status:
             return Self.fixedStatus
+        case .search:
+            events.record("large \(request.id)")
+            return Self.largePage(request.id)
         case .getTaxon(let get):
             events.record("start \(request.id)")
             if get.taxonID == Self.gatedTaxonID {
@@ -292,6 +306,82 @@ final class NIOFramedServerTests: XCTestCase {
         assertServed(client, id: 2)
         client.close()
         XCTAssertTrue(server.waitUntilFinished(timeout: 10), "no connection for 300 ms: the server returned")
+    }
+
+    /// A client that pipelines requests for large answers and reads none: the server
+    /// stops reading it once unsent answers pass the high water mark, so it holds a
+    /// bounded number of answers however many requests wait, and serves them all
+    /// once the client reads. Inline answers (children) and task-pool ones (search).
+    func testPipeliningWithoutReading_isStoppedByBackPressure_thenServedInOrder() throws {
+        for (name, body) in [("inline", Stol_V1_TaxonomyRequest.OneOf_Body.children(.init())), ("task pool", .search(.init()))] {
+            events = EventLog()
+            let server = try startServer()
+            let client = try server.connect()
+            let count = 80
+            var burst: [UInt8] = []
+            for id in 1...count { burst += try frameBytes(Stol_V1_TaxonomyRequest.with { $0.id = UInt64(id); $0.body = body }) }
+            try client.sendRaw(burst)  // about 4 KB: all of it fits the socket buffer
+            // What the server produced while nobody read: wait until it stops growing.
+            var produced = -1
+            while produced != events.events.count {
+                produced = events.events.count
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+            // 1 MiB water mark + about 256 KB per answer + the socket buffers: far below 80 answers (20 MB).
+            XCTAssertLessThan(produced, 20, "\(name): answers produced without a reader: \(produced)")
+            print("back-pressure (\(name)): \(produced) of \(count) pipelined requests answered while the client read nothing")
+            XCTAssertGreaterThan(produced, 0)
+            for id in 1...count {
+                let answer = try client.receive(Stol_V1_TaxonomyResponse.self).message
+                XCTAssertEqual(answer.id, UInt64(id))
+            }
+            XCTAssertEqual(events.events.count, count, "every request was answered once the client read")
+        }
+    }
+
+    func testAClientThatDoesNotReadItsAnswers_isClosedAfterTheSlowReaderTimeout() throws {
+        let server = try startServer(configuration: ServerConfiguration(name: "test", slowReaderTimeout: .milliseconds(300)))
+        let client = try server.connect()
+        var burst: [UInt8] = []
+        for id in 1...200 { burst += try frameBytes(Stol_V1_TaxonomyRequest.with { $0.id = UInt64(id); $0.children = .init() }) }
+        try client.sendRaw(burst)
+        let other = try server.connect()
+        assertServed(other, id: 999)  // another client is served meanwhile
+        Thread.sleep(forTimeInterval: 1)  // the attack: not reading, for more than the 300 ms timeout
+        // The stalled connection is cut: reading it ends before all 200 answers.
+        var answers = 0
+        do {
+            while true {
+                _ = try client.receive(Stol_V1_TaxonomyResponse.self)
+                answers += 1
+            }
+        } catch {
+            // Cut between frames, or in the middle of one: either way the server closed it.
+            switch error as? TransportError {
+            case .closedByPeer?, .framing(.truncatedFrame)?: break
+            default: XCTFail("expected the connection to be closed, got \(error)")
+            }
+        }
+        XCTAssertLessThan(answers, 200)
+    }
+
+    /// The idle timeout restarts with every byte; the frame deadline does not.
+    func testATrickleOfBytes_isCutAtTheFrameDeadline_whileWholeFramesSlowlyAreServed() throws {
+        let server = try startServer(configuration: ServerConfiguration(name: "test", frameDeadline: .milliseconds(500)))
+        let trickler = try server.connect()
+        let patient = try server.connect()
+        let frame = try frameBytes(statusRequest(7))
+        let started = Date()
+        var cut = false
+        for byte in frame.prefix(frame.count - 1) {
+            do { try trickler.sendRaw([byte]) } catch { cut = true; break }
+            assertServed(patient, id: 1)  // whole frames, one at a time, keep being served
+            Thread.sleep(forTimeInterval: 0.1)  // the attack: one byte every 100 ms
+            if Date().timeIntervalSince(started) > 3 { break }
+        }
+        if !cut { TransportError.expect(.closedByPeer, receiving: Stol_V1_TaxonomyResponse.self, on: trickler) }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3, "the trickle was cut at the 500 ms deadline")
+        assertServed(patient, id: 2)
     }
 
     func testIdleConnectionIsClosedWithoutAnAnswer() throws {

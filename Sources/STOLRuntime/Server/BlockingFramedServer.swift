@@ -21,6 +21,7 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
     private let notifier: SystemdNotifier
     private let connections = DispatchGroup()
     private let openConnections: ConnectionLimiter
+    private let framingErrors = FramingErrorLog()
     /// Written once on shutdown; every thread polls its read end.
     private var shutdownPipe: [Int32] = [-1, -1]
 
@@ -112,6 +113,7 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
         let wake = [watchdog, configuration.idleExit.map { min($0 / 4, .seconds(1)) }].compactMap { $0 }.min()
         while true {
             if watchdog != nil { notifier.pingWatchdog() }
+            framingErrors.flushIfDue(logger: logger)
             guard !isShuttingDown else { return }
             if let idleExit = configuration.idleExit, let idle = openConnections.idleFor, idle >= idleExit {
                 logger.info("no connection for the idle period: exiting (socket activation starts it again)",
@@ -161,14 +163,14 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
         defer { socket.close() }
         guard let peer = known ?? (try? socket.peerCredentials()) else { return }
         socket.setReceiveTimeout(configuration.idleTimeout)
+        socket.frameDeadline = configuration.frameDeadline
         while socket.hasBufferedFrame || waitReadable(fd, timeout: configuration.idleTimeout) {
             let received: ReceivedMessage<Service.Request>
             do {
                 received = try socket.receive(Service.Request.self)
             } catch {
                 if case .framing(let framing) = error {
-                    logger.notice("closing connection after framing error",
-                                  metadata: ["code": "\(framing.protocolError.code.name)"])
+                    framingErrors.record(code: framing.protocolError.code.name, logger: logger)
                     try? socket.send(Service.Response(requestID: 0, error: framing.protocolError))
                 }
                 return

@@ -9,7 +9,10 @@ import STOLProtocol
 /// Requests are answered one at a time per connection, short ones inline on the
 /// event loop (``FramedService/respondInline(to:context:)``), others on the task
 /// pool; while one of those is in flight, reading stops (backpressure) and later
-/// frames wait. A framing error is answered with a typed error frame and the
+/// frames wait. Reading also stops while the connection's unsent answers are over
+/// the channel's high water mark (a client that pipelines without reading holds
+/// at most that plus one answer), and a connection that leaves its answers unread
+/// for ``ServerConfiguration/slowReaderTimeout`` is closed. A framing error is answered with a typed error frame and the
 /// connection is closed; other connections and the daemon carry on. On `ChannelShouldQuiesceEvent` (graceful shutdown) the in-flight
 /// request is finished and answered, then the connection closes.
 final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, RemovableChannelHandler {
@@ -21,16 +24,20 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     private let configuration: ServerConfiguration
     private let logger: Logger
     private let peer: PeerCredentials
+    private let framingErrors: FramingErrorLog
     private var pending: CircularBuffer<ByteBuffer> = []
+    private var slowReaderTimer: Scheduled<Void>?
     private var busy = false
     private var closing = false
     private var quiescing = false
 
-    init(service: Service, configuration: ServerConfiguration, peer: PeerCredentials, logger: Logger) {
+    init(service: Service, configuration: ServerConfiguration, peer: PeerCredentials, logger: Logger,
+         framingErrors: FramingErrorLog = FramingErrorLog()) {
         self.service = service
         self.configuration = configuration
         self.peer = peer
         self.logger = logger
+        self.framingErrors = framingErrors
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -40,8 +47,34 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     }
 
     func read(context: ChannelHandlerContext) {
-        // Backpressure: no new reads while a request is in flight.
-        if !busy { context.read() }
+        // Backpressure: no new reads while a request is in flight, while answers wait
+        // unsent, or while decoded requests wait for their turn.
+        if !busy && context.channel.isWritable && pending.isEmpty { context.read() }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            slowReaderTimer?.cancel()
+            slowReaderTimer = nil
+            processPending(context: context)
+            if !busy && !closing && pending.isEmpty { context.read() }
+        } else if slowReaderTimer == nil {
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let timeout = configuration.slowReaderTimeout.components
+            slowReaderTimer = context.eventLoop.scheduleTask(
+                in: .nanoseconds(timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000)) {
+                let (handler, context) = loopBound.value
+                guard !context.channel.isWritable else { return }
+                handler.logger.debug("closing a connection that does not read its answers")
+                handler.close(context: context)
+            }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        slowReaderTimer?.cancel()
+        slowReaderTimer = nil
     }
 
     /// Answers pending requests in order: short ones inline (their answers are
@@ -49,7 +82,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     /// until one has to go to the task pool; the rest wait for its answer.
     private func processPending(context: ChannelHandlerContext) {
         var wrote = false
-        while !busy, !closing, let frame = pending.popFirst() {
+        while !busy, !closing, context.channel.isWritable, let frame = pending.popFirst() {
             let request: Service.Request
             do {
                 request = try FrameEncoding.decode(Service.Request.self, from: frame)
@@ -87,7 +120,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
         context.flush()
         if pending.isEmpty {
             if quiescing { close(context: context); return }
-            context.read()
+            if context.channel.isWritable { context.read() }
         } else {
             processPending(context: context)
         }
@@ -118,7 +151,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
         guard !closing else { return }
         let protocolError = (error as? ProtocolErrorConvertible)?.protocolError
             ?? ProtocolError(.malformedFrame, "unreadable request stream")
-        logger.notice("closing connection after framing error", metadata: ["code": "\(protocolError.code.name)"])
+        framingErrors.record(code: protocolError.code.name, logger: logger)
         let response = Service.Response(requestID: 0, error: protocolError)
         closing = true
         pending.removeAll()

@@ -36,6 +36,7 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         let quiesce = ServerQuiescingHelper(group: group)
         let connections = ConnectionLimiter(limit: configuration.maximumConnections,
                                             perUserLimit: configuration.maximumConnectionsPerUser)
+        let framingErrors = FramingErrorLog()
         let service = self.service
         let configuration = self.configuration
         let logger = self.logger
@@ -46,9 +47,11 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
                 }
             }
             .childChannelOption(.autoRead, value: true)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: configuration.maximumUnsentBytes / 2,
+                                                                   high: configuration.maximumUnsentBytes))
             .childChannelInitializer { child in
                 Self.initializeConnection(child, service: service, configuration: configuration,
-                                          connections: connections, logger: logger)
+                                          connections: connections, framingErrors: framingErrors, logger: logger)
             }
             .withBoundSocket(listeningSocket)
             .get()
@@ -61,6 +64,11 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         defer { watchdog?.stop() }
         let hangHook = EventLoopHangHook.installIfRequested(group: group, logger: logger)
         defer { hangHook?.cancel() }
+        let window = FramingErrorLog.window.components.seconds
+        let summaries = group.next().scheduleRepeatedTask(initialDelay: .seconds(window), delay: .seconds(window)) { _ in
+            framingErrors.flushIfDue(logger: logger)
+        }
+        defer { summaries.cancel() }
         await withTaskCancellationOrGracefulShutdownHandler {
             await withDiscardingTaskGroup { tasks in
                 if let idleExit = configuration.idleExit {
@@ -103,7 +111,8 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
     }
 
     private static func initializeConnection(_ child: any Channel, service: Service, configuration: ServerConfiguration,
-                                             connections: ConnectionLimiter, logger: Logger) -> EventLoopFuture<Void> {
+                                             connections: ConnectionLimiter, framingErrors: FramingErrorLog,
+                                             logger: Logger) -> EventLoopFuture<Void> {
         let peerFuture: EventLoopFuture<UCred> = (child as! any SocketOptionProvider)
             .unsafeGetSocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))
         return peerFuture.flatMapThrowing { credentials in
@@ -123,10 +132,13 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
             let idle = configuration.idleTimeout.components
             try sync.addHandler(IdleStateHandler(readTimeout: TimeAmount.nanoseconds(
                 idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000)))
+            let deadline = configuration.frameDeadline.components
+            try sync.addHandler(FrameDeadlineHandler(deadline: .nanoseconds(
+                deadline.seconds * 1_000_000_000 + deadline.attoseconds / 1_000_000_000)))
             try sync.addHandler(ByteToMessageHandler(
                 LengthPrefixedFrameDecoder(maximumFrameBytes: configuration.maximumRequestFrameBytes)))
             try sync.addHandler(FramedRequestHandler(service: service, configuration: configuration,
-                                                     peer: peer, logger: logger))
+                                                     peer: peer, logger: logger, framingErrors: framingErrors))
         }
     }
 }

@@ -62,6 +62,14 @@ public final class FrameSocket {
     private let maximumIncomingFrameBytes: Int
     private let maximumOutgoingFrameBytes: Int
     private var closed = false
+    /// SO_RCVTIMEO as set by ``setReceiveTimeout(_:)``.
+    private var receiveTimeout: Duration?
+    /// When set, a frame must arrive whole within this time of its first byte
+    /// (a server's defence against a peer that trickles bytes): ``receive(_:)``
+    /// then throws ``TransportError/timedOut``.
+    public var frameDeadline: Duration?
+    /// When the first byte of the frame now partly in the buffer arrived.
+    private var partialSince: ContinuousClock.Instant?
 
     /// Takes ownership of the connected socket `descriptor`.
     public init(descriptor: Int32, maximumIncomingFrameBytes: Int, maximumOutgoingFrameBytes: Int) {
@@ -96,6 +104,11 @@ public final class FrameSocket {
 
     /// Sets a receive timeout (SO_RCVTIMEO); nil waits forever.
     public func setReceiveTimeout(_ timeout: Duration?) {
+        receiveTimeout = timeout
+        applyReceiveTimeout(timeout)
+    }
+
+    private func applyReceiveTimeout(_ timeout: Duration?) {
         var value = timeval()
         if let timeout {
             value.tv_sec = Int(timeout.components.seconds)
@@ -152,6 +165,10 @@ public final class FrameSocket {
             do {
                 if let frame = try LengthPrefixedFrameDecoder.nextFrame(in: &buffer, maximumFrameBytes: maximumIncomingFrameBytes) {
                     buffer.discardReadBytes()
+                    if partialSince != nil {
+                        partialSince = buffer.readableBytes > 0 ? ContinuousClock.now : nil
+                        applyReceiveTimeout(receiveTimeout)
+                    }
                     let frameStart = bytesFramed
                     bytesFramed += ProtocolLimits.lengthPrefixBytes + frame.readableBytes
                     // This frame's descriptors came with reads ending inside it; any
@@ -162,6 +179,11 @@ public final class FrameSocket {
                 }
             } catch {
                 throw .framing(error)
+            }
+            if let frameDeadline, let since = partialSince {
+                let left = since + frameDeadline - ContinuousClock.now
+                guard left > .zero else { throw .timedOut }
+                applyReceiveTimeout(receiveTimeout.map { min($0, left) } ?? left)
             }
             // Straight into the buffer's free space (reused once read bytes are
             // discarded): no per-call scratch array to zero and copy from.
@@ -175,7 +197,10 @@ public final class FrameSocket {
                     receiveErrno = errno
                     return max(received, 0)
                 }
-                if received > 0 { bytesReceived += received }
+                if received > 0 {
+                    bytesReceived += received
+                    if partialSince == nil { partialSince = ContinuousClock.now }
+                }
                 for index in 0..<Int(count) {
                     receivedDescriptors.append((end: bytesReceived, descriptor: OwnedFileDescriptor(fds[index])))
                 }
