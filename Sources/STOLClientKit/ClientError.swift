@@ -11,6 +11,8 @@ public enum ClientError: Error, CustomStringConvertible {
     /// The service answered with a typed error.
     case server(ProtocolError)
     case transport(service: String, TransportError)
+    /// No answer within the client's deadline (`--timeout`).
+    case timedOut(service: String, after: Duration)
     case usage(String)
     case local(String)
 
@@ -29,7 +31,7 @@ public enum ClientError: Error, CustomStringConvertible {
 
     public var exitCode: ExitCode {
         switch self {
-        case .serviceNotRunning: .serviceUnavailable
+        case .serviceNotRunning, .timedOut: .serviceUnavailable
         case .socketPermissionDenied: .permissionDenied
         case .usage: .usage
         case .local, .transport: .failure
@@ -58,6 +60,9 @@ public enum ClientError: Error, CustomStringConvertible {
             "\(error.message) [\(error.code.name)]"
         case .transport(let service, let error):
             "talking to the \(service) service failed: \(error)"
+        case .timedOut(let service, let after):
+            "the \(service) service did not answer within \(after.components.seconds) s (stopped, or overloaded); "
+                + "--timeout SECONDS waits longer, 0 for ever"
         case .usage(let message), .local(let message):
             message
         }

@@ -9,18 +9,26 @@ import STOLRuntime
 public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnvelope> {
     public let service: String
     public let path: String
+    /// How long to wait for each answer frame (and to send a request); nil waits for ever.
+    public let timeout: Duration?
     private var socket: FrameSocket?
     private var nextID: UInt64 = 1
 
-    public init(service: String, path: String) {
+    /// The default wait for an answer: a stopped or wedged daemon never hangs the client.
+    public static var defaultTimeout: Duration { .seconds(30) }
+
+    public init(service: String, path: String, timeout: Duration? = ServiceClient.defaultTimeout) {
         self.service = service
         self.path = path
+        self.timeout = timeout
     }
 
     private func connected() throws(ClientError) -> FrameSocket {
         if let socket { return socket }
         do {
             let socket = try FrameSocket.connect(path: path)
+            socket.setReceiveTimeout(timeout)
+            socket.setSendTimeout(timeout)
             self.socket = socket
             return socket
         } catch {
@@ -42,7 +50,20 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
         request.id = nextID
         nextID += 1
         do {
-            try socket.send(request, passing: fileDescriptor)
+            do {
+                try socket.send(request, passing: fileDescriptor)
+            } catch {
+                if case .encoding = error {
+                    throw ClientError.usage("the request is larger than the protocol allows "
+                                            + "(\(ProtocolLimits.maximumRequestFrameBytes) bytes); make it smaller")
+                }
+                // A daemon that refused the connection (BUSY) may have closed it before
+                // the request went out: its one error frame is still there to read.
+                if let refusal = try? socket.receive(Response.self).message, let protocolError = refusal.protocolError {
+                    throw ClientError.server(protocolError)
+                }
+                throw error
+            }
             while true {
                 let response = try socket.receive(Response.self).message
                 if let error = response.protocolError { throw ClientError.server(error) }
@@ -56,6 +77,9 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
             throw error
         } catch let error as TransportError {
             self.socket = nil
+            if case .timedOut = error, let timeout {
+                throw .timedOut(service: service, after: timeout)
+            }
             throw .transport(service: service, error)
         } catch {
             throw .local("\(error)")

@@ -134,7 +134,7 @@ struct DatabaseImport: ParsableCommand {
             request.importFile = body
             let printer = ImportProgressPrinter(json: global.json)
             installCancelHandler()
-            let client = global.importer()
+            let client = global.importer(standard: .seconds(600))
             let response: Stol_V1_ImportResponse
             do throws(ClientError) {
                 response = try client.call(request, passing: fd, isFinal: { response in

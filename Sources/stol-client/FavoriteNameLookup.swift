@@ -61,7 +61,10 @@ struct FavoriteNameLookup {
 
     private func connect() throws(ClientError) -> FrameSocket {
         do {
-            return try FrameSocket.connect(path: socketPath)
+            let socket = try FrameSocket.connect(path: socketPath)
+            socket.setReceiveTimeout(TaxonomyClient.defaultTimeout)  // a stopped server never hangs `fav list`
+            socket.setSendTimeout(TaxonomyClient.defaultTimeout)
+            return socket
         } catch {
             if case .connect(_, let code) = error {
                 if code == EACCES || code == EPERM { throw .socketPermissionDenied(service: "taxonomy", path: socketPath) }

@@ -47,9 +47,22 @@ struct GlobalOptions: ParsableArguments {
         return paths
     }
 
-    func taxonomy() -> TaxonomyClient { TaxonomyClient(service: "taxonomy", path: paths.taxonomySocket) }
-    func favorites() -> FavoritesClient { FavoritesClient(service: "favorites", path: paths.favoritesSocket) }
-    func importer() -> ImportClient { ImportClient(service: "import", path: paths.importSocket) }
+    @Option(help: ArgumentHelp("Seconds to wait for each answer before giving up (0: for ever).",
+                               discussion: "Default 30; `db import` waits 600 for each progress frame."))
+    var timeout: Double?
+
+    /// The wait for each answer: --timeout, else `standard`; 0 means for ever.
+    func answerTimeout(standard: Duration = TaxonomyClient.defaultTimeout) -> Duration? {
+        guard let timeout else { return standard }
+        return timeout > 0 ? .milliseconds(Int64(timeout * 1000)) : nil
+    }
+
+    func taxonomy() -> TaxonomyClient { TaxonomyClient(service: "taxonomy", path: paths.taxonomySocket, timeout: answerTimeout()) }
+    func favorites() -> FavoritesClient { FavoritesClient(service: "favorites", path: paths.favoritesSocket, timeout: answerTimeout()) }
+    /// Imports run long between frames (an fsync of a large database): a longer default.
+    func importer(standard: Duration = ImportClient.defaultTimeout) -> ImportClient {
+        ImportClient(service: "import", path: paths.importSocket, timeout: answerTimeout(standard: standard))
+    }
 
     /// Runs `body`, turning a ``ClientError`` into a message and its exit code.
     func run(_ body: () throws(ClientError) -> Void) throws {

@@ -148,6 +148,9 @@ struct Search: ParsableCommand {
         try global.run { () throws(ClientError) in
             var search = Stol_V1_SearchRequest()
             search.query = words.joined(separator: " ")
+            guard search.query.utf8.count <= ProtocolLimits.maximumQueryBytes else {
+                throw .usage("the query is \(search.query.utf8.count) bytes; the limit is \(ProtocolLimits.maximumQueryBytes)")
+            }
             search.prefix = prefix
             search.limit = limit
             search.language = language.language

@@ -102,6 +102,16 @@ public final class FrameSocket {
         try PeerCredentials(socket: descriptor)
     }
 
+    /// Sets a send timeout (SO_SNDTIMEO); nil waits forever.
+    public func setSendTimeout(_ timeout: Duration?) {
+        var value = timeval()
+        if let timeout {
+            value.tv_sec = Int(timeout.components.seconds)
+            value.tv_usec = Int(timeout.components.attoseconds / 1_000_000_000_000)
+        }
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     /// Sets a receive timeout (SO_RCVTIMEO); nil waits forever.
     public func setReceiveTimeout(_ timeout: Duration?) {
         receiveTimeout = timeout
@@ -136,7 +146,10 @@ public final class FrameSocket {
             let sent = bytes.withUnsafeBytes { raw in
                 stol_send_with_fd(descriptor, raw.baseAddress! + offset, raw.count - offset, attach)
             }
-            guard sent > 0 else { throw .send(errno: errno) }
+            guard sent > 0 else {
+                if errno == EAGAIN || errno == EWOULDBLOCK { throw .timedOut }
+                throw .send(errno: errno)
+            }
             attach = -1  // the descriptor travels with the first byte only
             offset += sent
         }

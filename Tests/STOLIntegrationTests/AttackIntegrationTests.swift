@@ -1,0 +1,209 @@
+import Foundation
+import Glibc
+import STOLProtocol
+import STOLRuntime
+import SwiftProtobuf
+import XCTest
+
+/// One user of the shared machine attacking the others through the real daemons,
+/// with a hostile client written from `protocol/PROTOCOL.md` alone
+/// (`Tests/tools/hostile_client.py`, run as another uid with setpriv when the
+/// tests run as root). Each test names the attack, asserts the bound it used to
+/// break, and that another user's requests are still answered meanwhile.
+final class AttackIntegrationTests: XCTestCase {
+    var stack: StackHarness!
+    static let attacker: UInt32 = 60010
+    static let bystander: UInt32 = 60011
+    static let hostileClient = StackHarness.repositoryRoot + "/Tests/tools/hostile_client.py"
+
+    override func setUpWithError() throws {
+        stack = try StackHarness()
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "python3 is not installed")
+    }
+
+    override func tearDown() {
+        stack = nil
+    }
+
+    /// The hostile client, as the attacker's uid when root, started in the background.
+    private func attack(_ arguments: [String], output: String) throws -> ChildProcess {
+        var command = ["/usr/bin/python3", Self.hostileClient] + arguments
+        if StackHarness.isRoot {
+            command = ["/usr/bin/setpriv", "--reuid=\(Self.attacker)", "--regid=\(Self.attacker)", "--clear-groups"] + command
+        }
+        return try ChildProcess.spawn(command[0], Array(command.dropFirst()), environment: [:], stdout: output, stderr: output)
+    }
+
+    /// The real client as the bystander's uid (when root): it must be answered.
+    private func bystanderSearch(file: StaticString = #filePath, line: UInt = #line) throws -> Double {
+        let started = Date()
+        let result = try stack.client(["search", "lion", "--timeout", "20"], uid: StackHarness.isRoot ? Self.bystander : nil)
+        XCTAssertEqual(result.status, 0, "the bystander was not served: \(result.stderr)", file: file, line: line)
+        return Date().timeIntervalSince(started)
+    }
+
+    private func residentKiB(_ pid: pid_t) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "0") ?? 0
+    }
+
+    private func openDescriptors(_ pid: pid_t) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+    }
+
+    private func waitForOutput(_ path: String) -> String {
+        var text = ""
+        stack.waitUntil(seconds: 60) {
+            text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            return !text.isEmpty
+        }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private func hex(_ message: some SwiftProtobuf.Message) throws -> String {
+        let bytes: [UInt8] = try message.serializedBytes()
+        return bytes.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Pipelining requests for large answers without reading any of them used to
+    /// grow the daemon by every answer (1.36 GiB in 30 s); now it stops reading
+    /// the attacker at 1 MiB of unsent answers and cuts it after 30 s unread.
+    func testPipeliningWithoutReading_keepsTheDaemonWithin64MiB_andOthersServed() throws {
+        try stack.start(.taxonomy)
+        _ = try bystanderSearch()  // warm: the in-memory indexes are built
+        let daemon = try XCTUnwrap(stack.pid(.taxonomy))
+        let baseline = residentKiB(daemon)
+        // 1,000 lineages per answer, about 300 KB each; 400 of them would be 120 MB.
+        var batch = Stol_V1_LineageBatchRequest()
+        batch.queries = Array(repeating: "9689", count: 1000)
+        var request = Stol_V1_TaxonomyRequest()
+        request.id = 1
+        request.lineageBatch = batch
+        let output = stack.root + "/pipeline.out"
+        let attacker = try attack(["pipeline", stack.socketPath(.taxonomy), try hex(request), "400", "6"], output: output)
+        XCTAssertTrue(waitForOutput(output).hasPrefix("sent "), "the attacker did not run")
+        var latencies: [Double] = []
+        var peak = 0
+        for _ in 0..<5 {
+            latencies.append(try bystanderSearch())
+            peak = max(peak, residentKiB(daemon))
+        }
+        _ = attacker.wait(timeoutSeconds: 30)
+        let grown = peak - baseline
+        XCTAssertLessThan(grown, 64 * 1024, "the daemon grew by \(grown / 1024) MiB under the attack")
+        print("attack: pipelining 400 large answers without reading (\((try? String(contentsOfFile: output, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")): " +
+              "taxonomyd \(baseline / 1024) → \(peak / 1024) MiB; the bystander's searches took " +
+              latencies.map { String(format: "%.0f ms", $0 * 1000) }.joined(separator: ", "))
+    }
+
+    /// One user used to be able to hold all 512 connections of a daemon.
+    func testOneUserHoldingConnections_getsAtMost64_andOthersAreServed() throws {
+        try XCTSkipUnless(StackHarness.isRoot, "needs root to play two users with setpriv")
+        try stack.start(.favorites)
+        let output = stack.root + "/hold.out"
+        let holder = try attack(["hold", stack.socketPath(.favorites), "600", "5"], output: output)
+        XCTAssertEqual(waitForOutput(output), "kept 64 refused 536")
+        let count = try stack.client(["fav", "count"], uid: Self.bystander)
+        XCTAssertEqual(count.status, 0, "the bystander was refused: \(count.stderr)")
+        // The attacker's own next connection is refused, saying why.
+        let refused = try stack.client(["fav", "count"], uid: Self.attacker)
+        XCTAssertEqual(refused.status, 5, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("BUSY") && refused.stderr.contains("per user"), refused.stderr)
+        _ = holder.wait(timeoutSeconds: 30)
+        print("attack: one user opened 600 connections to favoritesd: 64 kept, 536 refused; another user was served")
+    }
+
+    /// 1,000 connections at once from 16 users: the daemon keeps at most 512, its
+    /// descriptors and memory stay bounded, and a 17th user is still served.
+    func testAThousandConnectionsAtOnce_fromSixteenUsers_staysBounded() throws {
+        try XCTSkipUnless(StackHarness.isRoot, "needs root to play sixteen users with setpriv")
+        try stack.start(.taxonomy)
+        _ = try bystanderSearch()
+        let daemon = try XCTUnwrap(stack.pid(.taxonomy))
+        let baseline = (rss: residentKiB(daemon), fds: openDescriptors(daemon))
+        var holders: [(ChildProcess, String)] = []
+        for user in 0..<16 {
+            let output = stack.root + "/hold-\(user).out"
+            let command = ["--reuid=\(61000 + user)", "--regid=\(61000 + user)", "--clear-groups", "/usr/bin/python3",
+                           Self.hostileClient, "hold", stack.socketPath(.taxonomy), "63", "6"]
+            holders.append((try ChildProcess.spawn("/usr/bin/setpriv", command, environment: [:], stdout: output, stderr: output), output))
+        }
+        var kept = 0
+        for (_, output) in holders {
+            let line = waitForOutput(output)
+            kept += Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+        }
+        let during = (rss: residentKiB(daemon), fds: openDescriptors(daemon))
+        XCTAssertLessThanOrEqual(kept, ProtocolLimits.maximumConnections, "the daemon kept more than its limit")
+        XCTAssertLessThanOrEqual(during.fds - baseline.fds, ProtocolLimits.maximumConnections + 8)
+        XCTAssertLessThan(during.rss - baseline.rss, 64 * 1024)
+        let started = Date()
+        let result = try stack.client(["search", "lion", "--timeout", "20"], uid: Self.bystander)
+        // The daemon is full (512): the 17th user may be refused BUSY at once, never left hanging.
+        XCTAssertTrue(result.status == 0 || (result.status == 5 && result.stderr.contains("BUSY")), result.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
+        holders.forEach { _ = $0.0.wait(timeoutSeconds: 30) }
+        XCTAssertEqual(try bystanderSearch() >= 0, true)
+        print("attack: 1,008 connections from 16 users: \(kept) kept; taxonomyd fds \(baseline.fds) → \(during.fds), " +
+              "RSS \(baseline.rss / 1024) → \(during.rss / 1024) MiB; a 17th user \(result.status == 0 ? "was served" : "was told BUSY at once")")
+    }
+
+    /// Connecting and closing in a loop leaks nothing: descriptors come back to the baseline.
+    func testConnectDisconnectLoops_leakNoDescriptors() throws {
+        try stack.start(.taxonomy)
+        try stack.start(.favorites)
+        _ = try bystanderSearch()
+        XCTAssertEqual(try stack.client(["fav", "count"]).status, 0)
+        for daemon in [StackHarness.Daemon.taxonomy, .favorites] {
+            let pid = try XCTUnwrap(stack.pid(daemon))
+            let baseline = openDescriptors(pid)
+            let output = stack.root + "/churn-\(daemon.rawValue).out"
+            let churner = try attack(["churn", stack.socketPath(daemon), "5000"], output: output)
+            XCTAssertEqual(waitForOutput(output), "churned 5000")
+            _ = churner.wait(timeoutSeconds: 60)
+            XCTAssertTrue(stack.waitUntil(seconds: 10) { self.openDescriptors(pid) <= baseline },
+                          "\(daemon.binary): \(openDescriptors(pid)) descriptors after the churn, \(baseline) before")
+            print("attack: 5,000 connect/close against \(daemon.binary): descriptors \(baseline) before, \(openDescriptors(pid)) after")
+        }
+        _ = try bystanderSearch()
+    }
+
+    // MARK: The client never hangs, and says what happened
+
+    func testClient_againstAStoppedDaemon_givesUpAtItsTimeout_withExit5() throws {
+        try stack.start(.taxonomy)
+        _ = try bystanderSearch()
+        let daemon = try XCTUnwrap(stack.pid(.taxonomy))
+        kill(daemon, SIGSTOP)
+        defer { kill(daemon, SIGCONT) }
+        let started = Date()
+        let result = try stack.client(["search", "lion", "--timeout", "1"])
+        XCTAssertEqual(result.status, 5, result.stderr)
+        XCTAssertTrue(result.stderr.contains("did not answer within 1 s"), result.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
+    }
+
+    func testClient_whenTheDaemonIsFull_alwaysSaysBusy_withExit5() throws {
+        try stack.start(.taxonomy)
+        let output = stack.root + "/hold.out"
+        let holder = try attack(["hold", stack.socketPath(.taxonomy), "64", "20"], output: output)
+        XCTAssertEqual(waitForOutput(output), "kept 64 refused 0")
+        // The attacker is at its limit: each of its further connections is refused, and
+        // the client reports BUSY every time (it used to say "Broken pipe" now and then).
+        for round in 0..<30 {
+            let result = try stack.client(["search", "lion"], uid: StackHarness.isRoot ? Self.attacker : nil)
+            XCTAssertEqual(result.status, 5, "round \(round): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains("[BUSY]"), "round \(round): \(result.stderr)")
+        }
+        kill(holder.pid, SIGTERM)
+        _ = holder.wait(timeoutSeconds: 10)
+    }
+
+    func testClient_anOverlongQuery_isAUsageError() throws {
+        try stack.start(.taxonomy)
+        let result = try stack.client(["search", String(repeating: "a", count: 100_000)])
+        XCTAssertEqual(result.status, 64, result.stderr)
+        XCTAssertTrue(result.stderr.contains("the limit is 512"), result.stderr)
+    }
+}

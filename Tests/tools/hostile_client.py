@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""A hostile client of the STOL daemons, written from protocol/PROTOCOL.md alone
+(length-prefixed frames, protobuf envelopes built by hand), for the attack tests.
+
+  hostile_client.py hold SOCKET COUNT SECONDS
+      open COUNT connections and keep them; print "kept K refused R" once the
+      refusals (a BUSY frame, then the close) have stopped arriving.
+  hostile_client.py churn SOCKET COUNT
+      connect and close COUNT times; print "churned COUNT".
+  hostile_client.py pipeline SOCKET REQUEST_HEX COUNT SECONDS
+      send COUNT copies of one request frame (body in hex) without reading any
+      answer, keep the connection SECONDS; print "sent COUNT".
+"""
+import select
+import socket
+import sys
+import time
+
+
+def frame(body: bytes) -> bytes:
+    return len(body).to_bytes(4, "big") + body
+
+
+def hold(path, count, seconds):
+    connections = []
+    for _ in range(count):
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.connect(path)
+        connections.append(connection)
+    pending, refused = list(connections), 0
+    while pending:
+        readable, _, _ = select.select(pending, [], [], 1.0)
+        if not readable:
+            break
+        refused += len(readable)
+        pending = [c for c in pending if c not in readable]
+    print(f"kept {count - refused} refused {refused}", flush=True)
+    time.sleep(seconds)
+
+
+def churn(path, count):
+    for _ in range(count):
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.connect(path)
+        connection.close()
+    print(f"churned {count}", flush=True)
+
+
+def pipeline(path, request_hex, count, seconds):
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.connect(path)
+    connection.setblocking(False)
+    data = frame(bytes.fromhex(request_hex)) * count
+    sent = 0
+    deadline = time.monotonic() + seconds
+    while sent < len(data) and time.monotonic() < deadline:
+        _, writable, _ = select.select([], [connection], [], 0.1)
+        if writable:
+            try:
+                sent += connection.send(data[sent:sent + 65536])
+            except (BlockingIOError, InterruptedError):
+                pass
+            except (BrokenPipeError, ConnectionResetError):
+                break
+    print(f"sent {sent // len(frame(bytes.fromhex(request_hex)))}", flush=True)
+    time.sleep(max(0.0, deadline - time.monotonic()))
+
+
+if __name__ == "__main__":
+    command = sys.argv[1]
+    if command == "hold":
+        hold(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+    elif command == "churn":
+        churn(sys.argv[2], int(sys.argv[3]))
+    elif command == "pipeline":
+        pipeline(sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]))
+    else:
+        sys.exit(f"unknown command {command}")
