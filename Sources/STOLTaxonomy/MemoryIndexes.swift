@@ -24,6 +24,8 @@ public struct MemoryIndexes: Sendable {
     /// parents of 50+ children: 31 µs of 97 µs p50). Nil when not known (the
     /// indexes could not be built): then every taxon is asked for.
     public let commonlyNamed: Set<TaxonID>?
+    /// Rank and IUCN filters of search, answered in memory (``FilteredSearchIndex``).
+    public let filteredSearch: FilteredSearchIndex
     /// Why the tree could not be built, if it could not (the database still serves).
     public let treeProblem: String?
 
@@ -39,25 +41,58 @@ public struct MemoryIndexes: Sendable {
         var vocabularyWords: [String] = []
         var exactNames: [String: TaxonID] = [:]
         var commonlyNamed = Set<TaxonID>()
-        let names = try Row.fetchCursor(db, sql: "SELECT taxon_id, name, name_type IN ('common','vernacular') FROM names ORDER BY is_preferred DESC, id")
+        var higherEntries: [(String, TaxonID)] = []
+        var conservation: [TaxonID: String] = [:]
+        var conservedWords: [TaxonID: Set<String>] = [:]
+        let statuses = try Row.fetchCursor(db, sql: "SELECT id, conservation, scientific_name FROM taxa WHERE conservation IS NOT NULL")
+        while let row = try statuses.next() {
+            conservation[row[0]] = row[1]
+            conservedWords[row[0]] = Set(SearchQuery.words(in: row[2]))
+        }
+        var conservedNames: [TaxonID: [FilteredSearchIndex.IndexedName]] = [:]
+        func isHigher(_ id: TaxonID) -> Bool {
+            guard let tree, let index = tree.index(of: id) else { return false }
+            return !tree.isSpecies(index)
+        }
+        let names = try Row.fetchCursor(db, sql: """
+            SELECT taxon_id, name, name_type IN ('common','vernacular'), name_type IN ('common','vernacular','synonym'),
+                   name_type = 'synonym', lang, is_preferred, id
+            FROM names ORDER BY is_preferred DESC, id
+            """)
         while let row = try names.next() {
             let id: TaxonID = row[0]
             if row[2] as Bool { commonlyNamed.insert(id) }
             let words = SearchQuery.words(in: row[1])
             let joined = words.joined(separator: " ")
             if exactNames[joined] == nil { exactNames[joined] = id }
+            let indexed = (row[3] as Bool) && isHigher(id)  // the kinds of names fts_taxa holds
+            if conservation[id] != nil {
+                if row[3] as Bool { conservedWords[id, default: []].formUnion(words) }
+                conservedNames[id, default: []].append(.init(order: row[7], text: row[1], words: words, isSynonym: row[4],
+                                                             language: row[5], preferred: (row[6] as Int) != 0))
+            }
             for word in words {
                 entries.append((word, id))
                 vocabularyWords.append(word)
+                if indexed { higherEntries.append((word, id)) }
             }
         }
-        let higher = try String.fetchCursor(db, sql: """
-            SELECT scientific_name FROM taxa
+        let higher = try Row.fetchCursor(db, sql: """
+            SELECT id, scientific_name FROM taxa
             WHERE rank IN ('domain','kingdom','phylum','class','order','family','genus')
             """)
-        while let name = try higher.next() { vocabularyWords.append(contentsOf: SearchQuery.words(in: name)) }
+        while let row = try higher.next() {
+            let words = SearchQuery.words(in: row[1])
+            vocabularyWords.append(contentsOf: words)
+            for word in words { higherEntries.append((word, row[0])) }
+        }
+        for id in conservedNames.keys { conservedNames[id]!.sort { $0.order < $1.order } }  // as SQL reads them: by id
+        let filteredSearch = tree == nil ? FilteredSearchIndex.empty
+            : FilteredSearchIndex(higherTaxa: NameWordIndex(higherEntries), conservation: conservation,
+                                  conservedNames: conservedNames, conservedWords: conservedWords)
         return MemoryIndexes(tree: tree, nameWords: NameWordIndex(entries), vocabulary: FuzzyVocabulary(words: vocabularyWords),
-                             exactNames: exactNames, commonlyNamed: commonlyNamed, treeProblem: treeProblem)
+                             exactNames: exactNames, commonlyNamed: commonlyNamed, filteredSearch: filteredSearch,
+                             treeProblem: treeProblem)
     }
 
     private static func loadTree(_ db: Database) throws -> CompactTaxonTree {
@@ -124,5 +159,5 @@ public struct NameWordIndex: Sendable {
 
 extension MemoryIndexes {
     static let empty = MemoryIndexes(tree: nil, nameWords: NameWordIndex([]), vocabulary: FuzzyVocabulary(words: []),
-                                     exactNames: [:], commonlyNamed: nil, treeProblem: "not built")
+                                     exactNames: [:], commonlyNamed: nil, filteredSearch: .empty, treeProblem: "not built")
 }

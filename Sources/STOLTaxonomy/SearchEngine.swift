@@ -80,10 +80,22 @@ struct SearchEngine {
     private func exactCandidates(_ db: Database, _ query: SearchQuery, options: SearchOptions,
                                  indexes: MemoryIndexes?) throws -> ([TaxonID], Set<TaxonID>) {
         let cap = Self.candidateCap
+        if !options.conservation.isEmpty || options.rank != nil, let indexes, let tree = indexes.tree {
+            // Filters answered in memory (``FilteredSearchIndex``): taxa above species come
+            // from the word index of their names.
+            let filtered = indexes.filteredSearch
+            if !options.conservation.isEmpty {
+                // The few taxa with a status are matched in memory (``match``), below.
+            } else if let ids = filtered.higherRankMatches(query.groups, prefix: query.prefix, rank: options.rank,
+                                                          tree: tree, limit: Self.directlyScoredLimit) {
+                let phrase = query.groups.contains { $0.count > 1 }
+                return (ids, phrase || query.prefix ? [] : Set(ids))
+            }
+        }
         if query.prefix, indexes == nil {
             // The word index is still being built (the first seconds after a
             // start or a switch): answer correctly, if more slowly, with FTS5.
-            return (try match(db, query.matchExpression, options: options, limit: cap), [])
+            return (try match(db, query.groups, prefix: query.prefix, options: options, limit: cap, indexes: indexes), [])
         }
         if query.prefix, let last = query.words.last {
             // Never an FTS5 prefix (`term*`): FTS5 merges the doclists of every
@@ -93,9 +105,9 @@ struct SearchEngine {
             // with the last word (``NameWordIndex``), and the full words through
             // FTS5; every candidate must then match by one of its names.
             let few = max(2 * options.limit, 40)
-            var ids = try scientificPrefix(db, query.text, options: options, limit: few)
+            var ids = try scientificPrefix(db, query.text, options: options, limit: few, indexes: indexes)
             if query.raw != query.text && !query.raw.isEmpty {
-                ids += try scientificPrefix(db, query.raw, options: options, limit: few)
+                ids += try scientificPrefix(db, query.raw, options: options, limit: few, indexes: indexes)
             }
             if query.words.count == 1 {
                 if let indexes { ids += indexes.nameWords.taxa(withWordPrefix: last, limit: few) }
@@ -104,11 +116,11 @@ struct SearchEngine {
                 var groups = query.groups
                 groups[groups.count - 1].removeLast()
                 if groups[groups.count - 1].isEmpty { groups.removeLast() }
-                ids += try match(db, SearchQuery.expression(groups, prefix: false), options: options, limit: cap)
+                ids += try match(db, groups, prefix: false, options: options, limit: cap, indexes: indexes)
             }
             return (ids, [])
         }
-        var ids = try match(db, query.matchExpression, options: options, limit: cap + 1)
+        var ids = try match(db, query.groups, prefix: query.prefix, options: options, limit: cap + 1, indexes: indexes)
         // A phrase may match across two names of one column (they are concatenated
         // in the index), so phrase hits must match within one name.
         let verified = query.groups.contains { $0.count > 1 } ? [] : Set(ids)
@@ -116,7 +128,7 @@ struct SearchEngine {
             // A frequent word: add the names most likely meant (names starting with
             // the query, common names with its words).
             ids.removeLast()
-            ids += try scientificPrefix(db, query.text, options: options, limit: 50)
+            ids += try scientificPrefix(db, query.text, options: options, limit: 50, indexes: indexes)
             if let indexes, let first = query.words.first {
                 ids += indexes.nameWords.taxa(withWordPrefix: first, limit: 50, exact: !(query.prefix && query.words.count == 1))
             }
@@ -124,26 +136,76 @@ struct SearchEngine {
         return (ids, verified)
     }
 
-    /// FTS5 rowids (taxon ids) matching `expression`, unranked, filtered by rank and status.
-    private func match(_ db: Database, _ expression: String, options: SearchOptions, limit: Int) throws -> [TaxonID] {
+    /// FTS5 rowids (taxon ids) matching the word groups (the last word a prefix
+    /// when `prefix`), unranked, filtered by rank and status. With a filter,
+    /// ``FilteredSearchIndex`` decides what drives the match (see there): the
+    /// in-memory words of the taxa above species, the few taxa with an IUCN
+    /// category, or, for species, FTS5 itself (`CROSS JOIN` keeps SQLite from
+    /// starting at `idx_taxa_rank`).
+    private func match(_ db: Database, _ groups: [[String]], prefix: Bool, options: SearchOptions, limit: Int,
+                       indexes: MemoryIndexes?) throws -> [TaxonID] {
+        let expression = SearchQuery.expression(groups, prefix: prefix)
         guard !expression.isEmpty else { return [] }
         let (filter, arguments) = Self.filter(options)
         if filter.isEmpty {
             return try TaxonID.fetchAll(db.cachedStatement(sql: "SELECT rowid FROM fts_taxa WHERE fts_taxa MATCH ? LIMIT ?"),
                                         arguments: [expression, limit])
         }
+        if let indexes, let tree = indexes.tree {
+            if options.conservation.isEmpty,
+               let ids = indexes.filteredSearch.higherRankMatches(groups, prefix: prefix, rank: options.rank, tree: tree, limit: limit) {
+                return ids
+            }
+            if !options.conservation.isEmpty {
+                let conserved = indexes.filteredSearch.conserved(options.conservation, rank: options.rank, tree: tree)
+                guard !conserved.isEmpty else { return [] }
+                if conserved.count <= Self.conservedCheckLimit {
+                    return indexes.filteredSearch.conservedMatches(groups, prefix: prefix, among: conserved, limit: limit)
+                }
+            }
+        }
         return try TaxonID.fetchAll(db.cachedStatement(sql: """
-            SELECT f.rowid FROM fts_taxa f JOIN taxa t ON t.id = f.rowid WHERE fts_taxa MATCH ? \(filter) LIMIT ?
+            SELECT f.rowid FROM fts_taxa f CROSS JOIN taxa t ON t.id = f.rowid WHERE fts_taxa MATCH ? \(filter) LIMIT ?
             """), arguments: StatementArguments([expression] + arguments + [limit]))
     }
 
+    /// Up to this many taxa with a status are matched in memory (beyond, FTS5 drives).
+    static let conservedCheckLimit = 5000
+    /// Up to this many filtered candidates go to the scorer directly (it reads
+    /// their names: about 10 µs each).
+    static let directlyScoredLimit = 400
+
     /// Taxa whose scientific name starts with `prefix` (case of the first letter
-    /// either way), by the `idx_taxa_name` index.
-    private func scientificPrefix(_ db: Database, _ prefix: String, options: SearchOptions, limit: Int) throws -> [TaxonID] {
+    /// either way), by the `idx_taxa_name` index. With a status or a rank above
+    /// species, the range could hold thousands of other taxa ("Bacillus s…": every
+    /// Bacillus species) before one that passes: the candidates then come from
+    /// ``FilteredSearchIndex`` and only their names are compared.
+    private func scientificPrefix(_ db: Database, _ prefix: String, options: SearchOptions, limit: Int,
+                                  indexes: MemoryIndexes? = nil) throws -> [TaxonID] {
         let (filter, arguments) = Self.filter(options)
         let capitalised = prefix.prefix(1).uppercased() + prefix.dropFirst()
+        var candidates: [TaxonID]?
+        if !filter.isEmpty, let indexes, let tree = indexes.tree {
+            if !options.conservation.isEmpty {
+                let conserved = indexes.filteredSearch.conserved(options.conservation, rank: options.rank, tree: tree)
+                if conserved.count <= Self.directlyScoredLimit { candidates = conserved }
+            } else {
+                let words = SearchQuery.words(in: prefix)
+                candidates = indexes.filteredSearch.higherRankMatches([words], prefix: true, rank: options.rank,
+                                                                       tree: tree, limit: Self.directlyScoredLimit)
+            }
+        }
         var ids: [TaxonID] = []
         for start in capitalised == prefix ? [prefix] : [capitalised, prefix] {
+            if let candidates {
+                guard !candidates.isEmpty else { return [] }
+                let padded = TaxonomyQueries.padded(candidates)
+                ids += try TaxonID.fetchAll(db.cachedStatement(sql: """
+                    SELECT t.id FROM taxa t WHERE t.id IN (\(TaxonomyQueries.placeholders(padded)))
+                    AND t.scientific_name >= ? AND t.scientific_name < ? ORDER BY t.scientific_name LIMIT ?
+                    """), arguments: StatementArguments(padded + [start, start + "\u{10FFFF}", limit]))
+                continue
+            }
             ids += try TaxonID.fetchAll(db.cachedStatement(sql: """
                 SELECT t.id FROM taxa t INDEXED BY idx_taxa_name
                 WHERE t.scientific_name >= ? AND t.scientific_name < ? \(filter)
@@ -169,31 +231,37 @@ struct SearchEngine {
 
     private func fuzzyCandidates(_ db: Database, _ query: SearchQuery, options: SearchOptions,
                                  indexes: MemoryIndexes?) throws -> [TaxonID] {
+        if !options.conservation.isEmpty, let indexes, let tree = indexes.tree {
+            // A few hundred taxa have a status at all: compare the query with all their
+            // names (folded in memory), rather than look for corrections word by word.
+            let conserved = indexes.filteredSearch.conserved(options.conservation, rank: options.rank, tree: tree)
+            if conserved.count <= Self.directlyScoredLimit { return conserved }
+        }
         let words = Array(query.words.prefix(4))
         var ids: [TaxonID] = []
         if words.count >= 2 && query.words.count <= 3 {
             // One misspelt word of a binomial or trinomial: the others still match exactly.
             for skipped in words.indices {
                 let others = words.enumerated().filter { $0.offset != skipped }.map { [$0.element] }
-                ids += try match(db, SearchQuery.expression(others, prefix: false), options: options, limit: 40)
+                ids += try match(db, others, prefix: false, options: options, limit: 40, indexes: indexes)
             }
         }
         if words.count >= 2 {
             // A typo in the epithet after its first letter: the binomial's start is right.
-            ids += try scientificPrefix(db, words[0] + " " + words[1].prefix(1), options: options, limit: 40)
+            ids += try scientificPrefix(db, words[0] + " " + words[1].prefix(1), options: options, limit: 40, indexes: indexes)
         }
         if let vocabulary = indexes?.vocabulary {
             // Correct only the words the index does not know (a known word is not the typo).
             var corrections = 0
             for (index, word) in words.enumerated() where word.count >= 3 && corrections < 8 {
-                guard try match(db, SearchQuery.expression([[word]], prefix: false), options: SearchOptions(), limit: 1).isEmpty
+                guard try match(db, [[word]], prefix: false, options: SearchOptions(), limit: 1, indexes: indexes).isEmpty
                 else { continue }
                 for correction in vocabulary.corrections(of: word, maximumDistance: Self.maximumDistance(word), limit: 4)
                 where correction.word != word && corrections < 8 {
                     corrections += 1
                     var replaced = words.map { [$0] }
                     replaced[index] = [correction.word]
-                    ids += try match(db, SearchQuery.expression(replaced, prefix: false), options: options, limit: 30)
+                    ids += try match(db, replaced, prefix: false, options: options, limit: 30, indexes: indexes)
                 }
             }
         }
@@ -214,11 +282,23 @@ struct SearchEngine {
         let preferred: Bool
     }
 
-    private func names(_ db: Database, for taxa: [TaxonID: Stol_V1_Taxon], language: String) throws -> [TaxonID: [Name]] {
+    private func names(_ db: Database, for taxa: [TaxonID: Stol_V1_Taxon], language: String,
+                       indexes: MemoryIndexes? = nil) throws -> [TaxonID: [Name]] {
         var result: [TaxonID: [Name]] = [:]
         for (id, taxon) in taxa {
             result[id] = [Name(text: taxon.scientificName, words: SearchQuery.words(in: taxon.scientificName),
                                type: .scientific, inLanguage: true, preferred: true)]
+        }
+        if let cached = indexes?.filteredSearch.conservedNames, !taxa.isEmpty, taxa.keys.allSatisfy({ cached[$0] != nil }) {
+            // Taxa with a status: their names were folded when the indexes were built.
+            for id in taxa.keys {
+                for name in cached[id] ?? [] {
+                    result[id, default: []].append(Name(text: name.text, words: name.words,
+                                                        type: name.isSynonym ? .synonym : .common,
+                                                        inLanguage: name.language == language, preferred: name.preferred))
+                }
+            }
+            return result
         }
         let ids = Array(taxa.keys)
         for chunk in stride(from: 0, to: ids.count, by: 512) {
@@ -309,17 +389,22 @@ struct SearchEngine {
     private func scoreFuzzy(_ db: Database, _ ids: [TaxonID], query: SearchQuery,
                             options: SearchOptions) throws -> [Stol_V1_SearchHit] {
         let (order, taxa) = try fetch(db, ids, options: options)
-        let names = try names(db, for: taxa, language: options.language)
+        let names = try names(db, for: taxa, language: options.language, indexes: database.memoryIndexes)
         let text = query.text
         let maximum = Self.maximumDistance(text)
         var hits: [Stol_V1_SearchHit] = []
         for id in order {
             var best: (Double, Int, Name)?
             for name in names[id] ?? [] {
-                var distance = Levenshtein.distance(text, name.words.joined(separator: " "))
+                // Lengths further apart than the bound cannot be within it: most names
+                // are skipped without computing a distance.
+                func within(_ other: String) -> Int {
+                    abs(other.utf8.count - text.utf8.count) > maximum ? maximum + 1 : Levenshtein.distance(text, other)
+                }
+                var distance = within(name.words.joined(separator: " "))
                 if query.words.count == 1 {
                     // One word may be one word of a longer name ("tigr" → "Bengal tiger").
-                    for word in name.words { distance = min(distance, Levenshtein.distance(text, word)) }
+                    for word in name.words { distance = min(distance, within(word)) }
                 }
                 guard distance <= maximum else { continue }
                 let score = 20 - 5 * Double(distance) + Self.typeBonus(name) + 5 / Double(max(name.words.count, 1))

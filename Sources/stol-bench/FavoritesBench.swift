@@ -113,6 +113,11 @@ struct FavoritesBench: ParsableCommand {
         print("")
         print("list answer: \(listBytes) bytes for \(listed) favourites")
         print("daemon peak RSS (VmHWM): \(Self.memory(pid, "VmHWM")); now (VmRSS): \(Self.memory(pid, "VmRSS"))")
+        let missed = results.filter { row in row.limit.map { row.percentile(0.99) > $0 } ?? false }.map(\.name)
+        if !missed.isEmpty {
+            print("FAILED: target missed by \(missed.joined(separator: ", "))")
+            throw ExitCode(1)
+        }
     }
 
     // MARK: - Measurements

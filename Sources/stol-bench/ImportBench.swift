@@ -75,6 +75,14 @@ struct ImportBench: ParsableCommand {
             \(verifier / direct.total < 1.3 ? "met" : "MISSED")
             rounds (direct / import / verifier): \(zip(directs, imports).map { "\(f($0.total)) / \(f($1.seconds)) / \(f($1.verifierSeconds))" }.joined(separator: ", "))
             """)
+        var missed: [String] = []
+        if best.seconds >= 60 { missed.append("end to end") }
+        if (best.peakKiB["stol-verifyd"] ?? .max) >= 256 * 1024 { missed.append("verifier RSS") }
+        if verifier / direct.total >= 1.3 { missed.append("verifier / direct") }
+        if !missed.isEmpty {
+            print("FAILED: target missed by \(missed.joined(separator: ", "))")
+            throw ExitCode(1)
+        }
     }
 
     // MARK: Direct
