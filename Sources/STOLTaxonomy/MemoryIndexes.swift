@@ -41,7 +41,8 @@ public struct MemoryIndexes: Sendable {
         var vocabularyWords: [String] = []
         var exactNames: [String: TaxonID] = [:]
         var commonlyNamed = Set<TaxonID>()
-        var higherEntries: [(String, TaxonID)] = []
+        // Words of taxa above species, per rank level (``FilteredSearchIndex/higherTaxa``).
+        var higherEntries = [[(String, TaxonID)]](repeating: [], count: TaxonRank.species.level)
         var conservation: [TaxonID: String] = [:]
         var conservedWords: [TaxonID: Set<String>] = [:]
         let statuses = try Row.fetchCursor(db, sql: "SELECT id, conservation, scientific_name FROM taxa WHERE conservation IS NOT NULL")
@@ -50,9 +51,10 @@ public struct MemoryIndexes: Sendable {
             conservedWords[row[0]] = Set(SearchQuery.words(in: row[2]))
         }
         var conservedNames: [TaxonID: [FilteredSearchIndex.IndexedName]] = [:]
-        func isHigher(_ id: TaxonID) -> Bool {
-            guard let tree, let index = tree.index(of: id) else { return false }
-            return !tree.isSpecies(index)
+        /// The rank level of a taxon above species; nil for species (and unknown ids).
+        func higherLevel(_ id: TaxonID) -> Int? {
+            guard let tree, let index = tree.index(of: id), Int(tree.rankLevel[index]) < higherEntries.count else { return nil }
+            return Int(tree.rankLevel[index])
         }
         let names = try Row.fetchCursor(db, sql: """
             SELECT taxon_id, name, name_type IN ('common','vernacular'), name_type IN ('common','vernacular','synonym'),
@@ -65,7 +67,7 @@ public struct MemoryIndexes: Sendable {
             let words = SearchQuery.words(in: row[1])
             let joined = words.joined(separator: " ")
             if exactNames[joined] == nil { exactNames[joined] = id }
-            let indexed = (row[3] as Bool) && isHigher(id)  // the kinds of names fts_taxa holds
+            let level = (row[3] as Bool) ? higherLevel(id) : nil  // the kinds of names fts_taxa holds
             if conservation[id] != nil {
                 if row[3] as Bool { conservedWords[id, default: []].formUnion(words) }
                 conservedNames[id, default: []].append(.init(order: row[7], text: row[1], words: words, isSynonym: row[4],
@@ -74,21 +76,23 @@ public struct MemoryIndexes: Sendable {
             for word in words {
                 entries.append((word, id))
                 vocabularyWords.append(word)
-                if indexed { higherEntries.append((word, id)) }
+                if let level { higherEntries[level].append((word, id)) }
             }
         }
         let higher = try Row.fetchCursor(db, sql: """
-            SELECT id, scientific_name FROM taxa
+            SELECT id, scientific_name, rank FROM taxa
             WHERE rank IN ('domain','kingdom','phylum','class','order','family','genus')
             """)
         while let row = try higher.next() {
             let words = SearchQuery.words(in: row[1])
             vocabularyWords.append(contentsOf: words)
-            for word in words { higherEntries.append((word, row[0])) }
+            if let level = TaxonRank(rawValue: row[2])?.level, level < higherEntries.count {
+                for word in words { higherEntries[level].append((word, row[0])) }
+            }
         }
         for id in conservedNames.keys { conservedNames[id]!.sort { $0.order < $1.order } }  // as SQL reads them: by id
         let filteredSearch = tree == nil ? FilteredSearchIndex.empty
-            : FilteredSearchIndex(higherTaxa: NameWordIndex(higherEntries), conservation: conservation,
+            : FilteredSearchIndex(higherTaxa: higherEntries.map(NameWordIndex.init), conservation: conservation,
                                   conservedNames: conservedNames, conservedWords: conservedWords)
         return MemoryIndexes(tree: tree, nameWords: NameWordIndex(entries), vocabulary: FuzzyVocabulary(words: vocabularyWords),
                              exactNames: exactNames, commonlyNamed: commonlyNamed, filteredSearch: filteredSearch,

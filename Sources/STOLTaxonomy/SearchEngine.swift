@@ -87,7 +87,7 @@ struct SearchEngine {
             if !options.conservation.isEmpty {
                 // The few taxa with a status are matched in memory (``match``), below.
             } else if let ids = filtered.higherRankMatches(query.groups, prefix: query.prefix, rank: options.rank,
-                                                          tree: tree, limit: Self.directlyScoredLimit) {
+                                                          limit: Self.directlyScoredLimit) {
                 let phrase = query.groups.contains { $0.count > 1 }
                 return (ids, phrase || query.prefix ? [] : Set(ids))
             }
@@ -153,7 +153,7 @@ struct SearchEngine {
         }
         if let indexes, let tree = indexes.tree {
             if options.conservation.isEmpty,
-               let ids = indexes.filteredSearch.higherRankMatches(groups, prefix: prefix, rank: options.rank, tree: tree, limit: limit) {
+               let ids = indexes.filteredSearch.higherRankMatches(groups, prefix: prefix, rank: options.rank, limit: limit) {
                 return ids
             }
             if !options.conservation.isEmpty {
@@ -192,7 +192,7 @@ struct SearchEngine {
             } else {
                 let words = SearchQuery.words(in: prefix)
                 candidates = indexes.filteredSearch.higherRankMatches([words], prefix: true, rank: options.rank,
-                                                                       tree: tree, limit: Self.directlyScoredLimit)
+                                                                       limit: Self.directlyScoredLimit)
             }
         }
         var ids: [TaxonID] = []

@@ -114,6 +114,7 @@ struct TaxonomyBench: ParsableCommand {
         case searchRank = "search, rank filter"
         case searchStatus = "search, status filter"
         case searchShortWords = "search, short words + rank"
+        case searchCombined = "search, phrase/rank+status"
         case compare
         case relativesPrecomputed = "relatives n=10"
         case relativesComputed = "relatives n=50 computed"
@@ -121,7 +122,7 @@ struct TaxonomyBench: ParsableCommand {
         var target: Double {
             switch self {
             case .taxon, .children, .ancestors: 0.5
-            case .searchWord, .searchPrefix12, .searchPrefix, .searchFuzzy, .searchRank, .searchStatus, .searchShortWords: 5
+            case .searchWord, .searchPrefix12, .searchPrefix, .searchFuzzy, .searchRank, .searchStatus, .searchShortWords, .searchCombined: 5
             case .compare, .relativesPrecomputed, .relativesComputed, .detail: 1
             }
         }
@@ -177,6 +178,19 @@ struct TaxonomyBench: ParsableCommand {
                 filterWords.map { Self.search($0, prefix: false, statuses: [status]) }
                     + filterWords.map { Self.search(String($0.prefix(1)), prefix: true, rank: .species, statuses: [status]) }
             }
+            // Combinations: phrases, rank and status together, and words whose matches are
+            // almost all of other ranks (no-rank "environmental samples" nodes, genera).
+            let awkward = ["environmental samples", "unclassified", "incertae sedis", "bacteria", "viruses",
+                           "uncultured bacterium", "group", "complex", "clade"]
+            var combined: [Stol_V1_TaxonomyRequest.OneOf_Body] = []
+            for rank in ranks {
+                combined += awkward.map { Self.search($0, prefix: false, rank: rank) }
+                combined += awkward.map { Self.search($0, prefix: false, rank: rank, phrase: true) }
+                combined += filterWords.prefix(12).map { Self.search($0, prefix: true, rank: rank, phrase: true) }
+                combined += statuses.prefix(4).map { Self.search("a", prefix: true, rank: rank, statuses: [$0]) }
+                combined.append(Self.search("panthera leo", prefix: false, rank: rank, statuses: statuses, phrase: true))
+            }
+            bodies[.searchCombined] = combined
             bodies[.searchShortWords] = ranks.flatMap { rank in
                 ["a b c d e f g h", "a b c d e f g h i j k l m n o p", "s p", "x y", "a", "b c"].map {
                     Self.search($0, prefix: false, rank: rank)
@@ -194,10 +208,11 @@ struct TaxonomyBench: ParsableCommand {
         }
 
         static func search(_ text: String, prefix: Bool, rank: Stol_V1_Rank = .unspecified,
-                           statuses: [String] = []) -> Stol_V1_TaxonomyRequest.OneOf_Body {
+                           statuses: [String] = [], phrase: Bool = false) -> Stol_V1_TaxonomyRequest.OneOf_Body {
             var search = Stol_V1_SearchRequest()
             search.query = text
             search.prefix = prefix
+            search.phrase = phrase
             search.rank = rank
             search.conservation = statuses
             return .search(search)
@@ -356,7 +371,7 @@ struct TaxonomyBench: ParsableCommand {
             case .detail(let r): _ = try? queries.detail(of: r.taxonID, language: "en")
             case .search(let r):
                 let options = SearchOptions(rank: TaxonomyQueries.modelRank(r.rank), conservation: Set(r.conservation))
-                _ = try? queries.search(SearchQuery(text: r.query, prefix: r.prefix), options: options)
+                _ = try? queries.search(SearchQuery(text: r.query, prefix: r.prefix, phrase: r.phrase), options: options)
             case .compare(let r): _ = try? queries.compare(r.taxonA, r.taxonB, language: "en")
             case .relatives(let r):
                 _ = try? queries.relatives(of: r.taxonID, n: Int(r.n), computed: r.computed,
