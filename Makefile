@@ -53,7 +53,7 @@ help:
 	@echo "make db     build the bundled database (NCBI 2024 + curated overlay; curated only when offline), check-ids"
 	@echo "make build-db  the bundled database and the signed reference (full NCBI tree): out/reference.stol"
 	@echo "make fault  the import fault-injection tests with 1000 random kills of the verifier (KILLS=N)"
-	@echo "make bench  latency/throughput of taxonomy and favourites, and the import of out/reference.stol, through the real sockets"
+	@echo "make bench  latency/throughput of taxonomy and favourites, the import of out/reference.stol, and a 60 s soak of every daemon, through the real sockets"
 	@echo "make bench-pipeline  pipeline speed, memory and table sizes on the full NCBI tree"
 	@echo "make check-lca  compare (LCA, distance) on the real server against an independent computation, random pairs"
 	@echo "make proto  regenerate Sources/STOLProtocol/Generated from protocol/*.proto"
@@ -166,12 +166,14 @@ proto: $(PROTOC_GEN_SWIFT)
 	  -I protocol protocol/*.proto
 
 ## Taxonomy on the full NCBI reference build (made once into $(OUT)/reference.sqlite and .stol),
-## favourites, then the import of $(OUT)/reference.stol through importd and a sandboxed verifier.
+## favourites, the import of $(OUT)/reference.stol through importd and a sandboxed verifier, then a 60 s soak
+## (16 clients of 4 users, mixed load, an import and an activate/deactivate mid-way; errors, RSS and fds).
 bench: build
 	@test -s $(OUT)/reference.sqlite -a -s $(OUT)/reference.stol || OUT=$(OUT) Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
 	"$(RELEASE_BIN)/stol-bench" taxonomy --database $(OUT)/reference.sqlite
 	"$(RELEASE_BIN)/stol-bench" favorites
 	"$(RELEASE_BIN)/stol-bench" import --file $(OUT)/reference.stol --public-key $(STOL_TRUSTED_KEY)
+	"$(RELEASE_BIN)/stol-bench" soak --database $(OUT)/reference.sqlite --file $(OUT)/reference.stol --public-key $(STOL_TRUSTED_KEY)
 
 ## Pipeline speed and memory: the full NCBI build and the bundled build, rows/s, peak RSS, table sizes.
 bench-pipeline: build

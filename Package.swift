@@ -35,6 +35,8 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        /// glibc's malloc.h: `malloc_trim`, to give a released database's memory back.
+        .systemLibrary(name: "CMalloc"),
         /// SCM_RIGHTS, SO_PEERCRED and friends: macros Swift cannot import.
         .target(name: "CSTOLSocket"),
         /// Landlock system calls and libseccomp (Debian libseccomp-dev) for the verifier's self-sandbox.
@@ -73,7 +75,7 @@ let package = Package(
         .target(name: "STOLSandbox", dependencies: ["CSTOLSandbox"]),
 
         // MARK: One library per concern
-        .target(name: "STOLTaxonomy", dependencies: ["STOLModel", "STOLProtocol", "STOLRuntime", "STOLFileSystem",
+        .target(name: "STOLTaxonomy", dependencies: ["STOLModel", "STOLProtocol", "STOLRuntime", "STOLFileSystem", "CMalloc",
                                                      .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "STOLFavorites", dependencies: ["STOLProtocol", "STOLRuntime",
                                                       .product(name: "GRDB", package: "GRDB.swift")]),

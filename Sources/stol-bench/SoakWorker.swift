@@ -1,0 +1,155 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import STOLClientKit
+import STOLProtocol
+import Synchronization
+
+/// `stol-bench soak-worker`: the clients of one user in a soak. Started by
+/// `stol-bench soak` (through `setpriv` as another uid); runs until its standard
+/// input closes, then prints a ``SoakResult`` as JSON.
+struct SoakWorker: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "soak-worker", abstract: "One user's clients of a soak (started by stol-bench soak).",
+        shouldDisplay: false)
+
+    @Option(help: "The soak's work directory (workload.json, run/).") var work: String
+    @Option(help: "Client threads, each with a taxonomy and a favourites connection.") var clients: Int
+    @Option(help: "Where in the request lists this worker starts.") var seed: Int = 0
+    @Option(help: "Stop after this many cycles through the operations (a warm-up), not at end of input.")
+    var rounds: Int?
+
+    func run() throws {
+        let workload = try SoakWorkload.read(from: work + "/workload.json")
+        var requests: [SoakOperation: [Stol_V1_TaxonomyRequest]] = [:]
+        for operation in SoakOperation.allCases { requests[operation] = try workload.requests(operation) }
+        let lists = requests
+        let stop = Atomic<Bool>(false)
+        if rounds == nil {
+            // The soak ends this worker by closing its standard input.
+            Thread {
+                var byte: UInt8 = 0
+                while read(0, &byte, 1) > 0 {}
+                stop.store(true, ordering: .relaxed)
+            }.start()
+        }
+
+        let result = Mutex(SoakResult())
+        let taxonomySocket = work + "/run/taxonomy.sock", favoritesSocket = work + "/run/favorites.sock"
+        let favoriteIDs = workload.favoriteIDs
+        let seed = self.seed
+        let steps = rounds.map { $0 * SoakOperation.allCases.count } ?? .max
+        TaxonomyBench.onThreads(clients) { client in
+            let taxonomy = TaxonomyClient(service: "taxonomy", path: taxonomySocket)
+            let favorites = FavoritesClient(service: "favorites", path: favoritesSocket)
+            var local = SoakResult()
+            var step = 0
+            var favorite: Int64 = 0
+            while step < steps && !stop.load(ordering: .relaxed) {
+                let operation = SoakOperation.allCases[step % SoakOperation.allCases.count]
+                let round = step / SoakOperation.allCases.count + (seed * 16 + client) * 7919
+                step += 1
+                let begin = TaxonomyBench.now()
+                do {
+                    switch operation {
+                    case .favoriteAdd, .favoriteCheck, .favoriteRemove, .favoriteList:
+                        if operation == .favoriteAdd { favorite = favoriteIDs[round % favoriteIDs.count] }
+                        var request = Stol_V1_FavoritesRequest()
+                        switch operation {
+                        case .favoriteAdd: request.add = .with { $0.taxonID = favorite }
+                        case .favoriteCheck: request.isFavorite = .with { $0.taxonID = favorite }
+                        case .favoriteRemove: request.remove = .with { $0.taxonID = favorite }
+                        default: request.list = Stol_V1_ListFavorites()
+                        }
+                        _ = try favorites.call(request)
+                    default:
+                        guard let list = lists[operation], !list.isEmpty else { continue }
+                        _ = try taxonomy.call(list[round % list.count])  // an error answer throws
+                    }
+                    local.samples[operation.rawValue, default: []].append((TaxonomyBench.now() - begin) * 1000)
+                } catch {
+                    local.errors[operation.rawValue, default: 0] += 1
+                    if local.messages.count < 3 { local.messages.append("\(operation.rawValue): \(error)") }
+                }
+            }
+            result.withLock { total in
+                total.samples.merge(local.samples) { $0 + $1 }
+                total.errors.merge(local.errors) { $0 + $1 }
+                total.messages += local.messages
+            }
+        }
+        let json = try JSONEncoder().encode(result.withLock { $0 })
+        FileHandle.standardOutput.write(json)
+    }
+}
+
+/// A running `soak-worker`: its standard input is the soak's handle to stop it.
+final class SoakWorkerProcess {
+    let pid: pid_t
+    let output: String
+    private var input: Int32
+    private var collected = false
+
+    private init(pid: pid_t, output: String, input: Int32) {
+        self.pid = pid
+        self.output = output
+        self.input = input
+    }
+
+    /// Starts `clients` clients as `uid` (through setpriv; nil: as this user).
+    static func start(binary: String, uid: Int?, clients: Int, work: String, seed: Int,
+                      rounds: Int? = nil) throws -> SoakWorkerProcess {
+        var pipe: [Int32] = [-1, -1]
+        guard Glibc.pipe(&pipe) == 0 else { throw ValidationError("pipe failed") }
+        // Close-on-exec: no other worker may inherit this one's end (its EOF would never come).
+        for end in pipe { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        let output = "\(work)/worker-\(seed).json"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pipe[0], 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, "\(work)/worker-\(seed).log", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var arguments = [binary, "soak-worker", "--work", work, "--clients", "\(clients)", "--seed", "\(seed)"]
+        if let rounds { arguments += ["--rounds", "\(rounds)"] }
+        if let uid {
+            arguments = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--"] + arguments
+        }
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        close(pipe[0])
+        guard rc == 0 else {
+            close(pipe[1])
+            throw ValidationError("cannot start \(arguments[0]): \(String(cString: strerror(rc)))")
+        }
+        return SoakWorkerProcess(pid: pid, output: output, input: pipe[1])
+    }
+
+    /// Tells the worker to stop (its clients finish the request they are in).
+    func finish() {
+        if input >= 0 { close(input) }
+        input = -1
+    }
+
+    /// Waits for the worker and reads what it measured.
+    func collect() throws -> SoakResult {
+        finish()
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        collected = true
+        guard status == 0 else { throw ValidationError("soak worker \(pid) failed (status \(status)); see \(output).log") }
+        return try JSONDecoder().decode(SoakResult.self, from: Data(contentsOf: URL(fileURLWithPath: output)))
+    }
+
+    /// Ends a worker that was never collected (the soak failed half-way).
+    func kill() {
+        finish()
+        guard !collected else { return }
+        Glibc.kill(pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        collected = true
+    }
+}
