@@ -114,6 +114,25 @@ final class AttackIntegrationTests: XCTestCase {
         print("attack: one user opened 600 connections to favoritesd: 64 kept, 536 refused; another user was served")
     }
 
+    /// A frame trickled a byte at a time used to hold its connection (and slot) for
+    /// ever: the idle timer restarted on every byte. Now the whole frame has a
+    /// deadline from its first byte (here `--frame-deadline 2`; 30 s by default).
+    func testTricklingAFrame_isCutAtTheFrameDeadline_andOthersAreServed() throws {
+        try stack.start(.taxonomy, extraArguments: ["--frame-deadline", "2"])
+        let output = stack.root + "/trickle.out"
+        // A byte every 0.2 s never lets 2 s of silence pass; 60 s is far past the deadline.
+        let trickler = try attack(["trickle", stack.socketPath(.taxonomy), "0.2", "60"], output: output)
+        _ = try bystanderSearch()
+        let verdict = waitForOutput(output)
+        XCTAssertTrue(verdict.hasPrefix("closed after"), "the trickled frame was never cut: \(verdict)")
+        let words = verdict.split(separator: " ")  // "closed after N bytes"
+        let bytes = words.count == 4 ? Int(words[2]) ?? .max : .max
+        XCTAssertLessThan(bytes, 999, "the trickler sent its whole frame: \(verdict)")
+        _ = trickler.wait(timeoutSeconds: 30)
+        _ = try bystanderSearch()
+        print("attack: a frame trickled a byte every 0.2 s was cut \(verdict.dropFirst(7)); another user was served")
+    }
+
     /// 1,000 connections at once from 16 users: the daemon keeps at most 512, its
     /// descriptors and memory stay bounded, and a 17th user is still served.
     func testAThousandConnectionsAtOnce_fromSixteenUsers_staysBounded() throws {

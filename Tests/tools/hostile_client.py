@@ -10,6 +10,10 @@
   hostile_client.py pipeline SOCKET REQUEST_HEX COUNT SECONDS
       send COUNT copies of one request frame (body in hex) without reading any
       answer, keep the connection SECONDS; print "sent COUNT".
+  hostile_client.py trickle SOCKET INTERVAL SECONDS
+      announce a 1,000-byte frame and send one byte every INTERVAL seconds for
+      at most SECONDS; print "closed after N bytes" when the daemon cuts it,
+      else "still open after N bytes".
 """
 import select
 import socket
@@ -66,6 +70,37 @@ def pipeline(path, request_hex, count, seconds):
     time.sleep(max(0.0, deadline - time.monotonic()))
 
 
+def trickle(path, interval, seconds):
+    """Announces a 1,000-byte frame and sends it one byte every `interval` s;
+    says whether the daemon closed the connection before `seconds` ran out."""
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.connect(path)
+    connection.sendall((1000).to_bytes(4, "big"))
+    sent, deadline = 0, time.monotonic() + seconds
+    while time.monotonic() < deadline and sent < 999:
+        readable, _, _ = select.select([connection], [], [], interval)
+        if readable:
+            try:
+                answer = connection.recv(65536)
+            except (ConnectionResetError, OSError):
+                answer = b""
+            # An error frame, then EOF; or EOF at once.
+            while answer:
+                try:
+                    answer = connection.recv(65536)
+                except (ConnectionResetError, OSError):
+                    break
+            print(f"closed after {sent} bytes", flush=True)
+            return
+        try:
+            connection.sendall(b"x")
+            sent += 1
+        except (BrokenPipeError, ConnectionResetError):
+            print(f"closed after {sent} bytes", flush=True)
+            return
+    print(f"still open after {sent} bytes", flush=True)
+
+
 if __name__ == "__main__":
     command = sys.argv[1]
     if command == "hold":
@@ -74,5 +109,7 @@ if __name__ == "__main__":
         churn(sys.argv[2], int(sys.argv[3]))
     elif command == "pipeline":
         pipeline(sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]))
+    elif command == "trickle":
+        trickle(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))
     else:
         sys.exit(f"unknown command {command}")
