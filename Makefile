@@ -166,13 +166,15 @@ proto: $(PROTOC_GEN_SWIFT)
 	  -I protocol protocol/*.proto
 
 ## Taxonomy on the full NCBI reference build (made once into $(OUT)/reference.sqlite and .stol),
-## favourites, the import of $(OUT)/reference.stol through importd and a sandboxed verifier, then a 60 s soak
+## favourites, the import of $(OUT)/reference.stol through importd and a sandboxed verifier, another user's p99
+## while one pipelines large answers without reading (stol-bench attack), then a 60 s soak
 ## (16 clients of 4 users, mixed load, an import and an activate/deactivate mid-way; errors, RSS and fds).
 bench: build
 	@test -s $(OUT)/reference.sqlite -a -s $(OUT)/reference.stol || OUT=$(OUT) Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
 	"$(RELEASE_BIN)/stol-bench" taxonomy --database $(OUT)/reference.sqlite
 	"$(RELEASE_BIN)/stol-bench" favorites
 	"$(RELEASE_BIN)/stol-bench" import --file $(OUT)/reference.stol --public-key $(STOL_TRUSTED_KEY)
+	"$(RELEASE_BIN)/stol-bench" attack --database $(OUT)/reference.sqlite
 	"$(RELEASE_BIN)/stol-bench" soak --database $(OUT)/reference.sqlite --file $(OUT)/reference.stol --public-key $(STOL_TRUSTED_KEY)
 
 ## Pipeline speed and memory: the full NCBI build and the bundled build, rows/s, peak RSS, table sizes.
