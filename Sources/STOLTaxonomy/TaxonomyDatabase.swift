@@ -33,9 +33,24 @@ public final class TaxonomyDatabase: Sendable {
     /// Read connections: a two-core machine is served well by four.
     public static let readerCount = 4
 
+    /// When ``MemoryIndexes`` are built.
+    enum IndexLoading {
+        /// On a thread of its own, started when the database is opened.
+        case background
+        /// Never (the benchmark's in-process floor opens databases without them).
+        case never
+        /// Once ``startLoadingMemoryIndexes()`` is called: tests hold the build
+        /// back to see what is answered while it has not finished.
+        case onRequest
+    }
+
     /// - Parameter loadIndexes: build ``MemoryIndexes`` in the background (the
     ///   benchmark's in-process floor opens databases without them).
-    public init(path: String, kind: Stol_V1_DatabaseKind, loadIndexes: Bool = true) throws(TaxonomyError) {
+    public convenience init(path: String, kind: Stol_V1_DatabaseKind, loadIndexes: Bool = true) throws(TaxonomyError) {
+        try self.init(path: path, kind: kind, indexLoading: loadIndexes ? .background : .never)
+    }
+
+    init(path: String, kind: Stol_V1_DatabaseKind, indexLoading: IndexLoading) throws(TaxonomyError) {
         self.path = path
         self.kind = kind
         guard let stat = FileStat(path: path) else {
@@ -90,29 +105,40 @@ public final class TaxonomyDatabase: Sendable {
             throw .databaseUnusable(path: path, reason: "\(error)")
         }
         freeReaders = Mutex(Array(readers.indices))
-        if loadIndexes {
-            indexes.ready.enter()
-            let reader = readers[readers.count - 1]
-            let slot = indexes
-            let thread = Thread {
-                let loaded = (try? reader.inDatabase { try MemoryIndexes.load($0) }) ?? MemoryIndexes.empty
-                slot.value.withLock { $0 = loaded }
-                slot.ready.leave()
-            }
-            thread.name = "stol.indexes"
-            thread.start()
-        } else {
-            indexes.value.withLock { $0 = MemoryIndexes.empty }
+        switch indexLoading {
+        case .background: startLoadingMemoryIndexes()
+        case .never: indexes.fill(MemoryIndexes.empty)
+        case .onRequest: break
         }
     }
 
-    /// The in-memory indexes if they are built already (never waits).
-    public var memoryIndexes: MemoryIndexes? { indexes.value.withLock { $0 } }
+    /// Builds the in-memory indexes on a thread of its own (not one of the
+    /// cooperative pool: the build takes seconds on the full tree).
+    func startLoadingMemoryIndexes() {
+        let reader = readers[readers.count - 1]
+        let slot = indexes
+        let thread = Thread {
+            slot.fill((try? reader.inDatabase { try MemoryIndexes.load($0) }) ?? MemoryIndexes.empty)
+        }
+        thread.name = "stol.indexes"
+        thread.start()
+    }
 
-    /// The in-memory indexes, waiting for the background build if needed.
+    /// The in-memory indexes if they are built already (never waits).
+    public var memoryIndexes: MemoryIndexes? { indexes.built }
+
+    /// The in-memory indexes, once built: suspends the calling task meanwhile,
+    /// holding no thread (a request that needs them must not take one of the
+    /// cooperative pool's few threads away from every other request).
+    public func loadedMemoryIndexes() async -> MemoryIndexes {
+        await indexes.loaded()
+    }
+
+    /// The in-memory indexes, blocking the calling thread until built: for
+    /// synchronous callers on threads of their own (the benchmark, tests).
+    @available(*, noasync, message: "blocks the thread; use await loadedMemoryIndexes()")
     public func waitForMemoryIndexes() -> MemoryIndexes {
-        indexes.ready.wait()
-        return indexes.value.withLock { $0 } ?? MemoryIndexes.empty
+        indexes.waitUntilBuilt()
     }
 
     public var identity: Stol_V1_DatabaseIdentity {
@@ -139,8 +165,55 @@ public final class TaxonomyDatabase: Sendable {
     }
 }
 
-/// Where the background build leaves the indexes.
+/// Where the background build leaves the indexes, and who waits for them.
 private final class IndexesSlot: Sendable {
-    let value = Mutex<MemoryIndexes?>(nil)
-    let ready = DispatchGroup()
+    private enum State {
+        case building(waiters: [CheckedContinuation<MemoryIndexes, Never>])
+        case built(MemoryIndexes)
+    }
+
+    private let state = Mutex(State.building(waiters: []))
+    /// Signalled once built, for ``waitUntilBuilt()``.
+    private let ready = DispatchSemaphore(value: 0)
+
+    var built: MemoryIndexes? {
+        state.withLock { state in
+            if case .built(let indexes) = state { indexes } else { nil }
+        }
+    }
+
+    /// Stores the indexes and resumes every task waiting for them (once).
+    func fill(_ indexes: MemoryIndexes) {
+        let waiters = state.withLock { state -> [CheckedContinuation<MemoryIndexes, Never>] in
+            guard case .building(let waiters) = state else { return [] }
+            state = .built(indexes)
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(returning: indexes) }
+        ready.signal()
+    }
+
+    func loaded() async -> MemoryIndexes {
+        if let built { return built }
+        return await withCheckedContinuation { continuation in
+            let built = state.withLock { state -> MemoryIndexes? in
+                switch state {
+                case .built(let indexes):
+                    return indexes
+                case .building(var waiters):
+                    waiters.append(continuation)
+                    state = .building(waiters: waiters)
+                    return nil
+                }
+            }
+            if let built { continuation.resume(returning: built) }
+        }
+    }
+
+    func waitUntilBuilt() -> MemoryIndexes {
+        if let built { return built }
+        ready.wait()
+        ready.signal()  // for the next waiter: the semaphore stays signalled once built
+        return built ?? MemoryIndexes.empty
+    }
 }
