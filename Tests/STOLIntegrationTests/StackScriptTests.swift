@@ -152,6 +152,36 @@ final class StackScriptTests: XCTestCase {
         XCTAssertEqual(kill(favorites, SIGKILL), 0)
     }
 
+    /// The helper behind both: whatever the caller's umask, the socket exists
+    /// with exactly the mode asked for by the time the command starts, and the
+    /// command gets it as socket activation's fd 3 (LISTEN_FDS=1 for its own pid).
+    /// A stale socket file is replaced; any other file is left alone.
+    func testListenSocket_bindsTheModeAskedForWhateverTheUmask_andPassesTheSocket() throws {
+        let helper = StackHarness.repositoryRoot + "/systemd/listen-socket.py"
+        let path = runtime + "/probe.sock"
+        // The command reports what it finds at once: the mode, the activation
+        // variables against its pid, and what fd 3 is.
+        let report = "stat -c %a \"$0\"; echo \"$LISTEN_FDS $LISTEN_PID $$\"; readlink /proc/self/fd/3"
+        for (umask, mode) in [("077", "666"), ("000", "600"), ("022", "660")] {
+            let result = try StackHarness.run("/bin/sh", ["-c", "umask \(umask); exec \"$0\" \"$@\"", "/usr/bin/python3",
+                                                          helper, path, "0" + mode, "/bin/sh", "-c", report, path])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            XCTAssertEqual(lines.first, mode, "umask \(umask)")
+            let activation = lines.dropFirst().first?.split(separator: " ") ?? []
+            XCTAssertEqual(activation.count, 3, result.stdout)
+            XCTAssertEqual(activation.first, "1")
+            XCTAssertEqual(activation.dropFirst().first, activation.last, "LISTEN_PID is the command's own pid")
+            XCTAssertTrue(lines.last?.hasPrefix("socket:[") == true, result.stdout)
+            // The socket file stays behind, as a dead daemon's would: the next run replaces it.
+        }
+        let file = runtime + "/not-a-socket"
+        XCTAssertTrue(FileManager.default.createFile(atPath: file, contents: Data("keep me".utf8)))
+        let refused = try StackHarness.run("/usr/bin/python3", [helper, file, "0666", "/bin/true"])
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertEqual(FileManager.default.contents(atPath: file), Data("keep me".utf8))
+    }
+
     // MARK: inotify
 
     private struct Event: CustomStringConvertible {
