@@ -107,14 +107,18 @@ public final class TaxonomyDatabase: Sendable {
         freeReaders = Mutex(Array(readers.indices))
         switch indexLoading {
         case .background: startLoadingMemoryIndexes()
-        case .never: indexes.fill(MemoryIndexes.empty)
+        case .never:
+            _ = indexes.claimBuild()
+            indexes.fill(MemoryIndexes.empty)
         case .onRequest: break
         }
     }
 
     /// Builds the in-memory indexes on a thread of its own (not one of the
-    /// cooperative pool: the build takes seconds on the full tree).
+    /// cooperative pool: the build takes seconds on the full tree), unless a
+    /// build was started already.
     func startLoadingMemoryIndexes() {
+        guard indexes.claimBuild() else { return }
         let reader = readers[readers.count - 1]
         let slot = indexes
         let thread = Thread {
@@ -173,8 +177,18 @@ private final class IndexesSlot: Sendable {
     }
 
     private let state = Mutex(State.building(waiters: []))
+    /// Whether a build was started (or the empty indexes filled in).
+    private let claimed = Mutex(false)
     /// Signalled once built, for ``waitUntilBuilt()``.
     private let ready = DispatchSemaphore(value: 0)
+
+    /// True for the first caller only: the one that builds.
+    func claimBuild() -> Bool {
+        claimed.withLock { claimed in
+            defer { claimed = true }
+            return !claimed
+        }
+    }
 
     var built: MemoryIndexes? {
         state.withLock { state in
