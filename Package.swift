@@ -78,7 +78,8 @@ let package = Package(
         .target(name: "STOLTaxonomy", dependencies: ["STOLModel", "STOLProtocol", "STOLRuntime", "STOLFileSystem", "CMalloc",
                                                      .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "STOLFavorites", dependencies: ["STOLProtocol", "STOLRuntime",
-                                                      .product(name: "GRDB", package: "GRDB.swift")]),
+                                                      .product(name: "GRDB", package: "GRDB.swift"),
+                                                      .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         /// The import coordinator, the verifier and its sandbox policy, the reference database store.
         .target(name: "STOLImport", dependencies: ["STOLFormat", "STOLProtocol", "STOLRuntime", "STOLModel",
                                                    "STOLFileSystem", "STOLSandbox", "CSTOLSandbox", "CSTOLSQLite",

@@ -28,24 +28,27 @@ public struct FavoritesService: FramedService {
         }
         let uid = context.peer.uid
         context.logger.debug("favourites request", metadata: ["uid": "\(uid)", "body": "\(body)"])
-        let store = registry.store(for: uid)
-        var response = Response()
-        response.id = request.id
-        do {
-            response.result = try await Self.perform(body, on: store)
-        } catch {
-            response.result = .error(error.protocolError.proto)
-            if error.protocolError.code == .internal {
-                context.logger.error("favourites request failed", metadata: ["error": "\(error.protocolError.message)"])
-            } else {
-                context.logger.debug("favourites request refused",
-                                     metadata: ["uid": "\(uid)", "error": "\(error.protocolError.message)"])
+        // The store stays open (and the same) until the notice is taken: the
+        // request is in flight for the registry until then.
+        return await registry.withStore(for: uid) { store in
+            var response = Response()
+            response.id = request.id
+            do throws(FavoritesError) {
+                response.result = try await Self.perform(body, on: store)
+            } catch {
+                response.result = .error(error.protocolError.proto)
+                if error.protocolError.code == .internal {
+                    context.logger.error("favourites request failed", metadata: ["error": "\(error.protocolError.message)"])
+                } else {
+                    context.logger.debug("favourites request refused",
+                                         metadata: ["uid": "\(uid)", "error": "\(error.protocolError.message)"])
+                }
             }
+            if let notice = await store.takeNotice() {
+                response.notice = notice
+            }
+            return response
         }
-        if let notice = await store.takeNotice() {
-            response.notice = notice
-        }
-        return response
     }
 
     /// Is-favourite and count, answered on the event loop from the user's

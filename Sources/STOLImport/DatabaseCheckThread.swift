@@ -1,17 +1,22 @@
 import Foundation
+import Synchronization
 
 /// ``DatabaseChecks`` on a thread of its own, so that the verified bytes can be
 /// sent while they are checked. It shares only its progress, its result and a
 /// cancel flag with the request's thread (never the socket).
-final class DatabaseCheckThread: @unchecked Sendable {
+final class DatabaseCheckThread: Sendable {
+    /// What the checking thread and the request's thread share.
+    private struct Shared {
+        var progress = 0.0
+        var outcome: Result<DatabaseFacts, ImportError>?
+        var cancelled = false
+        var waited = false
+    }
+
     private let descriptor: Int32
     private let headerSchemaVersion: UInt32
     private let finished = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
-    private var progress = 0.0
-    private var outcome: Result<DatabaseFacts, ImportError>?
-    private var cancelled = false
-    private var waited = false
+    private let shared = Mutex(Shared())
 
     init(descriptor: Int32, headerSchemaVersion: UInt32) {
         self.descriptor = descriptor
@@ -22,34 +27,28 @@ final class DatabaseCheckThread: @unchecked Sendable {
         let thread = Thread { [self] in
             let result = Result { () throws(ImportError) -> DatabaseFacts in
                 try DatabaseChecks.run(descriptor: descriptor, headerSchemaVersion: headerSchemaVersion,
-                                       progress: { [self] fraction in locked { progress = fraction } },
-                                       isCancelled: { [self] in locked { cancelled } })
+                                       progress: { [self] fraction in shared.withLock { $0.progress = fraction } },
+                                       isCancelled: { [self] in shared.withLock { $0.cancelled } })
             }
-            locked { outcome = result }
+            shared.withLock { $0.outcome = result }
             finished.signal()
         }
         thread.name = "stol.verify.check"
         thread.start()
     }
 
-    private func locked<T>(_ body: () -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body()
-    }
-
-    var fraction: Double { locked { progress } }
+    var fraction: Double { shared.withLock { $0.progress } }
 
     /// True once the checks have failed (no point sending more bytes).
     var hasFailed: Bool {
-        locked { if case .failure = outcome { true } else { false } }
+        shared.withLock { if case .failure = $0.outcome { true } else { false } }
     }
 
-    func cancel() { locked { cancelled = true } }
+    func cancel() { shared.withLock { $0.cancelled = true } }
 
     /// Waits up to `timeout` (nil: for good); true when the checks have ended.
     func wait(timeout: Duration?) -> Bool {
-        if locked({ waited }) { return true }
+        if shared.withLock({ $0.waited }) { return true }
         let ended: Bool
         if let timeout {
             let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
@@ -58,13 +57,13 @@ final class DatabaseCheckThread: @unchecked Sendable {
             finished.wait()
             ended = true
         }
-        if ended { locked { waited = true } }
+        if ended { shared.withLock { $0.waited = true } }
         return ended
     }
 
     /// The checks' result (call after ``wait(timeout:)`` returned true).
     func result() throws(ImportError) -> DatabaseFacts {
-        guard let outcome = locked({ outcome }) else { throw .storage("the database checks did not finish") }
+        guard let outcome = shared.withLock({ $0.outcome }) else { throw .storage("the database checks did not finish") }
         return try outcome.get()
     }
 }

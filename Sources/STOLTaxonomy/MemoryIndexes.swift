@@ -9,7 +9,8 @@ import STOLModel
 ///
 /// Built from the database in the background when it is opened, so that the
 /// first answer does not wait for it (cold start); queries that need it before
-/// it is ready either use SQL (children, search) or wait (computed relatives).
+/// it is ready either use SQL (children, search) or wait for it suspended,
+/// holding no thread (computed relatives, ``TaxonomyService/respond(to:context:)``).
 public struct MemoryIndexes: Sendable {
     public let tree: CompactTaxonTree?
     public let nameWords: NameWordIndex

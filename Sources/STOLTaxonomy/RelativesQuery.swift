@@ -13,6 +13,10 @@ extension TaxonomyQueries {
     /// (distance, then scientific name, then id) because the pipeline filled the
     /// table with the same algorithm. The tests check that the two agree for
     /// every species of a built database.
+    ///
+    /// Never waits for the in-memory tree: when the answer needs it and it is
+    /// still being built, this throws ``TaxonomyError/memoryIndexesLoading`` and
+    /// ``TaxonomyService`` awaits it, holding no thread, and asks again.
     public func relatives(of id: TaxonID, n: Int, computed: Bool, maximumCandidates: Int,
                           language: String) throws(TaxonomyError) -> Stol_V1_RelativesResponse {
         let precomputed = try database.read { db -> Stol_V1_RelativesResponse? in
@@ -45,7 +49,7 @@ extension TaxonomyQueries {
         guard var response = precomputed else { throw .taxonNotFound(id) }
         if response.source == .precomputed { return response }
 
-        let indexes = database.waitForMemoryIndexes()
+        guard let indexes = database.memoryIndexes else { throw .memoryIndexesLoading }
         guard let tree = indexes.tree, let target = tree.index(of: id) else {
             throw .noDatabase("closest relatives cannot be computed: the in-memory tree is unavailable (\(indexes.treeProblem ?? "unknown"))")
         }

@@ -34,9 +34,24 @@ public final class TaxonomyDatabase: Sendable {
     /// Read connections: a two-core machine is served well by four.
     public static let readerCount = 4
 
+    /// When ``MemoryIndexes`` are built.
+    enum IndexLoading {
+        /// On a thread of its own, started when the database is opened.
+        case background
+        /// Never (the benchmark's in-process floor opens databases without them).
+        case never
+        /// Once ``startLoadingMemoryIndexes()`` is called: tests hold the build
+        /// back to see what is answered while it has not finished.
+        case onRequest
+    }
+
     /// - Parameter loadIndexes: build ``MemoryIndexes`` in the background (the
     ///   benchmark's in-process floor opens databases without them).
-    public init(path: String, kind: Stol_V1_DatabaseKind, loadIndexes: Bool = true) throws(TaxonomyError) {
+    public convenience init(path: String, kind: Stol_V1_DatabaseKind, loadIndexes: Bool = true) throws(TaxonomyError) {
+        try self.init(path: path, kind: kind, indexLoading: loadIndexes ? .background : .never)
+    }
+
+    init(path: String, kind: Stol_V1_DatabaseKind, indexLoading: IndexLoading) throws(TaxonomyError) {
         self.path = path
         self.kind = kind
         guard let stat = FileStat(path: path) else {
@@ -91,19 +106,12 @@ public final class TaxonomyDatabase: Sendable {
             throw .databaseUnusable(path: path, reason: "\(error)")
         }
         freeReaders = Mutex(Array(readers.indices))
-        if loadIndexes {
-            indexes.ready.enter()
-            let reader = readers[readers.count - 1]
-            let slot = indexes
-            let thread = Thread {
-                let loaded = (try? reader.inDatabase { try MemoryIndexes.load($0) }) ?? MemoryIndexes.empty
-                slot.value.withLock { $0 = loaded }
-                slot.ready.leave()
-            }
-            thread.name = "stol.indexes"
-            thread.start()
-        } else {
-            indexes.value.withLock { $0 = MemoryIndexes.empty }
+        switch indexLoading {
+        case .background: startLoadingMemoryIndexes()
+        case .never:
+            _ = indexes.claimBuild()
+            indexes.fill(MemoryIndexes.empty)
+        case .onRequest: break
         }
     }
 
@@ -116,8 +124,7 @@ public final class TaxonomyDatabase: Sendable {
     deinit {
         let readers = self.readers, slot = indexes
         let thread = Thread {
-            slot.ready.wait()  // a build still running would refill the slot
-            slot.value.withLock { $0 = nil }
+            slot.release()
             for reader in readers { try? reader.close() }
             malloc_trim(0)
         }
@@ -125,13 +132,35 @@ public final class TaxonomyDatabase: Sendable {
         thread.start()
     }
 
-    /// The in-memory indexes if they are built already (never waits).
-    public var memoryIndexes: MemoryIndexes? { indexes.value.withLock { $0 } }
+    /// Builds the in-memory indexes on a thread of its own (not one of the
+    /// cooperative pool: the build takes seconds on the full tree), unless a
+    /// build was started already.
+    func startLoadingMemoryIndexes() {
+        guard indexes.claimBuild() else { return }
+        let reader = readers[readers.count - 1]
+        let slot = indexes
+        let thread = Thread {
+            slot.fill((try? reader.inDatabase { try MemoryIndexes.load($0) }) ?? MemoryIndexes.empty)
+        }
+        thread.name = "stol.indexes"
+        thread.start()
+    }
 
-    /// The in-memory indexes, waiting for the background build if needed.
+    /// The in-memory indexes if they are built already (never waits).
+    public var memoryIndexes: MemoryIndexes? { indexes.built }
+
+    /// The in-memory indexes, once built: suspends the calling task meanwhile,
+    /// holding no thread (a request that needs them must not take one of the
+    /// cooperative pool's few threads away from every other request).
+    public func loadedMemoryIndexes() async -> MemoryIndexes {
+        await indexes.loaded()
+    }
+
+    /// The in-memory indexes, blocking the calling thread until built: for
+    /// synchronous callers on threads of their own (the benchmark, tests).
+    @available(*, noasync, message: "blocks the thread; use await loadedMemoryIndexes()")
     public func waitForMemoryIndexes() -> MemoryIndexes {
-        indexes.ready.wait()
-        return indexes.value.withLock { $0 } ?? MemoryIndexes.empty
+        indexes.waitUntilBuilt()
     }
 
     public var identity: Stol_V1_DatabaseIdentity {
@@ -158,8 +187,72 @@ public final class TaxonomyDatabase: Sendable {
     }
 }
 
-/// Where the background build leaves the indexes.
+/// Where the background build leaves the indexes, and who waits for them.
 private final class IndexesSlot: Sendable {
-    let value = Mutex<MemoryIndexes?>(nil)
-    let ready = DispatchGroup()
+    private enum State {
+        case building(waiters: [CheckedContinuation<MemoryIndexes, Never>])
+        case built(MemoryIndexes)
+    }
+
+    private let state = Mutex(State.building(waiters: []))
+    /// Whether a build was started (or the empty indexes filled in).
+    private let claimed = Mutex(false)
+    /// Signalled once built, for ``waitUntilBuilt()``.
+    private let ready = DispatchSemaphore(value: 0)
+
+    /// True for the first caller only: the one that builds.
+    func claimBuild() -> Bool {
+        claimed.withLock { claimed in
+            defer { claimed = true }
+            return !claimed
+        }
+    }
+
+    var built: MemoryIndexes? {
+        state.withLock { state in
+            if case .built(let indexes) = state { indexes } else { nil }
+        }
+    }
+
+    /// Stores the indexes and resumes every task waiting for them (once).
+    func fill(_ indexes: MemoryIndexes) {
+        let waiters = state.withLock { state -> [CheckedContinuation<MemoryIndexes, Never>] in
+            guard case .building(let waiters) = state else { return [] }
+            state = .built(indexes)
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(returning: indexes) }
+        ready.signal()
+    }
+
+    func loaded() async -> MemoryIndexes {
+        if let built { return built }
+        return await withCheckedContinuation { continuation in
+            let built = state.withLock { state -> MemoryIndexes? in
+                switch state {
+                case .built(let indexes):
+                    return indexes
+                case .building(var waiters):
+                    waiters.append(continuation)
+                    state = .building(waiters: waiters)
+                    return nil
+                }
+            }
+            if let built { continuation.resume(returning: built) }
+        }
+    }
+
+    /// Drops the indexes (their database is going away), once a build that is
+    /// still running has finished: it would fill the slot again.
+    func release() {
+        if claimed.withLock({ $0 }) { _ = waitUntilBuilt() }
+        state.withLock { $0 = .built(MemoryIndexes.empty) }
+    }
+
+    func waitUntilBuilt() -> MemoryIndexes {
+        if let built { return built }
+        ready.wait()
+        ready.signal()  // for the next waiter: the semaphore stays signalled once built
+        return built ?? MemoryIndexes.empty
+    }
 }

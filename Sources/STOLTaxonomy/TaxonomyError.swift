@@ -11,6 +11,10 @@ public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
     case nameNotFound
     case databaseUnusable(path: String, reason: String)
     case noDatabase(String)
+    /// The answer needs the in-memory indexes, still being built after a start
+    /// or a switch. ``TaxonomyService/respond(to:context:)`` waits for them and
+    /// answers; only a synchronous caller ever sees this.
+    case memoryIndexesLoading
     case query(String)
 
     public var protocolError: ProtocolError {
@@ -28,6 +32,8 @@ public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
             ProtocolError(.unavailable, "taxonomy database \(path) is unusable: \(reason)")
         case .noDatabase(let detail):
             ProtocolError(.unavailable, detail)
+        case .memoryIndexesLoading:
+            ProtocolError(.unavailable, "the in-memory tree is still being built; try again in a few seconds")
         case .query(let detail):
             ProtocolError(.internal, "query failed: \(detail)")
         }

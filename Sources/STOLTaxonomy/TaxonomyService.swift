@@ -20,8 +20,18 @@ public struct TaxonomyService: FramedService {
         self.provider = provider
     }
 
+    /// Answers on the task pool. A request that needs the in-memory indexes
+    /// while they are still being built (computed relatives in the seconds after
+    /// a start or a switch) suspends until they are, holding no thread: blocking
+    /// would take one of the pool's few threads (one per core) from every other
+    /// request for that long. It is answered from the database it started with.
     public func respond(to request: Request, context: RequestContext) async -> Response {
-        respondNow(to: request, context: context)
+        let selection = provider.current()
+        if let response = response(to: request, selection: selection, logger: context.logger, deferIfLoading: true) {
+            return response
+        }
+        _ = await selection.database.loadedMemoryIndexes()
+        return respondNow(to: request, selection: selection, context: context)
     }
 
     /// Lookups by id (taxon, children, ancestors, detail, compare, relatives,
@@ -42,14 +52,27 @@ public struct TaxonomyService: FramedService {
         }
     }
 
-    /// Answers one request synchronously: errors become typed error responses.
+    /// Answers one request synchronously: errors become typed error responses
+    /// (``TaxonomyError/memoryIndexesLoading`` too: this never waits).
     public func respondNow(to request: Request, context: RequestContext) -> Response {
-        let selection = provider.current()
+        respondNow(to: request, selection: provider.current(), context: context)
+    }
+
+    func respondNow(to request: Request, selection: ActiveDatabaseProvider.Selection, context: RequestContext) -> Response {
+        response(to: request, selection: selection, logger: context.logger, deferIfLoading: false)!
+    }
+
+    /// The answer from `selection`; nil, with `deferIfLoading`, when it needs
+    /// the in-memory indexes that are still being built (nothing is counted then).
+    private func response(to request: Request, selection: ActiveDatabaseProvider.Selection, logger: Logger,
+                          deferIfLoading: Bool) -> Response? {
         var response = Response()
         response.id = request.id
         response.database = selection.database.identity
         do {
-            response.result = try answer(request, selection: selection, logger: context.logger)
+            response.result = try answer(request, selection: selection, logger: logger)
+        } catch TaxonomyError.memoryIndexesLoading where deferIfLoading {
+            return nil
         } catch let error as ProtocolErrorConvertible {
             response.error = error.protocolError.proto
         } catch {

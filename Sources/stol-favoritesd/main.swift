@@ -13,7 +13,8 @@ struct FavoritesDaemon: AsyncParsableCommand {
         abstract: "Serve each Unix user's private favourites over a local socket.",
         discussion: """
             Keeps one SQLite file per user, <state-dir>/favorites/<uid>.sqlite (mode 0600), \
-            holding only taxon ids and the time each was saved. The caller is identified by \
+            holding only taxon ids and the time each was saved. A user's file is open while \
+            they use it and closed after a minute unused (at most 64 are open at once). The caller is identified by \
             the kernel (SO_PEERCRED), never by the request, so no user can read, change or \
             clear another user's favourites.
 
@@ -54,10 +55,12 @@ struct FavoritesDaemon: AsyncParsableCommand {
             logger.critical("stol-favoritesd needs a listening socket but was handed an accepted connection; configure the socket unit with Accept=no")
             throw ExitCode(78)  // EX_CONFIG
         }
-        let server = NIOFramedServer(service: FavoritesService(directory: paths.favoritesDirectory, logger: logger),
+        let registry = FavoritesRegistry(directory: paths.favoritesDirectory, logger: logger)
+        let server = NIOFramedServer(service: FavoritesService(registry: registry),
                                      listeningSocket: fd, configuration: server.configuration(name: "favorites"),
                                      logger: logger)
-        try await Daemon.run([server], logger: logger)
+        // Closes the files of users idle for a minute (FavoritesRegistry.Limits).
+        try await Daemon.run([server, IdleStoreCloser(registry: registry)], logger: logger)
     }
 }
 

@@ -134,8 +134,7 @@ final class FavoritesServiceTests: XCTestCase {
 
     func testDamagedFile_isReportedInExactlyOneResponse() async throws {
         _ = await send(add(42), as: 1000)
-        let store = service.registry.store(for: 1000)
-        await store.close()
+        await service.registry.withStore(for: 1000) { await $0.close() }
         try scribble(over: directory + "/1000.sqlite")
 
         let first = await send(.count(Stol_V1_CountFavorites()), as: 1000)
@@ -187,7 +186,7 @@ final class FavoritesServiceTests: XCTestCase {
     func testInline_afterTheFileWasClosedAndDamaged_defersToTheActor_soTheNoticeIsDelivered() async throws {
         _ = await send(add(42), as: 1000)
         XCTAssertEqual(inline(.count(Stol_V1_CountFavorites()), as: 1000)?.count.count, 1)
-        await service.registry.store(for: 1000).close()
+        await service.registry.withStore(for: 1000) { await $0.close() }
         try scribble(over: directory + "/1000.sqlite")
 
         XCTAssertNil(inline(.count(Stol_V1_CountFavorites()), as: 1000))

@@ -85,19 +85,22 @@ final class StackHarness {
     func socketPath(_ daemon: Daemon) -> String { runtimeDirectory + "/\(daemon.rawValue).sock" }
 
     /// Starts `daemon` behind systemd-socket-activate and waits for its socket.
+    /// As `systemd/stack.sh` does, `systemd/listen-socket.py` binds the socket with
+    /// its final mode and hands it to the activator (which would bind it 0644).
     func start(_ daemon: Daemon, extraArguments: [String] = []) throws {
-        var arguments = daemon == .verify ? ["--accept"] : []
-        arguments += ["--listen=\(socketPath(daemon))", "--fdname=\(daemon.rawValue)"]
+        var arguments = [Self.repositoryRoot + "/systemd/listen-socket.py", socketPath(daemon),
+                         String(daemon.mode, radix: 8), "/usr/bin/systemd-socket-activate"]
+        arguments += daemon == .verify ? ["--accept"] : []
+        arguments += ["--fdname=\(daemon.rawValue)"]
         for (key, value) in environment.sorted(by: { $0.key < $1.key }) { arguments += ["-E", "\(key)=\(value)"] }
         arguments += [Self.binDirectory + "/" + daemon.binary] + extraArguments
         let log = root + "/\(daemon.rawValue).log"
-        activators[daemon] = try ChildProcess.spawn("/usr/bin/systemd-socket-activate", arguments,
+        activators[daemon] = try ChildProcess.spawn("/usr/bin/python3", arguments,
                                                     environment: [:], stdout: log, stderr: log)
         for _ in 0..<200 where !FileManager.default.fileExists(atPath: socketPath(daemon)) { usleep(20_000) }
         guard FileManager.default.fileExists(atPath: socketPath(daemon)) else {
             throw HarnessError("\(daemon.binary) socket did not appear: \(self.log(daemon))")
         }
-        chmod(socketPath(daemon), daemon.mode)
     }
 
     func startAll() throws {

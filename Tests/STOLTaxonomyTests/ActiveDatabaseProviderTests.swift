@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 import STOLProtocol
 import STOLRuntime
-import STOLTaxonomy
+@testable import STOLTaxonomy
 import STOLTestFixtures
+import Synchronization
 import XCTest
 
 final class ActiveDatabaseProviderTests: XCTestCase {
@@ -201,6 +202,78 @@ final class ActiveDatabaseProviderTests: XCTestCase {
                                                         activationPath: directory + "/a.json", logger: quietLogger))
     }
 
+    /// Opening the full reference takes long; the event loops must not wait
+    /// for it. The open is held inside a gate until the test releases it: every
+    /// request meanwhile is answered whole by the bundled database, and the
+    /// reference is opened once, by the request that noticed the switch.
+    func testProvider_whileTheReferenceIsBeingOpened_answersFromThePreviousDatabaseAndOpensItOnce() throws {
+        try harness.installReference()
+        let gate = OpeningGate()
+        addTeardownBlock { gate.release() }  // a failed test must not leave the opener stuck
+        let provider = try ActiveDatabaseProvider(
+            bundledPath: harness.bundledPath, referencePath: harness.referencePath,
+            activationPath: harness.activationPath, logger: quietLogger) { path, kind throws(TaxonomyError) in
+            if kind == .reference { gate.arriveAndWait() }
+            return try TaxonomyDatabase(path: path, kind: kind)
+        }
+        let service = TaxonomyService(provider: provider)
+        let bundled = provider.current().database
+        XCTAssertEqual(bundled.kind, .bundled)
+
+        try harness.requestReference(true)
+        let opened = Mutex<ActiveDatabaseProvider.Selection?>(nil)
+        let switched = expectation(description: "the request that noticed the switch")
+        Thread.detachNewThread {
+            let selection = provider.current()
+            opened.withLock { $0 = selection }
+            switched.fulfill()
+        }
+        XCTAssertEqual(gate.waitForArrival(), .success, "the switch was noticed and the open began")
+
+        // The open is under way, outside the provider's lock. Requests on other
+        // threads (the event loops) are answered meanwhile, from the bundled one.
+        let answers = Mutex<[Stol_V1_TaxonomyResponse]>([])
+        let answered = expectation(description: "requests answered while the reference opens")
+        Thread.detachNewThread {
+            for id: UInt64 in 1...5 {
+                var request = Stol_V1_TaxonomyRequest()
+                request.id = id
+                request.getTaxon = Stol_V1_GetTaxonRequest.with { $0.taxonID = 9689 }
+                let response = service.respondNow(to: request, context: ServiceHarness.context)
+                var status = Stol_V1_TaxonomyRequest()
+                status.status = Stol_V1_StatusRequest()
+                let state = service.respondNow(to: status, context: ServiceHarness.context)
+                answers.withLock { $0 += [response, state] }
+            }
+            answered.fulfill()
+        }
+        XCTAssertEqual(XCTWaiter().wait(for: [answered], timeout: 120), .completed,
+                       "requests waited for the reference to open")
+        for response in answers.withLock({ $0 }) {
+            XCTAssertEqual(response.database.kind, .bundled)
+            XCTAssertEqual(response.database.fingerprint, bundled.fingerprint)
+            switch response.result {
+            case .taxon(let taxon)?: XCTAssertEqual(taxon.scientificName, "Panthera leo")
+            case .status(let status)?:
+                XCTAssertEqual(status.active.kind, .bundled)
+                XCTAssertEqual(status.taxaCount, UInt64(bundled.taxaCount), "the whole previous selection, not a mix")
+                XCTAssertFalse(status.referenceRequested, "the previous selection, not a mix")
+            default: XCTFail("unexpected \(response)")
+            }
+        }
+        XCTAssertEqual(answers.withLock { $0.count }, 10)
+        XCTAssertEqual(gate.arrivals, 1, "opened once, by the request that noticed the switch")
+
+        gate.release()
+        wait(for: [switched], timeout: 120)
+        XCTAssertEqual(opened.withLock { $0?.database.kind }, .reference, "that request is answered by the reference")
+        XCTAssertEqual(provider.current().database.kind, .reference)
+        var uncia = Stol_V1_TaxonomyRequest()
+        uncia.getTaxon = Stol_V1_GetTaxonRequest.with { $0.taxonID = 29064 }
+        XCTAssertEqual(try taxonName(service.respondNow(to: uncia, context: ServiceHarness.context)), "Panthera uncia")
+        XCTAssertEqual(gate.arrivals, 1)
+    }
+
     // MARK: Helpers
 
     private func taxonName(_ response: Stol_V1_TaxonomyResponse, file: StaticString = #filePath, line: UInt = #line) throws -> String {
@@ -216,5 +289,33 @@ final class ActiveDatabaseProviderTests: XCTestCase {
         let queue = try DatabaseQueue(path: path)
         try queue.write { try $0.execute(sql: "UPDATE schema_version SET version = ?", arguments: [version]) }
         try queue.close()
+    }
+}
+
+/// Holds the opening of a database until released, and counts the openings.
+private final class OpeningGate: Sendable {
+    private let state = Mutex((arrivals: 0, released: false))
+    private let arrived = DispatchSemaphore(value: 0)
+    private let open = DispatchGroup()
+
+    init() { open.enter() }
+
+    var arrivals: Int { state.withLock { $0.arrivals } }
+
+    func arriveAndWait() {
+        state.withLock { $0.arrivals += 1 }
+        arrived.signal()
+        open.wait()
+    }
+
+    func waitForArrival() -> DispatchTimeoutResult { arrived.wait(timeout: .now() + 120) }
+
+    /// Lets every opening through, now and later; more calls do nothing.
+    func release() {
+        let first = state.withLock { state in
+            defer { state.released = true }
+            return !state.released
+        }
+        if first { open.leave() }
     }
 }

@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 import STOLModel
 import STOLProtocol
-import STOLTaxonomy
+@testable import STOLTaxonomy
 import STOLTestFixtures
+import Synchronization
 import XCTest
 
 final class RelativesTests: XCTestCase {
@@ -86,5 +87,75 @@ final class RelativesTests: XCTestCase {
         XCTAssertEqual(errorCode(harness.relatives(9689, n: 101)), .invalidRequest)
         XCTAssertEqual(errorCode(harness.relatives(424_242, n: 5)), .notFound)
         XCTAssertEqual(try relatives(harness, 9689, n: 0).relatives.count, 7, "0 means 10; the fixture has 7 other species")
+    }
+
+    /// Computed relatives need the in-memory tree, built in the background after
+    /// a start. Held back here until the test starts the build: more requests
+    /// for computed relatives than the cooperative pool has threads wait for it
+    /// suspended, so a lookup sent after them is still answered (were they
+    /// blocking their threads, it would find none). Once built, each waiting
+    /// request gets the exact computed answer.
+    func testComputedRelatives_whileTheTreeIsBuilt_waitHoldingNoThread_andOtherRequestsAreAnswered() throws {
+        let harness = try ServiceHarness(self)
+        let provider = try ActiveDatabaseProvider(
+            bundledPath: harness.bundledPath, referencePath: harness.referencePath,
+            activationPath: harness.activationPath, logger: quietLogger) { path, kind throws(TaxonomyError) in
+            try TaxonomyDatabase(path: path, kind: kind, indexLoading: .onRequest)
+        }
+        let database = provider.current().database
+        addTeardownBlock { database.startLoadingMemoryIndexes() }  // never leave requests waiting
+        XCTAssertNil(database.memoryIndexes)
+        let service = TaxonomyService(provider: provider)
+        let context = ServiceHarness.context
+        var computedRequest = Stol_V1_TaxonomyRequest(), tableRequest = Stol_V1_TaxonomyRequest()
+        computedRequest.relatives = Stol_V1_RelativesRequest.with { $0.taxonID = 9689; $0.n = 5; $0.computed = true }
+        tableRequest.relatives = Stol_V1_RelativesRequest.with { $0.taxonID = 9689; $0.n = 5 }
+        let computedRelatives = computedRequest, tableRelatives = tableRequest
+
+        let waiting = ProcessInfo.processInfo.activeProcessorCount * 4 + 4
+        let computed = Mutex<[Stol_V1_TaxonomyResponse]>([])
+        let allComputed = expectation(description: "every computed answer")
+        allComputed.expectedFulfillmentCount = waiting
+        for _ in 0..<waiting {
+            Task { @Sendable in
+                let response = await service.respond(to: computedRelatives, context: context)
+                computed.withLock { $0.append(response) }
+                allComputed.fulfill()
+            }
+        }
+        let others = Mutex<[Stol_V1_TaxonomyResponse]>([])
+        let othersAnswered = expectation(description: "requests answered while the tree is built")
+        Task {
+            var lion = Stol_V1_TaxonomyRequest()
+            lion.getTaxon = Stol_V1_GetTaxonRequest.with { $0.taxonID = 9689 }
+            let taxon = await service.respond(to: lion, context: context)
+            // From the table, which needs no tree: not kept waiting either.
+            let precomputed = await service.respond(to: tableRelatives, context: context)
+            // The synchronous path never waits: it says to come back.
+            let synchronous = service.respondNow(to: computedRelatives, context: context)
+            others.withLock { $0 = [taxon, precomputed, synchronous] }
+            othersAnswered.fulfill()
+        }
+        XCTAssertEqual(XCTWaiter().wait(for: [othersAnswered], timeout: 120), .completed,
+                       "the waiting relatives requests held the pool's threads")
+        XCTAssertEqual(computed.withLock { $0.count }, 0, "nothing computed before the tree is built")
+        let answered = others.withLock { $0 }
+        guard answered.count == 3 else { return XCTFail("expected three answers, got \(answered)") }
+        if case .taxon(let taxon)? = answered[0].result {
+            XCTAssertEqual(taxon.scientificName, "Panthera leo")
+        } else {
+            XCTFail("expected the lion, got \(answered[0])")
+        }
+        guard case .relatives(let table)? = answered[1].result else { return XCTFail("expected relatives, got \(answered[1])") }
+        XCTAssertEqual(table.source, .precomputed)
+        XCTAssertEqual(errorCode(answered[2]), .unavailable)
+
+        database.startLoadingMemoryIndexes()
+        wait(for: [allComputed], timeout: 120)
+        for response in computed.withLock({ $0 }) {
+            guard case .relatives(let result)? = response.result else { return XCTFail("expected relatives, got \(response)") }
+            XCTAssertEqual(result.source, .computed)
+            XCTAssertEqual(rows(result), rows(table), "the computed answer is the table's")
+        }
     }
 }

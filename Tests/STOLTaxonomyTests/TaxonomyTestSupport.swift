@@ -52,9 +52,9 @@ struct ServiceHarness {
     }
 
     /// The in-memory tree and word indexes load in the background; tests of what
-    /// they answer wait for them (about two seconds at most on the fixture).
+    /// they answer wait for them (the test's thread is not one of the pool's).
     func waitForTreeLoaded(file: StaticString = #filePath, line: UInt = #line) {
-        for _ in 0..<200 where status()?.treeLoaded != true { usleep(10_000) }
+        _ = provider.current().database.waitForMemoryIndexes()
         XCTAssertEqual(status()?.treeLoaded, true, file: file, line: line)
     }
 
