@@ -134,7 +134,8 @@ final class AttackIntegrationTests: XCTestCase {
     }
 
     /// 1,000 connections at once from 16 users: the daemon keeps at most 512, its
-    /// descriptors and memory stay bounded, and a 17th user is still served.
+    /// descriptors and memory stay bounded, and a 17th user is still served (the
+    /// per-user limit alone would have let the 16 hold every slot).
     func testAThousandConnectionsAtOnce_fromSixteenUsers_staysBounded() throws {
         try XCTSkipUnless(StackHarness.isRoot, "needs root to play sixteen users with setpriv")
         try stack.start(.taxonomy)
@@ -157,15 +158,14 @@ final class AttackIntegrationTests: XCTestCase {
         XCTAssertLessThanOrEqual(kept, ProtocolLimits.maximumConnections, "the daemon kept more than its limit")
         XCTAssertLessThanOrEqual(during.fds - baseline.fds, ProtocolLimits.maximumConnections + 8)
         XCTAssertLessThan(during.rss - baseline.rss, 64 * 1024)
-        let started = Date()
+        // The daemon is full (512), but the 17th user holds none: the oldest connection
+        // of a user holding the most is closed for it, and it is served.
         let result = try stack.client(["search", "lion", "--timeout", "20"], uid: Self.bystander)
-        // The daemon is full (512): the 17th user may be refused BUSY at once, never left hanging.
-        XCTAssertTrue(result.status == 0 || (result.status == 5 && result.stderr.contains("BUSY")), result.stderr)
-        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
+        XCTAssertEqual(result.status, 0, "a user with no connection was locked out: \(result.stderr)")
         holders.forEach { _ = $0.0.wait(timeoutSeconds: 30) }
-        XCTAssertEqual(try bystanderSearch() >= 0, true)
+        _ = try bystanderSearch()
         print("attack: 1,008 connections from 16 users: \(kept) kept; taxonomyd fds \(baseline.fds) → \(during.fds), " +
-              "RSS \(baseline.rss / 1024) → \(during.rss / 1024) MiB; a 17th user \(result.status == 0 ? "was served" : "was told BUSY at once")")
+              "RSS \(baseline.rss / 1024) → \(during.rss / 1024) MiB; a 17th user was served")
     }
 
     /// Connecting and closing in a loop leaks nothing: descriptors come back to the baseline.

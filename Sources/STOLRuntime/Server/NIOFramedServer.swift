@@ -116,7 +116,13 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         let peerFuture: EventLoopFuture<UCred> = (child as! any SocketOptionProvider)
             .unsafeGetSocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))
         return peerFuture.flatMapThrowing { credentials in
-            if let refusal = connections.acquire(uid: credentials.uid) {
+            // When the daemon is full, this may close the oldest connection of the user
+            // holding the most (``ConnectionLimiter``): `close` is how to close this one.
+            let admission: ConnectionLimiter.Admission
+            switch connections.admit(uid: credentials.uid, close: { child.close(promise: nil) }) {
+            case .success(let admitted):
+                admission = admitted
+            case .failure(let refusal):
                 // Over a limit: one typed error frame, then close.
                 let response = Service.Response(requestID: 0, error: refusal)
                 if let frame = try? FrameEncoding.frame(response, maximumFrameBytes: configuration.maximumResponseFrameBytes) {
@@ -126,7 +132,7 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
                 }
                 return
             }
-            child.closeFuture.whenComplete { _ in connections.release(uid: credentials.uid) }
+            child.closeFuture.whenComplete { _ in connections.release(admission) }
             let peer = PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
             let sync = child.pipeline.syncOperations
             let idle = configuration.idleTimeout.components
