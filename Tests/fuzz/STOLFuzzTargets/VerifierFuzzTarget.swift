@@ -86,6 +86,14 @@ public final class VerifierFuzzTarget: FuzzTarget {
 
     public func run(_ input: [UInt8]) throws(FuzzFailure) {
         let mode = Mode(input.first ?? 0)
+        let frames = try answers(input)
+        try check(frames, mode: mode, database: Array(input.dropFirst()))
+        try expect(scratch.size == 0, "the scratch file holds \(scratch.size) bytes after the answer")
+    }
+
+    /// Every frame the verifier sends for the file `input` makes.
+    func answers(_ input: [UInt8]) throws(FuzzFailure) -> [Stol_V1_VerifyResponse] {
+        let mode = Mode(input.first ?? 0)
         let rest = Array(input.dropFirst())
         let file: [UInt8]
         switch mode {
@@ -105,8 +113,7 @@ public final class VerifierFuzzTarget: FuzzTarget {
             response.id = request.id
             frames.append(response)
         }
-        try check(frames, mode: mode, database: rest)
-        try expect(scratch.size == 0, "the scratch file holds \(scratch.size) bytes after the answer")
+        return frames
     }
 
     private func check(_ frames: [Stol_V1_VerifyResponse], mode: Mode, database: [UInt8]) throws(FuzzFailure) {
