@@ -9,6 +9,7 @@ import XCTest
 /// seed and a bounded count. After every batch the fuzzer checks that the daemon
 /// is the same process, answers a valid request and stays within 64 MiB of its
 /// starting memory; every answer must be well-formed, never INTERNAL. The tests
+/// replay the streams it once found (`Tests/fuzz/regressions/socket-<daemon>/`),
 /// assert what it checked, then ask the same process with the real client.
 final class SocketFuzzIntegrationTests: XCTestCase {
     var stack: StackHarness!
@@ -41,6 +42,15 @@ final class SocketFuzzIntegrationTests: XCTestCase {
                       file: StaticString = #filePath, line: UInt = #line) throws {
         try stack.start(daemon)
         let pid = try XCTUnwrap(stack.pid(daemon))
+        // First what the fuzzer once found against this daemon (Tests/fuzz/regressions/socket-<daemon>/),
+        // each stream sent again at the fresh daemon and checked as in a run.
+        let regressions = StackHarness.repositoryRoot + "/Tests/fuzz/regressions/socket-\(daemon.rawValue)"
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: regressions))?.filter { $0.hasSuffix(".hex") }.sorted() ?? []
+        for name in files {
+            let replay = try StackHarness.run("/usr/bin/python3", [
+                Self.fuzzer, stack.socketPath(daemon), "--replay", regressions + "/" + name, "--pid", "\(pid)"])
+            XCTAssertEqual(replay.status, 0, "\(name): \(replay.stderr)", file: file, line: line)
+        }
         let result = try StackHarness.run("/usr/bin/python3", [
             Self.fuzzer, stack.socketPath(daemon), "--seed", "20261123", "--cases", "\(Self.cases)",
             "--batch", "\(Self.batch)", "--pid", "\(pid)", "--max-rss-growth-mb", "64"])

@@ -16,7 +16,8 @@ Every answer must be a frame within the 4 MiB response limit whose body is
 well-formed protobuf with exactly one result field; a framing error (id 0,
 FRAME_TOO_LARGE or MALFORMED_FRAME) must be the last frame before the daemon
 closes; no answer may be INTERNAL; the daemon must close every connection after
-the client's end of stream within --answer-timeout seconds.
+the client's end of stream within --answer-timeout seconds. A file of hex given to
+--replay may hold `#` comments (Tests/fuzz/regressions/socket-*/ keeps such files).
 
 The daemon's pid comes from --pid, else from SO_PEERCRED (the process that
 listens: right for `make run`'s stack and the tests; under systemd it is pid 1,
@@ -315,7 +316,8 @@ def main():
     parser.add_argument("--max-rss-growth-mb", type=float, default=64)
     parser.add_argument("--answer-timeout", type=float, default=10, help="seconds a daemon may take to answer and close")
     parser.add_argument("--vectors", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "protocol", "vectors"))
-    parser.add_argument("--replay", metavar="HEX", help="send this one stream (a failing case) and check as usual")
+    parser.add_argument("--replay", metavar="HEX|FILE",
+                        help="send this one stream (a failing case, in hex or a file of hex) and check as usual")
     arguments = parser.parse_args()
 
     socket_name = os.path.basename(arguments.socket)
@@ -340,7 +342,10 @@ def main():
         sys.exit(2)
     rng = random.Random(arguments.seed)
     mutator = Mutator(frames, rng)
-    chunk_sizes = iter(lambda: rng.choice([1, 2, 3, 4, 5, 7, 64, 4096, 65536]), None)
+    # Chunk sizes from a generator of their own: how many sends a case takes depends on
+    # the daemon's timing, and must not shift the cases that follow (a seed names a run).
+    chunk_rng = random.Random(arguments.seed + 1)
+    chunk_sizes = iter(lambda: chunk_rng.choice([1, 2, 3, 4, 5, 7, 64, 4096, 65536]), None)
     summary = {"socket": socket_name, "seed": arguments.seed, "pid": pid, "cases": 0, "batches": 0, "probes": 0,
                "bytes_sent": 0, "answers": 0, "error_codes": {}, "kinds": {}, "rss_baseline_kib": baseline,
                "rss_peak_kib": baseline, "same_process": True, "ok": False, "failure": None}
@@ -348,7 +353,11 @@ def main():
     current = None
     try:
         if arguments.replay:
-            cases = [("replay", bytes.fromhex(arguments.replay))]
+            text = arguments.replay
+            if os.path.isfile(text):
+                with open(text, encoding="ascii") as handle:
+                    text = "".join(line.split("#")[0] for line in handle)
+            cases = [("replay", bytes.fromhex("".join(text.split())))]
         else:
             cases = (mutator.case() for _ in range(arguments.cases))
         for kind, data in cases:

@@ -2,6 +2,7 @@ import Foundation
 import STOLFavorites
 import STOLProtocol
 import STOLRuntime
+import STOLTestFixtures
 
 /// `stol-favoritesd`'s request handling (``FavoritesService``) on a real state
 /// directory, for one user (a fixed peer uid, as SO_PEERCRED would give it), fed
@@ -34,7 +35,7 @@ public final class FavoritesFuzzTarget: FuzzTarget {
 
     public func run(_ input: [UInt8]) throws(FuzzFailure) {
         let store = service.registry.store(for: Self.uid)
-        let reset = BlockingTask.run { () async -> String? in
+        let reset = runBlocking { () async -> String? in
             do { try await store.forgetMe() } catch { return "\(error)" }
             return nil
         }
@@ -53,7 +54,7 @@ public final class FavoritesFuzzTarget: FuzzTarget {
     private func answer(_ request: Stol_V1_FavoritesRequest, model: inout FavoritesModel) throws(FuzzFailure) {
         let service = self.service
         let inline = service.respondInline(to: request, context: Self.context)
-        let response = BlockingTask.run { await service.respond(to: request, context: Self.context) }
+        let response = runBlocking { await service.respond(to: request, context: Self.context) }
         let what = RequestStream<Stol_V1_FavoritesRequest>.describe(request, body: request.body)
         try ResponseCheck.wellFormed(response, requestID: request.id, allowed: Self.allowedErrors, what)
         try expect(response.notice.isEmpty, "\(what): a notice: \(response.notice)")

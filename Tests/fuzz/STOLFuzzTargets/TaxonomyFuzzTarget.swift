@@ -1,6 +1,7 @@
 import STOLProtocol
 import STOLRuntime
 import STOLTaxonomy
+import STOLTestFixtures
 
 /// `stol-taxonomyd`'s request handling (``TaxonomyService``) on a small real
 /// database, fed what a client could send on one connection (``RequestStream``).
@@ -54,7 +55,7 @@ public final class TaxonomyFuzzTarget: FuzzTarget {
     private func answer(_ request: Stol_V1_TaxonomyRequest, searchTexts: [String]) throws(FuzzFailure) {
         let service = self.service
         let inline = service.respondInline(to: request, context: Self.context)
-        let response = BlockingTask.run { await service.respond(to: request, context: Self.context) }
+        let response = runBlocking { await service.respond(to: request, context: Self.context) }
         let what = RequestStream<Stol_V1_TaxonomyRequest>.describe(request, body: request.body)
         try ResponseCheck.wellFormed(response, requestID: request.id, allowed: Self.allowedErrors, what)
         try expect(response.database == identity, "\(what): answered without the database's identity")
