@@ -93,3 +93,31 @@ final class VerifierFuzzTargetTests: XCTestCase {
         XCTAssertEqual(error?.code, .signatureInvalid)
     }
 }
+
+/// The request-stream mutator keeps inputs cuttable into frames, so libFuzzer's
+/// changes reach the handlers instead of the framing check.
+final class RequestStreamMutatorTests: XCTestCase {
+    private let stream = FuzzSeeds.connection(Stol_V1_TaxonomyRequest.self, [
+        .with { $0.status = .init() }, .with { $0.getTaxon = .with { $0.taxonID = 9689 } }, .with { $0.roots = .init() }])
+
+    func testBodies_cutsFramesAndKeepsAnOverlongTailAsOneBody() {
+        XCTAssertEqual(RequestStreamMutator.bodies(stream).count, 3)
+        XCTAssertEqual(RequestStreamMutator.frames(RequestStreamMutator.bodies(stream)), stream)
+        XCTAssertEqual(RequestStreamMutator.bodies([0, 0, 0, 9, 1, 2]), [[0, 0, 0, 9, 1, 2]])
+    }
+
+    func testMutate_growingABody_leavesEveryPrefixRight() {
+        var framed = 0
+        for seed in UInt32(0)..<200 {
+            let mutated = RequestStreamMutator.mutate(stream, maximumSize: 4096, seed: seed) { buffer, count, room in
+                buffer[count] = 0x2a  // libFuzzer inserting a byte at the end
+                return min(count + 1, room)
+            }
+            XCTAssertLessThanOrEqual(mutated.count, 4096)
+            if RequestStreamMutator.frames(RequestStreamMutator.bodies(mutated)) == mutated,
+               RequestStreamMutator.bodies(mutated).count >= 2 { framed += 1 }
+        }
+        // Seven in eight mutations work inside the frames; the rest are raw bytes.
+        XCTAssertGreaterThan(framed, 150)
+    }
+}

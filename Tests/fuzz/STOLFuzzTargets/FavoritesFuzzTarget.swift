@@ -17,6 +17,7 @@ import STOLTestFixtures
 /// inline answers (is-favourite, count) equal the model's too.
 public final class FavoritesFuzzTarget: FuzzTarget {
     public static let name = "fuzz-favorites"
+    public static let inputIsRequestStream = true
 
     let service: FavoritesService
     static let uid: UInt32 = 4242

@@ -15,6 +15,9 @@ public enum FuzzRunner {
         }
     }
 
+    /// Whether this process's target reads request streams (for the custom mutator).
+    nonisolated(unsafe) static var inputIsRequestStream = false
+
     /// The target instance of this process, per target type (libFuzzer calls from one thread).
     nonisolated(unsafe) private static var loaded: [ObjectIdentifier: AnyObject] = [:]
 
@@ -43,7 +46,9 @@ public enum FuzzRunner {
     /// SwiftPM links every executable with its entry point renamed (`main` is defined
     /// as `<module>_main`, so that tests can link the module), which leaves no room for
     /// libFuzzer's own `main`; this is the documented way in instead.
-    public static func libFuzzerMain(_ testOneInput: @convention(c) (UnsafeRawPointer?, Int) -> CInt) -> Never {
+    public static func libFuzzerMain<T: FuzzTarget>(_ type: T.Type,
+                                                    _ testOneInput: @convention(c) (UnsafeRawPointer?, Int) -> CInt) -> Never {
+        inputIsRequestStream = T.inputIsRequestStream
         var argc = CommandLine.argc
         var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
         exit(LLVMFuzzerRunDriver(&argc, &argv, testOneInput))

@@ -13,12 +13,16 @@ public protocol FuzzTarget: AnyObject {
     static func make() throws -> Self
     /// Runs one input; a broken invariant is thrown, a crash or hang is the fuzzer's to catch.
     func run(_ input: [UInt8]) throws(FuzzFailure)
+    /// Whether an input is a stream of request frames (``RequestStream``), which
+    /// libFuzzer then mutates frame by frame (``RequestStreamMutator``).
+    static var inputIsRequestStream: Bool { get }
     /// Seed inputs this target generates (files the committed corpus could not be
     /// written from by hand: signed `.stol` files, small databases), by file name.
     static func generatedSeeds() throws -> [(name: String, bytes: [UInt8])]
 }
 
 extension FuzzTarget {
+    public static var inputIsRequestStream: Bool { false }
     public static func generatedSeeds() throws -> [(name: String, bytes: [UInt8])] { [] }
 }
 

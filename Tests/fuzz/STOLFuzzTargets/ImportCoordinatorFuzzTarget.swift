@@ -19,6 +19,7 @@ import STOLRuntime
 /// staging directory is empty. Nothing is answered INTERNAL.
 public final class ImportCoordinatorFuzzTarget: FuzzTarget {
     public static let name = "fuzz-import"
+    public static let inputIsRequestStream = true
 
     let coordinator: ImportCoordinator
     let paths: RuntimePaths

@@ -15,6 +15,7 @@ import STOLTestFixtures
 /// report never contains a search text of the same connection.
 public final class TaxonomyFuzzTarget: FuzzTarget {
     public static let name = "fuzz-taxonomy"
+    public static let inputIsRequestStream = true
 
     let service: TaxonomyService
     let identity: Stol_V1_DatabaseIdentity

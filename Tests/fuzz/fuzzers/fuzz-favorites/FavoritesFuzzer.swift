@@ -14,7 +14,7 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
 enum FavoritesFuzzer {
     static func main() {
         #if FUZZING
-        FuzzRunner.libFuzzerMain(fuzz)
+        FuzzRunner.libFuzzerMain(FavoritesFuzzTarget.self, fuzz)
         #else
         FuzzRunner.replayMain(FavoritesFuzzTarget.self)
         #endif

@@ -14,7 +14,7 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
 enum FrameDecoderFuzzer {
     static func main() {
         #if FUZZING
-        FuzzRunner.libFuzzerMain(fuzz)
+        FuzzRunner.libFuzzerMain(FrameDecoderFuzzTarget.self, fuzz)
         #else
         FuzzRunner.replayMain(FrameDecoderFuzzTarget.self)
         #endif

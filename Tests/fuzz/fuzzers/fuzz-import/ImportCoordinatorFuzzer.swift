@@ -14,7 +14,7 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
 enum ImportCoordinatorFuzzer {
     static func main() {
         #if FUZZING
-        FuzzRunner.libFuzzerMain(fuzz)
+        FuzzRunner.libFuzzerMain(ImportCoordinatorFuzzTarget.self, fuzz)
         #else
         FuzzRunner.replayMain(ImportCoordinatorFuzzTarget.self)
         #endif

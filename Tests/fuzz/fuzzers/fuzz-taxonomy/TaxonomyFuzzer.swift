@@ -14,7 +14,7 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
 enum TaxonomyFuzzer {
     static func main() {
         #if FUZZING
-        FuzzRunner.libFuzzerMain(fuzz)
+        FuzzRunner.libFuzzerMain(TaxonomyFuzzTarget.self, fuzz)
         #else
         FuzzRunner.replayMain(TaxonomyFuzzTarget.self)
         #endif

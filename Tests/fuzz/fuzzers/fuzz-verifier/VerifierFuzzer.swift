@@ -14,7 +14,7 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
 enum VerifierFuzzer {
     static func main() {
         #if FUZZING
-        FuzzRunner.libFuzzerMain(fuzz)
+        FuzzRunner.libFuzzerMain(VerifierFuzzTarget.self, fuzz)
         #else
         FuzzRunner.replayMain(VerifierFuzzTarget.self)
         #endif
