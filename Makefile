@@ -16,7 +16,7 @@ DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test fault deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-pipeline install install-files uninstall man completions
+.PHONY: help run test fuzz fuzz-seeds fault deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-pipeline install install-files uninstall man completions
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -46,7 +46,9 @@ GENERATED    := $(CURDIR)/.build-generated
 
 help:
 	@echo "make run    install packages, build (release), build the bundled DB, start the stack, demo"
-	@echo "make test   the whole test suite (unit, component, integration)"
+	@echo "make test   the whole test suite (unit, component, integration), then each fuzz target for FUZZ_RUNS (2000) inputs"
+	@echo "make fuzz   build the libFuzzer targets (ASan) into .build-fuzz and run each for FUZZ_SECONDS (60); FUZZ_TARGETS=fuzz-verifier for one"
+	@echo "make fuzz-seeds  rewrite the generated seed inputs of Tests/fuzz/corpus (from protocol/vectors and a small database)"
 	@echo "make stop   stop the stack started by make run"
 	@echo "make restart  restart its daemons (favourites and state are kept)"
 	@echo "make status which daemons are up"
@@ -144,6 +146,27 @@ test: deps build man completions
 	@"$(RELEASE_BIN)/stol-pipeline" build --source Pipeline/curated --output $(GENERATED)/curated.sqlite > /dev/null
 	@$(MAKE) --no-print-directory install-files DESTDIR=$(SYSTEM_TEST_ROOT) BUNDLED_DB=$(GENERATED)/curated.sqlite > /dev/null
 	STOL_INSTALL_ROOT=$(SYSTEM_TEST_ROOT) $(SWIFT) test --skip-build --disable-swift-testing
+	SWIFT=$(SWIFT) Tests/fuzz/run_fuzzers.sh --runs $(FUZZ_RUNS) --seed $(FUZZ_SEED)
+
+## Fuzzing (README, "Fuzzing"): the libFuzzer targets of Tests/fuzz, built with
+## -sanitize=fuzzer,address into .build-fuzz; a crash, a hang (-timeout) or memory
+## over the limit ends a run, its input saved in .build-fuzz/artifacts/<target>/.
+## `make test` runs FUZZ_RUNS inputs per target from a fixed FUZZ_SEED; `make fuzz`
+## runs FUZZ_SECONDS per target and keeps what it finds in .build-fuzz/corpus.
+FUZZ_RUNS    ?= 2000
+FUZZ_SEED    ?= 1
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+fuzz: deps
+	SWIFT=$(SWIFT) Tests/fuzz/run_fuzzers.sh --seconds $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+## The generated seeds (vector frames with each target's input layout, signed .stol
+## files and a small database) written again into Tests/fuzz/corpus; commit the result.
+fuzz-seeds:
+	$(SWIFT) build
+	@for target in fuzz-frame-decoder fuzz-taxonomy fuzz-favorites fuzz-import fuzz-verifier; do \
+	  mkdir -p Tests/fuzz/corpus/$$target && "$(DEBUG_BIN)/$$target" --write-seeds Tests/fuzz/corpus/$$target || exit 1; \
+	done
 
 ## The import's fault injection with 1,000 random SIGKILLs of the verifier (KILLS=N to change;
 ## STOL_FAULT_SEED=S replays a run), plus the kills at each stage, of importd, Ctrl-C and a full disk.

@@ -133,6 +133,28 @@ let package = Package(
         .testTarget(name: "STOLIntegrationTests", dependencies: ["STOLProtocol", "STOLRuntime", "STOLFormat",
                                                                  "STOLTestFixtures",
                                                                  .product(name: "GRDB", package: "GRDB.swift")]),
+
+        // MARK: Fuzzing (README, "Fuzzing")
+        /// The fuzz targets: one type per target, each running one input through the
+        /// code a daemon runs on untrusted bytes and checking its invariants. Shared by
+        /// the libFuzzer executables, their replayers and the regression tests.
+        .target(name: "STOLFuzzTargets", dependencies: [
+            "STOLRuntime", "STOLProtocol", "STOLTaxonomy", "STOLFavorites", "STOLImport", "STOLFormat",
+            "STOLPipeline", "STOLTestFixtures", "CSTOLSandbox",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log")],
+                path: "Tests/fuzz/STOLFuzzTargets"),
+        /// One executable per target: built with `-sanitize=fuzzer -D FUZZING` (`make fuzz`)
+        /// it is a libFuzzer binary; built normally, a replayer of the files it is given.
+        .executableTarget(name: "fuzz-frame-decoder", dependencies: ["STOLFuzzTargets"], path: "Tests/fuzz/fuzzers/fuzz-frame-decoder"),
+        .executableTarget(name: "fuzz-taxonomy", dependencies: ["STOLFuzzTargets"], path: "Tests/fuzz/fuzzers/fuzz-taxonomy"),
+        .executableTarget(name: "fuzz-favorites", dependencies: ["STOLFuzzTargets"], path: "Tests/fuzz/fuzzers/fuzz-favorites"),
+        .executableTarget(name: "fuzz-import", dependencies: ["STOLFuzzTargets"], path: "Tests/fuzz/fuzzers/fuzz-import"),
+        .executableTarget(name: "fuzz-verifier", dependencies: ["STOLFuzzTargets"], path: "Tests/fuzz/fuzzers/fuzz-verifier"),
+        .testTarget(name: "STOLFuzzTests", dependencies: ["STOLFuzzTargets", "STOLProtocol"]),
     ]
 )
 

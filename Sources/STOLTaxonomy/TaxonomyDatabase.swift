@@ -189,12 +189,15 @@ public final class TaxonomyDatabase: Sendable {
 
 /// Where the background build leaves the indexes, and who waits for them.
 private final class IndexesSlot: Sendable {
-    private enum State {
-        case building(waiters: [CheckedContinuation<MemoryIndexes, Never>])
-        case built(MemoryIndexes)
+    /// Two fields rather than an enum with both as payloads: a multi-payload enum
+    /// keeps its case in spare bits of the indexes' pointers, where LeakSanitizer
+    /// (the fuzz build) no longer recognises them and reports the indexes leaked.
+    private struct State {
+        var built: MemoryIndexes?
+        var waiters: [CheckedContinuation<MemoryIndexes, Never>] = []
     }
 
-    private let state = Mutex(State.building(waiters: []))
+    private let state = Mutex(State())
     /// Whether a build was started (or the empty indexes filled in).
     private let claimed = Mutex(false)
     /// Signalled once built, for ``waitUntilBuilt()``.
@@ -209,17 +212,16 @@ private final class IndexesSlot: Sendable {
     }
 
     var built: MemoryIndexes? {
-        state.withLock { state in
-            if case .built(let indexes) = state { indexes } else { nil }
-        }
+        state.withLock { $0.built }
     }
 
     /// Stores the indexes and resumes every task waiting for them (once).
     func fill(_ indexes: MemoryIndexes) {
         let waiters = state.withLock { state -> [CheckedContinuation<MemoryIndexes, Never>] in
-            guard case .building(let waiters) = state else { return [] }
-            state = .built(indexes)
-            return waiters
+            guard state.built == nil else { return [] }
+            state.built = indexes
+            defer { state.waiters = [] }
+            return state.waiters
         }
         for waiter in waiters { waiter.resume(returning: indexes) }
         ready.signal()
@@ -229,14 +231,9 @@ private final class IndexesSlot: Sendable {
         if let built { return built }
         return await withCheckedContinuation { continuation in
             let built = state.withLock { state -> MemoryIndexes? in
-                switch state {
-                case .built(let indexes):
-                    return indexes
-                case .building(var waiters):
-                    waiters.append(continuation)
-                    state = .building(waiters: waiters)
-                    return nil
-                }
+                if let built = state.built { return built }
+                state.waiters.append(continuation)
+                return nil
             }
             if let built { continuation.resume(returning: built) }
         }
@@ -246,7 +243,7 @@ private final class IndexesSlot: Sendable {
     /// still running has finished: it would fill the slot again.
     func release() {
         if claimed.withLock({ $0 }) { _ = waitUntilBuilt() }
-        state.withLock { $0 = .built(MemoryIndexes.empty) }
+        state.withLock { $0.built = MemoryIndexes.empty }
     }
 
     func waitUntilBuilt() -> MemoryIndexes {

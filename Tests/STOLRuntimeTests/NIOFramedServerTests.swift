@@ -216,6 +216,30 @@ final class NIOFramedServerTests: XCTestCase {
         assertServed(client, id: 101)
     }
 
+    /// Found by the socket fuzzer (`Tests/tools/socket_fuzzer.py`), whose probe sends a
+    /// request and ends its side of the stream (`shutdown(SHUT_WR)`, as `nc -N` or a
+    /// script piping requests in does): the server closed the connection as soon as it
+    /// read the end of the stream, dropping the answers of requests still to be served
+    /// on the task pool, while those answered inline got through. Now every request
+    /// sent before the end is answered, in order, then the connection closes.
+    func testAClientThatEndsItsStreamAfterPipelinedRequests_getsEveryAnswerInOrder_thenEOF() throws {
+        let server = try startServer()
+        let client = try server.connect()
+        // The end of the stream comes while request 1 is in flight on the task pool and
+        // three more wait in the socket (one on the task pool, one inline, one status).
+        try client.send(getTaxon(1, TestTaxonomyService.gatedTaxonID))
+        XCTAssertEqual(gatedRequestStarted.wait(timeout: .now() + 5), .success)
+        try client.sendRaw(try frameBytes(getTaxon(2, TestTaxonomyService.sleepingTaxonID))
+                           + frameBytes(getTaxon(3, 3)) + frameBytes(statusRequest(4)))
+        XCTAssertEqual(shutdown(client.descriptor, Int32(SHUT_WR)), 0)
+        gate.open()
+        for id in UInt64(1)...4 {
+            let answer = try? client.receive(Stol_V1_TaxonomyResponse.self).message
+            XCTAssertEqual(answer?.id, id, "request \(id) was not answered")
+        }
+        TransportError.expect(.closedByPeer, receiving: Stol_V1_TaxonomyResponse.self, on: client)
+    }
+
     func testGracefulShutdownLetsTheInFlightRequestFinishAndBeAnsweredBeforeClosing() throws {
         let server = try startServer()
         let busy = try server.connect()

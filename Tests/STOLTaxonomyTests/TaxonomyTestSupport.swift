@@ -166,20 +166,3 @@ func hits(_ response: Stol_V1_TaxonomyResponse, file: StaticString = #filePath, 
     }
     return search.hits
 }
-
-/// Runs `body` on the concurrency pool and blocks this (non-pool) test thread until it
-/// finishes, so assertions can call the async service directly.
-func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
-    let box = ResultBox<T>()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        box.value = await body()
-        done.signal()
-    }
-    done.wait()
-    return box.value!
-}
-
-private final class ResultBox<T>: @unchecked Sendable {
-    var value: T?
-}

@@ -14,7 +14,8 @@ import STOLProtocol
 /// at most that plus one answer), and a connection that leaves its answers unread
 /// for ``ServerConfiguration/slowReaderTimeout`` is closed. A framing error is answered with a typed error frame and the
 /// connection is closed; other connections and the daemon carry on. On `ChannelShouldQuiesceEvent` (graceful shutdown) the in-flight
-/// request is finished and answered, then the connection closes.
+/// request is finished and answered, then the connection closes; so it does when the client ends its side of the
+/// stream (`shutdown(SHUT_WR)`): every request sent before the end is answered first, in order.
 final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
@@ -30,6 +31,10 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     private var busy = false
     private var closing = false
     private var quiescing = false
+    /// The client has ended its side of the stream (`ChannelEvent.inputClosed`).
+    private var inputClosed = false
+    /// Close once nothing is in flight or waiting: on graceful shutdown, or after the client's end of stream.
+    private var closesWhenIdle: Bool { quiescing || inputClosed }
 
     init(service: Service, configuration: ServerConfiguration, peer: PeerCredentials, logger: Logger,
          framingErrors: FramingErrorLog = FramingErrorLog()) {
@@ -66,7 +71,8 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
                 let (handler, context) = loopBound.value
                 guard !context.channel.isWritable else { return }
                 handler.logger.debug("closing a connection that does not read its answers")
-                handler.close(context: context)
+                handler.closing = true
+                context.close(promise: nil)  // also when already closing after its answers
             }
         }
         context.fireChannelWritabilityChanged()
@@ -110,7 +116,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
             }
         }
         if wrote { context.flush() }
-        if !busy, pending.isEmpty, quiescing { close(context: context) }
+        if !busy, pending.isEmpty, closesWhenIdle { closeAfterAnswers(context: context) }
     }
 
     private func finish(context: ChannelHandlerContext, requestID: UInt64, response: Service.Response) {
@@ -119,7 +125,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
         write(context: context, requestID: requestID, response: response)
         context.flush()
         if pending.isEmpty {
-            if quiescing { close(context: context); return }
+            if closesWhenIdle { closeAfterAnswers(context: context); return }
             if context.channel.isWritable { context.read() }
         } else {
             processPending(context: context)
@@ -171,6 +177,18 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
         context.close(promise: nil)
     }
 
+    /// Closes once the answers written so far have left: a close drops writes still
+    /// queued, and an answer larger than the socket's buffer is still being written.
+    /// (A client that never reads them is cut by the slow-reader timer.)
+    private func closeAfterAnswers(context: ChannelHandlerContext) {
+        guard !closing else { return }
+        closing = true
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(Self.wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).whenComplete { _ in
+            loopBound.value.close(promise: nil)
+        }
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if error is FramingError || error is ByteToMessageDecoderError {
             fail(context: context, error: error)
@@ -183,7 +201,12 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
             quiescing = true
-            if !busy && pending.isEmpty { close(context: context) }
+            if !busy && pending.isEmpty { closeAfterAnswers(context: context) }
+        } else if let event = event as? ChannelEvent, event == .inputClosed {
+            // After ByteToMessageHandler has passed on every whole frame (an incomplete
+            // one has been answered MALFORMED_FRAME and the connection is closing).
+            inputClosed = true
+            if !busy && pending.isEmpty { closeAfterAnswers(context: context) }
         } else if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
             if !busy { close(context: context) }
         } else {

@@ -47,6 +47,9 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
                 }
             }
             .childChannelOption(.autoRead, value: true)
+            // A client's end of stream (shutdown(SHUT_WR)) is an event for the handler,
+            // which answers what was sent before it, then closes (see FramedRequestHandler).
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: configuration.maximumUnsentBytes / 2,
                                                                    high: configuration.maximumUnsentBytes))
             .childChannelInitializer { child in

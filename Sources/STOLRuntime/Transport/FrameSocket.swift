@@ -173,7 +173,10 @@ public final class FrameSocket {
         return (try? LengthPrefixedFrameDecoder.nextFrame(in: &copy, maximumFrameBytes: maximumIncomingFrameBytes)) != nil
     }
 
-    private func receiveFrame() throws(TransportError) -> (ByteBuffer, OwnedFileDescriptor?) {
+    /// Blocks until one whole frame is in and returns its body undecoded, with the
+    /// descriptor that came with it (``receive(_:)`` decodes it; the frame decoder's
+    /// fuzz target compares these bodies with the other transports').
+    public func receiveFrame() throws(TransportError) -> (ByteBuffer, OwnedFileDescriptor?) {
         while true {
             do {
                 if let frame = try LengthPrefixedFrameDecoder.nextFrame(in: &buffer, maximumFrameBytes: maximumIncomingFrameBytes) {

@@ -1,0 +1,155 @@
+import STOLProtocol
+import STOLRuntime
+import STOLTaxonomy
+import STOLTestFixtures
+
+/// `stol-taxonomyd`'s request handling (``TaxonomyService``) on a small real
+/// database, fed what a client could send on one connection (``RequestStream``).
+///
+/// For every request: the answer is well-formed (``ResponseCheck``), carries the
+/// database's identity, has the result case of the operation asked or a typed
+/// error — never `INTERNAL`, which is a bug or an I/O failure on a database that
+/// has neither — and keeps the limits it was asked for (page and search sizes,
+/// rank and status filters, one lineage per query). A request the event loop
+/// answers inline is answered exactly as the task pool would. The diagnostics
+/// report never contains a search text of the same connection.
+public final class TaxonomyFuzzTarget: FuzzTarget {
+    public static let name = "fuzz-taxonomy"
+    public static let inputIsRequestStream = true
+
+    let service: TaxonomyService
+    let identity: Stol_V1_DatabaseIdentity
+    static let context = RequestContext(peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000), logger: FuzzScratch.quietLogger)
+    static let allowedErrors: Set<Stol_V1_ErrorCode> = [.invalidRequest, .notFound, .unimplemented]
+
+    init(service: TaxonomyService, identity: Stol_V1_DatabaseIdentity) {
+        self.service = service
+        self.identity = identity
+    }
+
+    public static func make() throws -> TaxonomyFuzzTarget {
+        let directory = try FuzzScratch.makeDirectory("stolfuzz-taxonomy")
+        try FixtureDatabase.build(at: directory + "/bundled.sqlite")
+        let provider = try ActiveDatabaseProvider(bundledPath: directory + "/bundled.sqlite",
+                                                  referencePath: directory + "/reference.sqlite",
+                                                  activationPath: directory + "/activation.json",
+                                                  logger: FuzzScratch.quietLogger)
+        // Every input sees the same server: the in-memory tree and word indexes are built.
+        let database = provider.current().database
+        _ = database.waitForMemoryIndexes()
+        return TaxonomyFuzzTarget(service: TaxonomyService(provider: provider), identity: database.identity)
+    }
+
+    public func run(_ input: [UInt8]) throws(FuzzFailure) {
+        var searchTexts: [String] = []
+        for item in RequestStream<Stol_V1_TaxonomyRequest>.cut(input) {
+            switch item {
+            case .framingError(let error):
+                try ResponseCheck.framingError(error, as: Stol_V1_TaxonomyResponse.self)
+            case .request(let request, _):
+                if case .search(let search) = request.body, search.query.utf8.count >= 16 { searchTexts.append(search.query) }
+                try answer(request, searchTexts: searchTexts)
+            }
+        }
+    }
+
+    private func answer(_ request: Stol_V1_TaxonomyRequest, searchTexts: [String]) throws(FuzzFailure) {
+        let service = self.service
+        let inline = service.respondInline(to: request, context: Self.context)
+        let response = runBlocking { await service.respond(to: request, context: Self.context) }
+        let what = RequestStream<Stol_V1_TaxonomyRequest>.describe(request, body: request.body)
+        try ResponseCheck.wellFormed(response, requestID: request.id, allowed: Self.allowedErrors, what)
+        try expect(response.database == identity, "\(what): answered without the database's identity")
+        if let inline {
+            try expect(inline.isEqualTo(message: response), "\(what): answered inline differently than on the task pool")
+        }
+        if let error = response.protocolError {
+            if request.body == nil {
+                try expect(error.code == (request.unknownFields.data.isEmpty ? .invalidRequest : .unimplemented),
+                           "\(what): a request without a known body answered \(error)")
+            }
+            if error.code == .notFound {
+                try expect(!(error.details["taxon_id"] ?? "").isEmpty, "\(what): NOT_FOUND without details[taxon_id]")
+            }
+            return
+        }
+        try Self.checkResult(request, response, what, searchTexts: searchTexts)
+    }
+
+    /// The result answers the operation asked, within the limits asked for.
+    static func checkResult(_ request: Stol_V1_TaxonomyRequest, _ response: Stol_V1_TaxonomyResponse,
+                            _ what: String, searchTexts: [String]) throws(FuzzFailure) {
+        switch (request.body, response.result) {
+        case (.status, .status(let status)):
+            try expect(status.treeLoaded && status.taxaCount > 0, "\(what): status of an empty or unloaded database")
+        case (.getTaxon(let get), .taxon(let taxon)):
+            try expect(taxon.id == get.taxonID, "\(what): asked for taxon \(get.taxonID), got \(taxon.id)")
+        case (.children(let children), .children(let page)):
+            let limit = children.limit == 0 ? Int(ProtocolLimits.defaultPageSize) : Int(children.limit)
+            try expect(page.taxa.count <= limit, "\(what): \(page.taxa.count) children for a limit of \(limit)")
+            try expect(page.taxa.allSatisfy { $0.parentID == children.taxonID }, "\(what): a child of another taxon")
+        case (.roots, .roots(let page)):
+            try expect(page.taxa.allSatisfy { !$0.hasParentID }, "\(what): a root with a parent")
+        case (.ancestors, .ancestors), (.detail, .detail), (.compare, .compare):
+            break
+        case (.search(let search), .search(let result)):
+            let limit = search.limit == 0 ? Int(ProtocolLimits.defaultSearchLimit) : Int(search.limit)
+            try expect(result.hits.count <= limit, "\(what): \(result.hits.count) hits for a limit of \(limit)")
+            if search.rank != .unspecified {
+                try expect(result.hits.allSatisfy { $0.taxon.rank == search.rank }, "\(what): a hit of another rank than \(search.rank)")
+            }
+            if !search.conservation.isEmpty {
+                let statuses = Set(search.conservation.map { $0.uppercased() })
+                try expect(result.hits.allSatisfy { statuses.contains($0.taxon.conservation.uppercased()) },
+                           "\(what): a hit outside the statuses \(statuses.sorted())")
+            }
+            try expect(result.hits.allSatisfy { $0.score.isFinite && $0.taxon.id > 0 }, "\(what): a hit without a score or taxon")
+        case (.relatives(let relatives), .relatives(let result)):
+            let n = relatives.n == 0 ? 10 : Int(relatives.n)
+            try expect(result.relatives.count <= n, "\(what): \(result.relatives.count) relatives for n = \(n)")
+        case (.lineageBatch(let batch), .lineageBatch(let result)):
+            try expect(result.results.map(\.query) == batch.queries, "\(what): not one result per query, in order")
+        case (.diagnostics, .diagnostics(let diagnostics)):
+            for text in searchTexts {
+                try expect(!diagnostics.report.contains(text), "\(what): the report contains a search text")
+            }
+        default:
+            throw FuzzFailure("\(what): answered with \(String(describing: response.result))")
+        }
+    }
+
+    public static func generatedSeeds() throws -> [(name: String, bytes: [UInt8])] {
+        typealias Request = Stol_V1_TaxonomyRequest
+        var seeds = try FuzzSeeds.requestVectors(socket: "taxonomy.sock")
+        seeds.append(("seed-every-operation", FuzzSeeds.connection(Request.self, [
+            .with { $0.status = .init() },
+            .with { $0.getTaxon = .with { $0.taxonID = 9689; $0.language = "es" } },
+            .with { $0.children = .with { $0.taxonID = 9688; $0.limit = 2; $0.offset = 1 } },
+            .with { $0.roots = .with { $0.language = "de" } },
+            .with { $0.ancestors = .with { $0.taxonID = 9694 } },
+            .with { $0.detail = .with { $0.taxonID = 9689; $0.language = "zh" } },
+            .with { $0.compare = .with { $0.taxonA = 9689; $0.taxonB = 562 } },
+            .with { $0.relatives = .with { $0.taxonID = 9689; $0.n = 3; $0.computed = true } },
+            .with { $0.lineageBatch = .with { $0.queries = ["9689", "Panthera tigris", "lion", "nothing"] } },
+            .with { $0.diagnostics = .init() }
+        ])))
+        seeds.append(("seed-searches", FuzzSeeds.connection(Request.self, [
+            .with { $0.search = .with { $0.query = "lion" } },
+            .with { $0.search = .with { $0.query = "Pantera leo"; $0.limit = 5 } },
+            .with { $0.search = .with { $0.query = "pan"; $0.prefix = true; $0.rank = .genus } },
+            .with { $0.search = .with { $0.query = "panthera tigris"; $0.phrase = true; $0.conservation = ["EN", "vu"] } },
+            .with { $0.search = .with { $0.query = "león"; $0.language = "es"; $0.noFuzzy = true } },
+            .with { $0.search = .with { $0.query = "\"*( NEAR -:" } }
+        ])))
+        seeds.append(("seed-refused", FuzzSeeds.connection(Request.self, [
+            .with { $0.getTaxon = .with { $0.taxonID = -1 } },
+            .with { $0.children = .with { $0.taxonID = 9688; $0.limit = 501 } },
+            .with { $0.relatives = .with { $0.taxonID = 9688; $0.n = 101 } },
+            .with { $0.compare = .with { $0.taxonA = 9689; $0.taxonB = 424242 } },
+            .with { $0.search = .with { $0.query = String(repeating: "a", count: 513) } },
+            Request()
+        ])))
+        seeds.append(("seed-unknown-operation", FuzzSeeds.unknownOperation(Request.self)))
+        return seeds
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import STOLFormat
+import STOLImport
+import STOLProtocol
+import STOLRuntime
+
+/// `stol-verifyd`'s request handling (``VerifierService``): the sandboxed parser
+/// of untrusted `.stol` files, the most exposed code of the import. The input
+/// becomes the file it is handed (an in-memory file as the received descriptor).
+///
+/// Byte 0 chooses what the rest is (``Mode``): a whole `.stol` file, as an
+/// attacker can make it; or a gzip payload, or an SQLite database, that this
+/// target signs with the key the verifier trusts, as only the release key's
+/// holder could — so that decompression and the database checks are fuzzed too,
+/// not only the checks a forged file stops at.
+///
+/// Every answer: progress frames in stage order (fractions 0…1), `chunk` frames
+/// only once decompression has succeeded, then exactly one final `done` or typed
+/// error naming its check (PROTOCOL.md §7) — never INTERNAL. A file this target
+/// signed never fails a check before the schema version; a database it compressed
+/// itself never fails decompression, and comes back byte for byte when it passes.
+/// `done` announces exactly the size and SHA-256 of the chunks sent before it.
+public final class VerifierFuzzTarget: FuzzTarget {
+    public static let name = "fuzz-verifier"
+
+    enum Mode: Equatable {
+        /// The rest of the input is the file.
+        case file
+        /// The rest is a payload, signed into a file with `schemaVersion`.
+        case signedPayload(schemaVersion: UInt32)
+        /// The rest is a database, gzipped and signed with `schemaVersion`.
+        case signedDatabase(schemaVersion: UInt32)
+
+        /// Byte 0 modulo 3 picks the kind; byte 0 / 3 picks an unsupported schema
+        /// version for 1 (version 2) and 2 (version 0), else version 1.
+        init(_ byte: UInt8) {
+            let version: UInt32 = byte / 3 == 1 ? 2 : byte / 3 == 2 ? 0 : 1
+            switch byte % 3 {
+            case 0: self = .file
+            case 1: self = .signedPayload(schemaVersion: version)
+            default: self = .signedDatabase(schemaVersion: version)
+            }
+        }
+    }
+
+    let service: VerifierService
+    let scratch: ScratchFile
+    let signingKey: Ed25519.PrivateKey
+    /// Where the input files are made (RAM-backed, see ``FuzzScratch``).
+    let directory: String
+    static let coordinatorUID: UInt32 = 4242
+    static let context = RequestContext(peer: PeerCredentials(pid: 1, uid: coordinatorUID, gid: coordinatorUID),
+                                        logger: FuzzScratch.quietLogger)
+    static let formatErrors: Set<Stol_V1_ErrorCode> = [.fileTooSmall, .notAStolFile, .checksumMismatch, .signatureInvalid,
+                                                      .incompatibleSchema, .decompressionLimit]
+    static let checks: [Stol_V1_ErrorCode: Set<String>] = [
+        .fileTooSmall: ["file_size", "header"], .notAStolFile: ["magic"], .checksumMismatch: ["sha_256_checksum"],
+        .signatureInvalid: ["signature"], .incompatibleSchema: ["schema_version"], .decompressionLimit: ["decompression"],
+        .databaseCorrupt: ["decompression", "sqlite_header", "database_schema_version", "integrity", "tables_and_columns"],
+    ]
+
+    init(service: VerifierService, scratch: ScratchFile, signingKey: Ed25519.PrivateKey, directory: String) {
+        self.service = service
+        self.scratch = scratch
+        self.signingKey = signingKey
+        self.directory = directory
+    }
+
+    /// The test key of `protocol/vectors/stol` (its seed is committed there): the
+    /// `.stol` vectors are signed with it, so they reach the checks past the signature.
+    static func testKey() throws -> Ed25519.PrivateKey {
+        guard let key = Ed25519.PrivateKey(seed: try FuzzSeeds.hexFile(FuzzSeeds.vectorsDirectory + "/stol/test-key.seed.hex")) else {
+            throw FuzzFailure("protocol/vectors/stol/test-key.seed.hex is not an Ed25519 seed")
+        }
+        return key
+    }
+
+    public static func make() throws -> VerifierFuzzTarget {
+        let key = try testKey()
+        let directory = try FuzzScratch.makeDirectory("stolfuzz-verifier")
+        let scratch = try ScratchFile(directory: directory)
+        let service = VerifierService(configuration: .init(allowedUID: coordinatorUID, trustedKey: .success(key.publicKey)),
+                                      scratch: scratch)
+        return VerifierFuzzTarget(service: service, scratch: scratch, signingKey: key, directory: directory)
+    }
+
+    public func run(_ input: [UInt8]) throws(FuzzFailure) {
+        let mode = Mode(input.first ?? 0)
+        let frames = try answers(input)
+        try check(frames, mode: mode, database: Array(input.dropFirst()))
+        try expect(scratch.size == 0, "the scratch file holds \(scratch.size) bytes after the answer")
+    }
+
+    /// Every frame the verifier sends for the file `input` makes.
+    func answers(_ input: [UInt8]) throws(FuzzFailure) -> [Stol_V1_VerifyResponse] {
+        let mode = Mode(input.first ?? 0)
+        let rest = Array(input.dropFirst())
+        let file: [UInt8]
+        switch mode {
+        case .file: file = rest
+        case .signedPayload(let version): file = StolFile.assemble(payload: rest, schemaVersion: version, signingKey: signingKey)
+        case .signedDatabase(let version):
+            file = StolFile.assemble(payload: Gzip.compress(rest, level: 1), schemaVersion: version, signingKey: signingKey)
+        }
+        var request = Stol_V1_VerifyRequest()
+        request.id = 1
+        request.verifyFile = .with { $0.sizeBytes = UInt64(file.count) }
+        let context = RequestContext(peer: Self.context.peer, logger: Self.context.logger,
+                                     receivedFileDescriptor: try FuzzFile.descriptor(for: file, in: directory))
+        var frames: [Stol_V1_VerifyResponse] = []
+        service.respond(to: request, context: context) { response in
+            var response = response
+            response.id = request.id
+            frames.append(response)
+        }
+        return frames
+    }
+
+    private func check(_ frames: [Stol_V1_VerifyResponse], mode: Mode, database: [UInt8]) throws(FuzzFailure) {
+        guard let final = frames.last else { throw FuzzFailure("no answer") }
+        var stage = Stol_V1_ImportStage.unspecified
+        var sent: [UInt8] = []
+        for (index, frame) in frames.enumerated() {
+            try ResponseCheck.wellFormed(frame, requestID: 1, allowed: Self.formatErrors.union([.databaseCorrupt]), "frame \(index)")
+            switch frame.result {
+            case .progress(let progress) where index < frames.count - 1:
+                try expect(progress.stage.rawValue >= stage.rawValue, "progress went back from \(stage) to \(progress.stage)")
+                try expect((0...1).contains(progress.fraction), "progress fraction \(progress.fraction)")
+                stage = progress.stage
+            case .chunk(let chunk) where index < frames.count - 1:
+                try expect(stage == .checkingDatabase, "a chunk during \(stage), before decompression succeeded")
+                try expect(chunk.data.count <= ImportLimits.chunkBytes, "a chunk of \(chunk.data.count) bytes")
+                sent += chunk.data
+            case .done where index == frames.count - 1, .error where index == frames.count - 1:
+                break
+            default:
+                throw FuzzFailure("frame \(index) of \(frames.count) is \(frame)")
+            }
+        }
+        switch final.result {
+        case .done(let done):
+            try expect(done.sqliteBytes == UInt64(sent.count) && Array(done.sqliteSha256) == SHA256.hash(sent),
+                       "done announces \(done.sqliteBytes) bytes, \(sent.count) were sent (or another SHA-256)")
+            try expect(done.schemaVersion == 1, "done with schema version \(done.schemaVersion)")
+            if case .signedDatabase = mode { try expect(sent == database, "the verified database differs from the one signed") }
+        case .error(let error):
+            let check = error.details["check"] ?? ""
+            try expect(Self.checks[error.code]?.contains(check) ?? false, "\(error.code) names the check \"\(check)\"")
+            if Self.formatErrors.contains(error.code) { try expect(sent.isEmpty, "database bytes sent before \(error.code)") }
+            switch mode {
+            case .file: break
+            case .signedPayload(let version), .signedDatabase(let version):
+                try expect(version == 1 || error.code == .incompatibleSchema, "schema version \(version) answered \(error.code)")
+                try expect(![.fileTooSmall, .notAStolFile, .checksumMismatch, .signatureInvalid].contains(error.code),
+                           "a correctly signed file answered \(error.code)")
+            }
+            if case .signedDatabase(1) = mode {
+                try expect(error.code == .databaseCorrupt && check != "decompression", "a database gzipped here answered \(error.code) \(check)")
+                if !database.starts(with: Array("SQLite format 3\0".utf8)) {
+                    try expect(check == "sqlite_header", "a database without the SQLite header failed \(check)")
+                }
+            }
+        default:
+            throw FuzzFailure("the final frame is \(final)")
+        }
+    }
+
+    /// Every `.stol` vector as a file; a small database, signed by this target as a
+    /// payload and as a database (pages of 512 bytes: the smallest SQLite allows).
+    public static func generatedSeeds() throws -> [(name: String, bytes: [UInt8])] {
+        var seeds: [(name: String, bytes: [UInt8])] = []
+        let directory = FuzzSeeds.vectorsDirectory + "/stol"
+        for file in try FileManager.default.contentsOfDirectory(atPath: directory).sorted() where file.hasSuffix(".stol.hex") {
+            seeds.append(("vector-" + file.replacingOccurrences(of: ".stol.hex", with: ""), [0] + (try FuzzSeeds.hexFile(directory + "/" + file))))
+        }
+        let scratch = try FuzzScratch.makeDirectory("stolfuzz-seeds")
+        try FixtureDatabase.build(at: scratch + "/small.sqlite", pageSize: 512)
+        let database = try [UInt8](Data(contentsOf: URL(fileURLWithPath: scratch + "/small.sqlite")))
+        seeds.append(("seed-signed-database", [2] + database))
+        seeds.append(("seed-signed-payload", [1] + Gzip.compress(database, level: 9)))
+        seeds.append(("seed-signed-text", [1] + Gzip.compress(Array("not a database\n".utf8), level: 9)))
+        return seeds
+    }
+}
