@@ -37,15 +37,8 @@ struct AttackBench: ParsableCommand {
 
     func run() throws {
         let binaries = binDir ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
-        var template = Array("\(workDir)/stolbench-attack.XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw ValidationError("mkdtemp in \(workDir) failed") }
-        let work = String(cString: made)
+        let work = try SoakStack.makeWorkDirectory(in: workDir, prefix: "stolbench-attack")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        chmod(work, 0o755)
-        for directory in ["run", "state", "tmp"] {
-            try FileManager.default.createDirectory(atPath: work + "/" + directory, withIntermediateDirectories: true)
-        }
-        chmod(work + "/run", 0o755)
         print("preparing the workload from \(database) …")
         let local = try TaxonomyDatabase(path: database, kind: .bundled, loadIndexes: false)
         let workload = try SoakWorkload(queries: TaxonomyQueries(database: local))

@@ -45,15 +45,8 @@ struct SoakBench: ParsableCommand {
 
     func run() throws {
         let binaries = binDir ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
-        var template = Array("\(workDir)/stolbench-soak.XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw ValidationError("mkdtemp in \(workDir) failed") }
-        let work = String(cString: made)
+        let work = try SoakStack.makeWorkDirectory(in: workDir, prefix: "stolbench-soak")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        chmod(work, 0o755)  // the soak users read the workload and reach the sockets
-        for directory in ["run", "state", "tmp"] {
-            try FileManager.default.createDirectory(atPath: work + "/" + directory, withIntermediateDirectories: true)
-        }
-        chmod(work + "/run", 0o755)
 
         print("preparing the workload from \(database) …")
         let local = try TaxonomyDatabase(path: database, kind: .bundled, loadIndexes: false)

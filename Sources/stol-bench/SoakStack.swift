@@ -21,6 +21,21 @@ struct SoakStack {
         var fds: Int
     }
 
+    /// A scratch directory under `parent` with `run`, `state` and `tmp`, readable by
+    /// the other users a soak or an attack plays (they reach the sockets and the
+    /// workload): the caller removes it.
+    static func makeWorkDirectory(in parent: String, prefix: String) throws -> String {
+        var template = Array("\(parent)/\(prefix).XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw ValidationError("mkdtemp in \(parent) failed") }
+        let work = String(cString: made)
+        chmod(work, 0o755)
+        for directory in ["run", "state", "tmp"] {
+            try FileManager.default.createDirectory(atPath: work + "/" + directory, withIntermediateDirectories: true)
+        }
+        chmod(work + "/run", 0o755)
+        return work
+    }
+
     static func start(binaries: String, work: String, database: String, publicKey: String?) throws -> SoakStack {
         var environment = ["STOL_RUNTIME_DIR=\(work)/run", "STOL_STATE_DIR=\(work)/state", "TMPDIR=\(work)/tmp",
                            "STOL_BUNDLED_DB=\(URL(fileURLWithPath: database).path)", "STOL_LOG_LEVEL=notice"]
