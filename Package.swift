@@ -120,7 +120,7 @@ let package = Package(
         .testTarget(name: "STOLPipelineTests", dependencies: ["STOLTestFixtures", "STOLPipeline", "STOLModel",
                                                               .product(name: "GRDB", package: "GRDB.swift"),
                                                               .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "STOLTaxonomyTests", dependencies: ["STOLTestFixtures", "STOLTaxonomy", "STOLPipeline", "STOLProtocol", "STOLRuntime",
+        .testTarget(name: "STOLTaxonomyTests", dependencies: ["STOLTestFixtures", "STOLTaxonomy", "STOLPipeline", "STOLProtocol", "STOLRuntime", "STOLModel",
                                                               .product(name: "Logging", package: "swift-log"),
                                                               .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "STOLFavoritesTests", dependencies: ["STOLFavorites", "STOLProtocol",
@@ -130,7 +130,7 @@ let package = Package(
                                                             "STOLPipeline",
                                                             .product(name: "GRDB", package: "GRDB.swift"),
                                                             .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "STOLIntegrationTests", dependencies: ["STOLProtocol", "STOLRuntime", "STOLFormat",
+        .testTarget(name: "STOLIntegrationTests", dependencies: ["STOLProtocol", "STOLRuntime", "STOLFormat", "STOLModel",
                                                                  "STOLTestFixtures",
                                                                  .product(name: "GRDB", package: "GRDB.swift")]),
 

@@ -11,8 +11,8 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
     public let path: String
     /// How long to wait for each answer frame (and to send a request); nil waits for ever.
     public let timeout: Duration?
-    private var socket: FrameSocket?
-    private var nextID: UInt64 = 1
+    fileprivate var socket: FrameSocket?
+    fileprivate var nextID: UInt64 = 1
 
     /// The default wait for an answer: a stopped or wedged daemon never hangs the client.
     public static var defaultTimeout: Duration { .seconds(30) }
@@ -23,7 +23,7 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
         self.timeout = timeout
     }
 
-    private func connected() throws(ClientError) -> FrameSocket {
+    fileprivate func connected() throws(ClientError) -> FrameSocket {
         if let socket { return socket }
         do {
             let socket = try FrameSocket.connect(path: path)
@@ -72,6 +72,70 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
                 }
                 if isFinal(response) { return response }
                 onProgress(response)
+            }
+        } catch let error as ClientError {
+            throw error
+        } catch let error as TransportError {
+            self.socket = nil
+            if case .timedOut = error, let timeout {
+                throw .timedOut(service: service, after: timeout)
+            }
+            throw .transport(service: service, error)
+        } catch {
+            throw .local("\(error)")
+        }
+    }
+}
+
+extension ServiceClient {
+    /// Sends the requests `next` gives, keeping up to `window` of them in flight on
+    /// one connection (PROTOCOL.md §1.3: taxonomy.sock answers pipelined requests,
+    /// matched by `id`), and hands each answer to `onAnswer` in the order of the
+    /// requests. For batch modes: a round trip per batch would leave both sides
+    /// idle half the time. A small window keeps the unread answers within what the
+    /// server holds for a connection (1 MiB, then it stops reading), so neither
+    /// side waits on the other for ever.
+    public func pipeline(window: Int = 4, next: () throws(ClientError) -> Request?,
+                         onAnswer: (Response) throws(ClientError) -> Void) throws(ClientError) {
+        let socket = try connected()
+        var inFlight: [UInt64] = []
+        var early: [UInt64: Response] = [:]
+        var exhausted = false
+        do {
+            while true {
+                while !exhausted && inFlight.count < max(window, 1) {
+                    guard var request = try next() else { exhausted = true; break }
+                    request.id = nextID
+                    nextID += 1
+                    do {
+                        try socket.send(request)
+                    } catch {
+                        if case .encoding = error {
+                            throw ClientError.usage("a request is larger than the protocol allows "
+                                                    + "(\(ProtocolLimits.maximumRequestFrameBytes) bytes); make it smaller")
+                        }
+                        throw error
+                    }
+                    inFlight.append(request.id)
+                }
+                guard let first = inFlight.first else { return }
+                let response: Response
+                if let ready = early.removeValue(forKey: first) {
+                    response = ready
+                } else {
+                    let received = try socket.receive(Response.self).message
+                    if received.id == 0, let error = received.protocolError { throw ClientError.server(error) }
+                    guard received.id == first else {
+                        guard inFlight.contains(received.id) else {
+                            throw ClientError.local("the \(service) service answered request \(received.id), which was not sent")
+                        }
+                        early[received.id] = received
+                        continue
+                    }
+                    response = received
+                }
+                inFlight.removeFirst()
+                try onAnswer(response)
             }
         } catch let error as ClientError {
             throw error

@@ -62,7 +62,7 @@ public enum DatabaseChecks {
         }
         let facts = try schemaVersion(db, header: headerSchemaVersion)
         try integrity(db, progress: progress, isCancelled: isCancelled)
-        try shape(db)
+        try shape(db, version: Int(facts.schemaVersion))
         return facts
     }
 
@@ -113,11 +113,11 @@ public enum DatabaseChecks {
         }
     }
 
-    /// Every table and column of ``TaxonomySchema/requiredColumns`` and every index
-    /// of ``TaxonomySchema/requiredIndexes``.
-    static func shape(_ db: ReadOnlySQLite) throws(ImportError) {
+    /// Every table, column and index a database of `version` must have
+    /// (``TaxonomySchema/requiredColumns(version:)``, ``TaxonomySchema/requiredIndexes(version:)``).
+    static func shape(_ db: ReadOnlySQLite, version: Int) throws(ImportError) {
         do {
-            for (table, columns) in TaxonomySchema.requiredColumns {
+            for (table, columns) in TaxonomySchema.requiredColumns(version: version) {
                 let present = Set(try db.rows("SELECT name FROM pragma_table_info(?)", [table]).compactMap { $0.first?.text })
                 guard !present.isEmpty else {
                     throw ImportError.databaseCorrupt(check: .shape, detail: "the table \(table) is missing")
@@ -129,7 +129,7 @@ public enum DatabaseChecks {
                 }
             }
             let indexes = Set(try db.rows("SELECT name FROM sqlite_master WHERE type = 'index'").compactMap { $0.first?.text })
-            let missing = TaxonomySchema.requiredIndexes.filter { !indexes.contains($0) }
+            let missing = TaxonomySchema.requiredIndexes(version: version).filter { !indexes.contains($0) }
             guard missing.isEmpty else {
                 throw ImportError.databaseCorrupt(check: .shape,
                                                   detail: "the index(es) \(missing.joined(separator: ", ")) are missing")

@@ -146,8 +146,9 @@ public final class ReferenceDatabaseStore: Sendable {
         } catch {
             throw .databaseCorrupt(check: .schemaVersionRow, detail: error.message)
         }
-        try DatabaseChecks.shape(db)
-        return DatabaseFacts(schemaVersion: UInt32(clamping: row.first?.integer ?? 0), buildTime: row.last?.text ?? "")
+        let version = UInt32(clamping: row.first?.integer ?? 0)
+        try DatabaseChecks.shape(db, version: Int(version))
+        return DatabaseFacts(schemaVersion: version, buildTime: row.last?.text ?? "")
     }
 
     static func storageError(_ error: Error) -> ImportError {

@@ -1,10 +1,23 @@
-/// The taxonomy database schema of seeds/000 §3, exactly, at `schema_version` 1.
+/// The taxonomy database schema (`protocol/STOL-FORMAT.md`, "The database").
 ///
-/// The pipeline creates it; the taxonomy server only reads it and refuses a
-/// database whose version is newer than ``currentVersion``.
+/// Version 1 is the eight-rank view: `taxa` holds only domain … species, each
+/// under its nearest kept ancestor. Version 2 adds, without changing a table of
+/// version 1, the source's whole tree (`tree_nodes`: every node with its rank
+/// verbatim, e.g. NCBI's `no rank`, `clade`, `strain`, under one root) and the
+/// ids the source retired (`merged_ids`, `deleted_ids`), so that lineages and
+/// common ancestors can be answered on NCBI's own tree and an old id is
+/// translated rather than "not found". A build may leave `tree_nodes` empty (the
+/// bundled database does, to stay small): the server then answers on the main
+/// ranks only and says so.
+///
+/// The pipeline creates it; the taxonomy server only reads it, understands
+/// every version from 1 to ``currentVersion`` and refuses a newer one.
 public enum TaxonomySchema {
     /// The schema version this build writes and understands.
-    public static let currentVersion = 1
+    public static let currentVersion = 2
+
+    /// The first version with ``fullTreeStatements``.
+    public static let fullTreeVersion = 2
 
     /// DDL statements in creation order (tables, then indexes, then FTS).
     public static let statements: [String] = [
@@ -106,12 +119,57 @@ public enum TaxonomySchema {
         """,
     ]
 
-    /// Tables every taxonomy database must have (the server checks on open).
-    public static let requiredTables = requiredColumns.map(\.table)
+    /// What version 2 adds: created after ``statements`` (its index with the others).
+    public static let fullTreeStatements: [String] = [
+        """
+        CREATE TABLE tree_nodes (
+            id              INTEGER PRIMARY KEY,
+            parent_id       INTEGER REFERENCES tree_nodes(id),
+            rank            TEXT    NOT NULL,
+            scientific_name TEXT    NOT NULL
+        )
+        """,
+        "CREATE INDEX idx_tree_nodes_name ON tree_nodes(scientific_name)",
+        """
+        CREATE TABLE merged_ids (
+            old_id      INTEGER PRIMARY KEY,
+            new_id      INTEGER NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE deleted_ids (
+            id          INTEGER PRIMARY KEY
+        )
+        """,
+    ]
 
-    /// The columns the server reads, per table: the verifier refuses an imported
-    /// database that lacks one (a shape check after `PRAGMA integrity_check`).
-    public static let requiredColumns: [(table: String, columns: [String])] = [
+    /// Every statement a database of ``currentVersion`` is made with.
+    public static let allStatements = statements + fullTreeStatements
+
+    /// Tables every taxonomy database of `version` must have (the server checks on open).
+    public static func requiredTables(version: Int) -> [String] {
+        requiredColumns(version: version).map(\.table)
+    }
+
+    /// The columns the server reads, per table, in a database of `version`.
+    public static func requiredColumns(version: Int) -> [(table: String, columns: [String])] {
+        version >= fullTreeVersion ? requiredColumns + fullTreeColumns : requiredColumns
+    }
+
+    /// The indexes a database of `version` must have.
+    public static func requiredIndexes(version: Int) -> [String] {
+        version >= fullTreeVersion ? requiredIndexes + indexNames(fullTreeStatements) : requiredIndexes
+    }
+
+    static let fullTreeColumns: [(table: String, columns: [String])] = [
+        ("tree_nodes", ["id", "parent_id", "rank", "scientific_name"]),
+        ("merged_ids", ["old_id", "new_id"]),
+        ("deleted_ids", ["id"]),
+    ]
+
+    /// The columns of version 1 the server reads, per table: the verifier refuses an
+    /// imported database that lacks one (a shape check after `PRAGMA integrity_check`).
+    static let requiredColumns: [(table: String, columns: [String])] = [
         ("schema_version", ["version", "applied_at"]),
         ("taxa", ["id", "parent_id", "rank", "scientific_name", "author", "year", "status", "conservation"]),
         ("names", ["id", "taxon_id", "name", "lang", "name_type", "is_preferred"]),
@@ -125,8 +183,12 @@ public enum TaxonomySchema {
 
     /// The indexes of ``statements``: without them the server's queries would scan
     /// whole tables (2 M rows), so an imported database must have every one.
-    public static let requiredIndexes: [String] = statements.compactMap { statement in
-        guard statement.hasPrefix("CREATE INDEX ") else { return nil }
-        return statement.dropFirst("CREATE INDEX ".count).split(separator: " ").first.map(String.init)
+    static let requiredIndexes: [String] = indexNames(statements)
+
+    private static func indexNames(_ statements: [String]) -> [String] {
+        statements.compactMap { statement in
+            guard statement.hasPrefix("CREATE INDEX ") else { return nil }
+            return statement.dropFirst("CREATE INDEX ".count).split(separator: " ").first.map(String.init)
+        }
     }
 }

@@ -2,8 +2,9 @@ import Foundation
 import STOLModel
 
 /// Reads an NCBI Taxonomy dump directory: `nodes.dmp` and `names.dmp`
-/// (required) and `merged.dmp` (optional). `delnodes.dmp`, `division.dmp`,
-/// `gencode.dmp` and the other files of `taxdump.tar.gz` are not read.
+/// (required), `merged.dmp` and `delnodes.dmp` (optional: the PyPI snapshot has
+/// neither). `division.dmp`, `gencode.dmp` and the other files of
+/// `taxdump.tar.gz` are not read.
 ///
 /// Format: fields separated by `\t|\t`, lines ending in `\t|`; LF or CRLF; the
 /// trailing `|` may be missing. The root (tax_id 1) is its own parent and
@@ -54,6 +55,10 @@ public struct NCBITaxdumpReader {
         let mergedPath = directory + "/merged.dmp"
         if FileManager.default.fileExists(atPath: mergedPath) {
             try readMerged(mergedPath, into: &source)
+        }
+        let deletedPath = directory + "/delnodes.dmp"
+        if FileManager.default.fileExists(atPath: deletedPath) {
+            try readDeleted(deletedPath, into: &source)
         }
         return source
     }
@@ -265,6 +270,25 @@ public struct NCBITaxdumpReader {
                                 value: reader.string(column))
             }
             if source.merged.updateValue(new, forKey: old) != nil { source.readStatistics.duplicateRows += 1 }
+        }
+        ticker.finish()
+        source.readStatistics.rows += ticker.rows
+    }
+
+    // MARK: delnodes.dmp
+
+    /// One deleted tax_id per line (`12345\t|`).
+    private func readDeleted(_ path: String, into source: inout SourceTaxonomy) throws(SourceError) {
+        let file = try MappedFile(path: path)
+        var reader = DelimitedRowReader(file: file, separator: .dump)
+        var ticker = ProgressTicker(file: path, handler: progress)
+        while reader.next() {
+            ticker.tick()
+            guard reader.fieldCount >= 1, let id = reader.int64(0) else {
+                if reader.isDamaged { source.readStatistics.damagedLines += 1; continue }
+                throw .badValue(file: path, line: reader.line, column: "tax_id", value: reader.string(0))
+            }
+            if !source.deleted.insert(id).inserted { source.readStatistics.duplicateRows += 1 }
         }
         ticker.finish()
         source.readStatistics.rows += ticker.rows

@@ -39,7 +39,20 @@ public struct NormalizedTaxonomy: Sendable {
         public var reference: Int?
     }
 
+    /// A node of the source's whole tree, with the source's own rank and parent.
+    public struct TreeNode: Sendable, Equatable {
+        public var id: TaxonID
+        public var parentID: TaxonID?
+        public var rank: String
+        public var scientificName: String
+    }
+
     public var taxa: [Taxon] = []
+    /// The source's whole tree (schema 2 `tree_nodes`); empty unless the build keeps it.
+    public var fullTree: [TreeNode] = []
+    /// Ids the source merged into another (old → new) and ids it deleted.
+    public var merged: [TaxonID: TaxonID] = [:]
+    public var deleted: Set<TaxonID> = []
     public var names: [Name] = []
     public var references: [Reference] = []
     public var traits: [Trait] = []
@@ -57,8 +70,22 @@ public struct TaxonomyNormalizer {
 
     public init() {}
 
-    public func normalize(_ source: SourceTaxonomy) -> NormalizedTaxonomy {
+    /// - Parameter keepingFullTree: also keep every accepted usage as it is in the
+    ///   source (``NormalizedTaxonomy/fullTree``), parents and ranks unchanged.
+    public func normalize(_ source: SourceTaxonomy, keepingFullTree: Bool = false) -> NormalizedTaxonomy {
         var result = NormalizedTaxonomy()
+        result.merged = source.merged
+        result.deleted = source.deleted
+        if keepingFullTree {
+            let accepted = Set(source.usages.lazy.filter { $0.status != .synonym }.map(\.id))
+            result.fullTree.reserveCapacity(accepted.count)
+            for usage in source.usages where usage.status != .synonym {
+                // A parent the source does not have (a cut subset's edge) makes a root.
+                let parent = usage.parentID.flatMap { accepted.contains($0) && $0 != usage.id ? $0 : nil }
+                result.fullTree.append(.init(id: usage.id, parentID: parent, rank: usage.rank,
+                                             scientificName: usage.scientificName))
+            }
+        }
         let usageByID = Dictionary(source.usages.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var keptRank: [TaxonID: TaxonRank] = [:]
         for usage in source.usages {

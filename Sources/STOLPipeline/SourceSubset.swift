@@ -39,12 +39,13 @@ extension SourceTaxonomy {
         return state.map { $0 == 2 }
     }
 
-    /// The usages with `keep[i]` true, and the names, properties and merged ids
+    /// The usages with `keep[i]` true, and the names, properties, merged and deleted ids
     /// that go with them; names of dropped usages are counted in the second result.
     func retaining(_ keep: [Bool], positions: [TaxonID: Int32]) -> (SourceTaxonomy, droppedNames: Int) {
         var result = SourceTaxonomy()
         result.readStatistics = readStatistics
         result.merged = merged
+        result.deleted = deleted
         result.references = references
         result.usages.reserveCapacity(keep.lazy.filter { $0 }.count)
         for (position, usage) in usages.enumerated() where keep[position] { result.usages.append(usage) }

@@ -75,8 +75,10 @@ public struct SourceTaxonomy: Sendable {
     public var properties: [Property] = []
     public var references: [Reference] = []
     /// Ids the source retired by merging them into another (NCBI `merged.dmp`:
-    /// old → new). Kept for id-stability checks; not a table of the schema.
+    /// old → new): schema 2 `merged_ids`, and the id-stability checks.
     public var merged: [TaxonID: TaxonID] = [:]
+    /// Ids the source deleted (NCBI `delnodes.dmp`).
+    public var deleted: Set<TaxonID> = []
     /// What the reader skipped or merged while reading (for the build report).
     public var readStatistics = ReadStatistics()
 

@@ -18,6 +18,10 @@ public struct TaxonomyDatabaseWriter {
         public var traits = 0
         public var eulerTour = 0
         public var topNRelatives = 0
+        /// Rows of the schema 2 tables: the whole tree, merged and deleted ids.
+        public var treeNodes = 0
+        public var mergedIDs = 0
+        public var deletedIDs = 0
         public var bytes: Int64 = 0
     }
 
@@ -83,8 +87,8 @@ public struct TaxonomyDatabaseWriter {
             try queue.write { db in
                 // Tables first, indexes after the rows: building an index from sorted
                 // keys is much faster than keeping it up to date row by row.
-                let indexes = TaxonomySchema.statements.filter { $0.hasPrefix("CREATE INDEX") }
-                for statement in TaxonomySchema.statements where !statement.hasPrefix("CREATE INDEX") {
+                let indexes = TaxonomySchema.allStatements.filter { $0.hasPrefix("CREATE INDEX") }
+                for statement in TaxonomySchema.allStatements where !statement.hasPrefix("CREATE INDEX") {
                     try db.execute(sql: statement)
                 }
                 try db.execute(sql: "INSERT INTO schema_version (version) VALUES (?)",
@@ -96,6 +100,8 @@ public struct TaxonomyDatabaseWriter {
                 report.names = try insertNames(taxonomy, db)
                 report.references = try insertReferencesAndTraits(taxonomy, db, traits: &report.traits)
                 phase("names")
+                (report.treeNodes, report.mergedIDs, report.deletedIDs) = try insertFullTree(taxonomy, db)
+                phase("tree_nodes")
                 try insertSearchIndex(taxonomy, byID: byID, db)
                 phase("fts")
                 let nodesByID = (0..<tree.count).sorted { tree.nodes[$0].id < tree.nodes[$1].id }
@@ -107,7 +113,7 @@ public struct TaxonomyDatabaseWriter {
                 phase("indexes")
                 // The bulk load skipped the per-row constraint checks (an `IN (…)` CHECK
                 // costs more than the insert); check the source tables once instead.
-                for table in ["taxa", "names", "refs", "traits"] {
+                for table in ["taxa", "names", "refs", "traits", "tree_nodes"] {
                     if let row = try Row.fetchOne(db, sql: "PRAGMA foreign_key_check(\(table))") {
                         throw WriteError.invalidTree("foreign key violation: \(row)")
                     }
@@ -169,6 +175,38 @@ public struct TaxonomyDatabaseWriter {
             try insert.step()
         }
         return taxonomy.taxa.count
+    }
+
+    /// The whole tree (in id order); the merged ids whose new id the database holds
+    /// (a subset may have cut the taxon an old id went to) and whose old id it does
+    /// not; the deleted ids it does not hold.
+    private func insertFullTree(_ taxonomy: NormalizedTaxonomy, _ db: Database) throws -> (Int, Int, Int) {
+        let nodes = try BulkInsert(db, sql: "INSERT INTO tree_nodes (id, parent_id, rank, scientific_name) VALUES (?, ?, ?, ?)")
+        for node in taxonomy.fullTree.sorted(by: { $0.id < $1.id }) {
+            nodes.bind(1, node.id)
+            nodes.bind(2, node.parentID)
+            nodes.bind(3, node.rank)
+            nodes.bind(4, node.scientificName)
+            try nodes.step()
+        }
+        var held = Set(taxonomy.taxa.lazy.map(\.id))
+        held.formUnion(taxonomy.fullTree.lazy.map(\.id))
+        let mergedInsert = try BulkInsert(db, sql: "INSERT INTO merged_ids (old_id, new_id) VALUES (?, ?)")
+        var merged = 0
+        for (old, new) in taxonomy.merged.sorted(by: { $0.key < $1.key }) where held.contains(new) && !held.contains(old) {
+            mergedInsert.bind(1, old)
+            mergedInsert.bind(2, new)
+            try mergedInsert.step()
+            merged += 1
+        }
+        let deletedInsert = try BulkInsert(db, sql: "INSERT INTO deleted_ids (id) VALUES (?)")
+        var deleted = 0
+        for id in taxonomy.deleted.sorted() where !held.contains(id) {
+            deletedInsert.bind(1, id)
+            try deletedInsert.step()
+            deleted += 1
+        }
+        return (taxonomy.fullTree.count, merged, deleted)
     }
 
     private func insertNames(_ taxonomy: NormalizedTaxonomy, _ db: Database) throws -> Int {

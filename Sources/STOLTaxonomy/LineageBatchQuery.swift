@@ -9,8 +9,22 @@ extension TaxonomyQueries {
     /// Lineages of many taxa in one round trip, for pipelines of thousands of
     /// queries. Each query is a decimal id or an exact name (scientific name,
     /// case-insensitively for the first letter, then a common name or synonym,
-    /// case- and accent-insensitively); each gets its own result or error.
-    public func lineageBatch(_ queries: [String], language: String) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
+    /// case- and accent-insensitively); each gets its own result or error. A name
+    /// that fits several taxa is an error naming them, never a silent pick.
+    ///
+    /// With ``Stol_V1_RankView/all`` the lineage is NCBI's own (every node of the
+    /// source's tree, ``FullTaxonTree``), answered from memory; it throws
+    /// ``TaxonomyError/memoryIndexesLoading`` while that tree is being built (the
+    /// service then waits) and ``TaxonomyError/fullTreeAbsent`` on a database
+    /// that keeps only the main ranks.
+    public func lineageBatch(_ queries: [String], language: String, ranks: Stol_V1_RankView = .main,
+                             form: Stol_V1_LineageForm = .taxa) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
+        if ranks == .all {
+            guard database.fullTreeCount > 0 else { throw .fullTreeAbsent }
+            guard let indexes = database.memoryIndexes else { throw .memoryIndexesLoading }
+            guard let tree = indexes.fullTree else { throw .fullTreeAbsent }
+            return try fullTreeLineages(queries, tree: tree, exactNames: indexes.exactNames, form: form)
+        }
         let exactNames = database.memoryIndexes?.exactNames
         return try database.read { db in
             var response = Stol_V1_LineageBatchResponse()
@@ -18,12 +32,22 @@ extension TaxonomyQueries {
                 var result = Stol_V1_LineageResult()
                 result.query = query
                 do {
-                    let id = try resolve(db, query.trimmingCharacters(in: .whitespaces), exactNames: exactNames)
+                    let id = try resolve(db, query.trimmingCharacters(in: .whitespaces), exactNames: exactNames,
+                                         table: "taxa")
                     guard let (taxon, lineage) = try lineage(db, of: id, language: language) else {
                         throw TaxonomyError.taxonNotFound(id)
                     }
                     result.taxon = taxon
-                    result.lineage = lineage
+                    switch form {
+                    case .taxa, .UNRECOGNIZED:
+                        result.lineage = lineage
+                    case .compact:
+                        result.lineageIds = lineage.map(\.id)
+                        result.lineageRanks = lineage.map { TaxonomyQueries.modelRank($0.rank)?.rawValue ?? "" }
+                        result.lineageNames = lineage.map(\.scientificName)
+                    case .ids:
+                        result.lineageIds = lineage.map(\.id)
+                    }
                 } catch let error as TaxonomyError {
                     result.error = error.protocolError.proto
                 }
@@ -33,19 +57,97 @@ extension TaxonomyQueries {
         }
     }
 
-    private func resolve(_ db: Database, _ query: String, exactNames: [String: TaxonID]?) throws -> TaxonID {
+    /// Lineages on the whole tree: names are resolved with SQL (the name index of
+    /// `tree_nodes`), everything else from memory.
+    private func fullTreeLineages(_ queries: [String], tree: FullTaxonTree, exactNames: [String: TaxonID],
+                                  form: Stol_V1_LineageForm) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
+        var nodes = [Int?](repeating: nil, count: queries.count)
+        var errors = [TaxonomyError?](repeating: nil, count: queries.count)
+        var byName: [Int] = []
+        for (position, query) in queries.enumerated() {
+            let trimmed = query.trimmingCharacters(in: .whitespaces)
+            if let id = TaxonID(trimmed) {
+                if id <= 0 {
+                    errors[position] = .invalidArgument("taxon ids are positive integers, got \(id)")
+                } else if let node = tree.index(of: id) {
+                    nodes[position] = node
+                } else {
+                    errors[position] = .taxonNotFound(id)
+                }
+            } else {
+                byName.append(position)
+            }
+        }
+        if !byName.isEmpty {
+            try database.read { db in
+                for position in byName {
+                    do {
+                        let id = try resolve(db, queries[position].trimmingCharacters(in: .whitespaces),
+                                             exactNames: exactNames, table: "tree_nodes")
+                        if let node = tree.index(of: id) { nodes[position] = node } else { throw TaxonomyError.taxonNotFound(id) }
+                    } catch let error as TaxonomyError {
+                        errors[position] = error
+                    }
+                }
+            }
+        }
+        var response = Stol_V1_LineageBatchResponse()
+        response.results.reserveCapacity(queries.count)
+        for (position, query) in queries.enumerated() {
+            var result = Stol_V1_LineageResult()
+            result.query = query
+            if let node = nodes[position] {
+                result.taxon = Self.treeTaxon(tree, node)
+                let lineage = tree.ancestors(of: node)
+                switch form {
+                case .taxa, .UNRECOGNIZED:
+                    result.lineage = lineage.map { Self.treeTaxon(tree, $0) }
+                case .compact:
+                    result.lineageIds = lineage.map(tree.id(at:))
+                    result.lineageRanks = lineage.map(tree.rank(of:))
+                    result.lineageNames = lineage.map(tree.name(of:))
+                case .ids:
+                    result.lineageIds = lineage.map(tree.id(at:))
+                }
+            } else if let error = errors[position] {
+                result.error = error.protocolError.proto
+            }
+            response.results.append(result)
+        }
+        return response
+    }
+
+    /// A node of the whole tree as a `Taxon`: id, parent, rank (the main rank, if
+    /// the node has one), the source's rank and the scientific name.
+    static func treeTaxon(_ tree: FullTaxonTree, _ node: Int) -> Stol_V1_Taxon {
+        var taxon = Stol_V1_Taxon()
+        taxon.id = tree.id(at: node)
+        if let parent = tree.parent(of: node) { taxon.parentID = tree.id(at: parent) }
+        taxon.rank = tree.mainRank(of: node).map(wireRank) ?? .unspecified
+        taxon.sourceRank = tree.rank(of: node)
+        taxon.scientificName = tree.name(of: node)
+        taxon.status = .accepted
+        return taxon
+    }
+
+    /// The id a query names: a decimal id as it is; a scientific name of `table`
+    /// (`taxa` or `tree_nodes`), as written or with its first letter capitalised;
+    /// else a common name or synonym. Several taxa with that name (among accepted
+    /// ones first) are ``TaxonomyError/ambiguousName(_:_:)``.
+    func resolve(_ db: Database, _ query: String, exactNames: [String: TaxonID]?, table: String) throws -> TaxonID {
         if let id = TaxonID(query) {
             guard id > 0 else { throw TaxonomyError.invalidArgument("taxon ids are positive integers, got \(id)") }
             return id
         }
         guard !query.isEmpty else { throw TaxonomyError.invalidArgument("empty query") }
         let capitalised = query.prefix(1).uppercased() + query.dropFirst()
-        for name in [query, capitalised] {
-            if let id = try TaxonID.fetchOne(db.cachedStatement(sql: """
-                SELECT id FROM taxa WHERE scientific_name = ? ORDER BY status <> 'accepted', id LIMIT 1
-                """), arguments: [name]) {
-                return id
-            }
+        let sql = table == "taxa"
+            ? "SELECT id FROM taxa WHERE scientific_name = ? AND status = (SELECT min(status) FROM taxa WHERE scientific_name = ?) ORDER BY id LIMIT 16"
+            : "SELECT id FROM tree_nodes WHERE scientific_name = ? AND ? IS NOT NULL ORDER BY id LIMIT 16"
+        for name in capitalised == query ? [query] : [query, capitalised] {
+            let ids = try TaxonID.fetchAll(db.cachedStatement(sql: sql), arguments: [name, name])
+            if ids.count == 1 { return ids[0] }
+            if ids.count > 1 { throw TaxonomyError.ambiguousName(name, ids) }
         }
         let folded = SearchQuery.words(in: query).joined(separator: " ")
         if let exactNames {

@@ -29,6 +29,10 @@ public struct MemoryIndexes: Sendable {
     public let filteredSearch: FilteredSearchIndex
     /// Why the tree could not be built, if it could not (the database still serves).
     public let treeProblem: String?
+    /// The source's whole tree (schema 2 `tree_nodes`), for `--ranks all`; nil when
+    /// the database keeps only the main ranks (or it could not be built: `fullTreeProblem`).
+    public var fullTree: FullTaxonTree? = nil
+    public var fullTreeProblem: String? = nil
 
     static func load(_ db: Database) throws -> MemoryIndexes {
         var tree: CompactTaxonTree?
@@ -95,9 +99,29 @@ public struct MemoryIndexes: Sendable {
         let filteredSearch = tree == nil ? FilteredSearchIndex.empty
             : FilteredSearchIndex(higherTaxa: higherEntries.map(NameWordIndex.init), conservation: conservation,
                                   conservedNames: conservedNames, conservedWords: conservedWords)
-        return MemoryIndexes(tree: tree, nameWords: NameWordIndex(entries), vocabulary: FuzzyVocabulary(words: vocabularyWords),
-                             exactNames: exactNames, commonlyNamed: commonlyNamed, filteredSearch: filteredSearch,
-                             treeProblem: treeProblem)
+        var indexes = MemoryIndexes(tree: tree, nameWords: NameWordIndex(entries), vocabulary: FuzzyVocabulary(words: vocabularyWords),
+                                    exactNames: exactNames, commonlyNamed: commonlyNamed, filteredSearch: filteredSearch,
+                                    treeProblem: treeProblem)
+        do {
+            indexes.fullTree = try loadFullTree(db)
+        } catch {
+            indexes.fullTreeProblem = "\(error)"
+        }
+        return indexes
+    }
+
+    /// The whole tree of `tree_nodes`, nil when the table is absent (schema 1) or empty.
+    static func loadFullTree(_ db: Database) throws -> FullTaxonTree? {
+        guard try db.tableExists("tree_nodes") else { return nil }
+        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM tree_nodes") ?? 0
+        guard count > 0 else { return nil }
+        var builder = FullTaxonTree.Builder(capacity: count)
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, parent_id, rank, scientific_name FROM tree_nodes ORDER BY id")
+        while let row = try rows.next() {
+            let name: String = row[3]
+            try builder.append(id: row[0], parentID: row[1], rank: row[2], name: name.utf8)
+        }
+        return try builder.build()
     }
 
     private static func loadTree(_ db: Database) throws -> CompactTaxonTree {

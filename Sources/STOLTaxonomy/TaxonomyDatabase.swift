@@ -25,6 +25,9 @@ public final class TaxonomyDatabase: Sendable {
     public let namesCount: Int
     /// Rows per species in `top_n_relatives` (the pipeline's N; 0 when empty).
     public let precomputedRelatives: Int
+    /// Nodes of the source's whole tree (`tree_nodes`, schema 2): 0 when the
+    /// database keeps only the main ranks (schema 1, or a build without the tree).
+    public let fullTreeCount: Int
     public let sizeBytes: UInt64
     public let fingerprint: String
     private let readers: [DatabaseQueue]
@@ -73,11 +76,14 @@ public final class TaxonomyDatabase: Sendable {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             let facts = try queue.inDatabase { db -> [Int] in
                 let tables = try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type IN ('table')"))
-                let missing = TaxonomySchema.requiredTables.filter { !tables.contains($0) }
+                let version = tables.contains("schema_version")
+                    ? try Int.fetchOne(db, sql: "SELECT max(version) FROM schema_version") ?? 0 : 0
+                let missing = TaxonomySchema.requiredTables(version: version).filter { !tables.contains($0) }
                 guard missing.isEmpty else {
                     throw TaxonomyError.databaseUnusable(path: path, reason: "missing tables \(missing.joined(separator: ", "))")
                 }
-                let version = try Int.fetchOne(db, sql: "SELECT max(version) FROM schema_version") ?? 0
+                let treeNodes = version >= TaxonomySchema.fullTreeVersion
+                    ? try Int.fetchOne(db, sql: "SELECT count(*) FROM tree_nodes") ?? 0 : 0
                 let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa") ?? 0
                 let species = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa WHERE rank = 'species'") ?? 0
                 let names = try Int.fetchOne(db, sql: "SELECT count(*) FROM names") ?? 0
@@ -86,7 +92,7 @@ public final class TaxonomyDatabase: Sendable {
                     SELECT count(*) FROM top_n_relatives
                     WHERE taxon_id = (SELECT taxon_id FROM top_n_relatives WHERE rank_order = 1 LIMIT 1)
                     """) ?? 0
-                return [version, count, species, names, relatives]
+                return [version, count, species, names, relatives, treeNodes]
             }
             guard facts[0] >= 1, facts[0] <= TaxonomySchema.currentVersion else {
                 throw TaxonomyError.databaseUnusable(
@@ -97,6 +103,7 @@ public final class TaxonomyDatabase: Sendable {
             speciesCount = facts[2]
             namesCount = facts[3]
             precomputedRelatives = facts[4]
+            fullTreeCount = facts[5]
             var readers = [queue]
             for _ in 1..<Self.readerCount { readers.append(try DatabaseQueue(path: path, configuration: configuration)) }
             self.readers = readers

@@ -15,6 +15,10 @@ public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
     /// or a switch. ``TaxonomyService/respond(to:context:)`` waits for them and
     /// answers; only a synchronous caller ever sees this.
     case memoryIndexesLoading
+    /// `--ranks all` on a database that keeps only the eight main ranks.
+    case fullTreeAbsent
+    /// A name that fits several taxa, where one was needed.
+    case ambiguousName(String, [TaxonID])
     case query(String)
 
     public var protocolError: ProtocolError {
@@ -34,6 +38,13 @@ public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
             ProtocolError(.unavailable, detail)
         case .memoryIndexesLoading:
             ProtocolError(.unavailable, "the in-memory tree is still being built; try again in a few seconds")
+        case .fullTreeAbsent:
+            ProtocolError(.invalidRequest, "the active database keeps only the eight main ranks (it was built without "
+                          + "the whole tree); ask with --ranks main, or activate a reference database that has it",
+                          details: ["ranks": "main"])
+        case .ambiguousName(let name, let ids):
+            ProtocolError(.invalidRequest, "the name \(name) fits \(ids.count) taxa (\(ids.map(String.init).joined(separator: ", "))); "
+                          + "ask by id", details: ["taxon_ids": ids.map(String.init).joined(separator: ",")])
         case .query(let detail):
             ProtocolError(.internal, "query failed: \(detail)")
         }

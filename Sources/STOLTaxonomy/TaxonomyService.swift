@@ -48,7 +48,7 @@ public struct TaxonomyService: FramedService {
         // Relatives may be computed on the in-memory tree, which a request waits
         // for while it is still loading (seconds after a cold start).
         case .relatives: provider.current().database.memoryIndexes?.tree != nil
-        case .search, .diagnostics, .lineageBatch: false
+        case .search, .diagnostics, .lineageBatch, .compareBatch, .nameLookup: false
         }
     }
 
@@ -96,6 +96,8 @@ public struct TaxonomyService: FramedService {
         case .relatives: "relatives"
         case .diagnostics: "diagnostics"
         case .lineageBatch: "lineage_batch"
+        case .compareBatch: "compare_batch"
+        case .nameLookup: "name_lookup"
         case nil: "unknown"
         }
     }
@@ -174,7 +176,18 @@ public struct TaxonomyService: FramedService {
             guard batch.queries.count <= TaxonomyQueries.maximumBatchQueries else {
                 throw TaxonomyError.invalidArgument("at most \(TaxonomyQueries.maximumBatchQueries) queries per batch")
             }
-            return .lineageBatch(try queries.lineageBatch(batch.queries, language: Self.language(batch.language)))
+            return .lineageBatch(try queries.lineageBatch(batch.queries, language: Self.language(batch.language),
+                                                          ranks: batch.ranks, form: batch.form))
+        case .compareBatch(let batch):
+            guard batch.pairs.count <= TaxonomyQueries.maximumBatchQueries else {
+                throw TaxonomyError.invalidArgument("at most \(TaxonomyQueries.maximumBatchQueries) pairs per batch")
+            }
+            return .compareBatch(try queries.compareBatch(batch.pairs, ranks: batch.ranks))
+        case .nameLookup(let lookup):
+            guard lookup.names.count <= TaxonomyQueries.maximumBatchQueries else {
+                throw TaxonomyError.invalidArgument("at most \(TaxonomyQueries.maximumBatchQueries) names per request")
+            }
+            return .nameLookup(try queries.lookUpNames(lookup.names))
         case nil:
             throw request.missingBodyError
         }
@@ -199,6 +212,8 @@ public struct TaxonomyService: FramedService {
         status.referenceSizeBytes = FileStat(path: provider.referencePath)?.size ?? 0
         status.precomputedRelatives = UInt32(database.precomputedRelatives)
         status.treeLoaded = database.memoryIndexes?.tree != nil
+        status.fullTreeNodes = UInt64(database.fullTreeCount)
+        status.fullTreeLoaded = database.memoryIndexes?.fullTree != nil
         return status
     }
 

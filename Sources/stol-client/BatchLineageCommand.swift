@@ -5,20 +5,26 @@ import STOLProtocol
 
 /// `stol-client lineage`: lineages for many ids or names read from standard
 /// input, one result line per input line, in order — for pipelines of
-/// thousands of queries (sent in batches of 1000 per round trip).
+/// thousands of queries (1000 per request, several requests in flight).
 struct Lineage: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Lineages of ids or exact names read from stdin (one per line): TSV, or JSON lines with --jsonl.",
         discussion: """
             Each input line is a taxon id or an exact scientific or common name. Output, one line per input:
-              TSV:   query, id, rank, scientific name, lineage (root first, `;`-separated, the taxon last)
-                     or: query, then `NOT_FOUND`/`INVALID_REQUEST` and the message
+              TSV:   query, id, rank, scientific name, lineage (root first, `;`-separated, the taxon last):
+                     names, or ids with --ids
+                     or: query, then the error code (NOT_FOUND, INVALID_REQUEST) and the message
               --jsonl: the LineageResult message as one JSON object per line
+            With --ranks all the lineage is NCBI's own (every node, e.g. root;cellular organisms;Eukaryota;
+            Opisthokonta;Metazoa;…) and the rank column is NCBI's rank (no rank, clade, …).
+            A name that fits several taxa is INVALID_REQUEST listing their ids, never a silent pick.
             Exit code 0 when every query was found, 3 when some were not.
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var language: LanguageOption
+    @OptionGroup var ranks: RanksOption
     @Flag(help: "One JSON object per line instead of TSV.") var jsonl = false
+    @Flag(help: "The lineage column as ids instead of names.") var ids = false
     @Option(help: "Queries per request (1–1000).") var batchSize: Int = 1000
 
     func run() throws {
@@ -26,38 +32,66 @@ struct Lineage: ParsableCommand {
         try global.run { () throws(ClientError) in
             guard (1...1000).contains(batchSize) else { throw .usage("--batch-size must be 1…1000") }
             let client = global.taxonomy()
-            var pending: [String] = []
-            func flush() throws(ClientError) {
-                guard !pending.isEmpty else { return }
-                var batch = Stol_V1_LineageBatchRequest()
-                batch.queries = pending
-                batch.language = language.language
+            let json = jsonl || global.json
+            let form: Stol_V1_LineageForm = json ? .taxa : ids ? .ids : .compact
+            let output = BufferedOutput()
+            try client.pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
+                var pending: [String] = []
+                while pending.count < batchSize, let line = readLine() {
+                    let query = line.trimmingCharacters(in: .whitespaces)
+                    if !query.isEmpty { pending.append(query) }
+                }
+                guard !pending.isEmpty else { return nil }
                 var request = Stol_V1_TaxonomyRequest()
-                request.lineageBatch = batch
-                guard case .lineageBatch(let answer) = try client.call(request).result else { throw .local("unexpected answer") }
-                var output = ""
+                request.lineageBatch = .with {
+                    $0.queries = pending
+                    $0.language = language.language
+                    $0.ranks = ranks.ranks.wire
+                    $0.form = form
+                }
+                return request
+            }, onAnswer: { (response) throws(ClientError) in
+                guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
                 for result in answer.results {
                     if result.hasError { missing = true }
-                    output += (jsonl || global.json ? TextFormatter.json(result) : Self.tsv(result)) + "\n"
+                    output.line(json ? TextFormatter.json(result) : Self.tsv(result, ids: ids))
                 }
-                FileHandle.standardOutput.write(Data(output.utf8))
-                pending.removeAll(keepingCapacity: true)
-            }
-            while let line = readLine() {
-                let query = line.trimmingCharacters(in: .whitespaces)
-                if query.isEmpty { continue }
-                pending.append(query)
-                if pending.count >= batchSize { try flush() }
-            }
-            try flush()
+            })
+            output.flush()
         }
         if missing { throw ExitCode(ClientError.ExitCode.notFound.rawValue) }
     }
 
-    static func tsv(_ result: Stol_V1_LineageResult) -> String {
+    static func tsv(_ result: Stol_V1_LineageResult, ids: Bool) -> String {
         if result.hasError { return "\(result.query)\t\(result.error.code.name)\t\(result.error.message)" }
         let taxon = result.taxon
-        return [result.query, String(taxon.id), TextFormatter.rankName(taxon.rank), taxon.scientificName,
-                (result.lineage + [taxon]).map(\.scientificName).joined(separator: ";")].joined(separator: "\t")
+        let rank = taxon.sourceRank.isEmpty ? TextFormatter.rankName(taxon.rank) : taxon.sourceRank
+        let lineage = ids ? (result.lineageIds + [taxon.id]).map(String.init)
+            : result.lineageNames.isEmpty && !result.lineage.isEmpty ? (result.lineage + [taxon]).map(\.scientificName)
+            : result.lineageNames + [taxon.scientificName]
+        return [result.query, String(taxon.id), rank, taxon.scientificName, lineage.joined(separator: ";")]
+            .joined(separator: "\t")
     }
+}
+
+/// Standard output in 64 KiB writes: a batch of 100,000 lines written one by one
+/// costs a system call each.
+final class BufferedOutput {
+    private var buffer: [UInt8] = []
+
+    init() { buffer.reserveCapacity(1 << 17) }
+
+    func line(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        buffer.append(0x0A)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
+    func flush() {
+        guard !buffer.isEmpty else { return }
+        FileHandle.standardOutput.write(Data(buffer))
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    deinit { flush() }
 }

@@ -29,7 +29,7 @@ struct StolClient: ParsableCommand {
               stol-client db import out/reference.stol && stol-client db activate   (administrators)
             """,
         subcommands: [Status.self, TaxonCommand.self, Children.self, Roots.self, Ancestors.self, Search.self,
-                      Detail.self, Compare.self, Relatives.self, Tree.self, Lineage.self, Diagnostics.self,
+                      Detail.self, Compare.self, Relatives.self, Tree.self, Lineage.self, NameToIDs.self, Diagnostics.self,
                       Favorites.self, Database.self]
     )
 }
@@ -82,6 +82,19 @@ struct GlobalOptions: ParsableArguments {
             throw ExitCode(error.exitCode.rawValue)
         }
     }
+}
+
+/// `--ranks main|all`, shared by the commands that walk the tree.
+struct RanksOption: ParsableArguments {
+    enum View: String, ExpressibleByArgument, CaseIterable {
+        case main, all
+        var wire: Stol_V1_RankView { self == .all ? .all : .main }
+    }
+
+    @Option(help: ArgumentHelp("Which tree: main (the eight ranks, domain … species) or all (NCBI's own tree: every node "
+                               + "with its rank, no rank, clade, strain, … under the root 1; needs a database built with "
+                               + "the whole tree, such as the reference).", valueName: "main|all"))
+    var ranks: View = .main
 }
 
 struct LanguageOption: ParsableArguments {

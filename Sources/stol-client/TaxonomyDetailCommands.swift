@@ -27,23 +27,146 @@ struct Detail: ParsableCommand {
 
 struct Compare: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Compare two taxa: common ancestor, paths, distance, shared clade, trait similarity.")
+        abstract: "Compare two taxa: common ancestor, paths, distance, shared clade, trait similarity; or many pairs with --batch.",
+        discussion: """
+            With --batch, pairs are read from stdin, one per line: two ids or exact names separated by a tab
+            (or, for ids, by spaces). Output, one line per pair:
+              TSV:   a, b, common ancestor id, its rank, its name, distance on the main ranks, distance on
+                     NCBI's tree (edges; empty when the database keeps only the main ranks)
+                     or: a, b, the error code (NOT_FOUND, INVALID_REQUEST) and the message;
+                     or: a, b, UNRELATED (a database of the main ranks only: different roots)
+              --jsonl: the CompareBatchResult message as one JSON object per line
+            With --ranks all the common ancestor is NCBI's own (e.g. 131567 cellular organisms); with the
+            default --ranks main it is the nearest taxon of a main rank at or above it. Exit code 0 when every
+            pair was answered, 3 when some taxon was not found.
+            """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var language: LanguageOption
-    @Argument(help: "First taxon id.") var a: Int64
-    @Argument(help: "Second taxon id.") var b: Int64
+    @OptionGroup var ranks: RanksOption
+    @Flag(help: "Read pairs from stdin (see below) and answer them all, many per request.") var batch = false
+    @Flag(help: "With --batch: one JSON object per line instead of TSV.") var jsonl = false
+    @Argument(help: "First taxon id.") var a: Int64?
+    @Argument(help: "Second taxon id.") var b: Int64?
+
+    func validate() throws {
+        if batch {
+            guard a == nil, b == nil else { throw ValidationError("--batch reads the pairs from stdin; give no ids") }
+        } else {
+            guard a != nil, b != nil else { throw ValidationError("give two taxon ids, or --batch") }
+            guard ranks.ranks == .main else { throw ValidationError("--ranks all compares pairs with --batch") }
+        }
+    }
 
     func run() throws {
+        if batch { return try runBatch() }
         try global.run { () throws(ClientError) in
             var compare = Stol_V1_CompareRequest()
-            compare.taxonA = a
-            compare.taxonB = b
+            compare.taxonA = a!
+            compare.taxonB = b!
             compare.language = language.language
             var request = Stol_V1_TaxonomyRequest()
             request.compare = compare
             guard case .compare(let answer) = try global.taxonomy().call(request).result else { throw .local("unexpected answer") }
             print(global.json ? TextFormatter.json(answer) : TextFormatter.compare(answer))
         }
+    }
+
+    private func runBatch() throws {
+        var missing = false
+        try global.run { () throws(ClientError) in
+            let json = jsonl || global.json
+            let output = BufferedOutput()
+            try global.taxonomy().pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
+                var pairs: [Stol_V1_TaxonPair] = []
+                while pairs.count < 1000, let line = readLine() {
+                    guard !line.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
+                    guard let pair = Self.pair(line) else {
+                        throw .usage("cannot read a pair from the line '\(line)': give two ids or names separated by a tab")
+                    }
+                    pairs.append(pair)
+                }
+                guard !pairs.isEmpty else { return nil }
+                var request = Stol_V1_TaxonomyRequest()
+                request.compareBatch = .with { $0.pairs = pairs; $0.ranks = ranks.ranks.wire }
+                return request
+            }, onAnswer: { (response) throws(ClientError) in
+                guard case .compareBatch(let answer) = response.result else { throw .local("unexpected answer") }
+                for result in answer.results {
+                    if result.hasError { missing = true }
+                    output.line(json ? TextFormatter.json(result) : Self.tsv(result))
+                }
+            })
+            output.flush()
+        }
+        if missing { throw ExitCode(ClientError.ExitCode.notFound.rawValue) }
+    }
+
+    /// Two fields: tab-separated (names may hold spaces), else two whitespace-separated words.
+    static func pair(_ line: String) -> Stol_V1_TaxonPair? {
+        var fields = line.split(separator: "\t", omittingEmptySubsequences: true)
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        if fields.count == 1 { fields = line.split(whereSeparator: \.isWhitespace).map(String.init) }
+        guard fields.count == 2 else { return nil }
+        return .with { $0.a = fields[0]; $0.b = fields[1] }
+    }
+
+    static func tsv(_ result: Stol_V1_CompareBatchResult) -> String {
+        if result.hasError { return "\(result.a)\t\(result.b)\t\(result.error.code.name)\t\(result.error.message)" }
+        if result.unrelated { return "\(result.a)\t\(result.b)\tUNRELATED" }
+        return [result.a, result.b, String(result.lcaID), result.lcaRank, result.lcaName, String(result.distanceMain),
+                result.hasDistanceAll ? String(result.distanceAll) : ""].joined(separator: "\t")
+    }
+}
+
+/// `stol-client name2id`: every taxon each name (one per line on stdin) belongs to.
+struct NameToIDs: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "name2id",
+        abstract: "Ids of the taxa each name read from stdin belongs to, all of them when there are several.",
+        discussion: """
+            Each input line is a name: a scientific name matched exactly (then with its first letter
+            capitalised) among all taxa of the database (NCBI's whole tree when it has it), else a common
+            name or synonym. Output, one line per name:
+              TSV:   name, ids (ascending, comma-separated), unique or ambiguous, ranks (comma-separated)
+                     or: name, NOT_FOUND, the message
+              --jsonl: the NameLookupResult message as one JSON object per line
+            Exit code 0 when every name was found, 3 when some were not.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "One JSON object per line instead of TSV.") var jsonl = false
+
+    func run() throws {
+        var missing = false
+        try global.run { () throws(ClientError) in
+            let json = jsonl || global.json
+            let output = BufferedOutput()
+            try global.taxonomy().pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
+                var names: [String] = []
+                while names.count < 1000, let line = readLine() {
+                    let name = line.trimmingCharacters(in: .whitespaces)
+                    if !name.isEmpty { names.append(name) }
+                }
+                guard !names.isEmpty else { return nil }
+                var request = Stol_V1_TaxonomyRequest()
+                request.nameLookup = .with { $0.names = names }
+                return request
+            }, onAnswer: { (response) throws(ClientError) in
+                guard case .nameLookup(let answer) = response.result else { throw .local("unexpected answer") }
+                for result in answer.results {
+                    if result.hasError {
+                        missing = true
+                        output.line(json ? TextFormatter.json(result) : "\(result.name)\t\(result.error.code.name)\t\(result.error.message)")
+                    } else {
+                        output.line(json ? TextFormatter.json(result) : [
+                            result.name, result.ids.map(String.init).joined(separator: ","),
+                            result.ids.count > 1 ? "ambiguous" : "unique", result.ranks.joined(separator: ","),
+                        ].joined(separator: "\t"))
+                    }
+                }
+            })
+            output.flush()
+        }
+        if missing { throw ExitCode(ClientError.ExitCode.notFound.rawValue) }
     }
 }
 

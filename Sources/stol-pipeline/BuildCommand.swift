@@ -46,6 +46,9 @@ struct Build: ParsableCommand {
         valueName: "FILE"))
     var keepReleased: [String] = []
 
+    @Flag(help: "Also keep the source's whole tree with its own ranks (NCBI's no rank, clade, strain, … under the root 1) for lineages and common ancestors with --ranks all; the reference build does. Without it, the database answers on the eight main ranks only.")
+    var fullTree = false
+
     @Option(help: ArgumentHelp("Keep only these source ids, their descendants and their ancestors.",
                                valueName: "ID[,ID…]"))
     var subset: String?
@@ -71,6 +74,7 @@ struct Build: ParsableCommand {
         options.overlayDirectory = overlay
         options.onlyNamedSpecies = onlyNamedSpecies
         options.releasedRecords = keepReleased
+        options.fullTree = fullTree
         if let subset {
             var roots: [Int64] = []
             for part in subset.split(separator: ",") {
@@ -98,11 +102,13 @@ struct Build: ParsableCommand {
             throw ExitCode(1)
         }
         let report = summary.database
+        let noRetiredIDs = sourceFormat == .ncbi && report.mergedIDs == 0 && report.deletedIDs == 0
         if json {
             var object: [String: Any] = [
                 "output": output, "bytes": report.bytes, "taxa": report.taxa, "names": report.names,
                 "refs": report.references, "traits": report.traits, "euler_tour": report.eulerTour,
                 "top_n_relatives": report.topNRelatives, "species": summary.species,
+                "tree_nodes": report.treeNodes, "merged_ids": report.mergedIDs, "deleted_ids": report.deletedIDs,
                 "source_usages": summary.sourceUsages,
                 "phases": Dictionary(summary.phases.map { ($0.name, seconds($0.duration)) }, uniquingKeysWith: +),
             ]
@@ -132,6 +138,8 @@ struct Build: ParsableCommand {
                 built \(output) (\(report.bytes) bytes)
                   taxa \(report.taxa) (species \(summary.species)), names \(report.names), refs \(report.references), traits \(report.traits)
                   euler_tour \(report.eulerTour), top_n_relatives \(report.topNRelatives)
+                  tree_nodes \(report.treeNodes)\(fullTree ? "" : " (no --full-tree: main ranks only)"), \
+                merged_ids \(report.mergedIDs), deleted_ids \(report.deletedIDs)\(noRetiredIDs ? " (the source has no merged.dmp or delnodes.dmp)" : "")
                 """)
             if let placeholders = summary.placeholders {
                 print("  placeholders: \(placeholders.placeholders) placeholders and \(placeholders.containers) containers "

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import STOLModel
 import GRDB  // through STOLPipeline's dependency: only to read schema_version of the database to sign
 import STOLFormat
 
@@ -163,7 +164,7 @@ struct Verify: ParsableCommand {
     var extract: String?
 
     @Option(name: .customLong("max-schema-version"), help: "Newest schema version accepted.")
-    var maxSchemaVersion: UInt32 = 1
+    var maxSchemaVersion = UInt32(TaxonomySchema.currentVersion)
 
     @Argument(help: "The .stol file.")
     var file: String

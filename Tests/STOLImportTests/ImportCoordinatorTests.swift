@@ -1,5 +1,6 @@
 import CSTOLSocket
 import Foundation
+import STOLModel
 import GRDB
 import Glibc
 import STOLFileSystem
@@ -127,7 +128,7 @@ final class ImportCoordinatorTests: XCTestCase {
         XCTAssertTrue(done.status.referencePresent)
         XCTAssertFalse(done.status.referenceActive)
         XCTAssertEqual(done.status.referenceSizeBytes, UInt64(sqlite.count))
-        XCTAssertEqual(done.status.referenceSchemaVersion, 1)
+        XCTAssertEqual(done.status.referenceSchemaVersion, UInt32(TaxonomySchema.currentVersion))
         XCTAssertEqual(done.status.referenceFingerprint, FileStat(path: paths.referenceDatabase)?.fingerprint)
         XCTAssertNil(fileDigest(paths.activationState), "importing does not activate")
         XCTAssertEqual(stagingFiles, [])

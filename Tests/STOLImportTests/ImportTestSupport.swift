@@ -80,3 +80,24 @@ func fileDigest(_ path: String) -> String? {
     guard let data = FileManager.default.contents(atPath: path) else { return nil }
     return SHA256.hash([UInt8](data)).hexString
 }
+
+extension ImportFixture {
+    /// A copy of the database at `path` in `directory` after `edit` (a schema 1
+    /// database is the fixture without the tables of version 2, say).
+    static func edited(in directory: String, _ edit: (Database) throws -> Void) throws -> String {
+        let path = directory + "/edited-\(UUID().uuidString).sqlite"
+        try FileManager.default.copyItem(atPath: databasePath(), toPath: path)
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { try edit($0) }
+        try queue.close()
+        return path
+    }
+
+    /// Turns a database of schema 2 into what schema 1 was: no whole tree, no retired ids.
+    static func downgradeToSchema1(_ db: Database) throws {
+        try db.execute(sql: """
+            DROP TABLE tree_nodes; DROP TABLE merged_ids; DROP TABLE deleted_ids;
+            UPDATE schema_version SET version = 1
+            """)
+    }
+}

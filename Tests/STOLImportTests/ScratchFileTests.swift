@@ -1,4 +1,5 @@
 import Foundation
+import STOLModel
 import Glibc
 import STOLImport
 import STOLTestFixtures
@@ -44,12 +45,27 @@ final class ScratchFileTests: XCTestCase {
         try sqlite.withUnsafeBytes { try scratch.append($0) }
         try scratch.finish()
         var fractions: [Double] = []
-        let facts = try DatabaseChecks.run(descriptor: scratch.descriptor, headerSchemaVersion: 1,
+        let current = UInt32(TaxonomySchema.currentVersion)
+        let facts = try DatabaseChecks.run(descriptor: scratch.descriptor, headerSchemaVersion: current,
                                            progress: { fractions.append($0) })
-        XCTAssertEqual(facts, DatabaseFacts(schemaVersion: 1, buildTime: "2025-05-05T05:05:05Z"))
+        XCTAssertEqual(facts, DatabaseFacts(schemaVersion: current, buildTime: "2025-05-05T05:05:05Z"))
         XCTAssertEqual(fractions, fractions.sorted(), "progress never goes back")
-        XCTAssertThrowsError(try DatabaseChecks.run(descriptor: scratch.descriptor, headerSchemaVersion: 2)) { error in
+        XCTAssertThrowsError(try DatabaseChecks.run(descriptor: scratch.descriptor, headerSchemaVersion: current - 1)) { error in
             XCTAssertEqual((error as? ImportError)?.protocolError.details["check"], "database_schema_version")
+        }
+    }
+
+    /// A reference installed before schema 2 keeps being accepted: the tables of
+    /// version 2 are required of a version 2 database only.
+    func testDatabaseChecks_acceptASchema1Database_butNotASchema2OneWithoutItsTables() throws {
+        let directory = try makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let schema1 = try ImportFixture.edited(in: directory, ImportFixture.downgradeToSchema1)
+        XCTAssertEqual(try DatabaseChecks.run(path: schema1, headerSchemaVersion: 1).schemaVersion, 1)
+        let lacking = try ImportFixture.edited(in: directory) { try $0.execute(sql: "DROP TABLE tree_nodes") }
+        XCTAssertThrowsError(try DatabaseChecks.run(path: lacking, headerSchemaVersion: 2)) { error in
+            XCTAssertEqual((error as? ImportError)?.protocolError.details["check"], "tables_and_columns")
+            XCTAssertTrue("\(error)".contains("tree_nodes"), "\(error)")
         }
     }
 
@@ -59,7 +75,7 @@ final class ScratchFileTests: XCTestCase {
         let padded = directory + "/padded.sqlite"
         try StolCorpus.padded(try ImportFixture.databasePath(), megabytes: 8, to: padded)
         var calls = 0
-        XCTAssertThrowsError(try DatabaseChecks.run(path: padded, headerSchemaVersion: 1,
+        XCTAssertThrowsError(try DatabaseChecks.run(path: padded, headerSchemaVersion: UInt32(TaxonomySchema.currentVersion),
                                                     isCancelled: { calls += 1; return calls > 2 })) { error in
             guard case .cancelled = error as? ImportError else { return XCTFail("\(error)") }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import STOLModel
 import Glibc
 import STOLFormat
 import STOLImport
@@ -55,7 +56,7 @@ final class VerifierServiceTests: XCTestCase {
         XCTAssertEqual(received, sqlite)
         XCTAssertEqual(done.sqliteBytes, UInt64(sqlite.count))
         XCTAssertEqual(Array(done.sqliteSha256), SHA256.hash(sqlite))
-        XCTAssertEqual(done.schemaVersion, 1)
+        XCTAssertEqual(done.schemaVersion, UInt32(TaxonomySchema.currentVersion))
         XCTAssertTrue(done.buildTime.hasPrefix("20") && done.buildTime.hasSuffix("Z"), done.buildTime)
     }
 

@@ -1,3 +1,4 @@
+import STOLModel
 import Foundation
 import Glibc
 import STOLFormat
@@ -48,7 +49,7 @@ final class ImportIntegrationTests: XCTestCase {
         XCTAssertEqual(status["reference_present"] as? Bool, true)
         XCTAssertEqual(status["reference_active"] as? Bool, false)
         XCTAssertEqual(status["reference_build_time"] as? String, "2026-11-01T12:00:00Z")
-        XCTAssertEqual(status["reference_schema_version"] as? Int, 1)
+        XCTAssertEqual(status["reference_schema_version"] as? Int, TaxonomySchema.currentVersion)
         XCTAssertEqual(status["reference_size_bytes"] as? Int, sqlite.count)
         XCTAssertEqual(status["import_running"] as? Bool, false)
         let text = try stack.client(["db", "status"])

@@ -1,3 +1,4 @@
+import STOLModel
 import Foundation
 import GRDB
 import XCTest
@@ -76,7 +77,7 @@ final class TaxonomyQueryIntegrationTests: XCTestCase {
         XCTAssertTrue(tree.stdout.contains("Panthera leo"), tree.stdout)
         let diagnostics = try stack.client(["diagnostics"])
         XCTAssertEqual(diagnostics.status, 0)
-        XCTAssertTrue(diagnostics.stdout.contains("schema version:   1"), diagnostics.stdout)
+        XCTAssertTrue(diagnostics.stdout.contains("schema version:   \(TaxonomySchema.currentVersion)"), diagnostics.stdout)
         XCTAssertTrue(diagnostics.stdout.contains("  detail: 1"), "request counts by operation: \(diagnostics.stdout)")
         let status = try json(["status"])
         XCTAssertEqual(status["precomputed_relatives"] as? Int, 10)

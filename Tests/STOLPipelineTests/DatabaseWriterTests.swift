@@ -35,15 +35,16 @@ final class DatabaseWriterTests: XCTestCase {
 
     // MARK: Schema
 
-    func testWrite_createsEveryRequiredTableAndSchemaVersion1() throws {
+    func testWrite_createsEveryRequiredTableAndSchemaVersion2() throws {
         let (path, _) = try buildFixture()
         try inspect(path) { db in
             let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
-            for table in TaxonomySchema.requiredTables {
+            for table in TaxonomySchema.requiredTables(version: 2) {
                 XCTAssertTrue(tables.contains(table), "missing table \(table)")
             }
-            XCTAssertEqual(try Int.fetchAll(db, sql: "SELECT version FROM schema_version"), [1])
-            XCTAssertEqual(TaxonomySchema.currentVersion, 1)
+            XCTAssertTrue(tables.isSuperset(of: ["tree_nodes", "merged_ids", "deleted_ids"]))
+            XCTAssertEqual(try Int.fetchAll(db, sql: "SELECT version FROM schema_version"), [2])
+            XCTAssertEqual(TaxonomySchema.currentVersion, 2)
             let indexes = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index'"))
             XCTAssertTrue(indexes.isSuperset(of: ["idx_taxa_parent", "idx_names_taxon", "idx_top_n_taxon"]))
             XCTAssertEqual(try String.fetchOne(db, sql: "PRAGMA integrity_check"), "ok")

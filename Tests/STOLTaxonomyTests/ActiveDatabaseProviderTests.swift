@@ -1,3 +1,4 @@
+import STOLModel
 import Foundation
 import GRDB
 import STOLProtocol
@@ -35,7 +36,7 @@ final class ActiveDatabaseProviderTests: XCTestCase {
         for response in responses {
             XCTAssertEqual(response.database.kind, kind, file: file, line: line)
             XCTAssertEqual(response.database.fingerprint, fingerprint, file: file, line: line)
-            XCTAssertEqual(response.database.schemaVersion, 1, file: file, line: line)
+            XCTAssertEqual(response.database.schemaVersion, UInt32(TaxonomySchema.currentVersion), file: file, line: line)
         }
     }
 

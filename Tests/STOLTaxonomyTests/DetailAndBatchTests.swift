@@ -1,3 +1,4 @@
+import STOLModel
 import Foundation
 import STOLProtocol
 import STOLTaxonomy
@@ -92,7 +93,7 @@ final class DetailAndBatchTests: XCTestCase {
             return XCTFail("expected diagnostics")
         }
         let report = diagnostics.report
-        XCTAssertTrue(report.contains("schema version:   1"), report)
+        XCTAssertTrue(report.contains("schema version:   \(TaxonomySchema.currentVersion)"), report)
         XCTAssertTrue(report.contains("get_taxon: 2"), report)
         XCTAssertTrue(report.contains("search: 1"), report)
         XCTAssertTrue(report.contains("NOT_FOUND: 1"), report)

@@ -1,3 +1,4 @@
+import STOLModel
 import Foundation
 import STOLProtocol
 import STOLTaxonomy
@@ -34,7 +35,7 @@ final class TaxonomyServiceTests: XCTestCase {
         let response = harness.getTaxon(9689)
         XCTAssertEqual(response.id, 7, "the response echoes the request id")
         XCTAssertEqual(response.database.kind, .bundled)
-        XCTAssertEqual(response.database.schemaVersion, 1)
+        XCTAssertEqual(response.database.schemaVersion, UInt32(TaxonomySchema.currentVersion))
         let lion = try taxon(response)
         XCTAssertEqual(lion.id, 9689)
         XCTAssertEqual(lion.scientificName, "Panthera leo")

@@ -36,13 +36,17 @@ struct ServiceHarness {
     let provider: ActiveDatabaseProvider
     let service: TaxonomyService
 
-    init(_ testCase: XCTestCase, bundledSource: String? = nil) throws {
+    /// - Parameters:
+    ///   - bundledSource: the source of the bundled database (default: the Felidae fixture);
+    ///   - options: how it is built (format, `fullTree`, …).
+    init(_ testCase: XCTestCase, bundledSource: String? = nil,
+         options: TaxonomyBuilder.Options = TaxonomyBuilder.Options()) throws {
         directory = try makeTemporaryDirectory(testCase)
         bundledPath = directory + "/bundled.sqlite"
         referencePath = directory + "/reference.sqlite"
         activationPath = directory + "/activation.json"
         if let bundledSource {
-            _ = try TaxonomyBuilder(logger: quietLogger).build(source: bundledSource, output: bundledPath)
+            _ = try TaxonomyBuilder(options: options, logger: quietLogger).build(source: bundledSource, output: bundledPath)
         } else {
             try buildFixtureDatabase(at: bundledPath, in: directory)
         }

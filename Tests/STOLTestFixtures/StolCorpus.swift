@@ -1,5 +1,6 @@
 import CZlib
 import Foundation
+import STOLModel
 import Glibc
 import GRDB
 import STOLFormat
@@ -22,7 +23,8 @@ public struct StolCorpusCase: Sendable {
 
 public enum StolCorpus {
     /// A `.stol` file of `sqlite` (deflate level 6, like `make build-db`).
-    public static func sign(_ sqlite: [UInt8], key: Ed25519.PrivateKey, schemaVersion: UInt32 = 1) -> [UInt8] {
+    public static func sign(_ sqlite: [UInt8], key: Ed25519.PrivateKey,
+                            schemaVersion: UInt32 = UInt32(TaxonomySchema.currentVersion)) -> [UInt8] {
         StolFile.assemble(payload: Gzip.compress(sqlite, level: 6), schemaVersion: schemaVersion, signingKey: key)
     }
 
@@ -62,11 +64,12 @@ public enum StolCorpus {
         add("signed with another key", sign(sqlite, key: .generate()), "SIGNATURE_INVALID", "signature")
 
         // Validly signed, wrong inside.
-        add("signed header claims schema version 2", sign(sqlite, key: key, schemaVersion: 2), "INCOMPATIBLE_SCHEMA", "schema_version")
+        let current = UInt32(TaxonomySchema.currentVersion), tooNew = current + 1
+        add("signed header claims schema version \(tooNew)", sign(sqlite, key: key, schemaVersion: tooNew), "INCOMPATIBLE_SCHEMA", "schema_version")
         add("signed header claims schema version 0", sign(sqlite, key: key, schemaVersion: 0), "INCOMPATIBLE_SCHEMA", "schema_version")
         let payload = Gzip.compress(sqlite, level: 6)
         func signedPayload(_ payload: [UInt8]) -> [UInt8] {
-            StolFile.assemble(payload: payload, schemaVersion: 1, signingKey: key)
+            StolFile.assemble(payload: payload, schemaVersion: current, signingKey: key)
         }
         add("gzip bomb (over 4 GiB of output)", signedPayload(bomb()), "DECOMPRESSION_LIMIT", "decompression")
         add("trailing garbage after the gzip member", signedPayload(payload + Array("garbage".utf8)), "DATABASE_CORRUPT", "decompression")
@@ -89,9 +92,11 @@ public enum StolCorpus {
             try queue.close()
             return try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         }
-        let rowTwo = try edited("row 2") { try $0.execute(sql: "UPDATE schema_version SET version = 2") }
-        add("database says schema version 2, signed header 1", sign(rowTwo, key: key), "DATABASE_CORRUPT", "database_schema_version")
-        add("too-new schema (database and header 2)", sign(rowTwo, key: key, schemaVersion: 2), "INCOMPATIBLE_SCHEMA", "schema_version")
+        let rowTooNew = try edited("row too new") { try $0.execute(sql: "UPDATE schema_version SET version = \(tooNew)") }
+        add("database says schema version \(tooNew), signed header \(current)", sign(rowTooNew, key: key),
+            "DATABASE_CORRUPT", "database_schema_version")
+        add("too-new schema (database and header \(tooNew))", sign(rowTooNew, key: key, schemaVersion: tooNew),
+            "INCOMPATIBLE_SCHEMA", "schema_version")
         add("schema_version with two rows",
             sign(try edited("two rows") { try $0.execute(sql: "INSERT INTO schema_version (version) VALUES (1)") }, key: key),
             "DATABASE_CORRUPT", "database_schema_version")

@@ -22,6 +22,45 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
+/// Which tree a lineage, ancestors or compare walks.
+public nonisolated enum Stol_V1_RankView: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// the eight main ranks (the browsing view)
+  case main // = 0
+
+  /// the source's whole tree, every rank verbatim (NCBI's no rank, clade, strain, …)
+  case all // = 1
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .main
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .main
+    case 1: self = .all
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .main: return 0
+    case .all: return 1
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Stol_V1_RankView] = [
+    .main,
+    .all,
+  ]
+
+}
+
 public nonisolated enum Stol_V1_TaxonStatus: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
   case unspecified // = 0
@@ -204,6 +243,52 @@ public nonisolated enum Stol_V1_RelativesSource: SwiftProtobuf.Enum, Swift.CaseI
 
 }
 
+/// How much of each lineage the answer carries (a batch of 1000 lineages of 20
+/// taxa as Taxon messages is 20,000 messages to encode and decode).
+public nonisolated enum Stol_V1_LineageForm: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// `taxon` and `lineage` as Taxon messages
+  case taxa // = 0
+
+  /// `taxon` (id, rank, source_rank, name) and the lineage_* arrays
+  case compact // = 1
+
+  /// `taxon` (id, rank, source_rank, name) and lineage_ids only
+  case ids // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .taxa
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .taxa
+    case 1: self = .compact
+    case 2: self = .ids
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .taxa: return 0
+    case .compact: return 1
+    case .ids: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Stol_V1_LineageForm] = [
+    .taxa,
+    .compact,
+    .ids,
+  ]
+
+}
+
 public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -302,6 +387,22 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     set {body = .lineageBatch(newValue)}
   }
 
+  public var compareBatch: Stol_V1_CompareBatchRequest {
+    get {
+      if case .compareBatch(let v)? = body {return v}
+      return Stol_V1_CompareBatchRequest()
+    }
+    set {body = .compareBatch(newValue)}
+  }
+
+  public var nameLookup: Stol_V1_NameLookupRequest {
+    get {
+      if case .nameLookup(let v)? = body {return v}
+      return Stol_V1_NameLookupRequest()
+    }
+    set {body = .nameLookup(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -316,6 +417,8 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     case relatives(Stol_V1_RelativesRequest)
     case diagnostics(Stol_V1_DiagnosticsRequest)
     case lineageBatch(Stol_V1_LineageBatchRequest)
+    case compareBatch(Stol_V1_CompareBatchRequest)
+    case nameLookup(Stol_V1_NameLookupRequest)
 
   }
 
@@ -443,6 +546,22 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
     set {_uniqueStorage()._result = .lineageBatch(newValue)}
   }
 
+  public var compareBatch: Stol_V1_CompareBatchResponse {
+    get {
+      if case .compareBatch(let v)? = _storage._result {return v}
+      return Stol_V1_CompareBatchResponse()
+    }
+    set {_uniqueStorage()._result = .compareBatch(newValue)}
+  }
+
+  public var nameLookup: Stol_V1_NameLookupResponse {
+    get {
+      if case .nameLookup(let v)? = _storage._result {return v}
+      return Stol_V1_NameLookupResponse()
+    }
+    set {_uniqueStorage()._result = .nameLookup(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -458,6 +577,8 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
     case relatives(Stol_V1_RelativesResponse)
     case diagnostics(Stol_V1_DiagnosticsResponse)
     case lineageBatch(Stol_V1_LineageBatchResponse)
+    case compareBatch(Stol_V1_CompareBatchResponse)
+    case nameLookup(Stol_V1_NameLookupResponse)
 
   }
 
@@ -571,6 +692,18 @@ public nonisolated struct Stol_V1_StatusResponse: @unchecked Sendable {
     set {_uniqueStorage()._treeLoaded = newValue}
   }
 
+  /// nodes of the source's whole tree (schema 2); 0: main ranks only
+  public var fullTreeNodes: UInt64 {
+    get {_storage._fullTreeNodes}
+    set {_uniqueStorage()._fullTreeNodes = newValue}
+  }
+
+  /// that tree is in memory (`ranks: RANK_VIEW_ALL` answers)
+  public var fullTreeLoaded: Bool {
+    get {_storage._fullTreeLoaded}
+    set {_uniqueStorage()._fullTreeLoaded = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -620,6 +753,9 @@ public nonisolated struct Stol_V1_Taxon: Sendable {
 
   /// filled by children/roots listings
   public var childCount: UInt32 = 0
+
+  /// the rank as the source spells it; filled with RANK_VIEW_ALL
+  public var sourceRank: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1156,47 +1292,74 @@ public nonisolated struct Stol_V1_LineageBatchRequest: Sendable {
 
   public var language: String = String()
 
+  public var ranks: Stol_V1_RankView = .main
+
+  public var form: Stol_V1_LineageForm = .taxa
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
 
-public nonisolated struct Stol_V1_LineageResult: Sendable {
+public nonisolated struct Stol_V1_LineageResult: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var query: String = String()
+  public var query: String {
+    get {_storage._query}
+    set {_uniqueStorage()._query = newValue}
+  }
 
   /// absent when not found
   public var taxon: Stol_V1_Taxon {
-    get {_taxon ?? Stol_V1_Taxon()}
-    set {_taxon = newValue}
+    get {_storage._taxon ?? Stol_V1_Taxon()}
+    set {_uniqueStorage()._taxon = newValue}
   }
   /// Returns true if `taxon` has been explicitly set.
-  public var hasTaxon: Bool {self._taxon != nil}
+  public var hasTaxon: Bool {_storage._taxon != nil}
   /// Clears the value of `taxon`. Subsequent reads from it will return its default value.
-  public mutating func clearTaxon() {self._taxon = nil}
+  public mutating func clearTaxon() {_uniqueStorage()._taxon = nil}
 
-  /// root first, the taxon itself excluded
-  public var lineage: [Stol_V1_Taxon] = []
+  /// LINEAGE_FORM_TAXA: root first, the taxon itself excluded
+  public var lineage: [Stol_V1_Taxon] {
+    get {_storage._lineage}
+    set {_uniqueStorage()._lineage = newValue}
+  }
 
   /// NOT_FOUND or INVALID_REQUEST for this query alone
   public var error: Stol_V1_Error {
-    get {_error ?? Stol_V1_Error()}
-    set {_error = newValue}
+    get {_storage._error ?? Stol_V1_Error()}
+    set {_uniqueStorage()._error = newValue}
   }
   /// Returns true if `error` has been explicitly set.
-  public var hasError: Bool {self._error != nil}
+  public var hasError: Bool {_storage._error != nil}
   /// Clears the value of `error`. Subsequent reads from it will return its default value.
-  public mutating func clearError() {self._error = nil}
+  public mutating func clearError() {_uniqueStorage()._error = nil}
+
+  /// LINEAGE_FORM_COMPACT and _IDS: root first, the taxon itself excluded
+  public var lineageIds: [Int64] {
+    get {_storage._lineageIds}
+    set {_uniqueStorage()._lineageIds = newValue}
+  }
+
+  /// LINEAGE_FORM_COMPACT: each one's rank (the source's spelling with RANK_VIEW_ALL)
+  public var lineageRanks: [String] {
+    get {_storage._lineageRanks}
+    set {_uniqueStorage()._lineageRanks = newValue}
+  }
+
+  /// LINEAGE_FORM_COMPACT: each one's scientific name
+  public var lineageNames: [String] {
+    get {_storage._lineageNames}
+    set {_uniqueStorage()._lineageNames = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _taxon: Stol_V1_Taxon? = nil
-  fileprivate var _error: Stol_V1_Error? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct Stol_V1_LineageBatchResponse: Sendable {
@@ -1212,9 +1375,173 @@ public nonisolated struct Stol_V1_LineageBatchResponse: Sendable {
   public init() {}
 }
 
+/// Common ancestors of many pairs in one round trip (`stol-client compare --batch`).
+public nonisolated struct Stol_V1_CompareBatchRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// at most 1000
+  public var pairs: [Stol_V1_TaxonPair] = []
+
+  public var ranks: Stol_V1_RankView = .main
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_TaxonPair: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// a decimal id or an exact name, as in a lineage batch
+  public var a: String = String()
+
+  public var b: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_CompareBatchResult: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the queries, echoed
+  public var a: String = String()
+
+  public var b: String = String()
+
+  public var aID: Int64 = 0
+
+  public var bID: Int64 = 0
+
+  /// 0 when unrelated
+  public var lcaID: Int64 = 0
+
+  /// the source's rank with RANK_VIEW_ALL (and for an ancestor above every main rank)
+  public var lcaRank: String = String()
+
+  public var lcaName: String = String()
+
+  /// taxa of the eight main ranks on both paths below the ancestor
+  public var distanceMain: UInt32 = 0
+
+  /// edges on the whole tree; absent when the database keeps only the main ranks
+  public var distanceAll: UInt32 {
+    get {_distanceAll ?? 0}
+    set {_distanceAll = newValue}
+  }
+  /// Returns true if `distanceAll` has been explicitly set.
+  public var hasDistanceAll: Bool {self._distanceAll != nil}
+  /// Clears the value of `distanceAll`. Subsequent reads from it will return its default value.
+  public mutating func clearDistanceAll() {self._distanceAll = nil}
+
+  /// no common ancestor (a database of the main ranks only: different roots)
+  public var unrelated: Bool = false
+
+  /// NOT_FOUND or INVALID_REQUEST for this pair alone
+  public var error: Stol_V1_Error {
+    get {_error ?? Stol_V1_Error()}
+    set {_error = newValue}
+  }
+  /// Returns true if `error` has been explicitly set.
+  public var hasError: Bool {self._error != nil}
+  /// Clears the value of `error`. Subsequent reads from it will return its default value.
+  public mutating func clearError() {self._error = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _distanceAll: UInt32? = nil
+  fileprivate var _error: Stol_V1_Error? = nil
+}
+
+public nonisolated struct Stol_V1_CompareBatchResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// one per pair, in order
+  public var results: [Stol_V1_CompareBatchResult] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Every taxon a name belongs to (`stol-client name2id`), never a silent pick.
+public nonisolated struct Stol_V1_NameLookupRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// at most 1000
+  public var names: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_NameLookupResult: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  /// ascending; several when the name is ambiguous
+  public var ids: [Int64] = []
+
+  /// each id's rank (the source's spelling when the database has the whole tree)
+  public var ranks: [String] = []
+
+  /// how the name matched (scientific name, or a common name or synonym)
+  public var match: Stol_V1_MatchType = .unspecified
+
+  /// NOT_FOUND when no taxon has this name
+  public var error: Stol_V1_Error {
+    get {_error ?? Stol_V1_Error()}
+    set {_error = newValue}
+  }
+  /// Returns true if `error` has been explicitly set.
+  public var hasError: Bool {self._error != nil}
+  /// Clears the value of `error`. Subsequent reads from it will return its default value.
+  public mutating func clearError() {self._error = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _error: Stol_V1_Error? = nil
+}
+
+public nonisolated struct Stol_V1_NameLookupResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// one per name, in order
+  public var results: [Stol_V1_NameLookupResult] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "stol.v1"
+
+nonisolated extension Stol_V1_RankView: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0RANK_VIEW_MAIN\0\u{1}RANK_VIEW_ALL\0")
+}
 
 nonisolated extension Stol_V1_TaxonStatus: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0TAXON_STATUS_UNSPECIFIED\0\u{1}TAXON_STATUS_ACCEPTED\0\u{1}TAXON_STATUS_SYNONYM\0\u{1}TAXON_STATUS_DOUBTFUL\0")
@@ -1232,9 +1559,13 @@ nonisolated extension Stol_V1_RelativesSource: SwiftProtobuf._ProtoNameProviding
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0RELATIVES_SOURCE_UNSPECIFIED\0\u{1}RELATIVES_SOURCE_PRECOMPUTED\0\u{1}RELATIVES_SOURCE_COMPUTED\0")
 }
 
+nonisolated extension Stol_V1_LineageForm: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LINEAGE_FORM_TAXA\0\u{1}LINEAGE_FORM_COMPACT\0\u{1}LINEAGE_FORM_IDS\0")
+}
+
 nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1386,6 +1717,32 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
           self.body = .lineageBatch(v)
         }
       }()
+      case 25: try {
+        var v: Stol_V1_CompareBatchRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .compareBatch(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .compareBatch(v)
+        }
+      }()
+      case 26: try {
+        var v: Stol_V1_NameLookupRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .nameLookup(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .nameLookup(v)
+        }
+      }()
       default: break
       }
     }
@@ -1444,6 +1801,14 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
       guard case .lineageBatch(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
     }()
+    case .compareBatch?: try {
+      guard case .compareBatch(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
+    }()
+    case .nameLookup?: try {
+      guard case .nameLookup(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1459,7 +1824,7 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{2}\u{7}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{2}\u{7}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0")
 
   fileprivate class _StorageClass {
     var _id: UInt64 = 0
@@ -1654,6 +2019,32 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
             _storage._result = .lineageBatch(v)
           }
         }()
+        case 25: try {
+          var v: Stol_V1_CompareBatchResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .compareBatch(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .compareBatch(v)
+          }
+        }()
+        case 26: try {
+          var v: Stol_V1_NameLookupResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .nameLookup(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .nameLookup(v)
+          }
+        }()
         default: break
         }
       }
@@ -1721,6 +2112,14 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
         guard case .lineageBatch(let v)? = _storage._result else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
       }()
+      case .compareBatch?: try {
+        guard case .compareBatch(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
+      }()
+      case .nameLookup?: try {
+        guard case .nameLookup(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
+      }()
       case nil: break
       }
     }
@@ -1765,7 +2164,7 @@ nonisolated extension Stol_V1_StatusRequest: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Stol_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}active\0\u{3}active_path\0\u{3}taxa_count\0\u{3}size_bytes\0\u{3}reference_present\0\u{3}reference_requested\0\u{3}fallback_reason\0\u{3}server_version\0\u{3}species_count\0\u{3}names_count\0\u{3}bundled_path\0\u{3}bundled_size_bytes\0\u{3}reference_path\0\u{3}reference_size_bytes\0\u{3}precomputed_relatives\0\u{3}tree_loaded\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}active\0\u{3}active_path\0\u{3}taxa_count\0\u{3}size_bytes\0\u{3}reference_present\0\u{3}reference_requested\0\u{3}fallback_reason\0\u{3}server_version\0\u{3}species_count\0\u{3}names_count\0\u{3}bundled_path\0\u{3}bundled_size_bytes\0\u{3}reference_path\0\u{3}reference_size_bytes\0\u{3}precomputed_relatives\0\u{3}tree_loaded\0\u{3}full_tree_nodes\0\u{3}full_tree_loaded\0")
 
   fileprivate class _StorageClass {
     var _active: Stol_V1_DatabaseIdentity? = nil
@@ -1784,6 +2183,8 @@ nonisolated extension Stol_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtob
     var _referenceSizeBytes: UInt64 = 0
     var _precomputedRelatives: UInt32 = 0
     var _treeLoaded: Bool = false
+    var _fullTreeNodes: UInt64 = 0
+    var _fullTreeLoaded: Bool = false
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -1810,6 +2211,8 @@ nonisolated extension Stol_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtob
       _referenceSizeBytes = source._referenceSizeBytes
       _precomputedRelatives = source._precomputedRelatives
       _treeLoaded = source._treeLoaded
+      _fullTreeNodes = source._fullTreeNodes
+      _fullTreeLoaded = source._fullTreeLoaded
     }
   }
 
@@ -1844,6 +2247,8 @@ nonisolated extension Stol_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtob
         case 14: try { try decoder.decodeSingularUInt64Field(value: &_storage._referenceSizeBytes) }()
         case 15: try { try decoder.decodeSingularUInt32Field(value: &_storage._precomputedRelatives) }()
         case 16: try { try decoder.decodeSingularBoolField(value: &_storage._treeLoaded) }()
+        case 17: try { try decoder.decodeSingularUInt64Field(value: &_storage._fullTreeNodes) }()
+        case 18: try { try decoder.decodeSingularBoolField(value: &_storage._fullTreeLoaded) }()
         default: break
         }
       }
@@ -1904,6 +2309,12 @@ nonisolated extension Stol_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtob
       if _storage._treeLoaded != false {
         try visitor.visitSingularBoolField(value: _storage._treeLoaded, fieldNumber: 16)
       }
+      if _storage._fullTreeNodes != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._fullTreeNodes, fieldNumber: 17)
+      }
+      if _storage._fullTreeLoaded != false {
+        try visitor.visitSingularBoolField(value: _storage._fullTreeLoaded, fieldNumber: 18)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -1929,6 +2340,8 @@ nonisolated extension Stol_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtob
         if _storage._referenceSizeBytes != rhs_storage._referenceSizeBytes {return false}
         if _storage._precomputedRelatives != rhs_storage._precomputedRelatives {return false}
         if _storage._treeLoaded != rhs_storage._treeLoaded {return false}
+        if _storage._fullTreeNodes != rhs_storage._fullTreeNodes {return false}
+        if _storage._fullTreeLoaded != rhs_storage._fullTreeLoaded {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -1940,7 +2353,7 @@ nonisolated extension Stol_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Stol_V1_Taxon: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Taxon"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}parent_id\0\u{1}rank\0\u{3}scientific_name\0\u{1}author\0\u{1}year\0\u{1}status\0\u{1}conservation\0\u{3}common_name\0\u{3}child_count\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}parent_id\0\u{1}rank\0\u{3}scientific_name\0\u{1}author\0\u{1}year\0\u{1}status\0\u{1}conservation\0\u{3}common_name\0\u{3}child_count\0\u{3}source_rank\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1958,6 +2371,7 @@ nonisolated extension Stol_V1_Taxon: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 8: try { try decoder.decodeSingularStringField(value: &self.conservation) }()
       case 9: try { try decoder.decodeSingularStringField(value: &self.commonName) }()
       case 10: try { try decoder.decodeSingularUInt32Field(value: &self.childCount) }()
+      case 11: try { try decoder.decodeSingularStringField(value: &self.sourceRank) }()
       default: break
       }
     }
@@ -1998,6 +2412,9 @@ nonisolated extension Stol_V1_Taxon: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.childCount != 0 {
       try visitor.visitSingularUInt32Field(value: self.childCount, fieldNumber: 10)
     }
+    if !self.sourceRank.isEmpty {
+      try visitor.visitSingularStringField(value: self.sourceRank, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2012,6 +2429,7 @@ nonisolated extension Stol_V1_Taxon: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.conservation != rhs.conservation {return false}
     if lhs.commonName != rhs.commonName {return false}
     if lhs.childCount != rhs.childCount {return false}
+    if lhs.sourceRank != rhs.sourceRank {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3061,7 +3479,7 @@ nonisolated extension Stol_V1_DiagnosticsResponse: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Stol_V1_LineageBatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LineageBatchRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queries\0\u{1}language\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queries\0\u{1}language\0\u{1}ranks\0\u{1}form\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3071,6 +3489,8 @@ nonisolated extension Stol_V1_LineageBatchRequest: SwiftProtobuf.Message, SwiftP
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedStringField(value: &self.queries) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.language) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.ranks) }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.form) }()
       default: break
       }
     }
@@ -3083,12 +3503,20 @@ nonisolated extension Stol_V1_LineageBatchRequest: SwiftProtobuf.Message, SwiftP
     if !self.language.isEmpty {
       try visitor.visitSingularStringField(value: self.language, fieldNumber: 2)
     }
+    if self.ranks != .main {
+      try visitor.visitSingularEnumField(value: self.ranks, fieldNumber: 3)
+    }
+    if self.form != .taxa {
+      try visitor.visitSingularEnumField(value: self.form, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_LineageBatchRequest, rhs: Stol_V1_LineageBatchRequest) -> Bool {
     if lhs.queries != rhs.queries {return false}
     if lhs.language != rhs.language {return false}
+    if lhs.ranks != rhs.ranks {return false}
+    if lhs.form != rhs.form {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3096,48 +3524,111 @@ nonisolated extension Stol_V1_LineageBatchRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LineageResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{1}taxon\0\u{1}lineage\0\u{1}error\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{1}taxon\0\u{1}lineage\0\u{1}error\0\u{3}lineage_ids\0\u{3}lineage_ranks\0\u{3}lineage_names\0")
+
+  fileprivate class _StorageClass {
+    var _query: String = String()
+    var _taxon: Stol_V1_Taxon? = nil
+    var _lineage: [Stol_V1_Taxon] = []
+    var _error: Stol_V1_Error? = nil
+    var _lineageIds: [Int64] = []
+    var _lineageRanks: [String] = []
+    var _lineageNames: [String] = []
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _query = source._query
+      _taxon = source._taxon
+      _lineage = source._lineage
+      _error = source._error
+      _lineageIds = source._lineageIds
+      _lineageRanks = source._lineageRanks
+      _lineageNames = source._lineageNames
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.query) }()
-      case 2: try { try decoder.decodeSingularMessageField(value: &self._taxon) }()
-      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.lineage) }()
-      case 4: try { try decoder.decodeSingularMessageField(value: &self._error) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._query) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._taxon) }()
+        case 3: try { try decoder.decodeRepeatedMessageField(value: &_storage._lineage) }()
+        case 4: try { try decoder.decodeSingularMessageField(value: &_storage._error) }()
+        case 5: try { try decoder.decodeRepeatedInt64Field(value: &_storage._lineageIds) }()
+        case 6: try { try decoder.decodeRepeatedStringField(value: &_storage._lineageRanks) }()
+        case 7: try { try decoder.decodeRepeatedStringField(value: &_storage._lineageNames) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.query.isEmpty {
-      try visitor.visitSingularStringField(value: self.query, fieldNumber: 1)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._query.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._query, fieldNumber: 1)
+      }
+      try { if let v = _storage._taxon {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+      if !_storage._lineage.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._lineage, fieldNumber: 3)
+      }
+      try { if let v = _storage._error {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+      } }()
+      if !_storage._lineageIds.isEmpty {
+        try visitor.visitPackedInt64Field(value: _storage._lineageIds, fieldNumber: 5)
+      }
+      if !_storage._lineageRanks.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._lineageRanks, fieldNumber: 6)
+      }
+      if !_storage._lineageNames.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._lineageNames, fieldNumber: 7)
+      }
     }
-    try { if let v = self._taxon {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    } }()
-    if !self.lineage.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.lineage, fieldNumber: 3)
-    }
-    try { if let v = self._error {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_LineageResult, rhs: Stol_V1_LineageResult) -> Bool {
-    if lhs.query != rhs.query {return false}
-    if lhs._taxon != rhs._taxon {return false}
-    if lhs.lineage != rhs.lineage {return false}
-    if lhs._error != rhs._error {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._query != rhs_storage._query {return false}
+        if _storage._taxon != rhs_storage._taxon {return false}
+        if _storage._lineage != rhs_storage._lineage {return false}
+        if _storage._error != rhs_storage._error {return false}
+        if _storage._lineageIds != rhs_storage._lineageIds {return false}
+        if _storage._lineageRanks != rhs_storage._lineageRanks {return false}
+        if _storage._lineageNames != rhs_storage._lineageNames {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3167,6 +3658,304 @@ nonisolated extension Stol_V1_LineageBatchResponse: SwiftProtobuf.Message, Swift
   }
 
   public static func ==(lhs: Stol_V1_LineageBatchResponse, rhs: Stol_V1_LineageBatchResponse) -> Bool {
+    if lhs.results != rhs.results {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_CompareBatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CompareBatchRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pairs\0\u{1}ranks\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.pairs) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.ranks) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.pairs.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.pairs, fieldNumber: 1)
+    }
+    if self.ranks != .main {
+      try visitor.visitSingularEnumField(value: self.ranks, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_CompareBatchRequest, rhs: Stol_V1_CompareBatchRequest) -> Bool {
+    if lhs.pairs != rhs.pairs {return false}
+    if lhs.ranks != rhs.ranks {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_TaxonPair: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TaxonPair"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}a\0\u{1}b\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.a) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.b) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.a.isEmpty {
+      try visitor.visitSingularStringField(value: self.a, fieldNumber: 1)
+    }
+    if !self.b.isEmpty {
+      try visitor.visitSingularStringField(value: self.b, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_TaxonPair, rhs: Stol_V1_TaxonPair) -> Bool {
+    if lhs.a != rhs.a {return false}
+    if lhs.b != rhs.b {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_CompareBatchResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CompareBatchResult"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}a\0\u{1}b\0\u{3}a_id\0\u{3}b_id\0\u{3}lca_id\0\u{3}lca_rank\0\u{3}lca_name\0\u{3}distance_main\0\u{3}distance_all\0\u{1}unrelated\0\u{1}error\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.a) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.b) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self.aID) }()
+      case 4: try { try decoder.decodeSingularInt64Field(value: &self.bID) }()
+      case 5: try { try decoder.decodeSingularInt64Field(value: &self.lcaID) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.lcaRank) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.lcaName) }()
+      case 8: try { try decoder.decodeSingularUInt32Field(value: &self.distanceMain) }()
+      case 9: try { try decoder.decodeSingularUInt32Field(value: &self._distanceAll) }()
+      case 10: try { try decoder.decodeSingularBoolField(value: &self.unrelated) }()
+      case 11: try { try decoder.decodeSingularMessageField(value: &self._error) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.a.isEmpty {
+      try visitor.visitSingularStringField(value: self.a, fieldNumber: 1)
+    }
+    if !self.b.isEmpty {
+      try visitor.visitSingularStringField(value: self.b, fieldNumber: 2)
+    }
+    if self.aID != 0 {
+      try visitor.visitSingularInt64Field(value: self.aID, fieldNumber: 3)
+    }
+    if self.bID != 0 {
+      try visitor.visitSingularInt64Field(value: self.bID, fieldNumber: 4)
+    }
+    if self.lcaID != 0 {
+      try visitor.visitSingularInt64Field(value: self.lcaID, fieldNumber: 5)
+    }
+    if !self.lcaRank.isEmpty {
+      try visitor.visitSingularStringField(value: self.lcaRank, fieldNumber: 6)
+    }
+    if !self.lcaName.isEmpty {
+      try visitor.visitSingularStringField(value: self.lcaName, fieldNumber: 7)
+    }
+    if self.distanceMain != 0 {
+      try visitor.visitSingularUInt32Field(value: self.distanceMain, fieldNumber: 8)
+    }
+    try { if let v = self._distanceAll {
+      try visitor.visitSingularUInt32Field(value: v, fieldNumber: 9)
+    } }()
+    if self.unrelated != false {
+      try visitor.visitSingularBoolField(value: self.unrelated, fieldNumber: 10)
+    }
+    try { if let v = self._error {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_CompareBatchResult, rhs: Stol_V1_CompareBatchResult) -> Bool {
+    if lhs.a != rhs.a {return false}
+    if lhs.b != rhs.b {return false}
+    if lhs.aID != rhs.aID {return false}
+    if lhs.bID != rhs.bID {return false}
+    if lhs.lcaID != rhs.lcaID {return false}
+    if lhs.lcaRank != rhs.lcaRank {return false}
+    if lhs.lcaName != rhs.lcaName {return false}
+    if lhs.distanceMain != rhs.distanceMain {return false}
+    if lhs._distanceAll != rhs._distanceAll {return false}
+    if lhs.unrelated != rhs.unrelated {return false}
+    if lhs._error != rhs._error {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_CompareBatchResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CompareBatchResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}results\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.results) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.results.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.results, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_CompareBatchResponse, rhs: Stol_V1_CompareBatchResponse) -> Bool {
+    if lhs.results != rhs.results {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_NameLookupRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".NameLookupRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}names\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.names) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.names.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.names, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_NameLookupRequest, rhs: Stol_V1_NameLookupRequest) -> Bool {
+    if lhs.names != rhs.names {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_NameLookupResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".NameLookupResult"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}ids\0\u{1}ranks\0\u{1}match\0\u{1}error\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeRepeatedInt64Field(value: &self.ids) }()
+      case 3: try { try decoder.decodeRepeatedStringField(value: &self.ranks) }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.match) }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._error) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if !self.ids.isEmpty {
+      try visitor.visitPackedInt64Field(value: self.ids, fieldNumber: 2)
+    }
+    if !self.ranks.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.ranks, fieldNumber: 3)
+    }
+    if self.match != .unspecified {
+      try visitor.visitSingularEnumField(value: self.match, fieldNumber: 4)
+    }
+    try { if let v = self._error {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_NameLookupResult, rhs: Stol_V1_NameLookupResult) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.ids != rhs.ids {return false}
+    if lhs.ranks != rhs.ranks {return false}
+    if lhs.match != rhs.match {return false}
+    if lhs._error != rhs._error {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_NameLookupResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".NameLookupResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}results\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.results) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.results.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.results, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_NameLookupResponse, rhs: Stol_V1_NameLookupResponse) -> Bool {
     if lhs.results != rhs.results {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true

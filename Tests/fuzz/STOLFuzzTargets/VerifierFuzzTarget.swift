@@ -1,6 +1,7 @@
 import Foundation
 import STOLFormat
 import STOLImport
+import STOLModel
 import STOLProtocol
 import STOLRuntime
 
@@ -32,9 +33,11 @@ public final class VerifierFuzzTarget: FuzzTarget {
         case signedDatabase(schemaVersion: UInt32)
 
         /// Byte 0 modulo 3 picks the kind; byte 0 / 3 picks an unsupported schema
-        /// version for 1 (version 2) and 2 (version 0), else version 1.
+        /// version for 1 (one past the newest) and 2 (version 0), else version 1
+        /// (the seeds' databases are of schema 1, which the verifier still accepts).
         init(_ byte: UInt8) {
-            let version: UInt32 = byte / 3 == 1 ? 2 : byte / 3 == 2 ? 0 : 1
+            let tooNew = UInt32(TaxonomySchema.currentVersion) + 1
+            let version: UInt32 = byte / 3 == 1 ? tooNew : byte / 3 == 2 ? 0 : 1
             switch byte % 3 {
             case 0: self = .file
             case 1: self = .signedPayload(schemaVersion: version)

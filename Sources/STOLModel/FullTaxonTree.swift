@@ -1,0 +1,200 @@
+/// The source's whole tree (schema 2 `tree_nodes`: NCBI's 2.6 M nodes with their
+/// own ranks, under the root 1) in flat arrays, for lineages and common ancestors
+/// on NCBI's own tree (`--ranks all`) without a query per node.
+///
+/// Names are kept as one UTF-8 buffer with end offsets (about 60 MB for NCBI)
+/// rather than 2.6 M `String`s (each a heap object when over 15 bytes); ranks as
+/// a code into the few distinct rank names. Nodes are addressed by their
+/// position in ascending id order.
+public struct FullTaxonTree: Sendable {
+    public enum BuildError: Error, Equatable, CustomStringConvertible {
+        case idsNotAscending(TaxonID)
+        case unknownParent(child: TaxonID, parent: TaxonID)
+        case tooManyRanks
+        case cycle(TaxonID)
+
+        public var description: String {
+            switch self {
+            case .idsNotAscending(let id): "ids not strictly ascending at \(id)"
+            case .unknownParent(let child, let parent): "taxon \(child) has the unknown parent \(parent)"
+            case .tooManyRanks: "more than 255 distinct ranks"
+            case .cycle(let id): "taxon \(id) is its own ancestor"
+            }
+        }
+    }
+
+    /// Appends nodes in ascending id order (as `SELECT … FROM tree_nodes ORDER BY id`
+    /// gives them), then ``build()``.
+    public struct Builder {
+        var ids: [TaxonID] = []
+        var parentIDs: [TaxonID] = []
+        var rankCodes: [UInt8] = []
+        var rankNames: [String] = []
+        var rankCode: [String: UInt8] = [:]
+        var nameBytes: [UInt8] = []
+        var nameEnds: [UInt32] = []
+
+        public init(capacity: Int = 0) {
+            ids.reserveCapacity(capacity)
+            parentIDs.reserveCapacity(capacity)
+            rankCodes.reserveCapacity(capacity)
+            nameEnds.reserveCapacity(capacity)
+            nameBytes.reserveCapacity(capacity * 24)
+        }
+
+        /// - Parameter parentID: 0 or nil for a root.
+        public mutating func append(id: TaxonID, parentID: TaxonID?, rank: String,
+                                    name: some Collection<UInt8>) throws(BuildError) {
+            if let last = ids.last, last >= id { throw .idsNotAscending(id) }
+            let code: UInt8
+            if let known = rankCode[rank] {
+                code = known
+            } else {
+                guard rankNames.count < 255 else { throw .tooManyRanks }
+                code = UInt8(rankNames.count)
+                rankNames.append(rank)
+                rankCode[rank] = code
+            }
+            ids.append(id)
+            parentIDs.append(parentID ?? 0)
+            rankCodes.append(code)
+            nameBytes.append(contentsOf: name)
+            nameEnds.append(UInt32(nameBytes.count))
+        }
+
+        public func build() throws(BuildError) -> FullTaxonTree {
+            try FullTaxonTree(self)
+        }
+    }
+
+    /// Ids in ascending order.
+    private let ids: [TaxonID]
+    /// Position of each node's parent, -1 for a root.
+    private let parents: [Int32]
+    /// Edges from the node's root.
+    private let depths: [UInt16]
+    private let rankCodes: [UInt8]
+    /// Distinct rank names, in order of first appearance.
+    public let rankNames: [String]
+    /// ``TaxonRank/level`` of a rank code's main rank, -1 when not one of the eight.
+    private let mainLevelOfCode: [Int8]
+    private let nameBytes: [UInt8]
+    private let nameEnds: [UInt32]
+    /// Positions of the roots (one for NCBI: the root 1).
+    public let roots: [Int]
+
+    private init(_ builder: Builder) throws(BuildError) {
+        let count = builder.ids.count
+        var parents = [Int32](repeating: -1, count: count)
+        var roots: [Int] = []
+        for i in 0..<count {
+            let parent = builder.parentIDs[i]
+            if parent == 0 || parent == builder.ids[i] {
+                roots.append(i)
+                continue
+            }
+            guard let position = Self.search(builder.ids, parent) else {
+                throw .unknownParent(child: builder.ids[i], parent: parent)
+            }
+            parents[i] = Int32(position)
+        }
+        // Depths: walk up to a node whose depth is known, then fill the path on the way down.
+        var depths = [UInt16](repeating: 0, count: count)
+        var known = [Bool](repeating: false, count: count)
+        for root in roots { known[root] = true }
+        var path: [Int32] = []
+        for start in 0..<count where !known[start] {
+            path.removeAll(keepingCapacity: true)
+            var node = Int32(start)
+            while !known[Int(node)] {
+                path.append(node)
+                guard path.count <= count else { throw .cycle(builder.ids[start]) }
+                node = parents[Int(node)]
+            }
+            var depth = depths[Int(node)]
+            for step in path.reversed() {
+                guard depth < UInt16.max else { throw .cycle(builder.ids[start]) }
+                depth += 1
+                depths[Int(step)] = depth
+                known[Int(step)] = true
+            }
+        }
+        ids = builder.ids
+        self.parents = parents
+        self.depths = depths
+        rankCodes = builder.rankCodes
+        rankNames = builder.rankNames
+        mainLevelOfCode = builder.rankNames.map { name in
+            // `TaxonRank(sourceRank:)` maps NCBI's superkingdom to domain; the eight-rank
+            // view keeps exactly the nodes whose rank maps.
+            TaxonRank(sourceRank: name).map { Int8($0.level) } ?? -1
+        }
+        nameBytes = builder.nameBytes
+        nameEnds = builder.nameEnds
+        self.roots = roots
+    }
+
+    private static func search(_ ids: [TaxonID], _ id: TaxonID) -> Int? {
+        var low = 0, high = ids.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ids[middle] < id { low = middle + 1 } else { high = middle }
+        }
+        return low < ids.count && ids[low] == id ? low : nil
+    }
+
+    public var count: Int { ids.count }
+
+    /// The position of `id`, nil when the tree has no such node.
+    public func index(of id: TaxonID) -> Int? { Self.search(ids, id) }
+
+    public func id(at node: Int) -> TaxonID { ids[node] }
+
+    public func parent(of node: Int) -> Int? {
+        let parent = parents[node]
+        return parent < 0 ? nil : Int(parent)
+    }
+
+    public func depth(of node: Int) -> Int { Int(depths[node]) }
+
+    /// The rank as the source spells it (`no rank`, `clade`, `superkingdom`, …).
+    public func rank(of node: Int) -> String { rankNames[Int(rankCodes[node])] }
+
+    /// The main rank the eight-rank view gives this node, nil when it has none.
+    public func mainRank(of node: Int) -> TaxonRank? {
+        let level = mainLevelOfCode[Int(rankCodes[node])]
+        return level < 0 ? nil : TaxonRank.allCases[Int(level)]
+    }
+
+    public func name(of node: Int) -> String {
+        let start = node == 0 ? 0 : Int(nameEnds[node - 1])
+        return String(decoding: nameBytes[start..<Int(nameEnds[node])], as: UTF8.self)
+    }
+
+    /// The node's ancestors, root first, the node itself excluded.
+    public func ancestors(of node: Int) -> [Int] {
+        var result: [Int] = []
+        result.reserveCapacity(depth(of: node))
+        var current = parents[node]
+        while current >= 0 {
+            result.append(Int(current))
+            current = parents[Int(current)]
+        }
+        result.reverse()
+        return result
+    }
+
+    /// The lowest common ancestor (a node is its own ancestor), nil when the two
+    /// are under different roots.
+    public func lowestCommonAncestor(_ a: Int, _ b: Int) -> Int? {
+        var a = Int32(a), b = Int32(b)
+        while depths[Int(a)] > depths[Int(b)] { a = parents[Int(a)] }
+        while depths[Int(b)] > depths[Int(a)] { b = parents[Int(b)] }
+        while a != b {
+            a = parents[Int(a)]
+            b = parents[Int(b)]
+            if a < 0 || b < 0 { return nil }
+        }
+        return Int(a)
+    }
+}

@@ -1,0 +1,53 @@
+import GRDB
+import STOLModel
+import STOLProtocol
+
+extension TaxonomyQueries {
+    /// Every taxon each name belongs to, for `stol-client name2id`: the exact
+    /// scientific name among all nodes of the whole tree when the database has it
+    /// (else among the main ranks), then with its first letter capitalised, then
+    /// a common name or synonym (case- and accent-insensitively; one taxon, the
+    /// preferred name's). Several taxa are all given, ascending: the caller sees
+    /// the name is ambiguous rather than getting one of them.
+    public func lookUpNames(_ names: [String]) throws(TaxonomyError) -> Stol_V1_NameLookupResponse {
+        let indexes = database.memoryIndexes
+        let full = database.fullTreeCount > 0
+        if full && indexes?.fullTree == nil { throw .memoryIndexesLoading }
+        let tree = indexes?.fullTree
+        let sql = full
+            ? "SELECT id, rank FROM tree_nodes WHERE scientific_name = ? ORDER BY id LIMIT 100"
+            : "SELECT id, rank FROM taxa WHERE scientific_name = ? ORDER BY id LIMIT 100"
+        return try database.read { db in
+            var response = Stol_V1_NameLookupResponse()
+            for name in names {
+                var result = Stol_V1_NameLookupResult()
+                result.name = name
+                let trimmed = name.trimmingCharacters(in: .whitespaces)
+                let capitalised = trimmed.prefix(1).uppercased() + trimmed.dropFirst()
+                for candidate in capitalised == trimmed ? [trimmed] : [trimmed, capitalised] where result.ids.isEmpty {
+                    for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [candidate]) {
+                        result.ids.append(row[0])
+                        result.ranks.append(row[1])
+                    }
+                    if !result.ids.isEmpty { result.match = .scientific }
+                }
+                if result.ids.isEmpty, !trimmed.isEmpty {
+                    let folded = SearchQuery.words(in: trimmed).joined(separator: " ")
+                    if let id = indexes?.exactNames[folded] {
+                        result.ids = [id]
+                        if let tree, let node = tree.index(of: id) {
+                            result.ranks = [tree.rank(of: node)]
+                        } else {
+                            result.ranks = [try String.fetchOne(db.cachedStatement(sql: "SELECT rank FROM taxa WHERE id = ?"),
+                                                                arguments: [id]) ?? ""]
+                        }
+                        result.match = .common
+                    }
+                }
+                if result.ids.isEmpty { result.error = TaxonomyError.nameNotFound.protocolError.proto }
+                response.results.append(result)
+            }
+            return response
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import STOLModel
+import STOLTestFixtures
+import XCTest
+
+/// ``FullTaxonTree`` against a plain parent-pointer computation on random trees:
+/// ancestors, depths and lowest common ancestors must be the same for every node
+/// and pair asked, and names and ranks must come back as appended.
+final class FullTaxonTreeTests: XCTestCase {
+    /// A random forest: node i (ids ascending with gaps) hangs under a random earlier node, or is a root.
+    private func randomTree(nodes: Int, roots: Int, seed: UInt64) throws -> (FullTaxonTree, parent: [Int64: Int64], ids: [Int64]) {
+        var random = SplitMix64(seed: seed)
+        var ids: [Int64] = []
+        var next: Int64 = 1
+        for _ in 0..<nodes {
+            next += Int64.random(in: 1...5, using: &random)
+            ids.append(next)
+        }
+        // Parents are chosen among other nodes in a random order, so that parents are not always smaller ids.
+        let order = ids.shuffled(using: &random)
+        var parent: [Int64: Int64] = [:]
+        for (position, id) in order.enumerated() where position >= roots {
+            parent[id] = order[Int.random(in: 0..<position, using: &random)]
+        }
+        let ranks = ["no rank", "clade", "species", "genus", "superkingdom", "strain"]
+        var builder = FullTaxonTree.Builder()
+        for id in ids {
+            try builder.append(id: id, parentID: parent[id], rank: ranks[Int(id) % ranks.count], name: "Taxon \(id) é".utf8)
+        }
+        return (try builder.build(), parent, ids)
+    }
+
+    private func plainAncestors(_ id: Int64, _ parent: [Int64: Int64]) -> [Int64] {
+        var result: [Int64] = []
+        var current = parent[id]
+        while let node = current {
+            result.append(node)
+            current = parent[node]
+        }
+        return result.reversed()
+    }
+
+    func testAncestorsDepthsAndLCA_equalAParentPointerWalk_onRandomForests() throws {
+        for seed: UInt64 in [1, 2, 3] {
+            let (tree, parent, ids) = try randomTree(nodes: 3000, roots: seed == 1 ? 1 : 4, seed: seed)
+            print("FullTaxonTreeTests seed \(seed)")
+            XCTAssertEqual(tree.count, ids.count)
+            var random = SplitMix64(seed: seed &+ 100)
+            for id in ids {
+                let node = try XCTUnwrap(tree.index(of: id))
+                XCTAssertEqual(tree.id(at: node), id)
+                let expected = plainAncestors(id, parent)
+                XCTAssertEqual(tree.ancestors(of: node).map(tree.id(at:)), expected, "seed \(seed), id \(id)")
+                XCTAssertEqual(tree.depth(of: node), expected.count)
+                XCTAssertEqual(tree.name(of: node), "Taxon \(id) é")
+            }
+            for _ in 0..<3000 {
+                let a = ids.randomElement(using: &random)!, b = ids.randomElement(using: &random)!
+                let pathA = plainAncestors(a, parent) + [a], pathB = Set(plainAncestors(b, parent) + [b])
+                let expected = pathA.last(where: pathB.contains)
+                let lca = tree.lowestCommonAncestor(tree.index(of: a)!, tree.index(of: b)!).map(tree.id(at:))
+                XCTAssertEqual(lca, expected, "seed \(seed), pair \(a) \(b)")
+            }
+        }
+    }
+
+    func testRanks_keepTheSourceSpelling_andMapOnlyTheEightMainRanks() throws {
+        var builder = FullTaxonTree.Builder()
+        try builder.append(id: 1, parentID: 1, rank: "no rank", name: "root".utf8)  // NCBI: the root is its own parent
+        try builder.append(id: 2, parentID: 131567, rank: "superkingdom", name: "Bacteria".utf8)
+        try builder.append(id: 131567, parentID: 1, rank: "no rank", name: "cellular organisms".utf8)
+        let tree = try builder.build()
+        XCTAssertEqual(tree.roots.map(tree.id(at:)), [1])
+        let bacteria = try XCTUnwrap(tree.index(of: 2))
+        XCTAssertEqual(tree.rank(of: bacteria), "superkingdom")
+        XCTAssertEqual(tree.mainRank(of: bacteria), .domain)
+        XCTAssertNil(tree.mainRank(of: tree.index(of: 131567)!))
+        XCTAssertEqual(tree.ancestors(of: bacteria).map(tree.id(at:)), [1, 131567])
+    }
+
+    func testBadInput_isATypedError() {
+        var unknown = FullTaxonTree.Builder()
+        XCTAssertNoThrow(try unknown.append(id: 5, parentID: 7, rank: "genus", name: "A".utf8))
+        XCTAssertThrowsError(try unknown.build()) { XCTAssertEqual($0 as? FullTaxonTree.BuildError, .unknownParent(child: 5, parent: 7)) }
+        var cycle = FullTaxonTree.Builder()
+        XCTAssertNoThrow(try cycle.append(id: 1, parentID: 2, rank: "genus", name: "A".utf8))
+        XCTAssertNoThrow(try cycle.append(id: 2, parentID: 1, rank: "genus", name: "B".utf8))
+        XCTAssertThrowsError(try cycle.build()) { error in
+            guard case .cycle = error as? FullTaxonTree.BuildError else { return XCTFail("\(error)") }
+        }
+        var order = FullTaxonTree.Builder()
+        XCTAssertNoThrow(try order.append(id: 3, parentID: nil, rank: "genus", name: "A".utf8))
+        XCTAssertThrowsError(try order.append(id: 3, parentID: nil, rank: "genus", name: "B".utf8)) {
+            XCTAssertEqual($0 as? FullTaxonTree.BuildError, .idsNotAscending(3))
+        }
+    }
+}
