@@ -57,7 +57,7 @@ help:
 	@echo "make fault  the import fault-injection tests with 1000 random kills of the verifier (KILLS=N)"
 	@echo "make bench  latency/throughput of taxonomy and favourites, the import of out/reference.stol, and a 60 s soak of every daemon, through the real sockets"
 	@echo "make bench-pipeline  pipeline speed, memory and table sizes on the full NCBI tree"
-	@echo "make check-lca  compare (LCA, distance) on the real server against an independent computation, random pairs"
+	@echo "make check-lca  compare on the real server against an independent parent-pointer computation: 10,000 random and 10,000 near pairs, both rank modes (PAIRS=N)"
 	@echo "make proto  regenerate Sources/STOLProtocol/Generated from protocol/*.proto"
 	@echo "make install  install for systemd (PREFIX=/usr, DESTDIR=, RELEASE_KEY=FILE); make uninstall removes it"
 
@@ -98,7 +98,7 @@ check-ids: $(BUNDLED_DB)
 ## of the reference build (the bundled one when there is no reference).
 check-lca: build
 	@db=$(OUT)/reference.sqlite; test -s $$db || db=$(BUNDLED_DB); \
-	python3 Pipeline/scripts/check_lca.py --bin "$(RELEASE_BIN)" --database $$db --pairs $${PAIRS:-500}
+	python3 Pipeline/scripts/check_lca.py --bin "$(RELEASE_BIN)" --database $$db $${PAIRS:+--pairs $$PAIRS}
 
 start: build db
 	STOL_RUNTIME_DIR=$(RUNTIME_DIR) STOL_STATE_DIR=$(STATE_DIR) STOL_TRUSTED_KEY=$(STOL_TRUSTED_KEY) \

@@ -97,7 +97,7 @@ let package = Package(
         .executableTarget(name: "stol-importd", dependencies: ["STOLImport", "STOLRuntime", "STOLDaemonOptions", "STOLSandbox", arg]),
         .executableTarget(name: "stol-verifyd", dependencies: ["STOLImport", "STOLRuntime", "STOLSandbox", arg,
                                                                .product(name: "Logging", package: "swift-log")]),
-        .executableTarget(name: "stol-client", dependencies: ["STOLClientKit", arg]),
+        .executableTarget(name: "stol-client", dependencies: ["STOLClientKit", "STOLModel", "STOLProtocol", arg]),
         .executableTarget(name: "stol-pipeline", dependencies: ["STOLPipeline", arg]),
         /// `make bench`: latency, throughput and memory through the real sockets.
         .executableTarget(name: "stol-bench", dependencies: [
@@ -139,7 +139,7 @@ let package = Package(
         /// code a daemon runs on untrusted bytes and checking its invariants. Shared by
         /// the libFuzzer executables, their replayers and the regression tests.
         .target(name: "STOLFuzzTargets", dependencies: [
-            "STOLRuntime", "STOLProtocol", "STOLTaxonomy", "STOLFavorites", "STOLImport", "STOLFormat",
+            "STOLRuntime", "STOLProtocol", "STOLModel", "STOLTaxonomy", "STOLFavorites", "STOLImport", "STOLFormat",
             "STOLPipeline", "STOLTestFixtures", "CSTOLSandbox",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -1,5 +1,16 @@
 #!/usr/bin/env python3
-"""Independent check of `compare` on a real database (issue 4).
+"""Independent check of `compare` on a real database (issues 4 and 14).
+
+On a database with NCBI's whole tree (schema 2, `tree_nodes` filled): reads every
+(id, parent_id, rank) of `tree_nodes` with Python's own sqlite3 and checks
+`stol-client compare --batch` in both rank modes for --pairs random pairs and as
+many near pairs (common ancestor 1-4 levels up, ancestor/descendant pairs, a
+taxon with itself): with --ranks all the LCA is NCBI's and distance_all the edges
+between the two; with --ranks main the LCA is the nearest node of a main rank at
+or above it (NCBI's own when none is), and distance_main the main-rank nodes on
+both paths below NCBI's LCA. Every pair must have a common ancestor.
+
+Otherwise (schema 1, or a database without the whole tree), the eight-rank check:
 
 Reads every (id, parent_id) of a built database with Python's own sqlite3,
 computes the lowest common ancestor, distance and LCA depth of random pairs by
@@ -63,16 +74,116 @@ def start_server(binaries, database, scratch):
     return process
 
 
+MAIN_RANKS = {"superkingdom", "domain", "kingdom", "phylum", "division", "class", "order", "family", "genus", "species"}
+
+
+def load_full_tree(path):
+    parents, ranks = {}, {}
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'tree_nodes'").fetchone():
+            return None, None
+        for taxon_id, parent_id, rank in db.execute("SELECT id, parent_id, rank FROM tree_nodes"):
+            parents[taxon_id] = parent_id
+            ranks[taxon_id] = rank
+    return (parents, ranks) if parents else (None, None)
+
+
+def near_pairs(parents, count, rng):
+    """Pairs whose common ancestor is 1-4 levels up, ancestor/descendant pairs and self pairs."""
+    children = {}
+    for taxon, parent in parents.items():
+        if parent is not None:
+            children.setdefault(parent, []).append(taxon)
+    ids = list(parents)
+
+    def descend(node, levels):
+        for _ in range(levels):
+            kids = children.get(node)
+            if not kids:
+                break
+            node = rng.choice(kids)
+        return node
+
+    pairs = []
+    while len(pairs) < count:
+        kind = rng.randrange(3)
+        leaf = rng.choice(ids)
+        chain = lineage(parents, leaf)
+        if kind == 0:  # common ancestor k levels up: another path down from it
+            k = rng.randint(1, 4)
+            top = chain[min(k, len(chain) - 1)]
+            pairs.append((leaf, descend(top, rng.randint(1, 4))))
+        elif kind == 1:  # ancestor and descendant
+            pairs.append((leaf, chain[rng.randrange(len(chain))]))
+        else:
+            pairs.append((leaf, leaf))
+    return pairs
+
+
+def check_full_tree(args, parents, ranks, rng):
+    ids = list(parents)
+    pairs = [(rng.choice(ids), rng.choice(ids)) for _ in range(args.pairs)] + near_pairs(parents, args.pairs, rng)
+    lines = "".join(f"{a}\t{b}\n" for a, b in pairs)
+    disagreements = 0
+    with tempfile.TemporaryDirectory(prefix="stol-check-lca.") as scratch:
+        server = start_server(args.bin, os.path.abspath(args.database), scratch)
+        client = os.path.join(args.bin, "stol-client")
+        try:
+            for mode in ("all", "main"):
+                started = time.time()
+                run = subprocess.run([client, "compare", "--batch", "--ranks", mode, "--runtime-dir", scratch,
+                                      "--timeout", "600"], input=lines, capture_output=True, text=True)
+                if run.returncode != 0:
+                    print(f"stol-client compare --batch --ranks {mode} exit {run.returncode}: {run.stderr.strip()}")
+                    return 1
+                answers = run.stdout.splitlines()
+                print(f"--ranks {mode}: {len(answers):,} answers in {time.time() - started:.2f} s", flush=True)
+                if len(answers) != len(pairs):
+                    print(f"DISAGREE: {len(pairs)} pairs sent, {len(answers)} answers")
+                    disagreements += 1
+                    continue
+                for (a, b), answer in zip(pairs, answers):
+                    fields = answer.split("\t")
+                    line_a, line_b = lineage(parents, a), lineage(parents, b)
+                    on_b = set(line_b)
+                    lca = next(taxon for taxon in line_a if taxon in on_b)
+                    steps_a, steps_b = line_a.index(lca), line_b.index(lca)
+                    main_steps = sum(1 for t in line_a[:steps_a] if ranks[t] in MAIN_RANKS) + \
+                        sum(1 for t in line_b[:steps_b] if ranks[t] in MAIN_RANKS)
+                    shown = lca
+                    if mode == "main":
+                        shown = next((t for t in lineage(parents, lca) if ranks[t] in MAIN_RANKS), lca)
+                    want = [str(a), str(b), str(shown), None, None, str(main_steps), str(steps_a + steps_b)]
+                    if len(fields) != 7 or any(w is not None and w != f for w, f in zip(want, fields)):
+                        disagreements += 1
+                        if disagreements <= 20:
+                            print(f"DISAGREE --ranks {mode} {a} {b}: expected lca {shown} main {main_steps} "
+                                  f"all {steps_a + steps_b}, got {answer}")
+        finally:
+            server.terminate()
+            server.wait()
+    print(f"{len(pairs):,} pairs ({args.pairs:,} random, {args.pairs:,} near) in both rank modes on NCBI's whole "
+          f"tree ({len(parents):,} nodes): {disagreements} disagreements")
+    return 1 if disagreements else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", required=True, help="directory with stol-taxonomyd and stol-client (release build)")
     parser.add_argument("--database", required=True, help="the built database to check (e.g. out/reference.sqlite)")
-    parser.add_argument("--pairs", type=int, default=500, help="random pairs to check (default 500)")
+    parser.add_argument("--pairs", type=int, default=None,
+                        help="random pairs to check (default 10,000 plus as many near pairs on the whole tree; 500 otherwise)")
     parser.add_argument("--seed", type=int, default=2024, help="random seed (default 2024)")
     args = parser.parse_args()
 
     started = time.time()
+    full_parents, full_ranks = load_full_tree(args.database)
+    if full_parents is not None:
+        args.pairs = args.pairs or 10000
+        print(f"read {len(full_parents):,} nodes of the whole tree in {time.time() - started:.1f} s", flush=True)
+        sys.exit(check_full_tree(args, full_parents, full_ranks, random.Random(args.seed)))
     parents = load_parents(args.database)
+    args.pairs = args.pairs or 500
     ids = list(parents)
     print(f"read {len(ids):,} taxa in {time.time() - started:.1f} s", flush=True)
     rng = random.Random(args.seed)

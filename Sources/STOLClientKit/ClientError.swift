@@ -27,6 +27,7 @@ public enum ClientError: Error, CustomStringConvertible {
         case invalidRequest = 6
         case verificationFailed = 7
         case unimplemented = 8
+        case deleted = 9
     }
 
     public var exitCode: ExitCode {
@@ -38,6 +39,7 @@ public enum ClientError: Error, CustomStringConvertible {
         case .server(let error):
             switch error.code {
             case .notFound: .notFound
+            case .taxonDeleted: .deleted
             case .permissionDenied: .permissionDenied
             case .unavailable, .busy: .serviceUnavailable
             case .invalidRequest, .frameTooLarge, .malformedFrame: .invalidRequest

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import STOLProtocol
 import STOLRuntime
@@ -70,7 +71,10 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
                 if response.id != request.id {
                     throw ClientError.local("the \(service) service answered request \(response.id), expected \(request.id)")
                 }
-                if isFinal(response) { return response }
+                if isFinal(response) {
+                    Self.noteMergedIDs(response)
+                    return response
+                }
                 onProgress(response)
             }
         } catch let error as ClientError {
@@ -88,6 +92,16 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
 }
 
 extension ServiceClient {
+    /// Says on standard error when the taxonomy server answered an id as the taxon
+    /// NCBI merged it into, so that the answer's different id is not a surprise.
+    static func noteMergedIDs(_ response: Response) {
+        guard let taxonomy = response as? Stol_V1_TaxonomyResponse else { return }
+        for merged in taxonomy.merged {
+            let line = "note: taxon \(merged.oldID) was merged into \(merged.newID) by NCBI; answering for \(merged.newID)\n"
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+    }
+
     /// Sends the requests `next` gives, keeping up to `window` of them in flight on
     /// one connection (PROTOCOL.md §1.3: taxonomy.sock answers pipelined requests,
     /// matched by `id`), and hands each answer to `onAnswer` in the order of the

@@ -82,6 +82,9 @@ public struct FullTaxonTree: Sendable {
     private let nameEnds: [UInt32]
     /// Positions of the roots (one for NCBI: the root 1).
     public let roots: [Int]
+    /// Children of node `i`: `children[childStart[i] ..< childStart[i + 1]]`, in id order.
+    private let childStart: [Int32]
+    private let children: [Int32]
 
     private init(_ builder: Builder) throws(BuildError) {
         let count = builder.ids.count
@@ -119,6 +122,18 @@ public struct FullTaxonTree: Sendable {
                 known[Int(step)] = true
             }
         }
+        var childStart = [Int32](repeating: 0, count: count + 1)
+        for i in 0..<count where parents[i] >= 0 { childStart[Int(parents[i]) + 1] += 1 }
+        for i in 0..<count { childStart[i + 1] += childStart[i] }
+        var fill = childStart
+        var children = [Int32](repeating: 0, count: Int(childStart[count]))
+        for i in 0..<count where parents[i] >= 0 {
+            let parent = Int(parents[i])
+            children[Int(fill[parent])] = Int32(i)
+            fill[parent] += 1
+        }
+        self.childStart = childStart
+        self.children = children
         ids = builder.ids
         self.parents = parents
         self.depths = depths
@@ -169,6 +184,26 @@ public struct FullTaxonTree: Sendable {
     public func name(of node: Int) -> String {
         let start = node == 0 ? 0 : Int(nameEnds[node - 1])
         return String(decoding: nameBytes[start..<Int(nameEnds[node])], as: UTF8.self)
+    }
+
+    public func childCount(of node: Int) -> Int { Int(childStart[node + 1] - childStart[node]) }
+
+    /// The subtree of `node` in preorder (children in id order), with each node's
+    /// depth below `node`; nil when it has more than `limit` nodes (the walk stops there).
+    public func subtree(of node: Int, limit: Int) -> (nodes: [Int], depths: [Int])? {
+        var nodes: [Int] = [], depths: [Int] = []
+        var stack: [(Int32, Int32)] = [(Int32(node), 0)]
+        while let (current, depth) = stack.popLast() {
+            guard nodes.count < limit else { return nil }
+            nodes.append(Int(current))
+            depths.append(Int(depth))
+            var child = Int(childStart[Int(current) + 1]) - 1
+            while child >= Int(childStart[Int(current)]) {
+                stack.append((children[child], depth + 1))
+                child -= 1
+            }
+        }
+        return (nodes, depths)
     }
 
     /// The node's ancestors, root first, the node itself excluded.

@@ -58,6 +58,7 @@ extension Stol_V1_ErrorCode {
         case .unavailable: "UNAVAILABLE"
         case .internal: "INTERNAL"
         case .busy: "BUSY"
+        case .taxonDeleted: "TAXON_DELETED"
         case .fileUnreadable: "FILE_UNREADABLE"
         case .fileTooLarge: "FILE_TOO_LARGE"
         case .notAStolFile: "NOT_A_STOL_FILE"

@@ -75,8 +75,16 @@ extension TaxonomyQueries {
 
     private func node(_ db: Database, _ query: String, _ tree: FullTaxonTree, _ exactNames: [String: TaxonID]) throws -> Int {
         let id = try resolve(db, query.trimmingCharacters(in: .whitespaces), exactNames: exactNames, table: "tree_nodes")
-        guard let node = tree.index(of: id) else { throw TaxonomyError.taxonNotFound(id) }
-        return node
+        if let node = tree.index(of: id) { return node }
+        switch try retired(db, id) {
+        case .merged(let new)?:
+            if let node = tree.index(of: new) { return node }  // a_id/b_id then name the taxon it went to
+        case .deleted?:
+            throw TaxonomyError.taxonDeleted(id)
+        case nil:
+            break
+        }
+        throw TaxonomyError.taxonNotFound(id)
     }
 
     private func onMainTree(_ pairs: [Stol_V1_TaxonPair], _ tree: CompactTaxonTree,

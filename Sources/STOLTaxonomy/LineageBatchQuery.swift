@@ -32,11 +32,20 @@ extension TaxonomyQueries {
                 var result = Stol_V1_LineageResult()
                 result.query = query
                 do {
-                    let id = try resolve(db, query.trimmingCharacters(in: .whitespaces), exactNames: exactNames,
+                    var id = try resolve(db, query.trimmingCharacters(in: .whitespaces), exactNames: exactNames,
                                          table: "taxa")
-                    guard let (taxon, lineage) = try lineage(db, of: id, language: language) else {
-                        throw TaxonomyError.taxonNotFound(id)
+                    var found = try lineage(db, of: id, language: language)
+                    if found == nil {
+                        switch try retired(db, id) {
+                        case .merged(let new)?:
+                            result.mergedFrom = id
+                            id = new
+                            found = try lineage(db, of: new, language: language)
+                        case .deleted?: throw TaxonomyError.taxonDeleted(id)
+                        case nil: break
+                        }
                     }
+                    guard let (taxon, lineage) = found else { throw TaxonomyError.taxonNotFound(id) }
                     result.taxon = taxon
                     switch form {
                     case .taxa, .UNRECOGNIZED:
@@ -63,7 +72,8 @@ extension TaxonomyQueries {
                                   form: Stol_V1_LineageForm) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
         var nodes = [Int?](repeating: nil, count: queries.count)
         var errors = [TaxonomyError?](repeating: nil, count: queries.count)
-        var byName: [Int] = []
+        var mergedFrom = [TaxonID?](repeating: nil, count: queries.count)
+        var needSQL: [Int] = []  // names, and ids the tree does not hold (merged or deleted?)
         for (position, query) in queries.enumerated() {
             let trimmed = query.trimmingCharacters(in: .whitespaces)
             if let id = TaxonID(trimmed) {
@@ -72,19 +82,30 @@ extension TaxonomyQueries {
                 } else if let node = tree.index(of: id) {
                     nodes[position] = node
                 } else {
-                    errors[position] = .taxonNotFound(id)
+                    needSQL.append(position)
                 }
             } else {
-                byName.append(position)
+                needSQL.append(position)
             }
         }
-        if !byName.isEmpty {
+        if !needSQL.isEmpty {
             try database.read { db in
-                for position in byName {
+                for position in needSQL {
                     do {
                         let id = try resolve(db, queries[position].trimmingCharacters(in: .whitespaces),
                                              exactNames: exactNames, table: "tree_nodes")
-                        if let node = tree.index(of: id) { nodes[position] = node } else { throw TaxonomyError.taxonNotFound(id) }
+                        if let node = tree.index(of: id) {
+                            nodes[position] = node
+                        } else {
+                            switch try retired(db, id) {
+                            case .merged(let new)?:
+                                guard let node = tree.index(of: new) else { throw TaxonomyError.taxonNotFound(id) }
+                                nodes[position] = node
+                                mergedFrom[position] = id
+                            case .deleted?: throw TaxonomyError.taxonDeleted(id)
+                            case nil: throw TaxonomyError.taxonNotFound(id)
+                            }
+                        }
                     } catch let error as TaxonomyError {
                         errors[position] = error
                     }
@@ -97,6 +118,7 @@ extension TaxonomyQueries {
             var result = Stol_V1_LineageResult()
             result.query = query
             if let node = nodes[position] {
+                if let old = mergedFrom[position] { result.mergedFrom = old }
                 result.taxon = Self.treeTaxon(tree, node)
                 let lineage = tree.ancestors(of: node)
                 switch form {

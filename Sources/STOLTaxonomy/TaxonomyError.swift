@@ -15,6 +15,8 @@ public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
     /// or a switch. ``TaxonomyService/respond(to:context:)`` waits for them and
     /// answers; only a synchronous caller ever sees this.
     case memoryIndexesLoading
+    /// An id the source deleted (NCBI `delnodes.dmp`).
+    case taxonDeleted(TaxonID)
     /// `--ranks all` on a database that keeps only the eight main ranks.
     case fullTreeAbsent
     /// A name that fits several taxa, where one was needed.
@@ -38,6 +40,9 @@ public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
             ProtocolError(.unavailable, detail)
         case .memoryIndexesLoading:
             ProtocolError(.unavailable, "the in-memory tree is still being built; try again in a few seconds")
+        case .taxonDeleted(let id):
+            ProtocolError(.taxonDeleted, "taxon \(id) was deleted from NCBI (delnodes.dmp); it names no taxon any more",
+                          details: ["taxon_id": String(id)])
         case .fullTreeAbsent:
             ProtocolError(.invalidRequest, "the active database keeps only the eight main ranks (it was built without "
                           + "the whole tree); ask with --ranks main, or activate a reference database that has it",

@@ -48,7 +48,7 @@ public struct TaxonomyService: FramedService {
         // Relatives may be computed on the in-memory tree, which a request waits
         // for while it is still loading (seconds after a cold start).
         case .relatives: provider.current().database.memoryIndexes?.tree != nil
-        case .search, .diagnostics, .lineageBatch, .compareBatch, .nameLookup: false
+        case .search, .diagnostics, .lineageBatch, .compareBatch, .nameLookup, .subtree: false
         }
     }
 
@@ -70,7 +70,25 @@ public struct TaxonomyService: FramedService {
         response.id = request.id
         response.database = selection.database.identity
         do {
-            response.result = try answer(request, selection: selection, logger: logger)
+            var current = request
+            // An id the source merged into another is answered as that one, and said so
+            // (at most twice: compare names two ids); a deleted one is TAXON_DELETED.
+            for attempt in 0... {
+                do {
+                    response.result = try answer(current, selection: selection, logger: logger)
+                    break
+                } catch TaxonomyError.taxonNotFound(let id) where attempt < 2 {
+                    switch try TaxonomyQueries(database: selection.database).retired(id) {
+                    case .merged(let new)?:
+                        current = current.replacingTaxonID(id, with: new)
+                        response.merged.append(.with { $0.oldID = id; $0.newID = new })
+                    case .deleted?:
+                        throw TaxonomyError.taxonDeleted(id)
+                    case nil:
+                        throw TaxonomyError.taxonNotFound(id)
+                    }
+                }
+            }
         } catch TaxonomyError.memoryIndexesLoading where deferIfLoading {
             return nil
         } catch let error as ProtocolErrorConvertible {
@@ -98,6 +116,7 @@ public struct TaxonomyService: FramedService {
         case .lineageBatch: "lineage_batch"
         case .compareBatch: "compare_batch"
         case .nameLookup: "name_lookup"
+        case .subtree: "subtree"
         case nil: "unknown"
         }
     }
@@ -188,6 +207,13 @@ public struct TaxonomyService: FramedService {
                 throw TaxonomyError.invalidArgument("at most \(TaxonomyQueries.maximumBatchQueries) names per request")
             }
             return .nameLookup(try queries.lookUpNames(lookup.names))
+        case .subtree(let subtree):
+            try Self.validate(id: subtree.taxonID)
+            let maximum = subtree.maxTaxa == 0 ? TaxonomyQueries.defaultSubtreeTaxa : Int(subtree.maxTaxa)
+            guard maximum <= TaxonomyQueries.maximumSubtreeTaxa else {
+                throw TaxonomyError.invalidArgument("max_taxa must be at most \(TaxonomyQueries.maximumSubtreeTaxa)")
+            }
+            return .subtree(try queries.subtree(of: subtree.taxonID, ranks: subtree.ranks, maximumTaxa: maximum))
         case nil:
             throw request.missingBodyError
         }

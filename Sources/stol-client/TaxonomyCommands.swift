@@ -27,6 +27,7 @@ struct Status: ParsableCommand {
                 names:            \(status.namesCount)
                 top-N relatives:  \(status.precomputedRelatives) per species precomputed
                 in-memory tree:   \(status.treeLoaded ? "loaded" : "loading")
+                whole tree:       \(status.fullTreeNodes == 0 ? "none: main ranks only (--ranks all needs a database built with the whole tree, such as the reference)" : "\(status.fullTreeNodes) nodes, \(status.fullTreeLoaded ? "loaded" : "loading") (--ranks all)")
                 bundled DB:       \(status.bundledPath) (\(status.bundledSizeBytes) bytes)
                 reference DB:     \(status.referencePresent ? "installed, \(status.referenceSizeBytes) bytes" : "not installed")\(status.referenceRequested ? ", activation requested" : "")
                 server version:   \(status.serverVersion)

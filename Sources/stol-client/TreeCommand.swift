@@ -1,19 +1,44 @@
 import ArgumentParser
 import Foundation
 import STOLClientKit
+import STOLModel
 import STOLProtocol
 
 /// `stol-client tree`: the browse view as indented text, a level per indent.
 struct Tree: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show a taxon's subtree, indented, down to --depth levels (the whole top of the tree without an id).")
+        abstract: "Show a taxon's subtree: indented text down to --depth levels, or the whole subtree as Newick or JSON lines.",
+        discussion: """
+            --format text (default): indented, --depth levels, --limit children per taxon.
+            --format newick: the whole subtree of ID in one Newick line, every node labelled with its
+              scientific name (quoted where Newick needs it), for ete4 (Tree(text, parser=1)), iTOL or R's ape
+              (read.tree). With --ranks all: NCBI's own tree, children in id order; else the eight ranks,
+              children in name order.
+            --format jsonl: one JSON object per taxon, in the same order: id, parent_id, depth, rank, name.
+            A subtree of more than --max-taxa taxa (default 10,000, at most 50,000) is refused with its size.
+            """)
+    enum Format: String, ExpressibleByArgument, CaseIterable { case text, newick, jsonl }
+
     @OptionGroup var global: GlobalOptions
     @OptionGroup var language: LanguageOption
-    @Argument(help: "Taxon id to start from (default: the roots).") var id: Int64?
-    @Option(help: "Levels below the start to show (1–8).") var depth: Int = 2
-    @Option(help: "Children shown per taxon (at most 500); the rest are summarised.") var limit: UInt32 = 50
+    @OptionGroup var ranks: RanksOption
+    @Argument(help: "Taxon id to start from (default: the roots; required for newick and jsonl).") var id: Int64?
+    @Option(help: "text, newick or jsonl.") var format: Format = .text
+    @Option(help: "Levels below the start to show (1–8; text only).") var depth: Int = 2
+    @Option(help: "Children shown per taxon (at most 500); the rest are summarised (text only).") var limit: UInt32 = 50
+    @Option(help: "Largest subtree to export (newick, jsonl; at most 50,000).") var maxTaxa: UInt32 = 10_000
+
+    func validate() throws {
+        if format != .text {
+            guard id != nil else { throw ValidationError("--format \(format.rawValue) needs a taxon id") }
+            guard (1...50_000).contains(maxTaxa) else { throw ValidationError("--max-taxa must be 1…50000") }
+        } else if ranks.ranks == .all {
+            throw ValidationError("--ranks all exports with --format newick or jsonl")
+        }
+    }
 
     func run() throws {
+        if format != .text { return try export() }
         try global.run { () throws(ClientError) in
             guard (1...8).contains(depth) else { throw .usage("--depth must be 1…8") }
             let client = global.taxonomy()
@@ -63,6 +88,30 @@ struct Tree: ParsableCommand {
             } else {
                 lines.forEach { print($0) }
             }
+        }
+    }
+
+    /// Newick or JSON lines of the whole subtree, from one request.
+    private func export() throws {
+        try global.run { () throws(ClientError) in
+            var request = Stol_V1_TaxonomyRequest()
+            request.subtree = .with { $0.taxonID = id!; $0.ranks = ranks.ranks.wire; $0.maxTaxa = maxTaxa }
+            guard case .subtree(let subtree) = try global.taxonomy().call(request).result else { throw .local("unexpected answer") }
+            let depths = subtree.depths.map(Int.init)
+            if format == .newick {
+                print(Newick.write(depths: depths, labels: subtree.names))
+                return
+            }
+            let output = BufferedOutput()
+            var stack: [Int64] = []
+            for (index, taxonID) in subtree.ids.enumerated() {
+                stack.removeLast(max(0, stack.count - depths[index]))
+                let parent = stack.last.map { "\($0)" } ?? "null"
+                let name = TextFormatter.jsonString(subtree.names[index]), rank = TextFormatter.jsonString(subtree.ranks[index])
+                output.line("{\"id\":\(taxonID),\"parent_id\":\(parent),\"depth\":\(depths[index]),\"rank\":\(rank),\"name\":\(name)}")
+                stack.append(taxonID)
+            }
+            output.flush()
         }
     }
 }

@@ -1,3 +1,4 @@
+import STOLModel
 import STOLPipeline
 import STOLProtocol
 import STOLTaxonomy
@@ -178,5 +179,97 @@ final class CompareBatchAndNameLookupTests: XCTestCase {
         XCTAssertEqual(lookup.results[1].ranks, ["no rank"])
         XCTAssertEqual(lookup.results.map(\.match), [.scientific, .scientific, .common, .scientific, .unspecified])
         XCTAssertEqual(lookup.results[4].error.code, .notFound)
+    }
+}
+
+/// Ids NCBI retired (the fixture's merged.dmp: 12345 → 9689, 54321 → 9685;
+/// delnodes.dmp: 99999, 88888) are translated as taxonkit and ete4 do: a merged
+/// id is answered as its new taxon and said so, a deleted one has its own error.
+final class RetiredIDTests: XCTestCase {
+    private func harness(fullTree: Bool) throws -> ServiceHarness {
+        let source = try makeTemporaryDirectory(self)
+        try TaxdumpFixture.write(to: source)
+        var options = TaxonomyBuilder.Options()
+        options.format = .ncbi
+        options.fullTree = fullTree
+        let harness = try ServiceHarness(self, bundledSource: source, options: options)
+        harness.waitForTreeLoaded()
+        return harness
+    }
+
+    func testAMergedID_isAnsweredAsItsNewTaxon_andSaidSo_byEveryOperationWithAnID() throws {
+        let harness = try harness(fullTree: false)
+        let taxon = harness.getTaxon(12345)
+        guard case .taxon(let lion) = taxon.result else { return XCTFail("\(taxon)") }
+        XCTAssertEqual(lion.id, 9689)
+        XCTAssertEqual(taxon.merged.map { [$0.oldID, $0.newID] }, [[12345, 9689]])
+        let compare = harness.compare(12345, 54321)
+        guard case .compare(let answer) = compare.result else { return XCTFail("\(compare)") }
+        XCTAssertEqual([answer.taxonA.id, answer.taxonB.id], [9689, 9685])
+        XCTAssertEqual(Set(compare.merged.map(\.oldID)), [12345, 54321])
+        XCTAssertEqual(harness.ancestors(12345).merged.first?.newID, 9689)
+        XCTAssertTrue(harness.getTaxon(9689).merged.isEmpty, "a current id is not marked")
+    }
+
+    func testADeletedID_isTaxonDeleted_andAnUnknownOneStillNotFound() throws {
+        let harness = try harness(fullTree: false)
+        let deleted = harness.getTaxon(99999)
+        XCTAssertEqual(deleted.error.code, .taxonDeleted)
+        XCTAssertEqual(deleted.error.details["taxon_id"], "99999")
+        XCTAssertTrue(deleted.error.message.contains("deleted from NCBI"), deleted.error.message)
+        XCTAssertEqual(harness.compare(9689, 88888).error.code, .taxonDeleted)
+        XCTAssertEqual(harness.getTaxon(424242).error.code, .notFound)
+    }
+
+    func testBatches_translateRetiredIDs_perQuery() throws {
+        for fullTree in [false, true] {
+            let harness = try harness(fullTree: fullTree)
+            let ranks: Stol_V1_RankView = fullTree ? .all : .main
+            let response = harness.send(.lineageBatch(.with { $0.queries = ["12345", "99999", "424242"]; $0.ranks = ranks; $0.form = .ids }))
+            guard case .lineageBatch(let batch) = response.result else { return XCTFail("\(response)") }
+            XCTAssertEqual(batch.results[0].taxon.id, 9689, "full tree \(fullTree)")
+            XCTAssertEqual(batch.results[0].mergedFrom, 12345)
+            XCTAssertEqual(batch.results.map(\.error.code), [.unspecified, .taxonDeleted, .notFound])
+        }
+        let harness = try harness(fullTree: true)
+        let response = harness.send(.compareBatch(.with { $0.pairs = [.with { $0.a = "12345"; $0.b = "9694" },
+                                                                     .with { $0.a = "99999"; $0.b = "9694" }]; $0.ranks = .all }))
+        guard case .compareBatch(let batch) = response.result else { return XCTFail("\(response)") }
+        XCTAssertEqual(batch.results[0].aID, 9689)
+        XCTAssertEqual(batch.results[0].lcaID, 9688)
+        XCTAssertEqual(batch.results[1].error.code, .taxonDeleted)
+    }
+}
+
+/// Subtrees for drawing: preorder with depths on both trees, the size guard.
+final class SubtreeTests: XCTestCase {
+    func testSubtree_onBothTrees_isAPreorderWithDepths_andTooLargeIsRefusedWithItsSize() throws {
+        let source = try makeTemporaryDirectory(self)
+        try TaxdumpFixture.write(to: source)
+        var options = TaxonomyBuilder.Options()
+        options.format = .ncbi
+        options.fullTree = true
+        let harness = try ServiceHarness(self, bundledSource: source, options: options)
+        harness.waitForTreeLoaded()
+        func subtree(_ id: Int64, _ ranks: Stol_V1_RankView, max: UInt32 = 0) -> Stol_V1_TaxonomyResponse {
+            harness.send(.subtree(.with { $0.taxonID = id; $0.ranks = ranks; $0.maxTaxa = max }))
+        }
+        guard case .subtree(let all) = subtree(9681, .all).result else { return XCTFail("no subtree") }
+        // Felidae on NCBI's tree, children in id order: Felis (9682) with the cat, Pantherinae (338153) with
+        // Panthera and its species, then "unclassified Felidae" (339610).
+        XCTAssertEqual(all.ids, [9681, 9682, 9685, 338153, 9688, 9689, 9690, 9694, 1383299, 339610])
+        XCTAssertEqual(all.depths, [0, 1, 2, 1, 2, 3, 3, 3, 3, 1])
+        XCTAssertEqual(all.ranks[3], "subfamily")
+        XCTAssertEqual(all.names[0], "Felidae")
+        XCTAssertEqual(Newick.write(depths: all.depths.map(Int.init), labels: all.names),
+                       "(('Felis catus')Felis,(('Panthera leo','Panthera onca','Panthera tigris','Panthera sp.')Panthera)Pantherinae,'unclassified Felidae')Felidae;")
+        guard case .subtree(let main) = subtree(9681, .main).result else { return XCTFail("no subtree") }
+        XCTAssertEqual(main.ids.first, 9681)
+        XCTAssertFalse(main.ids.contains(338153), "the subfamily is not in the eight-rank view")
+        XCTAssertEqual(Set(main.ranks), ["family", "genus", "species"])
+        let refused = subtree(9681, .all, max: 3)
+        XCTAssertEqual(refused.error.code, .invalidRequest)
+        XCTAssertTrue(refused.error.message.contains("more than 3 taxa"), refused.error.message)
+        XCTAssertEqual(subtree(424242, .all).error.code, .notFound)
     }
 }

@@ -54,6 +54,9 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
   /// too many connections, or another import is running
   case busy // = 9
 
+  /// the id was deleted from the source taxonomy (NCBI delnodes.dmp); details taxon_id
+  case taxonDeleted // = 10
+
   /// Import and verification (the checklist of seeds/000 §6.1, in order).
   case fileUnreadable // = 20
   case fileTooLarge // = 21
@@ -88,6 +91,7 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     case 7: self = .unavailable
     case 8: self = .internal
     case 9: self = .busy
+    case 10: self = .taxonDeleted
     case 20: self = .fileUnreadable
     case 21: self = .fileTooLarge
     case 22: self = .notAStolFile
@@ -115,6 +119,7 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     case .unavailable: return 7
     case .internal: return 8
     case .busy: return 9
+    case .taxonDeleted: return 10
     case .fileUnreadable: return 20
     case .fileTooLarge: return 21
     case .notAStolFile: return 22
@@ -142,6 +147,7 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     .unavailable,
     .internal,
     .busy,
+    .taxonDeleted,
     .fileUnreadable,
     .fileTooLarge,
     .notAStolFile,
@@ -300,7 +306,7 @@ public nonisolated struct Stol_V1_DatabaseIdentity: Sendable {
 fileprivate nonisolated let _protobuf_package = "stol.v1"
 
 nonisolated extension Stol_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_MALFORMED_FRAME\0\u{1}ERROR_CODE_UNIMPLEMENTED\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_BUSY\0\u{2}\u{b}ERROR_CODE_FILE_UNREADABLE\0\u{1}ERROR_CODE_FILE_TOO_LARGE\0\u{1}ERROR_CODE_NOT_A_STOL_FILE\0\u{1}ERROR_CODE_CHECKSUM_MISMATCH\0\u{1}ERROR_CODE_SIGNATURE_INVALID\0\u{1}ERROR_CODE_INCOMPATIBLE_SCHEMA\0\u{1}ERROR_CODE_DATABASE_CORRUPT\0\u{1}ERROR_CODE_DECOMPRESSION_LIMIT\0\u{1}ERROR_CODE_FILE_TOO_SMALL\0\u{1}ERROR_CODE_DOWNGRADE_REFUSED\0\u{1}ERROR_CODE_NO_SPACE\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_MALFORMED_FRAME\0\u{1}ERROR_CODE_UNIMPLEMENTED\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_BUSY\0\u{1}ERROR_CODE_TAXON_DELETED\0\u{2}\u{a}ERROR_CODE_FILE_UNREADABLE\0\u{1}ERROR_CODE_FILE_TOO_LARGE\0\u{1}ERROR_CODE_NOT_A_STOL_FILE\0\u{1}ERROR_CODE_CHECKSUM_MISMATCH\0\u{1}ERROR_CODE_SIGNATURE_INVALID\0\u{1}ERROR_CODE_INCOMPATIBLE_SCHEMA\0\u{1}ERROR_CODE_DATABASE_CORRUPT\0\u{1}ERROR_CODE_DECOMPRESSION_LIMIT\0\u{1}ERROR_CODE_FILE_TOO_SMALL\0\u{1}ERROR_CODE_DOWNGRADE_REFUSED\0\u{1}ERROR_CODE_NO_SPACE\0")
 }
 
 nonisolated extension Stol_V1_DatabaseKind: SwiftProtobuf._ProtoNameProviding {

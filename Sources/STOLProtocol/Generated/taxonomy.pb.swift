@@ -403,6 +403,14 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     set {body = .nameLookup(newValue)}
   }
 
+  public var subtree: Stol_V1_SubtreeRequest {
+    get {
+      if case .subtree(let v)? = body {return v}
+      return Stol_V1_SubtreeRequest()
+    }
+    set {body = .subtree(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -419,6 +427,7 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     case lineageBatch(Stol_V1_LineageBatchRequest)
     case compareBatch(Stol_V1_CompareBatchRequest)
     case nameLookup(Stol_V1_NameLookupRequest)
+    case subtree(Stol_V1_SubtreeRequest)
 
   }
 
@@ -444,6 +453,12 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
   public var hasDatabase: Bool {_storage._database != nil}
   /// Clears the value of `database`. Subsequent reads from it will return its default value.
   public mutating func clearDatabase() {_uniqueStorage()._database = nil}
+
+  /// ids of the request the source merged into another: answered as that one
+  public var merged: [Stol_V1_MergedTaxon] {
+    get {_storage._merged}
+    set {_uniqueStorage()._merged = newValue}
+  }
 
   public var result: OneOf_Result? {
     get {return _storage._result}
@@ -562,6 +577,14 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
     set {_uniqueStorage()._result = .nameLookup(newValue)}
   }
 
+  public var subtree: Stol_V1_SubtreeResponse {
+    get {
+      if case .subtree(let v)? = _storage._result {return v}
+      return Stol_V1_SubtreeResponse()
+    }
+    set {_uniqueStorage()._result = .subtree(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -579,6 +602,7 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
     case lineageBatch(Stol_V1_LineageBatchResponse)
     case compareBatch(Stol_V1_CompareBatchResponse)
     case nameLookup(Stol_V1_NameLookupResponse)
+    case subtree(Stol_V1_SubtreeResponse)
 
   }
 
@@ -709,6 +733,21 @@ public nonisolated struct Stol_V1_StatusResponse: @unchecked Sendable {
   public init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// An id the source retired by merging it into another (NCBI merged.dmp).
+public nonisolated struct Stol_V1_MergedTaxon: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var oldID: Int64 = 0
+
+  public var newID: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 public nonisolated struct Stol_V1_Taxon: Sendable {
@@ -1355,6 +1394,12 @@ public nonisolated struct Stol_V1_LineageResult: @unchecked Sendable {
     set {_uniqueStorage()._lineageNames = newValue}
   }
 
+  /// the id asked for, when the source merged it into `taxon`
+  public var mergedFrom: Int64 {
+    get {_storage._mergedFrom}
+    set {_uniqueStorage()._mergedFrom = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1444,7 +1489,7 @@ public nonisolated struct Stol_V1_CompareBatchResult: Sendable {
   /// no common ancestor (a database of the main ranks only: different roots)
   public var unrelated: Bool = false
 
-  /// NOT_FOUND or INVALID_REQUEST for this pair alone
+  /// NOT_FOUND, TAXON_DELETED or INVALID_REQUEST for this pair alone
   public var error: Stol_V1_Error {
     get {_error ?? Stol_V1_Error()}
     set {_error = newValue}
@@ -1535,6 +1580,46 @@ public nonisolated struct Stol_V1_NameLookupResponse: Sendable {
   public init() {}
 }
 
+/// A whole subtree for drawing (`stol-client tree ID --format newick|jsonl`).
+public nonisolated struct Stol_V1_SubtreeRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var taxonID: Int64 = 0
+
+  public var ranks: Stol_V1_RankView = .main
+
+  /// 0 means 10,000; at most 50,000; a larger subtree is INVALID_REQUEST
+  public var maxTaxa: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_SubtreeResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// preorder, the taxon first; children in name order (main ranks) or id order (all)
+  public var ids: [Int64] = []
+
+  /// levels below the taxon (the taxon 0): a node's parent is the last one before it a level up
+  public var depths: [UInt32] = []
+
+  /// scientific names
+  public var names: [String] = []
+
+  /// main rank names, or the source's ranks with RANK_VIEW_ALL
+  public var ranks: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "stol.v1"
@@ -1565,7 +1650,7 @@ nonisolated extension Stol_V1_LineageForm: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1743,6 +1828,19 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
           self.body = .nameLookup(v)
         }
       }()
+      case 27: try {
+        var v: Stol_V1_SubtreeRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .subtree(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .subtree(v)
+        }
+      }()
       default: break
       }
     }
@@ -1809,6 +1907,10 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
       guard case .nameLookup(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
     }()
+    case .subtree?: try {
+      guard case .subtree(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 27)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1824,11 +1926,12 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{2}\u{7}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{1}merged\0\u{2}\u{6}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0")
 
   fileprivate class _StorageClass {
     var _id: UInt64 = 0
     var _database: Stol_V1_DatabaseIdentity? = nil
+    var _merged: [Stol_V1_MergedTaxon] = []
     var _result: Stol_V1_TaxonomyResponse.OneOf_Result?
 
       // This property is used as the initial default value for new instances of the type.
@@ -1842,6 +1945,7 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
     init(copying source: _StorageClass) {
       _id = source._id
       _database = source._database
+      _merged = source._merged
       _result = source._result
     }
   }
@@ -1863,6 +1967,7 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
         switch fieldNumber {
         case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._id) }()
         case 2: try { try decoder.decodeSingularMessageField(value: &_storage._database) }()
+        case 3: try { try decoder.decodeRepeatedMessageField(value: &_storage._merged) }()
         case 9: try {
           var v: Stol_V1_Error?
           var hadOneofValue = false
@@ -2045,6 +2150,19 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
             _storage._result = .nameLookup(v)
           }
         }()
+        case 27: try {
+          var v: Stol_V1_SubtreeResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .subtree(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .subtree(v)
+          }
+        }()
         default: break
         }
       }
@@ -2063,6 +2181,9 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
       try { if let v = _storage._database {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
       } }()
+      if !_storage._merged.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._merged, fieldNumber: 3)
+      }
       switch _storage._result {
       case .error?: try {
         guard case .error(let v)? = _storage._result else { preconditionFailure() }
@@ -2120,6 +2241,10 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
         guard case .nameLookup(let v)? = _storage._result else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
       }()
+      case .subtree?: try {
+        guard case .subtree(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 27)
+      }()
       case nil: break
       }
     }
@@ -2133,6 +2258,7 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
         let rhs_storage = _args.1
         if _storage._id != rhs_storage._id {return false}
         if _storage._database != rhs_storage._database {return false}
+        if _storage._merged != rhs_storage._merged {return false}
         if _storage._result != rhs_storage._result {return false}
         return true
       }
@@ -2346,6 +2472,41 @@ nonisolated extension Stol_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtob
       }
       if !storagesAreEqual {return false}
     }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_MergedTaxon: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MergedTaxon"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}old_id\0\u{3}new_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt64Field(value: &self.oldID) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.newID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.oldID != 0 {
+      try visitor.visitSingularInt64Field(value: self.oldID, fieldNumber: 1)
+    }
+    if self.newID != 0 {
+      try visitor.visitSingularInt64Field(value: self.newID, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_MergedTaxon, rhs: Stol_V1_MergedTaxon) -> Bool {
+    if lhs.oldID != rhs.oldID {return false}
+    if lhs.newID != rhs.newID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3524,7 +3685,7 @@ nonisolated extension Stol_V1_LineageBatchRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LineageResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{1}taxon\0\u{1}lineage\0\u{1}error\0\u{3}lineage_ids\0\u{3}lineage_ranks\0\u{3}lineage_names\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{1}taxon\0\u{1}lineage\0\u{1}error\0\u{3}lineage_ids\0\u{3}lineage_ranks\0\u{3}lineage_names\0\u{3}merged_from\0")
 
   fileprivate class _StorageClass {
     var _query: String = String()
@@ -3534,6 +3695,7 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
     var _lineageIds: [Int64] = []
     var _lineageRanks: [String] = []
     var _lineageNames: [String] = []
+    var _mergedFrom: Int64 = 0
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -3551,6 +3713,7 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
       _lineageIds = source._lineageIds
       _lineageRanks = source._lineageRanks
       _lineageNames = source._lineageNames
+      _mergedFrom = source._mergedFrom
     }
   }
 
@@ -3576,6 +3739,7 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
         case 5: try { try decoder.decodeRepeatedInt64Field(value: &_storage._lineageIds) }()
         case 6: try { try decoder.decodeRepeatedStringField(value: &_storage._lineageRanks) }()
         case 7: try { try decoder.decodeRepeatedStringField(value: &_storage._lineageNames) }()
+        case 8: try { try decoder.decodeSingularInt64Field(value: &_storage._mergedFrom) }()
         default: break
         }
       }
@@ -3609,6 +3773,9 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
       if !_storage._lineageNames.isEmpty {
         try visitor.visitRepeatedStringField(value: _storage._lineageNames, fieldNumber: 7)
       }
+      if _storage._mergedFrom != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._mergedFrom, fieldNumber: 8)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -3625,6 +3792,7 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
         if _storage._lineageIds != rhs_storage._lineageIds {return false}
         if _storage._lineageRanks != rhs_storage._lineageRanks {return false}
         if _storage._lineageNames != rhs_storage._lineageNames {return false}
+        if _storage._mergedFrom != rhs_storage._mergedFrom {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -3957,6 +4125,91 @@ nonisolated extension Stol_V1_NameLookupResponse: SwiftProtobuf.Message, SwiftPr
 
   public static func ==(lhs: Stol_V1_NameLookupResponse, rhs: Stol_V1_NameLookupResponse) -> Bool {
     if lhs.results != rhs.results {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_SubtreeRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SubtreeRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_id\0\u{1}ranks\0\u{3}max_taxa\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt64Field(value: &self.taxonID) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.ranks) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.maxTaxa) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.taxonID != 0 {
+      try visitor.visitSingularInt64Field(value: self.taxonID, fieldNumber: 1)
+    }
+    if self.ranks != .main {
+      try visitor.visitSingularEnumField(value: self.ranks, fieldNumber: 2)
+    }
+    if self.maxTaxa != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxTaxa, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_SubtreeRequest, rhs: Stol_V1_SubtreeRequest) -> Bool {
+    if lhs.taxonID != rhs.taxonID {return false}
+    if lhs.ranks != rhs.ranks {return false}
+    if lhs.maxTaxa != rhs.maxTaxa {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_SubtreeResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SubtreeResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ids\0\u{1}depths\0\u{1}names\0\u{1}ranks\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedInt64Field(value: &self.ids) }()
+      case 2: try { try decoder.decodeRepeatedUInt32Field(value: &self.depths) }()
+      case 3: try { try decoder.decodeRepeatedStringField(value: &self.names) }()
+      case 4: try { try decoder.decodeRepeatedStringField(value: &self.ranks) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.ids.isEmpty {
+      try visitor.visitPackedInt64Field(value: self.ids, fieldNumber: 1)
+    }
+    if !self.depths.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.depths, fieldNumber: 2)
+    }
+    if !self.names.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.names, fieldNumber: 3)
+    }
+    if !self.ranks.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.ranks, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_SubtreeResponse, rhs: Stol_V1_SubtreeResponse) -> Bool {
+    if lhs.ids != rhs.ids {return false}
+    if lhs.depths != rhs.depths {return false}
+    if lhs.names != rhs.names {return false}
+    if lhs.ranks != rhs.ranks {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

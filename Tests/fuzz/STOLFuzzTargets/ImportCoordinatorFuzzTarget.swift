@@ -1,3 +1,4 @@
+import STOLModel
 import Foundation
 import Glibc
 import STOLImport
@@ -125,7 +126,7 @@ public final class ImportCoordinatorFuzzTarget: FuzzTarget {
                    "\(what): status present \(status.referencePresent) active \(status.referenceActive), expected \(state)")
         try expect(!status.importRunning, "\(what): status says an import runs")
         if state.present {
-            try expect(status.referenceSchemaVersion == 1 && !status.referenceBuildTime.isEmpty, "\(what): status without the reference's facts")
+            try expect(status.referenceSchemaVersion == UInt32(TaxonomySchema.currentVersion) && !status.referenceBuildTime.isEmpty, "\(what): status without the reference's facts")
         }
     }
 

@@ -109,6 +109,24 @@ public final class TaxonomyFuzzTarget: FuzzTarget {
             try expect(result.relatives.count <= n, "\(what): \(result.relatives.count) relatives for n = \(n)")
         case (.lineageBatch(let batch), .lineageBatch(let result)):
             try expect(result.results.map(\.query) == batch.queries, "\(what): not one result per query, in order")
+        case (.compareBatch(let batch), .compareBatch(let result)):
+            try expect(result.results.map { [$0.a, $0.b] } == batch.pairs.map { [$0.a, $0.b] }, "\(what): not one result per pair, in order")
+            for pair in result.results where !pair.hasError && !pair.unrelated {
+                try expect(pair.lcaID > 0 && pair.aID > 0 && pair.bID > 0, "\(what): a related pair without its ancestor")
+            }
+        case (.nameLookup(let lookup), .nameLookup(let result)):
+            try expect(result.results.map(\.name) == lookup.names, "\(what): not one result per name, in order")
+            for name in result.results {
+                try expect(name.ids == name.ids.sorted() && name.ids.count == name.ranks.count && name.hasError == name.ids.isEmpty,
+                           "\(what): ids not ascending, ranks not one per id, or an error beside ids")
+            }
+        case (.subtree(let asked), .subtree(let subtree)):
+            let limit = asked.maxTaxa == 0 ? TaxonomyQueries.defaultSubtreeTaxa : Int(asked.maxTaxa)
+            try expect(subtree.ids.first == asked.taxonID && subtree.depths.first == 0, "\(what): a subtree that does not start at its taxon")
+            try expect(subtree.ids.count <= limit && [subtree.depths.count, subtree.names.count, subtree.ranks.count]
+                .allSatisfy { $0 == subtree.ids.count }, "\(what): \(subtree.ids.count) taxa for a limit of \(limit), or arrays of other lengths")
+            try expect(zip(subtree.depths, subtree.depths.dropFirst()).allSatisfy { $1 >= 1 && $1 <= $0 + 1 },
+                       "\(what): depths that are not a preorder")
         case (.diagnostics, .diagnostics(let diagnostics)):
             for text in searchTexts {
                 try expect(!diagnostics.report.contains(text), "\(what): the report contains a search text")
@@ -131,6 +149,11 @@ public final class TaxonomyFuzzTarget: FuzzTarget {
             .with { $0.compare = .with { $0.taxonA = 9689; $0.taxonB = 562 } },
             .with { $0.relatives = .with { $0.taxonID = 9689; $0.n = 3; $0.computed = true } },
             .with { $0.lineageBatch = .with { $0.queries = ["9689", "Panthera tigris", "lion", "nothing"] } },
+            .with { $0.lineageBatch = .with { $0.queries = ["9689", "Felidae"]; $0.form = .compact } },
+            .with { $0.compareBatch = .with { $0.pairs = [.with { $0.a = "9689"; $0.b = "Panthera tigris" },
+                                                         .with { $0.a = "9689"; $0.b = "424242" }] } },
+            .with { $0.nameLookup = .with { $0.names = ["Panthera", "lion", "nothing"] } },
+            .with { $0.subtree = .with { $0.taxonID = 9681; $0.maxTaxa = 50 } },
             .with { $0.diagnostics = .init() }
         ])))
         seeds.append(("seed-searches", FuzzSeeds.connection(Request.self, [

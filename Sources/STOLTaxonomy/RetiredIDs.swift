@@ -1,0 +1,53 @@
+import GRDB
+import STOLModel
+import STOLProtocol
+
+/// What became of an id the database does not hold: NCBI merges taxa (the old id
+/// lives on in `merged.dmp`) and deletes others (`delnodes.dmp`); schema 2 keeps
+/// both, so an old id is answered as its new taxon, or as deleted, rather than
+/// "not found", as taxonkit and ete4 translate them.
+public enum RetiredID: Equatable, Sendable {
+    case merged(into: TaxonID)
+    case deleted
+}
+
+extension TaxonomyQueries {
+    /// Nil when the id was neither merged nor deleted (or the database is of schema 1).
+    public func retired(_ id: TaxonID) throws(TaxonomyError) -> RetiredID? {
+        guard database.schemaVersion >= TaxonomySchema.fullTreeVersion else { return nil }
+        return try database.read { db in try retired(db, id) }
+    }
+
+    func retired(_ db: Database, _ id: TaxonID) throws -> RetiredID? {
+        guard database.schemaVersion >= TaxonomySchema.fullTreeVersion else { return nil }
+        if let new = try TaxonID.fetchOne(db.cachedStatement(sql: "SELECT new_id FROM merged_ids WHERE old_id = ?"), arguments: [id]) {
+            return .merged(into: new)
+        }
+        if try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM deleted_ids WHERE id = ?"), arguments: [id]) != nil {
+            return .deleted
+        }
+        return nil
+    }
+}
+
+extension Stol_V1_TaxonomyRequest {
+    /// The same request with `old` replaced by `new` wherever it names a taxon by id.
+    func replacingTaxonID(_ old: TaxonID, with new: TaxonID) -> Stol_V1_TaxonomyRequest {
+        var request = self
+        func swap(_ id: inout Int64) { if id == old { id = new } }
+        switch request.body {
+        case .getTaxon(var get): swap(&get.taxonID); request.body = .getTaxon(get)
+        case .children(var children): swap(&children.taxonID); request.body = .children(children)
+        case .ancestors(var ancestors): swap(&ancestors.taxonID); request.body = .ancestors(ancestors)
+        case .detail(var detail): swap(&detail.taxonID); request.body = .detail(detail)
+        case .relatives(var relatives): swap(&relatives.taxonID); request.body = .relatives(relatives)
+        case .subtree(var subtree): swap(&subtree.taxonID); request.body = .subtree(subtree)
+        case .compare(var compare):
+            swap(&compare.taxonA)
+            swap(&compare.taxonB)
+            request.body = .compare(compare)
+        default: break
+        }
+        return request
+    }
+}
