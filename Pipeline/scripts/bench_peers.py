@@ -51,10 +51,11 @@ today's fallback, labelled in the table:
 
 Wall time: the median of --repeat runs (default 3; min and max are printed); the runs
 of the tools alternate (run 1 of every tool, then run 2, …) so that a busy moment of the
-machine does not fall on one tool only. Peak RSS: ru_maxrss of the process (os.wait4,
-which includes the children it waited for: the per-pair clients of the compare
-fallback); for STOL, the server's VmHWM during the run (reset through
-/proc/PID/clear_refs before it) plus the client's. The load average before each run is
+machine does not fall on one tool only. Peak RSS: /usr/bin/time -f %M (ru_maxrss of the
+process, which includes the children it waited for: the per-pair clients of the
+compare fallback; a small launcher when the Debian package `time` is missing); for
+STOL, the server's VmHWM during the run (reset through /proc/PID/clear_refs before
+it) plus the client's. The load average before each run is
 recorded: another build on the 2 cores makes every time longer.
 
 Agreement: per tool and workload, the share of answers identical to taxopy's, and every
@@ -95,12 +96,12 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 SCRIPTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS / "peer_workloads"))
 from normalise import (  # noqa: E402
-    NOT_FOUND, Err, lca_line, lineage_line, names_line, normalise_lineage, parse_lca_line, parse_lineage_line,
+    Err, lca_line, lineage_line, names_line, normalise_lineage, parse_lca_line, parse_lineage_line,
     parse_names_line, read_lines,
 )
 
@@ -460,36 +461,65 @@ class RunResult:
 _current_child: subprocess.Popen | None = None
 
 
+TIME = "/usr/bin/time"   # Debian package `time`
+
+# Used when /usr/bin/time is missing: forks the command and writes its ru_maxrss (KiB) to a file.
+LAUNCHER = """\
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def timed_run(cmd: list[str], *, stdin: Path | None = None, stdout: Path | None = None, log_path: Path,
               env: dict | None = None, cwd: Path | None = None) -> RunResult:
-    """Runs cmd to completion; wall time from the start to the exit, ru_maxrss from wait4 (the process and the
-    children it waited for)."""
+    """Runs cmd to completion: the wall time from its start to its exit, its peak RSS (ru_maxrss, which includes
+    the children it waited for).
+
+    The peak comes from /usr/bin/time -f %M (or a small launcher), not from this process's own wait4: a child
+    spawned from here starts with this process's high-water mark (vfork/fork copy it, and exec keeps the
+    larger), which would inflate every small tool to this script's size."""
     global _current_child
     load = os.getloadavg()[0]
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as err, \
-            (open(stdin, "rb") if stdin else open(os.devnull, "rb")) as fin, \
-            (open(stdout, "wb") if stdout else open(os.devnull, "wb")) as fout:
-        started = time.perf_counter()
-        child = subprocess.Popen(cmd, stdin=fin, stdout=fout, stderr=err, env=env, cwd=cwd)
-        _current_child = child
-        try:
-            _, status, usage = os.wait4(child.pid, 0)
-        finally:
-            _current_child = None
-        wall = time.perf_counter() - started
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return RunResult(wall, usage.ru_maxrss, child.returncode, load)
+    fd, peak_file = tempfile.mkstemp(prefix="stol-bench-peers-rss.")
+    os.close(fd)
+    if os.access(TIME, os.X_OK):
+        wrapped = [TIME, "-f", "%M", "-o", peak_file, *cmd]
+    else:
+        wrapped = [sys.executable, "-c", LAUNCHER, peak_file, *cmd]
+    try:
+        with open(log_path, "ab") as err, \
+                (open(stdin, "rb") if stdin else open(os.devnull, "rb")) as fin, \
+                (open(stdout, "wb") if stdout else open(os.devnull, "wb")) as fout:
+            started = time.perf_counter()
+            # A process group of its own: an interruption ends it and its children (kill_current_child).
+            child = subprocess.Popen(wrapped, stdin=fin, stdout=fout, stderr=err, env=env, cwd=cwd,
+                                     start_new_session=True)
+            _current_child = child
+            try:
+                status = child.wait()
+            finally:
+                _current_child = None
+            wall = time.perf_counter() - started
+        with open(peak_file) as f:
+            numbers = [line.strip() for line in f if line.strip().isdigit()]
+        peak_kb = int(numbers[-1]) if numbers else 0
+    finally:
+        os.unlink(peak_file)
+    return RunResult(wall, peak_kb, status, load)
 
 
 def kill_current_child() -> None:
     child = _current_child
-    if child is not None and child.returncode is None:
+    if child is not None and child.poll() is None:
         try:
-            child.kill()
-            os.waitpid(child.pid, 0)
-        except (ProcessLookupError, ChildProcessError):
+            os.killpg(child.pid, signal.SIGKILL)
+        except ProcessLookupError:
             pass
+        child.wait()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -591,7 +621,7 @@ def ensure_ete4_db(python: Path, taxdump: Path, directory: Path) -> dict:
         stale.unlink(missing_ok=True)
     workdir = directory / "build"   # ete4 writes taxa.tab, syn.tab and merged.tab into its working directory
     workdir.mkdir(exist_ok=True)
-    log(f"building the ete4 database (NCBITaxa(taxdump_file=...)): several minutes and a few GB, once")
+    log("building the ete4 database (NCBITaxa(taxdump_file=...)): several minutes and a few GB, once")
     script = "import sys; from ete4 import NCBITaxa; NCBITaxa(dbfile=sys.argv[1], taxdump_file=sys.argv[2])"
     result = timed_run([str(python), "-c", script, str(part), str(archive)], log_path=directory / "build.log",
                        stdout=directory / "build.out", cwd=workdir, env=peer_env(directory.parent))
@@ -702,18 +732,14 @@ class StolStack:
         self.started = False
         self.startup_hwm_kb = 0
         self.clear_refs_works = True
+        self.binaries_info: dict = {}
 
     def env(self) -> dict:
         return dict(os.environ, STOL_RUNTIME_DIR=str(self.runtime), STOL_STATE_DIR=str(self.state),
                     STOL_LOG_LEVEL="warning")
 
     def start(self, warm_ids: Sequence[int]) -> None:
-        self.bin.mkdir(parents=True)
-        for name in self.BINARIES:
-            source = self.source_bin / name
-            if not source.exists():
-                raise Abort(f"{source} not found (make build, or --bin DIR)")
-            shutil.copy2(source, self.bin / name)
+        self.copy_binaries()
         log(f"starting the STOL stack on {self.database} (runtime {self.runtime})")
         run = subprocess.run([str(REPO_ROOT / "systemd" / "stack.sh"), "start", str(self.bin), str(self.database)],
                              env=self.env(), capture_output=True, text=True)
@@ -742,6 +768,44 @@ class StolStack:
         self.startup_hwm_kb = self.vm_hwm_kb()
         log(f"warm: a lineage batch of {len(warm_ids):,} other ids answered; server VmHWM so far "
             f"{self.startup_hwm_kb / 1024:.1f} MB")
+
+    def copy_binaries(self) -> None:
+        """Copies the five binaries of --bin, again if any changed meanwhile (a build writing them), so that the
+        client and the daemons are one consistent build whatever happens to --bin during the run."""
+        self.bin.mkdir(parents=True, exist_ok=True)
+
+        def stamp() -> list:
+            stamps = []
+            for name in self.BINARIES:
+                source = self.source_bin / name
+                if not source.exists():
+                    raise Abort(f"{source} not found (make build, or --bin DIR)")
+                st = source.stat()
+                stamps.append((st.st_size, st.st_mtime_ns))
+            return stamps
+
+        for _ in range(10):
+            before = stamp()
+            if time.time() - max(m for _, m in before) / 1e9 < 10:
+                log(f"a binary of {self.source_bin} changed in the last 10 s (a build?): waiting")
+                time.sleep(10)
+                continue
+            for name in self.BINARIES:
+                shutil.copy2(self.source_bin / name, self.bin / name)
+            if stamp() == before:
+                break
+        else:
+            raise Abort(f"the binaries of {self.source_bin} keep changing (a build is running): try again later")
+        import hashlib
+        self.binaries_info = {}
+        for name in self.BINARIES:
+            path = self.bin / name
+            self.binaries_info[name] = {
+                "modified": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(path.stat().st_mtime)),
+                "sha256": hashlib.sha256(path.read_bytes()).hexdigest()[:16]}
+        log(f"copied the binaries of {self.source_bin} (stol-client of "
+            f"{self.binaries_info['stol-client']['modified']}, stol-taxonomyd of "
+            f"{self.binaries_info['stol-taxonomyd']['modified']})")
 
     def server_pid(self) -> int:
         pid = int((self.runtime / "taxonomy.pid").read_text().strip())
@@ -777,33 +841,54 @@ class StolStack:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class StolCommand:
+    """One way of running a workload through stol-client."""
+
+    workload: str
+    key: str              # ids-all, ids, jsonl, batch-all, batch, per-process, name2id, lineage-names
+    subcommand: str
+    options: tuple        # the options of the subcommand (checked in its --help)
+    contract: bool        # issue 14's command (else a fallback of today's client)
+
+    @property
+    def text(self) -> str:
+        if self.key == "per-process":
+            return "compare --json A B, one process per pair"
+        return " ".join(("stol-client", self.subcommand) + self.options)
+
+
+# Per workload, in order of preference: the contract first, then what today's client has.
+STOL_COMMANDS = {
+    "lineage": (StolCommand("lineage", "ids-all", "lineage", ("--ranks", "all", "--ids"), True),
+                StolCommand("lineage", "ids", "lineage", ("--ids",), False),
+                StolCommand("lineage", "jsonl", "lineage", ("--jsonl",), False)),
+    "lca": (StolCommand("lca", "batch-all", "compare", ("--batch", "--ranks", "all"), True),
+            StolCommand("lca", "batch", "compare", ("--batch",), False),
+            StolCommand("lca", "per-process", "compare", ("--json",), False)),
+    "names": (StolCommand("names", "name2id", "name2id", (), True),
+              StolCommand("names", "lineage-names", "lineage", ("--jsonl",), False)),
+}
+
+
+STOL_COMMAND_TEXT = {c.key: c.text for commands in STOL_COMMANDS.values() for c in commands}
+
+
 @dataclass
-class StolModes:
-    lineage: str   # "ids" | "jsonl"
-    lca: str       # "batch" | "per-process"
-    names: str     # "name2id" | "lineage-names"
+class StolChoice:
+    command: StolCommand
+    why: list   # why each preferred command was not taken
 
-    def is_contract(self, workload: str) -> bool:
-        """Whether this build runs the workload with issue 14's command (not a fallback)."""
-        return getattr(self, workload) in ("ids", "batch", "name2id")
-
-    def label(self, workload: str) -> str:
-        return {
-            ("lineage", "ids"): "lineage --ranks all --ids",
-            ("lineage", "jsonl"): "lineage --jsonl (no --ids/--ranks in this build)",
-            ("lca", "batch"): "compare --batch --ranks all",
-            ("lca", "per-process"): "compare A B, one process per pair: extrapolated, no batch mode",
-            ("names", "name2id"): "name2id",
-            ("names", "lineage-names"): "via lineage --jsonl with the names: exact name, one id (no name2id in this build)",
-        }[(workload, getattr(self, workload))]
-
-
-def detect_modes(client: Path) -> StolModes:
-    return StolModes(
-        lineage="ids" if client_supports(client, "lineage", ["--ids", "--ranks"]) else "jsonl",
-        lca="batch" if client_supports(client, "compare", ["--batch", "--ranks"]) else "per-process",
-        names="name2id" if client_supports(client, "name2id", []) else "lineage-names",
-    )
+    @property
+    def label(self) -> str:
+        text = self.command.text
+        if self.command.key == "per-process":
+            text += ": extrapolated, no batch mode"
+        elif self.command.key == "lineage-names":
+            text += " with the names: exact name, one id (no name2id)"
+        if self.why:
+            text += " [" + "; ".join(self.why) + "]"
+        return text
 
 
 COMPARE_LOOP = """\
@@ -818,47 +903,77 @@ with open(source) as f, open(target, "w") as out:
 """
 
 
-def stol_command(stack: StolStack, modes: StolModes, workload: str, source: Path, raw: Path) -> tuple[list[str], Path | None, Path | None]:
-    """(command, stdin, stdout) of one STOL run."""
-    client, runtime = str(stack.client), ["--runtime-dir", str(stack.runtime)]
-    if workload == "lineage":
-        if modes.lineage == "ids":
-            return [client, "lineage", "--ranks", "all", "--ids", *runtime], source, raw
-        return [client, "lineage", "--jsonl", *runtime], source, raw
-    if workload == "lca":
-        if modes.lca == "batch":
-            return [client, "compare", "--batch", "--ranks", "all", *runtime], source, raw
-        return [sys.executable, "-c", COMPARE_LOOP, client, str(stack.runtime), str(source), str(raw)], None, None
-    if modes.names == "name2id":
-        return [client, "name2id", *runtime], source, raw
-    return [client, "lineage", "--jsonl", *runtime], source, raw
+def stol_run_command(stack: StolStack, command: StolCommand, source: Path,
+                     raw: Path) -> tuple[list[str], Path | None, Path | None]:
+    """(argv, stdin, stdout) of one STOL run of `command` over the queries of `source`, answers into `raw`."""
+    runtime = ["--runtime-dir", str(stack.runtime)]
+    if command.key == "per-process":
+        return [sys.executable, "-c", COMPARE_LOOP, str(stack.client), str(stack.runtime), str(source), str(raw)], \
+            None, None
+    return [str(stack.client), command.subcommand, *command.options, *runtime], source, raw
 
 
-def normalise_stol(modes: StolModes, workload: str, queries: Sequence[str], raw: Path, target: Path) -> None:
-    """STOL's raw output -> the common normalised form, one line per query."""
+def parse_stol_answer(command: StolCommand, query: str, line: str):
+    """One raw answer line of `command` -> the normalised answer of `query`."""
+    key = command.key
+    if key in ("ids-all", "ids"):
+        return parse_stol_lineage_ids_tsv(line)[1]
+    if key == "jsonl":
+        return parse_stol_lineage_jsonl(line)[1]
+    if key in ("batch-all", "batch"):
+        return parse_stol_compare_batch_tsv(line)[2]
+    if key == "per-process":
+        return parse_stol_compare_json(line.split("\t", 3)[3] if line.count("\t") >= 3 else "")
+    if key == "name2id":
+        return parse_stol_name2id_tsv(line)[1]
+    if key == "lineage-names":
+        lineage = parse_stol_lineage_jsonl(line)[1]
+        return lineage if isinstance(lineage, Err) else (lineage[-1],)
+    raise ValueError(f"unknown STOL command {key}")
+
+
+def normalise_stol(command: StolCommand, queries: Sequence[str], raw: Path, target: Path) -> None:
+    """STOL's raw output -> the common normalised form, one line per query (the client answers in input order)."""
     with open(raw, encoding="utf-8") as f:
         lines = [line for line in f if line.strip()]
     if len(lines) != len(queries):
-        raise ValueError(f"STOL {workload}: {len(lines)} answers for {len(queries)} queries ({raw})")
+        raise ValueError(f"{len(lines)} answers for {len(queries)} queries in {raw}")
+    writer = {"lineage": lineage_line, "names": names_line}
     with open(target, "w", encoding="utf-8") as out:
         for query, line in zip(queries, lines):
-            if workload == "lineage":
-                _, answer = (parse_stol_lineage_ids_tsv if modes.lineage == "ids" else parse_stol_lineage_jsonl)(line)
-                out.write(lineage_line(query, answer))
-            elif workload == "lca":
+            answer = parse_stol_answer(command, query, line)
+            if command.workload == "lca":
                 a, b = query.split()
-                if modes.lca == "batch":
-                    _, _, answer = parse_stol_compare_batch_tsv(line)
-                else:
-                    answer = parse_stol_compare_json(line.split("\t", 3)[3] if line.count("\t") >= 3 else "")
                 out.write(lca_line(a, b, answer))
             else:
-                if modes.names == "name2id":
-                    _, answer = parse_stol_name2id_tsv(line)
-                else:
-                    _, lineage = parse_stol_lineage_jsonl(line)
-                    answer = lineage if isinstance(lineage, Err) else (lineage[-1],)
-                out.write(names_line(query, answer))
+                out.write(writer[command.workload](query, answer))
+
+
+def choose_stol_command(stack: StolStack, workload: str, source: Path, scratch: Path) -> StolChoice:
+    """The first command of STOL_COMMANDS[workload] that this client lists in its --help AND that answers a probe
+    of the input's first 5 queries (exit 0 or 3, one readable answer per query): a command the client has but
+    the server or the database cannot serve yet is skipped, saying why."""
+    why = []
+    probe = scratch / f"probe-{workload}.txt"
+    probe.write_text("".join(f"{q}\n" for q in read_lines(str(source))[:5]))
+    for command in STOL_COMMANDS[workload]:
+        if not client_supports(stack.client, command.subcommand, [o for o in command.options if o.startswith("--")]):
+            why.append(f"{command.text}: not available in this build")
+            continue
+        raw = scratch / f"probe-{workload}.raw"
+        argv, stdin, stdout = stol_run_command(stack, command, probe, raw)
+        run = subprocess.run(argv, stdin=open(stdin) if stdin else subprocess.DEVNULL,
+                             stdout=open(stdout, "w") if stdout else subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, timeout=120)
+        message = run.stderr.strip().splitlines()[-1] if run.stderr.strip() else f"exit status {run.returncode}"
+        if run.returncode in (0, 3):
+            try:
+                normalise_stol(command, read_lines(str(probe)), raw, scratch / f"probe-{workload}.tsv")
+                return StolChoice(command, why)
+            except (ValueError, KeyError, IndexError, json.JSONDecodeError) as e:
+                message = f"unreadable answer ({e})"
+        why.append(f"{command.text}: listed but fails here ({message})")
+    raise Abort(f"no stol-client command answers the {workload} workload: " + "; ".join(why))
 
 
 def read_normalised(workload: str, path: Path) -> tuple[list[str], list]:
@@ -977,23 +1092,28 @@ def run_benchmark(args) -> int:
     tools = list(args.peer_list) + ([] if args.no_stol else [STOL])
 
     stack = None
-    modes = None
+    choices: dict[str, StolChoice] = {}
     results: dict = {w: {} for w in args.workloads}
     failures: dict = {}
     try:
         if not args.no_stol:
             stack = StolStack(args.bin.resolve(), args.database.resolve())
-            modes = detect_modes(args.bin.resolve() / "stol-client")
-            for w in args.workloads:
-                log(f"STOL {w}: {modes.label(w)}")
             warm_rng = random.Random(f"stol-bench-peers:{args.seed}:warm")
             stack.start([nodes.ids[warm_rng.randrange(len(nodes))] for _ in range(1000)])
+            for w in args.workloads:
+                try:
+                    choices[w] = choose_stol_command(stack, w, inputs["files"][w], stack.scratch)
+                    log(f"STOL {w}: {choices[w].label}")
+                except Abort as e:
+                    failures.setdefault(w, {})[STOL] = str(e)
+                    log(f"STOL {w}: {e}")
         for workload in args.workloads:
             source = inputs["files"][workload]
             queries = read_lines(str(source))
             stol_source = source
             scale = 1.0
-            if stack and workload == "lca" and modes.lca == "per-process":
+            choice = choices.get(workload)
+            if choice and choice.command.key == "per-process":
                 sample = min(args.compare_sample, len(queries))
                 stol_source = work / f"pairs-{args.pairs}-first{sample}.txt"
                 stol_source.write_text("".join(f"{q}\n" for q in queries[:sample]))
@@ -1010,14 +1130,14 @@ def run_benchmark(args) -> int:
                     log_path = logs / f"{tool.lower()}-{workload}.log"
                     if tool == STOL:
                         raw = out_dir / f"stol-{workload}.raw"
-                        cmd, stdin, stdout = stol_command(stack, modes, workload, stol_source, raw)
+                        cmd, stdin, stdout = stol_run_command(stack, choice.command, stol_source, raw)
                         stack.reset_hwm()
                         result = timed_run(cmd, stdin=stdin, stdout=stdout, log_path=log_path)
                         server_peaks.append(stack.vm_hwm_kb())
                         if result.status in (0, 3):   # 3: some queries were not found
                             try:
-                                normalise_stol(modes, workload, read_lines(str(stol_source)), raw, target)
-                            except (ValueError, json.JSONDecodeError, IndexError) as e:
+                                normalise_stol(choice.command, read_lines(str(stol_source)), raw, target)
+                            except (ValueError, KeyError, json.JSONDecodeError, IndexError) as e:
                                 result.status = -1000
                                 failures.setdefault(workload, {})[tool] = f"unreadable output: {e}"
                     else:
@@ -1032,8 +1152,9 @@ def run_benchmark(args) -> int:
                         continue
                     runs[tool].append(result)
                     digests[tool].add(file_digest(target))
-                    log(f"   {tool:8} run {r + 1}: {result.wall * scale:8.2f} s"
-                        f"{' (extrapolated x%g)' % scale if tool == STOL and scale != 1 else ''}, "
+                    factor = scale if tool == STOL else 1.0
+                    log(f"   {tool:8} run {r + 1}: {result.wall * factor:8.2f} s"
+                        f"{' (extrapolated x%g)' % scale if factor != 1 else ''}, "
                         f"peak RSS {result.peak_kb / 1024:7.1f} MB"
                         f"{' + server %.1f MB' % (server_peaks[-1] / 1024) if tool == STOL else ''}"
                         f", load before {result.load:.2f}")
@@ -1049,8 +1170,9 @@ def run_benchmark(args) -> int:
                     summary["client_peak_rss_mb"] = summary["peak_rss_mb"]
                     summary["server_peak_rss_mb"] = max(server_peaks) / 1024
                     summary["peak_rss_mb"] = summary["client_peak_rss_mb"] + summary["server_peak_rss_mb"]
-                    summary["mode"] = modes.label(workload)
-                    summary["fallback"] = not modes.is_contract(workload)
+                    summary["mode"] = choice.label
+                    summary["command"] = choice.command.key
+                    summary["fallback"] = not choice.command.contract
                     summary["scale"] = scale
                     summary["queries_run"] = len(read_lines(str(stol_source)))
                 results[workload][tool] = summary
@@ -1091,7 +1213,9 @@ def run_benchmark(args) -> int:
                 agreement[workload][f"{q} vs {p}"] = compare_answers(
                     workload, queries, got, answers[p][1], nodes, q, p)
 
-    report = print_report(args, results, agreement, failures, overall_hwm, ete4_info, meta, modes, started)
+    report = print_report(args, results, agreement, failures, overall_hwm, ete4_info, meta, choices, started)
+    if stack:
+        report["stol_binaries"] = stack.binaries_info
     report.update({"seed": args.seed, "inputs": {k: str(v) for k, v in inputs["files"].items()},
                    "names_meta": meta, "pins": list(PINS), "build_pins": list(BUILD_PINS),
                    "machine": {"cores": os.cpu_count(), "python": platform.python_version(),
@@ -1105,7 +1229,7 @@ def run_benchmark(args) -> int:
     return 1 if report["missed"] else 0
 
 
-def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, meta, modes, started) -> dict:
+def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, meta, choices, started) -> dict:
     sizes = {"lineage": f"{args.ids:,} random taxids", "lca": f"{args.pairs:,} random pairs",
              "names": f"{meta['names']:,} scientific names ({meta['shared_by_several_taxa']} shared by several taxa)"}
     print()
@@ -1168,7 +1292,7 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
             verdict = "MET" if ratio >= SPEED_TARGET else "MISSED"
             detail = (f"{ratio:.2f}x ({fastest} {peers[fastest]['median_s']:.2f} s / STOL {stol['median_s']:.2f} s"
                       f"{'; STOL extrapolated, no batch mode' if stol['scale'] != 1 else ''}"
-                      f"{'; STOL via a fallback: ' + stol['mode'] if stol['fallback'] and stol['scale'] == 1 else ''})")
+                      f"{'; STOL through a fallback: ' + STOL_COMMAND_TEXT[stol['command']] if stol['fallback'] and stol['scale'] == 1 else ''})")
         targets.append({"target": name, "verdict": verdict, "detail": detail})
     for workload in [w for w in ("lineage", "lca") if w in args.workloads and not args.no_stol]:
         name = f"{workload}: STOL agrees {AGREEMENT_TARGET:g} % with taxopy"
@@ -1193,7 +1317,7 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
     print(f"{len(missed)} target(s) missed; the whole run took {seconds / 60:.1f} min")
     return {"results": results, "agreement": json_agreement, "failures": failures, "targets": targets,
             "missed": missed, "server_peak_mb": overall_hwm_kb / 1024,
-            "stol_modes": {w: modes.label(w) for w in args.workloads} if modes else None}
+            "stol_commands": {w: c.label for w, c in choices.items()}}
 
 
 def main(argv: Sequence[str]) -> int:
