@@ -141,6 +141,8 @@ PINS = (
 # at install, in an isolated build environment whose tools are pinned too (through PIP_CONSTRAINT).
 BUILD_PINS = ("Cython==3.3.1", "setuptools==84.2.1")
 
+ETE4_VERSION = next(p.split("==")[1] for p in PINS if p.startswith("ete4=="))  # its database is rebuilt when it changes
+
 PEERS = ("taxopy", "ete4", "taxoniq")
 WORKLOADS = ("lineage", "lca", "names")
 REFERENCE = "taxopy"
@@ -340,6 +342,10 @@ def classify_lineage(query: str, got, ref, rank_of: Callable[[int], str | None])
     if isinstance(ref, Err):
         return "answers an id the reference does not know"
     got, ref = list(got), list(ref)
+    # First the 8-rank view: root 1 is a no-rank node, so a lineage whose other nodes all have main ranks
+    # (e.g. 1;10239;687329;2843081) is the 8-rank lineage as much as one lacking only the root.
+    if got and got[-1] == ref[-1] and got == main_rank_lineage(ref, rank_of):
+        return "lineage lacks the non-main-rank nodes (8-rank build: no root, clades, no-rank, sub-/super-ranks)"
     if got == ref[:-1]:
         return "lineage lacks the taxon itself"
     if got == ref[1:]:
@@ -348,8 +354,6 @@ def classify_lineage(query: str, got, ref, rank_of: Callable[[int], str | None])
         return "lineage lacks root 1 and the taxon itself"
     if not got or got[-1] != ref[-1]:
         return "another taxon answered"
-    if got == main_rank_lineage(ref, rank_of):
-        return "lineage lacks the non-main-rank nodes (8-rank build: no root, clades, no-rank, sub-/super-ranks)"
     if _is_subsequence(got, ref):
         return "lineage lacks some nodes (not only the non-main ranks)"
     if set(got) > set(ref):
@@ -391,6 +395,10 @@ def classify_names(name: str, got, ref, rank_of: Callable[[int], str | None]) ->
     if isinstance(got, Err):
         if not isinstance(ref, Err) and ref and not any(is_main_rank(rank_of(t)) for t in ref):
             return "name not found: every taxon with it is outside the 8 main ranks"
+        if got.code == "INVALID_REQUEST" and not isinstance(ref, Err) and len(ref) > 1:
+            return "name shared by several taxa refused as ambiguous (INVALID_REQUEST), no ids"
+        if got.code != "NOT_FOUND":
+            return f"error {got.code}"
         return "name not found"
     if isinstance(ref, Err):
         return "finds a name the reference does not"
@@ -599,7 +607,7 @@ def ensure_ete4_db(python: Path, taxdump: Path, directory: Path) -> dict:
     identity = taxdump_identity(taxdump)
     if db.exists() and Path(f"{db}.traverse.pkl").exists() and info_path.exists():
         info = json.loads(info_path.read_text())
-        if info.get("taxdump") == identity:
+        if info.get("taxdump") == identity and info.get("ete4") == ETE4_VERSION:
             log(f"ete4 database {db}: reused (built {info['built']} in {info['seconds']:.0f} s, "
                 f"peak RSS {info['peak_rss_mb']:.0f} MB; not part of any workload)")
             info["reused"] = True
@@ -633,7 +641,7 @@ def ensure_ete4_db(python: Path, taxdump: Path, directory: Path) -> dict:
     empty.unlink()
     info = {"built": time.strftime("%Y-%m-%d %H:%M"), "seconds": result.wall, "tar_seconds": tar_seconds,
             "peak_rss_mb": result.peak_kb / 1024, "load_before": result.load, "taxdump": identity,
-            "sqlite_bytes": db.stat().st_size, "ete4": "4.4.0", "reused": False}
+            "sqlite_bytes": db.stat().st_size, "ete4": ETE4_VERSION, "reused": False}
     info_path.write_text(json.dumps(info, indent=1) + "\n")
     log(f"ete4 database built in {result.wall:.0f} s (+ {tar_seconds:.0f} s for the archive), "
         f"peak RSS {info['peak_rss_mb']:.0f} MB, {info['sqlite_bytes'] / 1e6:.0f} MB; not part of any workload")

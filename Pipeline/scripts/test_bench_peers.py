@@ -175,6 +175,15 @@ class ClassificationTests(unittest.TestCase):
         self.assertEqual(bp.classify_lineage("9606", HUMAN[1:-1], HUMAN, rank_of),
                          "lineage lacks root 1 and the taxon itself")
 
+    def test_a_lineage_of_main_ranks_under_the_root_is_the_eight_rank_view_not_a_missing_root(self):
+        bacteria = lineage(562)    # 1;131567;2;1224;…;562: root and cellular organisms are the no-rank nodes
+        self.assertEqual(bp.classify_lineage("562", bacteria[2:], bacteria, rank_of),
+                         "lineage lacks the non-main-rank nodes (8-rank build: no root, clades, no-rank, sub-/super-ranks)")
+        self.assertEqual(bp.classify_lineage("562", bacteria[1:], bacteria, rank_of), "lineage lacks root 1")
+        domain = (1, 2)            # a domain straight under the root (as 10239 Viruses is)
+        self.assertEqual(bp.classify_lineage("2", (2,), domain, rank_of),
+                         "lineage lacks the non-main-rank nodes (8-rank build: no root, clades, no-rank, sub-/super-ranks)")
+
     def test_other_lineage_differences(self):
         self.assertEqual(bp.classify_lineage("9606", lineage(9605), HUMAN, rank_of), "lineage lacks the taxon itself")
         self.assertEqual(bp.classify_lineage("9606", lineage(9689), HUMAN, rank_of), "another taxon answered")
@@ -220,6 +229,10 @@ class ClassificationTests(unittest.TestCase):
         self.assertEqual(bp.classify_names("Boreoeutheria", Err("NOT_FOUND"), (1437010,), rank),
                          "name not found: every taxon with it is outside the 8 main ranks")
         self.assertEqual(bp.classify_names("Homo sapiens", Err("NOT_FOUND"), (9606,), rank), "name not found")
+        self.assertEqual(bp.classify_names("Drosophila", Err("INVALID_REQUEST"), drosophila, rank),
+                         "name shared by several taxa refused as ambiguous (INVALID_REQUEST), no ids")
+        self.assertEqual(bp.classify_names("Homo sapiens", Err("INVALID_REQUEST"), (9606,), rank),
+                         "error INVALID_REQUEST")
         self.assertEqual(bp.classify_names("Homo", (9605, 9606), (9605,), rank),
                          "name resolves to more ids (another taxon with the name in another case, or a common name)")
         self.assertEqual(bp.classify_names("Homo", (9606,), (9605,), rank), "name resolves to different ids")
