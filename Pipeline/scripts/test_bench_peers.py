@@ -134,6 +134,9 @@ class StolFormatTests(unittest.TestCase):
         self.assertEqual(bp.parse_stol_compare_batch_tsv("9689\t9694\t9688\tgenus\tPanthera\t2\t4\n"),
                          ("9689", "9694", 9688))
         self.assertEqual(bp.parse_stol_compare_batch_tsv("9606\t2\t\t\t\t\t\n"), ("9606", "2", None))
+        self.assertEqual(bp.parse_stol_compare_batch_tsv("1842380\t342824\tUNRELATED\n"), ("1842380", "342824", None))
+        self.assertEqual(bp.parse_stol_compare_batch_tsv("585941\t39703\t2759\tdomain\tEukaryota\t13\t\n"),
+                         ("585941", "39703", 2759))   # today's 8-rank build: distance_ncbi empty
         self.assertEqual(bp.parse_stol_compare_batch_tsv("9606\t1\tNOT_FOUND\tno taxon with id 1\n"),
                          ("9606", "1", Err("NOT_FOUND")))
 
