@@ -237,7 +237,7 @@ class ClassificationTests(unittest.TestCase):
         self.assertEqual(bp.classify_names("Homo sapiens", Err("INVALID_REQUEST"), (9606,), rank),
                          "error INVALID_REQUEST")
         self.assertEqual(bp.classify_names("Homo", (9605, 9606), (9605,), rank),
-                         "name resolves to more ids (another taxon with the name in another case, or a common name)")
+                         "name resolves to more ids than the reference (e.g. all the taxa sharing it, or another case)")
         self.assertEqual(bp.classify_names("Homo", (9606,), (9605,), rank), "name resolves to different ids")
 
     def test_agreement_counts_and_keeps_the_first_example_of_each_class(self):
