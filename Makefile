@@ -16,7 +16,7 @@ DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test fuzz fuzz-seeds fault deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-pipeline install install-files uninstall man completions
+.PHONY: help run test fuzz fuzz-seeds fault deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-pipeline bench-peers install install-files uninstall man completions
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -57,6 +57,7 @@ help:
 	@echo "make fault  the import fault-injection tests with 1000 random kills of the verifier (KILLS=N)"
 	@echo "make bench  latency/throughput of taxonomy and favourites, the import of out/reference.stol, and a 60 s soak of every daemon, through the real sockets"
 	@echo "make bench-pipeline  pipeline speed, memory and table sizes on the full NCBI tree"
+	@echo "make bench-peers  STOL against taxopy, ete4 and taxoniq: lineage, LCA, name->id; wall time, memory, agreement (BENCH_PEERS_ARGS=--help)"
 	@echo "make check-lca  compare on the real server against an independent parent-pointer computation: 10,000 random and 10,000 near pairs, both rank modes (PAIRS=N)"
 	@echo "make proto  regenerate Sources/STOLProtocol/Generated from protocol/*.proto"
 	@echo "make install  install for systemd (PREFIX=/usr, DESTDIR=, RELEASE_KEY=FILE); make uninstall removes it"
@@ -213,6 +214,19 @@ bench-pipeline: build
 	  if [ $$kind = bundled ]; then echo "compressed (gzip -9): $$(gzip -9 -c /tmp/stol-bench-$$kind.sqlite | wc -c) bytes (budget 20000000)"; fi; \
 	  rm -f /tmp/stol-bench-$$kind.sqlite; \
 	done
+
+## Issue 14's peer benchmark: the same lineage, LCA and name->id workloads through taxopy, ete4 and taxoniq
+## (pinned, in .cache/peers-venv) and through stol-client against the stack on the full-tree reference
+## build; wall time, peak memory, agreement with taxopy, and the targets (exit 1 when one is missed).
+## BENCH_PEERS_BIN=DIR and BENCH_PEERS_DB=FILE use other binaries and database (no build then);
+## BENCH_PEERS_ARGS passes options (--repeat 1, --only lca, --peers taxoniq, --ids 1000, --help).
+BENCH_PEERS_BIN  ?=
+BENCH_PEERS_DB   ?= $(OUT)/reference.sqlite
+BENCH_PEERS_JSON ?= $(CURDIR)/.cache/peers/bench-peers.json
+BENCH_PEERS_ARGS ?=
+bench-peers: $(if $(BENCH_PEERS_BIN),,build)
+	python3 Pipeline/scripts/bench_peers.py --bin "$(or $(BENCH_PEERS_BIN),$(RELEASE_BIN))" \
+	  --database "$(BENCH_PEERS_DB)" --json "$(BENCH_PEERS_JSON)" $(BENCH_PEERS_ARGS)
 
 clean: stop
 	rm -rf .build $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)

