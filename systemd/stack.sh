@@ -45,6 +45,9 @@ alive() {
 expected() {
   local exe
   exe=$(readlink "/proc/$1/exe" 2>/dev/null) || return 1
+  # A binary rebuilt since the daemon started reads "…/stol-taxonomyd (deleted)":
+  # still this stack's daemon (`make restart` after a build must stop it).
+  exe=${exe% (deleted)}
   case ${exe##*/} in
     "stol-$2d" | systemd-socket-activate | python3*) return 0 ;;
     *) return 1 ;;

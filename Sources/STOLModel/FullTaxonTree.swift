@@ -1,3 +1,5 @@
+import Glibc
+
 /// The source's whole tree (schema 2 `tree_nodes`: NCBI's 2.6 M nodes with their
 /// own ranks, under the root 1) in flat arrays, for lineages and common ancestors
 /// on NCBI's own tree (`--ranks all`) without a query per node.
@@ -82,6 +84,14 @@ public struct FullTaxonTree: Sendable {
     private let nameEnds: [UInt32]
     /// Positions of the roots (one for NCBI: the root 1).
     public let roots: [Int]
+    /// Nodes sorted by the bytes of their name (ties in id order), for exact lookups
+    /// by name without a query: 10 MB, where a `[String: …]` of 2.6 M names is 200.
+    private let nameOrder: [Int32]
+    /// Open-addressing hash of each distinct name → the position in ``nameOrder``
+    /// where its equal range starts, plus one (0: empty). One or two cache misses per
+    /// lookup where the binary search of 2.6 M names takes twenty (measured: 5 µs →
+    /// under 2 µs per name in a batch of random names).
+    private let nameSlots: [UInt32]
     /// Children of node `i`: `children[childStart[i] ..< childStart[i + 1]]`, in id order.
     private let childStart: [Int32]
     private let children: [Int32]
@@ -134,6 +144,8 @@ public struct FullTaxonTree: Sendable {
         }
         self.childStart = childStart
         self.children = children
+        nameOrder = Self.sortedByName(count: count, bytes: builder.nameBytes, ends: builder.nameEnds)
+        nameSlots = Self.nameSlots(order: nameOrder, bytes: builder.nameBytes, ends: builder.nameEnds)
         ids = builder.ids
         self.parents = parents
         self.depths = depths
@@ -147,6 +159,97 @@ public struct FullTaxonTree: Sendable {
         nameBytes = builder.nameBytes
         nameEnds = builder.nameEnds
         self.roots = roots
+    }
+
+    /// -1, 0 or 1 as name `a` sorts before, with or after `b` (bytewise, a prefix first).
+    private static func compare(_ base: UnsafePointer<UInt8>, _ ends: UnsafePointer<UInt32>, _ a: Int,
+                                _ other: UnsafePointer<UInt8>, _ otherCount: Int) -> Int {
+        let start = a == 0 ? 0 : Int(ends[a - 1])
+        let count = Int(ends[a]) - start
+        let common = min(count, otherCount)
+        let order = common == 0 ? 0 : memcmp(base + start, other, common)
+        if order != 0 { return order < 0 ? -1 : 1 }
+        return count == otherCount ? 0 : (count < otherCount ? -1 : 1)
+    }
+
+    private static func sortedByName(count: Int, bytes: [UInt8], ends: [UInt32]) -> [Int32] {
+        var order = (0..<Int32(count)).map { $0 }
+        bytes.withUnsafeBufferPointer { bytes in
+            ends.withUnsafeBufferPointer { ends in
+                guard let base = bytes.baseAddress ?? UnsafePointer(bitPattern: 1), let endBase = ends.baseAddress else { return }
+                order.sort { a, b in
+                    let start = b == 0 ? 0 : Int(endBase[Int(b) - 1])
+                    let order = compare(base, endBase, Int(a), base + start, Int(endBase[Int(b)]) - start)
+                    return order != 0 ? order < 0 : a < b
+                }
+            }
+        }
+        return order
+    }
+
+    /// FNV-1a over the name's bytes.
+    private static func hash(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for index in 0..<count { hash = (hash ^ UInt64(bytes[index])) &* 0x100_0000_01b3 }
+        return hash
+    }
+
+    private static func nameSlots(order: [Int32], bytes: [UInt8], ends: [UInt32]) -> [UInt32] {
+        var capacity = 16
+        while capacity < order.count * 3 / 2 + 16 { capacity *= 2 }
+        var slots = [UInt32](repeating: 0, count: capacity)
+        bytes.withUnsafeBufferPointer { bytes in
+            ends.withUnsafeBufferPointer { ends in
+                guard let endBase = ends.baseAddress, let base = bytes.baseAddress ?? UnsafePointer(bitPattern: 1) else { return }
+                var previous = -1
+                for (position, node) in order.enumerated() {
+                    let start = node == 0 ? 0 : Int(endBase[Int(node) - 1])
+                    let count = Int(endBase[Int(node)]) - start
+                    // Only the first node of each run of equal names gets a slot.
+                    if previous >= 0, compare(base, endBase, previous, base + start, count) == 0 {
+                        previous = Int(node)
+                        continue
+                    }
+                    previous = Int(node)
+                    var slot = Int(hash(base + start, count) & UInt64(capacity - 1))
+                    while slots[slot] != 0 { slot = (slot + 1) & (capacity - 1) }
+                    slots[slot] = UInt32(position + 1)
+                }
+            }
+        }
+        return slots
+    }
+
+    /// Every node whose name is exactly `name` (bytewise), in id order.
+    public func nodes(named name: String) -> [Int] {
+        var name = name
+        return name.withUTF8 { query -> [Int] in
+            nameBytes.withUnsafeBufferPointer { bytes in
+                nameEnds.withUnsafeBufferPointer { ends in
+                    guard let endBase = ends.baseAddress, let base = bytes.baseAddress ?? UnsafePointer(bitPattern: 1),
+                          let queryBase = query.baseAddress ?? UnsafePointer(bitPattern: 1) else { return [] }
+                    let mask = nameSlots.count - 1
+                    var slot = Int(Self.hash(queryBase, query.count) & UInt64(mask))
+                    var low = -1
+                    while nameSlots[slot] != 0 {
+                        let position = Int(nameSlots[slot]) - 1
+                        if Self.compare(base, endBase, Int(nameOrder[position]), queryBase, query.count) == 0 {
+                            low = position
+                            break
+                        }
+                        slot = (slot + 1) & mask
+                    }
+                    guard low >= 0 else { return [] }
+                    var found: [Int] = []
+                    while low < nameOrder.count,
+                          Self.compare(base, endBase, Int(nameOrder[low]), queryBase, query.count) == 0 {
+                        found.append(Int(nameOrder[low]))
+                        low += 1
+                    }
+                    return found
+                }
+            }
+        }
     }
 
     private static func search(_ ids: [TaxonID], _ id: TaxonID) -> Int? {

@@ -25,9 +25,16 @@ extension TaxonomyQueries {
                 let trimmed = name.trimmingCharacters(in: .whitespaces)
                 let capitalised = trimmed.prefix(1).uppercased() + trimmed.dropFirst()
                 for candidate in capitalised == trimmed ? [trimmed] : [trimmed, capitalised] where result.ids.isEmpty {
-                    for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [candidate]) {
-                        result.ids.append(row[0])
-                        result.ranks.append(row[1])
+                    if let tree {
+                        // In memory: a sorted name index of the whole tree (no query per name).
+                        let nodes = tree.nodes(named: candidate)
+                        result.ids = nodes.map(tree.id(at:))
+                        result.ranks = nodes.map(tree.rank(of:))
+                    } else {
+                        for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [candidate]) {
+                            result.ids.append(row[0])
+                            result.ranks.append(row[1])
+                        }
                     }
                     if !result.ids.isEmpty { result.match = .scientific }
                 }

@@ -94,3 +94,41 @@ final class FullTaxonTreeTests: XCTestCase {
         }
     }
 }
+
+extension FullTaxonTreeTests {
+    func testNodesNamed_findsEveryNodeOfAName_andOnlyThose() throws {
+        var builder = FullTaxonTree.Builder()
+        let names = ["Panthera", "Pantheidae", "Panthera", "Panther", "Panthera leo", "", "Zz", "panthera", "Panthera"]
+        for (offset, name) in names.enumerated() {
+            try builder.append(id: Int64(offset + 1), parentID: offset == 0 ? nil : 1, rank: "genus", name: name.utf8)
+        }
+        let tree = try builder.build()
+        XCTAssertEqual(tree.nodes(named: "Panthera").map(tree.id(at:)), [1, 3, 9])
+        XCTAssertEqual(tree.nodes(named: "Panther").map(tree.id(at:)), [4], "a prefix is not the name")
+        XCTAssertEqual(tree.nodes(named: "panthera").map(tree.id(at:)), [8], "case matters, as in NCBI")
+        XCTAssertEqual(tree.nodes(named: "Panthera leo").map(tree.id(at:)), [5])
+        XCTAssertEqual(tree.nodes(named: "Nothing"), [])
+        XCTAssertEqual(tree.nodes(named: "").map(tree.id(at:)), [6])
+        XCTAssertEqual(tree.nodes(named: "Zz").map(tree.id(at:)), [7])
+    }
+}
+
+extension FullTaxonTreeTests {
+    func testNodesNamed_equalsALinearScan_withManySharedNames() throws {
+        var random = SplitMix64(seed: 7)
+        print("FullTaxonTreeTests names seed \(random.seed)")
+        let vocabulary = (0..<300).map { "name \($0 % 97) \($0 % 5 == 0 ? "é" : "")" } + ["", "environmental samples"]
+        var builder = FullTaxonTree.Builder()
+        var names: [String] = []
+        for id in 1...5000 {
+            let name = vocabulary.randomElement(using: &random)!
+            names.append(name)
+            try builder.append(id: Int64(id), parentID: id == 1 ? nil : 1, rank: "no rank", name: name.utf8)
+        }
+        let tree = try builder.build()
+        for name in Set(vocabulary + ["missing", "name 1", "name 96 é"]) {
+            let expected = names.indices.filter { names[$0] == name }.map { Int64($0 + 1) }
+            XCTAssertEqual(tree.nodes(named: name).map(tree.id(at:)), expected, name)
+        }
+    }
+}
