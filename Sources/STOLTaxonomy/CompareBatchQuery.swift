@@ -74,7 +74,7 @@ extension TaxonomyQueries {
     }
 
     private func node(_ db: Database, _ query: String, _ tree: FullTaxonTree, _ exactNames: [String: TaxonID]) throws -> Int {
-        let id = try resolve(db, query.trimmingCharacters(in: .whitespaces), exactNames: exactNames, table: "tree_nodes")
+        let id = try resolve(db, query.trimmingBlanks, exactNames: exactNames, table: "tree_nodes")
         if let node = tree.index(of: id) { return node }
         switch try retired(db, id) {
         case .merged(let new)?:
@@ -96,8 +96,8 @@ extension TaxonomyQueries {
                 result.a = pair.a
                 result.b = pair.b
                 do {
-                    let idA = try resolve(db, pair.a.trimmingCharacters(in: .whitespaces), exactNames: exactNames, table: "taxa")
-                    let idB = try resolve(db, pair.b.trimmingCharacters(in: .whitespaces), exactNames: exactNames, table: "taxa")
+                    let idA = try resolve(db, pair.a.trimmingBlanks, exactNames: exactNames, table: "taxa")
+                    let idB = try resolve(db, pair.b.trimmingBlanks, exactNames: exactNames, table: "taxa")
                     guard let a = tree.index(of: idA) else { throw TaxonomyError.taxonNotFound(idA) }
                     guard let b = tree.index(of: idB) else { throw TaxonomyError.taxonNotFound(idB) }
                     result.aID = idA

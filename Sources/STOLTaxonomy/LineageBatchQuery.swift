@@ -32,7 +32,7 @@ extension TaxonomyQueries {
                 var result = Stol_V1_LineageResult()
                 result.query = query
                 do {
-                    var id = try resolve(db, query.trimmingCharacters(in: .whitespaces), exactNames: exactNames,
+                    var id = try resolve(db, query.trimmingBlanks, exactNames: exactNames,
                                          table: "taxa")
                     var found = try lineage(db, of: id, language: language)
                     if found == nil {
@@ -75,7 +75,7 @@ extension TaxonomyQueries {
         var mergedFrom = [TaxonID?](repeating: nil, count: queries.count)
         var needSQL: [Int] = []  // names, and ids the tree does not hold (merged or deleted?)
         for (position, query) in queries.enumerated() {
-            let trimmed = query.trimmingCharacters(in: .whitespaces)
+            let trimmed = query.trimmingBlanks
             if let id = TaxonID(trimmed) {
                 if id <= 0 {
                     errors[position] = .invalidArgument("taxon ids are positive integers, got \(id)")
@@ -92,7 +92,7 @@ extension TaxonomyQueries {
             try database.read { db in
                 for position in needSQL {
                     do {
-                        let id = try resolve(db, queries[position].trimmingCharacters(in: .whitespaces),
+                        let id = try resolve(db, queries[position].trimmingBlanks,
                                              exactNames: exactNames, table: "tree_nodes")
                         if let node = tree.index(of: id) {
                             nodes[position] = node

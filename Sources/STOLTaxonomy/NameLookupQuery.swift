@@ -22,9 +22,12 @@ extension TaxonomyQueries {
             for name in names {
                 var result = Stol_V1_NameLookupResult()
                 result.name = name
-                let trimmed = name.trimmingCharacters(in: .whitespaces)
-                let capitalised = trimmed.prefix(1).uppercased() + trimmed.dropFirst()
-                for candidate in capitalised == trimmed ? [trimmed] : [trimmed, capitalised] where result.ids.isEmpty {
+                let trimmed = name.trimmingBlanks
+                // The name as given first; its capitalised form only when that finds nothing
+                // (uppercasing a string costs more than the lookup).
+                for attempt in 0..<2 where result.ids.isEmpty {
+                    let candidate = attempt == 0 ? trimmed : trimmed.prefix(1).uppercased() + trimmed.dropFirst()
+                    if attempt == 1 && candidate == trimmed { break }
                     if let tree {
                         // In memory: a sorted name index of the whole tree (no query per name).
                         let nodes = tree.nodes(named: candidate)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import STOLClientKit
+import STOLModel
 import STOLProtocol
 
 /// `stol-client lineage`: lineages for many ids or names read from standard
@@ -38,7 +39,7 @@ struct Lineage: ParsableCommand {
             try client.pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
                 var pending: [String] = []
                 while pending.count < batchSize, let line = readLine() {
-                    let query = line.trimmingCharacters(in: .whitespaces)
+                    let query = line.trimmingBlanks
                     if !query.isEmpty { pending.append(query) }
                 }
                 guard !pending.isEmpty else { return nil }

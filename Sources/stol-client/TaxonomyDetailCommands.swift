@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import STOLClientKit
+import STOLModel
 import STOLProtocol
 
 // MARK: - Detail, compare, relatives, diagnostics
@@ -79,7 +80,7 @@ struct Compare: ParsableCommand {
             try global.taxonomy().pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
                 var pairs: [Stol_V1_TaxonPair] = []
                 while pairs.count < 1000, let line = readLine() {
-                    guard !line.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
+                    guard !line.trimmingBlanks.isEmpty else { continue }
                     guard let pair = Self.pair(line) else {
                         throw .usage("cannot read a pair from the line '\(line)': give two ids or names separated by a tab")
                     }
@@ -104,7 +105,7 @@ struct Compare: ParsableCommand {
     /// Two fields: tab-separated (names may hold spaces), else two whitespace-separated words.
     static func pair(_ line: String) -> Stol_V1_TaxonPair? {
         var fields = line.split(separator: "\t", omittingEmptySubsequences: true)
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            .map { String($0).trimmingBlanks }.filter { !$0.isEmpty }
         if fields.count == 1 { fields = line.split(whereSeparator: \.isWhitespace).map(String.init) }
         guard fields.count == 2 else { return nil }
         return .with { $0.a = fields[0]; $0.b = fields[1] }
@@ -143,7 +144,7 @@ struct NameToIDs: ParsableCommand {
             try global.taxonomy().pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
                 var names: [String] = []
                 while names.count < 1000, let line = readLine() {
-                    let name = line.trimmingCharacters(in: .whitespaces)
+                    let name = line.trimmingBlanks
                     if !name.isEmpty { names.append(name) }
                 }
                 guard !names.isEmpty else { return nil }
