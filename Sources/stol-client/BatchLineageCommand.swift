@@ -26,6 +26,17 @@ struct Lineage: ParsableCommand {
     @OptionGroup var ranks: RanksOption
     @Flag(help: "One JSON object per line instead of TSV.") var jsonl = false
     @Flag(help: "The lineage column as ids instead of names.") var ids = false
+    @Option(help: ArgumentHelp("The lineage column in a taxonkit-style template instead, e.g. \"{k};{p};{c};{o};{f};{g};{s}\" "
+                               + "({k} superkingdom/domain, {K} kingdom, {p} {c} {o} {f} {g} {s}, {S} subspecies, {t} strain, "
+                               + "{r} realm; a missing rank is empty).", valueName: "TEMPLATE"))
+    var format: String?
+
+    func validate() throws {
+        if let format {
+            do { _ = try LineageFormat(format) } catch { throw ValidationError("--format: \(error)") }
+            guard !ids, !jsonl else { throw ValidationError("--format writes names; it goes without --ids and --jsonl") }
+        }
+    }
     @Option(help: "Queries per request (1–1000).") var batchSize: Int = 1000
 
     func run() throws {
@@ -35,6 +46,9 @@ struct Lineage: ParsableCommand {
             let client = global.taxonomy()
             let json = jsonl || global.json
             let form: Stol_V1_LineageForm = json ? .taxa : ids ? .ids : .compact
+            let template = try format.map { text throws(ClientError) in
+                do { return try LineageFormat(text) } catch { throw .usage("--format: \(error)") }
+            }
             let output = BufferedOutput()
             try client.pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
                 var pending: [String] = []
@@ -55,7 +69,7 @@ struct Lineage: ParsableCommand {
                 guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
                 for result in answer.results {
                     if result.hasError { missing = true }
-                    output.line(json ? TextFormatter.json(result) : Self.tsv(result, ids: ids))
+                    output.line(json ? TextFormatter.json(result) : Self.tsv(result, ids: ids, template: template))
                 }
             })
             output.flush()
@@ -63,10 +77,15 @@ struct Lineage: ParsableCommand {
         if missing { throw ExitCode(ClientError.ExitCode.notFound.rawValue) }
     }
 
-    static func tsv(_ result: Stol_V1_LineageResult, ids: Bool) -> String {
+    static func tsv(_ result: Stol_V1_LineageResult, ids: Bool, template: LineageFormat? = nil) -> String {
         if result.hasError { return "\(result.query)\t\(result.error.code.name)\t\(result.error.message)" }
         let taxon = result.taxon
         let rank = taxon.sourceRank.isEmpty ? TextFormatter.rankName(taxon.rank) : taxon.sourceRank
+        if let template {
+            let lineage = Array(zip(result.lineageRanks, result.lineageNames)) + [(rank, taxon.scientificName)]
+            return [result.query, String(taxon.id), rank, taxon.scientificName,
+                    template.format(lineage.map { (rank: $0.0, name: $0.1) })].joined(separator: "\t")
+        }
         let lineage = ids ? (result.lineageIds + [taxon.id]).map(String.init)
             : result.lineageNames.isEmpty && !result.lineage.isEmpty ? (result.lineage + [taxon]).map(\.scientificName)
             : result.lineageNames + [taxon.scientificName]
