@@ -56,7 +56,7 @@ extension TextFormatter {
             "B: \(line(result.taxonB))",
         ]
         if result.hasLca {
-            lines.append("common ancestor:  \(rankName(result.lca.rank)) \(result.lca.scientificName) (depth \(result.lcaDepth))")
+            lines.append("common ancestor:  \(displayRank(result.lca)) \(result.lca.scientificName) (depth \(result.lcaDepth))")
         }
         if result.hasDistance { lines.append("distance:         \(result.distance) rank\(result.distance == 1 ? "" : "s") apart") }
         lines.append("path A → LCA:     \(result.pathA.map(\.scientificName).joined(separator: " > "))")

@@ -40,6 +40,11 @@ public enum TextFormatter {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// The source's rank when the answer carries it (the whole tree), else the main rank.
+    public static func displayRank(_ taxon: Stol_V1_Taxon) -> String {
+        taxon.sourceRank.isEmpty ? rankName(taxon.rank) : taxon.sourceRank
+    }
+
     public static func rankName(_ rank: Stol_V1_Rank) -> String {
         switch rank {
         case .domain: "domain"
@@ -70,7 +75,7 @@ public enum TextFormatter {
 
     /// `9689  species  Panthera leo (Linnaeus, 1758) — lion  [VU]`
     public static func line(_ taxon: Stol_V1_Taxon, showChildren: Bool = false) -> String {
-        var text = "\(taxon.id)\t\(rankName(taxon.rank))\t\(taxon.scientificName)"
+        var text = "\(taxon.id)\t\(displayRank(taxon))\t\(taxon.scientificName)"
         if !taxon.author.isEmpty { text += " \(taxon.author)" }
         if !taxon.commonName.isEmpty { text += " — \(taxon.commonName)" }
         if !taxon.conservation.isEmpty { text += "  [\(taxon.conservation)]" }
@@ -82,7 +87,7 @@ public enum TextFormatter {
         var lines = [
             "\(taxon.scientificName)\(taxon.author.isEmpty ? "" : " " + taxon.author)",
             "  id:           \(taxon.id)",
-            "  rank:         \(rankName(taxon.rank))",
+            "  rank:         \(displayRank(taxon))",
         ]
         if taxon.hasParentID { lines.append("  parent:       \(taxon.parentID)") }
         if !taxon.commonName.isEmpty { lines.append("  common name:  \(taxon.commonName)") }

@@ -8,7 +8,9 @@
 /// common ancestors can be answered on NCBI's own tree and an old id is
 /// translated rather than "not found". A build may leave `tree_nodes` empty (the
 /// bundled database does, to stay small): the server then answers on the main
-/// ranks only and says so.
+/// ranks only and says so. Version 2 also keeps each taxon's prominence (how much
+/// of the tree and of its named taxa lie under it), which search uses after match
+/// quality, so that the taxon most users mean comes first.
 ///
 /// The pipeline creates it; the taxonomy server only reads it, understands
 /// every version from 1 to ``currentVersion`` and refuses a newer one.
@@ -141,6 +143,12 @@ public enum TaxonomySchema {
             id          INTEGER PRIMARY KEY
         )
         """,
+        """
+        CREATE TABLE prominence (
+            taxon_id    INTEGER PRIMARY KEY REFERENCES taxa(id),
+            score       REAL    NOT NULL
+        )
+        """,
     ]
 
     /// Every statement a database of ``currentVersion`` is made with.
@@ -165,6 +173,7 @@ public enum TaxonomySchema {
         ("tree_nodes", ["id", "parent_id", "rank", "scientific_name"]),
         ("merged_ids", ["old_id", "new_id"]),
         ("deleted_ids", ["id"]),
+        ("prominence", ["taxon_id", "score"]),
     ]
 
     /// The columns of version 1 the server reads, per table: the verifier refuses an

@@ -35,6 +35,10 @@ final class BulkInsert {
         }
     }
 
+    func bind(_ index: Int32, _ value: Double) {
+        sqlite3_bind_double(statement.sqliteStatement, index, value)
+    }
+
     func bind(_ index: Int32, _ value: String?) {
         guard var value else {
             sqlite3_bind_null(statement.sqliteStatement, index)
@@ -68,6 +72,10 @@ final class BulkInsert {
     }
 
     func bind(_ index: Int32, _ value: String?) {
+        values[Int(index) - 1] = value
+    }
+
+    func bind(_ index: Int32, _ value: Double) {
         values[Int(index) - 1] = value
     }
 

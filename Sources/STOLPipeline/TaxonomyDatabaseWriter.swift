@@ -22,6 +22,8 @@ public struct TaxonomyDatabaseWriter {
         public var treeNodes = 0
         public var mergedIDs = 0
         public var deletedIDs = 0
+        /// Taxa with a prominence above zero.
+        public var prominentTaxa = 0
         public var bytes: Int64 = 0
     }
 
@@ -108,6 +110,7 @@ public struct TaxonomyDatabaseWriter {
                 report.eulerTour = try insertEulerTour(tree, nodesByID: nodesByID, db)
                 phase("euler")
                 report.topNRelatives = try insertTopN(tree, nodesByID: nodesByID, db)
+                report.prominentTaxa = try insertProminence(taxonomy, tree, db)
                 phase("topN")
                 for statement in indexes { try db.execute(sql: statement) }
                 phase("indexes")
@@ -175,6 +178,42 @@ public struct TaxonomyDatabaseWriter {
             try insert.step()
         }
         return taxonomy.taxa.count
+    }
+
+    /// Each taxon's prominence, the signal search orders equally good matches by:
+    ///
+    ///     log2(1 + descendants) + 2·log2(1 + named taxa in its subtree, itself included) + 4 if curated
+    ///
+    /// where a named taxon has a common name in any language and a curated one an
+    /// IUCN status or a trait (what the curated overlay adds). So Panthera (lion,
+    /// tiger, leopard, jaguar under it) comes before Panthalis and Panthea for the
+    /// prefix "panth", and Drosophila melanogaster, curated, before another fly
+    /// also called "fruit fly". Rows only for a score above zero (most species have none).
+    private func insertProminence(_ taxonomy: NormalizedTaxonomy, _ tree: TaxonTree, _ db: Database) throws -> Int {
+        var named = Set<TaxonID>()
+        for name in taxonomy.names where name.type == .common { named.insert(name.taxonID) }
+        var curated = Set<TaxonID>(taxonomy.taxa.lazy.filter { $0.conservation != nil }.map(\.id))
+        for trait in taxonomy.traits { curated.insert(trait.taxonID) }
+        // Named taxa before each preorder position: a subtree is a contiguous range.
+        var namedBefore = [Int32](repeating: 0, count: tree.count + 1)
+        for node in 0..<tree.count {
+            namedBefore[node + 1] = namedBefore[node] + (named.contains(tree.nodes[node].id) ? 1 : 0)
+        }
+        let insert = try BulkInsert(db, sql: "INSERT INTO prominence (taxon_id, score) VALUES (?, ?)")
+        var rows: [(TaxonID, Double)] = []
+        for node in 0..<tree.count {
+            let end = Int(tree.subtreeEnd[node])
+            let descendants = Double(end - node - 1)
+            let namedTaxa = Double(namedBefore[end] - namedBefore[node])
+            let score = log2(1 + descendants) + 2 * log2(1 + namedTaxa) + (curated.contains(tree.nodes[node].id) ? 4 : 0)
+            if score > 0 { rows.append((tree.nodes[node].id, (score * 1000).rounded() / 1000)) }
+        }
+        for (id, score) in rows.sorted(by: { $0.0 < $1.0 }) {
+            insert.bind(1, id)
+            insert.bind(2, score)
+            try insert.step()
+        }
+        return rows.count
     }
 
     /// The whole tree (in id order); the merged ids whose new id the database holds

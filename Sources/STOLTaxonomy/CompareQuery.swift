@@ -53,7 +53,7 @@ extension TaxonomyQueries {
     }
 
     /// Jaccard similarity of the two taxa's `key=value` trait sets; nil unless both have traits.
-    private func traitSimilarity(_ db: Database, _ a: TaxonID, _ b: TaxonID) throws -> Double? {
+    func traitSimilarity(_ db: Database, _ a: TaxonID, _ b: TaxonID) throws -> Double? {
         var sets: [TaxonID: Set<String>] = [:]
         sets[a] = []
         sets[b] = []

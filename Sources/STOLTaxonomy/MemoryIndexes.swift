@@ -33,6 +33,8 @@ public struct MemoryIndexes: Sendable {
     /// the database keeps only the main ranks (or it could not be built: `fullTreeProblem`).
     public var fullTree: FullTaxonTree? = nil
     public var fullTreeProblem: String? = nil
+    /// Search's order among equally good matches (schema 2; empty for schema 1).
+    public var prominence = ProminenceIndex.empty
 
     static func load(_ db: Database) throws -> MemoryIndexes {
         var tree: CompactTaxonTree?
@@ -107,6 +109,7 @@ public struct MemoryIndexes: Sendable {
         } catch {
             indexes.fullTreeProblem = "\(error)"
         }
+        indexes.prominence = try ProminenceIndex.load(db)
         return indexes
     }
 

@@ -62,9 +62,16 @@ struct SearchEngine {
                 let fuzzyIDs = try fuzzyCandidates(db, query, options: options, indexes: indexes).filter { !found.contains($0) }
                 hits += try scoreFuzzy(db, fuzzyIDs, query: query, options: options)
             }
-            hits.sort { $0.score != $1.score ? $0.score > $1.score
-                : ($0.taxon.scientificName != $1.taxon.scientificName ? $0.taxon.scientificName < $1.taxon.scientificName
-                    : $0.taxon.id < $1.taxon.id) }
+            // Match quality first; among equal matches the taxon most users mean
+            // (``ProminenceIndex``), then name and id for a stable order.
+            let prominence = indexes?.prominence ?? .empty
+            hits.sort {
+                if $0.score != $1.score { return $0.score > $1.score }
+                let a = prominence.score(of: $0.taxon.id), b = prominence.score(of: $1.taxon.id)
+                if a != b { return a > b }
+                return $0.taxon.scientificName != $1.taxon.scientificName ? $0.taxon.scientificName < $1.taxon.scientificName
+                    : $0.taxon.id < $1.taxon.id
+            }
             hits = Array(hits.prefix(options.limit))
             let full = try queries.taxa(db, ids: hits.map(\.taxon.id), language: options.language)
             for index in hits.indices {
@@ -106,6 +113,10 @@ struct SearchEngine {
             // FTS5; every candidate must then match by one of its names.
             let few = max(2 * options.limit, 40)
             var ids = try scientificPrefix(db, query.text, options: options, limit: few, indexes: indexes)
+            // The most prominent names with that start, which name order may leave out.
+            if options.rank == nil && options.conservation.isEmpty, let indexes {
+                ids += indexes.prominence.prominent(withNamePrefix: query.text, limit: options.limit)
+            }
             if query.raw != query.text && !query.raw.isEmpty {
                 ids += try scientificPrefix(db, query.raw, options: options, limit: few, indexes: indexes)
             }
@@ -129,6 +140,9 @@ struct SearchEngine {
             // the query, common names with its words).
             ids.removeLast()
             ids += try scientificPrefix(db, query.text, options: options, limit: 50, indexes: indexes)
+            if options.rank == nil && options.conservation.isEmpty, let indexes {
+                ids += indexes.prominence.prominent(withNamePrefix: query.text, limit: options.limit)
+            }
             if let indexes, let first = query.words.first {
                 ids += indexes.nameWords.taxa(withWordPrefix: first, limit: 50, exact: !(query.prefix && query.words.count == 1))
             }

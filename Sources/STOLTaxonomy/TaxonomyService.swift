@@ -44,7 +44,10 @@ public struct TaxonomyService: FramedService {
 
     func isShort(_ body: Request.OneOf_Body?) -> Bool {
         switch body {
-        case .status, .getTaxon, .children, .ancestors, .roots, .detail, .compare, nil: true
+        case .status, .getTaxon, .children, .roots, .detail, nil: true
+        // On the whole tree: from memory, once it is loaded (until then, wait off the event loop).
+        case .ancestors(let ancestors): ancestors.ranks != .all || provider.current().database.memoryIndexes?.fullTree != nil
+        case .compare(let compare): compare.ranks != .all || provider.current().database.memoryIndexes?.fullTree != nil
         // Relatives may be computed on the in-memory tree, which a request waits
         // for while it is still loading (seconds after a cold start).
         case .relatives: provider.current().database.memoryIndexes?.tree != nil
@@ -140,7 +143,8 @@ public struct TaxonomyService: FramedService {
         case .ancestors(let ancestors):
             try Self.validate(id: ancestors.taxonID)
             var list = Stol_V1_TaxonList()
-            list.taxa = try queries.ancestors(of: ancestors.taxonID, language: Self.language(ancestors.language))
+            list.taxa = ancestors.ranks == .all ? try queries.ancestorsOnFullTree(of: ancestors.taxonID)
+                : try queries.ancestors(of: ancestors.taxonID, language: Self.language(ancestors.language))
             return .ancestors(list)
         case .search(let search):
             guard search.query.utf8.count <= ProtocolLimits.maximumQueryBytes else {
@@ -178,6 +182,7 @@ public struct TaxonomyService: FramedService {
         case .compare(let compare):
             try Self.validate(id: compare.taxonA)
             try Self.validate(id: compare.taxonB)
+            if compare.ranks == .all { return .compare(try queries.compareOnFullTree(compare.taxonA, compare.taxonB)) }
             return .compare(try queries.compare(compare.taxonA, compare.taxonB, language: Self.language(compare.language)))
         case .relatives(let relatives):
             try Self.validate(id: relatives.taxonID)

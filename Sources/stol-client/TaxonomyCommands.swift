@@ -104,9 +104,10 @@ struct Roots: ParsableCommand {
 }
 
 struct Ancestors: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the lineage of a taxon, root first.")
+    static let configuration = CommandConfiguration(abstract: "Show the lineage of a taxon, root first (--ranks all: NCBI's own).")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var language: LanguageOption
+    @OptionGroup var ranks: RanksOption
     @Argument(help: "Taxon id.") var id: Int64
 
     func run() throws {
@@ -115,6 +116,7 @@ struct Ancestors: ParsableCommand {
             var ancestors = Stol_V1_AncestorsRequest()
             ancestors.taxonID = id
             ancestors.language = language.language
+            ancestors.ranks = ranks.ranks.wire
             request.ancestors = ancestors
             let response = try global.taxonomy().call(request)
             guard case .ancestors(let list) = response.result else { throw .local("unexpected answer") }

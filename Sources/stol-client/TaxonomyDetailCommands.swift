@@ -54,7 +54,6 @@ struct Compare: ParsableCommand {
             guard a == nil, b == nil else { throw ValidationError("--batch reads the pairs from stdin; give no ids") }
         } else {
             guard a != nil, b != nil else { throw ValidationError("give two taxon ids, or --batch") }
-            guard ranks.ranks == .main else { throw ValidationError("--ranks all compares pairs with --batch") }
         }
     }
 
@@ -65,6 +64,7 @@ struct Compare: ParsableCommand {
             compare.taxonA = a!
             compare.taxonB = b!
             compare.language = language.language
+            compare.ranks = ranks.ranks.wire
             var request = Stol_V1_TaxonomyRequest()
             request.compare = compare
             guard case .compare(let answer) = try global.taxonomy().call(request).result else { throw .local("unexpected answer") }

@@ -273,3 +273,49 @@ final class SubtreeTests: XCTestCase {
         XCTAssertEqual(subtree(424242, .all).error.code, .notFound)
     }
 }
+
+/// `ancestors` and `compare` of one pair on NCBI's own tree.
+final class FullTreeAncestorsAndCompareTests: XCTestCase {
+    private func harness(fullTree: Bool = true) throws -> ServiceHarness {
+        let source = try makeTemporaryDirectory(self)
+        try TaxdumpFixture.write(to: source)
+        var options = TaxonomyBuilder.Options()
+        options.format = .ncbi
+        options.fullTree = fullTree
+        let harness = try ServiceHarness(self, bundledSource: source, options: options)
+        harness.waitForTreeLoaded()
+        return harness
+    }
+
+    func testAncestors_allRanks_areNCBIs_andMainRanksTheEightRankOnes() throws {
+        let harness = try harness()
+        let all = harness.send(.ancestors(.with { $0.taxonID = 9689; $0.ranks = .all }))
+        guard case .ancestors(let list) = all.result else { return XCTFail("\(all)") }
+        XCTAssertEqual(list.taxa.map(\.id), FullTreeLineageTests.lionLineage)
+        XCTAssertEqual(list.taxa.map(\.sourceRank).prefix(3), ["no rank", "no rank", "superkingdom"])
+        guard case .ancestors(let main) = harness.ancestors(9689).result else { return XCTFail("no ancestors") }
+        XCTAssertEqual(main.taxa.map(\.id), [2759, 33208, 7711, 40674, 33554, 9681, 9688])
+    }
+
+    func testCompare_allRanks_meetsAtNCBIsAncestor_withNCBIsDistance() throws {
+        let harness = try harness()
+        let response = harness.send(.compare(.with { $0.taxonA = 9689; $0.taxonB = 9685; $0.ranks = .all }))
+        guard case .compare(let answer) = response.result else { return XCTFail("\(response)") }
+        XCTAssertEqual(answer.lca.id, 9681)
+        XCTAssertEqual(answer.distance, 5, "lion → Panthera → Pantherinae → Felidae ← Felis ← cat")
+        XCTAssertEqual(answer.pathA.map(\.id), [9689, 9688, 338153, 9681])
+        XCTAssertEqual(answer.pathB.map(\.id), [9685, 9682, 9681])
+        XCTAssertEqual(answer.lcaDepth, 7)
+        XCTAssertEqual(answer.relation, .related)
+        XCTAssertEqual(answer.sharedClade, "Both are in family Felidae")
+        let ancestor = harness.send(.compare(.with { $0.taxonA = 338153; $0.taxonB = 9689; $0.ranks = .all }))
+        guard case .compare(let up) = ancestor.result else { return XCTFail("\(ancestor)") }
+        XCTAssertEqual(up.relation, .aAncestorOfB, "the subfamily is an ancestor on NCBI's tree")
+    }
+
+    func testAllRanks_withoutTheWholeTree_isRefused() throws {
+        let harness = try harness(fullTree: false)
+        XCTAssertEqual(harness.send(.ancestors(.with { $0.taxonID = 9689; $0.ranks = .all })).error.code, .invalidRequest)
+        XCTAssertEqual(harness.send(.compare(.with { $0.taxonA = 9689; $0.taxonB = 9685; $0.ranks = .all })).error.code, .invalidRequest)
+    }
+}

@@ -877,6 +877,9 @@ public nonisolated struct Stol_V1_AncestorsRequest: Sendable {
 
   public var language: String = String()
 
+  /// RANK_VIEW_ALL: NCBI's own ancestors (id, rank, source_rank, name)
+  public var ranks: Stol_V1_RankView = .main
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1100,6 +1103,9 @@ public nonisolated struct Stol_V1_CompareRequest: Sendable {
   public var taxonB: Int64 = 0
 
   public var language: String = String()
+
+  /// RANK_VIEW_ALL: ancestor, paths and distance on NCBI's own tree
+  public var ranks: Stol_V1_RankView = .main
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2748,7 +2754,7 @@ nonisolated extension Stol_V1_TaxonPage: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Stol_V1_AncestorsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".AncestorsRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_id\0\u{1}language\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_id\0\u{1}language\0\u{1}ranks\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2758,6 +2764,7 @@ nonisolated extension Stol_V1_AncestorsRequest: SwiftProtobuf.Message, SwiftProt
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularInt64Field(value: &self.taxonID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.language) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.ranks) }()
       default: break
       }
     }
@@ -2770,12 +2777,16 @@ nonisolated extension Stol_V1_AncestorsRequest: SwiftProtobuf.Message, SwiftProt
     if !self.language.isEmpty {
       try visitor.visitSingularStringField(value: self.language, fieldNumber: 2)
     }
+    if self.ranks != .main {
+      try visitor.visitSingularEnumField(value: self.ranks, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_AncestorsRequest, rhs: Stol_V1_AncestorsRequest) -> Bool {
     if lhs.taxonID != rhs.taxonID {return false}
     if lhs.language != rhs.language {return false}
+    if lhs.ranks != rhs.ranks {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3216,7 +3227,7 @@ nonisolated extension Stol_V1_TaxonDetail: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Stol_V1_CompareRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CompareRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_a\0\u{3}taxon_b\0\u{1}language\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_a\0\u{3}taxon_b\0\u{1}language\0\u{1}ranks\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3227,6 +3238,7 @@ nonisolated extension Stol_V1_CompareRequest: SwiftProtobuf.Message, SwiftProtob
       case 1: try { try decoder.decodeSingularInt64Field(value: &self.taxonA) }()
       case 2: try { try decoder.decodeSingularInt64Field(value: &self.taxonB) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.language) }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.ranks) }()
       default: break
       }
     }
@@ -3242,6 +3254,9 @@ nonisolated extension Stol_V1_CompareRequest: SwiftProtobuf.Message, SwiftProtob
     if !self.language.isEmpty {
       try visitor.visitSingularStringField(value: self.language, fieldNumber: 3)
     }
+    if self.ranks != .main {
+      try visitor.visitSingularEnumField(value: self.ranks, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3249,6 +3264,7 @@ nonisolated extension Stol_V1_CompareRequest: SwiftProtobuf.Message, SwiftProtob
     if lhs.taxonA != rhs.taxonA {return false}
     if lhs.taxonB != rhs.taxonB {return false}
     if lhs.language != rhs.language {return false}
+    if lhs.ranks != rhs.ranks {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,57 @@
+import STOLModel
+import STOLProtocol
+
+extension TaxonomyQueries {
+    /// The whole tree, or why it cannot answer: absent from the database, or still loading.
+    func fullTree() throws(TaxonomyError) -> FullTaxonTree {
+        guard database.fullTreeCount > 0 else { throw .fullTreeAbsent }
+        guard let tree = database.memoryIndexes?.fullTree else { throw .memoryIndexesLoading }
+        return tree
+    }
+
+    /// NCBI's own ancestors of `id`, root first, the taxon excluded (`ancestors --ranks all`).
+    public func ancestorsOnFullTree(of id: TaxonID) throws(TaxonomyError) -> [Stol_V1_Taxon] {
+        let tree = try fullTree()
+        guard let node = tree.index(of: id) else { throw .taxonNotFound(id) }
+        return tree.ancestors(of: node).map { Self.treeTaxon(tree, $0) }
+    }
+
+    /// `compare` on NCBI's own tree (`compare A B --ranks all`): the lowest common
+    /// ancestor, both paths up to it and the distance in NCBI's edges; every pair
+    /// has one (the root 1 at the latest). Trait similarity as on the main ranks.
+    public func compareOnFullTree(_ a: TaxonID, _ b: TaxonID) throws(TaxonomyError) -> Stol_V1_CompareResponse {
+        let tree = try fullTree()
+        guard let nodeA = tree.index(of: a) else { throw .taxonNotFound(a) }
+        guard let nodeB = tree.index(of: b) else { throw .taxonNotFound(b) }
+        var result = Stol_V1_CompareResponse()
+        result.taxonA = Self.treeTaxon(tree, nodeA)
+        result.taxonB = Self.treeTaxon(tree, nodeB)
+        guard let lca = tree.lowestCommonAncestor(nodeA, nodeB) else {
+            result.relation = .unrelated
+            result.pathA = [result.taxonA]
+            result.pathB = [result.taxonB]
+            result.sharedClade = "They share no ancestor in this database"
+            return result
+        }
+        func path(_ node: Int) -> [Stol_V1_Taxon] {
+            var nodes = [node]
+            while nodes.last! != lca, let parent = tree.parent(of: nodes.last!) { nodes.append(parent) }
+            return nodes.map { Self.treeTaxon(tree, $0) }
+        }
+        let ancestor = Self.treeTaxon(tree, lca)
+        result.lca = ancestor
+        result.lcaDepth = UInt32(tree.depth(of: lca))
+        result.pathA = path(nodeA)
+        result.pathB = path(nodeB)
+        result.distance = UInt32(tree.depth(of: nodeA) + tree.depth(of: nodeB) - 2 * tree.depth(of: lca))
+        if a == b {
+            result.relation = .same
+            result.sharedClade = "Both are the same taxon: \(ancestor.sourceRank) \(ancestor.scientificName)"
+        } else {
+            result.relation = lca == nodeA ? .aAncestorOfB : (lca == nodeB ? .bAncestorOfA : .related)
+            result.sharedClade = "Both are in \(ancestor.sourceRank) \(ancestor.scientificName)"
+        }
+        if let similarity = try database.read({ db in try traitSimilarity(db, a, b) }) { result.traitSimilarity = similarity }
+        return result
+    }
+}

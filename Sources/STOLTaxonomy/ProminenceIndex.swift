@@ -1,0 +1,61 @@
+import GRDB
+import STOLModel
+
+/// Each taxon's prominence (schema 2 `prominence`, computed by the pipeline: how
+/// much of the tree and how many named taxa lie under it, and whether it is
+/// curated), which search uses after match quality; and the prominent taxa's
+/// scientific names in folded order, so that a prefix reaches the taxa most users
+/// mean although hundreds of names start with it ("panth": Panthalis, Panthauma,
+/// Panthea … before Panthera in name order).
+public struct ProminenceIndex: Sendable {
+    private let scores: [TaxonID: Float]
+    /// (folded scientific name, taxon) of the taxa with a prominence, sorted by name.
+    private let names: [(name: String, id: TaxonID)]
+
+    public static let empty = ProminenceIndex(scores: [:], names: [])
+
+    init(scores: [TaxonID: Float], names: [(name: String, id: TaxonID)]) {
+        self.scores = scores
+        self.names = names
+    }
+
+    /// 0 for a taxon without one (most species).
+    public func score(of id: TaxonID) -> Float { scores[id] ?? 0 }
+
+    public var count: Int { scores.count }
+
+    /// The `limit` most prominent taxa whose folded scientific name starts with
+    /// `prefix` (folded words joined by spaces, as ``SearchQuery/text``).
+    public func prominent(withNamePrefix prefix: String, limit: Int) -> [TaxonID] {
+        guard !prefix.isEmpty, limit > 0 else { return [] }
+        var low = 0, high = names.count
+        while low < high {
+            let middle = (low + high) / 2
+            if names[middle].name < prefix { low = middle + 1 } else { high = middle }
+        }
+        var matches: [(TaxonID, Float)] = []
+        var index = low
+        while index < names.count, names[index].name.hasPrefix(prefix) {
+            matches.append((names[index].id, scores[names[index].id] ?? 0))
+            index += 1
+        }
+        return matches.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }.prefix(limit).map(\.0)
+    }
+
+    /// From `prominence` joined with `taxa`; empty for a database of schema 1.
+    static func load(_ db: Database) throws -> ProminenceIndex {
+        guard try db.tableExists("prominence") else { return .empty }
+        var scores: [TaxonID: Float] = [:]
+        var names: [(name: String, id: TaxonID)] = []
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT p.taxon_id, p.score, t.scientific_name FROM prominence p JOIN taxa t ON t.id = p.taxon_id
+            """)
+        while let row = try rows.next() {
+            let id: TaxonID = row[0]
+            scores[id] = Float(row[1] as Double)
+            names.append((SearchQuery.words(in: row[2]).joined(separator: " "), id))
+        }
+        names.sort { $0.name != $1.name ? $0.name < $1.name : $0.id < $1.id }
+        return ProminenceIndex(scores: scores, names: names)
+    }
+}

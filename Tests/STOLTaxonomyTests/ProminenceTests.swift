@@ -1,0 +1,84 @@
+import Foundation
+import GRDB
+import STOLPipeline
+import STOLProtocol
+import STOLTaxonomy
+import STOLTestFixtures
+import XCTest
+
+/// Known answers of the prominence signal: among equally good matches, search
+/// puts first the taxon most users mean (the one with more of the tree and more
+/// named taxa under it, or curated), never before a better match.
+final class ProminenceTests: XCTestCase {
+    /// Two genera whose names start like Panthera's, with unnamed species; flies, two of them called "fruit fly".
+    static let extraUsages = [
+        row("6340", "33208", "accepted", "phylum", "Annelida", ""),
+        row("900001", "6340", "accepted", "genus", "Panthalis", ""),
+        row("900002", "900001", "accepted", "species", "Panthalis oerstedi", ""),
+        row("6656", "33208", "accepted", "phylum", "Arthropoda", ""),
+        row("50557", "6656", "accepted", "class", "Insecta", ""),
+        row("7088", "50557", "accepted", "order", "Lepidoptera", ""),
+        row("7100", "7088", "accepted", "family", "Noctuidae", ""),
+        row("900003", "7100", "accepted", "genus", "Panthea", ""),
+        row("900004", "900003", "accepted", "species", "Panthea coenobita", ""),
+        row("900005", "900003", "accepted", "species", "Panthea acronyctoides", ""),
+        row("7147", "50557", "accepted", "order", "Diptera", ""),
+        row("7214", "7147", "accepted", "family", "Drosophilidae", ""),
+        row("7215", "7214", "accepted", "genus", "Drosophila", ""),
+        row("7227", "7215", "accepted", "species", "Drosophila melanogaster", "Meigen, 1830"),
+        row("30030", "7215", "accepted", "species", "Drosophila gunungcola", ""),
+    ]
+
+    private func harness() throws -> ServiceHarness {
+        let source = try makeTemporaryDirectory(self)
+        try FelidaeFixture.write(to: source, extraUsages: Self.extraUsages)
+        try writeTSV(source, "VernacularName.tsv", FelidaeFixture.vernacularName + [
+            row("7227", "fruit fly", "eng", "true"), row("30030", "fruit fly", "eng", "true"),
+        ])
+        try writeTSV(source, "TaxonProperty.tsv", FelidaeFixture.taxonProperty + [row("7227", "genome_size", "143.7", "Mb", "")])
+        let harness = try ServiceHarness(self, bundledSource: source)
+        harness.waitForTreeLoaded()
+        return harness
+    }
+
+    private func ids(_ response: Stol_V1_TaxonomyResponse) throws -> [Int64] {
+        guard case .search(let search) = response.result else { throw XCTSkip("no search answer: \(response)") }
+        return search.hits.map(\.taxon.id)
+    }
+
+    func testPrefix_putsThePantherasGenusBeforeGeneraThatComeFirstInNameOrder() throws {
+        let harness = try harness()
+        let found = try ids(harness.search("panth", prefix: true, fuzzy: false))
+        XCTAssertEqual(found.first, 9688, "Panthera (lion, tiger, leopard, jaguar under it) must come first: \(found)")
+        XCTAssertEqual(Array(found.prefix(3)), [9688, 900003, 900001], "then Panthea (2 species), then Panthalis (1)")
+    }
+
+    func testEquallyGoodCommonNames_putTheCuratedFlyFirst() throws {
+        let harness = try harness()
+        XCTAssertEqual(try ids(harness.search("fruit fly")).prefix(2), [7227, 30030],
+                       "Drosophila melanogaster (curated) before D. gunungcola, which name order puts first")
+    }
+
+    func testProminence_neverBeatsABetterMatch() throws {
+        let harness = try harness()
+        // "Panthera leo" is an exact scientific name: it wins over the far more prominent genus.
+        XCTAssertEqual(try ids(harness.search("panthera leo")).first, 9689)
+    }
+
+    func testTheSignal_isTheDocumentedFormula() throws {
+        let harness = try harness()
+        let queue = try DatabaseQueue(path: harness.bundledPath)
+        defer { try? queue.close() }
+        let scores = try queue.read { db in
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT taxon_id, score FROM prominence")
+                .map { ($0[0] as Int64, $0[1] as Double) })
+        }
+        // Jaguar: no descendants, itself named, not curated: 2·log2(2) = 2.
+        XCTAssertEqual(scores[9690] ?? -1, 2, accuracy: 0.001)
+        // Lion: named and curated (VU, traits): 2 + 4.
+        XCTAssertEqual(scores[9689] ?? -1, 6, accuracy: 0.001)
+        // Panthera: 4 species, 4 of them named: log2(5) + 2·log2(5).
+        XCTAssertEqual(scores[9688] ?? -1, 3 * log2(5.0), accuracy: 0.001)
+        XCTAssertNil(scores[900002], "a species without a name, trait or status has no row")
+    }
+}
