@@ -54,7 +54,8 @@ struct SearchEngine {
         let indexes = database.memoryIndexes
         return try database.read { db in
             let (candidates, verified) = try exactCandidates(db, query, options: options, indexes: indexes)
-            var hits = try score(db, candidates, query: query, options: options, verified: verified)
+            var preferred = Set<TaxonID>()  // hits matched by their preferred common name
+            var hits = try score(db, candidates, query: query, options: options, verified: verified, preferred: &preferred)
             // Autocomplete (prefix mode) completes what was typed; comparing a
             // prefix with whole names would suggest unrelated short names.
             if hits.count < 3 && options.fuzzy && !query.prefix {
@@ -65,10 +66,15 @@ struct SearchEngine {
             // Match quality first; among equal matches the taxon most users mean
             // (``ProminenceIndex``), then name and id for a stable order.
             let prominence = indexes?.prominence ?? .empty
+            func quality(_ hit: Stol_V1_SearchHit) -> Double {
+                hit.fuzzy || !preferred.contains(hit.taxon.id) ? hit.score : hit.score - 0.5
+            }
             hits.sort {
-                if $0.score != $1.score { return $0.score > $1.score }
+                let qualityA = quality($0), qualityB = quality($1)
+                if qualityA != qualityB { return qualityA > qualityB }
                 let a = prominence.score(of: $0.taxon.id), b = prominence.score(of: $1.taxon.id)
                 if a != b { return a > b }
+                if $0.score != $1.score { return $0.score > $1.score }
                 return $0.taxon.scientificName != $1.taxon.scientificName ? $0.taxon.scientificName < $1.taxon.scientificName
                     : $0.taxon.id < $1.taxon.id
             }
@@ -332,6 +338,13 @@ struct SearchEngine {
         return result
     }
 
+    /// The part of ``typeBonus(_:)`` that only says the name is its taxon's preferred
+    /// one: not a better match (both names match the query equally), so it orders
+    /// after prominence, not before it.
+    private static func preferenceBonus(_ name: Name) -> Double {
+        name.type == .common && name.preferred ? 0.5 : 0
+    }
+
     private static func typeBonus(_ name: Name) -> Double {
         switch name.type {
         case .scientific: 3
@@ -369,7 +382,7 @@ struct SearchEngine {
     }
 
     private func score(_ db: Database, _ ids: [TaxonID], query: SearchQuery, options: SearchOptions,
-                       verified: Set<TaxonID>) throws -> [Stol_V1_SearchHit] {
+                       verified: Set<TaxonID>, preferred: inout Set<TaxonID>) throws -> [Stol_V1_SearchHit] {
         let (order, taxa) = try fetch(db, ids, options: options)
         let names = try names(db, for: taxa, language: options.language)
         let text = query.text
@@ -388,6 +401,7 @@ struct SearchEngine {
                 hit.score = score
                 hit.matchedName = name.text
                 hit.matchType = name.type
+                if Self.preferenceBonus(name) > 0 { preferred.insert(id) }
             } else {
                 // Words matched across different names (e.g. genus and a common name).
                 guard verified.contains(id) else { continue }

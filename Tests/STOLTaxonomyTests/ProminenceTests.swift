@@ -33,7 +33,9 @@ final class ProminenceTests: XCTestCase {
         let source = try makeTemporaryDirectory(self)
         try FelidaeFixture.write(to: source, extraUsages: Self.extraUsages)
         try writeTSV(source, "VernacularName.tsv", FelidaeFixture.vernacularName + [
-            row("7227", "fruit fly", "eng", "true"), row("30030", "fruit fly", "eng", "true"),
+            // As in NCBI: "fruit fly" is D. gunungcola's preferred name and only another name of D. melanogaster.
+            row("7227", "common fruit fly", "eng", "true"), row("7227", "fruit fly", "eng", ""),
+            row("30030", "fruit fly", "eng", "true"),
         ])
         try writeTSV(source, "TaxonProperty.tsv", FelidaeFixture.taxonProperty + [row("7227", "genome_size", "143.7", "Mb", "")])
         let harness = try ServiceHarness(self, bundledSource: source)
@@ -56,7 +58,7 @@ final class ProminenceTests: XCTestCase {
     func testEquallyGoodCommonNames_putTheCuratedFlyFirst() throws {
         let harness = try harness()
         XCTAssertEqual(try ids(harness.search("fruit fly")).prefix(2), [7227, 30030],
-                       "Drosophila melanogaster (curated) before D. gunungcola, which name order puts first")
+                       "Drosophila melanogaster (curated) before D. gunungcola, which name order and the preferred name put first")
     }
 
     func testProminence_neverBeatsABetterMatch() throws {
