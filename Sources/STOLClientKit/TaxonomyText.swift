@@ -73,7 +73,7 @@ extension TextFormatter {
         var lines = ["closest relatives of \(result.taxon.scientificName) (\(source))"]
         for relative in result.relatives {
             lines.append("\(relative.rankOrder).\t\(line(relative.taxon)) — distance \(relative.distance), "
-                         + "same \(rankName(relative.lca.rank)) \(relative.lca.scientificName)")
+                         + "same \(displayRank(relative.lca)) \(relative.lca.scientificName)")
         }
         if result.relatives.isEmpty { lines.append("(no other species in this database)") }
         if result.truncated {

@@ -309,6 +309,58 @@ public struct FullTaxonTree: Sendable {
         return (nodes, depths)
     }
 
+    /// The `n` nodes of rank `species` (as the source spells it) closest to `target`
+    /// in edges, then by name, then id; each with its common ancestor with `target`.
+    /// Walks up from `target`, each ancestor's other subtrees pruned at the distance
+    /// of the n-th found; stops after `maximumCandidates` nodes (`truncated`).
+    public func closestSpecies(of target: Int, n: Int, maximumCandidates: Int)
+        -> (relatives: [(node: Int, ancestor: Int, distance: Int)], examined: Int, truncated: Bool) {
+        var found: [(node: Int, ancestor: Int, distance: Int, name: String)] = []
+        func worse(_ a: (node: Int, ancestor: Int, distance: Int, name: String),
+                   _ b: (node: Int, ancestor: Int, distance: Int, name: String)) -> Bool {
+            a.distance != b.distance ? a.distance > b.distance : (a.name != b.name ? a.name > b.name : id(at: a.node) > id(at: b.node))
+        }
+        func bound() -> Int { found.count < n ? Int.max : found.last!.distance }
+        func offer(_ node: Int, ancestor: Int, distance: Int) {
+            guard distance <= bound() else { return }
+            let candidate = (node: node, ancestor: ancestor, distance: distance, name: name(of: node))
+            let position = found.firstIndex { worse($0, candidate) } ?? found.count
+            found.insert(candidate, at: position)
+            if found.count > n { found.removeLast() }
+        }
+        var examined = 0
+        /// Species in the subtrees of `ancestor`'s children other than `skip`, `up` edges above the target.
+        func search(below ancestor: Int, skipping skip: Int?, up: Int) -> Bool {
+            var stack: [(Int, Int)] = []
+            for child in childStart[ancestor]..<childStart[ancestor + 1] where Int(children[Int(child)]) != skip {
+                stack.append((Int(children[Int(child)]), up + 1))
+            }
+            while let (node, distance) = stack.popLast() {
+                guard distance <= bound() else { continue }
+                examined += 1
+                if examined > maximumCandidates { return false }
+                if rank(of: node) == "species" { offer(node, ancestor: ancestor, distance: distance) }
+                for child in childStart[node]..<childStart[node + 1] { stack.append((Int(children[Int(child)]), distance + 1)) }
+            }
+            return true
+        }
+        // Below the target first (a species may hold species: NCBI's species under species), then up.
+        guard search(below: target, skipping: nil, up: 0) else { return (found.map { ($0.node, $0.ancestor, $0.distance) }, examined, true) }
+        var previous = target
+        var up = 0
+        while let ancestor = parent(of: previous) {
+            up += 1
+            if up > bound() { break }
+            examined += 1
+            if rank(of: ancestor) == "species" { offer(ancestor, ancestor: ancestor, distance: up) }
+            guard search(below: ancestor, skipping: previous, up: up) else {
+                return (found.map { ($0.node, $0.ancestor, $0.distance) }, examined, true)
+            }
+            previous = ancestor
+        }
+        return (found.map { ($0.node, $0.ancestor, $0.distance) }, examined, false)
+    }
+
     /// The node's ancestors, root first, the node itself excluded.
     public func ancestors(of node: Int) -> [Int] {
         var result: [Int] = []

@@ -54,4 +54,29 @@ extension TaxonomyQueries {
         if let similarity = try database.read({ db in try traitSimilarity(db, a, b) }) { result.traitSimilarity = similarity }
         return result
     }
+
+    /// The closest species of `id` on NCBI's own tree (`relatives --ranks all`), by
+    /// NCBI's edges, then name, then id; always computed (the precomputed table is
+    /// of the main ranks).
+    public func relativesOnFullTree(of id: TaxonID, n: Int, maximumCandidates: Int) throws(TaxonomyError) -> Stol_V1_RelativesResponse {
+        let tree = try fullTree()
+        guard let node = tree.index(of: id) else { throw .taxonNotFound(id) }
+        guard tree.rank(of: node) == "species" else { throw .notASpecies(id, rank: tree.rank(of: node)) }
+        let (relatives, examined, truncated) = tree.closestSpecies(of: node, n: n, maximumCandidates: maximumCandidates)
+        var response = Stol_V1_RelativesResponse()
+        response.taxon = Self.treeTaxon(tree, node)
+        response.source = .computed
+        response.truncated = truncated
+        response.candidatesExamined = UInt32(clamping: examined)
+        response.relatives = relatives.enumerated().map { order, relative in
+            var result = Stol_V1_Relative()
+            result.rankOrder = UInt32(order + 1)
+            result.taxon = Self.treeTaxon(tree, relative.node)
+            result.lca = Self.treeTaxon(tree, relative.ancestor)
+            result.lcaDepth = UInt32(tree.depth(of: relative.ancestor))
+            result.distance = UInt32(relative.distance)
+            return result
+        }
+        return response
+    }
 }

@@ -26,6 +26,9 @@ extension TaxonomyQueries {
             return try fullTreeLineages(queries, tree: tree, exactNames: indexes.exactNames, form: form)
         }
         let exactNames = database.memoryIndexes?.exactNames
+        if form != .taxa, let indexes = database.memoryIndexes, let tree = indexes.tree {
+            return try mainTreeLineages(queries, tree: tree, indexes: indexes, form: form)
+        }
         return try database.read { db in
             var response = Stol_V1_LineageBatchResponse()
             response.results = try queries.map { query in
@@ -135,6 +138,82 @@ extension TaxonomyQueries {
                 result.error = error.protocolError.proto
             }
             response.results.append(result)
+        }
+        return response
+    }
+
+    /// Compact lineages on the main ranks from the in-memory tree (a recursive query
+    /// per id cost 70 µs of the server's time): ids and ranks from
+    /// ``CompactTaxonTree``, names from the whole tree when it is loaded, else one
+    /// `IN (…)` query per 512 taxa of the batch.
+    private func mainTreeLineages(_ queries: [String], tree: CompactTaxonTree, indexes: MemoryIndexes,
+                                  form: Stol_V1_LineageForm) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
+        var response = Stol_V1_LineageBatchResponse()
+        var chains: [[Int]?] = []
+        try database.read { db in
+            for query in queries {
+                var result = Stol_V1_LineageResult()
+                result.query = query
+                do {
+                    var id = try resolve(db, query.trimmingBlanks, exactNames: indexes.exactNames, table: "taxa")
+                    var node = tree.index(of: id)
+                    if node == nil {
+                        switch try retired(db, id) {
+                        case .merged(let new)?:
+                            result.mergedFrom = id
+                            id = new
+                            node = tree.index(of: new)
+                        case .deleted?: throw TaxonomyError.taxonDeleted(id)
+                        case nil: break
+                        }
+                    }
+                    guard let node else { throw TaxonomyError.taxonNotFound(id) }
+                    var chain = [node]
+                    var parent = tree.parentIndex[node]
+                    while parent >= 0 {
+                        chain.append(Int(parent))
+                        parent = tree.parentIndex[Int(parent)]
+                    }
+                    chains.append(chain.reversed())
+                } catch let error as TaxonomyError {
+                    result.error = error.protocolError.proto
+                    chains.append(nil)
+                }
+                response.results.append(result)
+            }
+        }
+        // Names of every taxon the batch shows.
+        var names: [TaxonID: String] = [:]
+        let shown = Set(chains.lazy.compactMap { $0 }.flatMap { form == .ids ? [$0.last!] : $0 }.map(tree.id(at:)))
+        if let full = indexes.fullTree {
+            for id in shown { if let node = full.index(of: id) { names[id] = full.name(of: node) } }
+        } else {
+            let ids = Array(shown)
+            try database.read { db in
+                for chunk in stride(from: 0, to: ids.count, by: 512) {
+                    let part = Self.padded(Array(ids[chunk..<min(chunk + 512, ids.count)]))
+                    let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+                        SELECT id, scientific_name FROM taxa WHERE id IN (\(Self.placeholders(part)))
+                        """), arguments: StatementArguments(part))
+                    while let row = try rows.next() { names[row[0]] = row[1] }
+                }
+            }
+        }
+        func rank(_ node: Int) -> String { TaxonRank.allCases[Int(tree.rankLevel[node])].rawValue }
+        for (position, chain) in chains.enumerated() {
+            guard let chain, let last = chain.last else { continue }
+            let ancestors = chain.dropLast()
+            var taxon = Stol_V1_Taxon()
+            taxon.id = tree.id(at: last)
+            if let parent = ancestors.last { taxon.parentID = tree.id(at: parent) }
+            taxon.rank = Self.wireRank(TaxonRank.allCases[Int(tree.rankLevel[last])])
+            taxon.scientificName = names[taxon.id] ?? ""
+            response.results[position].taxon = taxon
+            response.results[position].lineageIds = ancestors.map(tree.id(at:))
+            if form == .compact {
+                response.results[position].lineageRanks = ancestors.map(rank)
+                response.results[position].lineageNames = ancestors.map { names[tree.id(at: $0)] ?? "" }
+            }
         }
         return response
     }

@@ -107,8 +107,20 @@ public struct TaxonomyQueries {
         return page
     }
 
-    /// Root first, the taxon itself excluded.
+    /// Root first, the taxon itself excluded: the ids from the in-memory tree once it
+    /// is loaded (one `IN (…)` query for the rows), else a recursive query.
     public func ancestors(of id: TaxonID, language: String) throws(TaxonomyError) -> [Stol_V1_Taxon] {
+        if let tree = database.memoryIndexes?.tree {
+            guard let node = tree.index(of: id) else { throw .taxonNotFound(id) }
+            var ids: [TaxonID] = []
+            var parent = tree.parentIndex[node]
+            while parent >= 0 {
+                ids.append(tree.id(at: Int(parent)))
+                parent = tree.parentIndex[Int(parent)]
+            }
+            let rows = try database.read { db in try taxa(db, ids: ids, language: language) }
+            return ids.reversed().compactMap { rows[$0] }
+        }
         let rows = try database.read { db -> [Row]? in
             guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM taxa WHERE id = ?"), arguments: [id]) != nil else { return nil }
             return try Row.fetchAll(db.cachedStatement(sql: """

@@ -50,7 +50,8 @@ public struct TaxonomyService: FramedService {
         case .compare(let compare): compare.ranks != .all || provider.current().database.memoryIndexes?.fullTree != nil
         // Relatives may be computed on the in-memory tree, which a request waits
         // for while it is still loading (seconds after a cold start).
-        case .relatives: provider.current().database.memoryIndexes?.tree != nil
+        case .relatives(let relatives):
+            relatives.ranks == .all ? false : provider.current().database.memoryIndexes?.tree != nil
         case .search, .diagnostics, .lineageBatch, .compareBatch, .nameLookup, .subtree: false
         }
     }
@@ -189,6 +190,9 @@ public struct TaxonomyService: FramedService {
             let n = relatives.n == 0 ? 10 : Int(relatives.n)
             guard n <= 100 else { throw TaxonomyError.invalidArgument("n must be 1…100") }
             let guardLimit = relatives.maxCandidates == 0 ? TaxonomyQueries.defaultMaximumCandidates : Int(relatives.maxCandidates)
+            if relatives.ranks == .all {
+                return .relatives(try queries.relativesOnFullTree(of: relatives.taxonID, n: n, maximumCandidates: guardLimit))
+            }
             return .relatives(try queries.relatives(of: relatives.taxonID, n: n, computed: relatives.computed,
                                                     maximumCandidates: guardLimit,
                                                     language: Self.language(relatives.language)))

@@ -173,9 +173,10 @@ struct NameToIDs: ParsableCommand {
 
 struct Relatives: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List the closest species to a species (by taxonomic distance, then name).")
+        abstract: "List the closest species to a species (by taxonomic distance, then name; --ranks all: NCBI's edges).")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var language: LanguageOption
+    @OptionGroup var ranks: RanksOption
     @Argument(help: "Species id.") var id: Int64
     @Option(name: .shortAndLong, help: "How many (1–100).") var n: UInt32 = 10
     @Flag(help: "Compute on demand even when the precomputed table could answer.") var computed = false
@@ -189,6 +190,7 @@ struct Relatives: ParsableCommand {
             relatives.n = n
             relatives.computed = computed
             relatives.maxCandidates = maxCandidates
+            relatives.ranks = ranks.ranks.wire
             relatives.language = language.language
             var request = Stol_V1_TaxonomyRequest()
             request.relatives = relatives

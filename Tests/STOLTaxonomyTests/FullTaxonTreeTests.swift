@@ -132,3 +132,30 @@ extension FullTaxonTreeTests {
         }
     }
 }
+
+extension FullTaxonTreeTests {
+    /// The closest species equal a brute force over every species of the tree
+    /// (distance, then name, then id), for random targets and n.
+    func testClosestSpecies_equalABruteForceOverEverySpecies() throws {
+        var random = SplitMix64(seed: 31)
+        print("FullTaxonTreeTests relatives seed \(random.seed)")
+        let (tree, _, ids) = try randomTree(nodes: 1500, roots: 1, seed: 31)
+        let species = ids.compactMap { tree.index(of: $0) }.filter { tree.rank(of: $0) == "species" }
+        XCTAssertGreaterThan(species.count, 100)
+        for _ in 0..<60 {
+            let target = species.randomElement(using: &random)!
+            let n = Int.random(in: 1...12, using: &random)
+            let expected = species.filter { $0 != target }.map { other -> (Int, Int, String, Int64) in
+                let lca = tree.lowestCommonAncestor(target, other)!
+                return (other, tree.depth(of: target) + tree.depth(of: other) - 2 * tree.depth(of: lca), tree.name(of: other), tree.id(at: other))
+            }.sorted { ($0.1, $0.2, $0.3) < ($1.1, $1.2, $1.3) }.prefix(n)
+            let got = tree.closestSpecies(of: target, n: n, maximumCandidates: .max)
+            XCTAssertFalse(got.truncated)
+            XCTAssertEqual(got.relatives.map(\.node), expected.map(\.0), "target \(tree.id(at: target)), n \(n)")
+            XCTAssertEqual(got.relatives.map(\.distance), expected.map(\.1))
+            for relative in got.relatives {
+                XCTAssertEqual(relative.ancestor, tree.lowestCommonAncestor(target, relative.node))
+            }
+        }
+    }
+}

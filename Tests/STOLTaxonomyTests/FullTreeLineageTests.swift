@@ -313,6 +313,18 @@ final class FullTreeAncestorsAndCompareTests: XCTestCase {
         XCTAssertEqual(up.relation, .aAncestorOfB, "the subfamily is an ancestor on NCBI's tree")
     }
 
+    func testRelatives_allRanks_areTheClosestNCBISpeciesInNCBIsEdges() throws {
+        let harness = try harness()
+        let response = harness.send(.relatives(.with { $0.taxonID = 9689; $0.n = 4; $0.ranks = .all }))
+        guard case .relatives(let answer) = response.result else { return XCTFail("\(response)") }
+        XCTAssertEqual(answer.source, .computed)
+        XCTAssertEqual(answer.relatives.map(\.taxon.id), [9690, 1383299, 9694, 9685], "onca, sp., tigris (2 edges, by name), then the cat (5)")
+        XCTAssertEqual(answer.relatives.map(\.distance), [2, 2, 2, 5])
+        XCTAssertEqual(answer.relatives.last?.lca.id, 9681)
+        XCTAssertEqual(harness.send(.relatives(.with { $0.taxonID = 9688; $0.ranks = .all })).error.code, .invalidRequest,
+                       "a genus has no closest species")
+    }
+
     func testAllRanks_withoutTheWholeTree_isRefused() throws {
         let harness = try harness(fullTree: false)
         XCTAssertEqual(harness.send(.ancestors(.with { $0.taxonID = 9689; $0.ranks = .all })).error.code, .invalidRequest)

@@ -1220,6 +1220,9 @@ public nonisolated struct Stol_V1_RelativesRequest: Sendable {
   /// guard for the computed mode; 0 means 1,000,000
   public var maxCandidates: UInt32 = 0
 
+  /// RANK_VIEW_ALL: the closest NCBI species in NCBI's edges (computed)
+  public var ranks: Stol_V1_RankView = .main
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3405,7 +3408,7 @@ nonisolated extension Stol_V1_CompareResponse: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Stol_V1_RelativesRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RelativesRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_id\0\u{1}n\0\u{1}computed\0\u{1}language\0\u{3}max_candidates\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_id\0\u{1}n\0\u{1}computed\0\u{1}language\0\u{3}max_candidates\0\u{1}ranks\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3418,6 +3421,7 @@ nonisolated extension Stol_V1_RelativesRequest: SwiftProtobuf.Message, SwiftProt
       case 3: try { try decoder.decodeSingularBoolField(value: &self.computed) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.language) }()
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.maxCandidates) }()
+      case 6: try { try decoder.decodeSingularEnumField(value: &self.ranks) }()
       default: break
       }
     }
@@ -3439,6 +3443,9 @@ nonisolated extension Stol_V1_RelativesRequest: SwiftProtobuf.Message, SwiftProt
     if self.maxCandidates != 0 {
       try visitor.visitSingularUInt32Field(value: self.maxCandidates, fieldNumber: 5)
     }
+    if self.ranks != .main {
+      try visitor.visitSingularEnumField(value: self.ranks, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3448,6 +3455,7 @@ nonisolated extension Stol_V1_RelativesRequest: SwiftProtobuf.Message, SwiftProt
     if lhs.computed != rhs.computed {return false}
     if lhs.language != rhs.language {return false}
     if lhs.maxCandidates != rhs.maxCandidates {return false}
+    if lhs.ranks != rhs.ranks {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
