@@ -59,6 +59,9 @@ extension TextFormatter {
             lines.append("common ancestor:  \(displayRank(result.lca)) \(result.lca.scientificName) (depth \(result.lcaDepth))")
         }
         if result.hasDistance { lines.append("distance:         \(result.distance) rank\(result.distance == 1 ? "" : "s") apart") }
+        if result.hasDistanceAll {
+            lines.append("both distances:   \(result.distanceMain) main-rank taxa, \(result.distanceAll) edges of NCBI's tree")
+        }
         lines.append("path A → LCA:     \(result.pathA.map(\.scientificName).joined(separator: " > "))")
         lines.append("path B → LCA:     \(result.pathB.map(\.scientificName).joined(separator: " > "))")
         lines.append("shared clade:     \(result.sharedClade)")

@@ -44,6 +44,8 @@ extension TaxonomyQueries {
         result.pathA = path(nodeA)
         result.pathB = path(nodeB)
         result.distance = UInt32(tree.depth(of: nodeA) + tree.depth(of: nodeB) - 2 * tree.depth(of: lca))
+        result.distanceAll = result.distance
+        result.distanceMain = UInt32(Self.mainRankSteps(tree, from: nodeA, to: lca) + Self.mainRankSteps(tree, from: nodeB, to: lca))
         if a == b {
             result.relation = .same
             result.sharedClade = "Both are the same taxon: \(ancestor.sourceRank) \(ancestor.scientificName)"
@@ -78,5 +80,14 @@ extension TaxonomyQueries {
             return result
         }
         return response
+    }
+
+    /// Both distances of a pair on the whole tree, when the database has it loaded
+    /// (for `compare` on the main ranks, which reports them beside its own).
+    func distancesOnFullTree(_ a: TaxonID, _ b: TaxonID) -> (main: UInt32, all: UInt32)? {
+        guard let tree = database.memoryIndexes?.fullTree, let nodeA = tree.index(of: a), let nodeB = tree.index(of: b),
+              let lca = tree.lowestCommonAncestor(nodeA, nodeB) else { return nil }
+        return (UInt32(Self.mainRankSteps(tree, from: nodeA, to: lca) + Self.mainRankSteps(tree, from: nodeB, to: lca)),
+                UInt32(tree.depth(of: nodeA) + tree.depth(of: nodeB) - 2 * tree.depth(of: lca)))
     }
 }

@@ -184,7 +184,13 @@ public struct TaxonomyService: FramedService {
             try Self.validate(id: compare.taxonA)
             try Self.validate(id: compare.taxonB)
             if compare.ranks == .all { return .compare(try queries.compareOnFullTree(compare.taxonA, compare.taxonB)) }
-            return .compare(try queries.compare(compare.taxonA, compare.taxonB, language: Self.language(compare.language)))
+            var answer = try queries.compare(compare.taxonA, compare.taxonB, language: Self.language(compare.language))
+            if answer.hasDistance { answer.distanceMain = answer.distance }
+            if let both = queries.distancesOnFullTree(compare.taxonA, compare.taxonB) {
+                answer.distanceMain = both.main
+                answer.distanceAll = both.all
+            }
+            return .compare(answer)
         case .relatives(let relatives):
             try Self.validate(id: relatives.taxonID)
             let n = relatives.n == 0 ? 10 : Int(relatives.n)

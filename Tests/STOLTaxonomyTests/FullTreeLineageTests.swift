@@ -308,6 +308,13 @@ final class FullTreeAncestorsAndCompareTests: XCTestCase {
         XCTAssertEqual(answer.lcaDepth, 7)
         XCTAssertEqual(answer.relation, .related)
         XCTAssertEqual(answer.sharedClade, "Both are in family Felidae")
+        XCTAssertEqual(answer.distanceAll, 5)
+        XCTAssertEqual(answer.distanceMain, 4, "lion, Panthera; cat, Felis: the subfamily is no main rank")
+        // On the main ranks the same pair reports its own distance and both others.
+        guard case .compare(let main) = harness.compare(9689, 9685).result else { return XCTFail("no compare") }
+        XCTAssertEqual(main.distance, 4)
+        XCTAssertEqual(main.distanceAll, 5)
+        XCTAssertEqual(main.distanceMain, 4)
         let ancestor = harness.send(.compare(.with { $0.taxonA = 338153; $0.taxonB = 9689; $0.ranks = .all }))
         guard case .compare(let up) = ancestor.result else { return XCTFail("\(ancestor)") }
         XCTAssertEqual(up.relation, .aAncestorOfB, "the subfamily is an ancestor on NCBI's tree")

@@ -1194,6 +1194,26 @@ public nonisolated struct Stol_V1_CompareResponse: @unchecked Sendable {
     set {_uniqueStorage()._lcaDepth = newValue}
   }
 
+  /// taxa of the eight main ranks on both paths below the ancestor (as compare_batch)
+  public var distanceMain: UInt32 {
+    get {_storage._distanceMain ?? 0}
+    set {_uniqueStorage()._distanceMain = newValue}
+  }
+  /// Returns true if `distanceMain` has been explicitly set.
+  public var hasDistanceMain: Bool {_storage._distanceMain != nil}
+  /// Clears the value of `distanceMain`. Subsequent reads from it will return its default value.
+  public mutating func clearDistanceMain() {_uniqueStorage()._distanceMain = nil}
+
+  /// edges on NCBI's whole tree; absent when the database keeps only the main ranks
+  public var distanceAll: UInt32 {
+    get {_storage._distanceAll ?? 0}
+    set {_uniqueStorage()._distanceAll = newValue}
+  }
+  /// Returns true if `distanceAll` has been explicitly set.
+  public var hasDistanceAll: Bool {_storage._distanceAll != nil}
+  /// Clears the value of `distanceAll`. Subsequent reads from it will return its default value.
+  public mutating func clearDistanceAll() {_uniqueStorage()._distanceAll = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3275,7 +3295,7 @@ nonisolated extension Stol_V1_CompareRequest: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Stol_V1_CompareResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CompareResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_a\0\u{3}taxon_b\0\u{1}lca\0\u{3}path_a\0\u{3}path_b\0\u{1}distance\0\u{3}shared_clade\0\u{3}trait_similarity\0\u{1}relation\0\u{3}lca_depth\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_a\0\u{3}taxon_b\0\u{1}lca\0\u{3}path_a\0\u{3}path_b\0\u{1}distance\0\u{3}shared_clade\0\u{3}trait_similarity\0\u{1}relation\0\u{3}lca_depth\0\u{3}distance_main\0\u{3}distance_all\0")
 
   fileprivate class _StorageClass {
     var _taxonA: Stol_V1_Taxon? = nil
@@ -3288,6 +3308,8 @@ nonisolated extension Stol_V1_CompareResponse: SwiftProtobuf.Message, SwiftProto
     var _traitSimilarity: Double? = nil
     var _relation: Stol_V1_Relation = .unspecified
     var _lcaDepth: UInt32 = 0
+    var _distanceMain: UInt32? = nil
+    var _distanceAll: UInt32? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -3308,6 +3330,8 @@ nonisolated extension Stol_V1_CompareResponse: SwiftProtobuf.Message, SwiftProto
       _traitSimilarity = source._traitSimilarity
       _relation = source._relation
       _lcaDepth = source._lcaDepth
+      _distanceMain = source._distanceMain
+      _distanceAll = source._distanceAll
     }
   }
 
@@ -3336,6 +3360,8 @@ nonisolated extension Stol_V1_CompareResponse: SwiftProtobuf.Message, SwiftProto
         case 8: try { try decoder.decodeSingularDoubleField(value: &_storage._traitSimilarity) }()
         case 9: try { try decoder.decodeSingularEnumField(value: &_storage._relation) }()
         case 10: try { try decoder.decodeSingularUInt32Field(value: &_storage._lcaDepth) }()
+        case 11: try { try decoder.decodeSingularUInt32Field(value: &_storage._distanceMain) }()
+        case 12: try { try decoder.decodeSingularUInt32Field(value: &_storage._distanceAll) }()
         default: break
         }
       }
@@ -3378,6 +3404,12 @@ nonisolated extension Stol_V1_CompareResponse: SwiftProtobuf.Message, SwiftProto
       if _storage._lcaDepth != 0 {
         try visitor.visitSingularUInt32Field(value: _storage._lcaDepth, fieldNumber: 10)
       }
+      try { if let v = _storage._distanceMain {
+        try visitor.visitSingularUInt32Field(value: v, fieldNumber: 11)
+      } }()
+      try { if let v = _storage._distanceAll {
+        try visitor.visitSingularUInt32Field(value: v, fieldNumber: 12)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -3397,6 +3429,8 @@ nonisolated extension Stol_V1_CompareResponse: SwiftProtobuf.Message, SwiftProto
         if _storage._traitSimilarity != rhs_storage._traitSimilarity {return false}
         if _storage._relation != rhs_storage._relation {return false}
         if _storage._lcaDepth != rhs_storage._lcaDepth {return false}
+        if _storage._distanceMain != rhs_storage._distanceMain {return false}
+        if _storage._distanceAll != rhs_storage._distanceAll {return false}
         return true
       }
       if !storagesAreEqual {return false}
