@@ -95,7 +95,7 @@ struct TaxonomyBench: ParsableCommand {
         let roundTrip = Self.socketRoundTrip(count: 20_000)
         let missed = Self.printTable(rows: rows, throughput: throughput, roundTrip: roundTrip, coldStart: coldStart,
                                      treeSeconds: treeSeconds, peakKB: peak, clients: clients, database: database,
-                                     taxa: local.taxaCount)
+                                     taxa: local.taxaCount, wholeTree: local.fullTreeCount)
         if !missed.isEmpty {
             // `make bench` stops here: a missed target is a failure, not a line to skim past.
             print("FAILED: target missed by \(missed.joined(separator: ", "))")
@@ -467,7 +467,10 @@ struct TaxonomyBench: ParsableCommand {
 
     /// Prints the results; returns what missed its target.
     static func printTable(rows: [Row], throughput: [Throughput], roundTrip: Latencies, coldStart: Double, treeSeconds: Double,
-                           peakKB: Int, clients: Int, database: String, taxa: Int) -> [String] {
+                           peakKB: Int, clients: Int, database: String, taxa: Int, wholeTree: Int) -> [String] {
+        // The server's memory target: 200 MB for the eight ranks; 400 MB once it also holds
+        // NCBI's whole tree in memory (2.6 M more nodes, names and their index; issue 14).
+        let peakTargetMB = wholeTree > 0 ? 400 : 200
         var missed: [String] = []
         func ms(_ value: Double) -> String { String(format: "%.3f", value) }
         func cell(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
@@ -500,12 +503,12 @@ struct TaxonomyBench: ParsableCommand {
         print(String(format: "cold start (socket activation → first answer): %.1f ms (target ≤ 500: %@)",
                      coldStart, coldStart <= 500 ? "met" : "MISSED"))
         print(String(format: "in-memory tree and search indexes ready after: %.1f s (background; answers flow meanwhile)", treeSeconds))
-        print(String(format: "server peak RSS (VmHWM): %.1f MB (target ≤ 200: %@)", Double(peakKB) / 1024,
-                     peakKB <= 200 * 1024 ? "met" : "MISSED"))
+        print(String(format: "server peak RSS (VmHWM): %.1f MB (target ≤ %d%@: %@)", Double(peakKB) / 1024, peakTargetMB,
+                     wholeTree > 0 ? ", with the whole tree of \(wholeTree) nodes" : "", peakKB <= peakTargetMB * 1024 ? "met" : "MISSED"))
         print("floor = the same queries in-process on the library (no socket, no protobuf framing); svc+codec = the daemon's")
         print("request handler in-process plus encoding the answer and decoding it as the client does; ratio = server p50 / floor p50")
         if coldStart > 500 { missed.append("cold start") }
-        if peakKB > 200 * 1024 { missed.append("peak RSS") }
+        if peakKB > peakTargetMB * 1024 { missed.append("peak RSS") }
         return missed
     }
 

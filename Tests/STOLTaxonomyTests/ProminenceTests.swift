@@ -53,6 +53,9 @@ final class ProminenceTests: XCTestCase {
         let found = try ids(harness.search("panth", prefix: true, fuzzy: false))
         XCTAssertEqual(found.first, 9688, "Panthera (lion, tiger, leopard, jaguar under it) must come first: \(found)")
         XCTAssertEqual(Array(found.prefix(3)), [9688, 900003, 900001], "then Panthea (2 species), then Panthalis (1)")
+        // One and two characters come from the precomputed short-prefix lists: the same order.
+        XCTAssertEqual(try ids(harness.search("pa", prefix: true, fuzzy: false)).prefix(3), [9688, 900003, 900001])
+        XCTAssertEqual(try ids(harness.search("p", prefix: true, fuzzy: false)).first, 9688)
     }
 
     func testEquallyGoodCommonNames_putTheCuratedFlyFirst() throws {
