@@ -66,19 +66,21 @@ struct SearchEngine {
             // Match quality first; among equal matches the taxon most users mean
             // (``ProminenceIndex``), then name and id for a stable order.
             let prominence = indexes?.prominence ?? .empty
-            func quality(_ hit: Stol_V1_SearchHit) -> Double {
-                hit.fuzzy || !preferred.contains(hit.taxon.id) ? hit.score : hit.score - 0.5
+            // The keys once per hit, not per comparison: a filtered search may score
+            // thousands of candidates, and two hash lookups per comparison cost ms.
+            let keys = hits.map { hit in
+                (quality: hit.fuzzy || !preferred.contains(hit.taxon.id) ? hit.score : hit.score - 0.5,
+                 prominence: prominence.score(of: hit.taxon.id))
             }
-            hits.sort {
-                let qualityA = quality($0), qualityB = quality($1)
-                if qualityA != qualityB { return qualityA > qualityB }
-                let a = prominence.score(of: $0.taxon.id), b = prominence.score(of: $1.taxon.id)
-                if a != b { return a > b }
-                if $0.score != $1.score { return $0.score > $1.score }
-                return $0.taxon.scientificName != $1.taxon.scientificName ? $0.taxon.scientificName < $1.taxon.scientificName
-                    : $0.taxon.id < $1.taxon.id
+            let order = hits.indices.sorted { i, j in
+                let a = keys[i], b = keys[j], hitA = hits[i], hitB = hits[j]
+                if a.quality != b.quality { return a.quality > b.quality }
+                if a.prominence != b.prominence { return a.prominence > b.prominence }
+                if hitA.score != hitB.score { return hitA.score > hitB.score }
+                return hitA.taxon.scientificName != hitB.taxon.scientificName
+                    ? hitA.taxon.scientificName < hitB.taxon.scientificName : hitA.taxon.id < hitB.taxon.id
             }
-            hits = Array(hits.prefix(options.limit))
+            hits = order.prefix(options.limit).map { hits[$0] }
             let full = try queries.taxa(db, ids: hits.map(\.taxon.id), language: options.language)
             for index in hits.indices {
                 if let taxon = full[hits[index].taxon.id] { hits[index].taxon = taxon }
