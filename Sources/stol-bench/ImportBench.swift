@@ -95,7 +95,9 @@ struct ImportBench: ParsableCommand {
         let scratch = try ScratchFile(directory: workDir)
         var marks: [StolFile.Stage: Date] = [:]
         let start = Date()
-        let verified = try StolFile.verify(fileDescriptor: fd, publicKey: key, events: { event in
+        let verified = try StolFile.verify(fileDescriptor: fd, publicKey: key,
+                                           options: .init(supportedSchemaVersions: 1...UInt32(TaxonomySchema.currentVersion)),
+                                           events: { event in
             if case .progress(let stage, let fraction) = event, fraction == 0 { marks[stage] = Date() }
         }, output: { (chunk) throws(StolFormatError) in
             do { try scratch.append(chunk) } catch { throw .outputFailed("\(error)") }
