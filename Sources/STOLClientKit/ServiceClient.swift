@@ -41,6 +41,21 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
         }
     }
 
+    /// What a failed exchange tells the user: a transport failure forgets the
+    /// connection (the next call reconnects) and a timeout names its deadline.
+    fileprivate func clientError(_ error: any Error) -> ClientError {
+        switch error {
+        case let error as ClientError:
+            return error
+        case let error as TransportError:
+            socket = nil
+            if case .timedOut = error, let timeout { return .timedOut(service: service, after: timeout) }
+            return .transport(service: service, error)
+        default:
+            return .local("\(error)")
+        }
+    }
+
     /// Sends `request` (with `fileDescriptor` attached if given) and returns the
     /// final answer. `isFinal` says which answers end the exchange (default: all).
     public func call(_ request: Request, passing fileDescriptor: Int32? = nil,
@@ -77,16 +92,8 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
                 }
                 onProgress(response)
             }
-        } catch let error as ClientError {
-            throw error
-        } catch let error as TransportError {
-            self.socket = nil
-            if case .timedOut = error, let timeout {
-                throw .timedOut(service: service, after: timeout)
-            }
-            throw .transport(service: service, error)
         } catch {
-            throw .local("\(error)")
+            throw clientError(error)
         }
     }
 }
@@ -151,16 +158,8 @@ extension ServiceClient {
                 inFlight.removeFirst()
                 try onAnswer(response)
             }
-        } catch let error as ClientError {
-            throw error
-        } catch let error as TransportError {
-            self.socket = nil
-            if case .timedOut = error, let timeout {
-                throw .timedOut(service: service, after: timeout)
-            }
-            throw .transport(service: service, error)
         } catch {
-            throw .local("\(error)")
+            throw clientError(error)
         }
     }
 }

@@ -61,7 +61,7 @@ public struct CompactTaxonTree: Sendable {
         for i in 0..<count {
             let parent = parentIDs[i]
             guard parent != 0 else { continue }
-            guard let position = Self.search(ids, parent) else { throw .unknownParent(child: ids[i], parent: parent) }
+            guard let position = ids.position(ofSorted: parent) else { throw .unknownParent(child: ids[i], parent: parent) }
             parentPosition[i] = Int32(position)
         }
         // Children lists (CSR), filled in name order so that each list comes out sorted.
@@ -134,20 +134,11 @@ public struct CompactTaxonTree: Sendable {
         self.roots = roots.map { preorderOfSorted[Int($0)] }
     }
 
-    private static func search(_ ids: [TaxonID], _ id: TaxonID) -> Int? {
-        var low = 0, high = ids.count
-        while low < high {
-            let middle = (low + high) / 2
-            if ids[middle] < id { low = middle + 1 } else { high = middle }
-        }
-        return low < ids.count && ids[low] == id ? low : nil
-    }
-
     public var count: Int { sortedIDs.count }
 
     /// The preorder index of `id`, nil when the tree has no such taxon.
     public func index(of id: TaxonID) -> Int? {
-        Self.search(sortedIDs, id).map { Int(preorderOfSorted[$0]) }
+        sortedIDs.position(ofSorted: id).map { Int(preorderOfSorted[$0]) }
     }
 
     public func id(at index: Int) -> TaxonID { sortedIDs[Int(sortedOfPreorder[index])] }

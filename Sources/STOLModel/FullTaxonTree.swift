@@ -106,7 +106,7 @@ public struct FullTaxonTree: Sendable {
                 roots.append(i)
                 continue
             }
-            guard let position = Self.search(builder.ids, parent) else {
+            guard let position = builder.ids.position(ofSorted: parent) else {
                 throw .unknownParent(child: builder.ids[i], parent: parent)
             }
             parents[i] = Int32(position)
@@ -252,19 +252,10 @@ public struct FullTaxonTree: Sendable {
         }
     }
 
-    private static func search(_ ids: [TaxonID], _ id: TaxonID) -> Int? {
-        var low = 0, high = ids.count
-        while low < high {
-            let middle = (low + high) / 2
-            if ids[middle] < id { low = middle + 1 } else { high = middle }
-        }
-        return low < ids.count && ids[low] == id ? low : nil
-    }
-
     public var count: Int { ids.count }
 
     /// The position of `id`, nil when the tree has no such node.
-    public func index(of id: TaxonID) -> Int? { Self.search(ids, id) }
+    public func index(of id: TaxonID) -> Int? { ids.position(ofSorted: id) }
 
     public func id(at node: Int) -> TaxonID { ids[node] }
 

@@ -5,6 +5,22 @@ import STOLTaxonomy
 import STOLTestFixtures
 import XCTest
 
+/// A service over the NCBI taxdump fixture (plus extra nodes and names), built like
+/// the reference (`--full-tree`) or like the bundled database, its indexes loaded.
+func ncbiFixtureHarness(_ testCase: XCTestCase, fullTree: Bool = true, extraNodes: [String] = [],
+                        extraNames: [String] = []) throws -> ServiceHarness {
+    let source = try makeTemporaryDirectory(testCase)
+    try TaxdumpFixture.write(to: source)
+    try writeTSV(source, "nodes.dmp", TaxdumpFixture.nodes + extraNodes)
+    try writeTSV(source, "names.dmp", TaxdumpFixture.names + extraNames)
+    var options = TaxonomyBuilder.Options()
+    options.format = .ncbi
+    options.fullTree = fullTree
+    let harness = try ServiceHarness(testCase, bundledSource: source, options: options)
+    harness.waitForTreeLoaded()
+    return harness
+}
+
 /// Lineages on NCBI's own tree (`ranks: RANK_VIEW_ALL`) of a database built with
 /// the whole tree, beside the eight-rank view, from the NCBI taxdump fixture:
 /// every node and NCBI's ranks, one root, names resolved on every node, and a name
@@ -14,16 +30,7 @@ final class FullTreeLineageTests: XCTestCase {
     static let lionLineage: [Int64] = [1, 131567, 2759, 33208, 7711, 40674, 33554, 9681, 338153, 9688]
 
     private func harness(fullTree: Bool = true, extraNodes: [String] = [], extraNames: [String] = []) throws -> ServiceHarness {
-        let source = try makeTemporaryDirectory(self)
-        try TaxdumpFixture.write(to: source)
-        try writeTSV(source, "nodes.dmp", TaxdumpFixture.nodes + extraNodes)
-        try writeTSV(source, "names.dmp", TaxdumpFixture.names + extraNames)
-        var options = TaxonomyBuilder.Options()
-        options.format = .ncbi
-        options.fullTree = fullTree
-        let harness = try ServiceHarness(self, bundledSource: source, options: options)
-        harness.waitForTreeLoaded()
-        return harness
+        try ncbiFixtureHarness(self, fullTree: fullTree, extraNodes: extraNodes, extraNames: extraNames)
     }
 
     private func lineages(_ harness: ServiceHarness, _ queries: [String], ranks: Stol_V1_RankView,
@@ -106,16 +113,7 @@ final class FullTreeLineageTests: XCTestCase {
 /// whole tree and on a database of the main ranks only.
 final class CompareBatchAndNameLookupTests: XCTestCase {
     private func harness(fullTree: Bool, extraNodes: [String] = [], extraNames: [String] = []) throws -> ServiceHarness {
-        let source = try makeTemporaryDirectory(self)
-        try TaxdumpFixture.write(to: source)
-        try writeTSV(source, "nodes.dmp", TaxdumpFixture.nodes + extraNodes)
-        try writeTSV(source, "names.dmp", TaxdumpFixture.names + extraNames)
-        var options = TaxonomyBuilder.Options()
-        options.format = .ncbi
-        options.fullTree = fullTree
-        let harness = try ServiceHarness(self, bundledSource: source, options: options)
-        harness.waitForTreeLoaded()
-        return harness
+        try ncbiFixtureHarness(self, fullTree: fullTree, extraNodes: extraNodes, extraNames: extraNames)
     }
 
     private func compare(_ harness: ServiceHarness, _ pairs: [(String, String)], ranks: Stol_V1_RankView) throws -> [Stol_V1_CompareBatchResult] {
@@ -187,14 +185,7 @@ final class CompareBatchAndNameLookupTests: XCTestCase {
 /// id is answered as its new taxon and said so, a deleted one has its own error.
 final class RetiredIDTests: XCTestCase {
     private func harness(fullTree: Bool) throws -> ServiceHarness {
-        let source = try makeTemporaryDirectory(self)
-        try TaxdumpFixture.write(to: source)
-        var options = TaxonomyBuilder.Options()
-        options.format = .ncbi
-        options.fullTree = fullTree
-        let harness = try ServiceHarness(self, bundledSource: source, options: options)
-        harness.waitForTreeLoaded()
-        return harness
+        try ncbiFixtureHarness(self, fullTree: fullTree)
     }
 
     func testAMergedID_isAnsweredAsItsNewTaxon_andSaidSo_byEveryOperationWithAnID() throws {
@@ -244,13 +235,7 @@ final class RetiredIDTests: XCTestCase {
 /// Subtrees for drawing: preorder with depths on both trees, the size guard.
 final class SubtreeTests: XCTestCase {
     func testSubtree_onBothTrees_isAPreorderWithDepths_andTooLargeIsRefusedWithItsSize() throws {
-        let source = try makeTemporaryDirectory(self)
-        try TaxdumpFixture.write(to: source)
-        var options = TaxonomyBuilder.Options()
-        options.format = .ncbi
-        options.fullTree = true
-        let harness = try ServiceHarness(self, bundledSource: source, options: options)
-        harness.waitForTreeLoaded()
+        let harness = try ncbiFixtureHarness(self)
         func subtree(_ id: Int64, _ ranks: Stol_V1_RankView, max: UInt32 = 0) -> Stol_V1_TaxonomyResponse {
             harness.send(.subtree(.with { $0.taxonID = id; $0.ranks = ranks; $0.maxTaxa = max }))
         }
@@ -277,14 +262,7 @@ final class SubtreeTests: XCTestCase {
 /// `ancestors` and `compare` of one pair on NCBI's own tree.
 final class FullTreeAncestorsAndCompareTests: XCTestCase {
     private func harness(fullTree: Bool = true) throws -> ServiceHarness {
-        let source = try makeTemporaryDirectory(self)
-        try TaxdumpFixture.write(to: source)
-        var options = TaxonomyBuilder.Options()
-        options.format = .ncbi
-        options.fullTree = fullTree
-        let harness = try ServiceHarness(self, bundledSource: source, options: options)
-        harness.waitForTreeLoaded()
-        return harness
+        try ncbiFixtureHarness(self, fullTree: fullTree)
     }
 
     func testAncestors_allRanks_areNCBIs_andMainRanksTheEightRankOnes() throws {
