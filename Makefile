@@ -99,7 +99,8 @@ check-ids: $(BUNDLED_DB)
 ## of the reference build (the bundled one when there is no reference).
 check-lca: build
 	@db=$(OUT)/reference.sqlite; test -s $$db || db=$(BUNDLED_DB); \
-	python3 Pipeline/scripts/check_lca.py --bin "$(RELEASE_BIN)" --database $$db $${PAIRS:+--pairs $$PAIRS}
+	python3 Pipeline/scripts/check_lca.py --bin "$(RELEASE_BIN)" --database $$db $${PAIRS:+--pairs $$PAIRS} \
+	  --nodes-dmp .cache/ncbi/taxdump/nodes.dmp
 
 start: build db
 	STOL_RUNTIME_DIR=$(RUNTIME_DIR) STOL_STATE_DIR=$(STATE_DIR) STOL_TRUSTED_KEY=$(STOL_TRUSTED_KEY) \

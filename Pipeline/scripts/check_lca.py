@@ -2,7 +2,8 @@
 """Independent check of `compare` on a real database (issues 4 and 14).
 
 On a database with NCBI's whole tree (schema 2, `tree_nodes` filled): reads every
-(id, parent_id, rank) of `tree_nodes` with Python's own sqlite3 and checks
+(id, parent, rank) of NCBI's own nodes.dmp (--nodes-dmp; checking first that
+`tree_nodes` holds the same tree; without it, `tree_nodes` with Python's sqlite3) and checks
 `stol-client compare --batch` in both rank modes for --pairs random pairs and as
 many near pairs (common ancestor 1-4 levels up, ancestor/descendant pairs, a
 taxon with itself): with --ranks all the LCA is NCBI's and distance_all the edges
@@ -75,6 +76,20 @@ def start_server(binaries, database, scratch):
 
 
 MAIN_RANKS = {"superkingdom", "domain", "kingdom", "phylum", "division", "class", "order", "family", "genus", "species"}
+
+
+def load_nodes_dmp(path):
+    """Parents and ranks straight from NCBI's nodes.dmp (the root is its own parent there)."""
+    parents, ranks = {}, {}
+    with open(path, encoding="utf-8", errors="replace") as nodes:
+        for line in nodes:
+            fields = line.split("\t|\t")
+            if len(fields) < 3:
+                continue
+            taxon, parent, rank = int(fields[0]), int(fields[1]), fields[2].strip()
+            parents[taxon] = None if parent == taxon else parent
+            ranks[taxon] = rank
+    return parents, ranks
 
 
 def load_full_tree(path):
@@ -174,10 +189,23 @@ def main():
     parser.add_argument("--pairs", type=int, default=None,
                         help="random pairs to check (default 10,000 plus as many near pairs on the whole tree; 500 otherwise)")
     parser.add_argument("--seed", type=int, default=2024, help="random seed (default 2024)")
+    parser.add_argument("--nodes-dmp", default=None,
+                        help="NCBI's nodes.dmp: the expected answers come from it (and tree_nodes must equal it)")
     args = parser.parse_args()
 
     started = time.time()
     full_parents, full_ranks = load_full_tree(args.database)
+    if full_parents is not None and args.nodes_dmp and os.path.exists(args.nodes_dmp):
+        # Independent of the pipeline: the expected answers come from NCBI's own file,
+        # and the database must hold the same tree.
+        dmp_parents, dmp_ranks = load_nodes_dmp(args.nodes_dmp)
+        if dmp_parents != full_parents or dmp_ranks != full_ranks:
+            differing = [t for t in dmp_parents if full_parents.get(t, -1) != dmp_parents[t] or full_ranks.get(t) != dmp_ranks[t]]
+            print(f"DISAGREE: tree_nodes differs from {args.nodes_dmp} for {len(differing) + abs(len(dmp_parents) - len(full_parents))} "
+                  f"nodes, e.g. {differing[:5]}")
+            sys.exit(1)
+        print(f"read {len(dmp_parents):,} nodes of {args.nodes_dmp}: the database's tree_nodes is the same tree", flush=True)
+        full_parents, full_ranks = dmp_parents, dmp_ranks
     if full_parents is not None:
         args.pairs = args.pairs or 10000
         print(f"read {len(full_parents):,} nodes of the whole tree in {time.time() - started:.1f} s", flush=True)
