@@ -69,6 +69,10 @@ struct Lineage: ParsableCommand {
                 guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
                 for result in answer.results {
                     if result.hasError { missing = true }
+                    if result.mergedFrom != 0 {
+                        let note = "note: taxon \(result.mergedFrom) was merged into \(result.taxon.id) by NCBI; its line answers for \(result.taxon.id)\n"
+                        FileHandle.standardError.write(Data(note.utf8))
+                    }
                     output.line(json ? TextFormatter.json(result) : Self.tsv(result, ids: ids, template: template))
                 }
             })
