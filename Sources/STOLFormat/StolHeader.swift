@@ -1,4 +1,4 @@
-/// The fixed header of a `.stol` reference database file (seeds/000 §2.2):
+/// The fixed header of a `.stol` reference database file (`protocol/STOL-FORMAT.md` §1):
 ///
 /// | offset | size | field |
 /// |---|---|---|

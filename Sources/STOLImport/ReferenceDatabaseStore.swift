@@ -93,7 +93,7 @@ public final class ReferenceDatabaseStore: Sendable {
         try changes.withLock { _ throws(ImportError) in
             guard FileStat(path: paths.referenceDatabase) != nil else { throw .notInstalled }
             let facts = try Self.read(path: paths.referenceDatabase)
-            let supported = 1...UInt32(TaxonomySchema.currentVersion)
+            let supported = TaxonomySchema.supportedVersions
             guard supported.contains(facts.schemaVersion) else {
                 throw .verification(.incompatibleSchema(found: facts.schemaVersion, supported: supported))
             }

@@ -40,7 +40,7 @@ public final class VerifierService: StreamingFramedService, @unchecked Sendable 
         public var chunkBytes: Int
 
         public init(allowedUID: UInt32, trustedKey: Result<Ed25519.PublicKey, ImportError>,
-                    options: StolFile.VerifyOptions = .init(supportedSchemaVersions: 1...UInt32(TaxonomySchema.currentVersion)),
+                    options: StolFile.VerifyOptions = .init(supportedSchemaVersions: TaxonomySchema.supportedVersions),
                     chunkBytes: Int = ImportLimits.chunkBytes) {
             self.allowedUID = allowedUID
             self.trustedKey = trustedKey

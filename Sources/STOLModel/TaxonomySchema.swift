@@ -18,6 +18,9 @@ public enum TaxonomySchema {
     /// The schema version this build writes and understands.
     public static let currentVersion = 2
 
+    /// Every version this build reads (`.stol` headers, installed and served databases).
+    public static let supportedVersions: ClosedRange<UInt32> = 1...UInt32(currentVersion)
+
     /// The first version with ``fullTreeStatements``.
     public static let fullTreeVersion = 2
 

@@ -19,7 +19,6 @@ extension TaxonomyQueries {
             return try onFullTree(pairs, full, exactNames: indexes.exactNames, ranks: ranks)
         }
         guard ranks == .main else { throw .fullTreeAbsent }
-        if database.fullTreeCount > 0 { throw .memoryIndexesLoading }
         guard let tree = indexes.tree else { throw .memoryIndexesLoading }
         return try onMainTree(pairs, tree, exactNames: indexes.exactNames)
     }
@@ -74,7 +73,7 @@ extension TaxonomyQueries {
     }
 
     private func node(_ db: Database, _ query: String, _ tree: FullTaxonTree, _ exactNames: [String: TaxonID]) throws -> Int {
-        let id = try resolve(db, query.trimmingBlanks, exactNames: exactNames, table: "tree_nodes")
+        let id = try resolve(db, query.trimmingBlanks, exactNames: exactNames, wholeTree: tree)
         if let node = tree.index(of: id) { return node }
         switch try retired(db, id) {
         case .merged(let new)?:
@@ -96,8 +95,8 @@ extension TaxonomyQueries {
                 result.a = pair.a
                 result.b = pair.b
                 do {
-                    let idA = try resolve(db, pair.a.trimmingBlanks, exactNames: exactNames, table: "taxa")
-                    let idB = try resolve(db, pair.b.trimmingBlanks, exactNames: exactNames, table: "taxa")
+                    let idA = try resolve(db, pair.a.trimmingBlanks, exactNames: exactNames)
+                    let idB = try resolve(db, pair.b.trimmingBlanks, exactNames: exactNames)
                     guard let a = tree.index(of: idA) else { throw TaxonomyError.taxonNotFound(idA) }
                     guard let b = tree.index(of: idB) else { throw TaxonomyError.taxonNotFound(idB) }
                     result.aID = idA

@@ -2,10 +2,12 @@ import STOLModel
 import STOLProtocol
 
 extension TaxonomyQueries {
-    /// The whole tree, or why it cannot answer: absent from the database, or still loading.
+    /// The whole tree, or why it cannot answer: absent from the database, still
+    /// loading, or not built (the diagnostics report says why).
     func fullTree() throws(TaxonomyError) -> FullTaxonTree {
         guard database.fullTreeCount > 0 else { throw .fullTreeAbsent }
-        guard let tree = database.memoryIndexes?.fullTree else { throw .memoryIndexesLoading }
+        guard let indexes = database.memoryIndexes else { throw .memoryIndexesLoading }
+        guard let tree = indexes.fullTree else { throw .fullTreeAbsent }
         return tree
     }
 

@@ -20,10 +20,8 @@ extension TaxonomyQueries {
     public func lineageBatch(_ queries: [String], language: String, ranks: Stol_V1_RankView = .main,
                              form: Stol_V1_LineageForm = .taxa) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
         if ranks == .all {
-            guard database.fullTreeCount > 0 else { throw .fullTreeAbsent }
-            guard let indexes = database.memoryIndexes else { throw .memoryIndexesLoading }
-            guard let tree = indexes.fullTree else { throw .fullTreeAbsent }
-            return try fullTreeLineages(queries, tree: tree, exactNames: indexes.exactNames, form: form)
+            let tree = try fullTree()
+            return try fullTreeLineages(queries, tree: tree, exactNames: database.memoryIndexes?.exactNames ?? [:], form: form)
         }
         let exactNames = database.memoryIndexes?.exactNames
         if form != .taxa, let indexes = database.memoryIndexes, let tree = indexes.tree {
@@ -35,8 +33,7 @@ extension TaxonomyQueries {
                 var result = Stol_V1_LineageResult()
                 result.query = query
                 do {
-                    var id = try resolve(db, query.trimmingBlanks, exactNames: exactNames,
-                                         table: "taxa")
+                    var id = try resolve(db, query.trimmingBlanks, exactNames: exactNames)
                     var found = try lineage(db, of: id, language: language)
                     if found == nil {
                         switch try retired(db, id) {
@@ -96,7 +93,7 @@ extension TaxonomyQueries {
                 for position in needSQL {
                     do {
                         let id = try resolve(db, queries[position].trimmingBlanks,
-                                             exactNames: exactNames, table: "tree_nodes")
+                                             exactNames: exactNames, wholeTree: tree)
                         if let node = tree.index(of: id) {
                             nodes[position] = node
                         } else {
@@ -155,7 +152,7 @@ extension TaxonomyQueries {
                 var result = Stol_V1_LineageResult()
                 result.query = query
                 do {
-                    var id = try resolve(db, query.trimmingBlanks, exactNames: indexes.exactNames, table: "taxa")
+                    var id = try resolve(db, query.trimmingBlanks, exactNames: indexes.exactNames)
                     var node = tree.index(of: id)
                     if node == nil {
                         switch try retired(db, id) {
@@ -231,22 +228,29 @@ extension TaxonomyQueries {
         return taxon
     }
 
-    /// The id a query names: a decimal id as it is; a scientific name of `table`
-    /// (`taxa` or `tree_nodes`), as written or with its first letter capitalised;
-    /// else a common name or synonym. Several taxa with that name (among accepted
-    /// ones first) are ``TaxonomyError/ambiguousName(_:_:)``.
-    func resolve(_ db: Database, _ query: String, exactNames: [String: TaxonID]?, table: String) throws -> TaxonID {
+    /// The id a query names: a decimal id as it is; a scientific name, as written or
+    /// with its first letter capitalised, among the nodes of `wholeTree` (its name
+    /// index, no query) or else among `taxa` (accepted ones first); else a common
+    /// name or synonym. Several taxa with that name are
+    /// ``TaxonomyError/ambiguousName(_:_:)`` (naming at most 16).
+    func resolve(_ db: Database, _ query: String, exactNames: [String: TaxonID]?,
+                 wholeTree: FullTaxonTree? = nil) throws -> TaxonID {
         if let id = TaxonID(query) {
             guard id > 0 else { throw TaxonomyError.invalidArgument("taxon ids are positive integers, got \(id)") }
             return id
         }
         guard !query.isEmpty else { throw TaxonomyError.invalidArgument("empty query") }
         let capitalised = query.prefix(1).uppercased() + query.dropFirst()
-        let sql = table == "taxa"
-            ? "SELECT id FROM taxa WHERE scientific_name = ? AND status = (SELECT min(status) FROM taxa WHERE scientific_name = ?) ORDER BY id LIMIT 16"
-            : "SELECT id FROM tree_nodes WHERE scientific_name = ? AND ? IS NOT NULL ORDER BY id LIMIT 16"
         for name in capitalised == query ? [query] : [query, capitalised] {
-            let ids = try TaxonID.fetchAll(db.cachedStatement(sql: sql), arguments: [name, name])
+            let ids: [TaxonID]
+            if let wholeTree {
+                ids = wholeTree.nodes(named: name).prefix(16).map(wholeTree.id(at:))
+            } else {
+                ids = try TaxonID.fetchAll(db.cachedStatement(sql: """
+                    SELECT id FROM taxa WHERE scientific_name = ?
+                    AND status = (SELECT min(status) FROM taxa WHERE scientific_name = ?) ORDER BY id LIMIT 16
+                    """), arguments: [name, name])
+            }
             if ids.count == 1 { return ids[0] }
             if ids.count > 1 { throw TaxonomyError.ambiguousName(name, ids) }
         }

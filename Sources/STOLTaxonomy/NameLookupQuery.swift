@@ -12,7 +12,7 @@ extension TaxonomyQueries {
     public func lookUpNames(_ names: [String]) throws(TaxonomyError) -> Stol_V1_NameLookupResponse {
         let indexes = database.memoryIndexes
         let full = database.fullTreeCount > 0
-        if full && indexes?.fullTree == nil { throw .memoryIndexesLoading }
+        if full && indexes == nil { throw .memoryIndexesLoading }  // then names come from the tree's index
         let tree = indexes?.fullTree
         let sql = full
             ? "SELECT id, rank FROM tree_nodes WHERE scientific_name = ? ORDER BY id LIMIT 100"

@@ -15,10 +15,7 @@ extension TaxonomyQueries {
         guard let indexes = database.memoryIndexes else { throw .memoryIndexesLoading }
         var response = Stol_V1_SubtreeResponse()
         if ranks == .all {
-            guard let tree = indexes.fullTree else {
-                if database.fullTreeCount > 0 { throw .memoryIndexesLoading }
-                throw .fullTreeAbsent
-            }
+            let tree = try fullTree()
             guard let node = tree.index(of: id) else { throw .taxonNotFound(id) }
             guard let (nodes, depths) = tree.subtree(of: node, limit: maximumTaxa) else {
                 throw .invalidArgument("the subtree of \(id) has more than \(maximumTaxa) taxa; "

@@ -94,7 +94,7 @@ public final class TaxonomyDatabase: Sendable {
                     """) ?? 0
                 return [version, count, species, names, relatives, treeNodes]
             }
-            guard facts[0] >= 1, facts[0] <= TaxonomySchema.currentVersion else {
+            guard facts[0] >= 1, TaxonomySchema.supportedVersions.contains(UInt32(facts[0])) else {
                 throw TaxonomyError.databaseUnusable(
                     path: path, reason: "schema version \(facts[0]); this server understands 1...\(TaxonomySchema.currentVersion)")
             }

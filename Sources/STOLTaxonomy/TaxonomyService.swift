@@ -258,7 +258,7 @@ public struct TaxonomyService: FramedService {
         return status
     }
 
-    /// IUCN Red List categories (seeds/000 §3.2).
+    /// IUCN Red List categories (`protocol/PROTOCOL.md` §4, `conservation`).
     static let conservationCodes: Set<String> = ["LC", "NT", "VU", "EN", "CR", "EW", "EX", "NE", "DD"]
 
     static func validate(id: Int64) throws {

@@ -96,7 +96,7 @@ struct ImportBench: ParsableCommand {
         var marks: [StolFile.Stage: Date] = [:]
         let start = Date()
         let verified = try StolFile.verify(fileDescriptor: fd, publicKey: key,
-                                           options: .init(supportedSchemaVersions: 1...UInt32(TaxonomySchema.currentVersion)),
+                                           options: .init(supportedSchemaVersions: TaxonomySchema.supportedVersions),
                                            events: { event in
             if case .progress(let stage, let fraction) = event, fraction == 0 { marks[stage] = Date() }
         }, output: { (chunk) throws(StolFormatError) in

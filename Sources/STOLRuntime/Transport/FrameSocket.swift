@@ -104,12 +104,7 @@ public final class FrameSocket {
 
     /// Sets a send timeout (SO_SNDTIMEO); nil waits forever.
     public func setSendTimeout(_ timeout: Duration?) {
-        var value = timeval()
-        if let timeout {
-            value.tv_sec = Int(timeout.components.seconds)
-            value.tv_usec = Int(timeout.components.attoseconds / 1_000_000_000_000)
-        }
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+        setTimeout(SO_SNDTIMEO, timeout)
     }
 
     /// Sets a receive timeout (SO_RCVTIMEO); nil waits forever.
@@ -119,12 +114,17 @@ public final class FrameSocket {
     }
 
     private func applyReceiveTimeout(_ timeout: Duration?) {
+        setTimeout(SO_RCVTIMEO, timeout)
+    }
+
+    /// SO_SNDTIMEO or SO_RCVTIMEO; a zero timeval (nil) waits forever.
+    private func setTimeout(_ option: Int32, _ timeout: Duration?) {
         var value = timeval()
         if let timeout {
             value.tv_sec = Int(timeout.components.seconds)
             value.tv_usec = Int(timeout.components.attoseconds / 1_000_000_000_000)
         }
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+        _ = setsockopt(descriptor, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
     }
 
     /// Sends one message as one frame, with `passing` attached (SCM_RIGHTS) if given.
