@@ -16,7 +16,7 @@ DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test fuzz fuzz-seeds fault deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-pipeline bench-peers install install-files uninstall man completions
+.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-pipeline bench-peers install install-files uninstall man completions
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -58,6 +58,7 @@ help:
 	@echo "make bench  latency/throughput of taxonomy and favourites, the import of out/reference.stol, and a 60 s soak of every daemon, through the real sockets"
 	@echo "make bench-pipeline  pipeline speed, memory and table sizes on the full NCBI tree"
 	@echo "make bench-peers  STOL against taxopy, ete4 and taxoniq: lineage, LCA, name->id; wall time, memory, agreement (BENCH_PEERS_ARGS=--help)"
+	@echo "make check-modules  every target declares what it imports and uses what it declares; stol-client depends on no server module"
 	@echo "make check-lca  compare on the real server against an independent parent-pointer computation: 10,000 random and 10,000 near pairs, both rank modes (PAIRS=N)"
 	@echo "make proto  regenerate Sources/STOLProtocol/Generated from protocol/*.proto"
 	@echo "make install  install for systemd (PREFIX=/usr, DESTDIR=, RELEASE_KEY=FILE); make uninstall removes it"
@@ -142,7 +143,11 @@ run: start demo
 ## The whole suite. The system test (SystemdBootTests) boots systemd on an installed
 ## tree: the static release build is staged into $(SYSTEM_TEST_ROOT) first.
 SYSTEM_TEST_ROOT := $(CURDIR)/.build-install
-test: deps build man completions
+## The module graph of Package.swift is the graph of the code (Tests/tools/check_module_graph.py).
+check-modules:
+	@python3 Tests/tools/check_module_graph.py
+
+test: deps check-modules build man completions
 	$(SWIFT) build --build-tests
 	@rm -rf $(SYSTEM_TEST_ROOT) && mkdir -p $(SYSTEM_TEST_ROOT)
 	@"$(RELEASE_BIN)/stol-pipeline" build --source Pipeline/curated --output $(GENERATED)/curated.sqlite > /dev/null

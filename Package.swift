@@ -50,21 +50,32 @@ let package = Package(
             name: "STOLProtocol",
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
-        /// Framing, socket activation, sd_notify, peer credentials, fd passing, paths, logging, servers.
+        /// What the client and the daemons both speak: frame encoding and decoding,
+        /// `FrameSocket` (blocking frames with descriptor passing), peer credentials,
+        /// runtime paths. NIOCore at most (its `ByteBuffer`), so the client stays thin.
         .target(
-            name: "STOLRuntime",
+            name: "STOLTransport",
             dependencies: [
-                "STOLProtocol", "CSTOLSocket", "CSystemd", "STOLFileSystem",
+                "STOLProtocol", "CSTOLSocket",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        /// What only daemons run: the two framed servers, connection limits, socket
+        /// activation, sd_notify and the watchdog, logging, and the daemon skeleton
+        /// (shared options, entry point, exit codes).
+        .target(
+            name: "STOLServer",
+            dependencies: [
+                "STOLTransport", "STOLProtocol", "STOLSandbox", "CSTOLSocket", "CSystemd", arg,
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        /// The command-line options the serving daemons share (connections per user, idle exit).
-        .target(name: "STOLDaemonOptions", dependencies: ["STOLRuntime", "STOLProtocol", arg]),
         /// Domain vocabulary shared by the read model and the pipeline: ranks, the schema.
         .target(name: "STOLModel"),
         /// Atomic, durable file replacement (temp file, fsync, rename, fsync of the directory).
@@ -75,34 +86,40 @@ let package = Package(
         .target(name: "STOLSandbox", dependencies: ["CSTOLSandbox"]),
 
         // MARK: One library per concern
-        .target(name: "STOLTaxonomy", dependencies: ["STOLModel", "STOLProtocol", "STOLRuntime", "STOLFileSystem", "CMalloc",
-                                                     .product(name: "GRDB", package: "GRDB.swift")]),
-        .target(name: "STOLFavorites", dependencies: ["STOLProtocol", "STOLRuntime",
+        .target(name: "STOLTaxonomy", dependencies: ["STOLModel", "STOLProtocol", "STOLTransport", "STOLFileSystem", "CMalloc",
+                                                     .product(name: "GRDB", package: "GRDB.swift"),
+                                                     .product(name: "Logging", package: "swift-log")]),
+        .target(name: "STOLFavorites", dependencies: ["STOLProtocol", "STOLTransport",
+                                                      .product(name: "Logging", package: "swift-log"),
                                                       .product(name: "GRDB", package: "GRDB.swift"),
                                                       .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         /// The import coordinator, the verifier and its sandbox policy, the reference database store.
-        .target(name: "STOLImport", dependencies: ["STOLFormat", "STOLProtocol", "STOLRuntime", "STOLModel",
+        .target(name: "STOLImport", dependencies: ["STOLFormat", "STOLProtocol", "STOLTransport", "STOLModel",
                                                    "STOLFileSystem", "STOLSandbox", "CSTOLSandbox", "CSTOLSQLite",
                                                    .product(name: "GRDBSQLite", package: "GRDB.swift"),
                                                    .product(name: "Logging", package: "swift-log")]),
         .target(name: "STOLPipeline", dependencies: ["STOLModel", "STOLFormat",
                                                      .product(name: "GRDB", package: "GRDB.swift"),
+                                                     .product(name: "GRDBSQLite", package: "GRDB.swift"),
                                                      .product(name: "Logging", package: "swift-log")]),
-        .target(name: "STOLClientKit", dependencies: ["STOLProtocol", "STOLRuntime",
+        /// The client's one call path: it speaks the transport, never runs a server.
+        .target(name: "STOLClientKit", dependencies: ["STOLProtocol", "STOLTransport",
                                                       .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
 
         // MARK: Thin executables
-        .executableTarget(name: "stol-taxonomyd", dependencies: ["STOLTaxonomy", "STOLRuntime", "STOLDaemonOptions", "STOLSandbox", arg]),
-        .executableTarget(name: "stol-favoritesd", dependencies: ["STOLFavorites", "STOLRuntime", "STOLDaemonOptions", "STOLSandbox", arg]),
-        .executableTarget(name: "stol-importd", dependencies: ["STOLImport", "STOLRuntime", "STOLDaemonOptions", "STOLSandbox", arg]),
-        .executableTarget(name: "stol-verifyd", dependencies: ["STOLImport", "STOLRuntime", "STOLSandbox", arg,
-                                                               .product(name: "Logging", package: "swift-log")]),
-        .executableTarget(name: "stol-client", dependencies: ["STOLClientKit", "STOLModel", "STOLProtocol", arg]),
-        .executableTarget(name: "stol-pipeline", dependencies: ["STOLPipeline", arg]),
+        .executableTarget(name: "stol-taxonomyd", dependencies: ["STOLTaxonomy", "STOLServer", arg]),
+        .executableTarget(name: "stol-favoritesd", dependencies: ["STOLFavorites", "STOLServer", arg]),
+        .executableTarget(name: "stol-importd", dependencies: ["STOLImport", "STOLServer", "STOLTransport", arg]),
+        .executableTarget(name: "stol-verifyd", dependencies: ["STOLImport", "STOLServer", "STOLTransport", arg]),
+        .executableTarget(name: "stol-client", dependencies: ["STOLClientKit", "STOLModel", "STOLProtocol", "STOLTransport", arg]),
+        .executableTarget(name: "stol-pipeline", dependencies: ["STOLPipeline", "STOLFormat", "STOLModel", arg,
+                                                                .product(name: "GRDB", package: "GRDB.swift"),
+                                                                .product(name: "Logging", package: "swift-log")]),
         /// `make bench`: latency, throughput and memory through the real sockets.
         .executableTarget(name: "stol-bench", dependencies: [
-            "STOLClientKit", "STOLTaxonomy", "STOLFavorites", "STOLImport", "STOLFormat", "STOLModel", "STOLRuntime",
+            "STOLClientKit", "STOLTaxonomy", "STOLImport", "STOLFormat", "STOLModel", "STOLTransport",
             "STOLProtocol", arg,
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "Logging", package: "swift-log")]),
 
         // MARK: Tests
@@ -110,28 +127,35 @@ let package = Package(
         .target(name: "STOLTestFixtures", dependencies: ["STOLModel", "STOLFormat", "CZlib",
                                                        .product(name: "GRDB", package: "GRDB.swift")],
                 path: "Tests/STOLTestFixtures"),
-        .testTarget(name: "STOLRuntimeTests", dependencies: [
-            "STOLRuntime", "STOLProtocol", "CSTOLSocket",
+        .testTarget(name: "STOLServerTests", dependencies: [
+            "STOLServer", "STOLTransport", "STOLProtocol", "CSTOLSocket",
             .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOTestUtils", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),
         .testTarget(name: "STOLPipelineTests", dependencies: ["STOLTestFixtures", "STOLPipeline", "STOLModel",
                                                               .product(name: "GRDB", package: "GRDB.swift"),
                                                               .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "STOLTaxonomyTests", dependencies: ["STOLTestFixtures", "STOLTaxonomy", "STOLPipeline", "STOLProtocol", "STOLRuntime", "STOLModel",
+        .testTarget(name: "STOLTaxonomyTests", dependencies: ["STOLTestFixtures", "STOLTaxonomy", "STOLPipeline", "STOLProtocol", "STOLTransport", "STOLModel",
                                                               .product(name: "Logging", package: "swift-log"),
                                                               .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "STOLFavoritesTests", dependencies: ["STOLFavorites", "STOLProtocol",
-                                                               .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "STOLImportTests", dependencies: ["STOLImport", "STOLFormat", "STOLProtocol", "STOLRuntime",
+        .testTarget(name: "STOLFavoritesTests", dependencies: ["STOLFavorites", "STOLProtocol", "STOLServer", "STOLTransport",
+                                                               .product(name: "GRDB", package: "GRDB.swift"),
+                                                               .product(name: "Logging", package: "swift-log"),
+                                                               .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                                                               .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+        .testTarget(name: "STOLImportTests", dependencies: ["STOLImport", "STOLFormat", "STOLProtocol", "STOLServer", "STOLTransport", "CSTOLSocket",
                                                             "STOLSandbox", "STOLModel", "STOLFileSystem", "STOLTestFixtures",
                                                             "STOLPipeline",
                                                             .product(name: "GRDB", package: "GRDB.swift"),
                                                             .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "STOLIntegrationTests", dependencies: ["STOLProtocol", "STOLRuntime", "STOLFormat", "STOLModel",
+        .testTarget(name: "STOLIntegrationTests", dependencies: ["STOLProtocol", "STOLServer", "STOLTransport", "STOLFormat", "STOLModel",
                                                                  "STOLTestFixtures",
+                                                                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                                                                  .product(name: "GRDB", package: "GRDB.swift")]),
 
         // MARK: Fuzzing (README, "Fuzzing")
@@ -139,7 +163,7 @@ let package = Package(
         /// code a daemon runs on untrusted bytes and checking its invariants. Shared by
         /// the libFuzzer executables, their replayers and the regression tests.
         .target(name: "STOLFuzzTargets", dependencies: [
-            "STOLRuntime", "STOLProtocol", "STOLModel", "STOLTaxonomy", "STOLFavorites", "STOLImport", "STOLFormat",
+            "STOLServer", "STOLTransport", "STOLProtocol", "STOLModel", "STOLTaxonomy", "STOLFavorites", "STOLImport", "STOLFormat",
             "STOLPipeline", "STOLTestFixtures", "CSTOLSandbox",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -1,6 +1,6 @@
 import Glibc
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 
 /// What went wrong for the user, with the exit code scripts can rely on.
 public enum ClientError: Error, CustomStringConvertible {

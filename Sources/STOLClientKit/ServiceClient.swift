@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 
 /// A connection to one STOL service: numbered requests out, typed answers in.
 ///

@@ -1,6 +1,6 @@
 import Logging
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 
 /// The favourites protocol (`protocol/favorites.proto`) on top of per-user stores.
 ///

@@ -4,7 +4,7 @@ import Logging
 import STOLFileSystem
 import STOLFormat
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 import Synchronization
 
 /// `stol-importd`'s handler: the small, trusted coordinator that owns the

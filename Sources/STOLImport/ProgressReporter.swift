@@ -1,5 +1,5 @@
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 
 /// Progress frames for one verification: the first and last of every stage, and
 /// in between at most one per ``interval``; arms the test pause points at the

@@ -4,7 +4,7 @@ import Logging
 import STOLFileSystem
 import STOLModel
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 import Synchronization
 
 /// The files `stol-importd` owns in `databases/`: the installed reference

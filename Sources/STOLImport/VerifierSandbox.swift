@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
 import Logging
-import STOLRuntime
 import STOLSandbox
+import STOLTransport
 
 /// The verifier's self-imposed sandbox: what `stol-verifyd` may still reach
 /// after it has read its trusted key, taken its socket and created its scratch

@@ -4,7 +4,7 @@ import Logging
 import STOLFormat
 import STOLModel
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 
 /// `stol-verifyd`'s handler: the checklist of `protocol/PROTOCOL.md` §7 on the
 /// untrusted file it is handed as a descriptor, then the verified database

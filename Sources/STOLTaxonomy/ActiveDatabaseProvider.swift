@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import STOLFileSystem
+import STOLModel
 import STOLProtocol
-import STOLRuntime
 import Synchronization
 
 /// Decides which database answers: the reference database when the activation

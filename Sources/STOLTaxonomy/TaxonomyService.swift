@@ -1,9 +1,9 @@
 import Foundation
 import Logging
-import STOLModel
 import STOLFileSystem
+import STOLModel
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 
 /// `stol-taxonomyd`'s request handler: validates each request, runs it against
 /// the active database, and stamps every answer with that database's identity.

@@ -3,7 +3,6 @@ import Foundation
 import Glibc
 import STOLClientKit
 import STOLProtocol
-import STOLRuntime
 import SwiftProtobuf
 import Synchronization
 

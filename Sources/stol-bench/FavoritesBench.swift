@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 
 /// `stol-bench favorites`: latency of `stol-favoritesd` through its real socket,
 /// and the daemon's peak memory.

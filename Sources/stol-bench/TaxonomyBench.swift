@@ -6,8 +6,8 @@ import Logging
 import STOLClientKit
 import STOLModel
 import STOLProtocol
-import STOLRuntime
 import STOLTaxonomy
+import STOLTransport
 import Synchronization
 
 /// `stol-bench taxonomy`: latency, throughput, cold start and memory of

@@ -1,7 +1,7 @@
 import Glibc
 import STOLClientKit
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 
 /// Fetches the taxa behind many favourite ids from the taxonomy server, pipelined.
 ///

@@ -2,7 +2,6 @@ import Foundation
 import Glibc
 import STOLClientKit
 import STOLProtocol
-import STOLRuntime
 
 /// Turns what the user typed after `fav add/remove/toggle/is` into one taxon id.
 ///

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import STOLClientKit
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 
 /// `stol-client`: the thin command-line client. Wiring and presentation only:
 /// every answer comes from a daemon over its Unix socket.

@@ -1,10 +1,9 @@
 import ArgumentParser
 import Foundation
 import Glibc
-import Logging
 import STOLImport
-import STOLSandbox
-import STOLRuntime
+import STOLServer
+import STOLTransport
 
 /// `stol-verifyd`: the sandboxed verifier. Wiring only; the checks are
 /// `VerifierService`, the sandbox `VerifierSandbox`.
@@ -35,10 +34,11 @@ struct VerifyDaemon: ParsableCommand {
             Environment: STOL_TRUSTED_KEY, TMPDIR, STOL_RUNTIME_DIR, STOL_STATE_DIR (kept out of \
             reach), STOL_LOG_LEVEL. Test only: STOL_TEST_PAUSE_AT, STOL_TEST_PAUSE_FILE, \
             STOL_TEST_SANDBOX_PROBE, STOL_TEST_PROBE_PIDS.
+            Exit status: 0 after its connection; 64 usage; 78 misconfiguration (an unknown \
+            --allowed-user, a socket that cannot be bound, a sandbox or scratch file it cannot set up).
             """)
 
-    @Option(help: "Socket path when not socket-activated (default: $STOL_RUNTIME_DIR/verify.sock).")
-    var socket: String?
+    @OptionGroup var daemon: DaemonOptions
 
     @Option(help: "The user allowed to ask besides root: the import coordinator's (the units: stol-import).")
     var allowedUser: String?
@@ -47,10 +47,10 @@ struct VerifyDaemon: ParsableCommand {
     var allowedUID: UInt32?
 
     func run() throws {
-        LoggingSetup.bootstrap()
-        let logger = Logger(label: "stol.verifyd")
-        let environment = ProcessInfo.processInfo.environment
-        let paths = RuntimePaths.fromEnvironment(environment)
+        let context = DaemonMain.start(.verifier, options: daemon)
+        let logger = context.logger
+        let environment = context.environment
+        let paths = context.paths
         let trustedKey = TrustedKey.load(environment: environment)
         switch trustedKey {
         case .success(let key):
@@ -60,9 +60,9 @@ struct VerifyDaemon: ParsableCommand {
         }
         var allowed = allowedUID ?? getuid()
         if let allowedUser {
-            guard let uid = STOLRuntime.userID(named: allowedUser) else {
-                logger.error("cannot start: no user named \(allowedUser) (--allowed-user)")
-                throw ExitCode(78)  // EX_CONFIG
+            guard let uid = STOLTransport.userID(named: allowedUser) else {
+                logger.critical("cannot start: no user named \(allowedUser) (--allowed-user)")
+                throw DaemonExitCode.config.exitCode
             }
             allowed = uid
         }
@@ -74,20 +74,17 @@ struct VerifyDaemon: ParsableCommand {
         let source: SocketSource
         do {
             scratch = try ScratchFile()
-            source = try SocketActivation.socket(named: "verify", fallbackPath: socket ?? paths.verifySocket,
-                                                 mode: 0o600, logger: logger)
+            source = try DaemonMain.openSocket(context, options: daemon)
             _ = try VerifierSandbox.enter(paths: paths, scratch: scratch, logger: logger)
         } catch {
-            logger.error("cannot start", metadata: ["error": "\(error)"])
-            throw ExitCode(78)  // EX_CONFIG
+            logger.critical("cannot start: \(error)")
+            throw DaemonExitCode.config.exitCode
         }
-        if SandboxProbe.isRequested(environment) {
-            logger.notice("sandbox probe: \(SandboxProbe.json(SandboxProbe.run(stateDirectory: paths.stateDirectory)))")
-        }
+        DaemonMain.reportSandboxProbe(context)
         let service = VerifierService(
             configuration: .init(allowedUID: allowed, trustedKey: trustedKey),
             scratch: scratch, pausePoints: pausePoints)
-        BlockingFramedServer(service: service, source: source, configuration: ServerConfiguration(name: "verify"),
+        BlockingFramedServer(service: service, source: source, configuration: ServerConfiguration(name: DaemonIdentity.verifier.socketName),
                              logger: logger).serve()
     }
 }

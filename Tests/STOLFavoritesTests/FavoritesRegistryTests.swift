@@ -1,7 +1,7 @@
 import Foundation
 import STOLFavorites
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 import XCTest
 
 /// How long users' stores stay open: bounded in number, closed when idle, never

@@ -1,10 +1,11 @@
 import Dispatch
 import Foundation
 import Glibc
-import ServiceLifecycle
 import STOLFavorites
 import STOLProtocol
-import STOLRuntime
+import STOLServer
+import STOLTransport
+import ServiceLifecycle
 import XCTest
 
 /// The daemon's wiring in-process: the socket bound through ``SocketActivation``'s

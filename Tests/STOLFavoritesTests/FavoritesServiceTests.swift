@@ -1,7 +1,7 @@
 import Foundation
 import STOLFavorites
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 import SwiftProtobuf
 import XCTest
 

@@ -1,14 +1,15 @@
 import CSTOLSocket
 import Foundation
-import STOLModel
 import GRDB
 import Glibc
 import STOLFileSystem
 import STOLFormat
 import STOLImport
+import STOLModel
 import STOLProtocol
-import STOLRuntime
+import STOLServer
 import STOLTestFixtures
+import STOLTransport
 import XCTest
 
 /// The coordinator in-process: its checks of the caller and the file, the state

@@ -1,12 +1,12 @@
 import Foundation
-import Glibc
 import GRDB
+import Glibc
 import Logging
 import STOLFormat
 import STOLPipeline
 import STOLProtocol
-import STOLRuntime
 import STOLTestFixtures
+import STOLTransport
 import XCTest
 
 let quietLogger = Logger(label: "stol.import.tests", factory: { _ in SwiftLogNoOpLogHandler() })

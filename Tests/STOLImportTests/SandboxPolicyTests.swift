@@ -1,6 +1,6 @@
 import STOLImport
-import STOLRuntime
 import STOLSandbox
+import STOLTransport
 import XCTest
 
 /// The sandbox's policy, checked without entering it (the test process must not

@@ -1,11 +1,11 @@
 import Foundation
-import STOLModel
 import Glibc
 import STOLFormat
 import STOLImport
+import STOLModel
 import STOLProtocol
-import STOLRuntime
 import STOLTestFixtures
+import STOLTransport
 import XCTest
 
 /// The verifier's checklist in-process (no sandbox: that is the binary's, tested

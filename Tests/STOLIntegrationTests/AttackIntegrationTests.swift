@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import STOLProtocol
-import STOLRuntime
+import STOLServer
 import SwiftProtobuf
 import XCTest
 

@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import STOLProtocol
-import STOLRuntime
 import XCTest
 
 /// Activation and deactivation switch the taxonomy server without a failed

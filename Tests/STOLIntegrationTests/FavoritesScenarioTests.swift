@@ -1,8 +1,7 @@
 import Foundation
-import Glibc
 import GRDB
+import Glibc
 import STOLProtocol
-import STOLRuntime
 import XCTest
 
 /// Seed 002 §9 (T1–T12) and issue 5's guarantees, through the real parts: the

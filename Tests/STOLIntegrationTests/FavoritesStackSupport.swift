@@ -1,8 +1,9 @@
 import Foundation
-import Glibc
 import GRDB
+import Glibc
 import STOLProtocol
-import STOLRuntime
+import STOLServer
+import STOLTransport
 import XCTest
 
 /// What the favourites scenarios need beyond ``StackHarness``: a crash instead

@@ -1,10 +1,10 @@
-import STOLModel
 import Foundation
 import Glibc
 import STOLFormat
+import STOLModel
 import STOLProtocol
-import STOLRuntime
 import STOLTestFixtures
+import STOLTransport
 import XCTest
 
 /// The reference database's life through the real client and daemons, as an
@@ -232,7 +232,7 @@ final class ImportIntegrationTests: XCTestCase {
 
     func testImport_adminGroupMember_isAccepted() throws {
         try XCTSkipUnless(StackHarness.isRoot, "needs root to run clients as other uids with setpriv")
-        guard let users = STOLRuntime.groupID(named: "users") else { throw XCTSkip("no group 'users' on this machine") }
+        guard let users = STOLTransport.groupID(named: "users") else { throw XCTSkip("no group 'users' on this machine") }
         try stack.start(.import, extraArguments: ["--admin-group", "users"])
         chmod(stack.socketPath(.import), 0o666)
         XCTAssertEqual(try stack.client(["db", "status"], uid: 60004, groups: [users]).status, 0)

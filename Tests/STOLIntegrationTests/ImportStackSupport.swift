@@ -1,10 +1,10 @@
 import Foundation
-import Glibc
 import GRDB
+import Glibc
 import STOLFormat
 import STOLProtocol
-import STOLRuntime
 import STOLTestFixtures
+import STOLTransport
 import XCTest
 
 /// What the import tests need beyond ``StackHarness``: a signing key the stack's

@@ -1,8 +1,8 @@
 import Foundation
-import Glibc
 import GRDB
+import Glibc
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 import XCTest
 
 /// The whole system through its real parts: socket-activated daemons, the real

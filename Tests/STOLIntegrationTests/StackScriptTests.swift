@@ -1,7 +1,8 @@
 import Foundation
 import Glibc
 import STOLProtocol
-import STOLRuntime
+import STOLServer
+import STOLTransport
 import XCTest
 
 /// `systemd/stack.sh`, what `make start`, `make stop` and `make status` run: the

@@ -65,34 +65,56 @@ final class SystemdNotifyTests: XCTestCase {
     /// The watchdog is fed by the event loops: with one loop stuck (a test hook
     /// blocks it on SIGUSR2), the pings stop and systemd would restart the daemon.
     func testWatchdogPings_stopWhenAnEventLoopIsStuck() throws {
+        try assertPingsStopWhenServingLoopHangs(
+            "stol-taxonomyd", ["--bundled", try StackHarness.database()], socket: "taxonomy.sock")
+    }
+
+    /// The import coordinator's accept loop feeds the same watchdog: with that
+    /// thread stuck, nothing pings although the process is alive.
+    func testWatchdogPings_stopWhenTheImportAcceptLoopIsStuck() throws {
+        try assertPingsStopWhenServingLoopHangs("stol-importd", [], socket: "import.sock")
+    }
+
+    /// Starts `daemon` under a 200 ms watchdog, sees it ping, blocks one of its
+    /// serving loops with the SIGUSR2 test hook, and then sees no ping for five intervals.
+    private func assertPingsStopWhenServingLoopHangs(_ daemon: String, _ arguments: [String], socket: String,
+                                                     file: StaticString = #filePath, line: UInt = #line) throws {
         let directory = try StackHarness.makeDirectory(prefix: "stolntf")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let notifyPath = directory + "/notify"
         let notify = notifySocket(notifyPath, timeout: timeval(tv_sec: 0, tv_usec: 100_000))
         defer { close(notify) }
-        let daemon = try ChildProcess.spawn(
-            StackHarness.binDirectory + "/stol-taxonomyd",
-            ["--socket", directory + "/taxonomy.sock", "--bundled", try StackHarness.database(), "--state-dir", directory],
+        let process = try ChildProcess.spawn(
+            StackHarness.binDirectory + "/" + daemon,
+            ["--socket", directory + "/" + socket, "--state-dir", directory] + arguments,
             environment: ["NOTIFY_SOCKET": notifyPath, "WATCHDOG_USEC": "200000", "STOL_TEST_HANG_ON_SIGUSR2": "1"],
             stdout: directory + "/log", stderr: directory + "/log")
-        defer { kill(daemon.pid, SIGKILL); _ = daemon.wait(timeoutSeconds: 10) }
+        defer { kill(process.pid, SIGKILL); _ = process.wait(timeoutSeconds: 10) }
         var pings = 0
         let deadline = Date().addingTimeInterval(10)
         while pings < 3, Date() < deadline {
             if receive(notify)?.contains("WATCHDOG=1") == true { pings += 1 }
         }
-        XCTAssertEqual(pings, 3, "the live daemon pings")
-        kill(daemon.pid, SIGUSR2)
-        // A ping already under way may still arrive; then none for five intervals.
-        let stuck = Date().addingTimeInterval(0.15)
-        while Date() < stuck { _ = receive(notify) }
+        XCTAssertEqual(pings, 3, "the live daemon pings", file: file, line: line)
+        kill(process.pid, SIGUSR2)
+        // Wait for the hook to take the loop (it logs first), and then for one
+        // heartbeat window (half the interval) so that the last stamp is stale.
+        let log = directory + "/log"
+        let hooked = Date().addingTimeInterval(10)
+        while Date() < hooked, !(((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("blocking a serving loop")) {
+            _ = receive(notify)
+        }
+        let stale = Date().addingTimeInterval(0.15)
+        while Date() < stale { _ = receive(notify) }
         var late = 0
         let quiet = Date().addingTimeInterval(1.0)
         while Date() < quiet {
             if receive(notify)?.contains("WATCHDOG=1") == true { late += 1 }
         }
-        XCTAssertEqual(late, 0, "pings continued with an event loop stuck")
-        XCTAssertTrue(((try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? "").contains("blocking an event loop"))
+        XCTAssertEqual(late, 0, "pings continued with a serving loop stuck", file: file, line: line)
+        XCTAssertTrue(((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("blocking a serving loop"),
+                      file: file, line: line)
+        XCTAssertEqual(kill(process.pid, 0), 0, "the daemon is alive: only its loop stopped", file: file, line: line)
     }
 
     /// The import coordinator (a thread per connection) pings from its accept loop:

@@ -1,8 +1,7 @@
-import STOLModel
 import Foundation
 import GRDB
+import STOLModel
 import STOLProtocol
-import STOLRuntime
 @testable import STOLTaxonomy
 import STOLTestFixtures
 import Synchronization

@@ -1,11 +1,12 @@
 import Foundation
 import Glibc
 import Logging
+import STOLModel
 import STOLPipeline
 import STOLProtocol
-import STOLRuntime
 import STOLTaxonomy
 import STOLTestFixtures
+import STOLTransport
 import XCTest
 
 /// Shared helpers for the taxonomy server tests: a fixture database built by the
@@ -66,8 +67,10 @@ struct ServiceHarness {
         try buildFixtureDatabase(at: referencePath, extraUsages: referenceOnlyUsages, in: directory)
     }
 
+    /// Writes the state file as the import coordinator does (whole, by rename).
     func requestReference(_ use: Bool) throws {
-        try ActivationState(useReferenceDB: use).write(path: activationPath)
+        try JSONEncoder().encode(ActivationState(useReferenceDB: use))
+            .write(to: URL(fileURLWithPath: activationPath), options: .atomic)
     }
 
     static let context = RequestContext(peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000), logger: quietLogger)

@@ -1,8 +1,8 @@
 import Foundation
 import STOLFavorites
 import STOLProtocol
-import STOLRuntime
 import STOLTestFixtures
+import STOLTransport
 
 /// `stol-favoritesd`'s request handling (``FavoritesService``) on a real state
 /// directory, for one user (a fixed peer uid, as SO_PEERCRED would give it), fed

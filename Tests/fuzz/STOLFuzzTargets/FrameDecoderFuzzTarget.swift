@@ -3,7 +3,7 @@ import Glibc
 import NIOCore
 import NIOEmbedded
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 
 /// The frame decoder every daemon and the client cut their byte streams with
 /// (``LengthPrefixedFrameDecoder``), through all three ways it is used: the static

@@ -1,6 +1,6 @@
 import CSTOLSandbox
 import Glibc
-import STOLRuntime
+import STOLTransport
 
 /// A file holding given bytes, as the open descriptor a client passes with a
 /// request (SCM_RIGHTS): unnamed (`O_TMPFILE`, the verifier's own scratch-file

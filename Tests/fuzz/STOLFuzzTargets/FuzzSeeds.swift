@@ -1,6 +1,5 @@
 import Foundation
 import STOLProtocol
-import STOLRuntime
 import SwiftProtobuf
 
 /// Where the seed corpora come from: the frames of `protocol/vectors` (the

@@ -1,9 +1,10 @@
-import STOLModel
 import Foundation
 import Glibc
 import STOLImport
+import STOLModel
 import STOLProtocol
-import STOLRuntime
+import STOLServer
+import STOLTransport
 
 /// `stol-importd`'s request handling (``ImportCoordinator``) on a real state
 /// directory holding an installed reference database, for an administrator, fed

@@ -1,6 +1,6 @@
 import NIOCore
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 
 /// One connection's worth of client bytes, cut and decoded exactly as a server
 /// does it: ``LengthPrefixedFrameDecoder/nextFrame(in:maximumFrameBytes:)`` at the

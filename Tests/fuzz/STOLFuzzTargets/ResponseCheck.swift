@@ -1,6 +1,6 @@
 import NIOCore
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 
 /// What every answer of every daemon must be, whatever was asked (PROTOCOL.md §2–3, §8).
 enum ResponseCheck {

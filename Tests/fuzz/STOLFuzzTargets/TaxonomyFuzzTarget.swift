@@ -1,7 +1,7 @@
 import STOLProtocol
-import STOLRuntime
 import STOLTaxonomy
 import STOLTestFixtures
+import STOLTransport
 
 /// `stol-taxonomyd`'s request handling (``TaxonomyService``) on a small real
 /// database, fed what a client could send on one connection (``RequestStream``).

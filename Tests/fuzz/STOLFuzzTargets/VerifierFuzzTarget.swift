@@ -3,7 +3,7 @@ import STOLFormat
 import STOLImport
 import STOLModel
 import STOLProtocol
-import STOLRuntime
+import STOLTransport
 
 /// `stol-verifyd`'s request handling (``VerifierService``): the sandboxed parser
 /// of untrusted `.stol` files, the most exposed code of the import. The input

@@ -1,0 +1,207 @@
+import CSTOLSocket
+import Dispatch
+import Foundation
+import Glibc
+import Logging
+import STOLProtocol
+import STOLTransport
+import Synchronization
+import ServiceLifecycle
+
+/// Serves a ``StreamingFramedService`` with one thread per connection.
+///
+/// The import coordinator and the verifier receive file descriptors with their
+/// requests, which swift-nio cannot do, and they serve a handful of connections at
+/// most (one import at a time), so plain blocking I/O is both sufficient and the
+/// easiest to audit in the two processes that guard the live data. Limits, error
+/// frames and graceful shutdown behave as in ``NIOFramedServer``.
+public final class BlockingFramedServer<Service: StreamingFramedService>: ServiceLifecycle.Service, @unchecked Sendable {
+    private let service: Service
+    private let source: SocketSource
+    private let configuration: ServerConfiguration
+    private let logger: Logger
+    private let notifier: SystemdNotifier
+    private let heartbeat: Heartbeat
+    /// Set by the test hang hook (``ServingLoopHangHook``): the accept loop blocks for good.
+    private let hangRequested = Atomic<Bool>(false)
+    private let connections = DispatchGroup()
+    private let openConnections: ConnectionLimiter
+    private let framingErrors = FramingErrorLog()
+    /// Written once on shutdown; every thread polls its read end.
+    private var shutdownPipe: [Int32] = [-1, -1]
+
+    public init(service: Service, source: SocketSource, configuration: ServerConfiguration, logger: Logger,
+                notifier: SystemdNotifier = SystemdNotifier(), heartbeat: Heartbeat = Heartbeat()) {
+        self.service = service
+        self.source = source
+        self.configuration = configuration
+        self.logger = logger
+        self.notifier = notifier
+        self.heartbeat = heartbeat
+        self.openConnections = ConnectionLimiter(limit: configuration.maximumConnections,
+                                                 perUserLimit: configuration.maximumConnectionsPerUser)
+        _ = stol_pipe(&shutdownPipe)
+    }
+
+    deinit {
+        shutdownPipe.forEach { if $0 >= 0 { Glibc.close($0) } }
+    }
+
+    /// Serves on the calling thread until the source is done (the one connection
+    /// systemd accepted, or shutdown of a listening socket) and every connection
+    /// has finished. The verifier calls this directly: it sandboxes itself first
+    /// and must not start threads (Swift's task pool) before that.
+    public func serve() {
+        switch source {
+        case .accepted(let fd):
+            serveConnection(fd)
+        case .listening(let fd, _):
+            acceptLoop(fd)
+        }
+        connections.wait()
+    }
+
+    /// Stops accepting and ends each connection between requests (what SIGTERM
+    /// does under ``run()``); ``serve()`` returns once they have finished.
+    public func shutdown() {
+        var byte: UInt8 = 1
+        _ = write(shutdownPipe[1], &byte, 1)
+    }
+
+    public func run() async throws {
+        notifier.ready(status: "serving \(configuration.name)")
+        let finished: @Sendable () async -> Void = {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let thread = Thread { [self] in
+                    serve()
+                    continuation.resume()
+                }
+                thread.start()
+            }
+        }
+        await withGracefulShutdownHandler {
+            await finished()
+        } onGracefulShutdown: { [self] in
+            notifier.stopping()
+            logger.info("graceful shutdown: finishing in-flight requests")
+            shutdown()
+        }
+        logger.info("stopped", metadata: ["service": "\(configuration.name)"])
+    }
+
+    private var isShuttingDown: Bool {
+        var pollfd = Glibc.pollfd(fd: shutdownPipe[0], events: Int16(POLLIN), revents: 0)
+        return poll(&pollfd, 1, 0) > 0
+    }
+
+    /// Waits until `fd` is readable (true) or shutdown/idle timeout happens (false).
+    private func waitReadable(_ fd: Int32, timeout: Duration?) -> Bool {
+        var fds = [Glibc.pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                   Glibc.pollfd(fd: shutdownPipe[0], events: Int16(POLLIN), revents: 0)]
+        let milliseconds = timeout.map {
+            Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)
+        } ?? -1
+        while true {
+            let rc = poll(&fds, 2, milliseconds)
+            if rc < 0 && errno == EINTR { continue }
+            if rc <= 0 { return false }
+            if fds[1].revents != 0 { return false }
+            return fds[0].revents != 0
+        }
+    }
+
+    /// Accepts until shutdown, or until the idle exit. The loop wakes at least once
+    /// a heartbeat period and stamps the ``Heartbeat``, so the watchdog's pings stop
+    /// if this thread stops (a connection's own work runs on its own thread and
+    /// never delays them).
+    private func acceptLoop(_ listener: Int32) {
+        let slot = heartbeat.register()
+        let hangHook = ServingLoopHangHook.installIfRequested(logger: logger) { [self] in
+            hangRequested.store(true, ordering: .relaxed)
+        }
+        defer { hangHook?.cancel() }
+        let wake = min(heartbeat.period, configuration.idleExit.map { min($0 / 4, .seconds(1)) } ?? heartbeat.period)
+        while true {
+            heartbeat.beat(slot)
+            while hangRequested.load(ordering: .relaxed) { sleep(3600) }
+            framingErrors.flushIfDue(logger: logger)
+            guard !isShuttingDown else { return }
+            if let idleExit = configuration.idleExit, let idle = openConnections.idleFor, idle >= idleExit {
+                logger.info("no connection for the idle period: exiting (socket activation starts it again)",
+                            metadata: ["idle_exit": "\(idleExit)"])
+                notifier.stopping()
+                return
+            }
+            guard waitReadable(listener, timeout: wake) else {
+                if !isShuttingDown { continue }  // a timeout for the heartbeat or the idle check
+                return
+            }
+            let fd = stol_accept(listener)
+            if fd < 0 { continue }
+            guard let peer = try? PeerCredentials(socket: fd) else {
+                _ = Glibc.close(fd)
+                continue
+            }
+            if let refusal = openConnections.acquire(uid: peer.uid) {
+                refuse(fd, refusal)
+                continue
+            }
+            connections.enter()
+            let thread = Thread { [self] in
+                serveConnection(fd, peer: peer)
+                openConnections.release(uid: peer.uid)
+                connections.leave()
+            }
+            thread.start()
+        }
+    }
+
+    private func refuse(_ fd: Int32, _ error: ProtocolError) {
+        let socket = makeSocket(fd)
+        try? socket.send(Service.Response(requestID: 0, error: error))
+        socket.close()
+    }
+
+    private func makeSocket(_ fd: Int32) -> FrameSocket {
+        FrameSocket(descriptor: fd, maximumIncomingFrameBytes: configuration.maximumRequestFrameBytes,
+                    maximumOutgoingFrameBytes: configuration.maximumResponseFrameBytes)
+    }
+
+    /// Serves one connection until the peer closes it, a framing error, the idle
+    /// timeout, or shutdown (between requests, never in the middle of one).
+    private func serveConnection(_ fd: Int32, peer known: PeerCredentials? = nil) {
+        let socket = makeSocket(fd)
+        defer { socket.close() }
+        guard let peer = known ?? (try? socket.peerCredentials()) else { return }
+        socket.setReceiveTimeout(configuration.idleTimeout)
+        socket.frameDeadline = configuration.frameDeadline
+        while socket.hasBufferedFrame || waitReadable(fd, timeout: configuration.idleTimeout) {
+            let received: ReceivedMessage<Service.Request>
+            do {
+                received = try socket.receive(Service.Request.self)
+            } catch {
+                if case .framing(let framing) = error {
+                    framingErrors.record(code: framing.protocolError.code.name, logger: logger)
+                    try? socket.send(Service.Response(requestID: 0, error: framing.protocolError))
+                }
+                return
+            }
+            let request = received.message
+            let context = RequestContext(peer: peer, logger: logger, receivedFileDescriptor: received.fileDescriptor,
+                                         connectionDescriptor: fd)
+            var peerGone = false
+            service.respond(to: request, context: context) { response in
+                var response = response
+                response.id = request.id
+                do {
+                    try socket.send(response)
+                } catch {
+                    peerGone = true
+                    throw error
+                }
+            }
+            received.fileDescriptor?.close()
+            if peerGone || isShuttingDown { return }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import Logging
+import STOLSandbox
+import STOLTransport
+import ServiceLifecycle
+
+/// Who a daemon is: the names its logs, socket and units use.
+public struct DaemonIdentity: Sendable {
+    /// The executable, e.g. `stol-taxonomyd`; the log label is `stol.taxonomyd`.
+    public let executable: String
+    /// The socket's `FileDescriptorName=` and the file name in the runtime directory.
+    public let socketName: String
+    /// Permission bits of a self-bound socket (the socket unit's `SocketMode=`).
+    public let socketMode: mode_t
+
+    public init(executable: String, socketName: String, socketMode: mode_t) {
+        self.executable = executable
+        self.socketName = socketName
+        self.socketMode = socketMode
+    }
+
+    /// One scheme for every daemon: `stol.` and the executable's name after `stol-`.
+    public var logLabel: String { "stol." + executable.replacingOccurrences(of: "stol-", with: "") }
+
+    public func defaultSocketPath(_ paths: RuntimePaths) -> String {
+        paths.runtimeDirectory + "/" + socketName + ".sock"
+    }
+
+    public static let taxonomy = DaemonIdentity(executable: "stol-taxonomyd", socketName: "taxonomy", socketMode: 0o666)
+    public static let favorites = DaemonIdentity(executable: "stol-favoritesd", socketName: "favorites", socketMode: 0o666)
+    public static let importCoordinator = DaemonIdentity(executable: "stol-importd", socketName: "import", socketMode: 0o660)
+    public static let verifier = DaemonIdentity(executable: "stol-verifyd", socketName: "verify", socketMode: 0o600)
+}
+
+/// What a daemon knows once its logging and paths are set up.
+public struct DaemonContext: Sendable {
+    public let identity: DaemonIdentity
+    public let logger: Logger
+    public let paths: RuntimePaths
+    public let environment: [String: String]
+}
+
+/// What the serving part of a daemon gets once its socket is open and it has
+/// sandboxed itself: build the servers (and any other services) from these.
+public struct ServingContext: Sendable {
+    public let daemon: DaemonContext
+    public let socket: SocketSource
+    public let configuration: ServerConfiguration
+    /// Every serving loop stamps it; the watchdog reads it.
+    public let heartbeat: Heartbeat
+
+    /// The listening socket, for a server that serves many connections.
+    public func listeningSocket() throws(DaemonStartupError) -> Int32 {
+        guard case .listening(let fd, _) = socket else {
+            throw DaemonStartupError(.config, "\(daemon.identity.executable) needs a listening socket but was handed an accepted connection; configure its socket unit with Accept=no")
+        }
+        return fd
+    }
+}
+
+/// The one skeleton of the serving daemons (taxonomy, favourites, import):
+///
+/// 1. logging (`STOL_LOG_LEVEL`) under the label `stol.<name>`, paths from the
+///    environment and ``DaemonOptions``;
+/// 2. `prepare`: what must happen with full access (open a database, prepare
+///    a directory); it returns the function that builds the services;
+/// 3. the socket: passed by systemd (`FileDescriptorName=`) or bound;
+/// 4. the sandbox (``Sandbox/enterDaemon()``), and the test-only probe;
+/// 5. the services, plus a ``WatchdogService`` when systemd asks for one, run as
+///    one service group: SIGTERM and SIGINT shut it down gracefully (in-flight
+///    requests finish, exit 0).
+///
+/// A ``DaemonStartupError`` at any step is logged at critical and exits with its
+/// sysexits code. The verifier, which must not start a thread before it has
+/// sandboxed itself, uses ``start(_:options:)`` and serves synchronously.
+public enum DaemonMain {
+    public typealias MakeServices = @Sendable (ServingContext) throws(DaemonStartupError) -> [any Service]
+
+    public static func run(_ identity: DaemonIdentity, options: DaemonOptions, server: ServerOptions,
+                           prepare: (DaemonContext) throws(DaemonStartupError) -> MakeServices) async throws {
+        let context = start(identity, options: options)
+        let logger = context.logger
+        do {
+            let makeServices = try prepare(context)
+            let socket = try openSocket(context, options: options)
+            try enterSandbox(context)
+            let notifier = SystemdNotifier()
+            let heartbeat = Heartbeat(period: Heartbeat.period(forWatchdog: notifier.watchdogInterval))
+            var services = try makeServices(ServingContext(daemon: context, socket: socket,
+                                                           configuration: server.configuration(name: identity.socketName),
+                                                           heartbeat: heartbeat))
+            if let interval = notifier.watchdogInterval {
+                services.append(WatchdogService(heartbeat: heartbeat, interval: interval, logger: logger))
+            }
+            try await runServices(services, logger: logger)
+        } catch let error as DaemonStartupError {
+            logger.critical("cannot start: \(error.message)")
+            throw error.code.exitCode
+        }
+    }
+
+    /// Steps 1 of every daemon: logging and paths.
+    public static func start(_ identity: DaemonIdentity, options: DaemonOptions,
+                             environment: [String: String] = ProcessInfo.processInfo.environment) -> DaemonContext {
+        LoggingSetup.bootstrap(environment: environment)
+        return DaemonContext(identity: identity, logger: Logger(label: identity.logLabel),
+                             paths: options.paths(environment: environment), environment: environment)
+    }
+
+    /// The socket systemd passed, or the one bound at `--socket` or the default path.
+    public static func openSocket(_ context: DaemonContext, options: DaemonOptions) throws(DaemonStartupError) -> SocketSource {
+        let identity = context.identity
+        do {
+            return try SocketActivation.socket(named: identity.socketName,
+                                               fallbackPath: options.socketPath ?? identity.defaultSocketPath(context.paths),
+                                               mode: identity.socketMode, logger: context.logger)
+        } catch {
+            throw DaemonStartupError(.config, error.description)
+        }
+    }
+
+    /// The serving daemons' sandbox (no programs, no sockets but Unix ones), then
+    /// the test-only probe that tries it from inside.
+    static func enterSandbox(_ context: DaemonContext) throws(DaemonStartupError) {
+        do {
+            try Sandbox.enterDaemon()
+        } catch {
+            throw DaemonStartupError(.osError, "cannot sandbox itself: \(error)")
+        }
+        reportSandboxProbe(context)
+    }
+
+    /// Test only (`STOL_TEST_SANDBOX_PROBE`): what the sandbox denies, tried from inside.
+    public static func reportSandboxProbe(_ context: DaemonContext) {
+        if SandboxProbe.isRequested(context.environment) {
+            context.logger.notice("sandbox probe: \(SandboxProbe.json(SandboxProbe.run(stateDirectory: context.paths.stateDirectory)))")
+        }
+    }
+
+    /// One service group with SIGTERM and SIGINT as graceful-shutdown signals, so
+    /// in-flight requests finish and the process exits 0. A service that returns
+    /// has finished its work (the idle exit): that ends the daemon cleanly.
+    public static func runServices(_ services: [any Service], logger: Logger) async throws {
+        let configuration = ServiceGroupConfiguration(
+            services: services.map {
+                .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup)
+            },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            cancellationSignals: [],
+            logger: logger
+        )
+        try await ServiceGroup(configuration: configuration).run()
+    }
+}

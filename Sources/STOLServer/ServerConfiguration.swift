@@ -1,0 +1,45 @@
+import STOLProtocol
+
+/// Limits and names one server runs with.
+public struct ServerConfiguration: Sendable {
+    public var name: String
+    public var maximumRequestFrameBytes: Int
+    public var maximumResponseFrameBytes: Int
+    public var maximumConnections: Int
+    /// Connections one user (uid) may hold at once; one more is answered BUSY and closed.
+    public var maximumConnectionsPerUser: Int
+    public var idleTimeout: Duration
+    /// A frame must arrive whole within this time of its first byte (a trickle of
+    /// bytes does not keep a connection, or its slot, alive).
+    public var frameDeadline: Duration
+    /// Answers waiting to be written beyond which a connection is read no further
+    /// (back-pressure): at most this plus one answer is held per connection.
+    public var maximumUnsentBytes: Int
+    /// A connection that does not read its answers for this long is closed.
+    public var slowReaderTimeout: Duration
+    /// With no connection at all for this long, the server returns (the daemon
+    /// exits 0; socket activation starts it again on the next connection). Nil: never.
+    public var idleExit: Duration?
+
+    public init(name: String,
+                maximumRequestFrameBytes: Int = ProtocolLimits.maximumRequestFrameBytes,
+                maximumResponseFrameBytes: Int = ProtocolLimits.maximumResponseFrameBytes,
+                maximumConnections: Int = ProtocolLimits.maximumConnections,
+                maximumConnectionsPerUser: Int = ProtocolLimits.maximumConnectionsPerUser,
+                idleTimeout: Duration = .seconds(ProtocolLimits.idleTimeoutSeconds),
+                frameDeadline: Duration = .seconds(ProtocolLimits.frameDeadlineSeconds),
+                maximumUnsentBytes: Int = 1024 * 1024,
+                slowReaderTimeout: Duration = .seconds(ProtocolLimits.slowReaderTimeoutSeconds),
+                idleExit: Duration? = nil) {
+        self.name = name
+        self.maximumRequestFrameBytes = maximumRequestFrameBytes
+        self.maximumResponseFrameBytes = maximumResponseFrameBytes
+        self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerUser = maximumConnectionsPerUser
+        self.idleTimeout = idleTimeout
+        self.frameDeadline = frameDeadline
+        self.maximumUnsentBytes = maximumUnsentBytes
+        self.slowReaderTimeout = slowReaderTimeout
+        self.idleExit = idleExit
+    }
+}

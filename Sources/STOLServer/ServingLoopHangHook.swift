@@ -1,0 +1,25 @@
+import Dispatch
+import Foundation
+import Logging
+
+/// Test-only: with `STOL_TEST_HANG_ON_SIGUSR2=1`, SIGUSR2 blocks one serving loop
+/// for good (an event loop, or the blocking server's accept loop), as a handler
+/// stuck in a loop would, so that tests can see the watchdog stop pinging and
+/// systemd kill and restart the daemon.
+enum ServingLoopHangHook {
+    static let variable = "STOL_TEST_HANG_ON_SIGUSR2"
+
+    /// Calls `hang` on SIGUSR2 when armed; keep the returned source alive.
+    static func installIfRequested(logger: Logger, hang: @escaping @Sendable () -> Void) -> (any DispatchSourceSignal)? {
+        guard ProcessInfo.processInfo.environment[variable] == "1" else { return nil }
+        logger.warning("test hook armed: SIGUSR2 blocks a serving loop")
+        signal(SIGUSR2, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGUSR2)
+        source.setEventHandler {
+            logger.warning("test hook: blocking a serving loop")
+            hang()
+        }
+        source.resume()
+        return source
+    }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import STOLImport
+import STOLServer
+import STOLTransport
+
+/// `stol-importd`: the import coordinator. Wiring only: the skeleton is
+/// `DaemonMain`, the logic `ImportCoordinator`.
+@main
+struct ImportDaemon: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stol-importd",
+        abstract: "Coordinate reference-database imports for STOL administrators.",
+        discussion: """
+            Accepts requests only from root and members of the admin group (SO_PEERCRED and \
+            SO_PEERGROUPS). An import arrives as an open file descriptor (SCM_RIGHTS) and is handed to \
+            a fresh stol-verifyd over verify.sock; this daemon never parses the file itself. It writes \
+            the verified database to databases/.staging/, checks its SHA-256, fsyncs it and renames it \
+            over databases/reference.sqlite; activation state is databases/activation.json, replaced the \
+            same way. At start it removes what an interrupted import left in databases/. Serves the \
+            socket systemd passes (FileDescriptorName=import) or binds --socket with mode 0660.
+            Environment: STOL_RUNTIME_DIR, STOL_STATE_DIR, STOL_ADMIN_GROUP, STOL_LOG_LEVEL. Test only: \
+            STOL_TEST_PAUSE_AT, STOL_TEST_PAUSE_FILE.
+            Exit status: 0 after SIGTERM or the idle exit; 64 usage; 71 the sandbox cannot be entered; \
+            78 misconfiguration (a state directory it cannot prepare, a socket that cannot be bound).
+            """)
+
+    @Option(help: "Group whose members may import (default: $STOL_ADMIN_GROUP or stol-admin).")
+    var adminGroup: String?
+
+    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var server: ServerOptions
+
+    func run() async throws {
+        try await DaemonMain.run(.importCoordinator, options: daemon, server: server) { context throws(DaemonStartupError) in
+            let logger = context.logger
+            let groupName = adminGroup ?? context.environment["STOL_ADMIN_GROUP"] ?? "stol-admin"
+            let groupID = STOLTransport.groupID(named: groupName)
+            if groupID == nil {
+                logger.notice("admin group does not exist; only root may import", metadata: ["group": "\(groupName)"])
+            }
+            let pausePoints = TestPausePoints.fromEnvironment(context.environment)
+            if pausePoints.isArmed {
+                logger.notice("test pause points armed", metadata: ["stages": "\(pausePoints.armedStages.joined(separator: ","))"])
+            }
+            let coordinator = ImportCoordinator(paths: context.paths, configuration: .init(adminGroupID: groupID),
+                                                pausePoints: pausePoints)
+            do throws(ImportError) {
+                try coordinator.store.prepare(logger: logger)
+            } catch {
+                throw DaemonStartupError(.config, "cannot prepare the state directory: \(error.protocolError.message)")
+            }
+            return { serving in
+                // A blocking server: it serves a listening socket or one accepted connection.
+                [BlockingFramedServer(service: coordinator, source: serving.socket, configuration: serving.configuration,
+                                      logger: logger, heartbeat: serving.heartbeat)]
+            }
+        }
+    }
+}

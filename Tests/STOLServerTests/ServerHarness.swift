@@ -1,0 +1,94 @@
+import Dispatch
+import Foundation
+import Glibc
+import NIOConcurrencyHelpers
+import STOLProtocol
+import STOLServer
+import STOLTransport
+import ServiceLifecycle
+import XCTest
+
+/// A server on a Unix socket in a short temporary directory, run in a
+/// `ServiceGroup` as the daemons run it, from a synchronous test (the test thread
+/// may block on sockets without starving Swift's cooperative pool).
+final class ServerHarness: @unchecked Sendable {
+    let path: String
+    let events: EventLog
+    private let group: ServiceGroup
+    private let task: Task<Void, Never>
+    private let finished = DispatchSemaphore(value: 0)
+    private var didFinish = false
+
+    /// `makeServer` gets the listening descriptor bound through ``SocketActivation``.
+    init(_ testCase: XCTestCase, events: EventLog = EventLog(), mode: mode_t = 0o600,
+         makeServer: (Int32) -> any ServiceLifecycle.Service) throws {
+        path = try makeShortTemporaryDirectory(testCase) + "/server.sock"
+        self.events = events
+        let fd = try bindTestSocket(path, mode: mode)
+        group = ServiceGroup(services: [makeServer(fd)], gracefulShutdownSignals: [], cancellationSignals: [],
+                             logger: quietLogger)
+        let group = self.group
+        let finished = self.finished
+        task = Task {
+            do {
+                try await group.run()
+                events.record("run returned")
+            } catch {
+                events.record("run threw \(error)")
+            }
+            finished.signal()
+        }
+        testCase.addTeardownBlock { [self] in
+            if !didFinish { triggerGracefulShutdown(); _ = waitUntilFinished() }
+        }
+    }
+
+    func connect() throws -> FrameSocket { try connectClient(path) }
+
+    func triggerGracefulShutdown() {
+        let group = self.group
+        Task { await group.triggerGracefulShutdown() }
+    }
+
+    func cancel() { task.cancel() }
+
+    /// Waits for the service group's `run()` to return (`timeout` is a safety net).
+    @discardableResult
+    func waitUntilFinished(timeout: Double = 10) -> Bool {
+        if didFinish { return true }
+        didFinish = finished.wait(timeout: .now() + timeout) == .success
+        return didFinish
+    }
+}
+
+/// A promise-like gate an async service awaits until the test opens it.
+final class AsyncGate: @unchecked Sendable {
+    private let lock = NIOLock()
+    private var isOpen = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func open() {
+        let toResume: [CheckedContinuation<Void, Never>] = lock.withLock {
+            isOpen = true
+            defer { waiters = [] }
+            return waiters
+        }
+        toResume.forEach { $0.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow: Bool = lock.withLock {
+                if isOpen { return true }
+                waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+}
+
+extension ResponseEnvelope {
+    /// The error code of an error answer, nil for a result.
+    var errorCode: Stol_V1_ErrorCode? { protocolError?.code }
+}

@@ -1,0 +1,142 @@
+import CSTOLSocket
+import Dispatch
+import Foundation
+import Glibc
+import Logging
+import NIOCore
+import STOLProtocol
+import STOLServer
+import STOLTransport
+import SwiftProtobuf
+import XCTest
+
+/// Shared helpers of the runtime tests: real sockets only (socketpair(2) and Unix
+/// sockets bound in short temporary directories under /tmp), no mocks.
+
+/// A logger that drops everything, so test output stays readable.
+let quietLogger = Logger(label: "stol.tests", factory: { _ in SwiftLogNoOpLogHandler() })
+
+/// A fresh connected pair of Unix stream sockets.
+func makeSocketPair(file: StaticString = #filePath, line: UInt = #line) throws -> (Int32, Int32) {
+    var fds: [Int32] = [-1, -1]
+    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+        XCTFail("socketpair failed: errno \(errno)", file: file, line: line)
+        throw POSIXError(.EIO)
+    }
+    return (fds[0], fds[1])
+}
+
+/// Two framed sockets over one socketpair; a receive timeout keeps a broken test
+/// from hanging (it is a safety net, never asserted on).
+func makeFrameSocketPair(limit: Int = 1024) throws -> (FrameSocket, FrameSocket) {
+    let (a, b) = try makeSocketPair()
+    let left = FrameSocket(descriptor: a, maximumIncomingFrameBytes: limit, maximumOutgoingFrameBytes: limit)
+    let right = FrameSocket(descriptor: b, maximumIncomingFrameBytes: limit, maximumOutgoingFrameBytes: limit)
+    left.setReceiveTimeout(.seconds(5))
+    right.setReceiveTimeout(.seconds(5))
+    return (left, right)
+}
+
+/// A short temporary directory under /tmp (Unix socket paths are limited to 107 bytes),
+/// removed when the test ends.
+func makeShortTemporaryDirectory(_ testCase: XCTestCase) throws -> String {
+    var template = Array("/tmp/stolrt.XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
+    let path = String(cString: made)
+    testCase.addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+    return path
+}
+
+/// Makes sure no activation variables leak into the fallback path of a test.
+func clearSocketActivationEnvironment() {
+    unsetenv("LISTEN_FDS")
+    unsetenv("LISTEN_PID")
+    unsetenv("LISTEN_FDNAMES")
+}
+
+/// Binds `path` through the production fallback path of ``SocketActivation``.
+func bindTestSocket(_ path: String, mode: mode_t = 0o600) throws -> Int32 {
+    clearSocketActivationEnvironment()
+    let source = try SocketActivation.socket(named: "test", fallbackPath: path, mode: mode, logger: quietLogger)
+    guard case .listening(let fd, activated: false) = source else {
+        XCTFail("expected a self-bound listening socket, got \(source)")
+        throw POSIXError(.EINVAL)
+    }
+    return fd
+}
+
+/// Connects a blocking client to `path` (requests out, responses in) with a safety timeout.
+func connectClient(_ path: String) throws -> FrameSocket {
+    let socket = try FrameSocket.connect(path: path)
+    socket.setReceiveTimeout(.seconds(5))
+    return socket
+}
+
+/// The complete frame (length prefix + body) of `message`, as bytes.
+func frameBytes(_ message: some SwiftProtobuf.Message, limit: Int = ProtocolLimits.maximumRequestFrameBytes) throws -> [UInt8] {
+    Array(try FrameEncoding.frame(message, maximumFrameBytes: limit).readableBytesView)
+}
+
+/// A frame with a valid length prefix whose body is not a protobuf message:
+/// 0x07 is field 0 with wire type 7, which no protobuf decoder accepts.
+let undecodableFrame: [UInt8] = [0, 0, 0, 4, 0x07, 0xff, 0xff, 0xff]
+
+/// A bare length prefix announcing `length` bytes.
+func lengthPrefix(_ length: UInt32) -> [UInt8] {
+    withUnsafeBytes(of: length.bigEndian, Array.init)
+}
+
+/// A thread-safe ordered log of events, to assert on the order in which things happened.
+final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [String] = []
+
+    func record(_ event: String) { lock.withLock { entries.append(event) } }
+    var events: [String] { lock.withLock { entries } }
+}
+
+/// A one-shot gate a test opens to let a slow request finish.
+final class Gate: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var open = false
+
+    func openGate() {
+        condition.lock()
+        open = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until the gate is opened (or a generous safety timeout passes).
+    func waitUntilOpen() {
+        condition.lock()
+        let deadline = Date().addingTimeInterval(10)
+        while !open && condition.wait(until: deadline) {}
+        condition.unlock()
+    }
+}
+
+/// Retries `connect` until the listener at `path` refuses connections, which is
+/// how a test observes that a server stopped accepting (bounded by a safety limit).
+func waitUntilRefusingConnections(_ path: String) -> Bool {
+    for _ in 0..<500 {
+        let fd = stol_connect_unix(path)
+        if fd < 0 { return true }
+        close(fd)
+        usleep(10_000)
+    }
+    return false
+}
+
+extension TransportError {
+    /// Receiving on `socket` must fail with exactly this error.
+    static func expect<M: SwiftProtobuf.Message>(_ expected: TransportError, receiving type: M.Type, on socket: FrameSocket,
+                                                file: StaticString = #filePath, line: UInt = #line) {
+        do {
+            let received = try socket.receive(type)
+            XCTFail("expected \(expected), received \(received.message)", file: file, line: line)
+        } catch {
+            XCTAssertEqual(error, expected, file: file, line: line)
+        }
+    }
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Checks the module graph of Package.swift against the code (issue 15).
+
+1. Every target declares what it imports: each `import X` in a target's Swift files
+   names a dependency listed for that target (system modules aside).
+2. Every dependency a target declares is imported by at least one of its files, so
+   the graph in Package.swift is the graph of the code.
+3. The thin client stays thin: `stol-client`'s transitive dependencies include no
+   server-side module (NIOPosix, NIOExtras, ServiceLifecycle, libsystemd, STOLServer).
+
+Usage: check_module_graph.py [package-dir]   (needs `swift` on PATH)
+Exit 0 when all hold, 1 with one line per violation otherwise.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+# Modules of the toolchain and the C library: never declared in Package.swift.
+SYSTEM_MODULES = {"Foundation", "FoundationEssentials", "Glibc", "Dispatch", "Synchronization",
+                  "XCTest", "_Concurrency", "Musl", "Darwin"}
+# Modules that must never be in the client's dependency closure.
+CLIENT_FORBIDDEN = {"NIOPosix", "NIOExtras", "ServiceLifecycle", "CSystemd", "STOLServer", "GRDB", "GRDBSQLite"}
+IMPORT = re.compile(r"^\s*(?:@testable\s+|@_implementationOnly\s+)?(?:public\s+|internal\s+|package\s+)?import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)", re.M)
+# Products whose module name differs from the product name.
+PRODUCT_MODULES = {}
+
+
+def dependency_names(target):
+    names = []
+    for dep in target.get("dependencies", []):
+        for kind in ("byName", "target", "product"):
+            if kind in dep:
+                names.append(dep[kind][0])
+    return names
+
+
+def target_path(package_dir, target):
+    if target.get("path"):
+        return os.path.join(package_dir, target["path"])
+    base = "Tests" if target["type"] == "test" else "Sources"
+    return os.path.join(package_dir, base, target["name"])
+
+
+def imports_of(directory):
+    found = {}
+    for root, _, files in os.walk(directory):
+        for name in files:
+            if not name.endswith(".swift"):
+                continue
+            path = os.path.join(root, name)
+            with open(path, encoding="utf-8") as handle:
+                # Multi-line string literals (Python scripts a test runs) are not imports.
+                code = re.sub(r'"""(.|\n)*?"""', '""', handle.read())
+                for module in IMPORT.findall(code):
+                    found.setdefault(module, path)
+    return found
+
+
+def main():
+    package_dir = sys.argv[1] if len(sys.argv) > 1 else "."
+    dump = json.loads(subprocess.run(["swift", "package", "--package-path", package_dir, "dump-package"],
+                                     check=True, capture_output=True, text=True).stdout)
+    targets = {t["name"]: t for t in dump["targets"]}
+    problems = []
+    for name, target in sorted(targets.items()):
+        if target["type"] in ("system", "binary"):
+            continue
+        declared = {PRODUCT_MODULES.get(d, d) for d in dependency_names(target)}
+        imported = imports_of(target_path(package_dir, target))
+        for module, path in sorted(imported.items()):
+            if module in SYSTEM_MODULES or module == name:
+                continue
+            if module not in declared:
+                problems.append(f"{name}: imports {module} ({os.path.relpath(path, package_dir)}) without declaring it")
+        for module in sorted(declared - set(imported)):
+            # A C library linked for its symbols only (no Swift import) is declared on purpose.
+            if targets.get(module, {}).get("type") == "system" and module in imported:
+                continue
+            problems.append(f"{name}: declares {module} but no file imports it")
+
+    closure, pending = set(), ["stol-client"]
+    while pending:
+        current = pending.pop()
+        for dep in dependency_names(targets.get(current, {})):
+            if dep not in closure:
+                closure.add(dep)
+                pending.append(dep)
+    # Products of packages pull their own modules: NIOCore never pulls NIOPosix, and
+    # the forbidden names are checked as they are spelt in this package.
+    for module in sorted(closure & CLIENT_FORBIDDEN):
+        problems.append(f"stol-client: depends (transitively) on {module}, a server-side module")
+
+    for line in problems:
+        print(line)
+    if problems:
+        return 1
+    print(f"module graph ok: {len(targets)} targets; every import declared and used; "
+          f"stol-client's closure: {', '.join(sorted(closure))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
