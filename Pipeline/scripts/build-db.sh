@@ -18,7 +18,7 @@ taxdump=.cache/ncbi/taxdump
 curated=Pipeline/curated
 released=(); for r in Pipeline/released-ids/*.tsv; do released+=(--keep-released "$r"); done
 checks=(); for r in Pipeline/released-ids/*.tsv; do checks+=(--released "$r"); done
-budget=20000000  # bytes, gzip -9, the seed's "≤ 20 MB compressed"
+budget=20000000  # bytes, gzip -9: the bundled database's budget (docs/design/data-and-format.md §6)
 mkdir -p "$out"
 
 fetch_ncbi() {

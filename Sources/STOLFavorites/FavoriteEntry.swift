@@ -2,8 +2,8 @@ import GRDB
 
 /// One saved favourite: the opaque species key and when it was saved.
 ///
-/// These are the only two facts the service keeps (seed 002 §2, the privacy
-/// analysis): nothing here identifies a person, and the user's uid is only the
+/// These are the only two facts the service keeps (docs/design/favourites.md §1,
+/// §2): nothing here identifies a person, and the user's uid is only the
 /// file's name, never a value inside it.
 public struct FavoriteEntry: Codable, Equatable, Sendable, FetchableRecord, TableRecord {
     public static let databaseTableName = "favorites"

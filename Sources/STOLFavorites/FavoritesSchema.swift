@@ -2,7 +2,7 @@ import GRDB
 
 /// The schema of one user's favourites file, versioned with `PRAGMA user_version`.
 ///
-/// Seed 002 §4 fixes the schema text; it is applied verbatim so the file holds
+/// docs/design/favourites.md §1 and §3 fix the schema; it is applied verbatim so the file holds
 /// exactly the two privacy-reviewed columns and nothing else (no bookkeeping table
 /// such as GRDB's `grdb_migrations`, which is why `DatabaseMigrator` is not used).
 enum FavoritesSchema {
@@ -12,8 +12,8 @@ enum FavoritesSchema {
     /// One step per version: step `n` brings a file from version `n - 1` to `n`.
     /// Append new steps; never edit a released one.
     static let migrations: [(version: Int, migrate: @Sendable (Database) throws -> Void)] = [
-        // `IF NOT EXISTS`: files made before user_version existed (seed 002 §4,
-        // "does not use a schema_version table") already hold this table.
+        // `IF NOT EXISTS`: files made before user_version existed (they had no
+        // version marker at all) already hold this table.
         (1, { db in
             try db.execute(sql: """
                 CREATE TABLE IF NOT EXISTS favorites (

@@ -53,7 +53,7 @@ public struct FavoritesService: FramedService {
 
     /// Is-favourite and count, answered on the event loop from the user's
     /// in-memory set once their file is open (the heart icon of every screen,
-    /// seeds/002 §4): no hop through the user's actor. Everything else, and these
+    /// docs/design/favourites.md §9): no hop through the user's actor. Everything else, and these
     /// two before the file is open or while a notice waits, goes to ``respond``.
     public func respondInline(to request: Request, context: RequestContext) -> Response? {
         guard let store = registry.existingStore(for: context.peer.uid) else { return nil }

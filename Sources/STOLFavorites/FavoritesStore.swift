@@ -18,7 +18,7 @@ import Synchronization
 /// any death of this process, `SIGKILL` included. Only an OS crash or power loss
 /// can lose the last few transactions (the WAL is fsynced at checkpoints, not at
 /// every commit); even then the file stays consistent, never half-written. That is
-/// the trade the seed accepts for a re-addable list, in exchange for no fsync per tap.
+/// the trade docs/design/favourites.md §6 makes for a re-addable list: no fsync per tap.
 ///
 /// The file is created lazily by the first write; reads of a user without a file
 /// answer "empty" without creating one, so nothing reappears after ``forgetMe()``.
@@ -144,7 +144,7 @@ public actor FavoritesStore {
         memory.withLock { $0.ids.removeAll() }
         // secure_delete has zeroed the freed pages; a truncating checkpoint copies
         // them into the main file and empties the -wal, which still holds older
-        // copies of the deleted rows. "No residue after Clear All" (seed 002 §1).
+        // copies of the deleted rows. No residue after a clear (docs/design/favourites.md §4).
         do {
             try database.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
         } catch {

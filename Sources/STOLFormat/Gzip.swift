@@ -52,7 +52,7 @@ public final class GzipDeflater {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         buffer = .allocate(capacity: Gzip.bufferSize)
-        // deflateInit2 is a macro; call the function behind it (ARCHITECTURE.md §8).
+        // deflateInit2 is a macro; call the function behind it (docs/design/architecture.md §12).
         let status = deflateInit2_(stream, level, Z_DEFLATED, Gzip.gzipWindowBits, 8, Z_DEFAULT_STRATEGY,
                                    ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         precondition(status == Z_OK, "deflateInit2_ failed: \(status)")

@@ -188,7 +188,8 @@ public enum SigningKeyError: Error, Equatable, Sendable, CustomStringConvertible
 }
 
 extension Ed25519.PublicKey {
-    /// A key from 64 hexadecimal digits (for a compiled-in trusted key); `nil` otherwise.
+    /// A key from 64 hexadecimal digits; `nil` otherwise. (No key is compiled into the
+    /// service: the verifier reads a key file, `TrustedKey`. Used by the tests.)
     public init?(hex: String) {
         guard let key = try? SigningKeyFile.parsePublicKey(Array((SigningKeyFile.publicLabel + hex).utf8), source: "hex") else {
             return nil

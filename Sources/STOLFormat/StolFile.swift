@@ -8,8 +8,13 @@ import Darwin
 /// Writing and verifying `.stol` files (`protocol/STOL-FORMAT.md`).
 ///
 /// ``verify(fileDescriptor:publicKey:options:events:output:)`` is the one
-/// implementation of the checklist: `stol-verifyd` and `stol-pipeline verify`
-/// both call it. Checks, in order (the first failure is thrown):
+/// implementation of the format checks (checks 1–8 of `protocol/STOL-FORMAT.md` §6).
+/// Callers: the verifier's handler (`VerifierService` in STOLImport, run by
+/// `stol-verifyd`), which follows them with the database checks (`DatabaseChecks`);
+/// `stol-pipeline sign` on its own output and `stol-pipeline verify` (through
+/// ``verify(path:publicKey:options:extractTo:events:)``), which run no database
+/// checks; `stol-bench import` in-process. `stol-importd` only calls
+/// ``checkedSize(ofDescriptor:options:)``. Checks, in order (the first failure is thrown):
 ///
 /// 1. readable regular file — ``StolFormatError/fileUnreadable(_:)``
 /// 2. 1 byte … 2 GiB — ``StolFormatError/fileTooSmall(bytes:)`` / ``StolFormatError/fileTooLarge(bytes:limit:)``

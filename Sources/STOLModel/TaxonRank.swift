@@ -1,4 +1,4 @@
-/// The eight main ranks STOL keeps, root first (seeds/001 §10.7).
+/// The eight main ranks STOL keeps, root first (docs/design/queries-and-algorithms.md §1).
 ///
 /// Sources have dozens of ranks; the pipeline keeps these eight and attaches each
 /// kept taxon to its nearest kept ancestor.

@@ -2,8 +2,10 @@
 /// disk: depth, lowest common ancestor, Euler tour and closest relatives.
 ///
 /// The pipeline uses it to precompute `euler_tour`, `first_occurrence` and
-/// `top_n_relatives`; the taxonomy server uses the same type to answer on demand,
-/// so the precomputed and computed answers agree by construction.
+/// `top_n_relatives` (``RelativesIndex``). The taxonomy server does not use it: it
+/// answers from ``CompactTaxonTree`` (and ``FullTaxonTree`` for the whole tree),
+/// which applies the same rule and order; the tests check that the precomputed and
+/// computed answers agree (docs/design/queries-and-algorithms.md §2, §5).
 public struct TaxonTree: Sendable {
     public struct Node: Sendable, Equatable {
         public var id: TaxonID
@@ -108,7 +110,7 @@ public struct TaxonTree: Sendable {
         parentPointerLCA(a, b, parentIndex: parentIndex, depth: depth)
     }
 
-    /// The Euler tour of seeds/000 §3.6: each node is recorded on entry and again
+    /// The Euler tour of docs/design/queries-and-algorithms.md §6: each node is recorded on entry and again
     /// after each child, so the tour of a tree of N nodes has 2N − 1 entries
     /// (forests: per tree). Returns (node index, depth) pairs.
     public func eulerTour() -> [(node: Int, depth: Int32)] {
@@ -150,9 +152,9 @@ public struct TaxonTree: Sendable {
 
     /// The `n` closest species to the species at `target`, by taxonomic distance
     /// `depth(a) + depth(b) − 2·depth(lca)`, ties broken by scientific name, then id
-    /// (seeds/001 §12.3). Exact: climbs ancestors only while a farther ancestor
+    /// (docs/design/queries-and-algorithms.md §5). Exact: climbs ancestors only while a farther ancestor
     /// could still beat the current n-th candidate. `maximumCandidates` bounds the
-    /// work (the seeds' guard for the computed mode).
+    /// work (the guard of the computed mode).
     public func closestRelatives(of target: Int, n: Int, maximumCandidates: Int = .max) -> [Relative] {
         guard n > 0 else { return [] }
         var best: [Relative] = []

@@ -1,4 +1,4 @@
-/// The taxonomy database schema (`protocol/STOL-FORMAT.md`, "The database").
+/// The taxonomy database schema (docs/design/data-and-format.md §2–§4; `protocol/STOL-FORMAT.md` §3).
 ///
 /// Version 1 is the eight-rank view: `taxa` holds only domain … species, each
 /// under its nearest kept ancestor. Version 2 adds, without changing a table of

@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import STOLModel
 
-/// The record of released taxon ids (seeds/004 "Node ID Stability Policy": once
-/// an id is released it is immutable, because users' favourites are keyed by it).
+/// The record of released taxon ids (docs/design/stable-ids.md §4–§5: once an id
+/// is released it is immutable, because users' favourites are keyed by it).
 ///
 /// A record is a TSV file with a header, one taxon per line, sorted by id:
 /// `id\trank\tscientific_name`. A release writes it from the database it ships

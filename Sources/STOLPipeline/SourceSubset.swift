@@ -121,8 +121,8 @@ extension SourceTaxonomy {
     ///
     /// This is the bundled database's selection rule: the whole tree down to genus,
     /// plus the species people know by a name. It exists because the full
-    /// placeholder-free NCBI tree (645 k species) cannot fit the seed's 20 MB
-    /// compressed budget with the seed's schema; see `Pipeline/README.md`.
+    /// placeholder-free NCBI tree (645 k species) cannot fit the bundled database's
+    /// 20 MB compressed budget with this schema (docs/design/data-and-format.md §6).
     public func keepingNamedSpecies(alsoKeeping: Set<TaxonID> = []) -> (SourceTaxonomy, NamedSpeciesReport) {
         let positions = usagePositions()
         var notable = alsoKeeping

@@ -3,8 +3,9 @@ import GRDB
 import STOLModel
 
 /// Writes a ``NormalizedTaxonomy`` into a new SQLite file in the schema of
-/// seeds/000 §3, with the FTS5 index (rowid = taxon id), the Euler tour, first
-/// occurrences and the precomputed closest relatives.
+/// ``TaxonomySchema`` (docs/design/data-and-format.md §2–§5), with the FTS5 index
+/// (rowid = taxon id), the Euler tour, first occurrences and the precomputed
+/// closest relatives.
 ///
 /// The file is written to `<output>.partial` and renamed into place only when
 /// complete, so a failed or interrupted build never leaves a half database under
@@ -151,7 +152,7 @@ public struct TaxonomyDatabaseWriter {
         return report
     }
 
-    /// The CHECK constraints of the schema (seeds/000 §3), verified after the bulk load.
+    /// The CHECK constraints of the schema (docs/design/data-and-format.md §5), verified after the bulk load.
     private static let checks: [(table: String, condition: String)] = [
         ("taxa", "rank IN ('domain','kingdom','phylum','class','order','family','genus','species')"),
         ("taxa", "status IN ('accepted','synonym','doubtful')"),

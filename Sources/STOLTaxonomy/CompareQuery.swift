@@ -3,11 +3,11 @@ import STOLModel
 import STOLProtocol
 
 extension TaxonomyQueries {
-    /// Compares two taxa (seeds/001 §12.1–12.2): lowest common ancestor, both
+    /// Compares two taxa (docs/design/queries-and-algorithms.md §4): lowest common ancestor, both
     /// paths up to it, distance `depth(a) + depth(b) − 2·depth(lca)`, a sentence
     /// naming the shared clade, and the Jaccard similarity of their traits.
     ///
-    /// The LCA is found by the seeds' path-to-root method on the two lineages
+    /// The LCA is found by the path-to-root method on the two lineages (§3 there)
     /// (at most eight taxa each), which the answer needs anyway for the paths;
     /// taxa in different root trees have no LCA and are answered as unrelated.
     public func compare(_ a: TaxonID, _ b: TaxonID, language: String) throws(TaxonomyError) -> Stol_V1_CompareResponse {

@@ -66,8 +66,9 @@ extension TaxonomyQueries {
         }
     }
 
-    /// Lineages on the whole tree: names are resolved with SQL (the name index of
-    /// `tree_nodes`), everything else from memory.
+    /// Lineages on the whole tree, from memory: ids and scientific names through the
+    /// tree's own name index, common names and synonyms through the in-memory exact
+    /// names; SQL only for ids the tree does not hold (merged or deleted ids).
     private func fullTreeLineages(_ queries: [String], tree: FullTaxonTree, exactNames: [String: TaxonID],
                                   form: Stol_V1_LineageForm) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
         var nodes = [Int?](repeating: nil, count: queries.count)

@@ -7,12 +7,13 @@ extension TaxonomyQueries {
     /// computed mode gives up being exact (scanning that many takes about 2 ms).
     public static let defaultMaximumCandidates = 1_000_000
 
-    /// The `n` closest species (seeds/001 §12.3). From `top_n_relatives` when it
+    /// The `n` closest species (docs/design/queries-and-algorithms.md §5). From `top_n_relatives` when it
     /// holds at least `n` rows for the species and `computed` is false; otherwise
-    /// computed on the in-memory tree, which gives the same exact answer
-    /// (distance, then scientific name, then id) because the pipeline filled the
-    /// table with the same algorithm. The tests check that the two agree for
-    /// every species of a built database.
+    /// computed on the in-memory ``CompactTaxonTree``, which gives the same exact
+    /// answer (distance, then scientific name, then id) as the pipeline's
+    /// `TaxonTree.RelativesIndex` that filled the table: the same rule and order,
+    /// two implementations. The tests check that the two agree for every species
+    /// of a built database.
     ///
     /// Never waits for the in-memory tree: when the answer needs it and it is
     /// still being built, this throws ``TaxonomyError/memoryIndexesLoading`` and

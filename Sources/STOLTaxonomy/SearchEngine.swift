@@ -10,7 +10,7 @@ public struct SearchOptions: Sendable {
     public var conservation: Set<String>
     public var limit: Int
     public var language: String
-    /// Complete fewer than three results with approximate matches (seeds/000 §8.2).
+    /// Complete fewer than three results with approximate matches (docs/design/queries-and-algorithms.md §7.4).
     public var fuzzy: Bool
 
     public init(rank: TaxonRank? = nil, conservation: Set<String> = [], limit: Int = 20, language: String = "en",
@@ -23,7 +23,7 @@ public struct SearchOptions: Sendable {
     }
 }
 
-/// Search over scientific, common and synonym names (seeds/000 §8).
+/// Search over scientific, common and synonym names (docs/design/queries-and-algorithms.md §7).
 ///
 /// Every query gathers a bounded set of candidates first, then scores them in
 /// Swift by how well one of their names matches (whole name, start of the name,
@@ -291,7 +291,7 @@ struct SearchEngine {
         return Array(ids.filter { seen.insert($0).inserted }.prefix(Self.candidateCap))
     }
 
-    /// Levenshtein bound of seeds/000 §8.2: 2 for 5+ characters, else 1.
+    /// Levenshtein bound of docs/design/queries-and-algorithms.md §7.4: 2 for 5+ characters, else 1.
     static func maximumDistance(_ text: String) -> Int { text.count >= 5 ? 2 : 1 }
 
     // MARK: Scoring

@@ -3,7 +3,7 @@ import STOLModel
 import STOLProtocol
 
 extension TaxonomyQueries {
-    /// Everything the species page shows (seeds/001 §11.4): the taxon, its
+    /// Everything the species page shows (docs/design/queries-and-algorithms.md §10): the taxon, its
     /// lineage, common names grouped by language (the requested language first,
     /// preferred names first), synonyms, traits and references.
     public func detail(of id: TaxonID, language: String) throws(TaxonomyError) -> Stol_V1_TaxonDetail {

@@ -5,7 +5,7 @@ import STOLProtocol
 public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
     case taxonNotFound(TaxonID)
     case invalidArgument(String)
-    /// Closest relatives are defined for species only (README, "Taxonomy queries").
+    /// Closest relatives are defined for species only (docs/design/queries-and-algorithms.md §5).
     case notASpecies(TaxonID, rank: String)
     /// A name in a lineage batch that matches no taxon exactly.
     case nameNotFound

@@ -14,7 +14,7 @@ import STOLTransport
 /// as the invoking user, using ids from a reserved range that it removes again, so
 /// it never touches that user's own favourites.
 ///
-/// It prints; it never fails on a timing (ARCHITECTURE.md §7: speed is measured,
+/// It prints; it never fails on a timing (docs/design/architecture.md §11, item 9: speed is measured,
 /// not asserted). Targets of issue 5 are shown beside the numbers.
 struct FavoritesBench: ParsableCommand {
     static let configuration = CommandConfiguration(

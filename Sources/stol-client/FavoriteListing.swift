@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import STOLProtocol
 
-/// The orders of seed 002 §6.3's "Sort" picker.
+/// The orders of `fav list --sort` (docs/design/favourites.md §5).
 enum FavoriteSort: String, ExpressibleByArgument, CaseIterable {
     /// Most recently added first (the daemon's order; ties by ascending id).
     case recent
@@ -23,8 +23,8 @@ enum FavoriteSort: String, ExpressibleByArgument, CaseIterable {
 /// A user's favourites with the names the active database gives them, ready to
 /// be sorted and printed as a list or exported.
 ///
-/// Favourites the active database does not know stay in the listing with seed
-/// 002 §7.4's placeholder: they may exist in the other database, and switching
+/// Favourites the active database does not know stay in the listing with the
+/// placeholder of docs/design/favourites.md §11: they may exist in the other database, and switching
 /// back brings their names back, so nothing here ever drops one.
 struct FavoriteListing {
     struct Row {
@@ -109,7 +109,7 @@ struct FavoriteListing {
 
     // MARK: - Export
 
-    /// The title line of seed 002 §6.3's export.
+    /// The title line of the export (docs/design/favourites.md §11).
     static let exportTitle = "My Favourite Species — Species: Tree of Life"
 
     /// One export line per favourite, names only: `Panthera leo (lion)`.
@@ -120,7 +120,7 @@ struct FavoriteListing {
         }
     }
 
-    /// `fav export`: exactly seed 002 §6.3's text — a title, a blank line, a numbered
+    /// `fav export`: the text of docs/design/favourites.md §11 — a title, a blank line, a numbered
     /// list of display names. No ids and no timestamps, so it can be shared freely.
     func exportText(_ order: FavoriteSort) -> String {
         let items = exportNames(order).enumerated().map { "\($0.offset + 1). \($0.element)" }

@@ -5,8 +5,8 @@ import STOLTransport
 
 /// Fetches the taxa behind many favourite ids from the taxonomy server, pipelined.
 ///
-/// The favourites daemon keeps ids only (seed 002 §5.1: "views resolve the display
-/// information"), so listing and exporting ask `stol-taxonomyd` for each id with
+/// The favourites daemon keeps ids only (docs/design/favourites.md §11: names are
+/// the client's business), so listing and exporting ask `stol-taxonomyd` for each id with
 /// its ordinary `get_taxon`. One request per round trip would make a list of
 /// 10,000 favourites wait on 10,000 round trips; the protocol allows pipelining on
 /// `taxonomy.sock` (PROTOCOL.md §1.3), so requests go out in batches on one

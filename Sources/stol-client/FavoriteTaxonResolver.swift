@@ -6,7 +6,7 @@ import STOLProtocol
 /// Turns what the user typed after `fav add/remove/toggle/is` into one taxon id.
 ///
 /// Digits are an id and are used as they are, without asking the taxonomy
-/// server: a favourite may name a taxon of another database (seed 002 §7.4), and
+/// server: a favourite may name a taxon of another database (docs/design/favourites.md §11), and
 /// the favourites daemon is the one that checks the range. Anything else is a name,
 /// resolved with the taxonomy server's ordinary `search` (scientific, common and
 /// synonym names), so the client keeps no name data and no business rules of its own.

@@ -4,10 +4,10 @@ import STOLClientKit
 /// How the favourites commands name one taxon in text.
 ///
 /// Kept apart from the shared `TextFormatter` so the favourites output can follow
-/// seed 002 (names next to ids, the "Not found in active database" placeholder)
+/// docs/design/favourites.md §11 (names next to ids, the "Not found in active database" placeholder)
 /// without changing what the taxonomy commands print.
 enum FavoriteText {
-    /// The placeholder of seed 002 §7.4 for a favourite the active database lacks.
+    /// The placeholder (docs/design/favourites.md §11) for a favourite the active database lacks.
     static let notFound = "Not found in active database"
 
     /// `9689  Panthera leo — lion  (species)`: id, scientific name, common name, rank.

@@ -148,13 +148,15 @@ struct Sign: ParsableCommand {
 /// `stol-pipeline verify`.
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Verify a .stol file exactly as the service's verifier does.",
+        abstract: "Verify a .stol file with the format checks of the service's verifier.",
         discussion: """
-            Runs StolFile.verify, the function stol-verifyd uses, printing each check as it \
-            passes: size limits, magic, header, SHA-256 of the payload, Ed25519 signature, \
-            schema version, decompression within 4 GiB. On failure prints the error code \
-            (e.g. SIGNATURE_INVALID) and exits 1. --extract writes the verified database \
-            (atomically, only if every check passes).
+            Runs StolFile.verify, the format checks the service's verifier (stol-verifyd) runs \
+            first, printing each check as it passes: size limits, magic, header, SHA-256 of the \
+            payload, Ed25519 signature, schema version, decompression within 4 GiB. On failure \
+            prints the error code (e.g. SIGNATURE_INVALID) and exits 1. The verifier then also \
+            checks the database itself (SQLite header, schema_version row, PRAGMA integrity_check, \
+            tables, columns and indexes); this command does not: check the database that \
+            --extract writes (atomically, only if every check passes) with SQLite.
             """)
 
     @Option(name: .customLong("public-key"), help: "The trusted public key file.")

@@ -10,8 +10,10 @@ struct StolPipeline: ParsableCommand {
         commandName: "stol-pipeline",
         abstract: "Build STOL taxonomy databases from taxonomy source datasets (offline).",
         discussion: """
-            Databases are written in the schema of seeds/000 §3 (schema_version 1) with the FTS5 \
-            index, Euler tour, first occurrences and precomputed closest relatives.
+            Databases are written in the taxonomy schema, version 2 (schema_version 2; \
+            docs/design/data-and-format.md §2–§3), with the FTS5 index, Euler tour, first \
+            occurrences, precomputed closest relatives, retired ids and prominence; with \
+            --full-tree also the source's whole tree.
             Example: stol-pipeline build --source Pipeline/curated --output out/bundled.sqlite
             """,
         subcommands: [Build.self, CheckIDs.self, RecordIDs.self, Keygen.self, Sign.self, Verify.self]
