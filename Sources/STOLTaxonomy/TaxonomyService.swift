@@ -52,7 +52,7 @@ public struct TaxonomyService: FramedService {
         // for while it is still loading (seconds after a cold start).
         case .relatives(let relatives):
             relatives.ranks == .all ? false : provider.current().database.memoryIndexes?.tree != nil
-        case .search, .diagnostics, .lineageBatch, .compareBatch, .nameLookup, .subtree: false
+        case .search, .diagnostics, .lineageBatch, .compareBatch, .nameLookup, .subtree, .getTaxa: false
         }
     }
 
@@ -79,7 +79,7 @@ public struct TaxonomyService: FramedService {
             // (at most twice: compare names two ids); a deleted one is TAXON_DELETED.
             for attempt in 0... {
                 do {
-                    response.result = try answer(current, selection: selection, logger: logger)
+                    response.result = try answer(current, selection: selection, logger: logger, merged: &response.merged)
                     break
                 } catch TaxonomyError.taxonNotFound(let id) where attempt < 2 {
                     switch try TaxonomyQueries(database: selection.database).retired(id) {
@@ -121,12 +121,15 @@ public struct TaxonomyService: FramedService {
         case .compareBatch: "compare_batch"
         case .nameLookup: "name_lookup"
         case .subtree: "subtree"
+        case .getTaxa: "get_taxa"
         case nil: "unknown"
         }
     }
 
+    /// The result of one request; `merged` collects the merged ids a batch
+    /// answered as their new taxa (a single id's merge is handled by the caller).
     private func answer(_ request: Request, selection: ActiveDatabaseProvider.Selection,
-                        logger: Logger) throws -> Response.OneOf_Result {
+                        logger: Logger, merged: inout [Stol_V1_MergedTaxon]) throws -> Response.OneOf_Result {
         let queries = TaxonomyQueries(database: selection.database)
         switch request.body {
         case .status:
@@ -222,6 +225,14 @@ public struct TaxonomyService: FramedService {
                 throw TaxonomyError.invalidArgument("at most \(TaxonomyQueries.maximumBatchQueries) names per request")
             }
             return .nameLookup(try queries.lookUpNames(lookup.names))
+        case .getTaxa(let get):
+            guard get.taxonIds.count <= TaxonomyQueries.maximumBatchQueries else {
+                throw TaxonomyError.invalidArgument("at most \(TaxonomyQueries.maximumBatchQueries) ids per request")
+            }
+            for id in get.taxonIds { try Self.validate(id: id) }
+            let answer = try queries.taxa(ids: get.taxonIds, language: Self.language(get.language))
+            merged.append(contentsOf: answer.merged)
+            return .taxa(answer.response)
         case .subtree(let subtree):
             try Self.validate(id: subtree.taxonID)
             let maximum = subtree.maxTaxa == 0 ? TaxonomyQueries.defaultSubtreeTaxa : Int(subtree.maxTaxa)

@@ -96,8 +96,7 @@ extension FavoriteStateCommand {
             // service must not stop a favourite from being saved.
             var taxon = resolved.taxon
             var namesKnown = taxon != nil
-            if taxon == nil, let found = try? FavoriteNameLookup(socketPath: global.paths.taxonomySocket,
-                                                                 language: target.language).taxa(for: [state.taxonID]) {
+            if taxon == nil, let found = try? global.taxonomy().taxa(ids: [state.taxonID], language: target.language) {
                 taxon = found[state.taxonID]
                 namesKnown = true
             }
@@ -160,9 +159,9 @@ struct FavoriteListOptions: ParsableArguments {
     func listing(_ global: GlobalOptions, namesRequired: Bool) throws(ClientError) -> FavoriteListing {
         let response = try favorites(global, .list(Stol_V1_ListFavorites()))
         guard case .list(let list) = response.result else { throw .local("unexpected answer") }
-        let lookup = FavoriteNameLookup(socketPath: global.paths.taxonomySocket, language: language)
         do throws(ClientError) {
-            return FavoriteListing(entries: list.entries, taxa: try lookup.taxa(for: list.entries.map(\.taxonID)))
+            let taxa = try global.taxonomy().taxa(ids: list.entries.map(\.taxonID), language: language)
+            return FavoriteListing(entries: list.entries, taxa: taxa)
         } catch {
             guard !namesRequired, case .serviceNotRunning = error else { throw error }
             FileHandle.standardError.write(Data("note: names are not shown: \(error)\n".utf8))

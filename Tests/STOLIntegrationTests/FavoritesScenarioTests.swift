@@ -258,6 +258,29 @@ final class FavoritesScenarioTests: XCTestCase {
         XCTAssertTrue(bare.stderr.contains("not running"), bare.stderr)
     }
 
+    /// A long list is named with `get_taxa` batches (1000 ids each) on the one
+    /// client call path, not one `get_taxon` per favourite: 2,500 favourites (ids
+    /// 1…2,500, some in the test database, most not) are all listed, the known
+    /// ones with their names, in three requests, the server's counts say.
+    func testLongList_isNamedInBatchesOfGetTaxa_keepingEveryFavourite() throws {
+        try stack.start(.taxonomy)
+        try startFavorites()
+        let connection = try FavoritesConnection(path: stack.socketPath(.favorites))
+        let ids: [Int64] = Array(1...2_500).map { Int64($0) }
+        for id in ids { XCTAssertEqual(try connection.call(FavoritesConnection.add(id)).protocolError, nil) }
+        let listed = try stack.fav(["list", "--json"])
+        assertOK(listed)
+        let entries = listed.json["entries"] as? [[String: Any]] ?? []
+        XCTAssertEqual(entries.count, 2_500, "listing never drops a favourite")
+        let found = entries.filter { $0["found"] as? Bool == true }
+        XCTAssertGreaterThan(found.count, 0)
+        XCTAssertTrue(found.allSatisfy { !($0["scientific_name"] as? String ?? "").isEmpty })
+        let diagnostics = try stack.client(["diagnostics"])
+        assertOK(diagnostics)
+        XCTAssertTrue(diagnostics.stdout.contains("get_taxa: 3"), diagnostics.stdout)
+        XCTAssertFalse(diagnostics.stdout.contains("get_taxon:"), diagnostics.stdout)
+    }
+
     func testList_sortsByRecentScientificOrCommonNameInTheChosenLanguage() throws {
         try stack.start(.taxonomy)
         try startFavorites()

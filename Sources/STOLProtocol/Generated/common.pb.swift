@@ -57,7 +57,7 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
   /// the id was deleted from the source taxonomy (NCBI delnodes.dmp); details taxon_id
   case taxonDeleted // = 10
 
-  /// Import and verification (the checklist of seeds/000 §6.1, in order).
+  /// Import and verification (the verifier's checks, in order: docs/design/data-and-format.md §8).
   case fileUnreadable // = 20
   case fileTooLarge // = 21
   case notAStolFile // = 22
@@ -283,7 +283,7 @@ public nonisolated struct Stol_V1_Error: Sendable {
 }
 
 /// Identity of the active taxonomy database, carried by every taxonomy response so a
-/// client can notice a switch (the seeds' `.databaseDidSwitch`).
+/// client can notice a switch (docs/design/architecture.md §6).
 public nonisolated struct Stol_V1_DatabaseIdentity: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for

@@ -411,6 +411,14 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     set {body = .subtree(newValue)}
   }
 
+  public var getTaxa: Stol_V1_GetTaxaRequest {
+    get {
+      if case .getTaxa(let v)? = body {return v}
+      return Stol_V1_GetTaxaRequest()
+    }
+    set {body = .getTaxa(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -428,6 +436,7 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     case compareBatch(Stol_V1_CompareBatchRequest)
     case nameLookup(Stol_V1_NameLookupRequest)
     case subtree(Stol_V1_SubtreeRequest)
+    case getTaxa(Stol_V1_GetTaxaRequest)
 
   }
 
@@ -585,6 +594,14 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
     set {_uniqueStorage()._result = .subtree(newValue)}
   }
 
+  public var taxa: Stol_V1_TaxaResponse {
+    get {
+      if case .taxa(let v)? = _storage._result {return v}
+      return Stol_V1_TaxaResponse()
+    }
+    set {_uniqueStorage()._result = .taxa(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -603,6 +620,7 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
     case compareBatch(Stol_V1_CompareBatchResponse)
     case nameLookup(Stol_V1_NameLookupResponse)
     case subtree(Stol_V1_SubtreeResponse)
+    case taxa(Stol_V1_TaxaResponse)
 
   }
 
@@ -813,6 +831,41 @@ public nonisolated struct Stol_V1_GetTaxonRequest: Sendable {
 
   /// BCP-47 tag for `common_name`; default "en"
   public var language: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Many taxa by id in one request (a favourites list resolving its ids). Ids the
+/// database does not have are listed, not errors; a merged id is answered as its
+/// new taxon and listed in the envelope's `merged`.
+public nonisolated struct Stol_V1_GetTaxaRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// at most 1000, each > 0; duplicates answered once
+  public var taxonIds: [Int64] = []
+
+  /// BCP-47 tag for `common_name`; default "en"
+  public var language: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_TaxaResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// in the order of the request's first mention of each id
+  public var taxa: [Stol_V1_Taxon] = []
+
+  /// ids with no taxon here (never existed, or deleted), in request order
+  public var missingIds: [Int64] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1679,7 +1732,7 @@ nonisolated extension Stol_V1_LineageForm: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{3}get_taxa\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1870,6 +1923,19 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
           self.body = .subtree(v)
         }
       }()
+      case 28: try {
+        var v: Stol_V1_GetTaxaRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .getTaxa(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .getTaxa(v)
+        }
+      }()
       default: break
       }
     }
@@ -1940,6 +2006,10 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
       guard case .subtree(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 27)
     }()
+    case .getTaxa?: try {
+      guard case .getTaxa(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 28)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1955,7 +2025,7 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{1}merged\0\u{2}\u{6}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{1}merged\0\u{2}\u{6}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{1}taxa\0")
 
   fileprivate class _StorageClass {
     var _id: UInt64 = 0
@@ -2192,6 +2262,19 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
             _storage._result = .subtree(v)
           }
         }()
+        case 28: try {
+          var v: Stol_V1_TaxaResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .taxa(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .taxa(v)
+          }
+        }()
         default: break
         }
       }
@@ -2273,6 +2356,10 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
       case .subtree?: try {
         guard case .subtree(let v)? = _storage._result else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 27)
+      }()
+      case .taxa?: try {
+        guard case .taxa(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 28)
       }()
       case nil: break
       }
@@ -2655,6 +2742,76 @@ nonisolated extension Stol_V1_GetTaxonRequest: SwiftProtobuf.Message, SwiftProto
   public static func ==(lhs: Stol_V1_GetTaxonRequest, rhs: Stol_V1_GetTaxonRequest) -> Bool {
     if lhs.taxonID != rhs.taxonID {return false}
     if lhs.language != rhs.language {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_GetTaxaRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GetTaxaRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_ids\0\u{1}language\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedInt64Field(value: &self.taxonIds) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.language) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.taxonIds.isEmpty {
+      try visitor.visitPackedInt64Field(value: self.taxonIds, fieldNumber: 1)
+    }
+    if !self.language.isEmpty {
+      try visitor.visitSingularStringField(value: self.language, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_GetTaxaRequest, rhs: Stol_V1_GetTaxaRequest) -> Bool {
+    if lhs.taxonIds != rhs.taxonIds {return false}
+    if lhs.language != rhs.language {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_TaxaResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TaxaResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}taxa\0\u{3}missing_ids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.taxa) }()
+      case 2: try { try decoder.decodeRepeatedInt64Field(value: &self.missingIds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.taxa.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.taxa, fieldNumber: 1)
+    }
+    if !self.missingIds.isEmpty {
+      try visitor.visitPackedInt64Field(value: self.missingIds, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_TaxaResponse, rhs: Stol_V1_TaxaResponse) -> Bool {
+    if lhs.taxa != rhs.taxa {return false}
+    if lhs.missingIds != rhs.missingIds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -127,6 +127,14 @@ public final class TaxonomyFuzzTarget: FuzzTarget {
                 .allSatisfy { $0 == subtree.ids.count }, "\(what): \(subtree.ids.count) taxa for a limit of \(limit), or arrays of other lengths")
             try expect(zip(subtree.depths, subtree.depths.dropFirst()).allSatisfy { $1 >= 1 && $1 <= $0 + 1 },
                        "\(what): depths that are not a preorder")
+        case (.getTaxa(let asked), .taxa(let answer)):
+            // Every id asked is answered (as itself or the taxon it was merged into) or missing.
+            let mergedInto = Dictionary(response.merged.map { ($0.oldID, $0.newID) }, uniquingKeysWith: { a, _ in a })
+            let answered = Set(answer.taxa.map(\.id))
+            try expect(answered.count == answer.taxa.count, "\(what): a taxon answered twice")
+            try expect(asked.taxonIds.allSatisfy { answered.contains(mergedInto[$0] ?? $0) || answer.missingIds.contains($0) },
+                       "\(what): an id neither answered nor missing")
+            try expect(answer.missingIds.allSatisfy { !answered.contains($0) }, "\(what): an id both answered and missing")
         case (.diagnostics, .diagnostics(let diagnostics)):
             for text in searchTexts {
                 try expect(!diagnostics.report.contains(text), "\(what): the report contains a search text")
@@ -154,6 +162,7 @@ public final class TaxonomyFuzzTarget: FuzzTarget {
                                                          .with { $0.a = "9689"; $0.b = "424242" }] } },
             .with { $0.nameLookup = .with { $0.names = ["Panthera", "lion", "nothing"] } },
             .with { $0.subtree = .with { $0.taxonID = 9681; $0.maxTaxa = 50 } },
+            .with { $0.getTaxa = .with { $0.taxonIds = [9689, 9685, 424242, 9689]; $0.language = "en" } },
             .with { $0.diagnostics = .init() }
         ])))
         seeds.append(("seed-searches", FuzzSeeds.connection(Request.self, [
