@@ -87,7 +87,7 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
                     throw ClientError.local("the \(service) service answered request \(response.id), expected \(request.id)")
                 }
                 if isFinal(response) {
-                    Self.noteMergedIDs(response)
+                    Self.showNotices(response)
                     return response
                 }
                 onProgress(response)
@@ -99,13 +99,12 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
 }
 
 extension ServiceClient {
-    /// Says on standard error when the taxonomy server answered an id as the taxon
-    /// NCBI merged it into, so that the answer's different id is not a surprise.
-    static func noteMergedIDs(_ response: Response) {
-        guard let taxonomy = response as? Stol_V1_TaxonomyResponse else { return }
-        for merged in taxonomy.merged {
-            let line = "note: taxon \(merged.oldID) was merged into \(merged.newID) by NCBI; answering for \(merged.newID)\n"
-            FileHandle.standardError.write(Data(line.utf8))
+    /// Shows on standard error what an answer says besides its result (an id
+    /// answered as the taxon it was merged into, a favourites notice), so that
+    /// standard output stays the answer alone.
+    public static func showNotices(_ response: Response) {
+        for notice in response.notices {
+            FileHandle.standardError.write(Data("note: \(notice)\n".utf8))
         }
     }
 

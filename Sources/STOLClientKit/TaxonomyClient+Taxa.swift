@@ -35,7 +35,7 @@ extension ServiceClient where Request == Stol_V1_TaxonomyRequest, Response == St
             }
             for taxon in taxa.taxa { found[taxon.id] = taxon }
             for merged in response.merged { found[merged.oldID] = found[merged.newID] }
-            Self.noteMergedIDs(response)
+            Self.showNotices(response)
         })
         return found
     }

@@ -15,6 +15,10 @@ public protocol ResponseEnvelope: SwiftProtobuf.Message, Sendable {
     var id: UInt64 { get set }
     /// The `error` case of the result (a default, code-0 error when the result is another case).
     var error: Stol_V1_Error { get set }
+    /// What the answer says besides its result, for a client to show the user on
+    /// standard error (the favourites service's `notice`, the ids the taxonomy
+    /// service answered as the taxa they were merged into). Empty by default.
+    var notices: [String] { get }
 }
 
 extension ResponseEnvelope {
@@ -35,8 +39,20 @@ extension Stol_V1_TaxonomyRequest: RequestEnvelope {}
 extension Stol_V1_FavoritesRequest: RequestEnvelope {}
 extension Stol_V1_ImportRequest: RequestEnvelope {}
 extension Stol_V1_VerifyRequest: RequestEnvelope {}
-extension Stol_V1_TaxonomyResponse: ResponseEnvelope {}
-extension Stol_V1_FavoritesResponse: ResponseEnvelope {}
+extension ResponseEnvelope {
+    public var notices: [String] { [] }
+}
+
+extension Stol_V1_TaxonomyResponse: ResponseEnvelope {
+    public var notices: [String] {
+        merged.map { "taxon \($0.oldID) was merged into \($0.newID) by NCBI; answering for \($0.newID)" }
+    }
+}
+
+extension Stol_V1_FavoritesResponse: ResponseEnvelope {
+    public var notices: [String] { notice.isEmpty ? [] : [notice] }
+}
+
 extension Stol_V1_ImportResponse: ResponseEnvelope {}
 extension Stol_V1_VerifyResponse: ResponseEnvelope {}
 

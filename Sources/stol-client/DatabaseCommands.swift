@@ -75,8 +75,7 @@ struct DatabaseStatus: ParsableCommand {
         try global.run { () throws(ClientError) in
             var request = Stol_V1_ImportRequest()
             request.status = Stol_V1_ImportStatusRequest()
-            let response = try global.importer().call(request)
-            guard case .status(let status) = response.result else { throw .local("unexpected answer") }
+            let status = try global.importer().ask(request, as: Stol_V1_ImportStatus.self)
             print(global.json ? ImportStatusText.json(status) : ImportStatusText.text(status))
         }
     }
@@ -151,7 +150,7 @@ struct DatabaseImport: ParsableCommand {
             if activate {
                 var activation = Stol_V1_ImportRequest()
                 activation.activate = Stol_V1_ActivateRequest()
-                guard case .done(let activated) = try client.call(activation).result else { throw .local("unexpected answer") }
+                let activated = try client.ask(activation, as: Stol_V1_ImportDone.self)
                 done = activated
             }
             if global.json { print(ImportStatusText.json(done.status)); return }
@@ -167,7 +166,7 @@ struct DatabaseImport: ParsableCommand {
 private func manage(_ global: GlobalOptions, _ body: Stol_V1_ImportRequest.OneOf_Body) throws(ClientError) -> Stol_V1_ImportStatus {
     var request = Stol_V1_ImportRequest()
     request.body = body
-    guard case .done(let done) = try global.importer().call(request).result else { throw .local("unexpected answer") }
+    let done = try global.importer().ask(request, as: Stol_V1_ImportDone.self)
     return done.status
 }
 

@@ -41,13 +41,12 @@ struct Favorites: ParsableCommand {
                       FavCount.self, FavClear.self, FavStorage.self, FavForget.self])
 }
 
-/// Sends one favourites request and returns the final answer, printing any notice.
-func favorites(_ global: GlobalOptions, _ body: Stol_V1_FavoritesRequest.OneOf_Body) throws(ClientError) -> Stol_V1_FavoritesResponse {
-    var request = Stol_V1_FavoritesRequest()
-    request.body = body
-    let response = try global.favorites().call(request)
-    if !response.notice.isEmpty { FileHandle.standardError.write(Data("notice: \(response.notice)\n".utf8)) }
-    return response
+/// Sends one favourites request and returns the answer it expects (a notice of
+/// the service is shown on standard error by the client).
+func favorites<Answer: ExpectedAnswer>(_ global: GlobalOptions, _ body: Stol_V1_FavoritesRequest.OneOf_Body,
+                                       as _: Answer.Type) throws(ClientError) -> Answer
+    where Answer.Response == Stol_V1_FavoritesResponse {
+    try global.favorites().ask(.with { $0.body = body }, as: Answer.self)
 }
 
 /// How `fav add/remove/toggle/is` pick a taxon: its id or its name.
@@ -85,8 +84,7 @@ extension FavoriteStateCommand {
             let resolver = FavoriteTaxonResolver(global: global, language: target.language,
                                                  rank: target.rank.flatMap(FavoriteText.rank(named:)))
             let resolved = try resolver.resolve(target.words)
-            let response = try favorites(global, Self.body(resolved.taxonID))
-            guard case .state(let state) = response.result else { throw .local("unexpected answer") }
+            let state = try favorites(global, Self.body(resolved.taxonID), as: Stol_V1_FavoriteState.self)
             if global.json {
                 print(TextFormatter.json(object: ["taxon_id": state.taxonID, "is_favorite": state.isFavorite,
                                                   "changed": state.changed]))
@@ -157,8 +155,7 @@ struct FavoriteListOptions: ParsableArguments {
     /// optional only where the caller says so (a plain list still works while the
     /// taxonomy service is down; sorting by name and exporting need the names).
     func listing(_ global: GlobalOptions, namesRequired: Bool) throws(ClientError) -> FavoriteListing {
-        let response = try favorites(global, .list(Stol_V1_ListFavorites()))
-        guard case .list(let list) = response.result else { throw .local("unexpected answer") }
+        let list = try favorites(global, .list(Stol_V1_ListFavorites()), as: Stol_V1_FavoriteList.self)
         do throws(ClientError) {
             let taxa = try global.taxonomy().taxa(ids: list.entries.map(\.taxonID), language: language)
             return FavoriteListing(entries: list.entries, taxa: taxa)
@@ -218,8 +215,7 @@ struct FavCount: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     func run() throws {
         try global.run { () throws(ClientError) in
-            let response = try favorites(global, .count(Stol_V1_CountFavorites()))
-            guard case .count(let count) = response.result else { throw .local("unexpected answer") }
+            let count = try favorites(global, .count(Stol_V1_CountFavorites()), as: Stol_V1_Count.self)
             print(global.json ? TextFormatter.json(object: ["count": count.count]) : "\(count.count) species saved")
         }
     }
@@ -231,8 +227,7 @@ struct FavStorage: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     func run() throws {
         try global.run { () throws(ClientError) in
-            let response = try favorites(global, .storage(Stol_V1_StorageBytes()))
-            guard case .storage(let storage) = response.result else { throw .local("unexpected answer") }
+            let storage = try favorites(global, .storage(Stol_V1_StorageBytes()), as: Stol_V1_Storage.self)
             print(global.json ? TextFormatter.json(object: ["bytes": storage.bytes]) : "\(storage.bytes) bytes")
         }
     }
@@ -264,13 +259,11 @@ struct FavClear: ParsableCommand {
     func run() throws {
         try global.run { () throws(ClientError) in
             if !yes {
-                let countResponse = try favorites(global, .count(Stol_V1_CountFavorites()))
-                guard case .count(let count) = countResponse.result else { throw .local("unexpected answer") }
+                let count = try favorites(global, .count(Stol_V1_CountFavorites()), as: Stol_V1_Count.self)
                 try confirm("Clear all favourites? This will remove all \(count.count) saved species. This cannot be undone.",
                             yes: false)
             }
-            let response = try favorites(global, .clear(Stol_V1_ClearFavorites()))
-            guard case .cleared(let cleared) = response.result else { throw .local("unexpected answer") }
+            let cleared = try favorites(global, .clear(Stol_V1_ClearFavorites()), as: Stol_V1_Cleared.self)
             print(global.json ? TextFormatter.json(object: ["removed": cleared.removed]) : "removed \(cleared.removed) favourites")
         }
     }
@@ -285,8 +278,7 @@ struct FavForget: ParsableCommand {
     func run() throws {
         try global.run { () throws(ClientError) in
             try confirm("Delete your favourites file and everything in it? This cannot be undone.", yes: yes)
-            let response = try favorites(global, .forgetMe(Stol_V1_ForgetMe()))
-            guard case .forgotten = response.result else { throw .local("unexpected answer") }
+            _ = try favorites(global, .forgetMe(Stol_V1_ForgetMe()), as: Stol_V1_Forgotten.self)
             print(global.json ? TextFormatter.json(object: ["forgotten": true]) : "your favourites file is deleted")
         }
     }

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import STOLClientKit
 import STOLProtocol
+import SwiftProtobuf
 import STOLTransport
 
 /// `stol-client`: the thin command-line client. Wiring and presentation only:
@@ -62,6 +63,11 @@ struct GlobalOptions: ParsableArguments {
     /// Imports run long between frames (an fsync of a large database): a longer default.
     func importer(standard: Duration = ImportClient.defaultTimeout) -> ImportClient {
         ImportClient(service: "import", path: paths.importSocket, timeout: answerTimeout(standard: standard))
+    }
+
+    /// Prints an answer: as JSON with `--json`, else as `text` formats it.
+    func show<Answer: SwiftProtobuf.Message>(_ answer: Answer, _ text: (Answer) -> String) {
+        print(json ? TextFormatter.json(answer) : text(answer))
     }
 
     /// Runs `body`, turning a ``ClientError`` into a message and its exit code.

@@ -12,10 +12,7 @@ struct Status: ParsableCommand {
 
     func run() throws {
         try global.run { () throws(ClientError) in
-            var request = Stol_V1_TaxonomyRequest()
-            request.status = Stol_V1_StatusRequest()
-            let response = try global.taxonomy().call(request)
-            guard case .status(let status) = response.result else { throw .local("unexpected answer") }
+            let status = try global.taxonomy().ask(.with { $0.status = .init() }, as: Stol_V1_StatusResponse.self)
             if global.json { print(TextFormatter.json(status)); return }
             print("""
                 active database:  \(TextFormatter.databaseKind(status.active.kind)) (\(status.activePath))
@@ -44,14 +41,9 @@ struct TaxonCommand: ParsableCommand {
 
     func run() throws {
         try global.run { () throws(ClientError) in
-            var request = Stol_V1_TaxonomyRequest()
-            var get = Stol_V1_GetTaxonRequest()
-            get.taxonID = id
-            get.language = language.language
-            request.getTaxon = get
-            let response = try global.taxonomy().call(request)
-            guard case .taxon(let taxon) = response.result else { throw .local("unexpected answer") }
-            print(global.json ? TextFormatter.json(taxon) : TextFormatter.detail(taxon))
+            let taxon = try global.taxonomy().ask(.with { $0.getTaxon = .with { $0.taxonID = id; $0.language = language.language } },
+                                                  as: Stol_V1_Taxon.self)
+            global.show(taxon, TextFormatter.detail)
         }
     }
 }
@@ -66,15 +58,9 @@ struct Children: ParsableCommand {
 
     func run() throws {
         try global.run { () throws(ClientError) in
-            var request = Stol_V1_TaxonomyRequest()
-            var children = Stol_V1_ChildrenRequest()
-            children.taxonID = id
-            children.offset = offset
-            children.limit = limit
-            children.language = language.language
-            request.children = children
-            let response = try global.taxonomy().call(request)
-            guard case .children(let page) = response.result else { throw .local("unexpected answer") }
+            let page = try global.taxonomy().ask(.with {
+                $0.children = .with { $0.taxonID = id; $0.offset = offset; $0.limit = limit; $0.language = language.language }
+            }, as: Stol_V1_TaxonPage.self)
             if global.json { print(TextFormatter.json(page)); return }
             page.taxa.forEach { print(TextFormatter.line($0, showChildren: true)) }
             let shown = Int(page.offset) + page.taxa.count
@@ -90,12 +76,8 @@ struct Roots: ParsableCommand {
 
     func run() throws {
         try global.run { () throws(ClientError) in
-            var request = Stol_V1_TaxonomyRequest()
-            var roots = Stol_V1_RootsRequest()
-            roots.language = language.language
-            request.roots = roots
-            let response = try global.taxonomy().call(request)
-            guard case .roots(let page) = response.result else { throw .local("unexpected answer") }
+            let page = try global.taxonomy().ask(.with { $0.roots = .with { $0.language = language.language } },
+                                                 as: Stol_V1_TaxonPage.self)
             if global.json { print(TextFormatter.json(page)); return }
             page.taxa.forEach { print(TextFormatter.line($0, showChildren: true)) }
         }
@@ -111,14 +93,9 @@ struct Ancestors: ParsableCommand {
 
     func run() throws {
         try global.run { () throws(ClientError) in
-            var request = Stol_V1_TaxonomyRequest()
-            var ancestors = Stol_V1_AncestorsRequest()
-            ancestors.taxonID = id
-            ancestors.language = language.language
-            ancestors.ranks = ranks.ranks.wire
-            request.ancestors = ancestors
-            let response = try global.taxonomy().call(request)
-            guard case .ancestors(let list) = response.result else { throw .local("unexpected answer") }
+            let list = try global.taxonomy().ask(.with {
+                $0.ancestors = .with { $0.taxonID = id; $0.language = language.language; $0.ranks = ranks.ranks.wire }
+            }, as: Stol_V1_TaxonList.self)
             if global.json { print(TextFormatter.json(list)); return }
             for (depth, taxon) in list.taxa.enumerated() {
                 print(String(repeating: "  ", count: depth) + TextFormatter.line(taxon))
@@ -163,10 +140,7 @@ struct Search: ParsableCommand {
                 guard let wire = TextFormatter.rank(named: rank) else { throw .usage("unknown rank '\(rank)'") }
                 search.rank = wire
             }
-            var request = Stol_V1_TaxonomyRequest()
-            request.search = search
-            let response = try global.taxonomy().call(request)
-            guard case .search(let result) = response.result else { throw .local("unexpected answer") }
+            let result = try global.taxonomy().ask(.with { $0.search = search }, as: Stol_V1_SearchResponse.self)
             if global.json { print(TextFormatter.json(result)); return }
             if result.hits.isEmpty { print("no matches"); return }
             for hit in result.hits { print(TextFormatter.searchLine(hit)) }

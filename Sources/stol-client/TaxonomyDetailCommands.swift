@@ -20,8 +20,8 @@ struct Detail: ParsableCommand {
             detail.language = language.language
             var request = Stol_V1_TaxonomyRequest()
             request.detail = detail
-            guard case .detail(let answer) = try global.taxonomy().call(request).result else { throw .local("unexpected answer") }
-            print(global.json ? TextFormatter.json(answer) : TextFormatter.detail(answer))
+            let answer = try global.taxonomy().ask(request, as: Stol_V1_TaxonDetail.self)
+            global.show(answer, TextFormatter.detail)
         }
     }
 }
@@ -67,8 +67,8 @@ struct Compare: ParsableCommand {
             compare.ranks = ranks.ranks.wire
             var request = Stol_V1_TaxonomyRequest()
             request.compare = compare
-            guard case .compare(let answer) = try global.taxonomy().call(request).result else { throw .local("unexpected answer") }
-            print(global.json ? TextFormatter.json(answer) : TextFormatter.compare(answer))
+            let answer = try global.taxonomy().ask(request, as: Stol_V1_CompareResponse.self)
+            global.show(answer, TextFormatter.compare)
         }
     }
 
@@ -194,8 +194,8 @@ struct Relatives: ParsableCommand {
             relatives.language = language.language
             var request = Stol_V1_TaxonomyRequest()
             request.relatives = relatives
-            guard case .relatives(let answer) = try global.taxonomy().call(request).result else { throw .local("unexpected answer") }
-            print(global.json ? TextFormatter.json(answer) : TextFormatter.relatives(answer))
+            let answer = try global.taxonomy().ask(request, as: Stol_V1_RelativesResponse.self)
+            global.show(answer, TextFormatter.relatives)
         }
     }
 }
@@ -209,7 +209,7 @@ struct Diagnostics: ParsableCommand {
         try global.run { () throws(ClientError) in
             var request = Stol_V1_TaxonomyRequest()
             request.diagnostics = Stol_V1_DiagnosticsRequest()
-            guard case .diagnostics(let answer) = try global.taxonomy().call(request).result else { throw .local("unexpected answer") }
+            let answer = try global.taxonomy().ask(request, as: Stol_V1_DiagnosticsResponse.self)
             print(global.json ? TextFormatter.json(answer) : answer.report, terminator: global.json ? "\n" : "")
         }
     }

@@ -54,7 +54,7 @@ struct Tree: ParsableCommand {
                 children.language = language.language
                 var request = Stol_V1_TaxonomyRequest()
                 request.children = children
-                guard case .children(let page) = try client.call(request).result else { throw .local("unexpected answer") }
+                let page = try client.ask(request, as: Stol_V1_TaxonPage.self)
                 for child in page.taxa { try visit(child, level: level + 1) }
                 if page.total > page.taxa.count {
                     lines.append(String(repeating: "  ", count: level + 1) + "… \(page.total - UInt32(page.taxa.count)) more")
@@ -66,7 +66,7 @@ struct Tree: ParsableCommand {
                 get.language = language.language
                 var request = Stol_V1_TaxonomyRequest()
                 request.getTaxon = get
-                guard case .taxon(var taxon) = try client.call(request).result else { throw .local("unexpected answer") }
+                var taxon = try client.ask(request, as: Stol_V1_Taxon.self)
                 var children = Stol_V1_ChildrenRequest()
                 children.taxonID = id
                 children.limit = 1
@@ -78,7 +78,7 @@ struct Tree: ParsableCommand {
                 roots.language = language.language
                 var request = Stol_V1_TaxonomyRequest()
                 request.roots = roots
-                guard case .roots(let page) = try client.call(request).result else { throw .local("unexpected answer") }
+                let page = try client.ask(request, as: Stol_V1_TaxonPage.self)
                 for root in page.taxa { try visit(root, level: 0) }
             }
             if global.json {
@@ -96,7 +96,7 @@ struct Tree: ParsableCommand {
         try global.run { () throws(ClientError) in
             var request = Stol_V1_TaxonomyRequest()
             request.subtree = .with { $0.taxonID = id!; $0.ranks = ranks.ranks.wire; $0.maxTaxa = maxTaxa }
-            guard case .subtree(let subtree) = try global.taxonomy().call(request).result else { throw .local("unexpected answer") }
+            let subtree = try global.taxonomy().ask(request, as: Stol_V1_SubtreeResponse.self)
             let depths = subtree.depths.map(Int.init)
             if format == .newick {
                 print(Newick.write(depths: depths, labels: subtree.names))
