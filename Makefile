@@ -287,6 +287,11 @@ install-files:
 	if [ -n "$$key" ]; then install -m 0644 "$$key" $(DESTDIR)$(DATADIR)/keys/release.pub; \
 	else echo "warning: no release key installed: imports are refused until $(DATADIR)/keys/release.pub exists"; fi
 	install -m 0644 README.md protocol/PROTOCOL.md protocol/STOL-FORMAT.md $(DESTDIR)$(DOCDIR)/
+	@# The README links docs/…: the design documents and benchmark notes keep their places.
+	install -d $(DESTDIR)$(DOCDIR)/docs/design $(DESTDIR)$(DOCDIR)/docs/benchmarks
+	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/docs/
+	install -m 0644 docs/design/*.md $(DESTDIR)$(DOCDIR)/docs/design/
+	install -m 0644 docs/benchmarks/*.md $(DESTDIR)$(DOCDIR)/docs/benchmarks/
 	install -m 0644 $(GENERATED)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(GENERATED)/man/*.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 $(GENERATED)/completions/bash/* $(DESTDIR)$(BASHCOMPDIR)/
@@ -302,6 +307,7 @@ uninstall:
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/stol.conf $(DESTDIR)$(TMPFILESDIR)/stol.conf
 	rm -f $(DESTDIR)$(DATADIR)/bundled.sqlite $(DESTDIR)$(DATADIR)/keys/release.pub
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,README.md PROTOCOL.md STOL-FORMAT.md)
+	rm -rf $(DESTDIR)$(DOCDIR)/docs
 	rm -f $(foreach t,$(COMMANDS),$(DESTDIR)$(MANDIR)/man1/$(t)*.1) $(foreach t,$(DAEMONS),$(DESTDIR)$(MANDIR)/man8/$(t).8)
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(COMMANDS)) $(foreach t,$(COMMANDS),$(DESTDIR)$(ZSHCOMPDIR)/_$(t) $(DESTDIR)$(FISHCOMPDIR)/$(t).fish)
 	-rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/keys $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) 2>/dev/null

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where STOL's files live: the FHS paths of an installed system, overridable for
-/// development and tests (ARCHITECTURE.md §2). Every daemon and the client derive
+/// development and tests (docs/design/architecture.md §4). Every daemon and the client derive
 /// their paths here, so one environment variable moves the whole stack.
 public struct RuntimePaths: Sendable, Equatable {
     /// Sockets (`STOL_RUNTIME_DIR`, default `/run/stol`).

@@ -7,6 +7,9 @@
    the graph in Package.swift is the graph of the code.
 3. The thin client stays thin: `stol-client`'s transitive dependencies include no
    server-side module (NIOPosix, NIOExtras, ServiceLifecycle, libsystemd, STOLServer).
+4. The README's module table ("Architecture") is the graph: each module row marks
+   (●) exactly the executables whose dependency closure holds it, and its "depends
+   on" column names every dependency the target declares.
 
 Usage: check_module_graph.py [package-dir]   (needs `swift` on PATH)
 Exit 0 when all hold, 1 with one line per violation otherwise.
@@ -58,6 +61,55 @@ def imports_of(directory):
     return found
 
 
+EXECUTABLES = ["stol-taxonomyd", "stol-favoritesd", "stol-importd", "stol-verifyd", "stol-client", "stol-pipeline"]
+
+
+def closure_of(targets, name):
+    seen, pending = set(), [name]
+    while pending:
+        current = pending.pop()
+        for dep in dependency_names(targets.get(current, {})):
+            if dep not in seen:
+                seen.add(dep)
+                pending.append(dep)
+    return seen
+
+
+def readme_problems(package_dir, targets):
+    """Rows of the README table: | `Module` | holds | depends on | six process columns |."""
+    problems, rows = [], 0
+    closures = {e: closure_of(targets, e) for e in EXECUTABLES}
+    with open(os.path.join(package_dir, "README.md"), encoding="utf-8") as handle:
+        for line in handle:
+            match = re.match(r"^\| `(STOL\w+)` \|", line)
+            if not match or match.group(1) not in targets:
+                continue
+            module = match.group(1)
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) < 4:
+                continue  # another table naming a target (the test suites)
+            if len(cells) != 3 + len(EXECUTABLES):
+                problems.append(f"README: the row of {module} has {len(cells)} columns, expected {3 + len(EXECUTABLES)}")
+                continue
+            rows += 1
+            marked = {e for e, cell in zip(EXECUTABLES, cells[3:]) if cell == "●"}
+            linked = {e for e in EXECUTABLES if module in closures[e]}
+            for e in sorted(marked - linked):
+                problems.append(f"README: marks {e} as using {module}, but it does not depend on it")
+            for e in sorted(linked - marked):
+                problems.append(f"README: {e} depends on {module}, but the table does not mark it")
+            named = set(re.findall(r"[A-Za-z][A-Za-z0-9]+", cells[2]))
+            for dep in dependency_names(targets[module]):
+                if dep not in named:
+                    problems.append(f"README: {module} depends on {dep}, which its row does not name")
+            for word in named:
+                if (word.startswith("STOL") or word.startswith("C")) and word in targets and word not in dependency_names(targets[module]):
+                    problems.append(f"README: {module}'s row names {word}, which it does not depend on")
+    if rows == 0:
+        problems.append("README: no module table found (section Architecture)")
+    return problems
+
+
 def main():
     package_dir = sys.argv[1] if len(sys.argv) > 1 else "."
     dump = json.loads(subprocess.run(["swift", "package", "--package-path", package_dir, "dump-package"],
@@ -80,23 +132,18 @@ def main():
                 continue
             problems.append(f"{name}: declares {module} but no file imports it")
 
-    closure, pending = set(), ["stol-client"]
-    while pending:
-        current = pending.pop()
-        for dep in dependency_names(targets.get(current, {})):
-            if dep not in closure:
-                closure.add(dep)
-                pending.append(dep)
+    closure = closure_of(targets, "stol-client")
     # Products of packages pull their own modules: NIOCore never pulls NIOPosix, and
     # the forbidden names are checked as they are spelt in this package.
     for module in sorted(closure & CLIENT_FORBIDDEN):
         problems.append(f"stol-client: depends (transitively) on {module}, a server-side module")
+    problems += readme_problems(package_dir, targets)
 
     for line in problems:
         print(line)
     if problems:
         return 1
-    print(f"module graph ok: {len(targets)} targets; every import declared and used; "
+    print(f"module graph ok: {len(targets)} targets; every import declared and used; the README's table agrees; "
           f"stol-client's closure: {', '.join(sorted(closure))}")
     return 0
 
