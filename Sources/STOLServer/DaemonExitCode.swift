@@ -7,7 +7,8 @@ import ArgumentParser
 public enum DaemonExitCode: Int32, Sendable {
     /// A file the daemon must read is missing or unreadable (the bundled database).
     case noInput = 66
-    /// The kernel refused something every daemon needs (its sandbox).
+    /// The kernel refused something a daemon needs: its sandbox, the verifier's
+    /// unnamed scratch file.
     case osError = 71
     /// Misconfiguration: a socket of the wrong kind (`Accept=yes` where the daemon
     /// serves a listening socket), a socket that cannot be bound, an unknown user

@@ -34,8 +34,8 @@ struct VerifyDaemon: ParsableCommand {
             Environment: STOL_TRUSTED_KEY, TMPDIR, STOL_RUNTIME_DIR, STOL_STATE_DIR (kept out of \
             reach), STOL_LOG_LEVEL. Test only: STOL_TEST_PAUSE_AT, STOL_TEST_PAUSE_FILE, \
             STOL_TEST_SANDBOX_PROBE, STOL_TEST_PROBE_PIDS.
-            Exit status: 0 after its connection; 64 usage; 78 misconfiguration (an unknown \
-            --allowed-user, a socket that cannot be bound, a sandbox or scratch file it cannot set up).
+            Exit status: 0 after its connection; 64 usage; 71 the sandbox or the scratch file \
+            cannot be set up; 78 misconfiguration (an unknown --allowed-user, a socket that cannot be bound).
             """)
 
     @OptionGroup var daemon: DaemonOptions
@@ -70,15 +70,20 @@ struct VerifyDaemon: ParsableCommand {
         if pausePoints.isArmed {
             logger.notice("test pause points armed", metadata: ["stages": "\(pausePoints.armedStages.joined(separator: ","))"])
         }
-        let scratch: ScratchFile
         let source: SocketSource
+        do throws(DaemonStartupError) {
+            source = try DaemonMain.openSocket(context, options: daemon)
+        } catch {
+            logger.critical("cannot start: \(error.message)")
+            throw error.code.exitCode
+        }
+        let scratch: ScratchFile
         do {
             scratch = try ScratchFile()
-            source = try DaemonMain.openSocket(context, options: daemon)
             _ = try VerifierSandbox.enter(paths: paths, scratch: scratch, logger: logger)
         } catch {
             logger.critical("cannot start: \(error)")
-            throw DaemonExitCode.config.exitCode
+            throw DaemonExitCode.osError.exitCode
         }
         DaemonMain.reportSandboxProbe(context)
         let service = VerifierService(
