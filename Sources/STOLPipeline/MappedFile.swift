@@ -1,9 +1,5 @@
 import Foundation
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A source file mapped into memory read-only, for the byte-level readers.
 ///
@@ -35,9 +31,7 @@ final class MappedFile {
         guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), address != MAP_FAILED else {
             throw .unreadable(file: path, detail: "cannot map: \(String(cString: strerror(errno)))")
         }
-        #if canImport(Glibc)
         _ = madvise(address, size, MADV_SEQUENTIAL)
-        #endif
         bytes = UnsafeBufferPointer(start: address.assumingMemoryBound(to: UInt8.self), count: size)
         mapped = true
     }
