@@ -19,7 +19,9 @@ struct StolClient: ParsableCommand {
 
             Exit codes: 0 ok, 1 failure, 3 not found, 4 permission denied,
             5 service not running or busy, 6 invalid request, 7 file failed verification,
-            8 not supported by this server (a newer operation), 64 usage (bad arguments, or a confirmation refused).
+            8 not supported by this server (a newer operation),
+            9 the taxon was deleted from the source (NCBI delnodes.dmp),
+            64 usage (bad arguments, or a confirmation refused).
 
             Examples:
               stol-client search lion

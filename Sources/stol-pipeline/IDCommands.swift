@@ -12,7 +12,7 @@ struct CheckIDs: ParsableCommand {
             scientific_name; see Pipeline/released-ids/). New ids are fine; a released id must stay, \
             with the same scientific name and rank, because users' favourites are keyed by it. \
             Exit 0 when every promise holds, 1 listing every violation otherwise.
-            Example: stol-pipeline check-ids --database out/bundled.sqlite --released Pipeline/released-ids/curated-1.tsv
+            Example: stol-pipeline check-ids --database out/bundled.sqlite --released Pipeline/released-ids/curated-2026.11.tsv
             """)
 
     @Option(help: "The built database to check.")
