@@ -78,17 +78,33 @@ struct GlobalOptions: ParsableArguments {
             try body()
         } catch {
             if json {
-                var object: [String: Any] = ["message": error.description]
-                if case .server(let protocolError) = error {
-                    object["code"] = protocolError.code.name
-                    if !protocolError.details.isEmpty { object["details"] = protocolError.details }
-                }
-                print(TextFormatter.json(object: ["error": object]))
+                print(TextFormatter.json(ErrorJSON(error)))
             } else {
                 FileHandle.standardError.write(Data("stol-client: \(error)\n".utf8))
             }
             throw ExitCode(error.exitCode.rawValue)
         }
+    }
+}
+
+/// `{"error": {"code": …, "details": {…}, "message": …}}`: the code and details
+/// only for an error the server answered (details only when it gave some).
+struct ErrorJSON: Encodable {
+    struct Body: Encodable {
+        let message: String
+        let code: String?
+        let details: [String: String]?
+    }
+
+    let error: Body
+
+    init(_ error: ClientError) {
+        guard case .server(let protocolError) = error else {
+            self.error = Body(message: error.description, code: nil, details: nil)
+            return
+        }
+        self.error = Body(message: error.description, code: protocolError.code.name,
+                          details: protocolError.details.isEmpty ? nil : protocolError.details)
     }
 }
 
