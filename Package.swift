@@ -1,7 +1,9 @@
 // swift-tools-version:6.1
 //
 // STOL — Species: Tree of Life, as a multi-process Linux service.
-// One library target per concern; the six executables are thin wiring.
+// One library target per concern; the six product executables (the four daemons,
+// stol-client and stol-pipeline) are thin wiring. The other executables are not
+// products: stol-bench (`make bench`) and the five fuzz-* targets (`make fuzz`).
 // See README.md ("Architecture") for the map of targets to processes.
 
 import PackageDescription
@@ -10,7 +12,6 @@ let arg: Target.Dependency = .product(name: "ArgumentParser", package: "swift-ar
 
 let package = Package(
     name: "stol",
-    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "stol-taxonomyd", targets: ["stol-taxonomyd"]),
         .executable(name: "stol-favoritesd", targets: ["stol-favoritesd"]),

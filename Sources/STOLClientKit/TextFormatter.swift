@@ -34,11 +34,20 @@ public enum TextFormatter {
         return result + "\""
     }
 
-    /// A flat JSON object for small answers, with every key present.
-    public static func json(object: [String: Any]) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
+    /// The client's own JSON objects (answers that are no protobuf message, such as
+    /// `fav add` and `db status`, and errors): keys sorted, integers as integers,
+    /// a nil optional left out. `{}` should encoding fail (a non-finite number).
+    public static func json(_ value: some Encodable) -> String {
+        guard let data = try? encoder.encode(value) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
     }
+
+    /// The one encoder of those objects, shared by every call: keys sorted by their UTF-8 bytes.
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
 
     /// The source's rank when the answer carries it (the whole tree), else the main rank.
     public static func displayRank(_ taxon: Stol_V1_Taxon) -> String {

@@ -93,7 +93,7 @@ public final class FavoritesRegistry: Sendable {
     }
 
     /// The store of `uid` if it is open, without counting a request in flight:
-    /// for the event loop's answers from memory (``FavoritesStore/isFavouriteNow(_:)``),
+    /// for the event loop's answers from memory (``FavoritesStore/isFavoriteNow(_:)``),
     /// which never open a file. A store being closed is not returned.
     public func existingStore(for uid: UInt32) -> FavoritesStore? {
         state.withLock { $0.entries[uid]?.store }

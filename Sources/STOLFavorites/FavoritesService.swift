@@ -60,7 +60,7 @@ public struct FavoritesService: FramedService {
         let result: Response.OneOf_Result
         switch request.body {
         case .isFavorite(let query):
-            guard let isFavorite = store.isFavouriteNow(query.taxonID) else { return nil }
+            guard let isFavorite = store.isFavoriteNow(query.taxonID) else { return nil }
             result = .state(Self.state(query.taxonID, isFavorite: isFavorite, changed: false))
         case .count:
             guard let count = store.countNow() else { return nil }
@@ -90,7 +90,7 @@ public struct FavoritesService: FramedService {
             let isFavorite = try await store.toggle(toggle.taxonID)
             return .state(state(toggle.taxonID, isFavorite: isFavorite, changed: true))
         case .isFavorite(let query):
-            let isFavorite = try await store.isFavourite(query.taxonID)
+            let isFavorite = try await store.isFavorite(query.taxonID)
             return .state(state(query.taxonID, isFavorite: isFavorite, changed: false))
         case .list:
             var list = Stol_V1_FavoriteList()

@@ -35,7 +35,7 @@ public actor FavoritesStore {
     private let logger: Logger
     private var database: DatabaseQueue?
     /// What the event loop may read without waiting for the actor (see
-    /// ``isFavouriteNow(_:)``). Written only by the actor, after a commit.
+    /// ``isFavoriteNow(_:)``). Written only by the actor, after a commit.
     private struct Memory {
         /// Mirrors the `taxon_id` column; updated only after a commit succeeded.
         var ids: Set<Int64> = []
@@ -92,7 +92,7 @@ public actor FavoritesStore {
     }
 
     /// Answered from memory: no disk I/O per heart icon.
-    public func isFavourite(_ taxonID: Int64) throws(FavoritesError) -> Bool {
+    public func isFavorite(_ taxonID: Int64) throws(FavoritesError) -> Bool {
         try Self.validate(taxonID)
         _ = try open(creating: false)
         return memory.withLock { $0.ids.contains(taxonID) }
@@ -104,7 +104,7 @@ public actor FavoritesStore {
     ///
     /// Consistent with the actor's answers: the set changes only after a commit,
     /// under the same lock this reads it with.
-    public nonisolated func isFavouriteNow(_ taxonID: Int64) -> Bool? {
+    public nonisolated func isFavoriteNow(_ taxonID: Int64) -> Bool? {
         guard taxonID > 0, taxonID <= FavoritesError.maximumTaxonID else { return nil }
         return memory.withLock { memory in
             guard memory.loaded, memory.pendingNotice == nil else { return nil }
@@ -113,7 +113,7 @@ public actor FavoritesStore {
     }
 
     /// Count without waiting for the actor; nil under the same conditions as
-    /// ``isFavouriteNow(_:)``.
+    /// ``isFavoriteNow(_:)``.
     public nonisolated func countNow() -> Int? {
         memory.withLock { memory in
             guard memory.loaded, memory.pendingNotice == nil else { return nil }

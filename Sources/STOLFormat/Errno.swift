@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// `strerror(errno)` as a String.
 func errnoDescription(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }

@@ -1,9 +1,5 @@
 import STOLFileSystem
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import CSodium
 
 /// Key files of the `.stol` signer (`protocol/STOL-FORMAT.md` §7).

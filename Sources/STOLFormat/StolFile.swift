@@ -1,9 +1,5 @@
 import STOLFileSystem
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Writing and verifying `.stol` files (`protocol/STOL-FORMAT.md`).
 ///

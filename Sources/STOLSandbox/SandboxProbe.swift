@@ -71,9 +71,15 @@ public enum SandboxProbe {
         return results
     }
 
-    /// The line the daemons log: `{"attempt":"outcome",…}`, keys sorted.
+    /// The line the daemons log: `{"attempt":"outcome",…}`, keys sorted by their UTF-8 bytes.
     public static func json(_ results: [String: String]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: results, options: [.sortedKeys])) ?? Data("{}".utf8)
+        guard let data = try? encoder.encode(results) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
     }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
 }

@@ -41,6 +41,12 @@ struct ImportBench: ParsableCommand {
         var total: Double { checksum + inflate + integrity }
     }
 
+    /// What is read of a `db import --json` line: `{"progress": {"stage": …}}` (other lines are skipped).
+    struct ProgressLine: Decodable {
+        struct Progress: Decodable { let stage: String }
+        let progress: Progress
+    }
+
     func run() throws {
         let binaries = binDir ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
         let key = try SigningKeyFile.loadPublicKey(path: publicKey)
@@ -156,14 +162,16 @@ struct ImportBench: ParsableCommand {
         let input = FileHandle(fileDescriptor: pipe[0], closeOnDealloc: true)
         var pending = Data()
         var lastLine = ""
+        let decoder = JSONDecoder()
         while case let data = input.availableData, !data.isEmpty {
             pending.append(data)
             while let newline = pending.firstIndex(of: 0x0A) {
                 let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
                 pending.removeSubrange(pending.startIndex...newline)
                 lastLine = line
-                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                      let progress = object["progress"] as? [String: Any], let stage = progress["stage"] as? String else { continue }
+                guard let stage = try? decoder.decode(ProgressLine.self, from: Data(line.utf8)).progress.stage else {
+                    continue
+                }
                 let name = stage.replacingOccurrences(of: "IMPORT_STAGE_", with: "").lowercased().replacingOccurrences(of: "_", with: " ")
                 if stageStarts.last?.0 != name { stageStarts.append((name, Date())) }
             }

@@ -30,14 +30,29 @@ struct Database: ParsableCommand {
 
 /// Every `db` answer's state as text or a flat JSON object (every key present).
 enum ImportStatusText {
+    /// The flat object: `import_stage` is "" when no import runs.
+    struct StatusJSON: Encodable {
+        let referencePresent, referenceActive, importRunning: Bool
+        let referenceSizeBytes: UInt64
+        let referenceSchemaVersion: UInt32
+        let referenceBuildTime, referenceFingerprint, importStage: String
+        let importFraction: Double
+
+        enum CodingKeys: String, CodingKey {
+            case referencePresent = "reference_present", referenceActive = "reference_active"
+            case referenceSizeBytes = "reference_size_bytes", referenceBuildTime = "reference_build_time"
+            case referenceSchemaVersion = "reference_schema_version", referenceFingerprint = "reference_fingerprint"
+            case importRunning = "import_running", importStage = "import_stage", importFraction = "import_fraction"
+        }
+    }
+
     static func json(_ status: Stol_V1_ImportStatus) -> String {
-        TextFormatter.json(object: [
-            "reference_present": status.referencePresent, "reference_active": status.referenceActive,
-            "reference_size_bytes": status.referenceSizeBytes, "reference_build_time": status.referenceBuildTime,
-            "reference_schema_version": status.referenceSchemaVersion,
-            "reference_fingerprint": status.referenceFingerprint, "import_running": status.importRunning,
-            "import_stage": status.importRunning ? status.importStage.protoName : "",
-            "import_fraction": status.importFraction])
+        TextFormatter.json(StatusJSON(
+            referencePresent: status.referencePresent, referenceActive: status.referenceActive,
+            importRunning: status.importRunning, referenceSizeBytes: status.referenceSizeBytes,
+            referenceSchemaVersion: status.referenceSchemaVersion, referenceBuildTime: status.referenceBuildTime,
+            referenceFingerprint: status.referenceFingerprint,
+            importStage: status.importRunning ? status.importStage.protoName : "", importFraction: status.importFraction))
     }
 
     static func text(_ status: Stol_V1_ImportStatus) -> String {

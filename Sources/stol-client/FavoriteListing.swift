@@ -91,20 +91,44 @@ struct FavoriteListing {
         return lines.joined(separator: "\n")
     }
 
-    /// `fav list --json`: every entry with its id and time, and its names when known.
-    func listJSON(_ order: FavoriteSort) -> [String: Any] {
-        let entries: [[String: Any]] = sorted(order).map { row in
-            var entry: [String: Any] = ["taxon_id": row.taxonID, "created_at": row.createdAt]
+    /// `fav list --json`: every entry with its id and time; `found` when names were
+    /// looked up, and the names when the active database knows the taxon.
+    struct ListJSON: Encodable {
+        struct Entry: Encodable {
+            let taxonID: Int64
+            let createdAt: String
+            var found: Bool?
+            var scientificName, commonName, rank: String?
+
+            enum CodingKeys: String, CodingKey {
+                case taxonID = "taxon_id", createdAt = "created_at", found
+                case scientificName = "scientific_name", commonName = "common_name", rank
+            }
+        }
+
+        let count: Int
+        let sort: String
+        let namesResolved: Bool
+        let entries: [Entry]
+
+        enum CodingKeys: String, CodingKey {
+            case count, sort, namesResolved = "names_resolved", entries
+        }
+    }
+
+    func listJSON(_ order: FavoriteSort) -> ListJSON {
+        let entries = sorted(order).map { row in
+            var entry = ListJSON.Entry(taxonID: row.taxonID, createdAt: row.createdAt)
             guard namesKnown else { return entry }
-            entry["found"] = row.taxon != nil
+            entry.found = row.taxon != nil
             if let taxon = row.taxon {
-                entry["scientific_name"] = taxon.scientificName
-                entry["common_name"] = taxon.commonName
-                entry["rank"] = FavoriteText.rank(taxon.rank)
+                entry.scientificName = taxon.scientificName
+                entry.commonName = taxon.commonName
+                entry.rank = FavoriteText.rank(taxon.rank)
             }
             return entry
         }
-        return ["count": rows.count, "sort": order.rawValue, "names_resolved": namesKnown, "entries": entries]
+        return ListJSON(count: rows.count, sort: order.rawValue, namesResolved: namesKnown, entries: entries)
     }
 
     // MARK: - Export
@@ -127,14 +151,32 @@ struct FavoriteListing {
         return ([Self.exportTitle, ""] + items).joined(separator: "\n")
     }
 
-    /// `fav export --json`: the same names, still without ids or timestamps.
-    func exportJSON(_ order: FavoriteSort) -> [String: Any] {
-        let species: [[String: Any]] = sorted(order).map { row in
-            guard let taxon = row.taxon else { return ["found": false, "display_name": FavoriteText.notFound] }
-            return ["found": true, "scientific_name": taxon.scientificName, "common_name": taxon.commonName,
-                    "display_name": taxon.commonName.isEmpty ? taxon.scientificName
-                        : "\(taxon.scientificName) (\(taxon.commonName))"]
+    /// `fav export --json`: the same names, still without ids or timestamps; a taxon
+    /// the active database lacks has only `found` and `display_name`.
+    struct ExportJSON: Encodable {
+        struct Species: Encodable {
+            let found: Bool
+            let displayName: String
+            var scientificName, commonName: String?
+
+            enum CodingKeys: String, CodingKey {
+                case found, displayName = "display_name", scientificName = "scientific_name", commonName = "common_name"
+            }
         }
-        return ["title": Self.exportTitle, "species": species, "text": exportText(order)]
+
+        let title: String
+        let species: [Species]
+        let text: String
+    }
+
+    func exportJSON(_ order: FavoriteSort) -> ExportJSON {
+        let species = sorted(order).map { row in
+            guard let taxon = row.taxon else { return ExportJSON.Species(found: false, displayName: FavoriteText.notFound) }
+            return ExportJSON.Species(found: true,
+                                      displayName: taxon.commonName.isEmpty ? taxon.scientificName
+                                          : "\(taxon.scientificName) (\(taxon.commonName))",
+                                      scientificName: taxon.scientificName, commonName: taxon.commonName)
+        }
+        return ExportJSON(title: Self.exportTitle, species: species, text: exportText(order))
     }
 }

@@ -86,8 +86,7 @@ extension FavoriteStateCommand {
             let resolved = try resolver.resolve(target.words)
             let state = try favorites(global, Self.body(resolved.taxonID), as: Stol_V1_FavoriteState.self)
             if global.json {
-                print(TextFormatter.json(object: ["taxon_id": state.taxonID, "is_favorite": state.isFavorite,
-                                                  "changed": state.changed]))
+                print(TextFormatter.json(FavoriteStateJSON(state)))
                 return
             }
             // Named by id: look the name up for the message, but a missing taxonomy
@@ -101,6 +100,21 @@ extension FavoriteStateCommand {
             let what = FavoriteText.describe(id: state.taxonID, taxon: taxon, namesKnown: namesKnown)
             print("\(Self.sentence(isFavorite: state.isFavorite, changed: state.changed)): \(what)")
         }
+    }
+}
+
+/// `fav add/remove/toggle/is --json`: the state after the operation, every key present.
+struct FavoriteStateJSON: Encodable {
+    let taxonID: Int64
+    let isFavorite: Bool
+    let changed: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case taxonID = "taxon_id", isFavorite = "is_favorite", changed
+    }
+
+    init(_ state: Stol_V1_FavoriteState) {
+        (taxonID, isFavorite, changed) = (state.taxonID, state.isFavorite, state.changed)
     }
 }
 
@@ -181,7 +195,7 @@ struct FavList: ParsableCommand {
     func run() throws {
         try global.run { () throws(ClientError) in
             let listing = try options.listing(global, namesRequired: options.sort != .recent)
-            print(global.json ? TextFormatter.json(object: listing.listJSON(options.sort)) : listing.listText(options.sort))
+            print(global.json ? TextFormatter.json(listing.listJSON(options.sort)) : listing.listText(options.sort))
         }
     }
 }
@@ -205,7 +219,7 @@ struct FavExport: ParsableCommand {
     func run() throws {
         try global.run { () throws(ClientError) in
             let listing = try options.listing(global, namesRequired: true)
-            print(global.json ? TextFormatter.json(object: listing.exportJSON(options.sort)) : listing.exportText(options.sort))
+            print(global.json ? TextFormatter.json(listing.exportJSON(options.sort)) : listing.exportText(options.sort))
         }
     }
 }
@@ -216,7 +230,7 @@ struct FavCount: ParsableCommand {
     func run() throws {
         try global.run { () throws(ClientError) in
             let count = try favorites(global, .count(Stol_V1_CountFavorites()), as: Stol_V1_Count.self)
-            print(global.json ? TextFormatter.json(object: ["count": count.count]) : "\(count.count) species saved")
+            print(global.json ? TextFormatter.json(["count": count.count]) : "\(count.count) species saved")
         }
     }
 }
@@ -228,7 +242,7 @@ struct FavStorage: ParsableCommand {
     func run() throws {
         try global.run { () throws(ClientError) in
             let storage = try favorites(global, .storage(Stol_V1_StorageBytes()), as: Stol_V1_Storage.self)
-            print(global.json ? TextFormatter.json(object: ["bytes": storage.bytes]) : "\(storage.bytes) bytes")
+            print(global.json ? TextFormatter.json(["bytes": storage.bytes]) : "\(storage.bytes) bytes")
         }
     }
 }
@@ -264,7 +278,7 @@ struct FavClear: ParsableCommand {
                             yes: false)
             }
             let cleared = try favorites(global, .clear(Stol_V1_ClearFavorites()), as: Stol_V1_Cleared.self)
-            print(global.json ? TextFormatter.json(object: ["removed": cleared.removed]) : "removed \(cleared.removed) favourites")
+            print(global.json ? TextFormatter.json(["removed": cleared.removed]) : "removed \(cleared.removed) favourites")
         }
     }
 }
@@ -279,7 +293,7 @@ struct FavForget: ParsableCommand {
         try global.run { () throws(ClientError) in
             try confirm("Delete your favourites file and everything in it? This cannot be undone.", yes: yes)
             _ = try favorites(global, .forgetMe(Stol_V1_ForgetMe()), as: Stol_V1_Forgotten.self)
-            print(global.json ? TextFormatter.json(object: ["forgotten": true]) : "your favourites file is deleted")
+            print(global.json ? TextFormatter.json(["forgotten": true]) : "your favourites file is deleted")
         }
     }
 }

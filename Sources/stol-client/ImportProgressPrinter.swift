@@ -34,12 +34,12 @@ final class ImportProgressPrinter {
         let left = rate.map { Double(progress.bytesTotal - min(progress.bytesDone, progress.bytesTotal)) / $0 }
         switch mode {
         case .json:
-            var object: [String: Any] = ["stage": progress.stage.protoName, "fraction": progress.fraction,
-                                         "bytes_done": progress.bytesDone, "bytes_total": progress.bytesTotal]
-            if let rate { object["bytes_per_second"] = Int(rate) }
-            if let left { object["seconds_left"] = (left * 10).rounded() / 10 }
+            let frame = ProgressJSON(progress: .init(
+                stage: progress.stage.protoName, fraction: progress.fraction,
+                bytesDone: progress.bytesDone, bytesTotal: progress.bytesTotal,
+                bytesPerSecond: rate.map { Int($0) }, secondsLeft: left.map { ($0 * 10).rounded() / 10 }))
             // One write per line: a script reading the pipe sees each object at once.
-            FileHandle.standardOutput.write(Data((TextFormatter.json(object: ["progress": object]) + "\n").utf8))
+            FileHandle.standardOutput.write(Data((TextFormatter.json(frame) + "\n").utf8))
         case .terminal:
             var line = "  \(TextFormatter.stage(progress.stage).padding(toLength: 20, withPad: " ", startingAt: 0))"
             line += String(format: "%4d%%", Int((progress.fraction * 100).rounded(.down)))
@@ -71,6 +71,24 @@ final class ImportProgressPrinter {
             break
         }
         stage = .unspecified
+    }
+
+    /// One `--json` line: `{"progress": {…}}`; the rate and the time left only once known.
+    struct ProgressJSON: Encodable {
+        struct Progress: Encodable {
+            let stage: String
+            let fraction: Double
+            let bytesDone, bytesTotal: UInt64
+            let bytesPerSecond: Int?
+            let secondsLeft: Double?
+
+            enum CodingKeys: String, CodingKey {
+                case stage, fraction, bytesDone = "bytes_done", bytesTotal = "bytes_total"
+                case bytesPerSecond = "bytes_per_second", secondsLeft = "seconds_left"
+            }
+        }
+
+        let progress: Progress
     }
 
     /// `1.6 GB`, `426.5 MB`, `812 kB` (decimal units, as disks are sold).

@@ -19,7 +19,9 @@ struct StolClient: ParsableCommand {
 
             Exit codes: 0 ok, 1 failure, 3 not found, 4 permission denied,
             5 service not running or busy, 6 invalid request, 7 file failed verification,
-            8 not supported by this server (a newer operation), 64 usage (bad arguments, or a confirmation refused).
+            8 not supported by this server (a newer operation),
+            9 the taxon was deleted from the source (NCBI delnodes.dmp),
+            64 usage (bad arguments, or a confirmation refused).
 
             Examples:
               stol-client search lion
@@ -76,17 +78,33 @@ struct GlobalOptions: ParsableArguments {
             try body()
         } catch {
             if json {
-                var object: [String: Any] = ["message": error.description]
-                if case .server(let protocolError) = error {
-                    object["code"] = protocolError.code.name
-                    if !protocolError.details.isEmpty { object["details"] = protocolError.details }
-                }
-                print(TextFormatter.json(object: ["error": object]))
+                print(TextFormatter.json(ErrorJSON(error)))
             } else {
                 FileHandle.standardError.write(Data("stol-client: \(error)\n".utf8))
             }
             throw ExitCode(error.exitCode.rawValue)
         }
+    }
+}
+
+/// `{"error": {"code": …, "details": {…}, "message": …}}`: the code and details
+/// only for an error the server answered (details only when it gave some).
+struct ErrorJSON: Encodable {
+    struct Body: Encodable {
+        let message: String
+        let code: String?
+        let details: [String: String]?
+    }
+
+    let error: Body
+
+    init(_ error: ClientError) {
+        guard case .server(let protocolError) = error else {
+            self.error = Body(message: error.description, code: nil, details: nil)
+            return
+        }
+        self.error = Body(message: error.description, code: protocolError.code.name,
+                          details: protocolError.details.isEmpty ? nil : protocolError.details)
     }
 }
 

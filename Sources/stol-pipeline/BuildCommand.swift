@@ -104,35 +104,9 @@ struct Build: ParsableCommand {
         let report = summary.database
         let noRetiredIDs = sourceFormat == .ncbi && report.mergedIDs == 0 && report.deletedIDs == 0
         if json {
-            var object: [String: Any] = [
-                "output": output, "bytes": report.bytes, "taxa": report.taxa, "names": report.names,
-                "refs": report.references, "traits": report.traits, "euler_tour": report.eulerTour,
-                "top_n_relatives": report.topNRelatives, "species": summary.species,
-                "tree_nodes": report.treeNodes, "merged_ids": report.mergedIDs, "deleted_ids": report.deletedIDs,
-                "source_usages": summary.sourceUsages,
-                "phases": Dictionary(summary.phases.map { ($0.name, seconds($0.duration)) }, uniquingKeysWith: +),
-            ]
-            if let placeholders = summary.placeholders {
-                object["placeholders"] = ["matched": placeholders.placeholders, "containers": placeholders.containers,
-                                          "reattached": placeholders.reattached, "dropped_usages": placeholders.droppedUsages,
-                                          "dropped_species": placeholders.droppedSpecies,
-                                          "dropped_names": placeholders.droppedNames]
-            }
-            if let overlay = summary.overlay {
-                object["overlay"] = ["names": overlay.vernacularNames, "synonyms": overlay.synonyms,
-                                     "properties": overlay.properties, "references": overlay.references,
-                                     "unmatched": overlay.unmatched]
-            }
-            if let named = summary.namedSpecies {
-                object["named_species"] = ["kept_species": named.keptSpecies, "dropped_species": named.droppedSpecies,
-                                           "dropped_usages": named.droppedUsages, "dropped_names": named.droppedNames]
-            }
-            if let subset = summary.subset {
-                object["subset"] = ["kept_usages": subset.keptUsages, "dropped_usages": subset.droppedUsages,
-                                    "unknown_roots": subset.unknownRoots]
-            }
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-            print(String(decoding: data, as: UTF8.self))
+            try JSONReport.print(Report(output: output, summary: summary,
+                                        phases: Dictionary(summary.phases.map { ($0.name, seconds($0.duration)) },
+                                                           uniquingKeysWith: +)))
         } else {
             print("""
                 built \(output) (\(report.bytes) bytes)
@@ -160,6 +134,91 @@ struct Build: ParsableCommand {
             }
             print("  phases: " + summary.phases.map { "\($0.name) \(String(format: "%.1f", seconds($0.duration)))s" }
                 .joined(separator: ", "))
+        }
+    }
+
+    /// `build --json`: the database's counts, the seconds of each phase, and an
+    /// object for each optional step that ran.
+    struct Report: Encodable {
+        struct Placeholders: Encodable {
+            let matched, containers, reattached, droppedUsages, droppedSpecies, droppedNames: Int
+
+            enum CodingKeys: String, CodingKey {
+                case matched, containers, reattached, droppedUsages = "dropped_usages"
+                case droppedSpecies = "dropped_species", droppedNames = "dropped_names"
+            }
+        }
+
+        struct Overlay: Encodable {
+            let names, synonyms, properties, references, unmatched: Int
+        }
+
+        struct NamedSpecies: Encodable {
+            let keptSpecies, droppedSpecies, droppedUsages, droppedNames: Int
+
+            enum CodingKeys: String, CodingKey {
+                case keptSpecies = "kept_species", droppedSpecies = "dropped_species"
+                case droppedUsages = "dropped_usages", droppedNames = "dropped_names"
+            }
+        }
+
+        struct Subset: Encodable {
+            let keptUsages, droppedUsages: Int
+            let unknownRoots: [Int64]
+
+            enum CodingKeys: String, CodingKey {
+                case keptUsages = "kept_usages", droppedUsages = "dropped_usages", unknownRoots = "unknown_roots"
+            }
+        }
+
+        let output: String
+        let bytes: Int64
+        let taxa, names, refs, traits, eulerTour, topNRelatives, species, treeNodes, mergedIDs, deletedIDs: Int
+        let sourceUsages: Int
+        let phases: [String: Double]
+        let placeholders: Placeholders?
+        let overlay: Overlay?
+        let namedSpecies: NamedSpecies?
+        let subset: Subset?
+
+        enum CodingKeys: String, CodingKey {
+            case output, bytes, taxa, names, refs, traits, eulerTour = "euler_tour", topNRelatives = "top_n_relatives"
+            case species, treeNodes = "tree_nodes", mergedIDs = "merged_ids", deletedIDs = "deleted_ids"
+            case sourceUsages = "source_usages", phases, placeholders, overlay, namedSpecies = "named_species", subset
+        }
+
+        init(output: String, summary: TaxonomyBuilder.Summary, phases: [String: Double]) {
+            let report = summary.database
+            self.output = output
+            bytes = report.bytes
+            taxa = report.taxa
+            names = report.names
+            refs = report.references
+            traits = report.traits
+            eulerTour = report.eulerTour
+            topNRelatives = report.topNRelatives
+            species = summary.species
+            treeNodes = report.treeNodes
+            mergedIDs = report.mergedIDs
+            deletedIDs = report.deletedIDs
+            sourceUsages = summary.sourceUsages
+            self.phases = phases
+            placeholders = summary.placeholders.map {
+                Placeholders(matched: $0.placeholders, containers: $0.containers, reattached: $0.reattached,
+                             droppedUsages: $0.droppedUsages, droppedSpecies: $0.droppedSpecies,
+                             droppedNames: $0.droppedNames)
+            }
+            overlay = summary.overlay.map {
+                Overlay(names: $0.vernacularNames, synonyms: $0.synonyms, properties: $0.properties,
+                        references: $0.references, unmatched: $0.unmatched)
+            }
+            namedSpecies = summary.namedSpecies.map {
+                NamedSpecies(keptSpecies: $0.keptSpecies, droppedSpecies: $0.droppedSpecies,
+                             droppedUsages: $0.droppedUsages, droppedNames: $0.droppedNames)
+            }
+            subset = summary.subset.map {
+                Subset(keptUsages: $0.keptUsages, droppedUsages: $0.droppedUsages, unknownRoots: $0.unknownRoots)
+            }
         }
     }
 

@@ -12,7 +12,7 @@ struct CheckIDs: ParsableCommand {
             scientific_name; see Pipeline/released-ids/). New ids are fine; a released id must stay, \
             with the same scientific name and rank, because users' favourites are keyed by it. \
             Exit 0 when every promise holds, 1 listing every violation otherwise.
-            Example: stol-pipeline check-ids --database out/bundled.sqlite --released Pipeline/released-ids/curated-1.tsv
+            Example: stol-pipeline check-ids --database out/bundled.sqlite --released Pipeline/released-ids/curated-2026.11.tsv
             """)
 
     @Option(help: "The built database to check.")
@@ -35,12 +35,9 @@ struct CheckIDs: ParsableCommand {
             violations += released.violations(in: build).map { (record, $0) }
         }
         if json {
-            let object: [String: Any] = [
-                "checked": checked, "ok": violations.isEmpty,
-                "violations": violations.map { ["record": $0.record, "problem": $0.violation.description] },
-            ]
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-            print(String(decoding: data, as: UTF8.self))
+            try JSONReport.print(Report(checked: checked, ok: violations.isEmpty, violations: violations.map {
+                Report.Violation(record: $0.record, problem: $0.violation.description)
+            }))
         } else if violations.isEmpty {
             print("ok: all \(checked) released ids are present with the same name and rank")
         } else {
@@ -48,6 +45,17 @@ struct CheckIDs: ParsableCommand {
             print("\(violations.count) released id(s) broken; see Pipeline/README.md (stable ids)")
         }
         if !violations.isEmpty { throw ExitCode(1) }
+    }
+
+    /// `check-ids --json`.
+    struct Report: Encodable {
+        struct Violation: Encodable {
+            let record, problem: String
+        }
+
+        let checked: Int
+        let ok: Bool
+        let violations: [Violation]
     }
 }
 

@@ -19,3 +19,18 @@ struct StolPipeline: ParsableCommand {
         subcommands: [Build.self, CheckIDs.self, RecordIDs.self, Keygen.self, Sign.self, Verify.self]
     )
 }
+
+/// The `--json` reports of `build` and `check-ids`: one encoder, keys sorted by
+/// their UTF-8 bytes, integers as integers, a nil optional left out.
+enum JSONReport {
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    /// Prints `report` as one line of JSON.
+    static func print(_ report: some Encodable) throws {
+        Swift.print(String(decoding: try encoder.encode(report), as: UTF8.self))
+    }
+}

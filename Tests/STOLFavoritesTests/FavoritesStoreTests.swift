@@ -22,7 +22,7 @@ final class FavoritesStoreTests: XCTestCase {
     func testAdd_whenAbsent_makesItAFavouriteAndCountsOne() async throws {  // T1
         let store = makeStore()
         let changed = try await store.add(42)
-        let isFavourite = try await store.isFavourite(42)
+        let isFavourite = try await store.isFavorite(42)
         let count = try await store.count()
         XCTAssertTrue(changed)
         XCTAssertTrue(isFavourite)
@@ -42,7 +42,7 @@ final class FavoritesStoreTests: XCTestCase {
         let store = makeStore()
         _ = try await store.add(42)
         let changed = try await store.remove(42)
-        let isFavourite = try await store.isFavourite(42)
+        let isFavourite = try await store.isFavorite(42)
         let count = try await store.count()
         XCTAssertTrue(changed)
         XCTAssertFalse(isFavourite)
@@ -71,7 +71,7 @@ final class FavoritesStoreTests: XCTestCase {
         _ = try await store.add(42)
         _ = try await store.add(7)
         let isFavourite = try await store.toggle(42)
-        let stillFavourite = try await store.isFavourite(42)
+        let stillFavourite = try await store.isFavorite(42)
         let count = try await store.count()
         XCTAssertFalse(isFavourite)
         XCTAssertFalse(stillFavourite)
@@ -105,7 +105,7 @@ final class FavoritesStoreTests: XCTestCase {
         let removed = try await store.clear()
         let count = try await store.count()
         let list = try await store.list()
-        let isFavourite = try await store.isFavourite(3)
+        let isFavourite = try await store.isFavorite(3)
         XCTAssertEqual(removed, 5)
         XCTAssertEqual(count, 0)
         XCTAssertEqual(list, [])
@@ -151,7 +151,7 @@ final class FavoritesStoreTests: XCTestCase {
         await first.close()
         let second = makeStore()
         let count = try await second.count()
-        let isFavourite = try await second.isFavourite(2)
+        let isFavourite = try await second.isFavorite(2)
         let ids = try await second.list().map(\.taxonID)
         XCTAssertEqual(count, 3)
         XCTAssertTrue(isFavourite)
@@ -199,7 +199,7 @@ final class FavoritesStoreTests: XCTestCase {
     func testReads_whenUserHasNoFile_answerEmptyAndCreateNothing() async throws {
         let store = makeStore()
         let count = try await store.count()
-        let isFavourite = try await store.isFavourite(42)
+        let isFavourite = try await store.isFavorite(42)
         let removed = try await store.remove(42)
         let cleared = try await store.clear()
         XCTAssertEqual(count, 0)
@@ -308,7 +308,7 @@ final class FavoritesStoreTests: XCTestCase {
         let roomAgain = try await store.add(1_000_000)
         XCTAssertTrue(roomAgain)
         let count = try await store.count()
-        let isFavourite = try await store.isFavourite(1_000_000)
+        let isFavourite = try await store.isFavorite(1_000_000)
         XCTAssertEqual(count, FavoritesStore.maximumFavorites)
         XCTAssertTrue(isFavourite)
     }
@@ -322,7 +322,7 @@ final class FavoritesStoreTests: XCTestCase {
             await assertRejected(id) { try await store.add(id) }
             await assertRejected(id) { try await store.toggle(id) }
             await assertRejected(id) { try await store.remove(id) }
-            await assertRejected(id) { try await store.isFavourite(id) }
+            await assertRejected(id) { try await store.isFavorite(id) }
         }
         let ids = try await store.list().map(\.taxonID)
         XCTAssertEqual(ids, [42])

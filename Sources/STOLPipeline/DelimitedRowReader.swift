@@ -1,53 +1,5 @@
 import Foundation
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// A source file mapped into memory read-only, for the byte-level readers.
-///
-/// The big sources (NCBI taxdump: 2.6 M nodes, GBIF backbone: 7 M rows) are read
-/// by splitting bytes directly, never by building one `String` of the file.
-final class MappedFile {
-    let path: String
-    let bytes: UnsafeBufferPointer<UInt8>
-    private let mapped: Bool
-
-    init(path: String) throws(SourceError) {
-        self.path = path
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else {
-            if errno == ENOENT { throw .missingFile(path) }
-            throw .unreadable(file: path, detail: String(cString: strerror(errno)))
-        }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else {
-            throw .unreadable(file: path, detail: String(cString: strerror(errno)))
-        }
-        let size = Int(status.st_size)
-        guard size > 0 else {
-            bytes = UnsafeBufferPointer(start: nil, count: 0)
-            mapped = false
-            return
-        }
-        guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), address != MAP_FAILED else {
-            throw .unreadable(file: path, detail: "cannot map: \(String(cString: strerror(errno)))")
-        }
-        #if canImport(Glibc)
-        _ = madvise(address, size, MADV_SEQUENTIAL)
-        #endif
-        bytes = UnsafeBufferPointer(start: address.assumingMemoryBound(to: UInt8.self), count: size)
-        mapped = true
-    }
-
-    deinit {
-        if mapped, let base = bytes.baseAddress {
-            munmap(UnsafeMutableRawPointer(mutating: base), bytes.count)
-        }
-    }
-}
 
 /// Reads rows of a delimited text file at byte level.
 ///
@@ -249,61 +201,6 @@ struct DelimitedRowReader {
     /// Field `index` lower-cased (ASCII only), for small vocabularies such as statuses.
     func lowercased(_ index: Int) -> String {
         string(index).lowercased()
-    }
-}
-
-/// A header row read into column positions: names are matched case-insensitively
-/// and without a namespace prefix (`dwc:taxonID` is `taxonID`).
-struct HeaderColumns {
-    let file: String
-    private let positions: [String: Int]
-
-    init(_ reader: DelimitedRowReader) {
-        var positions: [String: Int] = [:]
-        for index in 0..<reader.fieldCount {
-            let name = reader.string(index)
-            let bare = name.split(separator: ":").last.map(String.init) ?? name
-            let key = bare.lowercased()
-            if positions[key] == nil { positions[key] = index }
-        }
-        self.file = reader.path
-        self.positions = positions
-    }
-
-    func required(_ name: String) throws(SourceError) -> Int {
-        guard let index = positions[name.lowercased()] else { throw .missingColumn(file: file, column: name) }
-        return index
-    }
-
-    func optional(_ name: String) -> Int? { positions[name.lowercased()] }
-}
-
-/// Calls a progress handler every `interval` rows and at the end of a file.
-struct ProgressTicker {
-    let file: String
-    let handler: ReadProgressHandler?
-    let started = ContinuousClock.now
-    private(set) var rows = 0
-    private var nextReport: Int
-    private let interval: Int
-
-    init(file: String, handler: ReadProgressHandler?, interval: Int = 500_000) {
-        self.file = file
-        self.handler = handler
-        self.interval = interval
-        self.nextReport = interval
-    }
-
-    mutating func tick() {
-        rows += 1
-        if rows == nextReport {
-            nextReport += interval
-            handler?(ReadProgress(file: file, rows: rows, elapsed: ContinuousClock.now - started, finished: false))
-        }
-    }
-
-    func finish() {
-        handler?(ReadProgress(file: file, rows: rows, elapsed: ContinuousClock.now - started, finished: true))
     }
 }
 
