@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import STOLFavorites
+import STOLTestFixtures
 import XCTest
 
 /// The store against real files: seed 002 §9 (T1–T12) plus the Linux service's

@@ -3,6 +3,7 @@ import GRDB
 import Glibc
 import STOLProtocol
 import STOLServer
+import STOLTestFixtures
 import STOLTransport
 import XCTest
 
@@ -33,23 +34,19 @@ extension StackHarness {
         let master = PseudoTerminal.openMaster(O_RDWR | O_NOCTTY)
         guard master >= 0, PseudoTerminal.grant(master) == 0, PseudoTerminal.unlock(master) == 0,
               let name = PseudoTerminal.slaveName(master) else {
-            throw HarnessError("cannot open a pseudo-terminal: \(String(cString: strerror(errno)))")
+            throw TestSupportError("cannot open a pseudo-terminal: \(String(cString: strerror(errno)))")
         }
         defer { close(master) }
         let terminal = String(cString: name)
         // Held open by the test too, so the terminal exists before the client opens it.
         let held = open(terminal, O_RDWR | O_NOCTTY)
         defer { if held >= 0 { close(held) } }
-        let directory = try Self.makeDirectory(prefix: "stoltty")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let child = try ChildProcess.spawn(Self.binDirectory + "/stol-client", arguments,
-                                           environment: ["STOL_RUNTIME_DIR": runtimeDirectory],
-                                           stdout: directory + "/out", stderr: directory + "/err", stdin: terminal)
         let bytes = Array(input.utf8)
-        _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
-        let status = child.wait(timeoutSeconds: 30)
-        let read = { (file: String) in (try? String(contentsOfFile: directory + "/" + file, encoding: .utf8)) ?? "" }
-        return Result(status: status, stdout: read("out"), stderr: read("err"))
+        return try ChildProcess.run(Self.binDirectory + "/stol-client", arguments,
+                                    environment: ["STOL_RUNTIME_DIR": runtimeDirectory], stdin: .readWrite(terminal),
+                                    timeoutSeconds: 30) { _ in
+            _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+        }
     }
 
     /// `stol-client fav …` as this test's user, or as `uid` through setpriv.
@@ -134,6 +131,12 @@ final class LockedLog<Element>: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return elements
+    }
+
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return elements.count
     }
 }
 

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import STOLProtocol
 import STOLServer
+import STOLTestFixtures
 import STOLTransport
 import XCTest
 
@@ -83,7 +84,7 @@ final class BlockingFramedServerTests: XCTestCase {
     }
 
     private func temporaryFile(_ contents: String) throws -> Int32 {
-        let path = try makeShortTemporaryDirectory(self) + "/upload.stol"
+        let path = try makeTemporaryDirectory(self) + "/upload.stol"
         try contents.write(toFile: path, atomically: false, encoding: .utf8)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         XCTAssertGreaterThanOrEqual(fd, 0)

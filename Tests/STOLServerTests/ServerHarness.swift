@@ -4,6 +4,7 @@ import Glibc
 import NIOConcurrencyHelpers
 import STOLProtocol
 import STOLServer
+import STOLTestFixtures
 import STOLTransport
 import ServiceLifecycle
 import XCTest
@@ -22,7 +23,7 @@ final class ServerHarness: @unchecked Sendable {
     /// `makeServer` gets the listening descriptor bound through ``SocketActivation``.
     init(_ testCase: XCTestCase, events: EventLog = EventLog(), mode: mode_t = 0o600,
          makeServer: (Int32) -> any ServiceLifecycle.Service) throws {
-        path = try makeShortTemporaryDirectory(testCase) + "/server.sock"
+        path = try makeTemporaryDirectory(testCase) + "/server.sock"
         self.events = events
         let fd = try bindTestSocket(path, mode: mode)
         group = ServiceGroup(services: [makeServer(fd)], gracefulShutdownSignals: [], cancellationSignals: [],

@@ -118,7 +118,7 @@ final class CompareTests: XCTestCase {
             return path
         }
         let ids = parents.keys.sorted()
-        var generator = SplitMix64(seed: 42)
+        var generator = SplitMix64(for: self)
         for _ in 0..<400 {
             let a = ids[Int.random(in: 0..<ids.count, using: &generator)]
             let b = ids[Int.random(in: 0..<ids.count, using: &generator)]

@@ -96,7 +96,7 @@ final class SearchModesTests: XCTestCase {
         XCTAssertEqual(Levenshtein.distance("kitten", "sitting"), 3)
         XCTAssertEqual(Levenshtein.distance("", "abc"), 3)
         XCTAssertEqual(Levenshtein.distance("león", "leon"), 1)
-        var generator = SplitMix64(seed: 3)
+        var generator = SplitMix64(for: self)
         let letters = Array("abcde")
         let words = (0..<600).map { _ in String((0..<Int.random(in: 1...8, using: &generator)).map { _ in letters.randomElement(using: &generator)! }) }
         let vocabulary = FuzzyVocabulary(words: words)

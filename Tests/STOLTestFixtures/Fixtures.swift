@@ -3,21 +3,8 @@ import Glibc
 import STOLModel
 import XCTest
 
-// Fixtures shared by the pipeline and taxonomy tests: temporary directories,
-// ColDP files written from literal TSV, and a small real Felidae dataset.
-
-/// A fresh temporary directory, removed when the test ends.
-public func makeTemporaryDirectory(_ testCase: XCTestCase) throws -> String {
-    let path = try makeTemporaryDirectory()
-    testCase.addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
-    return path
-}
-
-public func makeTemporaryDirectory() throws -> String {
-    var template = Array("/tmp/stoltest.XXXXXX".utf8CString)
-    guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
-    return String(cString: made)
-}
+// Fixtures shared by the pipeline and taxonomy tests: ColDP files written from
+// literal TSV, and a small real Felidae dataset.
 
 public func fileExists(_ path: String) -> Bool {
     FileManager.default.fileExists(atPath: path)
