@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Glibc
-import NIOConcurrencyHelpers
 import STOLProtocol
 import STOLServer
 import STOLTestFixtures
@@ -59,33 +58,6 @@ final class ServerHarness: @unchecked Sendable {
         if didFinish { return true }
         didFinish = finished.wait(timeout: .now() + timeout) == .success
         return didFinish
-    }
-}
-
-/// A promise-like gate an async service awaits until the test opens it.
-final class AsyncGate: @unchecked Sendable {
-    private let lock = NIOLock()
-    private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func open() {
-        let toResume: [CheckedContinuation<Void, Never>] = lock.withLock {
-            isOpen = true
-            defer { waiters = [] }
-            return waiters
-        }
-        toResume.forEach { $0.resume() }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow: Bool = lock.withLock {
-                if isOpen { return true }
-                waiters.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
     }
 }
 

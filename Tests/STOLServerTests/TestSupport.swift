@@ -86,24 +86,40 @@ final class EventLog: @unchecked Sendable {
     var events: [String] { lock.withLock { entries } }
 }
 
-/// A one-shot gate a test opens to let a slow request finish.
+/// A one-shot gate a test opens to let a slow request finish: a synchronous
+/// service waits for it on its thread, an async one suspends.
 final class Gate: @unchecked Sendable {
     private let condition = NSCondition()
-    private var open = false
+    private var isOpen = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
 
-    func openGate() {
+    func open() {
         condition.lock()
-        open = true
+        isOpen = true
+        let toResume = waiters
+        waiters = []
         condition.broadcast()
         condition.unlock()
+        toResume.forEach { $0.resume() }
     }
 
-    /// Waits until the gate is opened (or a generous safety timeout passes).
+    /// Blocks until the gate is opened (or a generous safety timeout passes).
     func waitUntilOpen() {
         condition.lock()
         let deadline = Date().addingTimeInterval(10)
-        while !open && condition.wait(until: deadline) {}
+        while !isOpen && condition.wait(until: deadline) {}
         condition.unlock()
+    }
+
+    /// Suspends until the gate is opened.
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            condition.lock()
+            let resumeNow = isOpen
+            if !resumeNow { waiters.append(continuation) }
+            condition.unlock()
+            if resumeNow { continuation.resume() }
+        }
     }
 }
 
