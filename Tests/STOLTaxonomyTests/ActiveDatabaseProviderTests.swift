@@ -152,16 +152,23 @@ final class ActiveDatabaseProviderTests: XCTestCase {
 
     func testProvider_withARecheckInterval_seesASwitchOnlyOnceTheIntervalHasPassed() throws {
         try harness.installReference()
+        // The provider's clock is the test's: time passes when the test says so, not by sleeping.
+        let clock = Mutex<UInt64>(1_000_000_000)
         let provider = try ActiveDatabaseProvider(bundledPath: harness.bundledPath, referencePath: harness.referencePath,
                                                   activationPath: harness.activationPath, logger: quietLogger,
-                                                  recheckInterval: .milliseconds(300))
+                                                  recheckInterval: .milliseconds(300),
+                                                  now: { clock.withLock { $0 } }) { path, kind throws(TaxonomyError) in
+            try TaxonomyDatabase(path: path, kind: kind)
+        }
         XCTAssertEqual(provider.current().database.kind, .bundled)
         try harness.requestReference(true)
         // Within the interval the previous check stands (this is what saves the
         // two stat(2) calls per request under load)…
         XCTAssertEqual(provider.current().database.kind, .bundled, "rechecked before the interval passed")
+        clock.withLock { $0 += 299_999_999 }
+        XCTAssertEqual(provider.current().database.kind, .bundled, "rechecked 1 ns before the interval passed")
         // …and once it has passed, the switch is seen.
-        Thread.sleep(forTimeInterval: 0.35)
+        clock.withLock { $0 += 1 }
         XCTAssertEqual(provider.current().database.kind, .reference)
         XCTAssertEqual(provider.current().database.kind, .reference)
     }
