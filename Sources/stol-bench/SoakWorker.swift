@@ -40,7 +40,7 @@ struct SoakWorker: ParsableCommand {
         let favoriteIDs = workload.favoriteIDs
         let seed = self.seed
         let steps = rounds.map { $0 * SoakOperation.allCases.count } ?? .max
-        TaxonomyBench.onThreads(clients) { client in
+        onThreads(clients) { client in
             let taxonomy = TaxonomyClient(service: "taxonomy", path: taxonomySocket)
             let favorites = FavoritesClient(service: "favorites", path: favoritesSocket)
             var local = SoakResult()

@@ -254,21 +254,6 @@ struct TaxonomyBench: ParsableCommand {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    /// Runs `body` for 0..<count, each on its own thread, and waits for all.
-    /// (`DispatchQueue.concurrentPerform` would run at most one per core, so "8
-    /// clients" would really be 2 on this machine.)
-    static func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-        let group = DispatchGroup()
-        for index in 0..<count {
-            group.enter()
-            Thread {
-                body(index)
-                group.leave()
-            }.start()
-        }
-        group.wait()
-    }
-
     /// `count` requests spread over `clients` connections, each on its own thread.
     static func measure(socket: String, requests: [Stol_V1_TaxonomyRequest.OneOf_Body], clients: Int,
                         count: Int, slowest: String? = nil) throws -> Latencies {
@@ -277,7 +262,7 @@ struct TaxonomyBench: ParsableCommand {
         let errors = Atomic<Int>(0)
         let perClient = max(1, count / clients)
         let start = now()
-        Self.onThreads(clients) { clientIndex in
+        onThreads(clients) { clientIndex in
             let client = TaxonomyClient(service: "taxonomy", path: socket)
             var local: [Double] = []
             local.reserveCapacity(perClient)
@@ -314,7 +299,7 @@ struct TaxonomyBench: ParsableCommand {
         let done = Atomic<Int>(0)
         let perClient = max(depth, count / clients)
         let start = now()
-        Self.onThreads(clients) { clientIndex in
+        onThreads(clients) { clientIndex in
             guard let socket = try? FrameSocket.connect(path: socket) else { return }
             var sent = 0, received = 0
             func send() -> Bool {

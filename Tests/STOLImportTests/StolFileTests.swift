@@ -434,9 +434,7 @@ final class StolFileTests: XCTestCase {
 
 /// The vector directory, the Python reference implementation and helpers to run tools.
 enum StolVectors {
-    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().path
-    static let directory = repositoryRoot + "/protocol/vectors/stol"
+    static let directory = Workspace.repositoryRoot + "/protocol/vectors/stol"
     static let reference = directory + "/stol_reference.py"
 
     static func text(_ name: String) throws -> String {
@@ -486,12 +484,10 @@ enum StolVectors {
 
     /// The built `stol-pipeline` next to the test bundle, or skips the test.
     static func pipelineBinary() throws -> String {
-        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [bundle, bundle.deletingLastPathComponent()] {
-            let path = candidate.appendingPathComponent("stol-pipeline").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        guard let path = Workspace.builtExecutable("stol-pipeline") else {
+            throw XCTSkip("stol-pipeline is not built next to the tests (swift build first)")
         }
-        throw XCTSkip("stol-pipeline is not built next to the tests (swift build first)")
+        return path
     }
 
     /// A real SQLite database (schema_version 1, not WAL) made by Python's sqlite3 module.

@@ -116,48 +116,6 @@ func inspectFavorites<T>(_ path: String, _ body: (Database) throws -> T) throws 
     return try queue.read(body)
 }
 
-/// Results gathered by many threads.
-final class LockedLog<Element>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var elements: [Element] = []
-
-    func append(contentsOf new: [Element]) {
-        lock.lock()
-        elements += new
-        lock.unlock()
-    }
-
-    var all: [Element] {
-        lock.lock()
-        defer { lock.unlock() }
-        return elements
-    }
-
-    var count: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return elements.count
-    }
-}
-
-/// Starts `count` real threads running `body(index)`; `wait()` on the group joins them.
-func startThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> DispatchGroup {
-    let group = DispatchGroup()
-    for index in 0..<count {
-        group.enter()
-        Thread {
-            body(index)
-            group.leave()
-        }.start()
-    }
-    return group
-}
-
-/// Runs `body(index)` on `count` real threads at once and waits for all of them.
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    startThreads(count, body).wait()
-}
-
 /// glibc's pseudo-terminal calls. Their declarations sit behind `_XOPEN_SOURCE`,
 /// which the Glibc module does not define, so they are looked up by name.
 private enum PseudoTerminal {

@@ -29,20 +29,9 @@ final class StackHarness {
     private var activators: [Daemon: ChildProcess] = [:]
     var environment: [String: String] = [:]
 
-    /// The directory holding the built `stol-*` executables (next to the test bundle).
-    static let binDirectory: String = {
-        if let explicit = ProcessInfo.processInfo.environment["STOL_BIN_DIR"] { return explicit }
-        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [bundle, bundle.deletingLastPathComponent()] {
-            if FileManager.default.isExecutableFile(atPath: candidate.appendingPathComponent("stol-client").path) {
-                return candidate.path
-            }
-        }
-        return Bundle.main.bundleURL.path
-    }()
-
-    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().path
+    /// The built `stol-*` executables (the kit's ``Workspace``).
+    static var binDirectory: String { Workspace.binDirectory }
+    static var repositoryRoot: String { Workspace.repositoryRoot }
 
     /// One database per test run, built by the real pipeline from the committed curated source.
     /// Built once, lazily and thread-safely (a `static let` initialiser runs once).

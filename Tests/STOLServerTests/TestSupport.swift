@@ -78,12 +78,11 @@ func lengthPrefix(_ length: UInt32) -> [UInt8] {
 }
 
 /// A thread-safe ordered log of events, to assert on the order in which things happened.
-final class EventLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var entries: [String] = []
+typealias EventLog = LockedLog<String>
 
-    func record(_ event: String) { lock.withLock { entries.append(event) } }
-    var events: [String] { lock.withLock { entries } }
+extension LockedLog<String> {
+    func record(_ event: String) { append(contentsOf: [event]) }
+    var events: [String] { all }
 }
 
 /// A one-shot gate a test opens to let a slow request finish: a synchronous

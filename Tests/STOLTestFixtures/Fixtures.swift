@@ -21,13 +21,7 @@ public func writeTSV(_ directory: String, _ name: String, _ lines: [String], lin
 public func row(_ fields: String...) -> String { fields.joined(separator: "\t") }
 
 /// The committed curated ColDP source (`Pipeline/curated`), found from this file.
-public let curatedSourceDirectory: String = {
-    URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // STOLTestFixtures
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent()  // repository root
-        .appendingPathComponent("Pipeline/curated").path
-}()
+public let curatedSourceDirectory = Workspace.repositoryRoot + "/Pipeline/curated"
 
 /// A small but realistic ColDP source: NCBI ids and lineages of a few cats, a dog,
 /// us, an oak and E. coli, with intermediate ranks (clade, subphylum, suborder,
