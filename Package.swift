@@ -125,7 +125,9 @@ let package = Package(
         // MARK: Tests
         /// The one test-support kit: fixtures and data sets, seeded random (`STOL_TEST_SEED`),
         /// short temporary directories, `ChildProcess` (posix_spawn), waiting for an event;
-        /// also the scratch directories and children of the fuzz targets and stol-bench.
+        /// also the scratch directories and children of the fuzz targets and stol-bench. What
+        /// needs XCTest is under `#if canImport(XCTest)`, so the static release build of
+        /// stol-bench (`make build`), which has no XCTest, links the rest.
         .target(name: "STOLTestFixtures", dependencies: ["STOLModel", "STOLFormat", "CZlib",
                                                        .product(name: "GRDB", package: "GRDB.swift")],
                 path: "Tests/STOLTestFixtures"),

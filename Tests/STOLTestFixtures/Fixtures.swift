@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import STOLModel
-import XCTest
 
 // Fixtures shared by the pipeline and taxonomy tests: ColDP files written from
 // literal TSV, and a small real Felidae dataset.

@@ -1,5 +1,7 @@
 import Foundation
+#if canImport(XCTest)
 import XCTest
+#endif
 
 /// SplitMix64: a tiny deterministic generator, so that random test data and
 /// random fault moments can be reproduced from the seed a test prints.
@@ -37,15 +39,19 @@ public enum TestSeed {
         return seed
     }
 
+    #if canImport(XCTest)
     /// The seed for the running test case.
     public static func make(for testCase: XCTestCase) -> UInt64 { make(for: testCase.name) }
+    #endif
 }
 
 extension SplitMix64 {
+    #if canImport(XCTest)
     /// A generator seeded from ``TestSeed`` for the running test case (the seed is printed).
     public init(for testCase: XCTestCase) {
         self.init(seed: TestSeed.make(for: testCase))
     }
+    #endif
 
     /// A generator for one part of a test (a thread, a round) derived from this one's seed,
     /// so that one printed seed replays every part.

@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
+#if canImport(XCTest)
 import XCTest
+#endif
 
 /// What a test-support helper throws: one sentence saying what failed.
 public struct TestSupportError: Error, CustomStringConvertible, Sendable {
@@ -27,12 +29,14 @@ public enum TemporaryDirectory {
     }
 }
 
+#if canImport(XCTest)
 /// A fresh short temporary directory, removed when the test ends.
 public func makeTemporaryDirectory(_ testCase: XCTestCase, prefix: String = "stoltest", mode: mode_t? = nil) throws -> String {
     let path = try TemporaryDirectory.make(prefix: prefix, mode: mode)
     testCase.addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
     return path
 }
+#endif
 
 /// Checks `condition` every `interval` seconds until it holds or `seconds` have
 /// passed: a wait for an observable event, bounded by a deadline. Returns whether
