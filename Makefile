@@ -176,7 +176,7 @@ fuzz-seeds:
 	done
 
 ## The import's fault injection with 1,000 random SIGKILLs of the verifier (KILLS=N to change;
-## STOL_FAULT_SEED=S replays a run), plus the kills at each stage, of importd, Ctrl-C and a full disk.
+## STOL_TEST_SEED=S replays a run), plus the kills at each stage, of importd, Ctrl-C and a full disk.
 fault: deps
 	$(SWIFT) build --build-tests
 	STOL_FAULT_KILLS=$${KILLS:-1000} $(SWIFT) test --skip-build --disable-swift-testing --filter ImportFaultInjectionTests

@@ -120,21 +120,24 @@ let package = Package(
         /// `make bench`: latency, throughput and memory through the real sockets.
         .executableTarget(name: "stol-bench", dependencies: [
             "STOLClientKit", "STOLTaxonomy", "STOLImport", "STOLFormat", "STOLModel", "STOLTransport",
-            "STOLProtocol", arg,
+            "STOLProtocol", "STOLTestFixtures", arg,
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "Logging", package: "swift-log")]),
 
         // MARK: Tests
-        /// Fixtures shared by the pipeline and taxonomy tests.
+        /// The one test-support kit: fixtures and data sets, seeded random (`STOL_TEST_SEED`),
+        /// short temporary directories, `ChildProcess` (posix_spawn), waiting for an event;
+        /// also the scratch directories and children of the fuzz targets and stol-bench. What
+        /// needs XCTest is under `#if canImport(XCTest)`, so the static release build of
+        /// stol-bench (`make build`), which has no XCTest, links the rest.
         .target(name: "STOLTestFixtures", dependencies: ["STOLModel", "STOLFormat", "CZlib",
                                                        .product(name: "GRDB", package: "GRDB.swift")],
                 path: "Tests/STOLTestFixtures"),
         .testTarget(name: "STOLServerTests", dependencies: [
-            "STOLServer", "STOLTransport", "STOLProtocol", "CSTOLSocket",
+            "STOLServer", "STOLTransport", "STOLProtocol", "CSTOLSocket", "STOLTestFixtures",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOTestUtils", package: "swift-nio"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -145,7 +148,7 @@ let package = Package(
         .testTarget(name: "STOLTaxonomyTests", dependencies: ["STOLTestFixtures", "STOLTaxonomy", "STOLPipeline", "STOLProtocol", "STOLTransport", "STOLModel",
                                                               .product(name: "Logging", package: "swift-log"),
                                                               .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "STOLFavoritesTests", dependencies: ["STOLFavorites", "STOLProtocol", "STOLServer", "STOLTransport",
+        .testTarget(name: "STOLFavoritesTests", dependencies: ["STOLFavorites", "STOLProtocol", "STOLServer", "STOLTransport", "STOLTestFixtures",
                                                                .product(name: "GRDB", package: "GRDB.swift"),
                                                                .product(name: "Logging", package: "swift-log"),
                                                                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -98,7 +98,7 @@ if [[ ${1:-} == __boot ]]; then
   install -m 0644 "$tmp/signing.key.pub" "$root/usr/share/stol/keys/release.pub"
   mkdir -p "$root/srv/stol-test"
   printf 'this is not a STOL reference database\n' > "$root/srv/stol-test/not-a-database.stol"
-  cp "$tmp/reference.stol" "$tmp/large.stol" "$tmp/hold_connections.py" "$root/srv/stol-test/"
+  cp "$tmp/reference.stol" "$tmp/large.stol" "$tmp/hostile_client.py" "$root/srv/stol-test/"
   chmod 0755 "$root/srv/stol-test"
   chmod 0644 "$root"/srv/stol-test/*
 
@@ -210,27 +210,11 @@ PYTHON
 "$install/usr/bin/stol-pipeline" sign --key "$tmp/signing.key" --level 1 --input "$tmp/large.sqlite" \
   --output "$tmp/large.stol" >/dev/null
 rm "$tmp/large.sqlite"
-cat > "$tmp/hold_connections.py" <<'PYTHON'
-# Opens COUNT connections to SOCKET and keeps them for SECONDS; prints how many
-# the daemon refused at once (a BUSY frame, then the close) and how many it kept.
-import select, socket, sys, time
-path, count, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-connections = []
-for _ in range(count):
-    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    connection.connect(path)
-    connections.append(connection)
-# A refusal arrives at once; collect them until none has come for a second.
-pending, refused = list(connections), 0
-while pending:
-    readable, _, _ = select.select(pending, [], [], 1.0)
-    if not readable:
-        break
-    refused += len(readable)
-    pending = [connection for connection in pending if connection not in readable]
-print(f"kept {count - refused} refused {refused}", flush=True)
-time.sleep(seconds)
-PYTHON
+# The connection holder is the attack tests' hostile client (its `hold`), taken
+# from the repository this script runs from and copied into the booted system.
+hostile_client=$(dirname "$self")/../Tests/tools/hostile_client.py
+[[ -r $hostile_client ]] || { echo "test-under-systemd: $hostile_client not found (run the script from the repository)" >&2; exit 1; }
+cp "$hostile_client" "$tmp/hostile_client.py"
 
 # Runs a command inside the booted system (all its namespaces and its root).
 inside() {
@@ -534,14 +518,14 @@ progress "ok: with an event loop stuck the pings stopped; systemd killed and res
 
 # --- one user cannot take every connection from the others
 inside rm -f /srv/stol-test/hold.out
-inside sh -c 'setpriv --reuid=4242 --regid=4242 --clear-groups python3 /srv/stol-test/hold_connections.py /run/stol/taxonomy.sock 70 10 > /srv/stol-test/hold.out 2>&1' &
+inside sh -c 'setpriv --reuid=4242 --regid=4242 --clear-groups python3 /srv/stol-test/hostile_client.py hold /run/stol/taxonomy.sock 70 10 > /srv/stol-test/hold.out 2>&1' &
 holder=$!
 wait_for 20 "uid 4242 holds its connections" inside test -s /srv/stol-test/hold.out
 capture cat /srv/stol-test/hold.out
 [[ $out == "kept 64 refused 6" ]] || fail "uid 4242's 70 connections: expected 64 kept and 6 refused (the per-user limit), got '$out'"
 expect 0 "search lion (uid 4243) while uid 4242 holds 64 connections" setpriv --reuid=4243 --regid=4243 --clear-groups stol-client search lion
 kill "$holder" 2>/dev/null || true
-inside pkill -f hold_connections.py || true
+inside pkill -f hostile_client.py || true
 progress "ok: uid 4242 kept 64 connections and was refused 6 more; uid 4243 was served meanwhile"
 
 # --- the sandboxing does not kill the Swift daemons

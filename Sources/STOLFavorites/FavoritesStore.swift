@@ -33,6 +33,8 @@ public actor FavoritesStore {
     /// The user's database file; `-wal` and `-shm` live beside it.
     public nonisolated let path: String
     private let logger: Logger
+    /// When a favourite is added; nil: SQLite's clock (the column's default).
+    private let now: (@Sendable () -> Date)?
     private var database: DatabaseQueue?
     /// What the event loop may read without waiting for the actor (see
     /// ``isFavoriteNow(_:)``). Written only by the actor, after a commit.
@@ -51,9 +53,12 @@ public actor FavoritesStore {
         set { memory.withLock { $0.pendingNotice = newValue } }
     }
 
-    public init(path: String, logger: Logger) {
+    /// - Parameter now: the time a favourite is added at (a test's own clock, so
+    ///   that timestamps differ without sleeping); nil takes SQLite's clock.
+    public init(path: String, logger: Logger, now: (@Sendable () -> Date)? = nil) {
         self.path = path
         self.logger = logger
+        self.now = now
     }
 
     // MARK: - Operations
@@ -63,7 +68,8 @@ public actor FavoritesStore {
         try Self.validate(taxonID)
         let database = try openCreatingIfNeeded()
         try checkRoom(for: taxonID)
-        let inserted = try write(database) { db in try Self.insert(taxonID, into: db) }
+        let addedAt = now?()
+        let inserted = try write(database) { db in try Self.insert(taxonID, at: addedAt, into: db) }
         memory.withLock { _ = $0.ids.insert(taxonID) }
         return inserted
     }
@@ -82,8 +88,9 @@ public actor FavoritesStore {
         try Self.validate(taxonID)
         let database = try openCreatingIfNeeded()
         try checkRoom(for: taxonID)
+        let addedAt = now?()
         let isFavorite = try write(database) { db in
-            try FavoriteEntry.deleteOne(db, key: taxonID) ? false : try Self.insert(taxonID, into: db)
+            try FavoriteEntry.deleteOne(db, key: taxonID) ? false : try Self.insert(taxonID, at: addedAt, into: db)
         }
         memory.withLock { memory in
             if isFavorite { memory.ids.insert(taxonID) } else { memory.ids.remove(taxonID) }
@@ -289,9 +296,17 @@ public actor FavoritesStore {
         }
     }
 
-    /// Inserts with the schema's default timestamp; false when the id was present.
-    private static func insert(_ taxonID: Int64, into db: Database) throws -> Bool {
-        try db.execute(sql: "INSERT OR IGNORE INTO favorites (taxon_id) VALUES (?)", arguments: [taxonID])
+    /// Inserts with the schema's default timestamp, or `date` in the same format;
+    /// false when the id was present.
+    private static func insert(_ taxonID: Int64, at date: Date?, into db: Database) throws -> Bool {
+        if let date {
+            try db.execute(sql: """
+                INSERT OR IGNORE INTO favorites (taxon_id, created_at)
+                VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', ?, 'unixepoch'))
+                """, arguments: [taxonID, date.timeIntervalSince1970])
+        } else {
+            try db.execute(sql: "INSERT OR IGNORE INTO favorites (taxon_id) VALUES (?)", arguments: [taxonID])
+        }
         return db.changesCount > 0
     }
 

@@ -64,6 +64,8 @@ public final class ActiveDatabaseProvider: Sendable {
     private let open: Opener
     private let state: Mutex<State>
     private let recheckNanoseconds: UInt64
+    /// CLOCK_MONOTONIC nanoseconds; a test's own clock in tests.
+    private let now: @Sendable () -> UInt64
 
     /// Fails when the bundled database itself is unusable: without it there is
     /// nothing to fall back to, so the daemon must not start.
@@ -81,8 +83,12 @@ public final class ActiveDatabaseProvider: Sendable {
     /// Opens the bundled database and makes the first selection (opening the
     /// reference database if it is requested), so that no request waits for
     /// that and no request ever finds nothing selected.
+    ///
+    /// - Parameter now: the clock the recheck interval is measured on (a test
+    ///   advances its own instead of sleeping).
     init(bundledPath: String, referencePath: String, activationPath: String, logger: Logger,
-         recheckInterval: Duration = .zero, open: @escaping Opener) throws(TaxonomyError) {
+         recheckInterval: Duration = .zero, now: @escaping @Sendable () -> UInt64 = monotonicNanoseconds,
+         open: @escaping Opener) throws(TaxonomyError) {
         let interval = recheckInterval.components
         self.recheckNanoseconds = UInt64(max(0, interval.seconds)) * 1_000_000_000
             + UInt64(max(0, interval.attoseconds / 1_000_000_000))
@@ -91,17 +97,18 @@ public final class ActiveDatabaseProvider: Sendable {
         self.activationPath = activationPath
         self.logger = logger
         self.open = open
+        self.now = now
         let bundled = try open(bundledPath, .bundled)
         self.bundled = bundled
         let key = Self.key(activationPath: activationPath, referencePath: referencePath)
         let selection = Self.select(key, bundled: bundled, referencePath: referencePath, activationPath: activationPath,
                                     open: open, logger: logger)
-        self.state = Mutex(State(key: key, selection: selection, checkedAt: Self.monotonicNanoseconds()))
+        self.state = Mutex(State(key: key, selection: selection, checkedAt: now()))
     }
 
     /// The database to answer the current request with.
     public func current() -> Selection {
-        let now = Self.monotonicNanoseconds()
+        let now = self.now()
         if recheckNanoseconds > 0, let recent = state.withLock({ state -> Selection? in
             now &- state.checkedAt < recheckNanoseconds ? state.selection : nil
         }) {

@@ -4,6 +4,7 @@ import Glibc
 import STOLClientKit
 import STOLProtocol
 import STOLTaxonomy
+import STOLTestFixtures
 
 /// `stol-bench attack`: what a hostile user costs the others. A well-behaved
 /// user's requests are timed on a quiet machine, then while another user (uid
@@ -63,13 +64,12 @@ struct AttackBench: ParsableCommand {
         ] {
             let log = "\(work)/attack-\(phases.count).log"
             let command = asAttacker + [binaries + "/stol-bench", "attacker", "--seconds", "\(seconds)"] + arguments
-            let attacker = try Spawned.start(command[0], Array(command.dropFirst()), log: log)
+            let attacker = try ChildProcess.start(command[0], Array(command.dropFirst()), log: log)
             // Measure once the attacker is sending (it says "started" after connecting).
             for _ in 0..<500 where !((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("started") { usleep(10_000) }
             usleep(1_000_000)  // let its unsent answers pile up to the daemon's bound first
             var phase = measure(name, stack: stack, searches: searches, attacker: attacker.pid)
-            var status: Int32 = 0
-            waitpid(attacker.pid, &status, 0)
+            _ = attacker.wait()
             phase.attacker = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
                 .split(separator: "\n").last.map(String.init) ?? ""
             phases.append(phase)
@@ -111,10 +111,8 @@ struct AttackBench: ParsableCommand {
     }
 
     func run(_ command: [String], log: String) throws {
-        let child = try Spawned.start(command[0], Array(command.dropFirst()), log: log)
-        var status: Int32 = 0
-        waitpid(child.pid, &status, 0)
-        guard status == 0 else { throw ValidationError("\(command.joined(separator: " ")) failed; see \(log)") }
+        let child = try ChildProcess.start(command[0], Array(command.dropFirst()), log: log)
+        guard child.wait() == 0 else { throw ValidationError("\(command.joined(separator: " ")) failed; see \(log)") }
     }
 
     static func printReport(_ phases: [Phase]) -> [String] {

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import STOLClientKit
 import STOLProtocol
+import STOLTestFixtures
 import SwiftProtobuf
 import Synchronization
 
@@ -54,7 +55,7 @@ struct AttackClient: ParsableCommand {
         let deadline = TaxonomyBench.now() + seconds
         let sent = Mutex(0), reconnects = Mutex(0)
         FileHandle.standardOutput.write(Data("started\n".utf8))
-        TaxonomyBench.onThreads(connections) { [socket] _ in
+        onThreads(connections) { [socket] _ in
             var descriptor: Int32 = -1
             while TaxonomyBench.now() < deadline {
                 if descriptor < 0 {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import STOLProtocol
+import STOLTestFixtures
 import STOLTransport
 
 /// `stol-bench favorites`: latency of `stol-favoritesd` through its real socket,
@@ -265,7 +266,7 @@ private final class BenchConnection {
 /// with its own runtime and state directories, removed afterwards.
 private struct StartedDaemon {
     let root: String
-    let pid: pid_t
+    let process: ChildProcess
     var socketPath: String { root + "/run/favorites.sock" }
     var stateDirectory: String { root + "/state" }
 
@@ -277,28 +278,14 @@ private struct StartedDaemon {
         guard FileManager.default.isExecutableFile(atPath: activate) else {
             throw BenchError("\(activate) is missing (Debian package systemd)")
         }
-        var template = Array("\(workDirectory)/stolbench.XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw BenchError("cannot create a directory in \(workDirectory)") }
-        let root = String(cString: made)
+        let root = try TemporaryDirectory.make(prefix: "stolbench", in: workDirectory)
         try FileManager.default.createDirectory(atPath: root + "/run", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: root + "/state/favorites", withIntermediateDirectories: true)
-        let arguments = [activate, "--listen=\(root)/run/favorites.sock", "--fdname=favorites",
+        let arguments = ["--listen=\(root)/run/favorites.sock", "--fdname=favorites",
                          "-E", "STOL_RUNTIME_DIR=\(root)/run", "-E", "STOL_STATE_DIR=\(root)/state",
                          "-E", "STOL_LOG_LEVEL=warning", daemon]
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, root + "/daemon.log", O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, activate, &actions, nil, argv, environ)
-        guard rc == 0 else { throw BenchError("cannot start \(activate): \(String(cString: strerror(rc)))") }
-        let started = StartedDaemon(root: root, pid: pid)
-        for _ in 0..<250 where !FileManager.default.fileExists(atPath: started.socketPath) { usleep(20_000) }
-        guard FileManager.default.fileExists(atPath: started.socketPath) else {
+        let started = StartedDaemon(root: root, process: try ChildProcess.start(activate, arguments, log: root + "/daemon.log"))
+        guard waitUntil(seconds: 5, interval: 0.02, { FileManager.default.fileExists(atPath: started.socketPath) }) else {
             started.stop()
             throw BenchError("the daemon's socket did not appear")
         }
@@ -307,16 +294,7 @@ private struct StartedDaemon {
 
     /// SIGTERM (the daemon drains and exits 0), reap, remove the directory.
     func stop() {
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        for _ in 0..<500 {
-            if waitpid(pid, &status, WNOHANG) == pid { break }
-            usleep(10_000)
-        }
-        if waitpid(pid, &status, WNOHANG) == 0 {
-            kill(pid, SIGKILL)
-            waitpid(pid, &status, 0)
-        }
+        process.terminate(timeoutSeconds: 5)
         try? FileManager.default.removeItem(atPath: root)
     }
 }

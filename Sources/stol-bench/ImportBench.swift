@@ -4,6 +4,7 @@ import Glibc
 import STOLFormat
 import STOLImport
 import STOLModel
+import STOLTestFixtures
 
 /// `stol-bench import`: the import of a signed `.stol` file end to end — the real
 /// `stol-client db import --json`, `stol-importd` and a sandboxed, per-connection
@@ -120,42 +121,37 @@ struct ImportBench: ParsableCommand {
     // MARK: Through the daemons
 
     func importThroughDaemons(binaries: String) throws -> ImportRun {
-        var template = Array("\(workDir)/stolbench-import.XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw ValidationError("mkdtemp in \(workDir) failed") }
-        let work = String(cString: made)
+        let work = try TemporaryDirectory.make(prefix: "stolbench-import", in: workDir)
         defer { try? FileManager.default.removeItem(atPath: work) }
         for directory in ["run", "state", "tmp"] {
             try FileManager.default.createDirectory(atPath: work + "/" + directory, withIntermediateDirectories: true)
         }
         let environment = ["STOL_RUNTIME_DIR=\(work)/run", "STOL_STATE_DIR=\(work)/state", "TMPDIR=\(work)/tmp",
                            "STOL_TRUSTED_KEY=\(URL(fileURLWithPath: publicKey).path)", "STOL_LOG_LEVEL=info"]
-        var daemons: [Spawned] = []
+        var daemons: [ChildProcess] = []
         defer { daemons.forEach { $0.stop() } }
         let passed: [String] = environment.flatMap { ["-E", $0] }
         for (name, extra) in [("import", [String]()), ("verify", ["--accept"])] {
             var arguments: [String] = extra + ["--listen=\(work)/run/\(name).sock", "--fdname=\(name)"]
             arguments += passed
             arguments.append(binaries + "/stol-\(name)d")
-            daemons.append(try Spawned.start("/usr/bin/systemd-socket-activate", arguments, log: "\(work)/\(name).log"))
-            for _ in 0..<500 where !FileManager.default.fileExists(atPath: "\(work)/run/\(name).sock") { usleep(2_000) }
+            daemons.append(try ChildProcess.start("/usr/bin/systemd-socket-activate", arguments, log: "\(work)/\(name).log"))
+            waitUntil(seconds: 1, interval: 0.002) { FileManager.default.fileExists(atPath: "\(work)/run/\(name).sock") }
         }
 
         var pipe: [Int32] = [-1, -1]
         guard Glibc.pipe(&pipe) == 0 else { throw ValidationError("pipe failed") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
-        posix_spawn_file_actions_addclose(&actions, pipe[0])
-        let client = binaries + "/stol-client"
-        let arguments: [String] = [client, "db", "import", "--json", file]
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = [strdup("STOL_RUNTIME_DIR=\(work)/run"), nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
         let start = Date()
-        guard posix_spawn(&pid, client, &actions, nil, argv, envp) == 0 else {
-            throw ValidationError("cannot start stol-client")
+        let client: ChildProcess
+        do {
+            client = try ChildProcess.spawn(binaries + "/stol-client", ["db", "import", "--json", file],
+                                            environment: ["STOL_RUNTIME_DIR": "\(work)/run"], inheritEnvironment: false,
+                                            stdin: .inherited, stdout: .descriptor(pipe[1]), stderr: .inherited,
+                                            closing: [pipe[0]])
+        } catch {
+            close(pipe[0])
+            close(pipe[1])
+            throw error
         }
         close(pipe[1])
         var stageStarts: [(String, Date)] = []
@@ -176,9 +172,7 @@ struct ImportBench: ParsableCommand {
                 if stageStarts.last?.0 != name { stageStarts.append((name, Date())) }
             }
         }
-        var status: Int32 = 0
-        var usage = rusage()
-        wait4(pid, &status, 0, &usage)
+        let (status, usage) = client.waitWithUsage()
         let end = Date()
         guard status == 0 else { throw ValidationError("the import failed: \(lastLine)") }
         var stages: [(name: String, seconds: Double)] = []

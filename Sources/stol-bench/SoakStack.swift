@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import STOLClientKit
 import STOLProtocol
+import STOLTestFixtures
 
 /// The four daemons of a soak, each under the real `systemd-socket-activate`
 /// (the verifier with `--accept`, one process per import), in a scratch
@@ -12,7 +13,7 @@ struct SoakStack {
     let binaries: String
     let environment: [String]
     /// taxonomy, favorites, import: the activator's pid becomes the daemon's at the first connection.
-    let daemons: [(name: String, process: Spawned)]
+    let daemons: [(name: String, process: ChildProcess)]
 
     struct Resources {
         var name: String
@@ -25,10 +26,7 @@ struct SoakStack {
     /// the other users a soak or an attack plays (they reach the sockets and the
     /// workload): the caller removes it.
     static func makeWorkDirectory(in parent: String, prefix: String) throws -> String {
-        var template = Array("\(parent)/\(prefix).XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw ValidationError("mkdtemp in \(parent) failed") }
-        let work = String(cString: made)
-        chmod(work, 0o755)
+        let work = try TemporaryDirectory.make(prefix: prefix, in: parent, mode: 0o755)
         for directory in ["run", "state", "tmp"] {
             try FileManager.default.createDirectory(atPath: work + "/" + directory, withIntermediateDirectories: true)
         }
@@ -40,17 +38,17 @@ struct SoakStack {
         var environment = ["STOL_RUNTIME_DIR=\(work)/run", "STOL_STATE_DIR=\(work)/state", "TMPDIR=\(work)/tmp",
                            "STOL_BUNDLED_DB=\(URL(fileURLWithPath: database).path)", "STOL_LOG_LEVEL=notice"]
         if let publicKey { environment.append("STOL_TRUSTED_KEY=\(URL(fileURLWithPath: publicKey).path)") }
-        var daemons: [(String, Spawned)] = []
-        var verifier: Spawned?
+        var daemons: [(String, ChildProcess)] = []
+        var verifier: ChildProcess?
         do {
             for (name, extra) in [("taxonomy", [String]()), ("favorites", []), ("import", []), ("verify", ["--accept"])] {
                 var arguments = extra + ["--listen=\(work)/run/\(name).sock", "--fdname=\(name)"]
                 arguments += environment.flatMap { ["-E", $0] }
                 arguments.append(binaries + "/stol-\(name)d")
-                let process = try Spawned.start("/usr/bin/systemd-socket-activate", arguments, log: "\(work)/\(name).log")
+                let process = try ChildProcess.start("/usr/bin/systemd-socket-activate", arguments, log: "\(work)/\(name).log")
                 if name == "verify" { verifier = process } else { daemons.append(("stol-\(name)d", process)) }
                 let socket = "\(work)/run/\(name).sock"
-                for _ in 0..<1000 where !FileManager.default.fileExists(atPath: socket) { usleep(2_000) }
+                waitUntil(seconds: 2, interval: 0.002) { FileManager.default.fileExists(atPath: socket) }
                 // The soak's other users must reach the two public sockets (a bench, not
                 // the product: systemd's units create them with their mode).
                 if name == "taxonomy" || name == "favorites" { chmod(socket, 0o666) }
@@ -118,23 +116,10 @@ struct SoakStack {
 
     /// Runs the real `stol-client` with `arguments` (as this process's user), output to `log`.
     func client(_ arguments: [String], log: String) throws {
-        let executable = binaries + "/stol-client"
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "\(work)/\(log)", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = [strdup("STOL_RUNTIME_DIR=\(work)/run"), nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, executable, &actions, nil, argv, envp) == 0 else {
-            throw ValidationError("cannot start stol-client")
-        }
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-        guard status == 0 else {
+        let child = try ChildProcess.spawn(binaries + "/stol-client", arguments,
+                                           environment: ["STOL_RUNTIME_DIR": "\(work)/run"], inheritEnvironment: false,
+                                           stdout: .file("\(work)/\(log)", truncate: true))
+        guard child.wait() == 0 else {
             let output = (try? String(contentsOfFile: "\(work)/\(log)", encoding: .utf8)) ?? ""
             throw ValidationError("stol-client \(arguments.prefix(2).joined(separator: " ")) failed: "
                                   + (output.split(separator: "\n").last.map(String.init) ?? "no output"))

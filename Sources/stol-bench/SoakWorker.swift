@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import STOLClientKit
 import STOLProtocol
+import STOLTestFixtures
 import Synchronization
 
 /// `stol-bench soak-worker`: the clients of one user in a soak. Started by
@@ -39,7 +40,7 @@ struct SoakWorker: ParsableCommand {
         let favoriteIDs = workload.favoriteIDs
         let seed = self.seed
         let steps = rounds.map { $0 * SoakOperation.allCases.count } ?? .max
-        TaxonomyBench.onThreads(clients) { client in
+        onThreads(clients) { client in
             let taxonomy = TaxonomyClient(service: "taxonomy", path: taxonomySocket)
             let favorites = FavoritesClient(service: "favorites", path: favoritesSocket)
             var local = SoakResult()
@@ -104,27 +105,22 @@ final class SoakWorkerProcess {
         // Close-on-exec: no other worker may inherit this one's end (its EOF would never come).
         for end in pipe { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         let output = "\(work)/worker-\(seed).json"
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pipe[0], 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, "\(work)/worker-\(seed).log", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         var arguments = [binary, "soak-worker", "--work", work, "--clients", "\(clients)", "--seed", "\(seed)"]
         if let rounds { arguments += ["--rounds", "\(rounds)"] }
         if let uid {
             arguments = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--"] + arguments
         }
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
-        close(pipe[0])
-        guard rc == 0 else {
+        defer { close(pipe[0]) }
+        let child: ChildProcess
+        do {
+            child = try ChildProcess.spawn(arguments[0], Array(arguments.dropFirst()), stdin: .descriptor(pipe[0]),
+                                           stdout: .file(output, truncate: true),
+                                           stderr: .file("\(work)/worker-\(seed).log", truncate: true))
+        } catch {
             close(pipe[1])
-            throw ValidationError("cannot start \(arguments[0]): \(String(cString: strerror(rc)))")
+            throw error
         }
-        return SoakWorkerProcess(pid: pid, output: output, input: pipe[1])
+        return SoakWorkerProcess(pid: child.pid, output: output, input: pipe[1])
     }
 
     /// Tells the worker to stop (its clients finish the request they are in).

@@ -7,6 +7,7 @@ import STOLClientKit
 import STOLModel
 import STOLProtocol
 import STOLTaxonomy
+import STOLTestFixtures
 import STOLTransport
 import Synchronization
 
@@ -30,7 +31,7 @@ struct TaxonomyBench: ParsableCommand {
 
     func run() throws {
         let binaries = binDir ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
-        let scratch = try Self.temporaryDirectory()
+        let scratch = try TemporaryDirectory.make(prefix: "stolbench")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let socket = scratch + "/taxonomy.sock"
         try FileManager.default.createDirectory(atPath: scratch + "/state", withIntermediateDirectories: true)
@@ -40,14 +41,14 @@ struct TaxonomyBench: ParsableCommand {
         let workload = try Workload(queries: TaxonomyQueries(database: local), size: max(200, requests))
 
         // Cold start: the activator binds the socket; the first connection execs the daemon.
-        let daemon = try Spawned.start("/usr/bin/systemd-socket-activate", [
+        let daemon = try ChildProcess.start("/usr/bin/systemd-socket-activate", [
             "--listen=\(socket)", "--fdname=taxonomy",
             "-E", "STOL_BUNDLED_DB=\(database)", "-E", "STOL_STATE_DIR=\(scratch)/state",
             "-E", "STOL_RUNTIME_DIR=\(scratch)", "-E", "STOL_LOG_LEVEL=warning",
             binaries + "/stol-taxonomyd",
         ], log: scratch + "/daemon.log")
         defer { daemon.stop() }
-        for _ in 0..<500 where !FileManager.default.fileExists(atPath: socket) { usleep(2_000) }
+        waitUntil(seconds: 1, interval: 0.002) { FileManager.default.fileExists(atPath: socket) }
         let coldStart = try Self.coldStart(socket: socket)
 
         // Measure the steady state once the in-memory indexes are built.
@@ -253,21 +254,6 @@ struct TaxonomyBench: ParsableCommand {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    /// Runs `body` for 0..<count, each on its own thread, and waits for all.
-    /// (`DispatchQueue.concurrentPerform` would run at most one per core, so "8
-    /// clients" would really be 2 on this machine.)
-    static func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-        let group = DispatchGroup()
-        for index in 0..<count {
-            group.enter()
-            Thread {
-                body(index)
-                group.leave()
-            }.start()
-        }
-        group.wait()
-    }
-
     /// `count` requests spread over `clients` connections, each on its own thread.
     static func measure(socket: String, requests: [Stol_V1_TaxonomyRequest.OneOf_Body], clients: Int,
                         count: Int, slowest: String? = nil) throws -> Latencies {
@@ -276,7 +262,7 @@ struct TaxonomyBench: ParsableCommand {
         let errors = Atomic<Int>(0)
         let perClient = max(1, count / clients)
         let start = now()
-        Self.onThreads(clients) { clientIndex in
+        onThreads(clients) { clientIndex in
             let client = TaxonomyClient(service: "taxonomy", path: socket)
             var local: [Double] = []
             local.reserveCapacity(perClient)
@@ -313,7 +299,7 @@ struct TaxonomyBench: ParsableCommand {
         let done = Atomic<Int>(0)
         let perClient = max(depth, count / clients)
         let start = now()
-        Self.onThreads(clients) { clientIndex in
+        onThreads(clients) { clientIndex in
             guard let socket = try? FrameSocket.connect(path: socket) else { return }
             var sent = 0, received = 0
             func send() -> Bool {
@@ -511,41 +497,15 @@ struct TaxonomyBench: ParsableCommand {
         if peakKB > peakTargetMB * 1024 { missed.append("peak RSS") }
         return missed
     }
-
-    static func temporaryDirectory() throws -> String {
-        var template = Array("/tmp/stolbench.XXXXXX".utf8CString)
-        guard let pointer = mkdtemp(&template) else { throw ValidationError("mkdtemp failed") }
-        return String(cString: pointer)
-    }
 }
 
-/// A child process started with posix_spawn (Foundation's Process can hang here).
-struct Spawned {
-    let pid: pid_t
-
-    static func start(_ executable: String, _ arguments: [String], log: String) throws -> Spawned {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, nil, argv, environ)
-        guard rc == 0 else { throw ValidationError("cannot start \(executable): \(String(cString: strerror(rc)))") }
-        return Spawned(pid: pid)
+/// The benchmark's children: the test kit's ``ChildProcess`` (posix_spawn; Foundation's
+/// Process can hang here), with standard input /dev/null and both outputs appended to `log`.
+extension ChildProcess {
+    static func start(_ executable: String, _ arguments: [String], log: String) throws -> ChildProcess {
+        try spawn(executable, arguments, stdout: .file(log))
     }
 
-    func stop() {
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        for _ in 0..<400 {
-            if waitpid(pid, &status, WNOHANG) == pid { return }
-            usleep(10_000)
-        }
-        kill(pid, SIGKILL)
-        waitpid(pid, &status, 0)
-    }
+    /// SIGTERM, and SIGKILL after 4 s.
+    func stop() { terminate(timeoutSeconds: 4) }
 }

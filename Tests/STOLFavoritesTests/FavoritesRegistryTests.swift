@@ -1,5 +1,6 @@
 import Foundation
 import STOLFavorites
+import STOLTestFixtures
 import STOLProtocol
 import STOLTransport
 import XCTest

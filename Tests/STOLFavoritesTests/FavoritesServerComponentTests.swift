@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import STOLFavorites
+import STOLTestFixtures
 import STOLProtocol
 import STOLServer
 import STOLTransport

@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import STOLFavorites
+import STOLTestFixtures
+import Synchronization
 import XCTest
 
 /// The store against real files: seed 002 §9 (T1–T12) plus the Linux service's
@@ -79,14 +81,37 @@ final class FavoritesStoreTests: XCTestCase {
     }
 
     func testList_returnsMostRecentlyAddedFirst() async throws {  // T7
-        let store = makeStore()
-        // Ascending ids, so the id tie-break alone would give the opposite order.
-        for id: Int64 in [100, 200, 300] {
-            _ = try await store.add(id)
-            try await Task.sleep(for: .milliseconds(5))  // distinct millisecond timestamps
+        // The store's clock is the test's: each add is one millisecond after the previous.
+        let clock = Mutex(Date(timeIntervalSince1970: 1_767_225_600))  // 2026-01-01T00:00:00Z
+        let store = FavoritesStore(path: path, logger: quietLogger) {
+            clock.withLock { now in
+                now += 0.001
+                return now
+            }
         }
-        let ids = try await store.list().map(\.taxonID)
-        XCTAssertEqual(ids, [300, 200, 100])
+        // Ascending ids, so the id tie-break alone would give the opposite order.
+        for id: Int64 in [100, 200, 300] { _ = try await store.add(id) }
+        let entries = try await store.list()
+        XCTAssertEqual(entries.map(\.taxonID), [300, 200, 100])
+        // The time is written as SQLite's own default writes it.
+        XCTAssertEqual(entries.map(\.createdAt),
+                       ["2026-01-01T00:00:00.003Z", "2026-01-01T00:00:00.002Z", "2026-01-01T00:00:00.001Z"])
+    }
+
+    func testList_withEqualTimestamps_ordersByAscendingID() async throws {
+        let store = FavoritesStore(path: path, logger: quietLogger) { Date(timeIntervalSince1970: 1_767_225_600) }
+        for id: Int64 in [300, 100, 200] { _ = try await store.toggle(id) }
+        let entries = try await store.list()
+        XCTAssertEqual(entries.map(\.taxonID), [100, 200, 300])
+        XCTAssertEqual(Set(entries.map(\.createdAt)), ["2026-01-01T00:00:00.000Z"])
+    }
+
+    func testAdd_withoutAClock_stampsSQLitesTimeInTheSameFormat() async throws {
+        let store = makeStore()
+        _ = try await store.add(5)
+        let entries = try await store.list()
+        let stamp = try XCTUnwrap(entries.first?.createdAt)
+        XCTAssertNotNil(stamp.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/), stamp)
     }
 
     func testList_whenEmpty_returnsEmptyArray() async throws {  // T8

@@ -3,32 +3,19 @@ import Glibc
 import GRDB
 import Logging
 import STOLFavorites
+import STOLTestFixtures
 import XCTest
 
-/// Shared helpers: real SQLite files in fresh temporary directories, no mocks.
+/// Shared helpers: real SQLite files in fresh temporary directories (the kit's), no mocks.
 
 /// A logger that drops everything, so test output stays readable.
 let quietLogger = Logger(label: "stol.favorites.tests", factory: { _ in SwiftLogNoOpLogHandler() })
-
-/// A short temporary directory under /tmp (Unix socket paths are limited to 107
-/// bytes), removed when the test ends.
-func makeTemporaryDirectory(_ testCase: XCTestCase) throws -> String {
-    var template = Array("/tmp/stolfav.XXXXXX".utf8CString)
-    guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
-    let path = String(cString: made)
-    testCase.addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
-    return path
-}
 
 /// The permission bits of `path`, nil when it does not exist.
 func permissions(of path: String) -> mode_t? {
     var info = stat()
     guard stat(path, &info) == 0 else { return nil }
     return info.st_mode & 0o7777
-}
-
-func fileExists(_ path: String) -> Bool {
-    FileManager.default.fileExists(atPath: path)
 }
 
 /// Every file the store may leave for `databasePath`.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import STOLFormat
+import STOLTestFixtures
 import XCTest
 
 final class Ed25519Tests: XCTestCase {
@@ -100,8 +101,7 @@ final class Ed25519Tests: XCTestCase {
     }
 
     func testKeyFilesOnDiskPermissionsOverwriteAndEnvironment() throws {
-        let directory = try makeDirectory("stolkey")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try makeTemporaryDirectory(self, prefix: "stolkey")
         let key = Ed25519.PrivateKey.generate()
         let privatePath = directory + "/release.key", publicPath = directory + "/release.pub"
         try SigningKeyFile.writePrivateKey(key, to: privatePath, overwrite: false)

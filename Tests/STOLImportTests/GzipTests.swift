@@ -5,7 +5,7 @@ import XCTest
 
 final class GzipTests: XCTestCase {
     func testRoundTripsSmallAndLargeInputs() throws {
-        var generator = SplitMix64(seed: 42)
+        var generator = SplitMix64(for: self)
         let random = (0..<(3 * 1024 * 1024 + 17)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
         let text = Array(String(repeating: "Panthera leo (Linnaeus, 1758)\n", count: 50_000).utf8)
         for input in [[], [0x41], text, random] {

@@ -21,7 +21,7 @@ final class ImportCoordinatorTests: XCTestCase {
     private var servers: [BlockingFramedServer<VerifierService>] = []
 
     override func setUpWithError() throws {
-        directory = try makeDirectory()
+        directory = try TemporaryDirectory.make(prefix: "stolimp")  // removed in tearDown, after the servers stopped
         paths = RuntimePaths(runtimeDirectory: directory + "/run", stateDirectory: directory + "/state",
                              bundledDatabase: directory + "/bundled.sqlite")
         try FileManager.default.createDirectory(atPath: paths.runtimeDirectory, withIntermediateDirectories: true)

@@ -11,12 +11,6 @@ import XCTest
 
 let quietLogger = Logger(label: "stol.import.tests", factory: { _ in SwiftLogNoOpLogHandler() })
 
-func makeDirectory(_ prefix: String = "stolimp") throws -> String {
-    var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
-    guard let pointer = mkdtemp(&template) else { throw POSIXError(.EIO) }
-    return String(cString: pointer)
-}
-
 /// Writes `bytes` to a new file and returns an open read-only descriptor to it.
 func descriptor(for bytes: [UInt8], in directory: String, name: String = "file.stol") throws -> OwnedFileDescriptor {
     let path = directory + "/" + name
@@ -47,7 +41,7 @@ enum ImportFixture {
     static let key = Ed25519.PrivateKey.generate()
 
     private static let built: Result<String, Error> = Result {
-        let directory = try makeDirectory("stolimpdb")
+        let directory = try TemporaryDirectory.make(prefix: "stolimpdb")
         let source = directory + "/source"
         try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
         _ = try FelidaeFixture.write(to: source)

@@ -1,4 +1,5 @@
 import STOLImport
+import STOLTestFixtures
 import STOLSandbox
 import STOLTransport
 import XCTest
@@ -8,8 +9,7 @@ import XCTest
 /// `SandboxIntegrationTests`).
 final class SandboxPolicyTests: XCTestCase {
     func testEnter_refusesAPolicyWhoseReadableRootContainsAProtectedPath_beforeChangingAnything() throws {
-        let directory = try makeDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try makeTemporaryDirectory(self, prefix: "stolimp")
         try FileManager.default.createDirectory(atPath: directory + "/state", withIntermediateDirectories: true)
         XCTAssertThrowsError(try Sandbox.enter(SandboxPolicy(readable: [directory], protected: [directory + "/state"]))) { error in
             guard case .policy = error as? SandboxError else { return XCTFail("\(error)") }
@@ -19,8 +19,7 @@ final class SandboxPolicyTests: XCTestCase {
     }
 
     func testVerifierPolicy_readsNoAncestorOfTheStateOrRuntimeDirectory_andWritesOnlyItsScratchFile() throws {
-        let directory = try makeDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try makeTemporaryDirectory(self, prefix: "stolimp")
         let scratch = try ScratchFile(directory: directory)
         for state in ["/var/lib/stol", "/work/main/state", directory + "/state"] {
             let paths = RuntimePaths(runtimeDirectory: "/run/stol", stateDirectory: state, bundledDatabase: "/usr/share/stol/bundled.sqlite")

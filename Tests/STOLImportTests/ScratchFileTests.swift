@@ -7,8 +7,7 @@ import XCTest
 
 final class ScratchFileTests: XCTestCase {
     func testScratchFile_hasNoName_soAKilledVerifierLeavesNothingBehind() throws {
-        let directory = try makeDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try makeTemporaryDirectory(self, prefix: "stolimp")
         let scratch = try ScratchFile(directory: directory)
         var info = stat()
         XCTAssertEqual(fstat(scratch.descriptor, &info), 0)
@@ -17,8 +16,7 @@ final class ScratchFileTests: XCTestCase {
     }
 
     func testRunsOfZeros_areHoles_andReadBackAsZeros() throws {
-        let directory = try makeDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try makeTemporaryDirectory(self, prefix: "stolimp")
         let scratch = try ScratchFile(directory: directory)
         let zeros = [UInt8](repeating: 0, count: 1 << 20)
         for _ in 0..<64 { try zeros.withUnsafeBytes { try scratch.append($0) } }
@@ -38,8 +36,7 @@ final class ScratchFileTests: XCTestCase {
     }
 
     func testDatabaseChecks_readTheDatabaseThroughTheDescriptor_andReportItsBuildTime() throws {
-        let directory = try makeDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try makeTemporaryDirectory(self, prefix: "stolimp")
         let scratch = try ScratchFile(directory: directory)
         let sqlite = try ImportFixture.database(builtAt: "2025-05-05T05:05:05Z", in: directory)
         try sqlite.withUnsafeBytes { try scratch.append($0) }
@@ -58,8 +55,7 @@ final class ScratchFileTests: XCTestCase {
     /// A reference installed before schema 2 keeps being accepted: the tables of
     /// version 2 are required of a version 2 database only.
     func testDatabaseChecks_acceptASchema1Database_butNotASchema2OneWithoutItsTables() throws {
-        let directory = try makeDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try makeTemporaryDirectory(self, prefix: "stolimp")
         let schema1 = try ImportFixture.edited(in: directory, ImportFixture.downgradeToSchema1)
         XCTAssertEqual(try DatabaseChecks.run(path: schema1, headerSchemaVersion: 1).schemaVersion, 1)
         let lacking = try ImportFixture.edited(in: directory) { try $0.execute(sql: "DROP TABLE tree_nodes") }
@@ -70,8 +66,7 @@ final class ScratchFileTests: XCTestCase {
     }
 
     func testDatabaseChecks_stopWhenCancelled() throws {
-        let directory = try makeDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try makeTemporaryDirectory(self, prefix: "stolimp")
         let padded = directory + "/padded.sqlite"
         try StolCorpus.padded(try ImportFixture.databasePath(), megabytes: 8, to: padded)
         var calls = 0

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import STOLFormat
 import STOLProtocol
+import STOLTestFixtures
 import XCTest
 
 /// `.stol` files: the test vector, every single-byte change, truncation, bombs,
@@ -100,8 +101,7 @@ final class StolFileTests: XCTestCase {
             XCTAssertEqual($0 as? StolFormatError, .notAStolFile)
         }
         // The same through a file descriptor.
-        let directory = try makeDirectory("stolfile")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try makeTemporaryDirectory(self, prefix: "stolfile")
         for length in [0, 1, 7, 8, 107, 108, valid.count - 1] {
             let path = directory + "/t.stol"
             try Data(valid.prefix(length)).write(to: URL(fileURLWithPath: path))
@@ -156,8 +156,7 @@ final class StolFileTests: XCTestCase {
                                                  output: { (chunk) throws(StolFormatError) in received += chunk.count })) { XCTAssertEqual($0 as? StolFormatError, .decompressionLimit(limit: 1024 * 1024)) }
         XCTAssertLessThanOrEqual(received, 1024 * 1024)
 
-        let directory = try makeDirectory("stolbomb")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try makeTemporaryDirectory(self, prefix: "stolbomb")
         try Data(file).write(to: URL(fileURLWithPath: directory + "/bomb.stol"))
         XCTAssertThrowsError(try StolFile.verify(path: directory + "/bomb.stol", publicKey: key.publicKey,
                                                  options: options, extractTo: directory + "/out.sqlite")) {
@@ -177,8 +176,7 @@ final class StolFileTests: XCTestCase {
         XCTAssertNoThrow(try StolFile.verify(bytes: valid, publicKey: key.publicKey,
                                              options: .init(maximumFileBytes: UInt64(valid.count))))
 
-        let directory = try makeDirectory("stolsize")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try makeTemporaryDirectory(self, prefix: "stolsize")
         // A sparse file one byte over 2 GiB: refused from its size, before any content is read.
         let huge = directory + "/huge.stol"
         let fd = open(huge, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -207,8 +205,7 @@ final class StolFileTests: XCTestCase {
     /// checksum step (the client still holds it) is refused, not half-trusted.
     func testAFileChangedDuringVerificationIsRefused() throws {
         let key = try StolVectors.key()
-        let directory = try makeDirectory("stolrace")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try makeTemporaryDirectory(self, prefix: "stolrace")
         let path = directory + "/race.stol"
         try Data(try StolVectors.hex("valid.stol.hex")).write(to: URL(fileURLWithPath: path))
         let reader = open(path, O_RDONLY | O_CLOEXEC), writer = open(path, O_WRONLY | O_CLOEXEC)
@@ -264,8 +261,7 @@ final class StolFileTests: XCTestCase {
     // MARK: Real SQLite files
 
     func testSignVerifyRoundTripOnARealSQLiteDatabase() throws {
-        let directory = try makeDirectory("stolsqlite")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try makeTemporaryDirectory(self, prefix: "stolsqlite")
         let database = try StolVectors.makeSQLiteDatabase(in: directory)
         let input = Array(try Data(contentsOf: URL(fileURLWithPath: database)))
         XCTAssertEqual(Array(input.prefix(16)), Array("SQLite format 3\0".utf8))
@@ -318,8 +314,7 @@ final class StolFileTests: XCTestCase {
     /// Python (hashlib, zlib, OpenSSL's Ed25519 via `cryptography`) builds a `.stol` from a real
     /// SQLite database with a key file; Swift's verifier and the CLI accept it.
     func testAFileBuiltByPythonVerifiesInSwiftAndWithTheCLI() throws {
-        let directory = try makeDirectory("stolpy")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try makeTemporaryDirectory(self, prefix: "stolpy")
         let database = try StolVectors.makeSQLiteDatabase(in: directory)
         let key = Ed25519.PrivateKey.generate()
         try SigningKeyFile.writePrivateKey(key, to: directory + "/k.key", overwrite: false)
@@ -349,8 +344,7 @@ final class StolFileTests: XCTestCase {
     /// A file written by Swift verifies with the Python reimplementation, and both
     /// implementations give the same answer for every single-byte change of it.
     func testAFileBuiltBySwiftVerifiesInPythonWithTheSameVerdicts() throws {
-        let directory = try makeDirectory("stolswift")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try makeTemporaryDirectory(self, prefix: "stolswift")
         let database = try StolVectors.makeSQLiteDatabase(in: directory, rows: 40)
         let key = Ed25519.PrivateKey.generate()
         try SigningKeyFile.writePublicKey(key.publicKey, to: directory + "/k.pub", overwrite: false)
@@ -386,8 +380,7 @@ final class StolFileTests: XCTestCase {
 
     func testCLIKeygenSignVerify() throws {
         let cli = try StolVectors.pipelineBinary()
-        let directory = try makeDirectory("stolcli")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try makeTemporaryDirectory(self, prefix: "stolcli")
         let database = try StolVectors.makeSQLiteDatabase(in: directory)
         let privateKey = directory + "/release.key", publicKey = directory + "/release.pub"
 
@@ -441,9 +434,7 @@ final class StolFileTests: XCTestCase {
 
 /// The vector directory, the Python reference implementation and helpers to run tools.
 enum StolVectors {
-    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().path
-    static let directory = repositoryRoot + "/protocol/vectors/stol"
+    static let directory = Workspace.repositoryRoot + "/protocol/vectors/stol"
     static let reference = directory + "/stol_reference.py"
 
     static func text(_ name: String) throws -> String {
@@ -469,29 +460,10 @@ enum StolVectors {
         }
     }
 
-    struct Output {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Output {
-        let scratch = try makeDirectory("stolrun")
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
-        _ = FileManager.default.createFile(atPath: scratch + "/out", contents: nil)
-        _ = FileManager.default.createFile(atPath: scratch + "/err", contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch + "/out"))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch + "/err"))
-        try process.run()
-        process.waitUntilExit()
-        return Output(status: process.terminationStatus,
-                      stdout: try String(contentsOfFile: scratch + "/out", encoding: .utf8),
-                      stderr: try String(contentsOfFile: scratch + "/err", encoding: .utf8))
+    /// Runs a command to completion; `environment` replaces this process's when given.
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessOutput {
+        try ChildProcess.run(executable, arguments, environment: environment ?? [:], inheritEnvironment: environment == nil,
+                             timeoutSeconds: 300)
     }
 
     static let pythonPath: String? = {
@@ -505,19 +477,17 @@ enum StolVectors {
     }()
 
     /// Runs python3 (with the `cryptography` package), or skips the test.
-    static func python(_ arguments: [String]) throws -> Output {
+    static func python(_ arguments: [String]) throws -> ProcessOutput {
         guard let pythonPath else { throw XCTSkip("python3 with the cryptography package is not installed") }
         return try run(pythonPath, arguments)
     }
 
     /// The built `stol-pipeline` next to the test bundle, or skips the test.
     static func pipelineBinary() throws -> String {
-        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [bundle, bundle.deletingLastPathComponent()] {
-            let path = candidate.appendingPathComponent("stol-pipeline").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        guard let path = Workspace.builtExecutable("stol-pipeline") else {
+            throw XCTSkip("stol-pipeline is not built next to the tests (swift build first)")
         }
-        throw XCTSkip("stol-pipeline is not built next to the tests (swift build first)")
+        return path
     }
 
     /// A real SQLite database (schema_version 1, not WAL) made by Python's sqlite3 module.

@@ -15,11 +15,9 @@ final class VerifierServiceTests: XCTestCase {
     private var scratch: ScratchFile!
 
     override func setUpWithError() throws {
-        directory = try makeDirectory()
+        directory = try makeTemporaryDirectory(self, prefix: "stolimp")
         scratch = try ScratchFile(directory: directory)
     }
-
-    override func tearDown() { try? FileManager.default.removeItem(atPath: directory) }
 
     private func service(key: Result<Ed25519.PublicKey, ImportError> = .success(ImportFixture.key.publicKey),
                          allowedUID: UInt32 = 500) -> VerifierService {

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import STOLProtocol
 import STOLServer
+import STOLTestFixtures
 import SwiftProtobuf
 import XCTest
 
@@ -31,7 +32,7 @@ final class AttackIntegrationTests: XCTestCase {
         if StackHarness.isRoot {
             command = ["/usr/bin/setpriv", "--reuid=\(Self.attacker)", "--regid=\(Self.attacker)", "--clear-groups"] + command
         }
-        return try ChildProcess.spawn(command[0], Array(command.dropFirst()), environment: [:], stdout: output, stderr: output)
+        return try ChildProcess.spawn(command[0], Array(command.dropFirst()), environment: [:], stdout: .file(output))
     }
 
     /// The real client as the bystander's uid (when root): it must be answered.
@@ -54,7 +55,7 @@ final class AttackIntegrationTests: XCTestCase {
 
     private func waitForOutput(_ path: String) -> String {
         var text = ""
-        stack.waitUntil(seconds: 60) {
+        waitUntil(seconds: 60) {
             text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
             return !text.isEmpty
         }
@@ -147,7 +148,7 @@ final class AttackIntegrationTests: XCTestCase {
             let output = stack.root + "/hold-\(user).out"
             let command = ["--reuid=\(61000 + user)", "--regid=\(61000 + user)", "--clear-groups", "/usr/bin/python3",
                            Self.hostileClient, "hold", stack.socketPath(.taxonomy), "63", "6"]
-            holders.append((try ChildProcess.spawn("/usr/bin/setpriv", command, environment: [:], stdout: output, stderr: output), output))
+            holders.append((try ChildProcess.spawn("/usr/bin/setpriv", command, environment: [:], stdout: .file(output)), output))
         }
         var kept = 0
         for (_, output) in holders {
@@ -181,7 +182,7 @@ final class AttackIntegrationTests: XCTestCase {
             let churner = try attack(["churn", stack.socketPath(daemon), "5000"], output: output)
             XCTAssertEqual(waitForOutput(output), "churned 5000")
             _ = churner.wait(timeoutSeconds: 60)
-            XCTAssertTrue(stack.waitUntil(seconds: 10) { self.openDescriptors(pid) <= baseline },
+            XCTAssertTrue(waitUntil(seconds: 10) { self.openDescriptors(pid) <= baseline },
                           "\(daemon.binary): \(openDescriptors(pid)) descriptors after the churn, \(baseline) before")
             print("attack: 5,000 connect/close against \(daemon.binary): descriptors \(baseline) before, \(openDescriptors(pid)) after")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import STOLTestFixtures
 import XCTest
 
 /// The one daemon skeleton (`DaemonMain`) seen from outside: the same failure
@@ -22,7 +23,7 @@ final class DaemonSkeletonTests: XCTestCase {
             var arguments = ["--accept", "-l", socket, binary(daemon), "--state-dir", directory]
             if daemon == "stol-taxonomyd" { arguments += ["--bundled", try StackHarness.database()] }
             let activator = try ChildProcess.spawn("/usr/bin/systemd-socket-activate", arguments, environment: [:],
-                                                   stdout: log, stderr: log)
+                                                   stdout: .file(log))
             defer { kill(activator.pid, SIGTERM); _ = activator.wait(timeoutSeconds: 10) }
             let text = try connectAndWait(socket: socket, log: log, for: "died with code")
             XCTAssertTrue(text.contains("died with code 78"), "\(daemon): \(text)")

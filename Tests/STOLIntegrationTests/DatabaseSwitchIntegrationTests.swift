@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import STOLProtocol
+import STOLTestFixtures
 import XCTest
 
 /// Activation and deactivation switch the taxonomy server without a failed
@@ -14,14 +15,14 @@ final class DatabaseSwitchIntegrationTests: XCTestCase {
         XCTAssertEqual(try stack.client(["db", "import", file]).status, 0)
 
         let observed = TaxonomyProbe(socket: stack.socketPath(.taxonomy))
-        XCTAssertTrue(stack.waitUntil { observed.last == .bundled }, "the bundled database answers first")
+        XCTAssertTrue(waitUntil { observed.last == .bundled }, "the bundled database answers first")
         let switches = 10
         for round in 0..<switches {
             let activate = round % 2 == 0
             let result = try stack.client(["db", activate ? "activate" : "deactivate"])
             XCTAssertEqual(result.status, 0, result.stderr)
             let expected: Stol_V1_DatabaseKind = activate ? .reference : .bundled
-            XCTAssertTrue(stack.waitUntil { observed.last == expected }, "round \(round): answers never came from the \(expected) database")
+            XCTAssertTrue(waitUntil { observed.last == expected }, "round \(round): answers never came from the \(expected) database")
         }
         let seen = observed.stop()
         XCTAssertEqual(seen.errors, [], "no request failed during the switches")

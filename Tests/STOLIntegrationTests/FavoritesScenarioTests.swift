@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Glibc
 import STOLProtocol
+import STOLTestFixtures
 import XCTest
 
 /// Seed 002 §9 (T1–T12) and issue 5's guarantees, through the real parts: the
@@ -479,9 +480,10 @@ final class FavoritesScenarioTests: XCTestCase {
         let deadline = Date().addingTimeInterval(stressSeconds)
         let acknowledged = LockedLog<(id: Int64, isFavorite: Bool)>()
         let failures = LockedLog<String>()
+        let seeded = SplitMix64(for: self)  // which ids each client toggles: printed, replayed with STOL_TEST_SEED
         onThreads(50) { index in
             var mine: [(id: Int64, isFavorite: Bool)] = []
-            var generator = SystemRandomNumberGenerator()
+            var generator = seeded.derived(index)
             do {
                 let connection = try FavoritesConnection(path: path)
                 while Date() < deadline {
@@ -529,25 +531,29 @@ final class FavoritesScenarioTests: XCTestCase {
         var acknowledgedSoFar = Set<Int64>()
         var attemptedSoFar = Set<Int64>()
         let rounds = 5
+        // The kill lands after a random number of acknowledged adds (not after a random
+        // time: the stream is observed, not slept through), from the printed seed.
+        var generator = SplitMix64(for: self)
         for round in 0..<rounds {
             let acknowledged = LockedLog<Int64>()
             let attempted = LockedLog<Int64>()
+            let killAfter = Int.random(in: 20...400, using: &generator)
             // Two writers, each adding fresh ids one after another until the daemon dies.
             let writers = startThreads(2) { writer in
-                var mine: [Int64] = [], tried: [Int64] = []
+                var tried: [Int64] = []
                 guard let connection = try? FavoritesConnection(path: path) else { return }
                 for k in 0..<Int64(1_000_000) {
                     let id = Int64(round + 1) * 10_000_000 + Int64(writer) * 1_000_000 + k + 1
                     tried.append(id)
                     guard let answer = try? connection.call(FavoritesConnection.add(id)),
                           case .state(let state) = answer.result, state.isFavorite else { break }
-                    mine.append(id)
+                    acknowledged.append(contentsOf: [id])  // seen at once: the kill waits for a number of these
                 }
-                acknowledged.append(contentsOf: mine)
                 attempted.append(contentsOf: tried)
             }
-            usleep(UInt32.random(in: 50_000...400_000))  // a random moment in the stream
-            XCTAssertEqual(stack.crash(.favorites), 128 + SIGKILL, "round \(round)")
+            XCTAssertTrue(waitUntil(seconds: 60) { acknowledged.count >= killAfter },
+                          "round \(round): \(killAfter) adds were never acknowledged")
+            XCTAssertEqual(stack.crash(.favorites), 128 + SIGKILL, "round \(round), after \(killAfter) acknowledged adds")
             writers.wait()
             XCTAssertGreaterThan(acknowledged.all.count, 0, "round \(round): adds were acknowledged before the kill")
             acknowledgedSoFar.formUnion(acknowledged.all)

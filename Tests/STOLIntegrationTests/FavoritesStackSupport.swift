@@ -3,6 +3,7 @@ import GRDB
 import Glibc
 import STOLProtocol
 import STOLServer
+import STOLTestFixtures
 import STOLTransport
 import XCTest
 
@@ -33,23 +34,19 @@ extension StackHarness {
         let master = PseudoTerminal.openMaster(O_RDWR | O_NOCTTY)
         guard master >= 0, PseudoTerminal.grant(master) == 0, PseudoTerminal.unlock(master) == 0,
               let name = PseudoTerminal.slaveName(master) else {
-            throw HarnessError("cannot open a pseudo-terminal: \(String(cString: strerror(errno)))")
+            throw TestSupportError("cannot open a pseudo-terminal: \(String(cString: strerror(errno)))")
         }
         defer { close(master) }
         let terminal = String(cString: name)
         // Held open by the test too, so the terminal exists before the client opens it.
         let held = open(terminal, O_RDWR | O_NOCTTY)
         defer { if held >= 0 { close(held) } }
-        let directory = try Self.makeDirectory(prefix: "stoltty")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let child = try ChildProcess.spawn(Self.binDirectory + "/stol-client", arguments,
-                                           environment: ["STOL_RUNTIME_DIR": runtimeDirectory],
-                                           stdout: directory + "/out", stderr: directory + "/err", stdin: terminal)
         let bytes = Array(input.utf8)
-        _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
-        let status = child.wait(timeoutSeconds: 30)
-        let read = { (file: String) in (try? String(contentsOfFile: directory + "/" + file, encoding: .utf8)) ?? "" }
-        return Result(status: status, stdout: read("out"), stderr: read("err"))
+        return try ChildProcess.run(Self.binDirectory + "/stol-client", arguments,
+                                    environment: ["STOL_RUNTIME_DIR": runtimeDirectory], stdin: .readWrite(terminal),
+                                    timeoutSeconds: 30) { _ in
+            _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+        }
     }
 
     /// `stol-client fav …` as this test's user, or as `uid` through setpriv.
@@ -117,42 +114,6 @@ func inspectFavorites<T>(_ path: String, _ body: (Database) throws -> T) throws 
     let queue = try DatabaseQueue(path: path, configuration: configuration)
     defer { try? queue.close() }
     return try queue.read(body)
-}
-
-/// Results gathered by many threads.
-final class LockedLog<Element>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var elements: [Element] = []
-
-    func append(contentsOf new: [Element]) {
-        lock.lock()
-        elements += new
-        lock.unlock()
-    }
-
-    var all: [Element] {
-        lock.lock()
-        defer { lock.unlock() }
-        return elements
-    }
-}
-
-/// Starts `count` real threads running `body(index)`; `wait()` on the group joins them.
-func startThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> DispatchGroup {
-    let group = DispatchGroup()
-    for index in 0..<count {
-        group.enter()
-        Thread {
-            body(index)
-            group.leave()
-        }.start()
-    }
-    return group
-}
-
-/// Runs `body(index)` on `count` real threads at once and waits for all of them.
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    startThreads(count, body).wait()
 }
 
 /// glibc's pseudo-terminal calls. Their declarations sit behind `_XOPEN_SOURCE`,

@@ -48,7 +48,7 @@ final class ImportFaultInjectionTests: XCTestCase {
     /// The pid that paused at `stage`, once it has.
     private func pausedPID(_ stage: String) -> pid_t? {
         var found: pid_t?
-        stack.waitUntil {
+        waitUntil {
             let lines = (try? String(contentsOfFile: pauseFile, encoding: .utf8))?.split(separator: "\n") ?? []
             found = lines.last { $0.hasPrefix(stage + " ") }.flatMap { pid_t($0.split(separator: " ")[1]) }
             return found != nil
@@ -115,8 +115,8 @@ final class ImportFaultInjectionTests: XCTestCase {
         let started = Date()
         XCTAssertEqual(try stack.client(["db", "import", "--allow-downgrade", files[0].stol]).status, 0)
         let span = max(0.05, Date().timeIntervalSince(started))
-        var generator = SplitMix64(seed: UInt64(ProcessInfo.processInfo.environment["STOL_FAULT_SEED"] ?? "") ?? UInt64(Date().timeIntervalSince1970))
-        print("fault injection: seed \(generator.seed), one import takes \(String(format: "%.2f", span)) s")
+        var generator = SplitMix64(for: self)  // the kill moments: printed, replayed with STOL_TEST_SEED
+        print("fault injection: one import takes \(String(format: "%.2f", span)) s")
         var installed = fileDigest(stack.referencePath)
         let activation = fileDigest(stack.activationPath)
         var landed = 0, finished = 0
@@ -125,7 +125,7 @@ final class ImportFaultInjectionTests: XCTestCase {
             let (file, sqlite) = files[round % 2]
             let directory = try clientDirectory()
             let client = try stack.startClient(["db", "import", "--allow-downgrade", file], directory: directory)
-            stack.waitUntil(seconds: 10) { !stack.verifierPIDs().isEmpty }
+            waitUntil(seconds: 10) { !stack.verifierPIDs().isEmpty }
             usleep(UInt32(Double(generator.next() % 1000) / 1000 * span * 1_000_000))
             let victims = stack.verifierPIDs()
             victims.forEach { kill($0, SIGKILL) }
@@ -201,7 +201,7 @@ final class ImportFaultInjectionTests: XCTestCase {
         for stage in ["IMPORT_STAGE_DECOMPRESSING", "IMPORT_STAGE_CHECKING_DATABASE"] {
             let directory = try clientDirectory()
             let client = try stack.startClient(["db", "import", "--json", file], directory: directory)
-            guard stack.waitUntil(seconds: 60, { output(directory, "out").contains(stage) }) else {
+            guard waitUntil(seconds: 60, { output(directory, "out").contains(stage) }) else {
                 XCTFail("never saw \(stage): \(output(directory, "out"))")
                 continue
             }
@@ -213,9 +213,9 @@ final class ImportFaultInjectionTests: XCTestCase {
             if verifiers.isEmpty {
                 print("fault injection: the import ended before the client left at \(stage)")
             } else {
-                XCTAssertTrue(stack.waitUntil { stack.verifierPIDs().isEmpty }, "\(stage): the verifier kept running")
+                XCTAssertTrue(waitUntil { stack.verifierPIDs().isEmpty }, "\(stage): the verifier kept running")
             }
-            XCTAssertTrue(stack.waitUntil { (try? stack.importStatus()["import_running"] as? Bool) == false })
+            XCTAssertTrue(waitUntil { (try? stack.importStatus()["import_running"] as? Bool) == false })
             XCTAssertEqual(stack.stateSnapshot(), before, "\(stage): the cancelled import changed the state directory")
         }
         XCTAssertEqual(try stack.client(["db", "import", file]).status, 0)

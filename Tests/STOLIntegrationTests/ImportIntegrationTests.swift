@@ -172,7 +172,7 @@ final class ImportIntegrationTests: XCTestCase {
         let directory = try StackHarness.makeDirectory(prefix: "stolcl")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let first = try stack.startClient(["db", "import", file], directory: directory)
-        XCTAssertTrue(stack.waitUntil { (try? String(contentsOfFile: pauseFile, encoding: .utf8))?.contains("verify:") ?? false })
+        XCTAssertTrue(waitUntil { (try? String(contentsOfFile: pauseFile, encoding: .utf8))?.contains("verify:") ?? false })
         let status = try stack.importStatus()
         XCTAssertEqual(status["import_running"] as? Bool, true)
         XCTAssertEqual(status["import_stage"] as? String, "IMPORT_STAGE_DECOMPRESSING")

@@ -96,24 +96,13 @@ extension StackHarness {
     func startClient(_ arguments: [String], directory: String) throws -> ChildProcess {
         try ChildProcess.spawn(Self.binDirectory + "/stol-client", arguments,
                                environment: ["STOL_RUNTIME_DIR": runtimeDirectory],
-                               stdout: directory + "/out", stderr: directory + "/err")
-    }
-
-    /// Waits until `condition` holds, checking every 10 ms, for at most `seconds`.
-    @discardableResult
-    func waitUntil(seconds: Double = 30, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
+                               stdout: .file(directory + "/out"), stderr: .file(directory + "/err"))
     }
 
     /// The `import_*` status as JSON.
     func importStatus() throws -> [String: Any] {
         let result = try client(["db", "status", "--json"])
-        guard result.status == 0 else { throw HarnessError("db status failed: \(result.stderr)") }
+        guard result.status == 0 else { throw TestSupportError("db status failed: \(result.stderr)") }
         return (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]) ?? [:]
     }
 

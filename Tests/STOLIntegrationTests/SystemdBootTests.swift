@@ -1,4 +1,5 @@
 import Foundation
+import STOLTestFixtures
 import XCTest
 
 /// The installed system under a real systemd 252 as PID 1: `systemd/test-under-systemd.sh`
@@ -24,7 +25,7 @@ final class SystemdBootTests: XCTestCase {
         let before = hostPaths.map(Self.fingerprint)
 
         // The script keeps its own 180 s deadline and cleans up before it; 240 s is the backstop.
-        let child = try ChildProcess.spawn("/bin/bash", [script, installRoot], environment: [:], stdout: log, stderr: log)
+        let child = try ChildProcess.spawn("/bin/bash", [script, installRoot], environment: [:], stdout: .file(log))
         let status = child.wait(timeoutSeconds: 240)
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         if status == 77 {

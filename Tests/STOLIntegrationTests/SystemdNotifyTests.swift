@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import STOLTestFixtures
 import XCTest
 
 /// The sd_notify protocol as systemd sees it: a datagram socket named by
@@ -42,7 +43,7 @@ final class SystemdNotifyTests: XCTestCase {
             StackHarness.binDirectory + "/stol-taxonomyd",
             ["--socket", directory + "/taxonomy.sock", "--bundled", database, "--state-dir", directory],
             environment: ["NOTIFY_SOCKET": notifyPath, "WATCHDOG_USEC": "200000"],
-            stdout: directory + "/log", stderr: directory + "/log")
+            stdout: .file(directory + "/log"))
 
         func nextMessage() -> String? { receive(notify) }
         var messages: [String] = []
@@ -88,7 +89,7 @@ final class SystemdNotifyTests: XCTestCase {
             StackHarness.binDirectory + "/" + daemon,
             ["--socket", directory + "/" + socket, "--state-dir", directory] + arguments,
             environment: ["NOTIFY_SOCKET": notifyPath, "WATCHDOG_USEC": "200000", "STOL_TEST_HANG_ON_SIGUSR2": "1"],
-            stdout: directory + "/log", stderr: directory + "/log")
+            stdout: .file(directory + "/log"))
         defer { kill(process.pid, SIGKILL); _ = process.wait(timeoutSeconds: 10) }
         var pings = 0
         let deadline = Date().addingTimeInterval(10)
@@ -128,7 +129,7 @@ final class SystemdNotifyTests: XCTestCase {
         let daemon = try ChildProcess.spawn(
             StackHarness.binDirectory + "/stol-importd", ["--socket", directory + "/import.sock", "--state-dir", directory],
             environment: ["NOTIFY_SOCKET": notifyPath, "WATCHDOG_USEC": "200000"],
-            stdout: directory + "/log", stderr: directory + "/log")
+            stdout: .file(directory + "/log"))
         defer { kill(daemon.pid, SIGKILL); _ = daemon.wait(timeoutSeconds: 10) }
         var messages: [String] = []
         while messages.filter({ $0.contains("WATCHDOG=1") }).count < 3, let message = receive(notify) {

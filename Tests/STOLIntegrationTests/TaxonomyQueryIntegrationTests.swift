@@ -1,6 +1,7 @@
-import STOLModel
 import Foundation
 import GRDB
+import STOLModel
+import STOLTestFixtures
 import XCTest
 
 /// The read path end to end: the real `stol-taxonomyd` behind the real
@@ -26,15 +27,8 @@ final class TaxonomyQueryIntegrationTests: XCTestCase {
 
     /// Runs the client with `input` as its standard input.
     private func client(_ arguments: [String], input: String) throws -> StackHarness.Result {
-        let directory = try StackHarness.makeDirectory(prefix: "stolin")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try Data(input.utf8).write(to: URL(fileURLWithPath: directory + "/in"))
-        let child = try ChildProcess.spawn(StackHarness.binDirectory + "/stol-client", arguments,
-                                           environment: ["STOL_RUNTIME_DIR": stack.runtimeDirectory],
-                                           stdout: directory + "/out", stderr: directory + "/err", stdin: directory + "/in")
-        let status = child.wait(timeoutSeconds: 60)
-        let read = { (name: String) in (try? String(contentsOfFile: directory + "/" + name, encoding: .utf8)) ?? "" }
-        return StackHarness.Result(status: status, stdout: read("out"), stderr: read("err"))
+        try ChildProcess.run(StackHarness.binDirectory + "/stol-client", arguments,
+                             environment: ["STOL_RUNTIME_DIR": stack.runtimeDirectory], input: input)
     }
 
     func testCompare_lionAndTiger_throughTheSocket_isGenusPantheraAtDistanceTwo() throws {

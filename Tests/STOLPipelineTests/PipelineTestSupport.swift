@@ -7,8 +7,8 @@ import STOLTestFixtures
 import XCTest
 
 /// Shared helpers for the pipeline tests: temporary directories, small ColDP
-/// fixtures written from literal TSV, and a seeded random generator so that the
-/// generated trees are the same on every run.
+/// fixtures written from literal TSV, and random taxonomies from a seed (the kit's
+/// `TestSeed`: printed, and replayed with `STOL_TEST_SEED`).
 
 let quietLogger = Logger(label: "stol.pipeline.tests", factory: { _ in SwiftLogNoOpLogHandler() })
 

@@ -40,7 +40,7 @@ final class StableTaxonIDMapTests: XCTestCase {
     }
 
     func testTaxonID_ofAnyTextID_liesInTheHashedRangeAboveEveryKeptInteger() {
-        var generator = SplitMix64(seed: 40)
+        var generator = SplitMix64(for: self)
         let alphabet = Array("0123456789ABCDEFGHJKLMNPQRSTVWXYZabcxé-_:")
         for _ in 0..<5_000 {
             let length = Int.random(in: 1...12, using: &generator)

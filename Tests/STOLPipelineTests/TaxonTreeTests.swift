@@ -10,7 +10,7 @@ final class TaxonTreeTests: XCTestCase {
     // MARK: Layout
 
     func testInit_whenInputIsShuffled_producesPreorderWithContiguousSubtreesAndSortedChildren() throws {
-        let input = randomTaxonomy(count: 300, extraRoots: 2, seed: 7)
+        let input = randomTaxonomy(count: 300, extraRoots: 2, seed: TestSeed.make(for: self))
         let tree = try TaxonTree(nodes: input)
         let naive = NaiveTree(input)
         XCTAssertEqual(tree.count, input.count)
@@ -43,7 +43,7 @@ final class TaxonTreeTests: XCTestCase {
     }
 
     func testIsAncestor_agreesWithPathToRoot() throws {
-        let input = randomTaxonomy(count: 120, extraRoots: 1, seed: 11)
+        let input = randomTaxonomy(count: 120, extraRoots: 1, seed: TestSeed.make(for: self))
         let tree = try TaxonTree(nodes: input)
         let naive = NaiveTree(input)
         for a in 0..<tree.count {
@@ -56,7 +56,8 @@ final class TaxonTreeTests: XCTestCase {
     // MARK: Lowest common ancestor
 
     func testLowestCommonAncestor_agreesWithNaivePathToRootForAllPairs() throws {
-        for seed: UInt64 in [1, 2, 3] {
+        var seeds = SplitMix64(for: self)
+        for seed in (0..<3).map({ _ in seeds.next() }) {
             let input = randomTaxonomy(count: 300, extraRoots: 2, seed: seed)
             let tree = try TaxonTree(nodes: input)
             let naive = NaiveTree(input)
@@ -91,7 +92,7 @@ final class TaxonTreeTests: XCTestCase {
     // MARK: Euler tour
 
     func testEulerTour_forOneTree_has2NMinus1EntriesStartsAndEndsAtRootAndStepsByOneLevel() throws {
-        let input = randomTaxonomy(count: 300, seed: 5)
+        let input = randomTaxonomy(count: 300, seed: TestSeed.make(for: self))
         let tree = try TaxonTree(nodes: input)
         let tour = tree.eulerTour()
         XCTAssertEqual(tour.count, 2 * tree.count - 1)
@@ -116,7 +117,7 @@ final class TaxonTreeTests: XCTestCase {
     }
 
     func testEulerTour_minimumDepthBetweenFirstOccurrencesIsTheLowestCommonAncestor() throws {
-        let input = randomTaxonomy(count: 150, seed: 9)
+        let input = randomTaxonomy(count: 150, seed: TestSeed.make(for: self))
         let tree = try TaxonTree(nodes: input)
         let tour = tree.eulerTour()
         var first = [Int](repeating: -1, count: tree.count)
@@ -132,7 +133,7 @@ final class TaxonTreeTests: XCTestCase {
     }
 
     func testEulerTour_forAForest_hasOneTourPerTree() throws {
-        let input = randomTaxonomy(count: 60, extraRoots: 3, seed: 13)
+        let input = randomTaxonomy(count: 60, extraRoots: 3, seed: TestSeed.make(for: self))
         let tree = try TaxonTree(nodes: input)
         let roots = input.filter { $0.parentID == nil }.count
         XCTAssertEqual(roots, 4)
@@ -156,7 +157,8 @@ final class TaxonTreeTests: XCTestCase {
     // MARK: Closest relatives
 
     func testClosestRelatives_equalsBruteForceRankingForEverySpeciesAndSeveralN() throws {
-        for seed: UInt64 in [21, 22] {
+        var seeds = SplitMix64(for: self)
+        for seed in (0..<2).map({ _ in seeds.next() }) {
             let input = randomTaxonomy(count: 250, seed: seed)
             let tree = try TaxonTree(nodes: input)
             let naive = NaiveTree(input)

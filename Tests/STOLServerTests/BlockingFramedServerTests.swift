@@ -3,17 +3,20 @@ import Foundation
 import Glibc
 import STOLProtocol
 import STOLServer
+import STOLTestFixtures
 import STOLTransport
+import SwiftProtobuf
 import XCTest
 
 /// A tiny streaming import service: `status` is one frame; `import_file` answers a
 /// progress frame and a final frame that says whether a descriptor came along
 /// (and its size by fstat), recording what it read through that descriptor.
-/// `delete_reference` blocks on a gate between its two frames (a slow request).
+/// `delete_reference` blocks on a gate between its two frames (a slow request);
+/// `activate` sleeps briefly.
 struct TestImportService: StreamingFramedService {
     let events: EventLog
     let gate: Gate
-    let slowRequestStarted: DispatchSemaphore
+    let gatedRequestStarted: DispatchSemaphore
 
     func respond(to request: Stol_V1_ImportRequest, context: RequestContext,
                  send: (Stol_V1_ImportResponse) throws -> Void) {
@@ -37,11 +40,16 @@ struct TestImportService: StreamingFramedService {
                 }
             })
         case .deleteReference:
-            events.record("slow started")
+            events.record("start \(request.id)")
             try? send(.with { $0.progress = .with { $0.stage = .installing } })
-            slowRequestStarted.signal()
+            gatedRequestStarted.signal()
             gate.waitUntilOpen()
-            events.record("slow finished")
+            events.record("end \(request.id)")
+            try? send(.with { $0.done = .init() })
+        case .activate:
+            events.record("start \(request.id)")
+            usleep(5_000)
+            events.record("end \(request.id)")
             try? send(.with { $0.done = .init() })
         case nil:
             try? send(Stol_V1_ImportResponse(requestID: request.id, error: ProtocolError(.invalidRequest, "no body")))
@@ -51,39 +59,51 @@ struct TestImportService: StreamingFramedService {
     }
 }
 
-final class BlockingFramedServerTests: XCTestCase {
-    private let events = EventLog()
-    private let gate = Gate()
-    private let slowRequestStarted = DispatchSemaphore(value: 0)
-
-    private func startServer(configuration: ServerConfiguration = ServerConfiguration(name: "test")) throws -> ServerHarness {
-        let service = TestImportService(events: events, gate: gate, slowRequestStarted: slowRequestStarted)
-        let harness = try ServerHarness(self, events: events) { fd in
+/// The blocking server (import, verifier): the contract of ``FramedServerContractTests``
+/// runs here with ``TestImportService``, plus what only this server does: descriptors
+/// passed with a request, streamed answers, and serving one accepted connection.
+final class BlockingFramedServerTests: FramedServerContractTests {
+    override func startServer(configuration: ServerConfiguration = ServerConfiguration(name: "test")) throws -> ServerHarness {
+        let service = TestImportService(events: events, gate: gate, gatedRequestStarted: gatedRequestStarted)
+        return try ServerHarness(self, events: events) { fd in
             // The blocking server does not own the listening socket; close it after the test.
             self.addTeardownBlock { close(fd) }
             return BlockingFramedServer(service: service, source: .listening(fd: fd, activated: false),
                                         configuration: configuration, logger: quietLogger)
         }
-        return harness
+    }
+
+    override var stopsListeningOnShutdown: Bool { false }
+
+    override func quickRequest(_ id: UInt64) -> any SwiftProtobuf.Message { Stol_V1_ImportRequest.with { $0.id = id; $0.status = .init() } }
+    override func requestWithoutBody(_ id: UInt64) -> any SwiftProtobuf.Message { Stol_V1_ImportRequest.with { $0.id = id } }
+    override func sleepingRequest(_ id: UInt64) -> any SwiftProtobuf.Message { Stol_V1_ImportRequest.with { $0.id = id; $0.activate = .init() } }
+    override func gatedRequest(_ id: UInt64) -> any SwiftProtobuf.Message { Stol_V1_ImportRequest.with { $0.id = id; $0.deleteReference = .init() } }
+    /// A streamed answer: progress, then done.
+    override func otherRequest(_ id: UInt64) -> any SwiftProtobuf.Message { importFile(id) }
+
+    override func receiveAnswer(on socket: FrameSocket) throws -> ContractAnswer {
+        let response = try socket.receive(Stol_V1_ImportResponse.self).message
+        var isProgress = false, isDone = false
+        if case .progress = response.result { isProgress = true }
+        if case .done = response.result { isDone = true }
+        return ContractAnswer(id: response.id, errorCode: response.errorCode,
+                              errorDetails: response.protocolError?.details ?? [:],
+                              isQuickAnswer: response == Stol_V1_ImportResponse.with { $0.id = response.id; $0.status = .init() },
+                              isGatedAnswer: isDone, isProgress: isProgress)
+    }
+
+    override func expectReceiving(_ expected: TransportError, on socket: FrameSocket,
+                                  file: StaticString = #filePath, line: UInt = #line) {
+        TransportError.expect(expected, receiving: Stol_V1_ImportResponse.self, on: socket, file: file, line: line)
     }
 
     private func importFile(_ id: UInt64) -> Stol_V1_ImportRequest {
         .with { $0.id = id; $0.importFile = .init() }
     }
 
-    private func assertServed(_ client: FrameSocket, id: UInt64, file: StaticString = #filePath, line: UInt = #line) {
-        do {
-            try client.send(Stol_V1_ImportRequest.with { $0.id = id; $0.status = .init() })
-            let answer = try client.receive(Stol_V1_ImportResponse.self).message
-            XCTAssertEqual(answer.id, id, file: file, line: line)
-            XCTAssertEqual(answer.status, Stol_V1_ImportStatus(), file: file, line: line)
-        } catch {
-            XCTFail("not served: \(error)", file: file, line: line)
-        }
-    }
-
     private func temporaryFile(_ contents: String) throws -> Int32 {
-        let path = try makeShortTemporaryDirectory(self) + "/upload.stol"
+        let path = try makeTemporaryDirectory(self) + "/upload.stol"
         try contents.write(toFile: path, atomically: false, encoding: .utf8)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         XCTAssertGreaterThanOrEqual(fd, 0)
@@ -122,137 +142,20 @@ final class BlockingFramedServerTests: XCTestCase {
         XCTAssertEqual(events.events, [])
     }
 
-    func testRequestWithoutBodyIsAnsweredPerTheService() throws {
-        let server = try startServer()
-        let client = try server.connect()
-        try client.send(Stol_V1_ImportRequest.with { $0.id = 5 })
-        let answer = try client.receive(Stol_V1_ImportResponse.self).message
-        XCTAssertEqual(answer.id, 5)
-        XCTAssertEqual(answer.errorCode, .invalidRequest)
-    }
-
-    func testUndecodableFrameGetsMalformedFrameAndCloseWhileAnotherConnectionKeepsWorking() throws {
+    /// After another connection sent an undecodable frame (and was closed), a
+    /// descriptor still passes on this one.
+    func testAfterAnotherConnectionsBadFrame_aDescriptorStillPassesWithARequest() throws {
         let server = try startServer()
         let bystander = try server.connect()
         let offender = try server.connect()
-        assertServed(bystander, id: 1)
-
         try offender.sendRaw(undecodableFrame)
-        let answer = try offender.receive(Stol_V1_ImportResponse.self).message
-        XCTAssertEqual(answer.id, 0)
-        XCTAssertEqual(answer.errorCode, .malformedFrame)
-        TransportError.expect(.closedByPeer, receiving: Stol_V1_ImportResponse.self, on: offender)
+        XCTAssertEqual(try receiveAnswer(on: offender).errorCode, .malformedFrame)
+        expectReceiving(.closedByPeer, on: offender)
 
-        let fd = try temporaryFile("still here")
-        try bystander.send(importFile(2), passing: fd)
+        try bystander.send(importFile(2), passing: try temporaryFile("still here"))
         XCTAssertEqual(try bystander.receive(Stol_V1_ImportResponse.self).message.progress.stage, .received)
         XCTAssertTrue(try bystander.receive(Stol_V1_ImportResponse.self).message.done.status.referencePresent)
-        assertServed(try server.connect(), id: 3)
-    }
-
-    func testOversizedLengthPrefixGetsFrameTooLargeThenClose() throws {
-        let server = try startServer()
-        let client = try server.connect()
-        try client.sendRaw(lengthPrefix(UInt32(ProtocolLimits.maximumRequestFrameBytes + 1)))
-        let answer = try client.receive(Stol_V1_ImportResponse.self).message
-        XCTAssertEqual(answer.id, 0)
-        XCTAssertEqual(answer.errorCode, .frameTooLarge)
-        TransportError.expect(.closedByPeer, receiving: Stol_V1_ImportResponse.self, on: client)
-    }
-
-    func testConnectionOverTheLimitGetsBusyThenClose() throws {
-        let server = try startServer(configuration: ServerConfiguration(name: "test", maximumConnections: 1))
-        let first = try server.connect()
-        assertServed(first, id: 1)
-        let second = try server.connect()
-        let refusal = try second.receive(Stol_V1_ImportResponse.self).message
-        XCTAssertEqual(refusal.id, 0)
-        XCTAssertEqual(refusal.errorCode, .busy)
-        TransportError.expect(.closedByPeer, receiving: Stol_V1_ImportResponse.self, on: second)
-        assertServed(first, id: 2)
-    }
-
-    func testOneUserOverItsPerUserLimit_getsBusyNamingTheLimit_whileTheServerHasRoom() throws {
-        let server = try startServer(configuration: ServerConfiguration(name: "test", maximumConnections: 10,
-                                                                        maximumConnectionsPerUser: 2))
-        let first = try server.connect()
-        let second = try server.connect()
-        assertServed(first, id: 1)
-        assertServed(second, id: 2)
-        let third = try server.connect()
-        let refusal = try third.receive(Stol_V1_ImportResponse.self).message
-        XCTAssertEqual(refusal.errorCode, .busy)
-        XCTAssertEqual(refusal.protocolError?.details["limit_per_user"], "2")
-        TransportError.expect(.closedByPeer, receiving: Stol_V1_ImportResponse.self, on: third)
-        first.close()
-        // The slot is free again once the server has seen the close: a refused
-        // connection is answered BUSY at once, a served one answers the request.
-        var served = false
-        for attempt in 0..<500 where !served {
-            let again = try server.connect()
-            try? again.send(Stol_V1_ImportRequest.with { $0.id = UInt64(10 + attempt); $0.status = .init() })  // a refused connection may already be closed: its BUSY frame is still there to read
-            let answer = try again.receive(Stol_V1_ImportResponse.self).message
-            served = answer.errorCode != .busy
-            if served { XCTAssertEqual(answer.id, UInt64(10 + attempt)) }
-        }
-        XCTAssertTrue(served)
-    }
-
-    func testIdleExit_returnsOnceNoConnectionWasOpenForThePeriod_notWhileOneIs() throws {
-        let server = try startServer(configuration: ServerConfiguration(name: "test", idleExit: .milliseconds(300)))
-        let client = try server.connect()
-        assertServed(client, id: 1)
-        XCTAssertFalse(server.waitUntilFinished(timeout: 1), "an open connection keeps the server")
-        assertServed(client, id: 2)
-        client.close()
-        XCTAssertTrue(server.waitUntilFinished(timeout: 10), "no connection for 300 ms: the server returned")
-    }
-
-    /// The idle timeout restarts with every byte; the frame deadline does not.
-    func testATrickleOfBytes_isCutAtTheFrameDeadline() throws {
-        let server = try startServer(configuration: ServerConfiguration(name: "test", frameDeadline: .milliseconds(500)))
-        let trickler = try server.connect()
-        let frame = try frameBytes(Stol_V1_ImportRequest.with { $0.id = 7; $0.status = .init() })
-        let started = Date()
-        var cut = false
-        for byte in frame.prefix(frame.count - 1) {
-            do { try trickler.sendRaw([byte]) } catch { cut = true; break }
-            Thread.sleep(forTimeInterval: 0.1)  // the attack: one byte every 100 ms
-            if Date().timeIntervalSince(started) > 3 { break }
-        }
-        if !cut { TransportError.expect(.closedByPeer, receiving: Stol_V1_ImportResponse.self, on: trickler) }
-        XCTAssertLessThan(Date().timeIntervalSince(started), 3, "the trickle was cut at the 500 ms deadline")
-        assertServed(try server.connect(), id: 2)
-    }
-
-    func testIdleConnectionIsClosedWithoutAnAnswer() throws {
-        let server = try startServer(configuration: ServerConfiguration(name: "test", idleTimeout: .milliseconds(200)))
-        let client = try server.connect()
-        assertServed(client, id: 1)
-        TransportError.expect(.closedByPeer, receiving: Stol_V1_ImportResponse.self, on: client)
-    }
-
-    func testGracefulShutdownFinishesTheInFlightStreamedAnswerBeforeClosing() throws {
-        let server = try startServer()
-        let busy = try server.connect()
-        let idle = try server.connect()
-        assertServed(idle, id: 1)
-        try busy.send(Stol_V1_ImportRequest.with { $0.id = 40; $0.deleteReference = .init() })
-        XCTAssertEqual(try busy.receive(Stol_V1_ImportResponse.self).message.progress.stage, .installing)
-        XCTAssertEqual(slowRequestStarted.wait(timeout: .now() + 5), .success)
-
-        server.triggerGracefulShutdown()
-        // The idle connection is closed at once: the shutdown has reached the server.
-        TransportError.expect(.closedByPeer, receiving: Stol_V1_ImportResponse.self, on: idle)
-        _ = server.waitUntilFinished(timeout: 0.2)
-        gate.openGate()
-
-        let final = try busy.receive(Stol_V1_ImportResponse.self).message
-        XCTAssertEqual(final.id, 40)
-        guard case .done = final.result else { return XCTFail("expected the final done frame, got \(final)") }
-        TransportError.expect(.closedByPeer, receiving: Stol_V1_ImportResponse.self, on: busy)
-        XCTAssertTrue(server.waitUntilFinished())
-        XCTAssertEqual(events.events, ["slow started", "slow finished", "run returned"])
+        XCTAssertEqual(events.events, ["read: still here"])
     }
 
     func testAcceptedConnectionSourceServesExactlyThatConnection() throws {
@@ -261,7 +164,7 @@ final class BlockingFramedServerTests: XCTestCase {
         let client = FrameSocket(descriptor: clientEnd, maximumIncomingFrameBytes: ProtocolLimits.maximumResponseFrameBytes,
                                  maximumOutgoingFrameBytes: ProtocolLimits.maximumRequestFrameBytes)
         client.setReceiveTimeout(.seconds(5))
-        let service = TestImportService(events: events, gate: gate, slowRequestStarted: slowRequestStarted)
+        let service = TestImportService(events: events, gate: gate, gatedRequestStarted: gatedRequestStarted)
         let server = BlockingFramedServer(service: service, source: .accepted(fd: serverEnd),
                                           configuration: ServerConfiguration(name: "test"), logger: quietLogger)
         let done = DispatchSemaphore(value: 0)

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import STOLProtocol
+import STOLTestFixtures
 import STOLTransport
 import XCTest
 
@@ -15,7 +16,7 @@ final class FrameSocketTests: XCTestCase {
 
     /// A temporary file holding `contents`, opened read-only; closed after the test.
     private func openTemporaryFile(contents: String) throws -> Int32 {
-        let directory = try makeShortTemporaryDirectory(self)
+        let directory = try makeTemporaryDirectory(self)
         let path = directory + "/payload"
         try contents.write(toFile: path, atomically: false, encoding: .utf8)
         let fd = open(path, O_RDONLY | O_CLOEXEC)

@@ -1,5 +1,6 @@
 import Logging
 import STOLServer
+import STOLTestFixtures
 import Synchronization
 import XCTest
 
@@ -31,10 +32,19 @@ final class FramingErrorLogTests: XCTestCase {
     func testAFloodOfFramingErrors_isOneLinePerWindowAndOneSummary_notOnePerFrame() throws {
         let captured = CapturedLog()
         let log = FramingErrorLog(window: .milliseconds(200))
+        let started = ContinuousClock.now  // no later than the window's start
         for index in 0..<1000 { log.record(code: index % 2 == 0 ? "MALFORMED_FRAME" : "FRAME_TOO_LARGE", logger: captured.logger) }
         XCTAssertEqual(captured.lines.withLock { $0.count }, 1, "the first is logged, the next 999 are counted")
-        Thread.sleep(forTimeInterval: 0.3)  // the window passes
         log.flushIfDue(logger: captured.logger)
+        if ContinuousClock.now - started < .milliseconds(200) {
+            XCTAssertEqual(captured.lines.withLock { $0.count }, 1, "summed up before the window passed")
+        }
+        // The summary comes once the window has passed: waited for, not slept through.
+        XCTAssertTrue(waitUntil(seconds: 10) {
+            log.flushIfDue(logger: captured.logger)
+            return captured.lines.withLock { $0.count } >= 2
+        })
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - started, .milliseconds(200), "summed up before the window passed")
         let lines = captured.lines.withLock { $0 }
         XCTAssertEqual(lines.count, 2)
         XCTAssertTrue(lines[1].contains("count=999"), lines[1])

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import STOLProtocol
+import STOLTestFixtures
 import STOLTransport
 import SwiftProtobuf
 import XCTest
@@ -9,12 +10,8 @@ import XCTest
 /// and accepts: encoding the described message gives exactly the bytes, decoding
 /// the bytes gives the message, and `vectors.json` describes the same message.
 final class ProtocolVectorTests: XCTestCase {
-    /// `<repo>/protocol/vectors`, found from this file's path.
-    private static let vectorsDirectory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()   // STOLServerTests
-        .deletingLastPathComponent()   // Tests
-        .deletingLastPathComponent()   // repository root
-        .appendingPathComponent("protocol/vectors")
+    /// `<repo>/protocol/vectors`.
+    private static let vectorsDirectory = URL(fileURLWithPath: Workspace.repositoryRoot).appendingPathComponent("protocol/vectors")
 
     private static let database = Stol_V1_DatabaseIdentity.with {
         $0.kind = .bundled

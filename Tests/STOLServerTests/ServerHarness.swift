@@ -1,9 +1,9 @@
 import Dispatch
 import Foundation
 import Glibc
-import NIOConcurrencyHelpers
 import STOLProtocol
 import STOLServer
+import STOLTestFixtures
 import STOLTransport
 import ServiceLifecycle
 import XCTest
@@ -22,7 +22,7 @@ final class ServerHarness: @unchecked Sendable {
     /// `makeServer` gets the listening descriptor bound through ``SocketActivation``.
     init(_ testCase: XCTestCase, events: EventLog = EventLog(), mode: mode_t = 0o600,
          makeServer: (Int32) -> any ServiceLifecycle.Service) throws {
-        path = try makeShortTemporaryDirectory(testCase) + "/server.sock"
+        path = try makeTemporaryDirectory(testCase) + "/server.sock"
         self.events = events
         let fd = try bindTestSocket(path, mode: mode)
         group = ServiceGroup(services: [makeServer(fd)], gracefulShutdownSignals: [], cancellationSignals: [],
@@ -58,33 +58,6 @@ final class ServerHarness: @unchecked Sendable {
         if didFinish { return true }
         didFinish = finished.wait(timeout: .now() + timeout) == .success
         return didFinish
-    }
-}
-
-/// A promise-like gate an async service awaits until the test opens it.
-final class AsyncGate: @unchecked Sendable {
-    private let lock = NIOLock()
-    private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func open() {
-        let toResume: [CheckedContinuation<Void, Never>] = lock.withLock {
-            isOpen = true
-            defer { waiters = [] }
-            return waiters
-        }
-        toResume.forEach { $0.resume() }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow: Bool = lock.withLock {
-                if isOpen { return true }
-                waiters.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
     }
 }
 

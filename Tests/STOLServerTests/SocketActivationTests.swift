@@ -2,6 +2,7 @@ import CSTOLSocket
 import Foundation
 import Glibc
 import STOLServer
+import STOLTestFixtures
 import XCTest
 
 /// The fallback when nothing was socket-activated: the daemon binds its own path.
@@ -34,20 +35,20 @@ final class SocketActivationTests: XCTestCase {
     }
 
     func testFallbackBindsWorldAccessibleModeExactly() throws {
-        let path = try makeShortTemporaryDirectory(self) + "/taxonomy.sock"
+        let path = try makeTemporaryDirectory(self) + "/taxonomy.sock"
         let fd = try bind(path, mode: 0o666)
         XCTAssertEqual(mode(of: path), 0o666)
         XCTAssertEqual(stol_socket_is_listening(fd), 1)
     }
 
     func testFallbackBindsOwnerOnlyModeExactly() throws {
-        let path = try makeShortTemporaryDirectory(self) + "/verify.sock"
+        let path = try makeTemporaryDirectory(self) + "/verify.sock"
         _ = try bind(path, mode: 0o600)
         XCTAssertEqual(mode(of: path), 0o600)
     }
 
     func testFallbackBindsGroupModeExactlyDespiteTheUmask() throws {
-        let path = try makeShortTemporaryDirectory(self) + "/import.sock"
+        let path = try makeTemporaryDirectory(self) + "/import.sock"
         let previous = umask(0o077)
         defer { umask(previous) }
         _ = try bind(path, mode: 0o660)
@@ -55,7 +56,7 @@ final class SocketActivationTests: XCTestCase {
     }
 
     func testFallbackReplacesAStaleSocketFileAndServesConnections() throws {
-        let path = try makeShortTemporaryDirectory(self) + "/stale.sock"
+        let path = try makeTemporaryDirectory(self) + "/stale.sock"
         // A socket file left behind by a dead daemon: bound, then closed.
         let stale = stol_bind_unix(path, 0o600, 1)
         XCTAssertGreaterThanOrEqual(stale, 0)
@@ -74,7 +75,7 @@ final class SocketActivationTests: XCTestCase {
     }
 
     func testFallbackNeverReplacesARegularFile() throws {
-        let path = try makeShortTemporaryDirectory(self) + "/not-a-socket"
+        let path = try makeTemporaryDirectory(self) + "/not-a-socket"
         XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data("keep me".utf8)))
         XCTAssertThrowsError(try SocketActivation.socket(named: "test", fallbackPath: path, mode: 0o666,
                                                          logger: quietLogger)) { error in

@@ -6,12 +6,13 @@ import Logging
 import NIOCore
 import STOLProtocol
 import STOLServer
+import STOLTestFixtures
 import STOLTransport
 import SwiftProtobuf
 import XCTest
 
 /// Shared helpers of the runtime tests: real sockets only (socketpair(2) and Unix
-/// sockets bound in short temporary directories under /tmp), no mocks.
+/// sockets bound in short temporary directories under /tmp, from the kit), no mocks.
 
 /// A logger that drops everything, so test output stays readable.
 let quietLogger = Logger(label: "stol.tests", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -35,16 +36,6 @@ func makeFrameSocketPair(limit: Int = 1024) throws -> (FrameSocket, FrameSocket)
     left.setReceiveTimeout(.seconds(5))
     right.setReceiveTimeout(.seconds(5))
     return (left, right)
-}
-
-/// A short temporary directory under /tmp (Unix socket paths are limited to 107 bytes),
-/// removed when the test ends.
-func makeShortTemporaryDirectory(_ testCase: XCTestCase) throws -> String {
-    var template = Array("/tmp/stolrt.XXXXXX".utf8CString)
-    guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
-    let path = String(cString: made)
-    testCase.addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
-    return path
 }
 
 /// Makes sure no activation variables leak into the fallback path of a test.
@@ -87,45 +78,58 @@ func lengthPrefix(_ length: UInt32) -> [UInt8] {
 }
 
 /// A thread-safe ordered log of events, to assert on the order in which things happened.
-final class EventLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var entries: [String] = []
+typealias EventLog = LockedLog<String>
 
-    func record(_ event: String) { lock.withLock { entries.append(event) } }
-    var events: [String] { lock.withLock { entries } }
+extension LockedLog<String> {
+    func record(_ event: String) { append(contentsOf: [event]) }
+    var events: [String] { all }
 }
 
-/// A one-shot gate a test opens to let a slow request finish.
+/// A one-shot gate a test opens to let a slow request finish: a synchronous
+/// service waits for it on its thread, an async one suspends.
 final class Gate: @unchecked Sendable {
     private let condition = NSCondition()
-    private var open = false
+    private var isOpen = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
 
-    func openGate() {
+    func open() {
         condition.lock()
-        open = true
+        isOpen = true
+        let toResume = waiters
+        waiters = []
         condition.broadcast()
         condition.unlock()
+        toResume.forEach { $0.resume() }
     }
 
-    /// Waits until the gate is opened (or a generous safety timeout passes).
+    /// Blocks until the gate is opened (or a generous safety timeout passes).
     func waitUntilOpen() {
         condition.lock()
         let deadline = Date().addingTimeInterval(10)
-        while !open && condition.wait(until: deadline) {}
+        while !isOpen && condition.wait(until: deadline) {}
         condition.unlock()
+    }
+
+    /// Suspends until the gate is opened.
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            condition.lock()
+            let resumeNow = isOpen
+            if !resumeNow { waiters.append(continuation) }
+            condition.unlock()
+            if resumeNow { continuation.resume() }
+        }
     }
 }
 
 /// Retries `connect` until the listener at `path` refuses connections, which is
 /// how a test observes that a server stopped accepting (bounded by a safety limit).
 func waitUntilRefusingConnections(_ path: String) -> Bool {
-    for _ in 0..<500 {
+    waitUntil(seconds: 5) {
         let fd = stol_connect_unix(path)
-        if fd < 0 { return true }
-        close(fd)
-        usleep(10_000)
+        if fd >= 0 { close(fd) }
+        return fd < 0
     }
-    return false
 }
 
 extension TransportError {

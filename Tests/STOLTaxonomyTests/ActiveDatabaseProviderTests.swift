@@ -14,23 +14,24 @@ final class ActiveDatabaseProviderTests: XCTestCase {
         harness = try ServiceHarness(self)
     }
 
-    private func status(file: StaticString = #filePath, line: UInt = #line) throws -> Stol_V1_StatusResponse {
-        try XCTUnwrap(harness.status(), "expected a status answer", file: file, line: line)
+    private func status(file: StaticString = #filePath, line: UInt = #line) async throws -> Stol_V1_StatusResponse {
+        let statusAnswer1 = await harness.status()
+        return try XCTUnwrap(statusAnswer1, "expected a status answer", file: file, line: line)
     }
 
     /// Every kind of answer (result or error) must carry the identity of the database that served it.
     private func assertEveryResponseIsStamped(kind: Stol_V1_DatabaseKind, fingerprint: String,
-                                              file: StaticString = #filePath, line: UInt = #line) {
+                                              file: StaticString = #filePath, line: UInt = #line) async {
         let responses = [
-            harness.send(.status(Stol_V1_StatusRequest())),
-            harness.getTaxon(9689),
-            harness.getTaxon(123_456),
-            harness.children(9688),
-            harness.ancestors(9689),
-            harness.send(.roots(Stol_V1_RootsRequest())),
-            harness.search("lion"),
-            harness.search("\""),
-            harness.send(.compare(Stol_V1_CompareRequest())),
+            await harness.send(.status(Stol_V1_StatusRequest())),
+            await harness.getTaxon(9689),
+            await harness.getTaxon(123_456),
+            await harness.children(9688),
+            await harness.ancestors(9689),
+            await harness.send(.roots(Stol_V1_RootsRequest())),
+            await harness.search("lion"),
+            await harness.search("\""),
+            await harness.send(.compare(Stol_V1_CompareRequest())),
         ]
         for response in responses {
             XCTAssertEqual(response.database.kind, kind, file: file, line: line)
@@ -39,8 +40,8 @@ final class ActiveDatabaseProviderTests: XCTestCase {
         }
     }
 
-    func testProvider_byDefault_servesTheBundledDatabase() throws {
-        let current = try status()
+    func testProvider_byDefault_servesTheBundledDatabase() async throws {
+        let current = try await status()
         XCTAssertEqual(current.active.kind, .bundled)
         XCTAssertEqual(current.activePath, harness.bundledPath)
         XCTAssertFalse(current.referencePresent)
@@ -50,34 +51,36 @@ final class ActiveDatabaseProviderTests: XCTestCase {
         XCTAssertGreaterThan(current.sizeBytes, 0)
         XCTAssertFalse(current.active.fingerprint.isEmpty)
         XCTAssertEqual(current.serverVersion, TaxonomyService.version)
-        assertEveryResponseIsStamped(kind: .bundled, fingerprint: current.active.fingerprint)
+        await assertEveryResponseIsStamped(kind: .bundled, fingerprint: current.active.fingerprint)
     }
 
-    func testProvider_whenReferenceIsPresentButNotRequested_servesBundledAndReportsPresence() throws {
+    func testProvider_whenReferenceIsPresentButNotRequested_servesBundledAndReportsPresence() async throws {
         try harness.installReference()
-        let current = try status()
+        let current = try await status()
         XCTAssertEqual(current.active.kind, .bundled)
         XCTAssertTrue(current.referencePresent)
         XCTAssertFalse(current.referenceRequested)
         XCTAssertEqual(current.fallbackReason, "")
-        XCTAssertEqual(errorCode(harness.getTaxon(29064)), .notFound)
+        let getTaxon1 = await harness.getTaxon(29064)
+        XCTAssertEqual(errorCode(getTaxon1), .notFound)
     }
 
-    func testProvider_whenReferenceRequestedButNotInstalled_servesBundledWithAFallbackReason() throws {
+    func testProvider_whenReferenceRequestedButNotInstalled_servesBundledWithAFallbackReason() async throws {
         try harness.requestReference(true)
-        let current = try status()
+        let current = try await status()
         XCTAssertEqual(current.active.kind, .bundled)
         XCTAssertFalse(current.referencePresent)
         XCTAssertTrue(current.referenceRequested)
         XCTAssertTrue(current.fallbackReason.contains("not installed"), current.fallbackReason)
-        XCTAssertEqual(try taxonName(harness.getTaxon(9689)), "Panthera leo", "the bundled one keeps answering")
+        let getTaxon2 = await harness.getTaxon(9689)
+        XCTAssertEqual(try taxonName(getTaxon2), "Panthera leo", "the bundled one keeps answering")
     }
 
-    func testProvider_whenReferenceRequestedAndUsable_servesItWithADifferentFingerprintEverywhere() throws {
-        let bundled = try status().active
+    func testProvider_whenReferenceRequestedAndUsable_servesItWithADifferentFingerprintEverywhere() async throws {
+        let bundled = try await status().active
         try harness.installReference()
         try harness.requestReference(true)
-        let current = try status()
+        let current = try await status()
         XCTAssertEqual(current.active.kind, .reference)
         XCTAssertEqual(current.activePath, harness.referencePath)
         XCTAssertTrue(current.referencePresent)
@@ -85,29 +88,32 @@ final class ActiveDatabaseProviderTests: XCTestCase {
         XCTAssertEqual(current.fallbackReason, "")
         XCTAssertNotEqual(current.active.fingerprint, bundled.fingerprint)
         XCTAssertEqual(current.taxaCount, UInt64(FelidaeFixture.acceptedUsageCount - FelidaeFixture.intermediateIDs.count + 1))
-        assertEveryResponseIsStamped(kind: .reference, fingerprint: current.active.fingerprint)
+        await assertEveryResponseIsStamped(kind: .reference, fingerprint: current.active.fingerprint)
         // The reference's own content answers.
-        XCTAssertEqual(try taxonName(harness.getTaxon(29064)), "Panthera uncia")
+        let getTaxon3 = await harness.getTaxon(29064)
+        XCTAssertEqual(try taxonName(getTaxon3), "Panthera uncia")
     }
 
-    func testProvider_whenReferenceIsGarbage_servesBundledWithAReason() throws {
+    func testProvider_whenReferenceIsGarbage_servesBundledWithAReason() async throws {
         let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
         try garbage.write(to: URL(fileURLWithPath: harness.referencePath))
         try harness.requestReference(true)
-        let current = try status()
+        let current = try await status()
         XCTAssertEqual(current.active.kind, .bundled)
         XCTAssertTrue(current.referencePresent)
         XCTAssertTrue(current.referenceRequested)
         XCTAssertTrue(current.fallbackReason.contains("unusable"), current.fallbackReason)
-        XCTAssertEqual(try taxonName(harness.getTaxon(9689)), "Panthera leo")
-        XCTAssertEqual(errorCode(harness.getTaxon(29064)), .notFound)
+        let getTaxon4 = await harness.getTaxon(9689)
+        XCTAssertEqual(try taxonName(getTaxon4), "Panthera leo")
+        let getTaxon5 = await harness.getTaxon(29064)
+        XCTAssertEqual(errorCode(getTaxon5), .notFound)
     }
 
-    func testProvider_whenReferenceLacksRequiredTablesOrHasNewerSchema_servesBundledWithAReason() throws {
+    func testProvider_whenReferenceLacksRequiredTablesOrHasNewerSchema_servesBundledWithAReason() async throws {
         // An SQLite file that is not a taxonomy database: an empty file is a valid empty database.
         try Data().write(to: URL(fileURLWithPath: harness.referencePath))
         try harness.requestReference(true)
-        var current = try status()
+        var current = try await status()
         XCTAssertEqual(current.active.kind, .bundled)
         XCTAssertTrue(current.fallbackReason.contains("missing tables"), current.fallbackReason)
 
@@ -115,35 +121,40 @@ final class ActiveDatabaseProviderTests: XCTestCase {
         try FileManager.default.removeItem(atPath: harness.referencePath)
         try harness.installReference()
         try bumpSchemaVersion(of: harness.referencePath, to: 99)
-        current = try status()
+        await current = try status()
         XCTAssertEqual(current.active.kind, .bundled)
         XCTAssertTrue(current.fallbackReason.contains("schema version 99"), current.fallbackReason)
     }
 
-    func testProvider_whenActivationFileChanges_switchesBackAndForth() throws {
+    func testProvider_whenActivationFileChanges_switchesBackAndForth() async throws {
         try harness.installReference()
         try harness.requestReference(true)
-        XCTAssertEqual(try status().active.kind, .reference)
-        XCTAssertEqual(try taxonName(harness.getTaxon(29064)), "Panthera uncia")
+        let statusAnswer2 = try await status()
+        XCTAssertEqual(statusAnswer2.active.kind, .reference)
+        let getTaxon6 = await harness.getTaxon(29064)
+        XCTAssertEqual(try taxonName(getTaxon6), "Panthera uncia")
 
         try harness.requestReference(false)
-        var current = try status()
+        var current = try await status()
         XCTAssertEqual(current.active.kind, .bundled)
         XCTAssertTrue(current.referencePresent)
         XCTAssertFalse(current.referenceRequested)
-        XCTAssertEqual(errorCode(harness.getTaxon(29064)), .notFound)
+        let getTaxon7 = await harness.getTaxon(29064)
+        XCTAssertEqual(errorCode(getTaxon7), .notFound)
 
         try harness.requestReference(true)
-        XCTAssertEqual(try self.status().active.kind, .reference)
+        let statusAnswer3 = try await self.status()
+        XCTAssertEqual(statusAnswer3.active.kind, .reference)
 
         // Deleting the activation file means "bundled" (the safe default).
         try FileManager.default.removeItem(atPath: harness.activationPath)
-        XCTAssertEqual(try self.status().active.kind, .bundled)
+        let statusAnswer4 = try await self.status()
+        XCTAssertEqual(statusAnswer4.active.kind, .bundled)
 
         // A reference file removed while requested: back to bundled, saying why.
         try harness.requestReference(true)
         try FileManager.default.removeItem(atPath: harness.referencePath)
-        current = try self.status()
+        await current = try self.status()
         XCTAssertEqual(current.active.kind, .bundled)
         XCTAssertFalse(current.referencePresent)
         XCTAssertTrue(current.referenceRequested)
@@ -152,38 +163,46 @@ final class ActiveDatabaseProviderTests: XCTestCase {
 
     func testProvider_withARecheckInterval_seesASwitchOnlyOnceTheIntervalHasPassed() throws {
         try harness.installReference()
+        // The provider's clock is the test's: time passes when the test says so, not by sleeping.
+        let clock = Mutex<UInt64>(1_000_000_000)
         let provider = try ActiveDatabaseProvider(bundledPath: harness.bundledPath, referencePath: harness.referencePath,
                                                   activationPath: harness.activationPath, logger: quietLogger,
-                                                  recheckInterval: .milliseconds(300))
+                                                  recheckInterval: .milliseconds(300),
+                                                  now: { clock.withLock { $0 } }) { path, kind throws(TaxonomyError) in
+            try TaxonomyDatabase(path: path, kind: kind)
+        }
         XCTAssertEqual(provider.current().database.kind, .bundled)
         try harness.requestReference(true)
         // Within the interval the previous check stands (this is what saves the
         // two stat(2) calls per request under load)…
         XCTAssertEqual(provider.current().database.kind, .bundled, "rechecked before the interval passed")
+        clock.withLock { $0 += 299_999_999 }
+        XCTAssertEqual(provider.current().database.kind, .bundled, "rechecked 1 ns before the interval passed")
         // …and once it has passed, the switch is seen.
-        Thread.sleep(forTimeInterval: 0.35)
+        clock.withLock { $0 += 1 }
         XCTAssertEqual(provider.current().database.kind, .reference)
         XCTAssertEqual(provider.current().database.kind, .reference)
     }
 
-    func testProvider_whenReferenceIsReplaced_servesTheNewFileWithANewFingerprint() throws {
+    func testProvider_whenReferenceIsReplaced_servesTheNewFileWithANewFingerprint() async throws {
         try harness.installReference()
         try harness.requestReference(true)
-        let first = try status().active.fingerprint
+        let first = try await status().active.fingerprint
         // Replace by rename, as an import would (new inode at the same path).
         let staging = harness.directory + "/staging.sqlite"
         try buildFixtureDatabase(at: staging, in: harness.directory)
         XCTAssertEqual(rename(staging, harness.referencePath), 0)
-        let current = try status()
+        let current = try await status()
         XCTAssertEqual(current.active.kind, .reference)
         XCTAssertNotEqual(current.active.fingerprint, first)
-        XCTAssertEqual(errorCode(harness.getTaxon(29064)), .notFound, "the new reference lacks the snow leopard")
+        let getTaxon8 = await harness.getTaxon(29064)
+        XCTAssertEqual(errorCode(getTaxon8), .notFound, "the new reference lacks the snow leopard")
     }
 
-    func testProvider_whenActivationFileIsMalformed_servesBundled() throws {
+    func testProvider_whenActivationFileIsMalformed_servesBundled() async throws {
         try harness.installReference()
         try Data("{not json".utf8).write(to: URL(fileURLWithPath: harness.activationPath))
-        let current = try status()
+        let current = try await status()
         XCTAssertEqual(current.active.kind, .bundled)
         XCTAssertFalse(current.referenceRequested)
     }

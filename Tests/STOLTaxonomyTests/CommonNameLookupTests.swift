@@ -10,19 +10,20 @@ import XCTest
 final class CommonNameLookupTests: XCTestCase {
     private var harness: ServiceHarness!
 
-    override func setUpWithError() throws {
+    override func setUp() async throws {
         harness = try ServiceHarness(self)
-        harness.waitForTreeLoaded()
+        await harness.waitForTreeLoaded()
     }
 
-    func testCommonlyNamed_isExactlyTheTaxaWithACommonOrVernacularName() throws {
+    func testCommonlyNamed_isExactlyTheTaxaWithACommonOrVernacularName() async throws {
         let database = try TaxonomyDatabase(path: harness.bundledPath, kind: .bundled)
-        let set = try XCTUnwrap(database.waitForMemoryIndexes().commonlyNamed)
-        let expected = try DatabaseQueue(path: harness.bundledPath).read { db in
+        let indexes = await database.loadedMemoryIndexes()
+        let set = try XCTUnwrap(indexes.commonlyNamed)
+        let expected = try await DatabaseQueue(path: harness.bundledPath).read { db in
             try Set(Int64.fetchAll(db, sql: "SELECT DISTINCT taxon_id FROM names WHERE name_type IN ('common','vernacular')"))
         }
         XCTAssertEqual(set, expected)
-        let synonymOnly = try DatabaseQueue(path: harness.bundledPath).read { db in
+        let synonymOnly = try await DatabaseQueue(path: harness.bundledPath).read { db in
             try Int64.fetchAll(db, sql: """
                 SELECT DISTINCT taxon_id FROM names WHERE name_type = 'synonym'
                 EXCEPT SELECT taxon_id FROM names WHERE name_type IN ('common','vernacular')
@@ -31,9 +32,9 @@ final class CommonNameLookupTests: XCTestCase {
         for id in synonymOnly { XCTAssertFalse(set.contains(id), "\(id) has only synonyms") }
     }
 
-    func testChildren_withTheIndexesLoaded_carryTheSameCommonNamesAsSingleLookups() throws {
+    func testChildren_withTheIndexesLoaded_carryTheSameCommonNamesAsSingleLookups() async throws {
         // Every parent of the fixture, in languages with names, without, and unknown.
-        let parents = try DatabaseQueue(path: harness.bundledPath).read { db in
+        let parents = try await DatabaseQueue(path: harness.bundledPath).read { db in
             try Int64.fetchAll(db, sql: "SELECT DISTINCT parent_id FROM taxa WHERE parent_id IS NOT NULL")
         }
         XCTAssertGreaterThan(parents.count, 5)
@@ -43,11 +44,11 @@ final class CommonNameLookupTests: XCTestCase {
                 var request = Stol_V1_ChildrenRequest()
                 request.taxonID = parent
                 request.language = language
-                guard case .children(let page) = harness.send(.children(request)).result else {
+                guard case .children(let page) = await harness.send(.children(request)).result else {
                     return XCTFail("no page for \(parent)")
                 }
                 for child in page.taxa {
-                    guard case .taxon(let single) = harness.getTaxon(child.id, language: language).result else {
+                    guard case .taxon(let single) = await harness.getTaxon(child.id, language: language).result else {
                         return XCTFail("no taxon \(child.id)")
                     }
                     XCTAssertEqual(child.commonName, single.commonName, "\(child.id) in \(language)")

@@ -29,7 +29,7 @@ final class CompactTaxonTreeTests: XCTestCase {
     }
 
     func testClosestRelatives_agreeWithTaxonTreeOnRandomTrees() throws {
-        var generator = SplitMix64(seed: 7)
+        var generator = SplitMix64(for: self)
         for _ in 0..<20 {
             let tree = try randomTree(&generator, size: 400)
             let compact = try CompactTaxonTree(tree)
@@ -50,7 +50,7 @@ final class CompactTaxonTreeTests: XCTestCase {
     }
 
     func testChildren_comeInNameThenIDOrder_andLCAMatchesTaxonTree() throws {
-        var generator = SplitMix64(seed: 11)
+        var generator = SplitMix64(for: self)
         let tree = try randomTree(&generator, size: 300)
         let compact = try CompactTaxonTree(tree)
         for index in tree.nodes.indices {

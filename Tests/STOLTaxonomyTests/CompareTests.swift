@@ -12,8 +12,8 @@ final class CompareTests: XCTestCase {
         harness = try ServiceHarness(self)
     }
 
-    private func comparison(_ a: Int64, _ b: Int64, file: StaticString = #filePath, line: UInt = #line) throws -> Stol_V1_CompareResponse {
-        let response = harness.compare(a, b)
+    private func comparison(_ a: Int64, _ b: Int64, file: StaticString = #filePath, line: UInt = #line) async throws -> Stol_V1_CompareResponse {
+        let response = await harness.compare(a, b)
         guard case .compare(let result)? = response.result else {
             XCTFail("expected a comparison, got \(String(describing: response.result))", file: file, line: line)
             throw POSIXError(.EINVAL)
@@ -21,8 +21,8 @@ final class CompareTests: XCTestCase {
         return result
     }
 
-    func testCompare_lionAndTiger_shareGenusPantheraAtDistanceTwo() throws {
-        let result = try comparison(9689, 9694)
+    func testCompare_lionAndTiger_shareGenusPantheraAtDistanceTwo() async throws {
+        let result = try await comparison(9689, 9694)
         XCTAssertEqual(result.lca.id, 9688)
         XCTAssertEqual(result.lca.scientificName, "Panthera")
         XCTAssertEqual(result.distance, 2)
@@ -33,29 +33,29 @@ final class CompareTests: XCTestCase {
         XCTAssertEqual(result.lcaDepth, 6, "Eukaryota › Metazoa › Chordata › Mammalia › Carnivora › Felidae › Panthera")
     }
 
-    func testCompare_lionAndDog_shareOrderCarnivora() throws {
-        let result = try comparison(9689, 9612)
+    func testCompare_lionAndDog_shareOrderCarnivora() async throws {
+        let result = try await comparison(9689, 9612)
         XCTAssertEqual(result.lca.id, 33554)
         XCTAssertEqual(result.sharedClade, "Both are in order Carnivora")
         XCTAssertEqual(result.distance, 6)
         XCTAssertEqual(result.pathA.map(\.scientificName), ["Panthera leo", "Panthera", "Felidae", "Carnivora"])
     }
 
-    func testCompare_whenOneIsAncestorOfOther_returnsTheAncestorAsLCA() throws {
-        let down = try comparison(9681, 9689)
+    func testCompare_whenOneIsAncestorOfOther_returnsTheAncestorAsLCA() async throws {
+        let down = try await comparison(9681, 9689)
         XCTAssertEqual(down.lca.id, 9681)
         XCTAssertEqual(down.relation, .aAncestorOfB)
         XCTAssertEqual(down.distance, 2)
         XCTAssertEqual(down.pathA.map(\.id), [9681])
         XCTAssertEqual(down.pathB.map(\.id), [9689, 9688, 9681])
-        let up = try comparison(9689, 9688)
+        let up = try await comparison(9689, 9688)
         XCTAssertEqual(up.relation, .bAncestorOfA)
         XCTAssertEqual(up.lca.id, 9688)
         XCTAssertEqual(up.distance, 1)
     }
 
-    func testCompare_identicalTaxa_areTheirOwnLCAAtDistanceZero() throws {
-        let result = try comparison(9689, 9689)
+    func testCompare_identicalTaxa_areTheirOwnLCAAtDistanceZero() async throws {
+        let result = try await comparison(9689, 9689)
         XCTAssertEqual(result.relation, .same)
         XCTAssertEqual(result.lca.id, 9689)
         XCTAssertEqual(result.distance, 0)
@@ -63,24 +63,26 @@ final class CompareTests: XCTestCase {
         XCTAssertEqual(result.traitSimilarity, 1, "a taxon's traits are identical to its own")
     }
 
-    func testCompare_differentRoots_areUnrelatedWithoutLCAOrDistance() throws {
-        let result = try comparison(9689, 562)
+    func testCompare_differentRoots_areUnrelatedWithoutLCAOrDistance() async throws {
+        let result = try await comparison(9689, 562)
         XCTAssertEqual(result.relation, .unrelated)
         XCTAssertFalse(result.hasLca)
         XCTAssertFalse(result.hasDistance)
         XCTAssertTrue(result.sharedClade.contains("Eukaryota") && result.sharedClade.contains("Bacteria"), result.sharedClade)
     }
 
-    func testCompare_unknownID_answersNotFoundNamingTheID() {
-        let response = harness.compare(9689, 424_242)
+    func testCompare_unknownID_answersNotFoundNamingTheID() async {
+        let response = await harness.compare(9689, 424_242)
         guard case .error(let error)? = response.result else { return XCTFail("expected an error") }
         XCTAssertEqual(error.code, .notFound)
         XCTAssertEqual(error.details["taxon_id"], "424242")
-        XCTAssertEqual(errorCode(harness.compare(424_243, 9689)), .notFound)
-        XCTAssertEqual(errorCode(harness.compare(0, 9689)), .invalidRequest)
+        let compare1 = await harness.compare(424_243, 9689)
+        XCTAssertEqual(errorCode(compare1), .notFound)
+        let compare2 = await harness.compare(0, 9689)
+        XCTAssertEqual(errorCode(compare2), .invalidRequest)
     }
 
-    func testCompare_traitSimilarity_isTheJaccardIndexOfKeyValuePairs() throws {
+    func testCompare_traitSimilarity_isTheJaccardIndexOfKeyValuePairs() async throws {
         let harness = try ServiceHarness(self, bundledSource: curatedSourceDirectory)
         let traits = try DatabaseQueue(path: harness.bundledPath).read { db in
             try Row.fetchAll(db, sql: "SELECT taxon_id, trait_key, trait_value FROM traits")
@@ -92,22 +94,22 @@ final class CompareTests: XCTestCase {
         for a in withTraits {
             for b in withTraits {
                 let expected = Double(sets[a]!.intersection(sets[b]!).count) / Double(sets[a]!.union(sets[b]!).count)
-                guard case .compare(let result)? = harness.compare(a, b).result else { return XCTFail("\(a) vs \(b)") }
+                guard case .compare(let result)? = await harness.compare(a, b).result else { return XCTFail("\(a) vs \(b)") }
                 XCTAssertEqual(result.traitSimilarity, expected, accuracy: 1e-12, "\(a) vs \(b)")
             }
         }
-        let without = try DatabaseQueue(path: harness.bundledPath).read { db in
+        let without = try await DatabaseQueue(path: harness.bundledPath).read { db in
             try Int64.fetchOne(db, sql: "SELECT id FROM taxa WHERE id NOT IN (SELECT taxon_id FROM traits) LIMIT 1")
         }!
-        guard case .compare(let result)? = harness.compare(withTraits[0], without).result else { return XCTFail("no answer") }
+        guard case .compare(let result)? = await harness.compare(withTraits[0], without).result else { return XCTFail("no answer") }
         XCTAssertFalse(result.hasTraitSimilarity, "no similarity without traits on both")
     }
 
     /// The server's LCA and distance agree with a parent-pointer walk written here,
     /// independently of the server's code, for random pairs of the curated tree.
-    func testCompare_randomPairs_agreeWithAnIndependentParentPointerWalk() throws {
+    func testCompare_randomPairs_agreeWithAnIndependentParentPointerWalk() async throws {
         let curated = try ServiceHarness(self, bundledSource: curatedSourceDirectory)
-        let parents = try DatabaseQueue(path: curated.bundledPath).read { db in
+        let parents = try await DatabaseQueue(path: curated.bundledPath).read { db in
             try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT id, parent_id FROM taxa").map {
                 ($0["id"] as Int64, $0["parent_id"] as Int64?)
             })
@@ -118,13 +120,13 @@ final class CompareTests: XCTestCase {
             return path
         }
         let ids = parents.keys.sorted()
-        var generator = SplitMix64(seed: 42)
+        var generator = SplitMix64(for: self)
         for _ in 0..<400 {
             let a = ids[Int.random(in: 0..<ids.count, using: &generator)]
             let b = ids[Int.random(in: 0..<ids.count, using: &generator)]
             let pathA = pathToRoot(a), pathB = Set(pathToRoot(b))
             let lca = pathA.first { pathB.contains($0) }
-            guard case .compare(let result)? = curated.compare(a, b).result else { return XCTFail("no answer for \(a), \(b)") }
+            guard case .compare(let result)? = await curated.compare(a, b).result else { return XCTFail("no answer for \(a), \(b)") }
             if let lca {
                 XCTAssertEqual(result.lca.id, lca, "\(a) vs \(b)")
                 let depth = { (id: Int64) in pathToRoot(id).count - 1 }

@@ -10,14 +10,14 @@ import XCTest
 /// the curated database for words, prefixes and phrases taken from its own names,
 /// with every rank and every status.
 final class FilteredSearchTests: XCTestCase {
-    func testFilteredSearch_findsExactlyTheUnfilteredHitsThatPassTheFilter() throws {
+    func testFilteredSearch_findsExactlyTheUnfilteredHitsThatPassTheFilter() async throws {
         let harness = try ServiceHarness(self, bundledSource: curatedSourceDirectory)
-        harness.waitForTreeLoaded()
-        _ = try TaxonomyDatabase(path: harness.bundledPath, kind: .bundled).waitForMemoryIndexes()
+        await harness.waitForTreeLoaded()
+        _ = try await TaxonomyDatabase(path: harness.bundledPath, kind: .bundled).loadedMemoryIndexes()
         let queue = try DatabaseQueue(path: harness.bundledPath)
         // Queries from the database's own names: first words of scientific names at
         // every rank, words of common names, their prefixes, and two-word phrases.
-        let (scientific, common) = try queue.read { db in
+        let (scientific, common) = try await queue.read { db in
             (try String.fetchAll(db, sql: "SELECT scientific_name FROM taxa ORDER BY id % 97, id LIMIT 120"),
              try String.fetchAll(db, sql: "SELECT name FROM names WHERE lang = 'en' ORDER BY id % 89, id LIMIT 80"))
         }
@@ -33,7 +33,7 @@ final class FilteredSearchTests: XCTestCase {
         let statuses = ["LC", "NT", "VU", "EN", "CR", "EX", "DD"]
         var compared = 0
         for (text, prefix) in queries {
-            let unfiltered = try hits(harness.search(text, prefix: prefix, limit: 200, fuzzy: false))
+            let unfiltered = try await hits(harness.search(text, prefix: prefix, limit: 200, fuzzy: false))
             let complete = unfiltered.count < 200
             // Autocomplete gathers a few candidates per source, so its unfiltered hits are
             // not all there are: a filtered one may find more (never fewer).
@@ -46,7 +46,7 @@ final class FilteredSearchTests: XCTestCase {
                 }
             }
             for rank in ranks {
-                let filtered = try hits(harness.search(text, prefix: prefix, rank: rank, limit: 200, fuzzy: false))
+                let filtered = try await hits(harness.search(text, prefix: prefix, rank: rank, limit: 200, fuzzy: false))
                 XCTAssertTrue(filtered.allSatisfy { $0.taxon.rank == rank }, "\(text) --rank \(rank): another rank")
                 if complete {
                     check(filtered, unfiltered.filter { $0.taxon.rank == rank }, "\(text)\(prefix ? "*" : "") --rank \(rank)")
@@ -54,14 +54,14 @@ final class FilteredSearchTests: XCTestCase {
                 }
             }
             for status in statuses {
-                let filtered = try hits(harness.search(text, prefix: prefix, limit: 200, conservation: [status], fuzzy: false))
+                let filtered = try await hits(harness.search(text, prefix: prefix, limit: 200, conservation: [status], fuzzy: false))
                 XCTAssertTrue(filtered.allSatisfy { $0.taxon.conservation == status }, "\(text) --status \(status)")
                 if complete {
                     check(filtered, unfiltered.filter { $0.taxon.conservation == status }, "\(text)\(prefix ? "*" : "") --status \(status)")
                     compared += 1
                 }
             }
-            let both = try hits(harness.search(text, prefix: prefix, rank: .species, limit: 200, conservation: ["EN", "CR"], fuzzy: false))
+            let both = try await hits(harness.search(text, prefix: prefix, rank: .species, limit: 200, conservation: ["EN", "CR"], fuzzy: false))
             if complete {
                 check(both, unfiltered.filter { $0.taxon.rank == .species && ["EN", "CR"].contains($0.taxon.conservation) }, text)
             }
@@ -70,13 +70,17 @@ final class FilteredSearchTests: XCTestCase {
         print("filtered search: \(queries.count) queries × 8 ranks and 7 statuses, \(compared) comparisons with the unfiltered hits")
     }
 
-    func testFilteredSearch_withFuzzyFallback_stillFindsTheTypoOfTheRightRank() throws {
+    func testFilteredSearch_withFuzzyFallback_stillFindsTheTypoOfTheRightRank() async throws {
         let harness = try ServiceHarness(self, bundledSource: curatedSourceDirectory)
-        harness.waitForTreeLoaded()
-        _ = try TaxonomyDatabase(path: harness.bundledPath, kind: .bundled).waitForMemoryIndexes()
-        XCTAssertEqual(try hits(harness.search("Pantera", rank: .genus)).first?.taxon.id, 9688)
-        XCTAssertEqual(try hits(harness.search("Pantera leo", rank: .species)).first?.taxon.id, 9689)
-        XCTAssertEqual(try hits(harness.search("lion", conservation: ["VU"])).first?.taxon.id, 9689)
-        XCTAssertEqual(try hits(harness.search("lion", conservation: ["EN"])).map(\.taxon.id).contains(9689), false)
+        await harness.waitForTreeLoaded()
+        _ = try await TaxonomyDatabase(path: harness.bundledPath, kind: .bundled).loadedMemoryIndexes()
+        let search1 = await harness.search("Pantera", rank: .genus)
+        XCTAssertEqual(try hits(search1).first?.taxon.id, 9688)
+        let search2 = await harness.search("Pantera leo", rank: .species)
+        XCTAssertEqual(try hits(search2).first?.taxon.id, 9689)
+        let search3 = await harness.search("lion", conservation: ["VU"])
+        XCTAssertEqual(try hits(search3).first?.taxon.id, 9689)
+        let search4 = await harness.search("lion", conservation: ["EN"])
+        XCTAssertEqual(try hits(search4).map(\.taxon.id).contains(9689), false)
     }
 }

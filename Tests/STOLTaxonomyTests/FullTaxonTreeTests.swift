@@ -40,9 +40,10 @@ final class FullTaxonTreeTests: XCTestCase {
     }
 
     func testAncestorsDepthsAndLCA_equalAParentPointerWalk_onRandomForests() throws {
-        for seed: UInt64 in [1, 2, 3] {
-            let (tree, parent, ids) = try randomTree(nodes: 3000, roots: seed == 1 ? 1 : 4, seed: seed)
-            print("FullTaxonTreeTests seed \(seed)")
+        var seeds = SplitMix64(for: self)
+        for round in 0..<3 {
+            let seed = seeds.next()
+            let (tree, parent, ids) = try randomTree(nodes: 3000, roots: round == 0 ? 1 : 4, seed: seed)
             XCTAssertEqual(tree.count, ids.count)
             var random = SplitMix64(seed: seed &+ 100)
             for id in ids {
@@ -115,8 +116,7 @@ extension FullTaxonTreeTests {
 
 extension FullTaxonTreeTests {
     func testNodesNamed_equalsALinearScan_withManySharedNames() throws {
-        var random = SplitMix64(seed: 7)
-        print("FullTaxonTreeTests names seed \(random.seed)")
+        var random = SplitMix64(for: self)
         let vocabulary = (0..<300).map { "name \($0 % 97) \($0 % 5 == 0 ? "é" : "")" } + ["", "environmental samples"]
         var builder = FullTaxonTree.Builder()
         var names: [String] = []
@@ -137,9 +137,8 @@ extension FullTaxonTreeTests {
     /// The closest species equal a brute force over every species of the tree
     /// (distance, then name, then id), for random targets and n.
     func testClosestSpecies_equalABruteForceOverEverySpecies() throws {
-        var random = SplitMix64(seed: 31)
-        print("FullTaxonTreeTests relatives seed \(random.seed)")
-        let (tree, _, ids) = try randomTree(nodes: 1500, roots: 1, seed: 31)
+        var random = SplitMix64(for: self)
+        let (tree, _, ids) = try randomTree(nodes: 1500, roots: 1, seed: random.next())
         let species = ids.compactMap { tree.index(of: $0) }.filter { tree.rank(of: $0) == "species" }
         XCTAssertGreaterThan(species.count, 100)
         for _ in 0..<60 {

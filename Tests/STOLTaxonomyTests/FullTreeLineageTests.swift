@@ -8,7 +8,7 @@ import XCTest
 /// A service over the NCBI taxdump fixture (plus extra nodes and names), built like
 /// the reference (`--full-tree`) or like the bundled database, its indexes loaded.
 func ncbiFixtureHarness(_ testCase: XCTestCase, fullTree: Bool = true, extraNodes: [String] = [],
-                        extraNames: [String] = []) throws -> ServiceHarness {
+                        extraNames: [String] = []) async throws -> ServiceHarness {
     let source = try makeTemporaryDirectory(testCase)
     try TaxdumpFixture.write(to: source)
     try writeTSV(source, "nodes.dmp", TaxdumpFixture.nodes + extraNodes)
@@ -17,7 +17,7 @@ func ncbiFixtureHarness(_ testCase: XCTestCase, fullTree: Bool = true, extraNode
     options.format = .ncbi
     options.fullTree = fullTree
     let harness = try ServiceHarness(testCase, bundledSource: source, options: options)
-    harness.waitForTreeLoaded()
+    await harness.waitForTreeLoaded()
     return harness
 }
 
@@ -29,20 +29,21 @@ final class FullTreeLineageTests: XCTestCase {
     /// The lion's lineage as NCBI has it (nodes.dmp of the fixture), root first.
     static let lionLineage: [Int64] = [1, 131567, 2759, 33208, 7711, 40674, 33554, 9681, 338153, 9688]
 
-    private func harness(fullTree: Bool = true, extraNodes: [String] = [], extraNames: [String] = []) throws -> ServiceHarness {
-        try ncbiFixtureHarness(self, fullTree: fullTree, extraNodes: extraNodes, extraNames: extraNames)
+    private func harness(fullTree: Bool = true, extraNodes: [String] = [], extraNames: [String] = []) async throws -> ServiceHarness {
+        try await ncbiFixtureHarness(self, fullTree: fullTree, extraNodes: extraNodes, extraNames: extraNames)
     }
 
     private func lineages(_ harness: ServiceHarness, _ queries: [String], ranks: Stol_V1_RankView,
-                          form: Stol_V1_LineageForm) throws -> [Stol_V1_LineageResult] {
-        let response = harness.send(.lineageBatch(.with { $0.queries = queries; $0.ranks = ranks; $0.form = form }))
+                          form: Stol_V1_LineageForm) async throws -> [Stol_V1_LineageResult] {
+        let response = await harness.send(.lineageBatch(.with { $0.queries = queries; $0.ranks = ranks; $0.form = form }))
         guard case .lineageBatch(let batch) = response.result else { throw XCTSkip("no batch: \(response)") }
         return batch.results
     }
 
-    func testAllRanks_givesNCBIsLineage_withItsRanksAndNames_inEveryForm() throws {
-        let harness = try harness()
-        let compact = try XCTUnwrap(lineages(harness, ["9689"], ranks: .all, form: .compact).first)
+    func testAllRanks_givesNCBIsLineage_withItsRanksAndNames_inEveryForm() async throws {
+        let harness = try await harness()
+        let lineages1 = try await lineages(harness, ["9689"], ranks: .all, form: .compact)
+        let compact = try XCTUnwrap(lineages1.first)
         XCTAssertFalse(compact.hasError, "\(compact.error)")
         XCTAssertEqual(compact.lineageIds, Self.lionLineage)
         XCTAssertEqual(compact.lineageRanks, ["no rank", "no rank", "superkingdom", "kingdom", "phylum", "class", "order",
@@ -52,58 +53,62 @@ final class FullTreeLineageTests: XCTestCase {
         XCTAssertEqual(compact.taxon.sourceRank, "species")
         XCTAssertEqual(compact.taxon.rank, .species)
         XCTAssertEqual(compact.taxon.scientificName, "Panthera leo")
-        let ids = try XCTUnwrap(lineages(harness, ["9689"], ranks: .all, form: .ids).first)
+        let lineages2 = try await lineages(harness, ["9689"], ranks: .all, form: .ids)
+        let ids = try XCTUnwrap(lineages2.first)
         XCTAssertEqual(ids.lineageIds, Self.lionLineage)
         XCTAssertTrue(ids.lineageNames.isEmpty)
-        let taxa = try XCTUnwrap(lineages(harness, ["9689"], ranks: .all, form: .taxa).first)
+        let lineages3 = try await lineages(harness, ["9689"], ranks: .all, form: .taxa)
+        let taxa = try XCTUnwrap(lineages3.first)
         XCTAssertEqual(taxa.lineage.map(\.id), Self.lionLineage)
         XCTAssertEqual(taxa.lineage[8].sourceRank, "subfamily")
         XCTAssertEqual(taxa.lineage[8].rank, .unspecified, "a subfamily has no main rank")
         XCTAssertEqual(taxa.lineage[2].rank, .domain, "superkingdom is the domain of the main view")
     }
 
-    func testMainRanks_keepTheEightRankLineage() throws {
-        let harness = try harness()
-        let result = try XCTUnwrap(lineages(harness, ["9689"], ranks: .main, form: .compact).first)
+    func testMainRanks_keepTheEightRankLineage() async throws {
+        let harness = try await harness()
+        let lineages4 = try await lineages(harness, ["9689"], ranks: .main, form: .compact)
+        let result = try XCTUnwrap(lineages4.first)
         XCTAssertEqual(result.lineageIds, [2759, 33208, 7711, 40674, 33554, 9681, 9688])
         XCTAssertEqual(result.lineageRanks, ["domain", "kingdom", "phylum", "class", "order", "family", "genus"])
     }
 
-    func testNodesOutsideTheMainRanks_areFoundByIdAndName_onlyWithAllRanks() throws {
-        let harness = try harness()
-        let all = try lineages(harness, ["cellular organisms", "338153", "1"], ranks: .all, form: .ids)
+    func testNodesOutsideTheMainRanks_areFoundByIdAndName_onlyWithAllRanks() async throws {
+        let harness = try await harness()
+        let all = try await lineages(harness, ["cellular organisms", "338153", "1"], ranks: .all, form: .ids)
         XCTAssertEqual(all.map(\.taxon.id), [131567, 338153, 1])
         XCTAssertEqual(all[0].lineageIds, [1])
         XCTAssertEqual(all[2].lineageIds, [], "the root has no ancestor")
-        let main = try lineages(harness, ["cellular organisms", "338153"], ranks: .main, form: .ids)
+        let main = try await lineages(harness, ["cellular organisms", "338153"], ranks: .main, form: .ids)
         XCTAssertEqual(main.map(\.error.code), [.notFound, .notFound])
     }
 
-    func testANameOfTwoTaxa_isAnErrorNamingBoth_inBothViews() throws {
+    func testANameOfTwoTaxa_isAnErrorNamingBoth_inBothViews() async throws {
         // A second Panthera (a genus of moths shares names with cats in real taxonomies).
-        let harness = try harness(extraNodes: [dumpRow("999999", "9681", "genus", "", "2", "1", "1", "1", "2", "1", "0", "0", "")],
+        let harness = try await harness(extraNodes: [dumpRow("999999", "9681", "genus", "", "2", "1", "1", "1", "2", "1", "0", "0", "")],
                                   extraNames: [dumpRow("999999", "Panthera", "", "scientific name")])
         for ranks in [Stol_V1_RankView.all, .main] {
-            let result = try XCTUnwrap(lineages(harness, ["Panthera"], ranks: ranks, form: .ids).first)
+            let lineages5 = try await lineages(harness, ["Panthera"], ranks: ranks, form: .ids)
+            let result = try XCTUnwrap(lineages5.first)
             XCTAssertEqual(result.error.code, .invalidRequest, "\(ranks)")
             XCTAssertEqual(result.error.details["taxon_ids"], "9688,999999", "\(ranks)")
             XCTAssertTrue(result.error.message.contains("fits 2 taxa"), result.error.message)
         }
     }
 
-    func testAllRanks_onADatabaseWithoutTheWholeTree_saysSo() throws {
-        let harness = try harness(fullTree: false)
-        let response = harness.send(.lineageBatch(.with { $0.queries = ["9689"]; $0.ranks = .all }))
+    func testAllRanks_onADatabaseWithoutTheWholeTree_saysSo() async throws {
+        let harness = try await harness(fullTree: false)
+        let response = await harness.send(.lineageBatch(.with { $0.queries = ["9689"]; $0.ranks = .all }))
         XCTAssertEqual(response.error.code, .invalidRequest)
         XCTAssertTrue(response.error.message.contains("only the eight main ranks"), response.error.message)
-        guard case .status(let status) = harness.send(.status(.init())).result else { return XCTFail("no status") }
+        guard case .status(let status) = await harness.send(.status(.init())).result else { return XCTFail("no status") }
         XCTAssertEqual(status.fullTreeNodes, 0)
         XCTAssertFalse(status.fullTreeLoaded)
     }
 
-    func testStatus_countsTheWholeTree() throws {
-        let harness = try harness()
-        guard case .status(let status) = harness.send(.status(.init())).result else { return XCTFail("no status") }
+    func testStatus_countsTheWholeTree() async throws {
+        let harness = try await harness()
+        guard case .status(let status) = await harness.send(.status(.init())).result else { return XCTFail("no status") }
         XCTAssertEqual(status.fullTreeNodes, UInt64(TaxdumpFixture.nodes.count))
         XCTAssertTrue(status.fullTreeLoaded)
     }
@@ -112,12 +117,12 @@ final class FullTreeLineageTests: XCTestCase {
 /// Common ancestors of many pairs and every taxon of a name, on the fixture's
 /// whole tree and on a database of the main ranks only.
 final class CompareBatchAndNameLookupTests: XCTestCase {
-    private func harness(fullTree: Bool, extraNodes: [String] = [], extraNames: [String] = []) throws -> ServiceHarness {
-        try ncbiFixtureHarness(self, fullTree: fullTree, extraNodes: extraNodes, extraNames: extraNames)
+    private func harness(fullTree: Bool, extraNodes: [String] = [], extraNames: [String] = []) async throws -> ServiceHarness {
+        try await ncbiFixtureHarness(self, fullTree: fullTree, extraNodes: extraNodes, extraNames: extraNames)
     }
 
-    private func compare(_ harness: ServiceHarness, _ pairs: [(String, String)], ranks: Stol_V1_RankView) throws -> [Stol_V1_CompareBatchResult] {
-        let response = harness.send(.compareBatch(.with {
+    private func compare(_ harness: ServiceHarness, _ pairs: [(String, String)], ranks: Stol_V1_RankView) async throws -> [Stol_V1_CompareBatchResult] {
+        let response = await harness.send(.compareBatch(.with {
             $0.pairs = pairs.map { pair in .with { $0.a = pair.0; $0.b = pair.1 } }
             $0.ranks = ranks
         }))
@@ -131,9 +136,9 @@ final class CompareBatchAndNameLookupTests: XCTestCase {
     static let bacteriumNames = [dumpRow("2", "Bacteria", "", "scientific name"),
                                  dumpRow("562", "Escherichia coli", "", "scientific name")]
 
-    func testAllRanks_givesNCBIsCommonAncestorAndBothDistances() throws {
-        let harness = try harness(fullTree: true, extraNodes: Self.bacterium, extraNames: Self.bacteriumNames)
-        let results = try compare(harness, [("9689", "9694"), ("9689", "562"), ("Panthera leo", "Felis catus"), ("9689", "9689")],
+    func testAllRanks_givesNCBIsCommonAncestorAndBothDistances() async throws {
+        let harness = try await harness(fullTree: true, extraNodes: Self.bacterium, extraNames: Self.bacteriumNames)
+        let results = try await compare(harness, [("9689", "9694"), ("9689", "562"), ("Panthera leo", "Felis catus"), ("9689", "9689")],
                                   ranks: .all)
         XCTAssertEqual(results.map(\.lcaID), [9688, 131567, 9681, 9689])
         XCTAssertEqual(results[0].lcaRank, "genus")
@@ -145,32 +150,32 @@ final class CompareBatchAndNameLookupTests: XCTestCase {
         XCTAssertFalse(results.contains(where: \.unrelated), "with the whole tree every pair has a common ancestor")
     }
 
-    func testMainRanks_namesTheNearestMainRankAncestor_orNCBIsAboveEveryDomain() throws {
-        let harness = try harness(fullTree: true, extraNodes: Self.bacterium, extraNames: Self.bacteriumNames)
+    func testMainRanks_namesTheNearestMainRankAncestor_orNCBIsAboveEveryDomain() async throws {
+        let harness = try await harness(fullTree: true, extraNodes: Self.bacterium, extraNames: Self.bacteriumNames)
         // Lion and Felis catus meet at Felidae either way; lion and a subfamily meet at it on NCBI's tree only.
-        let results = try compare(harness, [("9689", "9685"), ("9689", "338153"), ("9689", "562")], ranks: .main)
+        let results = try await compare(harness, [("9689", "9685"), ("9689", "338153"), ("9689", "562")], ranks: .main)
         XCTAssertEqual(results.map(\.lcaID), [9681, 9681, 131567])
         XCTAssertEqual(results[1].lcaRank, "family")
         XCTAssertEqual(results[2].lcaRank, "no rank")
     }
 
-    func testOnTheMainRanksOnly_differentRootsAreUnrelated_andAllRanksIsRefused() throws {
-        let harness = try harness(fullTree: false, extraNodes: Self.bacterium, extraNames: Self.bacteriumNames)
-        let results = try compare(harness, [("9689", "9694"), ("9689", "562"), ("9689", "424242")], ranks: .main)
+    func testOnTheMainRanksOnly_differentRootsAreUnrelated_andAllRanksIsRefused() async throws {
+        let harness = try await harness(fullTree: false, extraNodes: Self.bacterium, extraNames: Self.bacteriumNames)
+        let results = try await compare(harness, [("9689", "9694"), ("9689", "562"), ("9689", "424242")], ranks: .main)
         XCTAssertEqual(results[0].lcaID, 9688)
         XCTAssertEqual(results[0].distanceMain, 2)
         XCTAssertFalse(results[0].hasDistanceAll)
         XCTAssertTrue(results[1].unrelated)
         XCTAssertEqual(results[2].error.code, .notFound)
-        let refused = harness.send(.compareBatch(.with { $0.pairs = [.with { $0.a = "1"; $0.b = "2" }]; $0.ranks = .all }))
+        let refused = await harness.send(.compareBatch(.with { $0.pairs = [.with { $0.a = "1"; $0.b = "2" }]; $0.ranks = .all }))
         XCTAssertEqual(refused.error.code, .invalidRequest)
     }
 
-    func testNameLookup_givesEveryTaxonOfAName_andSaysHowItMatched() throws {
-        let harness = try harness(fullTree: true,
+    func testNameLookup_givesEveryTaxonOfAName_andSaysHowItMatched() async throws {
+        let harness = try await harness(fullTree: true,
                                   extraNodes: [dumpRow("999999", "9681", "genus", "", "2", "1", "1", "1", "2", "1", "0", "0", "")],
                                   extraNames: [dumpRow("999999", "Panthera", "", "scientific name")])
-        let response = harness.send(.nameLookup(.with { $0.names = ["Panthera", "cellular organisms", "lion", "panthera leo", "Nothing here"] }))
+        let response = await harness.send(.nameLookup(.with { $0.names = ["Panthera", "cellular organisms", "lion", "panthera leo", "Nothing here"] }))
         guard case .nameLookup(let lookup) = response.result else { return XCTFail("\(response)") }
         XCTAssertEqual(lookup.results.map(\.ids), [[9688, 999999], [131567], [9689], [9689], []])
         XCTAssertEqual(lookup.results[0].ranks, ["genus", "genus"])
@@ -184,46 +189,50 @@ final class CompareBatchAndNameLookupTests: XCTestCase {
 /// delnodes.dmp: 99999, 88888) are translated as taxonkit and ete4 do: a merged
 /// id is answered as its new taxon and said so, a deleted one has its own error.
 final class RetiredIDTests: XCTestCase {
-    private func harness(fullTree: Bool) throws -> ServiceHarness {
-        try ncbiFixtureHarness(self, fullTree: fullTree)
+    private func harness(fullTree: Bool) async throws -> ServiceHarness {
+        try await ncbiFixtureHarness(self, fullTree: fullTree)
     }
 
-    func testAMergedID_isAnsweredAsItsNewTaxon_andSaidSo_byEveryOperationWithAnID() throws {
-        let harness = try harness(fullTree: false)
-        let taxon = harness.getTaxon(12345)
+    func testAMergedID_isAnsweredAsItsNewTaxon_andSaidSo_byEveryOperationWithAnID() async throws {
+        let harness = try await harness(fullTree: false)
+        let taxon = await harness.getTaxon(12345)
         guard case .taxon(let lion) = taxon.result else { return XCTFail("\(taxon)") }
         XCTAssertEqual(lion.id, 9689)
         XCTAssertEqual(taxon.merged.map { [$0.oldID, $0.newID] }, [[12345, 9689]])
-        let compare = harness.compare(12345, 54321)
+        let compare = await harness.compare(12345, 54321)
         guard case .compare(let answer) = compare.result else { return XCTFail("\(compare)") }
         XCTAssertEqual([answer.taxonA.id, answer.taxonB.id], [9689, 9685])
         XCTAssertEqual(Set(compare.merged.map(\.oldID)), [12345, 54321])
-        XCTAssertEqual(harness.ancestors(12345).merged.first?.newID, 9689)
-        XCTAssertTrue(harness.getTaxon(9689).merged.isEmpty, "a current id is not marked")
+        let ancestors1 = await harness.ancestors(12345)
+        XCTAssertEqual(ancestors1.merged.first?.newID, 9689)
+        let getTaxon1 = await harness.getTaxon(9689)
+        XCTAssertTrue(getTaxon1.merged.isEmpty, "a current id is not marked")
     }
 
-    func testADeletedID_isTaxonDeleted_andAnUnknownOneStillNotFound() throws {
-        let harness = try harness(fullTree: false)
-        let deleted = harness.getTaxon(99999)
+    func testADeletedID_isTaxonDeleted_andAnUnknownOneStillNotFound() async throws {
+        let harness = try await harness(fullTree: false)
+        let deleted = await harness.getTaxon(99999)
         XCTAssertEqual(deleted.error.code, .taxonDeleted)
         XCTAssertEqual(deleted.error.details["taxon_id"], "99999")
         XCTAssertTrue(deleted.error.message.contains("deleted from NCBI"), deleted.error.message)
-        XCTAssertEqual(harness.compare(9689, 88888).error.code, .taxonDeleted)
-        XCTAssertEqual(harness.getTaxon(424242).error.code, .notFound)
+        let compare1 = await harness.compare(9689, 88888)
+        XCTAssertEqual(compare1.error.code, .taxonDeleted)
+        let getTaxon2 = await harness.getTaxon(424242)
+        XCTAssertEqual(getTaxon2.error.code, .notFound)
     }
 
-    func testBatches_translateRetiredIDs_perQuery() throws {
+    func testBatches_translateRetiredIDs_perQuery() async throws {
         for fullTree in [false, true] {
-            let harness = try harness(fullTree: fullTree)
+            let harness = try await harness(fullTree: fullTree)
             let ranks: Stol_V1_RankView = fullTree ? .all : .main
-            let response = harness.send(.lineageBatch(.with { $0.queries = ["12345", "99999", "424242"]; $0.ranks = ranks; $0.form = .ids }))
+            let response = await harness.send(.lineageBatch(.with { $0.queries = ["12345", "99999", "424242"]; $0.ranks = ranks; $0.form = .ids }))
             guard case .lineageBatch(let batch) = response.result else { return XCTFail("\(response)") }
             XCTAssertEqual(batch.results[0].taxon.id, 9689, "full tree \(fullTree)")
             XCTAssertEqual(batch.results[0].mergedFrom, 12345)
             XCTAssertEqual(batch.results.map(\.error.code), [.unspecified, .taxonDeleted, .notFound])
         }
-        let harness = try harness(fullTree: true)
-        let response = harness.send(.compareBatch(.with { $0.pairs = [.with { $0.a = "12345"; $0.b = "9694" },
+        let harness = try await harness(fullTree: true)
+        let response = await harness.send(.compareBatch(.with { $0.pairs = [.with { $0.a = "12345"; $0.b = "9694" },
                                                                      .with { $0.a = "99999"; $0.b = "9694" }]; $0.ranks = .all }))
         guard case .compareBatch(let batch) = response.result else { return XCTFail("\(response)") }
         XCTAssertEqual(batch.results[0].aID, 9689)
@@ -234,12 +243,12 @@ final class RetiredIDTests: XCTestCase {
 
 /// Subtrees for drawing: preorder with depths on both trees, the size guard.
 final class SubtreeTests: XCTestCase {
-    func testSubtree_onBothTrees_isAPreorderWithDepths_andTooLargeIsRefusedWithItsSize() throws {
-        let harness = try ncbiFixtureHarness(self)
-        func subtree(_ id: Int64, _ ranks: Stol_V1_RankView, max: UInt32 = 0) -> Stol_V1_TaxonomyResponse {
-            harness.send(.subtree(.with { $0.taxonID = id; $0.ranks = ranks; $0.maxTaxa = max }))
+    func testSubtree_onBothTrees_isAPreorderWithDepths_andTooLargeIsRefusedWithItsSize() async throws {
+        let harness = try await ncbiFixtureHarness(self)
+        func subtree(_ id: Int64, _ ranks: Stol_V1_RankView, max: UInt32 = 0) async -> Stol_V1_TaxonomyResponse {
+            await harness.send(.subtree(.with { $0.taxonID = id; $0.ranks = ranks; $0.maxTaxa = max }))
         }
-        guard case .subtree(let all) = subtree(9681, .all).result else { return XCTFail("no subtree") }
+        guard case .subtree(let all) = await subtree(9681, .all).result else { return XCTFail("no subtree") }
         // Felidae on NCBI's tree, children in id order: Felis (9682) with the cat, Pantherinae (338153) with
         // Panthera and its species, then "unclassified Felidae" (339610).
         XCTAssertEqual(all.ids, [9681, 9682, 9685, 338153, 9688, 9689, 9690, 9694, 1383299, 339610])
@@ -248,36 +257,37 @@ final class SubtreeTests: XCTestCase {
         XCTAssertEqual(all.names[0], "Felidae")
         XCTAssertEqual(Newick.write(depths: all.depths.map(Int.init), labels: all.names),
                        "(('Felis catus')Felis,(('Panthera leo','Panthera onca','Panthera tigris','Panthera sp.')Panthera)Pantherinae,'unclassified Felidae')Felidae;")
-        guard case .subtree(let main) = subtree(9681, .main).result else { return XCTFail("no subtree") }
+        guard case .subtree(let main) = await subtree(9681, .main).result else { return XCTFail("no subtree") }
         XCTAssertEqual(main.ids.first, 9681)
         XCTAssertFalse(main.ids.contains(338153), "the subfamily is not in the eight-rank view")
         XCTAssertEqual(Set(main.ranks), ["family", "genus", "species"])
-        let refused = subtree(9681, .all, max: 3)
+        let refused = await subtree(9681, .all, max: 3)
         XCTAssertEqual(refused.error.code, .invalidRequest)
         XCTAssertTrue(refused.error.message.contains("more than 3 taxa"), refused.error.message)
-        XCTAssertEqual(subtree(424242, .all).error.code, .notFound)
+        let subtree1 = await subtree(424242, .all)
+        XCTAssertEqual(subtree1.error.code, .notFound)
     }
 }
 
 /// `ancestors` and `compare` of one pair on NCBI's own tree.
 final class FullTreeAncestorsAndCompareTests: XCTestCase {
-    private func harness(fullTree: Bool = true) throws -> ServiceHarness {
-        try ncbiFixtureHarness(self, fullTree: fullTree)
+    private func harness(fullTree: Bool = true) async throws -> ServiceHarness {
+        try await ncbiFixtureHarness(self, fullTree: fullTree)
     }
 
-    func testAncestors_allRanks_areNCBIs_andMainRanksTheEightRankOnes() throws {
-        let harness = try harness()
-        let all = harness.send(.ancestors(.with { $0.taxonID = 9689; $0.ranks = .all }))
+    func testAncestors_allRanks_areNCBIs_andMainRanksTheEightRankOnes() async throws {
+        let harness = try await harness()
+        let all = await harness.send(.ancestors(.with { $0.taxonID = 9689; $0.ranks = .all }))
         guard case .ancestors(let list) = all.result else { return XCTFail("\(all)") }
         XCTAssertEqual(list.taxa.map(\.id), FullTreeLineageTests.lionLineage)
         XCTAssertEqual(list.taxa.map(\.sourceRank).prefix(3), ["no rank", "no rank", "superkingdom"])
-        guard case .ancestors(let main) = harness.ancestors(9689).result else { return XCTFail("no ancestors") }
+        guard case .ancestors(let main) = await harness.ancestors(9689).result else { return XCTFail("no ancestors") }
         XCTAssertEqual(main.taxa.map(\.id), [2759, 33208, 7711, 40674, 33554, 9681, 9688])
     }
 
-    func testCompare_allRanks_meetsAtNCBIsAncestor_withNCBIsDistance() throws {
-        let harness = try harness()
-        let response = harness.send(.compare(.with { $0.taxonA = 9689; $0.taxonB = 9685; $0.ranks = .all }))
+    func testCompare_allRanks_meetsAtNCBIsAncestor_withNCBIsDistance() async throws {
+        let harness = try await harness()
+        let response = await harness.send(.compare(.with { $0.taxonA = 9689; $0.taxonB = 9685; $0.ranks = .all }))
         guard case .compare(let answer) = response.result else { return XCTFail("\(response)") }
         XCTAssertEqual(answer.lca.id, 9681)
         XCTAssertEqual(answer.distance, 5, "lion → Panthera → Pantherinae → Felidae ← Felis ← cat")
@@ -289,30 +299,33 @@ final class FullTreeAncestorsAndCompareTests: XCTestCase {
         XCTAssertEqual(answer.distanceAll, 5)
         XCTAssertEqual(answer.distanceMain, 4, "lion, Panthera; cat, Felis: the subfamily is no main rank")
         // On the main ranks the same pair reports its own distance and both others.
-        guard case .compare(let main) = harness.compare(9689, 9685).result else { return XCTFail("no compare") }
+        guard case .compare(let main) = await harness.compare(9689, 9685).result else { return XCTFail("no compare") }
         XCTAssertEqual(main.distance, 4)
         XCTAssertEqual(main.distanceAll, 5)
         XCTAssertEqual(main.distanceMain, 4)
-        let ancestor = harness.send(.compare(.with { $0.taxonA = 338153; $0.taxonB = 9689; $0.ranks = .all }))
+        let ancestor = await harness.send(.compare(.with { $0.taxonA = 338153; $0.taxonB = 9689; $0.ranks = .all }))
         guard case .compare(let up) = ancestor.result else { return XCTFail("\(ancestor)") }
         XCTAssertEqual(up.relation, .aAncestorOfB, "the subfamily is an ancestor on NCBI's tree")
     }
 
-    func testRelatives_allRanks_areTheClosestNCBISpeciesInNCBIsEdges() throws {
-        let harness = try harness()
-        let response = harness.send(.relatives(.with { $0.taxonID = 9689; $0.n = 4; $0.ranks = .all }))
+    func testRelatives_allRanks_areTheClosestNCBISpeciesInNCBIsEdges() async throws {
+        let harness = try await harness()
+        let response = await harness.send(.relatives(.with { $0.taxonID = 9689; $0.n = 4; $0.ranks = .all }))
         guard case .relatives(let answer) = response.result else { return XCTFail("\(response)") }
         XCTAssertEqual(answer.source, .computed)
         XCTAssertEqual(answer.relatives.map(\.taxon.id), [9690, 1383299, 9694, 9685], "onca, sp., tigris (2 edges, by name), then the cat (5)")
         XCTAssertEqual(answer.relatives.map(\.distance), [2, 2, 2, 5])
         XCTAssertEqual(answer.relatives.last?.lca.id, 9681)
-        XCTAssertEqual(harness.send(.relatives(.with { $0.taxonID = 9688; $0.ranks = .all })).error.code, .invalidRequest,
+        let send1 = await harness.send(.relatives(.with { $0.taxonID = 9688; $0.ranks = .all }))
+        XCTAssertEqual(send1.error.code, .invalidRequest,
                        "a genus has no closest species")
     }
 
-    func testAllRanks_withoutTheWholeTree_isRefused() throws {
-        let harness = try harness(fullTree: false)
-        XCTAssertEqual(harness.send(.ancestors(.with { $0.taxonID = 9689; $0.ranks = .all })).error.code, .invalidRequest)
-        XCTAssertEqual(harness.send(.compare(.with { $0.taxonA = 9689; $0.taxonB = 9685; $0.ranks = .all })).error.code, .invalidRequest)
+    func testAllRanks_withoutTheWholeTree_isRefused() async throws {
+        let harness = try await harness(fullTree: false)
+        let send2 = await harness.send(.ancestors(.with { $0.taxonID = 9689; $0.ranks = .all }))
+        XCTAssertEqual(send2.error.code, .invalidRequest)
+        let send3 = await harness.send(.compare(.with { $0.taxonA = 9689; $0.taxonB = 9685; $0.ranks = .all }))
+        XCTAssertEqual(send3.error.code, .invalidRequest)
     }
 }

@@ -76,8 +76,7 @@ final class NewickTests: XCTestCase {
     }
 
     func testRoundTrip_ofRandomTrees_givesTheSameNodesParentsAndLabels() throws {
-        var random = SplitMix64(seed: 14)
-        print("NewickTests seed \(random.seed)")
+        var random = SplitMix64(for: self)
         let alphabet = Array("abc XYZ()[]':;,_.-é")
         for _ in 0..<200 {
             // A random preorder: each next node goes one level deeper, or back up to any level ≥ 1.

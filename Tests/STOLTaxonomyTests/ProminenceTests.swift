@@ -29,7 +29,7 @@ final class ProminenceTests: XCTestCase {
         row("30030", "7215", "accepted", "species", "Drosophila gunungcola", ""),
     ]
 
-    private func harness() throws -> ServiceHarness {
+    private func harness() async throws -> ServiceHarness {
         let source = try makeTemporaryDirectory(self)
         try FelidaeFixture.write(to: source, extraUsages: Self.extraUsages)
         try writeTSV(source, "VernacularName.tsv", FelidaeFixture.vernacularName + [
@@ -39,7 +39,7 @@ final class ProminenceTests: XCTestCase {
         ])
         try writeTSV(source, "TaxonProperty.tsv", FelidaeFixture.taxonProperty + [row("7227", "genome_size", "143.7", "Mb", "")])
         let harness = try ServiceHarness(self, bundledSource: source)
-        harness.waitForTreeLoaded()
+        await harness.waitForTreeLoaded()
         return harness
     }
 
@@ -48,33 +48,37 @@ final class ProminenceTests: XCTestCase {
         return search.hits.map(\.taxon.id)
     }
 
-    func testPrefix_putsThePantherasGenusBeforeGeneraThatComeFirstInNameOrder() throws {
-        let harness = try harness()
-        let found = try ids(harness.search("panth", prefix: true, fuzzy: false))
+    func testPrefix_putsThePantherasGenusBeforeGeneraThatComeFirstInNameOrder() async throws {
+        let harness = try await harness()
+        let found = try await ids(harness.search("panth", prefix: true, fuzzy: false))
         XCTAssertEqual(found.first, 9688, "Panthera (lion, tiger, leopard, jaguar under it) must come first: \(found)")
         XCTAssertEqual(Array(found.prefix(3)), [9688, 900003, 900001], "then Panthea (2 species), then Panthalis (1)")
         // One and two characters come from the precomputed short-prefix lists: the same order.
-        XCTAssertEqual(try ids(harness.search("pa", prefix: true, fuzzy: false)).prefix(3), [9688, 900003, 900001])
-        XCTAssertEqual(try ids(harness.search("p", prefix: true, fuzzy: false)).first, 9688)
+        let search1 = await harness.search("pa", prefix: true, fuzzy: false)
+        XCTAssertEqual(try ids(search1).prefix(3), [9688, 900003, 900001])
+        let search2 = await harness.search("p", prefix: true, fuzzy: false)
+        XCTAssertEqual(try ids(search2).first, 9688)
     }
 
-    func testEquallyGoodCommonNames_putTheCuratedFlyFirst() throws {
-        let harness = try harness()
-        XCTAssertEqual(try ids(harness.search("fruit fly")).prefix(2), [7227, 30030],
+    func testEquallyGoodCommonNames_putTheCuratedFlyFirst() async throws {
+        let harness = try await harness()
+        let search3 = await harness.search("fruit fly")
+        XCTAssertEqual(try ids(search3).prefix(2), [7227, 30030],
                        "Drosophila melanogaster (curated) before D. gunungcola, which name order and the preferred name put first")
     }
 
-    func testProminence_neverBeatsABetterMatch() throws {
-        let harness = try harness()
+    func testProminence_neverBeatsABetterMatch() async throws {
+        let harness = try await harness()
         // "Panthera leo" is an exact scientific name: it wins over the far more prominent genus.
-        XCTAssertEqual(try ids(harness.search("panthera leo")).first, 9689)
+        let search4 = await harness.search("panthera leo")
+        XCTAssertEqual(try ids(search4).first, 9689)
     }
 
-    func testTheSignal_isTheDocumentedFormula() throws {
-        let harness = try harness()
+    func testTheSignal_isTheDocumentedFormula() async throws {
+        let harness = try await harness()
         let queue = try DatabaseQueue(path: harness.bundledPath)
         defer { try? queue.close() }
-        let scores = try queue.read { db in
+        let scores = try await queue.read { db in
             Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT taxon_id, score FROM prominence")
                 .map { ($0[0] as Int64, $0[1] as Double) })
         }

@@ -13,8 +13,8 @@ final class SearchTests: XCTestCase {
 
     // MARK: Matching
 
-    func testSearch_exactWord_findsTheTaxonByCommonName() throws {
-        let found = try hits(harness.search("lion"))
+    func testSearch_exactWord_findsTheTaxonByCommonName() async throws {
+        let found = try await hits(harness.search("lion"))
         XCTAssertEqual(found.map(\.taxon.id), [9689])
         XCTAssertEqual(found.first?.matchedName, "lion")
         XCTAssertEqual(found.first?.matchType, .common)
@@ -22,94 +22,113 @@ final class SearchTests: XCTestCase {
         XCTAssertGreaterThan(found.first?.score ?? 0, 0)
     }
 
-    func testSearch_exactWord_doesNotMatchAPrefix() throws {
-        XCTAssertEqual(try hits(harness.search("panth")).count, 0)
-        XCTAssertEqual(try hits(harness.search("cat")).map(\.taxon.id), [9685], "`cats` and `catus` are other words")
+    func testSearch_exactWord_doesNotMatchAPrefix() async throws {
+        let search1 = await harness.search("panth")
+        XCTAssertEqual(try hits(search1).count, 0)
+        let search2 = await harness.search("cat")
+        XCTAssertEqual(try hits(search2).map(\.taxon.id), [9685], "`cats` and `catus` are other words")
     }
 
-    func testSearch_withPrefix_matchesTheLastWordAsAPrefix() throws {
-        let panth = try hits(harness.search("panth", prefix: true))
+    func testSearch_withPrefix_matchesTheLastWordAsAPrefix() async throws {
+        let panth = try await hits(harness.search("panth", prefix: true))
         XCTAssertEqual(Set(panth.map(\.taxon.id)), [9688, 9689, 9690, 9691, 9694])
         XCTAssertTrue(panth.allSatisfy { $0.matchType == .scientific })
-        let leo = Set(try hits(harness.search("leo", prefix: true)).map(\.taxon.id))
+        let leo = await Set(try hits(harness.search("leo", prefix: true)).map(\.taxon.id))
         XCTAssertEqual(leo, [9689, 9691], "`leo`, `león` and `leopard`")
         // Only the last word is a prefix.
-        XCTAssertEqual(try hits(harness.search("pan leo", prefix: true)).count, 0)
+        let search3 = await harness.search("pan leo", prefix: true)
+        XCTAssertEqual(try hits(search3).count, 0)
     }
 
-    func testSearch_multipleWords_mustAllMatch() throws {
-        XCTAssertEqual(try hits(harness.search("Panthera leo")).map(\.taxon.id), [9689])
-        XCTAssertEqual(try hits(harness.search("panthera tiger")).map(\.taxon.id), [9694], "words may match different columns")
-        XCTAssertEqual(try hits(harness.search("lion tiger")).count, 0)
-        let oak = try hits(harness.search("oak pedunculate"))
+    func testSearch_multipleWords_mustAllMatch() async throws {
+        let search4 = await harness.search("Panthera leo")
+        XCTAssertEqual(try hits(search4).map(\.taxon.id), [9689])
+        let search5 = await harness.search("panthera tiger")
+        XCTAssertEqual(try hits(search5).map(\.taxon.id), [9694], "words may match different columns")
+        let search6 = await harness.search("lion tiger")
+        XCTAssertEqual(try hits(search6).count, 0)
+        let oak = try await hits(harness.search("oak pedunculate"))
         XCTAssertEqual(oak.map(\.taxon.id), [38942])
         XCTAssertEqual(oak.first?.matchedName, "pedunculate oak")
     }
 
-    func testSearch_commonNamesInOtherLanguages_matchWithDiacriticsFolded() throws {
+    func testSearch_commonNamesInOtherLanguages_matchWithDiacriticsFolded() async throws {
         for query in ["leon", "león", "LEÓN", "Leon"] {
-            let found = try hits(harness.search(query))
+            let found = try await hits(harness.search(query))
             XCTAssertEqual(found.map(\.taxon.id), [9689], query)
             XCTAssertEqual(found.first?.matchedName, "león", query)
             XCTAssertEqual(found.first?.matchType, .common, query)
         }
-        XCTAssertEqual(try hits(harness.search("lowe")).first?.matchedName, "Löwe")
-        XCTAssertEqual(try hits(harness.search("狮")).map(\.taxon.id), [9689])
-        XCTAssertEqual(try hits(harness.search("roble")).map(\.taxon.id), [38942])
+        let search7 = await harness.search("lowe")
+        XCTAssertEqual(try hits(search7).first?.matchedName, "Löwe")
+        let search8 = await harness.search("狮")
+        XCTAssertEqual(try hits(search8).map(\.taxon.id), [9689])
+        let search9 = await harness.search("roble")
+        XCTAssertEqual(try hits(search9).map(\.taxon.id), [38942])
     }
 
-    func testSearch_reportsTheCommonNameInTheRequestedLanguage() throws {
-        let found = try hits(harness.search("leon", language: "es"))
+    func testSearch_reportsTheCommonNameInTheRequestedLanguage() async throws {
+        let found = try await hits(harness.search("leon", language: "es"))
         XCTAssertEqual(found.first?.taxon.commonName, "león")
-        XCTAssertEqual(try hits(harness.search("leon")).first?.taxon.commonName, "lion")
+        let search10 = await harness.search("leon")
+        XCTAssertEqual(try hits(search10).first?.taxon.commonName, "lion")
     }
 
-    func testSearch_whenCommonNamesInSeveralLanguagesMatch_reportsTheOneInTheRequestedLanguage() throws {
+    func testSearch_whenCommonNamesInSeveralLanguagesMatch_reportsTheOneInTheRequestedLanguage() async throws {
         // `huma` is a prefix of both `human` (en, preferred) and `humano` (es); `Homo sapiens` does not match.
-        let english = try hits(harness.search("huma", prefix: true))
+        let english = try await hits(harness.search("huma", prefix: true))
         XCTAssertEqual(english.map(\.taxon.id), [9606])
         XCTAssertEqual(english.first?.matchedName, "human")
-        let spanish = try hits(harness.search("huma", prefix: true, language: "es"))
+        let spanish = try await hits(harness.search("huma", prefix: true, language: "es"))
         XCTAssertEqual(spanish.map(\.taxon.id), [9606])
         XCTAssertEqual(spanish.first?.matchedName, "humano")
         XCTAssertEqual(spanish.first?.matchType, .common)
         XCTAssertEqual(spanish.first?.taxon.commonName, "humano")
     }
 
-    func testSearch_synonymMatch_isReportedAsSynonymWithTheSynonymAsMatchedName() throws {
-        let felisLeo = try hits(harness.search("Felis leo"))
+    func testSearch_synonymMatch_isReportedAsSynonymWithTheSynonymAsMatchedName() async throws {
+        let felisLeo = try await hits(harness.search("Felis leo"))
         XCTAssertEqual(felisLeo.map(\.taxon.id), [9689])
         XCTAssertEqual(felisLeo.first?.matchType, .synonym)
         XCTAssertEqual(felisLeo.first?.matchedName, "Felis leo")
         XCTAssertEqual(felisLeo.first?.taxon.scientificName, "Panthera leo", "the hit is the accepted taxon")
-        let uncia = try hits(harness.search("uncia"))
+        let uncia = try await hits(harness.search("uncia"))
         XCTAssertEqual(uncia.map(\.taxon.id), [9688])
         XCTAssertEqual(uncia.first?.matchType, .synonym)
         XCTAssertEqual(uncia.first?.matchedName, "Uncia")
     }
 
-    func testSearch_rankFilter_keepsOnlyThatRank() throws {
-        let felis = Set(try hits(harness.search("felis")).map(\.taxon.id))
+    func testSearch_rankFilter_keepsOnlyThatRank() async throws {
+        let felis = await Set(try hits(harness.search("felis")).map(\.taxon.id))
         XCTAssertEqual(felis, [9682, 9685, 9689, 9694], "the genus, the cat, and two synonyms")
-        XCTAssertEqual(try hits(harness.search("felis", rank: .genus)).map(\.taxon.id), [9682])
-        XCTAssertEqual(Set(try hits(harness.search("felis", rank: .species)).map(\.taxon.id)), [9685, 9689, 9694])
-        XCTAssertEqual(try hits(harness.search("felis", rank: .family)).count, 0)
-        XCTAssertTrue(try hits(harness.search("panth", prefix: true, rank: .species)).allSatisfy { $0.taxon.rank == .species })
+        let search11 = await harness.search("felis", rank: .genus)
+        XCTAssertEqual(try hits(search11).map(\.taxon.id), [9682])
+        let search12 = await harness.search("felis", rank: .species)
+        XCTAssertEqual(Set(try hits(search12).map(\.taxon.id)), [9685, 9689, 9694])
+        let search13 = await harness.search("felis", rank: .family)
+        XCTAssertEqual(try hits(search13).count, 0)
+        let search14 = await harness.search("panth", prefix: true, rank: .species)
+        XCTAssertTrue(try hits(search14).allSatisfy { $0.taxon.rank == .species })
     }
 
-    func testSearch_unknownRank_answersInvalidRequest() {
-        XCTAssertEqual(errorCode(harness.search("panthera", rank: .UNRECOGNIZED(42))), .invalidRequest)
+    func testSearch_unknownRank_answersInvalidRequest() async {
+        let search15 = await harness.search("panthera", rank: .UNRECOGNIZED(42))
+        XCTAssertEqual(errorCode(search15), .invalidRequest)
     }
 
-    func testSearch_limit_capsTheHitsAndAbove200IsInvalid() throws {
-        XCTAssertEqual(try hits(harness.search("panthera", limit: 2)).count, 2)
-        XCTAssertEqual(try hits(harness.search("panthera")).count, 5)
-        XCTAssertEqual(try hits(harness.search("panthera", limit: 200)).count, 5)
-        XCTAssertEqual(errorCode(harness.search("panthera", limit: 201)), .invalidRequest)
+    func testSearch_limit_capsTheHitsAndAbove200IsInvalid() async throws {
+        let search16 = await harness.search("panthera", limit: 2)
+        XCTAssertEqual(try hits(search16).count, 2)
+        let search17 = await harness.search("panthera")
+        XCTAssertEqual(try hits(search17).count, 5)
+        let search18 = await harness.search("panthera", limit: 200)
+        XCTAssertEqual(try hits(search18).count, 5)
+        let search19 = await harness.search("panthera", limit: 201)
+        XCTAssertEqual(errorCode(search19), .invalidRequest)
     }
 
-    func testSearch_scientificNameMatchRanksTheExactTaxonFirst() throws {
-        let found = try hits(harness.search("quercus robur"))
+    func testSearch_scientificNameMatchRanksTheExactTaxonFirst() async throws {
+        let found = try await hits(harness.search("quercus robur"))
         XCTAssertEqual(found.first?.taxon.id, 38942)
         XCTAssertEqual(found.first?.matchType, .scientific)
         XCTAssertEqual(found.first?.matchedName, "Quercus robur")
@@ -117,7 +136,7 @@ final class SearchTests: XCTestCase {
 
     // MARK: Hostile and empty input
 
-    func testSearch_fts5SyntaxInUserText_neverAnswersInternal() throws {
+    func testSearch_fts5SyntaxInUserText_neverAnswersInternal() async throws {
         let queries = [
             "\"", "lion\"", "\"lion", "*", "lion*", "*lion", "(", "(lion", "lion)", "NEAR(lion tiger)", "NEAR(a b)",
             "-lion", "-x", "col:lion", "col:x", "scientific_name:leo", "{scientific_name}: leo", "lion AND tiger",
@@ -126,33 +145,44 @@ final class SearchTests: XCTestCase {
             String(repeating: "(", count: 300), "leó*n", "\u{0}lion", "ﬁsh", "Ｌｉｏｎ",
         ]
         for query in queries {
-            let response = harness.search(query)
+            let response = await harness.search(query)
             XCTAssertNotEqual(errorCode(response), .internal, "query \(query.debugDescription)")
-            let prefixed = harness.search(query, prefix: true)
+            let prefixed = await harness.search(query, prefix: true)
             XCTAssertNotEqual(errorCode(prefixed), .internal, "prefix query \(query.debugDescription)")
         }
     }
 
-    func testSearch_fts5OperatorsInUserText_areTreatedAsPlainWords() throws {
-        XCTAssertEqual(hitIDs(harness.search("-lion")), [9689])
-        XCTAssertEqual(hitIDs(harness.search("\"lion")), [9689])
-        XCTAssertEqual(hitIDs(harness.search("(lion)")), [9689])
-        XCTAssertEqual(hitIDs(harness.search("lion*")), [9689])
-        XCTAssertEqual(hitIDs(harness.search("scientific_name:robur")), [], "a column filter is two plain words")
-        XCTAssertEqual(hitIDs(harness.search("lion OR tiger")), [], "OR is a word, so all three must match")
-        XCTAssertEqual(hitIDs(harness.search("Ｌｉｏｎ")), [9689], "full-width letters fold")
-        XCTAssertEqual(errorCode(harness.search("lion AND tiger")), nil)
+    func testSearch_fts5OperatorsInUserText_areTreatedAsPlainWords() async throws {
+        let search20 = await harness.search("-lion")
+        XCTAssertEqual(hitIDs(search20), [9689])
+        let search21 = await harness.search("\"lion")
+        XCTAssertEqual(hitIDs(search21), [9689])
+        let search22 = await harness.search("(lion)")
+        XCTAssertEqual(hitIDs(search22), [9689])
+        let search23 = await harness.search("lion*")
+        XCTAssertEqual(hitIDs(search23), [9689])
+        let search24 = await harness.search("scientific_name:robur")
+        XCTAssertEqual(hitIDs(search24), [], "a column filter is two plain words")
+        let search25 = await harness.search("lion OR tiger")
+        XCTAssertEqual(hitIDs(search25), [], "OR is a word, so all three must match")
+        let search26 = await harness.search("Ｌｉｏｎ")
+        XCTAssertEqual(hitIDs(search26), [9689], "full-width letters fold")
+        let search27 = await harness.search("lion AND tiger")
+        XCTAssertEqual(errorCode(search27), nil)
     }
 
-    func testSearch_textWithoutLettersOrDigits_answersInvalidRequest() {
+    func testSearch_textWithoutLettersOrDigits_answersInvalidRequest() async {
         for query in ["", " ", "\"", "*", "()", "-", ":", "\"*\"", "— …", "🦁"] {
-            XCTAssertEqual(errorCode(harness.search(query)), .invalidRequest, "query \(query.debugDescription)")
+            let search28 = await harness.search(query)
+            XCTAssertEqual(errorCode(search28), .invalidRequest, "query \(query.debugDescription)")
         }
     }
 
-    func testSearch_queryLongerThan512Bytes_answersInvalidRequest() {
-        XCTAssertEqual(errorCode(harness.search(String(repeating: "a", count: 513))), .invalidRequest)
-        XCTAssertEqual(errorCode(harness.search(String(repeating: "a", count: 512))), nil)
+    func testSearch_queryLongerThan512Bytes_answersInvalidRequest() async {
+        let search29 = await harness.search(String(repeating: "a", count: 513))
+        XCTAssertEqual(errorCode(search29), .invalidRequest)
+        let search30 = await harness.search(String(repeating: "a", count: 512))
+        XCTAssertEqual(errorCode(search30), nil)
     }
 
     // MARK: SearchQuery

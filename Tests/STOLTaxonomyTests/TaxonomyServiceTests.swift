@@ -31,8 +31,8 @@ final class TaxonomyServiceTests: XCTestCase {
 
     // MARK: get_taxon
 
-    func testGetTaxon_returnsTheTaxonWithParentRankAuthorYearConservationAndEnglishName() throws {
-        let response = harness.getTaxon(9689)
+    func testGetTaxon_returnsTheTaxonWithParentRankAuthorYearConservationAndEnglishName() async throws {
+        let response = await harness.getTaxon(9689)
         XCTAssertEqual(response.id, 7, "the response echoes the request id")
         XCTAssertEqual(response.database.kind, .bundled)
         XCTAssertEqual(response.database.schemaVersion, UInt32(TaxonomySchema.currentVersion))
@@ -49,42 +49,52 @@ final class TaxonomyServiceTests: XCTestCase {
         XCTAssertEqual(lion.commonName, "lion")
     }
 
-    func testGetTaxon_withLanguage_returnsThePreferredNameInThatLanguage() throws {
-        XCTAssertEqual(try taxon(harness.getTaxon(9689, language: "es")).commonName, "león")
-        XCTAssertEqual(try taxon(harness.getTaxon(9689, language: "zh")).commonName, "狮")
-        XCTAssertEqual(try taxon(harness.getTaxon(38942)).commonName, "pedunculate oak")
-        XCTAssertEqual(try taxon(harness.getTaxon(9606)).commonName, "human")
-        XCTAssertEqual(try taxon(harness.getTaxon(9689, language: "ja")).commonName, "", "no Japanese name")
+    func testGetTaxon_withLanguage_returnsThePreferredNameInThatLanguage() async throws {
+        let getTaxon1 = await harness.getTaxon(9689, language: "es")
+        XCTAssertEqual(try taxon(getTaxon1).commonName, "león")
+        let getTaxon2 = await harness.getTaxon(9689, language: "zh")
+        XCTAssertEqual(try taxon(getTaxon2).commonName, "狮")
+        let getTaxon3 = await harness.getTaxon(38942)
+        XCTAssertEqual(try taxon(getTaxon3).commonName, "pedunculate oak")
+        let getTaxon4 = await harness.getTaxon(9606)
+        XCTAssertEqual(try taxon(getTaxon4).commonName, "human")
+        let getTaxon5 = await harness.getTaxon(9689, language: "ja")
+        XCTAssertEqual(try taxon(getTaxon5).commonName, "", "no Japanese name")
     }
 
-    func testGetTaxon_forARoot_hasNoParentAndDomainRank() throws {
-        let eukaryota = try taxon(harness.getTaxon(2759))
+    func testGetTaxon_forARoot_hasNoParentAndDomainRank() async throws {
+        let eukaryota = try await taxon(harness.getTaxon(2759))
         XCTAssertFalse(eukaryota.hasParentID)
         XCTAssertEqual(eukaryota.rank, .domain)
         XCTAssertFalse(eukaryota.hasYear)
     }
 
-    func testGetTaxon_whenUnknown_answersNotFoundWithTheID() throws {
-        let response = harness.getTaxon(123_456_789)
+    func testGetTaxon_whenUnknown_answersNotFoundWithTheID() async throws {
+        let response = await harness.getTaxon(123_456_789)
         guard case .error(let error)? = response.result else { return XCTFail("expected an error") }
         XCTAssertEqual(error.code, .notFound)
         XCTAssertEqual(error.details["taxon_id"], "123456789")
         XCTAssertEqual(response.database.kind, .bundled, "errors carry the database identity too")
         // An intermediate rank dropped by the pipeline does not exist either.
-        XCTAssertEqual(errorCode(harness.getTaxon(338153)), .notFound)
+        let getTaxon6 = await harness.getTaxon(338153)
+        XCTAssertEqual(errorCode(getTaxon6), .notFound)
     }
 
-    func testGetTaxon_whenIDIsNotPositive_answersInvalidRequest() {
-        XCTAssertEqual(errorCode(harness.getTaxon(0)), .invalidRequest)
-        XCTAssertEqual(errorCode(harness.getTaxon(-9689)), .invalidRequest)
-        XCTAssertEqual(errorCode(harness.children(0)), .invalidRequest)
-        XCTAssertEqual(errorCode(harness.ancestors(-1)), .invalidRequest)
+    func testGetTaxon_whenIDIsNotPositive_answersInvalidRequest() async {
+        let getTaxon7 = await harness.getTaxon(0)
+        XCTAssertEqual(errorCode(getTaxon7), .invalidRequest)
+        let getTaxon8 = await harness.getTaxon(-9689)
+        XCTAssertEqual(errorCode(getTaxon8), .invalidRequest)
+        let children1 = await harness.children(0)
+        XCTAssertEqual(errorCode(children1), .invalidRequest)
+        let ancestors1 = await harness.ancestors(-1)
+        XCTAssertEqual(errorCode(ancestors1), .invalidRequest)
     }
 
     // MARK: children and roots
 
-    func testChildren_areSortedByScientificNameWithTotalAndChildCounts() throws {
-        let panthera = try page(harness.children(9688))
+    func testChildren_areSortedByScientificNameWithTotalAndChildCounts() async throws {
+        let panthera = try await page(harness.children(9688))
         XCTAssertEqual(panthera.total, 4)
         XCTAssertEqual(panthera.offset, 0)
         XCTAssertEqual(panthera.taxa.map(\.scientificName),
@@ -92,37 +102,40 @@ final class TaxonomyServiceTests: XCTestCase {
         XCTAssertEqual(panthera.taxa.map(\.childCount), [0, 0, 0, 0])
         XCTAssertEqual(panthera.taxa.map(\.commonName), ["lion", "jaguar", "leopard", "tiger"])
 
-        let felidae = try page(harness.children(9681))
+        let felidae = try await page(harness.children(9681))
         XCTAssertEqual(felidae.taxa.map(\.id), [9682, 9688], "the genera hang directly under the family")
         XCTAssertEqual(felidae.taxa.map(\.childCount), [1, 4])
     }
 
-    func testChildren_pagesWithOffsetAndLimitKeepingTheTotal() throws {
-        let second = try page(harness.children(9688, offset: 1, limit: 2))
+    func testChildren_pagesWithOffsetAndLimitKeepingTheTotal() async throws {
+        let second = try await page(harness.children(9688, offset: 1, limit: 2))
         XCTAssertEqual(second.total, 4)
         XCTAssertEqual(second.offset, 1)
         XCTAssertEqual(second.taxa.map(\.id), [9690, 9691])
-        let last = try page(harness.children(9688, offset: 3, limit: 2))
+        let last = try await page(harness.children(9688, offset: 3, limit: 2))
         XCTAssertEqual(last.taxa.map(\.id), [9694])
-        let beyond = try page(harness.children(9688, offset: 10, limit: 2))
+        let beyond = try await page(harness.children(9688, offset: 10, limit: 2))
         XCTAssertEqual(beyond.total, 4)
         XCTAssertEqual(beyond.taxa, [])
-        let leaf = try page(harness.children(9689))
+        let leaf = try await page(harness.children(9689))
         XCTAssertEqual(leaf.total, 0)
         XCTAssertEqual(leaf.taxa, [])
     }
 
-    func testChildren_limitAbove500_answersInvalidRequestAnd500IsAccepted() throws {
-        XCTAssertEqual(errorCode(harness.children(9688, limit: 501)), .invalidRequest)
-        XCTAssertEqual(try page(harness.children(9688, limit: 500)).taxa.count, 4)
+    func testChildren_limitAbove500_answersInvalidRequestAnd500IsAccepted() async throws {
+        let children2 = await harness.children(9688, limit: 501)
+        XCTAssertEqual(errorCode(children2), .invalidRequest)
+        let children3 = await harness.children(9688, limit: 500)
+        XCTAssertEqual(try page(children3).taxa.count, 4)
     }
 
-    func testChildren_whenParentUnknown_answersNotFound() {
-        XCTAssertEqual(errorCode(harness.children(424_242)), .notFound)
+    func testChildren_whenParentUnknown_answersNotFound() async {
+        let children4 = await harness.children(424_242)
+        XCTAssertEqual(errorCode(children4), .notFound)
     }
 
-    func testRoots_listsTheDomainsSortedWithChildCounts() throws {
-        let roots = try page(harness.send(.roots(Stol_V1_RootsRequest())))
+    func testRoots_listsTheDomainsSortedWithChildCounts() async throws {
+        let roots = try await page(harness.send(.roots(Stol_V1_RootsRequest())))
         XCTAssertEqual(roots.taxa.map(\.scientificName), ["Bacteria", "Eukaryota"])
         XCTAssertEqual(roots.total, 2)
         XCTAssertEqual(roots.taxa.map(\.childCount), [1, 2])
@@ -131,54 +144,59 @@ final class TaxonomyServiceTests: XCTestCase {
 
     // MARK: ancestors
 
-    func testAncestors_areRootFirstWithoutTheTaxonItself() throws {
-        guard case .ancestors(let list)? = harness.ancestors(9689).result else { return XCTFail("expected ancestors") }
+    func testAncestors_areRootFirstWithoutTheTaxonItself() async throws {
+        guard case .ancestors(let list)? = await harness.ancestors(9689).result else { return XCTFail("expected ancestors") }
         XCTAssertEqual(list.taxa.map(\.id), [2759, 33208, 7711, 40674, 33554, 9681, 9688])
         XCTAssertEqual(list.taxa.map(\.rank), [.domain, .kingdom, .phylum, .class, .order, .family, .genus])
         XCTAssertEqual(list.taxa.last?.commonName, "")
         XCTAssertEqual(list.taxa[5].commonName, "cats")
     }
 
-    func testAncestors_ofARoot_isEmptyAndOfAnUnknownTaxonIsNotFound() throws {
-        guard case .ancestors(let list)? = harness.ancestors(2).result else { return XCTFail("expected ancestors") }
+    func testAncestors_ofARoot_isEmptyAndOfAnUnknownTaxonIsNotFound() async throws {
+        guard case .ancestors(let list)? = await harness.ancestors(2).result else { return XCTFail("expected ancestors") }
         XCTAssertEqual(list.taxa, [])
-        XCTAssertEqual(errorCode(harness.ancestors(99_999_999)), .notFound)
+        let ancestors2 = await harness.ancestors(99_999_999)
+        XCTAssertEqual(errorCode(ancestors2), .notFound)
     }
 
     // MARK: Requests the server does not answer
 
-    func testDetailCompareAndRelatives_withoutATaxonID_answerInvalidRequest() {
-        XCTAssertEqual(errorCode(harness.send(.detail(Stol_V1_TaxonDetailRequest()))), .invalidRequest)
-        XCTAssertEqual(errorCode(harness.send(.compare(Stol_V1_CompareRequest()))), .invalidRequest)
-        XCTAssertEqual(errorCode(harness.send(.relatives(Stol_V1_RelativesRequest()))), .invalidRequest)
+    func testDetailCompareAndRelatives_withoutATaxonID_answerInvalidRequest() async {
+        let send1 = await harness.send(.detail(Stol_V1_TaxonDetailRequest()))
+        XCTAssertEqual(errorCode(send1), .invalidRequest)
+        let send2 = await harness.send(.compare(Stol_V1_CompareRequest()))
+        XCTAssertEqual(errorCode(send2), .invalidRequest)
+        let send3 = await harness.send(.relatives(Stol_V1_RelativesRequest()))
+        XCTAssertEqual(errorCode(send3), .invalidRequest)
     }
 
-    func testRequestWithoutBody_answersInvalidRequest() {
-        let response = harness.send(nil, id: 99)
+    func testRequestWithoutBody_answersInvalidRequest() async {
+        let response = await harness.send(nil, id: 99)
         XCTAssertEqual(errorCode(response), .invalidRequest)
         XCTAssertEqual(response.id, 99)
     }
 
     // MARK: The committed curated source
 
-    func testCuratedDatabase_answersLionOakAndSpanishName() throws {
+    func testCuratedDatabase_answersLionOakAndSpanishName() async throws {
         let curated = try ServiceHarness(self, bundledSource: curatedSourceDirectory)
-        let lion = try taxon(curated.getTaxon(9689, language: "es"))
+        let lion = try await taxon(curated.getTaxon(9689, language: "es"))
         XCTAssertEqual(lion.scientificName, "Panthera leo")
         XCTAssertEqual(lion.parentID, 9688)
         XCTAssertEqual(lion.commonName, "león")
-        let genus = try taxon(curated.getTaxon(9688))
+        let genus = try await taxon(curated.getTaxon(9688))
         XCTAssertEqual(genus.scientificName, "Panthera")
         XCTAssertEqual(genus.rank, .genus)
-        XCTAssertEqual(try taxon(curated.getTaxon(38942)).scientificName, "Quercus robur")
-        let panthera = try page(curated.children(9688))
+        let getTaxon9 = await curated.getTaxon(38942)
+        XCTAssertEqual(try taxon(getTaxon9).scientificName, "Quercus robur")
+        let panthera = try await page(curated.children(9688))
         XCTAssertEqual(panthera.total, 5)
         XCTAssertEqual(panthera.taxa.first?.scientificName, "Panthera leo")
-        guard case .ancestors(let list)? = curated.ancestors(9689).result else { return XCTFail("expected ancestors") }
+        guard case .ancestors(let list)? = await curated.ancestors(9689).result else { return XCTFail("expected ancestors") }
         XCTAssertEqual(list.taxa.first?.scientificName, "Eukaryota")
         XCTAssertEqual(list.taxa.last?.id, 9688)
         XCTAssertEqual(list.taxa.map(\.rank), [.domain, .kingdom, .phylum, .class, .order, .family, .genus])
-        let search = try hits(curated.search("leon", language: "es"))
+        let search = try await hits(curated.search("leon", language: "es"))
         XCTAssertTrue(search.contains { $0.taxon.id == 9689 && $0.matchedName == "león" && $0.matchType == .common })
     }
 }

@@ -57,10 +57,11 @@ struct ServiceHarness {
     }
 
     /// The in-memory tree and word indexes load in the background; tests of what
-    /// they answer wait for them (the test's thread is not one of the pool's).
-    func waitForTreeLoaded(file: StaticString = #filePath, line: UInt = #line) {
-        _ = provider.current().database.waitForMemoryIndexes()
-        XCTAssertEqual(status()?.treeLoaded, true, file: file, line: line)
+    /// they answer wait for them (suspending, holding no thread).
+    func waitForTreeLoaded(file: StaticString = #filePath, line: UInt = #line) async {
+        _ = await provider.current().database.loadedMemoryIndexes()
+        let loaded = await status()?.treeLoaded
+        XCTAssertEqual(loaded, true, file: file, line: line)
     }
 
     func installReference() throws {
@@ -75,39 +76,38 @@ struct ServiceHarness {
 
     static let context = RequestContext(peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000), logger: quietLogger)
 
-    /// Sends one request through `respond(to:context:)` and waits for the answer.
-    func send(_ body: Stol_V1_TaxonomyRequest.OneOf_Body?, id: UInt64 = 7) -> Stol_V1_TaxonomyResponse {
+    /// Sends one request through `respond(to:context:)` and awaits the answer.
+    func send(_ body: Stol_V1_TaxonomyRequest.OneOf_Body?, id: UInt64 = 7) async -> Stol_V1_TaxonomyResponse {
         var request = Stol_V1_TaxonomyRequest()
         request.id = id
         request.body = body
-        let service = self.service, sent = request
-        return runBlocking { await service.respond(to: sent, context: Self.context) }
+        return await service.respond(to: request, context: Self.context)
     }
 
-    func getTaxon(_ taxonID: Int64, language: String = "") -> Stol_V1_TaxonomyResponse {
+    func getTaxon(_ taxonID: Int64, language: String = "") async -> Stol_V1_TaxonomyResponse {
         var get = Stol_V1_GetTaxonRequest()
         get.taxonID = taxonID
         get.language = language
-        return send(.getTaxon(get))
+        return await send(.getTaxon(get))
     }
 
-    func children(_ taxonID: Int64, offset: UInt32 = 0, limit: UInt32 = 0) -> Stol_V1_TaxonomyResponse {
+    func children(_ taxonID: Int64, offset: UInt32 = 0, limit: UInt32 = 0) async -> Stol_V1_TaxonomyResponse {
         var children = Stol_V1_ChildrenRequest()
         children.taxonID = taxonID
         children.offset = offset
         children.limit = limit
-        return send(.children(children))
+        return await send(.children(children))
     }
 
-    func ancestors(_ taxonID: Int64) -> Stol_V1_TaxonomyResponse {
+    func ancestors(_ taxonID: Int64) async -> Stol_V1_TaxonomyResponse {
         var ancestors = Stol_V1_AncestorsRequest()
         ancestors.taxonID = taxonID
-        return send(.ancestors(ancestors))
+        return await send(.ancestors(ancestors))
     }
 
     func search(_ query: String, prefix: Bool = false, rank: Stol_V1_Rank = .unspecified, limit: UInt32 = 0,
                 language: String = "", conservation: [String] = [], phrase: Bool = false,
-                fuzzy: Bool = true) -> Stol_V1_TaxonomyResponse {
+                fuzzy: Bool = true) async -> Stol_V1_TaxonomyResponse {
         var search = Stol_V1_SearchRequest()
         search.conservation = conservation
         search.phrase = phrase
@@ -117,40 +117,40 @@ struct ServiceHarness {
         search.rank = rank
         search.limit = limit
         search.language = language
-        return send(.search(search))
+        return await send(.search(search))
     }
 
-    func compare(_ a: Int64, _ b: Int64) -> Stol_V1_TaxonomyResponse {
+    func compare(_ a: Int64, _ b: Int64) async -> Stol_V1_TaxonomyResponse {
         var compare = Stol_V1_CompareRequest()
         compare.taxonA = a
         compare.taxonB = b
-        return send(.compare(compare))
+        return await send(.compare(compare))
     }
 
-    func relatives(_ id: Int64, n: UInt32, computed: Bool = false, maximumCandidates: UInt32 = 0) -> Stol_V1_TaxonomyResponse {
+    func relatives(_ id: Int64, n: UInt32, computed: Bool = false, maximumCandidates: UInt32 = 0) async -> Stol_V1_TaxonomyResponse {
         var relatives = Stol_V1_RelativesRequest()
         relatives.taxonID = id
         relatives.n = n
         relatives.computed = computed
         relatives.maxCandidates = maximumCandidates
-        return send(.relatives(relatives))
+        return await send(.relatives(relatives))
     }
 
-    func detail(_ id: Int64, language: String = "") -> Stol_V1_TaxonomyResponse {
+    func detail(_ id: Int64, language: String = "") async -> Stol_V1_TaxonomyResponse {
         var detail = Stol_V1_TaxonDetailRequest()
         detail.taxonID = id
         detail.language = language
-        return send(.detail(detail))
+        return await send(.detail(detail))
     }
 
-    func lineageBatch(_ queries: [String]) -> Stol_V1_TaxonomyResponse {
+    func lineageBatch(_ queries: [String]) async -> Stol_V1_TaxonomyResponse {
         var batch = Stol_V1_LineageBatchRequest()
         batch.queries = queries
-        return send(.lineageBatch(batch))
+        return await send(.lineageBatch(batch))
     }
 
-    func status() -> Stol_V1_StatusResponse? {
-        if case .status(let status)? = send(.status(Stol_V1_StatusRequest())).result { return status }
+    func status() async -> Stol_V1_StatusResponse? {
+        if case .status(let status)? = await send(.status(Stol_V1_StatusRequest())).result { return status }
         return nil
     }
 }

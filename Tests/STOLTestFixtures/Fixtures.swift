@@ -1,23 +1,9 @@
 import Foundation
 import Glibc
 import STOLModel
-import XCTest
 
-// Fixtures shared by the pipeline and taxonomy tests: temporary directories,
-// ColDP files written from literal TSV, and a small real Felidae dataset.
-
-/// A fresh temporary directory, removed when the test ends.
-public func makeTemporaryDirectory(_ testCase: XCTestCase) throws -> String {
-    let path = try makeTemporaryDirectory()
-    testCase.addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
-    return path
-}
-
-public func makeTemporaryDirectory() throws -> String {
-    var template = Array("/tmp/stoltest.XXXXXX".utf8CString)
-    guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
-    return String(cString: made)
-}
+// Fixtures shared by the pipeline and taxonomy tests: ColDP files written from
+// literal TSV, and a small real Felidae dataset.
 
 public func fileExists(_ path: String) -> Bool {
     FileManager.default.fileExists(atPath: path)
@@ -34,13 +20,7 @@ public func writeTSV(_ directory: String, _ name: String, _ lines: [String], lin
 public func row(_ fields: String...) -> String { fields.joined(separator: "\t") }
 
 /// The committed curated ColDP source (`Pipeline/curated`), found from this file.
-public let curatedSourceDirectory: String = {
-    URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // STOLTestFixtures
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent()  // repository root
-        .appendingPathComponent("Pipeline/curated").path
-}()
+public let curatedSourceDirectory = Workspace.repositoryRoot + "/Pipeline/curated"
 
 /// A small but realistic ColDP source: NCBI ids and lineages of a few cats, a dog,
 /// us, an oak and E. coli, with intermediate ranks (clade, subphylum, suborder,

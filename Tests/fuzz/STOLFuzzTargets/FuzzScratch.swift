@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Logging
+import STOLTestFixtures
 import Synchronization
 
 /// Temporary directories of a fuzz process, removed when it exits.
@@ -25,9 +26,8 @@ enum FuzzScratch {
     /// A fresh directory, removed at exit (not after a crash: its files may help).
     static func makeDirectory(_ prefix: String) throws -> String {
         _ = registered
-        var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
-        guard let pointer = mkdtemp(&template) else { throw FuzzFailure("mkdtemp in \(base): \(String(cString: strerror(errno)))") }
-        let path = String(cString: pointer)
+        let path: String
+        do { path = try TemporaryDirectory.make(prefix: prefix, in: base) } catch { throw FuzzFailure("\(error)") }
         made.withLock { $0.append(path) }
         return path
     }

@@ -1,5 +1,6 @@
 import Foundation
 import STOLProtocol
+import STOLTestFixtures
 import SwiftProtobuf
 
 /// Where the seed corpora come from: the frames of `protocol/vectors` (the
@@ -7,11 +8,7 @@ import SwiftProtobuf
 /// from the `.proto` types for the operations the vectors do not show.
 enum FuzzSeeds {
     /// The repository, found from this file (the fuzzers run from a source tree).
-    static let repositoryRoot: String = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // STOLFuzzTargets
-        .deletingLastPathComponent()  // fuzz
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent().path
+    static let repositoryRoot = Workspace.repositoryRoot
 
     static var vectorsDirectory: String { repositoryRoot + "/protocol/vectors" }
 
