@@ -5,7 +5,7 @@ import STOLTestFixtures
 import Synchronization
 import XCTest
 
-/// The store against real files: seed 002 §9 (T1–T12) plus the Linux service's
+/// The store against real files: docs/design/favourites.md §12 (T1–T12) plus the Linux service's
 /// own guarantees (file mode, damaged files, forget-me, id validation).
 final class FavoritesStoreTests: XCTestCase {
     private var directory = ""
@@ -19,7 +19,7 @@ final class FavoritesStoreTests: XCTestCase {
         FavoritesStore(path: path, logger: quietLogger)
     }
 
-    // MARK: - Seed 002 §9
+    // MARK: - docs/design/favourites.md §12
 
     func testAdd_whenAbsent_makesItAFavouriteAndCountsOne() async throws {  // T1
         let store = makeStore()

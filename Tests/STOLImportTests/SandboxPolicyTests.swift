@@ -21,7 +21,8 @@ final class SandboxPolicyTests: XCTestCase {
     func testVerifierPolicy_readsNoAncestorOfTheStateOrRuntimeDirectory_andWritesOnlyItsScratchFile() throws {
         let directory = try makeTemporaryDirectory(self, prefix: "stolimp")
         let scratch = try ScratchFile(directory: directory)
-        for state in ["/var/lib/stol", "/work/main/state", directory + "/state"] {
+        // The installed place, a development checkout's (`make run`: <checkout>/state), a temporary one.
+        for state in ["/var/lib/stol", Workspace.repositoryRoot + "/state", directory + "/state"] {
             let paths = RuntimePaths(runtimeDirectory: "/run/stol", stateDirectory: state, bundledDatabase: "/usr/share/stol/bundled.sqlite")
             let policy = VerifierSandbox.policy(paths: paths, scratch: scratch)
             for root in policy.readable + policy.readWritable {

@@ -5,7 +5,7 @@ import STOLProtocol
 import STOLTestFixtures
 import XCTest
 
-/// Seed 002 §9 (T1–T12) and issue 5's guarantees, through the real parts: the
+/// docs/design/favourites.md §12 (T1–T12) and issue 5's guarantees, through the real parts: the
 /// real `stol-favoritesd` behind the real `systemd-socket-activate`, the real
 /// `stol-client` (or a raw socket for what the client will not send), real SQLite
 /// files. Other users are played with `setpriv` (those tests need root).
@@ -36,7 +36,7 @@ final class FavoritesScenarioTests: XCTestCase {
         try stack.fav(["is", id, "--json"], uid: uid).json["is_favorite"] as? Bool
     }
 
-    // MARK: - Seed 002 §9, T1–T12, through the socket
+    // MARK: - docs/design/favourites.md §12, T1–T12, through the socket
 
     func testAdd_makesTheTaxonAFavouriteAndCountsOne_T1() throws {
         try startFavorites()

@@ -77,6 +77,9 @@ final class StackHarness {
         for (key, value) in environment.sorted(by: { $0.key < $1.key }) { arguments += ["-E", "\(key)=\(value)"] }
         arguments += [Self.binDirectory + "/" + daemon.binary] + extraArguments
         let log = root + "/\(daemon.rawValue).log"
+        // A restart finds the socket file of the activator it stopped: waiting for
+        // "the file exists" would then return before the new one listens.
+        unlink(socketPath(daemon))
         activators[daemon] = try ChildProcess.spawn("/usr/bin/python3", arguments, stdout: .file(log))
         guard waitUntil(seconds: 4, interval: 0.02, { FileManager.default.fileExists(atPath: socketPath(daemon)) }) else {
             throw TestSupportError("\(daemon.binary) socket did not appear: \(self.log(daemon))")

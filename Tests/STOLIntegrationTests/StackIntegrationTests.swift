@@ -137,7 +137,7 @@ final class StackIntegrationTests: XCTestCase {
         XCTAssertEqual(try stack.client(["fav", "clear", "--yes"], uid: 60002).status, 0)
         XCTAssertEqual(try stack.client(["fav", "is", "9689", "--json"], uid: 60001).stdout.contains(#""is_favorite":true"#), true)
 
-        // One file per uid, mode 0600, exactly the two columns of the spec.
+        // One file per uid, mode 0600, exactly the two columns of docs/design/favourites.md §1.
         let files = try FileManager.default.contentsOfDirectory(atPath: stack.stateDirectory + "/favorites")
             .filter { $0.hasSuffix(".sqlite") }.sorted()
         XCTAssertEqual(files, ["60001.sqlite", "60002.sqlite"])

@@ -53,7 +53,7 @@ func randomTaxonomy(count: Int, extraRoots: Int = 0, seed: UInt64) -> [TaxonTree
 }
 
 /// Path-to-root helpers that share no code with ``TaxonTree``: the reference the
-/// fast algorithms are checked against (seeds/001 §12.1 "on-demand fallback").
+/// fast algorithms are checked against (docs/design/queries-and-algorithms.md §3).
 struct NaiveTree {
     let parentOf: [TaxonID: TaxonID]
     let nodeByID: [TaxonID: TaxonTree.Node]

@@ -4,7 +4,7 @@ import STOLTaxonomy
 import STOLTestFixtures
 import XCTest
 
-/// Phrases, filters, short prefixes and the fuzzy fallback (seeds/000 §8).
+/// Phrases, filters, short prefixes and the fuzzy fallback (docs/design/queries-and-algorithms.md §7).
 final class SearchModesTests: XCTestCase {
     private var harness: ServiceHarness!
 

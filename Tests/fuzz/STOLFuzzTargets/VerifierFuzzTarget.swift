@@ -34,7 +34,7 @@ public final class VerifierFuzzTarget: FuzzTarget {
 
         /// Byte 0 modulo 3 picks the kind; byte 0 / 3 picks an unsupported schema
         /// version for 1 (one past the newest) and 2 (version 0), else version 1
-        /// (the seeds' databases are of schema 1, which the verifier still accepts).
+        /// (the seed inputs' databases are of schema 1, which the verifier still accepts).
         init(_ byte: UInt8) {
             let tooNew = UInt32(TaxonomySchema.currentVersion) + 1
             let version: UInt32 = byte / 3 == 1 ? tooNew : byte / 3 == 2 ? 0 : 1
