@@ -79,9 +79,11 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
                 thread.start()
             }
         }
-        await withGracefulShutdownHandler {
+        // Like NIOFramedServer: a graceful shutdown or a cancelled task stops
+        // accepting, and run() returns once every started request is answered.
+        await withTaskCancellationOrGracefulShutdownHandler {
             await finished()
-        } onGracefulShutdown: { [self] in
+        } onCancelOrGracefulShutdown: { [self] in
             notifier.stopping()
             logger.info("graceful shutdown: finishing in-flight requests")
             shutdown()

@@ -242,6 +242,30 @@ class FramedServerContractTests: XCTestCase {
                        "run() must not return before in-flight requests are answered")
     }
 
+    /// Cancelling the server's task (not a graceful shutdown) also answers what is
+    /// in flight first, then returns.
+    func testCancellationAlsoLetsTheInFlightRequestFinishAndBeAnswered() throws {
+        let server = try startServer()
+        let busy = try server.connect()
+        try busy.send(gatedRequest(78))
+        XCTAssertEqual(gatedRequestStarted.wait(timeout: .now() + 5), .success)
+
+        server.cancel()
+        if stopsListeningOnShutdown {
+            XCTAssertTrue(waitUntilRefusingConnections(server.path), "the server kept accepting after cancellation")
+        }
+        // Give a server that would not wait for in-flight work the chance to return early.
+        _ = server.waitUntilFinished(timeout: 0.2)
+        gate.open()
+
+        let answer = try receiveFinalAnswer(on: busy)
+        XCTAssertEqual(answer.id, 78)
+        XCTAssertTrue(answer.isGatedAnswer, "\(answer)")
+        expectReceiving(.closedByPeer, on: busy)
+        XCTAssertTrue(server.waitUntilFinished(), "run() did not return after cancellation")
+        XCTAssertEqual(events.events, ["start 78", "end 78", "run returned"])
+    }
+
     func testConnectionOverTheLimitGetsBusyThenClose() throws {
         let server = try startServer(configuration: ServerConfiguration(name: "test", maximumConnections: 1))
         let first = try server.connect()

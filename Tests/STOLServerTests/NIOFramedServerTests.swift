@@ -134,27 +134,6 @@ final class NIOFramedServerTests: FramedServerContractTests {
         assertServed(client, id: 101)
     }
 
-    /// Cancelling the server's task (not a graceful shutdown) also answers what is in
-    /// flight first. The blocking server returns only on a graceful shutdown.
-    func testCancellationAlsoLetsTheInFlightRequestFinishAndBeAnswered() throws {
-        let server = try startServer()
-        let busy = try server.connect()
-        try busy.send(gatedRequest(78))
-        XCTAssertEqual(gatedRequestStarted.wait(timeout: .now() + 5), .success)
-
-        server.cancel()
-        XCTAssertTrue(waitUntilRefusingConnections(server.path))
-        _ = server.waitUntilFinished(timeout: 0.2)
-        gate.open()
-
-        let answer = try busy.receive(Stol_V1_TaxonomyResponse.self).message
-        XCTAssertEqual(answer.id, 78)
-        XCTAssertEqual(answer.taxon.id, TestTaxonomyService.gatedTaxonID)
-        expectReceiving(.closedByPeer, on: busy)
-        XCTAssertTrue(server.waitUntilFinished())
-        XCTAssertEqual(events.events, ["start 78", "end 78", "run returned"])
-    }
-
     /// A client that pipelines requests for large answers and reads none: the server
     /// stops reading it once unsent answers pass the high water mark, so it holds a
     /// bounded number of answers however many requests wait, and serves them all
