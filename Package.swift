@@ -131,7 +131,8 @@ let package = Package(
         /// needs XCTest is under `#if canImport(XCTest)`, so the static release build of
         /// stol-bench (`make build`), which has no XCTest, links the rest.
         .target(name: "STOLTestFixtures", dependencies: ["STOLModel", "STOLFormat", "CZlib",
-                                                       .product(name: "GRDB", package: "GRDB.swift")],
+                                                       .product(name: "GRDB", package: "GRDB.swift"),
+                                                       .product(name: "Logging", package: "swift-log")],
                 path: "Tests/STOLTestFixtures"),
         .testTarget(name: "STOLServerTests", dependencies: [
             "STOLServer", "STOLTransport", "STOLProtocol", "CSTOLSocket", "STOLTestFixtures",

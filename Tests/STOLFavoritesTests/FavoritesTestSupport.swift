@@ -8,8 +8,6 @@ import XCTest
 
 /// Shared helpers: real SQLite files in fresh temporary directories (the kit's), no mocks.
 
-/// A logger that drops everything, so test output stays readable.
-let quietLogger = Logger(label: "stol.favorites.tests", factory: { _ in SwiftLogNoOpLogHandler() })
 
 /// The permission bits of `path`, nil when it does not exist.
 func permissions(of path: String) -> mode_t? {

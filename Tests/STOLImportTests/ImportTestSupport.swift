@@ -9,7 +9,6 @@ import STOLTestFixtures
 import STOLTransport
 import XCTest
 
-let quietLogger = Logger(label: "stol.import.tests", factory: { _ in SwiftLogNoOpLogHandler() })
 
 /// Writes `bytes` to a new file and returns an open read-only descriptor to it.
 func descriptor(for bytes: [UInt8], in directory: String, name: String = "file.stol") throws -> OwnedFileDescriptor {

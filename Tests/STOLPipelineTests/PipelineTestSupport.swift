@@ -10,7 +10,6 @@ import XCTest
 /// fixtures written from literal TSV, and random taxonomies from a seed (the kit's
 /// `TestSeed`: printed, and replayed with `STOL_TEST_SEED`).
 
-let quietLogger = Logger(label: "stol.pipeline.tests", factory: { _ in SwiftLogNoOpLogHandler() })
 
 
 /// A random taxonomy of `count` nodes under one domain root (plus `extraRoots`

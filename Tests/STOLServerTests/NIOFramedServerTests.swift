@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import STOLProtocol
 import STOLServer
+import STOLTestFixtures
 import STOLTransport
 import SwiftProtobuf
 import XCTest

@@ -14,8 +14,6 @@ import XCTest
 /// Shared helpers of the runtime tests: real sockets only (socketpair(2) and Unix
 /// sockets bound in short temporary directories under /tmp, from the kit), no mocks.
 
-/// A logger that drops everything, so test output stays readable.
-let quietLogger = Logger(label: "stol.tests", factory: { _ in SwiftLogNoOpLogHandler() })
 
 /// A fresh connected pair of Unix stream sockets.
 func makeSocketPair(file: StaticString = #filePath, line: UInt = #line) throws -> (Int32, Int32) {

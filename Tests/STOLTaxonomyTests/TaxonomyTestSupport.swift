@@ -13,7 +13,6 @@ import XCTest
 /// real pipeline into a temporary directory, and a service wired to it exactly as
 /// `stol-taxonomyd` wires it (bundled, reference and activation paths).
 
-let quietLogger = Logger(label: "stol.taxonomy.tests", factory: { _ in SwiftLogNoOpLogHandler() })
 
 /// Builds `FelidaeFixture` (plus `extraUsages`) with the real pipeline into `output`.
 func buildFixtureDatabase(at output: String, extraUsages: [String] = [], in scratch: String) throws {

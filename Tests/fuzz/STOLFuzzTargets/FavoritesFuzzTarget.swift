@@ -21,7 +21,7 @@ public final class FavoritesFuzzTarget: FuzzTarget {
 
     let service: FavoritesService
     static let uid: UInt32 = 4242
-    static let context = RequestContext(peer: PeerCredentials(pid: 1, uid: uid, gid: uid), logger: FuzzScratch.quietLogger)
+    static let context = RequestContext(peer: PeerCredentials(pid: 1, uid: uid, gid: uid), logger: quietLogger)
     static let allowedErrors: Set<Stol_V1_ErrorCode> = [.invalidRequest, .unimplemented]
 
     init(service: FavoritesService) {
@@ -31,7 +31,7 @@ public final class FavoritesFuzzTarget: FuzzTarget {
     public static func make() throws -> FavoritesFuzzTarget {
         let directory = try FuzzScratch.makeDirectory("stolfuzz-favorites") + "/favorites"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return FavoritesFuzzTarget(service: FavoritesService(directory: directory, logger: FuzzScratch.quietLogger))
+        return FavoritesFuzzTarget(service: FavoritesService(directory: directory, logger: quietLogger))
     }
 
     public func run(_ input: [UInt8]) throws(FuzzFailure) {

@@ -15,7 +15,7 @@ enum FixtureDatabase {
         try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: source) }
         try FelidaeFixture.write(to: source)
-        _ = try TaxonomyBuilder(logger: FuzzScratch.quietLogger).build(source: source, output: output)
+        _ = try TaxonomyBuilder(logger: quietLogger).build(source: source, output: output)
         if let pageSize {
             let queue = try DatabaseQueue(path: output)
             try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA page_size = \(pageSize); VACUUM") }

@@ -31,7 +31,4 @@ enum FuzzScratch {
         made.withLock { $0.append(path) }
         return path
     }
-
-    /// A logger that drops everything: a fuzzer prints only what it finds.
-    static let quietLogger = Logger(label: "stol.fuzz", factory: { _ in SwiftLogNoOpLogHandler() })
 }

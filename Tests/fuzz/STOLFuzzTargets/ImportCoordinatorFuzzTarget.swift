@@ -5,6 +5,7 @@ import STOLModel
 import STOLProtocol
 import STOLServer
 import STOLTransport
+import STOLTestFixtures
 
 /// `stol-importd`'s request handling (``ImportCoordinator``) on a real state
 /// directory holding an installed reference database, for an administrator, fed
@@ -28,7 +29,7 @@ public final class ImportCoordinatorFuzzTarget: FuzzTarget {
     let pristine: String
     static let adminGroup: UInt32 = 4321
     static let context = RequestContext(peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000, groups: [adminGroup]),
-                                        logger: FuzzScratch.quietLogger)
+                                        logger: quietLogger)
     static let allowedErrors: Set<Stol_V1_ErrorCode> = [.invalidRequest, .unimplemented, .notFound, .unavailable, .fileTooSmall]
 
     init(coordinator: ImportCoordinator, paths: RuntimePaths, pristine: String) {
@@ -46,7 +47,7 @@ public final class ImportCoordinatorFuzzTarget: FuzzTarget {
         let pristine = paths.stateDirectory + "/pristine-reference.sqlite"
         try FixtureDatabase.build(at: pristine)
         let coordinator = ImportCoordinator(paths: paths, configuration: .init(adminGroupID: adminGroup))
-        try coordinator.store.prepare(logger: FuzzScratch.quietLogger)
+        try coordinator.store.prepare(logger: quietLogger)
         return ImportCoordinatorFuzzTarget(coordinator: coordinator, paths: paths, pristine: pristine)
     }
 

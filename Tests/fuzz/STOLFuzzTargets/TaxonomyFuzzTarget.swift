@@ -19,7 +19,7 @@ public final class TaxonomyFuzzTarget: FuzzTarget {
 
     let service: TaxonomyService
     let identity: Stol_V1_DatabaseIdentity
-    static let context = RequestContext(peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000), logger: FuzzScratch.quietLogger)
+    static let context = RequestContext(peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000), logger: quietLogger)
     static let allowedErrors: Set<Stol_V1_ErrorCode> = [.invalidRequest, .notFound, .unimplemented]
 
     init(service: TaxonomyService, identity: Stol_V1_DatabaseIdentity) {
@@ -33,7 +33,7 @@ public final class TaxonomyFuzzTarget: FuzzTarget {
         let provider = try ActiveDatabaseProvider(bundledPath: directory + "/bundled.sqlite",
                                                   referencePath: directory + "/reference.sqlite",
                                                   activationPath: directory + "/activation.json",
-                                                  logger: FuzzScratch.quietLogger)
+                                                  logger: quietLogger)
         // Every input sees the same server: the in-memory tree and word indexes are built.
         let database = provider.current().database
         _ = database.waitForMemoryIndexes()

@@ -4,6 +4,7 @@ import STOLImport
 import STOLModel
 import STOLProtocol
 import STOLTransport
+import STOLTestFixtures
 
 /// `stol-verifyd`'s request handling (``VerifierService``): the sandboxed parser
 /// of untrusted `.stol` files, the most exposed code of the import. The input
@@ -53,7 +54,7 @@ public final class VerifierFuzzTarget: FuzzTarget {
     let directory: String
     static let coordinatorUID: UInt32 = 4242
     static let context = RequestContext(peer: PeerCredentials(pid: 1, uid: coordinatorUID, gid: coordinatorUID),
-                                        logger: FuzzScratch.quietLogger)
+                                        logger: quietLogger)
     static let formatErrors: Set<Stol_V1_ErrorCode> = [.fileTooSmall, .notAStolFile, .checksumMismatch, .signatureInvalid,
                                                       .incompatibleSchema, .decompressionLimit]
     static let checks: [Stol_V1_ErrorCode: Set<String>] = [
