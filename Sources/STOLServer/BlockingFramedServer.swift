@@ -21,7 +21,8 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
     private let configuration: ServerConfiguration
     private let logger: Logger
     private let notifier: SystemdNotifier
-    private let heartbeat: Heartbeat
+    /// Stamped by the accept loop when systemd watches the daemon (nil: no watchdog).
+    private let heartbeat: Heartbeat?
     /// Set by the test hang hook (``ServingLoopHangHook``): the accept loop blocks for good.
     private let hangRequested = Atomic<Bool>(false)
     private let connections = DispatchGroup()
@@ -31,7 +32,7 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
     private var shutdownPipe: [Int32] = [-1, -1]
 
     public init(service: Service, source: SocketSource, configuration: ServerConfiguration, logger: Logger,
-                notifier: SystemdNotifier = SystemdNotifier(), heartbeat: Heartbeat = Heartbeat()) {
+                notifier: SystemdNotifier = SystemdNotifier(), heartbeat: Heartbeat? = nil) {
         self.service = service
         self.source = source
         self.configuration = configuration
@@ -112,19 +113,19 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
         }
     }
 
-    /// Accepts until shutdown, or until the idle exit. The loop wakes at least once
-    /// a heartbeat period and stamps the ``Heartbeat``, so the watchdog's pings stop
+    /// Accepts until shutdown, or until the idle exit. Under a watchdog the loop
+    /// wakes at least once a heartbeat period and stamps the ``Heartbeat``, so the pings stop
     /// if this thread stops (a connection's own work runs on its own thread and
     /// never delays them).
     private func acceptLoop(_ listener: Int32) {
-        let slot = heartbeat.register()
+        let slot = heartbeat?.register()
         let hangHook = ServingLoopHangHook.installIfRequested(logger: logger) { [self] in
             hangRequested.store(true, ordering: .relaxed)
         }
         defer { hangHook?.cancel() }
-        let wake = min(heartbeat.period, configuration.idleExit.map { min($0 / 4, .seconds(1)) } ?? heartbeat.period)
+        let wake = [heartbeat?.period, configuration.idleExit.map { min($0 / 4, .seconds(1)) }].compactMap { $0 }.min()
         while true {
-            heartbeat.beat(slot)
+            if let heartbeat, let slot { heartbeat.beat(slot) }
             while hangRequested.load(ordering: .relaxed) { sleep(3600) }
             framingErrors.flushIfDue(logger: logger)
             guard !isShuttingDown else { return }
@@ -135,7 +136,7 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
                 return
             }
             guard waitReadable(listener, timeout: wake) else {
-                if !isShuttingDown { continue }  // a timeout for the heartbeat or the idle check
+                if wake != nil && !isShuttingDown { continue }  // a timeout for the heartbeat or the idle check
                 return
             }
             let fd = stol_accept(listener)

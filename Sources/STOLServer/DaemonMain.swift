@@ -23,7 +23,7 @@ public struct DaemonIdentity: Sendable {
     public var logLabel: String { "stol." + executable.replacingOccurrences(of: "stol-", with: "") }
 
     public func defaultSocketPath(_ paths: RuntimePaths) -> String {
-        paths.runtimeDirectory + "/" + socketName + ".sock"
+        paths.socket(named: socketName)
     }
 
     public static let taxonomy = DaemonIdentity(executable: "stol-taxonomyd", socketName: "taxonomy", socketMode: 0o666)
@@ -46,8 +46,9 @@ public struct ServingContext: Sendable {
     public let daemon: DaemonContext
     public let socket: SocketSource
     public let configuration: ServerConfiguration
-    /// Every serving loop stamps it; the watchdog reads it.
-    public let heartbeat: Heartbeat
+    /// Every serving loop stamps it and the watchdog reads it; nil when systemd
+    /// asks for no watchdog (then no loop wakes to stamp anything).
+    public let heartbeat: Heartbeat?
 
     /// The listening socket, for a server that serves many connections.
     public func listeningSocket() throws(DaemonStartupError) -> Int32 {
@@ -84,12 +85,12 @@ public enum DaemonMain {
             let makeServices = try prepare(context)
             let socket = try openSocket(context, options: options)
             try enterSandbox(context)
-            let notifier = SystemdNotifier()
-            let heartbeat = Heartbeat(period: Heartbeat.period(forWatchdog: notifier.watchdogInterval))
+            let watchdogInterval = SystemdNotifier().watchdogInterval
+            let heartbeat = watchdogInterval.map { Heartbeat(period: Heartbeat.period(forWatchdog: $0)) }
             var services = try makeServices(ServingContext(daemon: context, socket: socket,
                                                            configuration: server.configuration(name: identity.socketName),
                                                            heartbeat: heartbeat))
-            if let interval = notifier.watchdogInterval {
+            if let interval = watchdogInterval, let heartbeat {
                 services.append(WatchdogService(heartbeat: heartbeat, interval: interval, logger: logger))
             }
             try await runServices(services, logger: logger)
@@ -140,7 +141,7 @@ public enum DaemonMain {
     /// One service group with SIGTERM and SIGINT as graceful-shutdown signals, so
     /// in-flight requests finish and the process exits 0. A service that returns
     /// has finished its work (the idle exit): that ends the daemon cleanly.
-    public static func runServices(_ services: [any Service], logger: Logger) async throws {
+    static func runServices(_ services: [any Service], logger: Logger) async throws {
         let configuration = ServiceGroupConfiguration(
             services: services.map {
                 .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup)

@@ -13,8 +13,8 @@ import ServiceLifecycle
 /// (in all and per user), idle timeout and frame limits are enforced here once;
 /// graceful shutdown (SIGTERM through swift-service-lifecycle, or the idle exit)
 /// stops accepting, lets every in-flight request finish and be answered, then
-/// returns. Every event loop stamps the ``Heartbeat`` the daemon's
-/// ``WatchdogService`` reads, so a stuck loop stops the watchdog's pings.
+/// returns. Under a watchdog every event loop stamps the ``Heartbeat`` the
+/// daemon's ``WatchdogService`` reads, so a stuck loop stops the watchdog's pings.
 public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Service {
     private let service: Service
     private let listeningSocket: Int32
@@ -22,10 +22,11 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
     private let logger: Logger
     private let notifier: SystemdNotifier
     private let group: any EventLoopGroup
-    private let heartbeat: Heartbeat
+    /// Stamped by every event loop when systemd watches the daemon (nil: no watchdog).
+    private let heartbeat: Heartbeat?
 
     public init(service: Service, listeningSocket: Int32, configuration: ServerConfiguration, logger: Logger,
-                notifier: SystemdNotifier = SystemdNotifier(), heartbeat: Heartbeat = Heartbeat(),
+                notifier: SystemdNotifier = SystemdNotifier(), heartbeat: Heartbeat? = nil,
                 group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.service = service
         self.listeningSocket = listeningSocket
@@ -66,7 +67,7 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         logger.info("ready", metadata: ["service": "\(configuration.name)"])
         let group = self.group
         let notifier = self.notifier
-        let beats = Self.stampHeartbeat(heartbeat, on: group)
+        let beats = heartbeat.map { Self.stampHeartbeat($0, on: group) } ?? []
         defer { beats.forEach { $0.cancel() } }
         let hangHook = ServingLoopHangHook.installIfRequested(logger: logger) { [group] in
             group.next().execute { while true { sleep(3600) } }

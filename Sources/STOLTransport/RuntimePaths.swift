@@ -28,10 +28,12 @@ public struct RuntimePaths: Sendable, Equatable {
         )
     }
 
-    public var taxonomySocket: String { runtimeDirectory + "/taxonomy.sock" }
-    public var favoritesSocket: String { runtimeDirectory + "/favorites.sock" }
-    public var importSocket: String { runtimeDirectory + "/import.sock" }
-    public var verifySocket: String { runtimeDirectory + "/verify.sock" }
+    /// A daemon's socket: `<runtime-dir>/<name>.sock` (the name is its `FileDescriptorName=`).
+    public func socket(named name: String) -> String { runtimeDirectory + "/" + name + ".sock" }
+    public var taxonomySocket: String { socket(named: "taxonomy") }
+    public var favoritesSocket: String { socket(named: "favorites") }
+    public var importSocket: String { socket(named: "import") }
+    public var verifySocket: String { socket(named: "verify") }
 
     public var databasesDirectory: String { stateDirectory + "/databases" }
     public var referenceDatabase: String { databasesDirectory + "/reference.sqlite" }

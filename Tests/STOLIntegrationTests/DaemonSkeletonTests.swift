@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
+import STOLProtocol
 import STOLTestFixtures
+import STOLTransport
 import XCTest
 
 /// The one daemon skeleton (`DaemonMain`) seen from outside: the same failure
@@ -80,33 +82,21 @@ final class DaemonSkeletonTests: XCTestCase {
         }
     }
 
-    /// Connects once to `socket` (retrying until the activator listens) and waits
-    /// until `log` contains `marker`; returns the log.
+    /// Connects once to `socket` (as soon as the activator listens), waits for the
+    /// daemon it starts to close the connection, then for `marker` in `log`; returns the log.
     private func connectAndWait(socket path: String, log: String, for marker: String) throws -> String {
-        let deadline = Date().addingTimeInterval(20)
-        var connected = false
-        while !connected, Date() < deadline {
-            let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-            connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            } == 0
-            if connected {
-                var byte: UInt8 = 0
-                _ = recv(fd, &byte, 1, 0)  // returns when the daemon has closed it (it exits)
-            } else {
-                usleep(20_000)  // the activator is not listening yet: retry (not a synchronisation on an outcome)
-            }
-            close(fd)
+        var connection: FrameSocket?
+        XCTAssertTrue(waitUntil(seconds: 20, interval: 0.02) { connection = try? FrameSocket.connect(path: path); return connection != nil },
+                      "could not connect to \(path)")
+        if let connection {
+            connection.setReceiveTimeout(.seconds(20))
+            _ = try? connection.receive(Stol_V1_TaxonomyResponse.self)  // ends when the daemon closes it (it exits)
+            connection.close()
         }
-        XCTAssertTrue(connected, "could not connect to \(path)")
         var text = ""
-        while Date() < deadline {
+        waitUntil(seconds: 20, interval: 0.02) {
             text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            if text.contains(marker) { return text }
-            usleep(20_000)
+            return text.contains(marker)
         }
         return text
     }

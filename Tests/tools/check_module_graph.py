@@ -26,8 +26,6 @@ SYSTEM_MODULES = {"Foundation", "FoundationEssentials", "Glibc", "Dispatch", "Sy
 # Modules that must never be in the client's dependency closure.
 CLIENT_FORBIDDEN = {"NIOPosix", "NIOExtras", "ServiceLifecycle", "CSystemd", "STOLServer", "GRDB", "GRDBSQLite"}
 IMPORT = re.compile(r"^\s*(?:@testable\s+|@_implementationOnly\s+)?(?:public\s+|internal\s+|package\s+)?import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)", re.M)
-# Products whose module name differs from the product name.
-PRODUCT_MODULES = {}
 
 
 def dependency_names(target):
@@ -119,7 +117,7 @@ def main():
     for name, target in sorted(targets.items()):
         if target["type"] in ("system", "binary"):
             continue
-        declared = {PRODUCT_MODULES.get(d, d) for d in dependency_names(target)}
+        declared = set(dependency_names(target))  # every product here is named as its module
         imported = imports_of(target_path(package_dir, target))
         for module, path in sorted(imported.items()):
             if module in SYSTEM_MODULES or module == name:
@@ -127,9 +125,6 @@ def main():
             if module not in declared:
                 problems.append(f"{name}: imports {module} ({os.path.relpath(path, package_dir)}) without declaring it")
         for module in sorted(declared - set(imported)):
-            # A C library linked for its symbols only (no Swift import) is declared on purpose.
-            if targets.get(module, {}).get("type") == "system" and module in imported:
-                continue
             problems.append(f"{name}: declares {module} but no file imports it")
 
     closure = closure_of(targets, "stol-client")
