@@ -57,7 +57,7 @@ reference)
     "$bin/stol-pipeline" keygen --private-key "$key"
   fi
   echo "== reference database: the full NCBI 2024 tree + curated overlay"
-  "$bin/stol-pipeline" build --format ncbi --source "$taxdump" --overlay "$curated" --full-tree --output "$out/reference.sqlite"
+  "$bin/stol-pipeline" build --format ncbi --source "$taxdump" --overlay "$curated" --output "$out/reference.sqlite"
   "$bin/stol-pipeline" check-ids --database "$out/reference.sqlite" "${checks[@]}"
   echo "== signing out/reference.stol (gzip level 6)"
   keyarg=(); [ -s "$key" ] && keyarg=(--key "$key")

@@ -282,6 +282,26 @@ public struct FullTaxonTree: Sendable {
 
     public func childCount(of node: Int) -> Int { Int(childStart[node + 1] - childStart[node]) }
 
+    /// The children of `node`, in id order.
+    public func children(of node: Int) -> [Int] {
+        children[Int(childStart[node])..<Int(childStart[node + 1])].map(Int.init)
+    }
+
+    /// The children of `node` in name order (bytes of the name, then id), one page of
+    /// them, and how many there are.
+    public func children(of node: Int, offset: Int, limit: Int) -> (page: [Int], total: Int) {
+        let all = children(of: node)
+        guard offset < all.count else { return ([], all.count) }
+        let names = all.map { child in
+            let start = child == 0 ? 0 : Int(nameEnds[child - 1])
+            return nameBytes[start..<Int(nameEnds[child])]
+        }
+        let order = all.indices.sorted { a, b in
+            names[a].elementsEqual(names[b]) ? all[a] < all[b] : names[a].lexicographicallyPrecedes(names[b])
+        }
+        return (order[offset..<min(all.count, offset + limit)].map { all[$0] }, all.count)
+    }
+
     /// The subtree of `node` in preorder (children in id order), with each node's
     /// depth below `node`; nil when it has more than `limit` nodes (the walk stops there).
     public func subtree(of node: Int, limit: Int) -> (nodes: [Int], depths: [Int])? {

@@ -33,9 +33,20 @@ public enum TaxonStatus: String, Sendable, CaseIterable {
     case accepted, synonym, doubtful
 }
 
-/// `names.name_type` values.
+/// `names.name_type` values: what a name is to search and to the detail page.
+/// The source's own class is kept beside it (`names.name_class`, schema 3).
+///
+/// - `common`, `vernacular`: names people call the taxon (NCBI `genbank common
+///   name`, `common name`, `blast name`);
+/// - `synonym`: another scientific name of it (NCBI `synonym`, `equivalent name`,
+///   `genbank synonym`, anamorph/teleomorph names);
+/// - `acronym`: an abbreviation (NCBI `acronym`, `genbank acronym`: "HIV-1");
+/// - `includes`: a narrower name it includes (NCBI `includes`, `in-part`);
+/// - `authority`: the name with its author (NCBI `authority`);
+/// - `misspelling`: a wrong spelling the source records (NCBI `misspelling`);
+/// - `trade`: a trade name (not searched).
 public enum NameType: String, Sendable, CaseIterable {
-    case common, synonym, vernacular, trade
+    case common, synonym, vernacular, trade, acronym, includes, authority, misspelling
 }
 
 /// A stable taxon id: the source's own id (e.g. the NCBI taxid).

@@ -1,28 +1,37 @@
 /// The taxonomy database schema (docs/design/data-and-format.md §2–§4; `protocol/STOL-FORMAT.md` §3).
 ///
-/// Version 1 is the eight-rank view: `taxa` holds only domain … species, each
-/// under its nearest kept ancestor. Version 2 adds, without changing a table of
-/// version 1, the source's whole tree (`tree_nodes`: every node with its rank
-/// verbatim, e.g. NCBI's `no rank`, `clade`, `strain`, under one root) and the
-/// ids the source retired (`merged_ids`, `deleted_ids`), so that lineages and
-/// common ancestors can be answered on NCBI's own tree and an old id is
-/// translated rather than "not found". A build may leave `tree_nodes` empty (the
-/// bundled database does, to stay small): the server then answers on the main
-/// ranks only and says so. Version 2 also keeps each taxon's prominence (how much
-/// of the tree and of its named taxa lie under it), which search uses after match
-/// quality, so that the taxon most users mean comes first.
+/// Version 3 (what the pipeline writes) keeps one tree: `taxa` holds every node
+/// of the source with its rank verbatim (NCBI's `no rank`, `clade`, `strain`, …)
+/// and its parent in the source, plus the eight-rank view as two columns:
+/// `main_rank` (one of domain … species, or NULL) and `main_parent_id` (the
+/// nearest ancestor of a main rank above it). Names (`names`) attach to any node
+/// and keep the source's class (`name_class`, e.g. `genbank common name`).
+///
+/// Older versions stay servable: version 1 is the eight-rank view alone (`taxa`
+/// holds only domain … species, each under its nearest kept ancestor); version 2
+/// adds the source's whole tree beside it in `tree_nodes` (without names), the
+/// ids the source retired (`merged_ids`, `deleted_ids`) and search's prominence.
+/// Version 3 folds `tree_nodes` into `taxa`, so that every node is a taxon with
+/// names, and an id outside the eight ranks is no longer "not found".
 ///
 /// The pipeline creates it; the taxonomy server only reads it, understands
 /// every version from 1 to ``currentVersion`` and refuses a newer one.
 public enum TaxonomySchema {
     /// The schema version this build writes and understands.
-    public static let currentVersion = 2
+    public static let currentVersion = 3
 
     /// Every version this build reads (`.stol` headers, installed and served databases).
     public static let supportedVersions: ClosedRange<UInt32> = 1...UInt32(currentVersion)
 
-    /// The first version with ``fullTreeStatements``.
+    /// The first version with the retired ids and prominence (and, in version 2
+    /// only, `tree_nodes`).
     public static let fullTreeVersion = 2
+
+    /// The first version in which `taxa` holds every node (``mainRankColumns``).
+    public static let everyNodeVersion = 3
+
+    /// The eight ranks, as the CHECK constraints and the pipeline spell them.
+    public static let mainRankList = "'domain','kingdom','phylum','class','order','family','genus','species'"
 
     /// DDL statements in creation order (tables, then indexes, then FTS).
     public static let statements: [String] = [
@@ -36,8 +45,10 @@ public enum TaxonomySchema {
         CREATE TABLE taxa (
             id              INTEGER PRIMARY KEY,
             parent_id       INTEGER REFERENCES taxa(id),
-            rank            TEXT    NOT NULL
-                CHECK (rank IN ('domain','kingdom','phylum','class','order','family','genus','species')),
+            rank            TEXT    NOT NULL,
+            main_rank       TEXT
+                CHECK (main_rank IN ('domain','kingdom','phylum','class','order','family','genus','species')),
+            main_parent_id  INTEGER REFERENCES taxa(id),
             scientific_name TEXT    NOT NULL,
             author          TEXT,
             year            INTEGER,
@@ -47,8 +58,8 @@ public enum TaxonomySchema {
         )
         """,
         "CREATE INDEX idx_taxa_parent ON taxa(parent_id)",
-        "CREATE INDEX idx_taxa_rank   ON taxa(rank)",
-        "CREATE INDEX idx_taxa_status ON taxa(status)",
+        "CREATE INDEX idx_taxa_main_parent ON taxa(main_parent_id)",
+        "CREATE INDEX idx_taxa_rank   ON taxa(main_rank)",
         "CREATE INDEX idx_taxa_name   ON taxa(scientific_name)",
         """
         CREATE TABLE names (
@@ -57,7 +68,8 @@ public enum TaxonomySchema {
             name        TEXT    NOT NULL,
             lang        TEXT    NOT NULL,
             name_type   TEXT    NOT NULL
-                CHECK (name_type IN ('common','synonym','vernacular','trade')),
+                CHECK (name_type IN ('common','synonym','vernacular','trade','acronym','includes','authority','misspelling')),
+            name_class  TEXT,
             is_preferred INTEGER NOT NULL DEFAULT 0
         )
         """,
@@ -111,7 +123,6 @@ public enum TaxonomySchema {
             PRIMARY KEY (taxon_id, rank_order)
         )
         """,
-        "CREATE INDEX idx_top_n_taxon ON top_n_relatives(taxon_id)",
         """
         CREATE VIRTUAL TABLE fts_taxa USING fts5(
             taxon_id UNINDEXED,
@@ -124,17 +135,8 @@ public enum TaxonomySchema {
         """,
     ]
 
-    /// What version 2 adds: created after ``statements`` (its index with the others).
+    /// What version 2 added to version 1, less its `tree_nodes` (folded into `taxa` in version 3).
     public static let fullTreeStatements: [String] = [
-        """
-        CREATE TABLE tree_nodes (
-            id              INTEGER PRIMARY KEY,
-            parent_id       INTEGER REFERENCES tree_nodes(id),
-            rank            TEXT    NOT NULL,
-            scientific_name TEXT    NOT NULL
-        )
-        """,
-        "CREATE INDEX idx_tree_nodes_name ON tree_nodes(scientific_name)",
         """
         CREATE TABLE merged_ids (
             old_id      INTEGER PRIMARY KEY,
@@ -164,27 +166,47 @@ public enum TaxonomySchema {
 
     /// The columns the server reads, per table, in a database of `version`.
     public static func requiredColumns(version: Int) -> [(table: String, columns: [String])] {
-        version >= fullTreeVersion ? requiredColumns + fullTreeColumns : requiredColumns
+        switch version {
+        case ...1: legacyColumns
+        case 2: legacyColumns + [("tree_nodes", ["id", "parent_id", "rank", "scientific_name"])] + retiredAndProminenceColumns
+        default: columns + retiredAndProminenceColumns
+        }
     }
 
-    /// The indexes a database of `version` must have.
+    /// The indexes a database of `version` must have: without them the server's
+    /// queries would scan whole tables (2.6 M rows), so an imported database must
+    /// have every one.
     public static func requiredIndexes(version: Int) -> [String] {
-        version >= fullTreeVersion ? requiredIndexes + indexNames(fullTreeStatements) : requiredIndexes
+        switch version {
+        case ...1: legacyIndexes
+        case 2: legacyIndexes + ["idx_tree_nodes_name"]
+        default: indexNames(allStatements)
+        }
     }
 
-    static let fullTreeColumns: [(table: String, columns: [String])] = [
-        ("tree_nodes", ["id", "parent_id", "rank", "scientific_name"]),
+    static let retiredAndProminenceColumns: [(table: String, columns: [String])] = [
         ("merged_ids", ["old_id", "new_id"]),
         ("deleted_ids", ["id"]),
         ("prominence", ["taxon_id", "score"]),
     ]
 
-    /// The columns of version 1 the server reads, per table: the verifier refuses an
+    /// The columns of version 3 the server reads, per table: the verifier refuses an
     /// imported database that lacks one (a shape check after `PRAGMA integrity_check`).
-    static let requiredColumns: [(table: String, columns: [String])] = [
+    static let columns: [(table: String, columns: [String])] = [
+        ("schema_version", ["version", "applied_at"]),
+        ("taxa", ["id", "parent_id", "rank", "main_rank", "main_parent_id", "scientific_name", "author", "year",
+                  "status", "conservation"]),
+        ("names", ["id", "taxon_id", "name", "lang", "name_type", "name_class", "is_preferred"]),
+    ] + sharedColumns
+
+    /// Versions 1 and 2: `taxa` is the eight-rank view, names have no class.
+    static let legacyColumns: [(table: String, columns: [String])] = [
         ("schema_version", ["version", "applied_at"]),
         ("taxa", ["id", "parent_id", "rank", "scientific_name", "author", "year", "status", "conservation"]),
         ("names", ["id", "taxon_id", "name", "lang", "name_type", "is_preferred"]),
+    ] + sharedColumns
+
+    static let sharedColumns: [(table: String, columns: [String])] = [
         ("refs", ["id", "taxon_id", "citation", "url", "ref_type"]),
         ("traits", ["id", "taxon_id", "trait_key", "trait_value", "unit", "source_ref"]),
         ("euler_tour", ["seq", "taxon_id", "depth"]),
@@ -193,9 +215,11 @@ public enum TaxonomySchema {
         ("fts_taxa", ["taxon_id", "scientific_name", "common_names", "synonyms"]),
     ]
 
-    /// The indexes of ``statements``: without them the server's queries would scan
-    /// whole tables (2 M rows), so an imported database must have every one.
-    static let requiredIndexes: [String] = indexNames(statements)
+    /// The indexes of versions 1 and 2 (version 3 adds `idx_taxa_main_parent`).
+    static let legacyIndexes = [
+        "idx_taxa_parent", "idx_taxa_rank", "idx_taxa_status", "idx_taxa_name", "idx_names_taxon", "idx_names_lang",
+        "idx_names_type", "idx_refs_taxon", "idx_traits_taxon", "idx_traits_key", "idx_top_n_taxon",
+    ]
 
     private static func indexNames(_ statements: [String]) -> [String] {
         statements.compactMap { statement in

@@ -1,8 +1,10 @@
 import Foundation
 import STOLModel
 
-/// A taxonomy in STOL's shape: eight ranks, each taxon under its nearest kept
-/// ancestor, names with BCP-47 tags and one preferred name per language.
+/// A taxonomy in STOL's shape: every node of the source (``nodes``, schema 3
+/// `taxa`) with its own rank and parent, the eight-rank view of it (``taxa``:
+/// each taxon of a main rank under its nearest kept ancestor), names with BCP-47
+/// tags and one preferred name per language, attached to any node.
 public struct NormalizedTaxonomy: Sendable {
     public struct Taxon: Sendable, Equatable {
         public var id: TaxonID
@@ -21,6 +23,9 @@ public struct NormalizedTaxonomy: Sendable {
         public var language: String
         public var type: NameType
         public var preferred: Bool
+        /// The source's class of the name, verbatim (NCBI `genbank common name`,
+        /// `equivalent name`, …); nil when the source has none.
+        public var nameClass: String? = nil
     }
 
     public struct Reference: Sendable, Equatable {
@@ -39,24 +44,40 @@ public struct NormalizedTaxonomy: Sendable {
         public var reference: Int?
     }
 
-    /// A node of the source's whole tree, with the source's own rank and parent.
-    public struct TreeNode: Sendable, Equatable {
+    /// A node of the source's whole tree, with the source's own rank and parent,
+    /// and its place in the eight-rank view (schema 3 `taxa`).
+    public struct Node: Sendable, Equatable {
         public var id: TaxonID
+        /// The source's parent (nil for a root).
         public var parentID: TaxonID?
+        /// The rank as the source spells it (`no rank`, `strain`, `superkingdom`).
         public var rank: String
+        /// One of the eight ranks, or nil for a node the eight-rank view leaves out.
+        public var mainRank: TaxonRank?
+        /// The eight-rank view's parent: for a node of a main rank the nearest
+        /// ancestor of a main rank above it; for any other node its nearest
+        /// ancestor of a main rank (its place in a main-rank lineage).
+        public var mainParentID: TaxonID?
         public var scientificName: String
+        public var author: String?
+        public var year: Int?
+        public var status: TaxonStatus
+        public var conservation: String?
     }
 
+    /// The eight-rank view: the taxa of a main rank, each under its nearest kept
+    /// ancestor (Euler tour, precomputed relatives, the compact tree).
     public var taxa: [Taxon] = []
-    /// The source's whole tree (schema 2 `tree_nodes`); empty unless the build keeps it.
-    public var fullTree: [TreeNode] = []
+    /// Every node (schema 3 `taxa`): the accepted usages of the source, and the
+    /// view's taxa the source keeps only as usages of another status.
+    public var nodes: [Node] = []
     /// Ids the source merged into another (old → new) and ids it deleted.
     public var merged: [TaxonID: TaxonID] = [:]
     public var deleted: Set<TaxonID> = []
     public var names: [Name] = []
     public var references: [Reference] = []
     public var traits: [Trait] = []
-    /// Source usages dropped because their rank is not one of the eight.
+    /// Source usages whose rank is not one of the eight (kept as nodes, not in the view).
     public var droppedIntermediate = 0
     /// Names (vernacular or synonym) whose taxon was not kept.
     public var droppedNames = 0
@@ -70,22 +91,10 @@ public struct TaxonomyNormalizer {
 
     public init() {}
 
-    /// - Parameter keepingFullTree: also keep every accepted usage as it is in the
-    ///   source (``NormalizedTaxonomy/fullTree``), parents and ranks unchanged.
-    public func normalize(_ source: SourceTaxonomy, keepingFullTree: Bool = false) -> NormalizedTaxonomy {
+    public func normalize(_ source: SourceTaxonomy) -> NormalizedTaxonomy {
         var result = NormalizedTaxonomy()
         result.merged = source.merged
         result.deleted = source.deleted
-        if keepingFullTree {
-            let accepted = Set(source.usages.lazy.filter { $0.status != .synonym }.map(\.id))
-            result.fullTree.reserveCapacity(accepted.count)
-            for usage in source.usages where usage.status != .synonym {
-                // A parent the source does not have (a cut subset's edge) makes a root.
-                let parent = usage.parentID.flatMap { accepted.contains($0) && $0 != usage.id ? $0 : nil }
-                result.fullTree.append(.init(id: usage.id, parentID: parent, rank: usage.rank,
-                                             scientificName: usage.scientificName))
-            }
-        }
         let usageByID = Dictionary(source.usages.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var keptRank: [TaxonID: TaxonRank] = [:]
         for usage in source.usages {
@@ -97,6 +106,7 @@ public struct TaxonomyNormalizer {
                 .map { ($0.taxonID, $0.value.uppercased()) },
             uniquingKeysWith: { first, _ in first })
 
+        var mainParent: [TaxonID: TaxonID?] = [:]
         for usage in source.usages {
             guard let rank = keptRank[usage.id] else {
                 result.droppedIntermediate += 1
@@ -111,15 +121,55 @@ public struct TaxonomyNormalizer {
                 hops += 1
             }
             if let candidate = parent, keptRank[candidate] == nil { parent = nil }
+            mainParent[usage.id] = parent
             result.taxa.append(.init(
                 id: usage.id, parentID: parent, rank: rank, scientificName: usage.scientificName,
                 author: usage.authorship, year: usage.authorship.flatMap(Self.year(from:)),
                 status: usage.status, conservation: conservation[usage.id]))
         }
 
+        // Every accepted usage is a node, under its own parent; a parent the source
+        // does not have (a cut subset's edge) makes a root.
+        let accepted = Set(source.usages.lazy.filter { $0.status != .synonym }.map(\.id))
+        /// The nearest ancestor of a main rank, memoised (NCBI: 2.6 M nodes, depth up to 60).
+        var nearestMain: [TaxonID: TaxonID] = [:]
+        func nearestMainAncestor(of id: TaxonID) -> TaxonID? {
+            var path: [TaxonID] = []
+            var current = usageByID[id]?.parentID
+            var found: TaxonID?
+            while let candidate = current, candidate != path.last, path.count < 1000 {
+                if keptRank[candidate] != nil { found = candidate; break }
+                if let known = nearestMain[candidate] { found = known; break }
+                path.append(candidate)
+                current = usageByID[candidate]?.parentID
+            }
+            if let found { for step in path { nearestMain[step] = found } }
+            return found
+        }
+        result.nodes.reserveCapacity(accepted.count)
+        var nodeIDs = Set<TaxonID>()
+        for usage in source.usages where accepted.contains(usage.id) && nodeIDs.insert(usage.id).inserted {
+            let parent = usage.parentID.flatMap { accepted.contains($0) && $0 != usage.id ? $0 : nil }
+            let main = keptRank[usage.id]
+            let mainParentID = main != nil ? (mainParent[usage.id] ?? nil) : nearestMainAncestor(of: usage.id)
+            result.nodes.append(.init(
+                id: usage.id, parentID: parent, rank: usage.rank, mainRank: main,
+                mainParentID: mainParentID,
+                scientificName: usage.scientificName, author: usage.authorship,
+                year: usage.authorship.flatMap(Self.year(from:)), status: usage.status, conservation: conservation[usage.id]))
+        }
+        // A taxon of the view that the source keeps only as a synonym usage: a node
+        // under its view parent, so that every taxon of the view is a node.
+        for taxon in result.taxa where nodeIDs.insert(taxon.id).inserted {
+            result.nodes.append(.init(
+                id: taxon.id, parentID: taxon.parentID, rank: taxon.rank.rawValue, mainRank: taxon.rank,
+                mainParentID: taxon.parentID, scientificName: taxon.scientificName, author: taxon.author,
+                year: taxon.year, status: taxon.status, conservation: taxon.conservation))
+        }
+
         var preferredSeen: Set<String> = []
         for name in source.vernacularNames {
-            guard keptRank[name.taxonID] != nil else { result.droppedNames += 1; continue }
+            guard nodeIDs.contains(name.taxonID) else { result.droppedNames += 1; continue }
             let key = "\(name.taxonID)|\(name.language)"
             let preferred = name.preferred && !preferredSeen.contains(key)
             if preferred { preferredSeen.insert(key) }
@@ -135,14 +185,14 @@ public struct TaxonomyNormalizer {
             }
         }
         for synonym in source.synonyms {
-            guard keptRank[synonym.acceptedID] != nil else { result.droppedNames += 1; continue }
+            guard nodeIDs.contains(synonym.acceptedID) else { result.droppedNames += 1; continue }
             result.names.append(.init(taxonID: synonym.acceptedID, name: synonym.name, language: "und",
                                       type: .synonym, preferred: false))
         }
 
         let referenceByID = Dictionary(source.references.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var referenceRow: [String: Int] = [:]
-        for property in source.properties where keptRank[property.taxonID] != nil {
+        for property in source.properties where nodeIDs.contains(property.taxonID) {
             var rowIndex: Int?
             if let refID = property.referenceID, let reference = referenceByID[refID] {
                 let key = "\(property.taxonID)|\(refID)"

@@ -24,14 +24,17 @@ public struct ReleasedIDs: Equatable, Sendable {
         self.entries = entries
     }
 
-    /// Reads the taxa of a built database.
+    /// Reads the taxa of a built database: every node since schema 3, each with its
+    /// main rank where it has one (as records of schema 2 wrote it: `domain`, not
+    /// NCBI's `superkingdom`), else its own.
     public init(database path: String) throws {
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         var entries: [TaxonID: Entry] = [:]
         try queue.read { db in
-            let rows = try Row.fetchCursor(db, sql: "SELECT id, rank, scientific_name FROM taxa")
+            let rank = try db.columns(in: "taxa").contains { $0.name == "main_rank" } ? "coalesce(main_rank, rank)" : "rank"
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, \(rank) AS rank, scientific_name FROM taxa")
             while let row = try rows.next() {
                 entries[row["id"]] = Entry(rank: row["rank"], scientificName: row["scientific_name"])
             }

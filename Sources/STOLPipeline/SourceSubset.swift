@@ -112,17 +112,19 @@ extension SourceTaxonomy {
         public var droppedNames = 0
     }
 
-    /// Every taxon above species rank, and only the species that have a common
-    /// name or a property (IUCN status, trait) in the source or its overlay, or
-    /// whose id is in `alsoKeeping`, with what is below them.
+    /// Every taxon above species rank, and, at species rank and below, only the
+    /// taxa that have a common name or a property (IUCN status, trait) in the
+    /// source or its overlay, or whose id is in `alsoKeeping`, with their ancestors
+    /// (a species stays when a strain or subspecies under it is named: the dog,
+    /// *Canis lupus familiaris*, keeps the gray wolf).
     ///
     /// `alsoKeeping` holds the overlay's own taxa and every released id: an id
     /// once released stays (stable-id policy), even if its name goes away.
     ///
     /// This is the bundled database's selection rule: the whole tree down to genus,
-    /// plus the species people know by a name. It exists because the full
-    /// placeholder-free NCBI tree (645 k species) cannot fit the bundled database's
-    /// 20 MB compressed budget with this schema (docs/design/data-and-format.md §6).
+    /// plus the species and below that people know by a name. It exists because the
+    /// full placeholder-free NCBI tree (645 k species) cannot fit the bundled
+    /// database's 20 MB compressed budget (docs/design/data-and-format.md §6).
     public func keepingNamedSpecies(alsoKeeping: Set<TaxonID> = []) -> (SourceTaxonomy, NamedSpeciesReport) {
         let positions = usagePositions()
         var notable = alsoKeeping
@@ -132,8 +134,20 @@ extension SourceTaxonomy {
         for (position, usage) in usages.enumerated() where TaxonRank(sourceRank: usage.rank) == .species {
             isSpecies[position] = true
         }
-        let unnamed = inheritedMarks(positions: positions) { isSpecies[$0] && !notable.contains(usages[$0].id) }
-        let keep = unnamed.map { !$0 }
+        // Notable taxa and every ancestor of one.
+        var leadsToNotable = [Bool](repeating: false, count: usages.count)
+        for id in notable {
+            guard var position = positions[id].map(Int.init) else { continue }
+            var hops = 0
+            while !leadsToNotable[position], hops < usages.count {
+                leadsToNotable[position] = true
+                guard let parent = usages[position].parentID, let next = positions[parent] else { break }
+                position = Int(next)
+                hops += 1
+            }
+        }
+        let atOrBelowSpecies = inheritedMarks(positions: positions) { isSpecies[$0] }
+        let keep = usages.indices.map { !atOrBelowSpecies[$0] || leadsToNotable[$0] }
         let (result, droppedNames) = retaining(keep, positions: positions)
         var report = NamedSpeciesReport()
         for position in usages.indices where isSpecies[position] {

@@ -32,9 +32,6 @@ public struct TaxonomyBuilder {
         /// Records of released ids (``ReleasedIDs``) whose species
         /// ``onlyNamedSpecies`` must keep even without a name.
         public var releasedRecords: [String] = []
-        /// Keep the source's whole tree with its own ranks (schema 2 `tree_nodes`),
-        /// besides the eight-rank view: the reference build does, the bundled one does not.
-        public var fullTree = false
         /// Progress of long reads (rows read, rows/s); nil: logged at debug level only.
         public var progress: ReadProgressHandler?
         public init() {}
@@ -157,13 +154,13 @@ public struct TaxonomyBuilder {
             phase("named species")
         }
 
-        let normalized = TaxonomyNormalizer().normalize(source, keepingFullTree: options.fullTree)
+        let normalized = TaxonomyNormalizer().normalize(source)
         source = SourceTaxonomy()  // release the source before writing
         summary.taxa = normalized.taxa.count
         summary.species = normalized.taxa.reduce(0) { $0 + ($1.rank == .species ? 1 : 0) }
         summary.droppedIntermediate = normalized.droppedIntermediate
         logger.info("normalised", metadata: ["taxa": "\(normalized.taxa.count)", "species": "\(summary.species)",
-                                             "treeNodes": "\(normalized.fullTree.count)",
+                                             "nodes": "\(normalized.nodes.count)",
                                              "merged": "\(normalized.merged.count)", "deleted": "\(normalized.deleted.count)",
                                              "droppedIntermediate": "\(normalized.droppedIntermediate)"])
         phase("normalise")

@@ -13,14 +13,19 @@ import STOLModel
 /// databases are opened read-only by users who cannot write their directory.
 public struct TaxonomyDatabaseWriter {
     public struct Report: Sendable, Equatable {
+        /// Rows of `taxa`: every node of the source.
         public var taxa = 0
+        /// The nodes of a main rank (the eight-rank view).
+        public var mainTaxa = 0
         public var names = 0
+        /// Names per class as the source spells it (`genbank common name`, …;
+        /// `(none)` for names without a class): which classes the build had.
+        public var nameClasses: [String: Int] = [:]
         public var references = 0
         public var traits = 0
         public var eulerTour = 0
         public var topNRelatives = 0
-        /// Rows of the schema 2 tables: the whole tree, merged and deleted ids.
-        public var treeNodes = 0
+        /// Ids the source retired: merged into another, and deleted.
         public var mergedIDs = 0
         public var deletedIDs = 0
         /// Taxa with a prominence above zero.
@@ -64,6 +69,18 @@ public struct TaxonomyDatabaseWriter {
         } catch {
             throw WriteError.invalidTree("\(error)")
         }
+        // The whole tree is validated the same way (known parents, no cycle), and
+        // its depths order the prominence sums.
+        let wholeTree: FullTaxonTree
+        do {
+            var builder = FullTaxonTree.Builder(capacity: taxonomy.nodes.count)
+            for node in taxonomy.nodes.sorted(by: { $0.id < $1.id }) {
+                try builder.append(id: node.id, parentID: node.parentID, rank: node.rank, name: node.scientificName.utf8)
+            }
+            wholeTree = try builder.build()
+        } catch {
+            throw WriteError.invalidTree("\(error)")
+        }
         phase("tree")
         let partial = output + ".partial"
         let compacted = output + ".partial-compact"
@@ -97,27 +114,29 @@ public struct TaxonomyDatabaseWriter {
                 try db.execute(sql: "INSERT INTO schema_version (version) VALUES (?)",
                                arguments: [TaxonomySchema.currentVersion])
                 // Rows go in by taxon id, so that every id-keyed b-tree is appended to.
-                let byID = taxonomy.taxa.indices.sorted { taxonomy.taxa[$0].id < taxonomy.taxa[$1].id }
+                let byID = taxonomy.nodes.indices.sorted { taxonomy.nodes[$0].id < taxonomy.nodes[$1].id }
                 report.taxa = try insertTaxa(taxonomy, byID: byID, db)
+                report.mainTaxa = taxonomy.taxa.count
                 phase("taxa")
                 report.names = try insertNames(taxonomy, db)
+                for name in taxonomy.names { report.nameClasses[name.nameClass ?? "(none)", default: 0] += 1 }
                 report.references = try insertReferencesAndTraits(taxonomy, db, traits: &report.traits)
                 phase("names")
-                (report.treeNodes, report.mergedIDs, report.deletedIDs) = try insertFullTree(taxonomy, db)
-                phase("tree_nodes")
+                (report.mergedIDs, report.deletedIDs) = try insertRetiredIDs(taxonomy, db)
+                phase("retired ids")
                 try insertSearchIndex(taxonomy, byID: byID, db)
                 phase("fts")
                 let nodesByID = (0..<tree.count).sorted { tree.nodes[$0].id < tree.nodes[$1].id }
                 report.eulerTour = try insertEulerTour(tree, nodesByID: nodesByID, db)
                 phase("euler")
                 report.topNRelatives = try insertTopN(tree, nodesByID: nodesByID, db)
-                report.prominentTaxa = try insertProminence(taxonomy, tree, db)
+                report.prominentTaxa = try insertProminence(taxonomy, view: tree, whole: wholeTree, db)
                 phase("topN")
                 for statement in indexes { try db.execute(sql: statement) }
                 phase("indexes")
                 // The bulk load skipped the per-row constraint checks (an `IN (…)` CHECK
                 // costs more than the insert); check the source tables once instead.
-                for table in ["taxa", "names", "refs", "traits", "tree_nodes"] {
+                for table in ["taxa", "names", "refs", "traits"] {
                     if let row = try Row.fetchOne(db, sql: "PRAGMA foreign_key_check(\(table))") {
                         throw WriteError.invalidTree("foreign key violation: \(row)")
                     }
@@ -154,31 +173,33 @@ public struct TaxonomyDatabaseWriter {
 
     /// The CHECK constraints of the schema (docs/design/data-and-format.md §5), verified after the bulk load.
     private static let checks: [(table: String, condition: String)] = [
-        ("taxa", "rank IN ('domain','kingdom','phylum','class','order','family','genus','species')"),
+        ("taxa", "main_rank IS NULL OR main_rank IN (\(TaxonomySchema.mainRankList))"),
         ("taxa", "status IN ('accepted','synonym','doubtful')"),
-        ("names", "name_type IN ('common','synonym','vernacular','trade')"),
+        ("names", "name_type IN (\(NameType.allCases.map { "'\($0.rawValue)'" }.joined(separator: ",")))"),
         ("refs", "ref_type IN ('taxonomy','ecology','morphology','conservation','other')"),
     ]
 
-    /// In id order (`byID`); foreign keys are checked once all rows are in.
+    /// Every node, in id order (`byID`); foreign keys are checked once all rows are in.
     private func insertTaxa(_ taxonomy: NormalizedTaxonomy, byID: [Int], _ db: Database) throws -> Int {
         let insert = try BulkInsert(db, sql: """
-            INSERT INTO taxa (id, parent_id, rank, scientific_name, author, year, status, conservation)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO taxa (id, parent_id, rank, main_rank, main_parent_id, scientific_name, author, year, status, conservation)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         for position in byID {
-            let taxon = taxonomy.taxa[position]
-            insert.bind(1, taxon.id)
-            insert.bind(2, taxon.parentID)
-            insert.bind(3, taxon.rank.rawValue)
-            insert.bind(4, taxon.scientificName)
-            insert.bind(5, taxon.author)
-            insert.bind(6, taxon.year.map(Int64.init))
-            insert.bind(7, taxon.status.rawValue)
-            insert.bind(8, taxon.conservation)
+            let node = taxonomy.nodes[position]
+            insert.bind(1, node.id)
+            insert.bind(2, node.parentID)
+            insert.bind(3, node.rank)
+            insert.bind(4, node.mainRank?.rawValue)
+            insert.bind(5, node.mainParentID)
+            insert.bind(6, node.scientificName)
+            insert.bind(7, node.author)
+            insert.bind(8, node.year.map(Int64.init))
+            insert.bind(9, node.status.rawValue)
+            insert.bind(10, node.conservation)
             try insert.step()
         }
-        return taxonomy.taxa.count
+        return taxonomy.nodes.count
     }
 
     /// Each taxon's prominence, the signal search orders equally good matches by:
@@ -190,25 +211,49 @@ public struct TaxonomyDatabaseWriter {
     /// tiger, leopard, jaguar under it) comes before Panthalis and Panthea for the
     /// prefix "panth", and Drosophila melanogaster, curated, before another fly
     /// also called "fruit fly". Rows only for a score above zero (most species have none).
-    private func insertProminence(_ taxonomy: NormalizedTaxonomy, _ tree: TaxonTree, _ db: Database) throws -> Int {
+    ///
+    /// A taxon of the eight-rank view counts its subtree in the view (as before
+    /// schema 3); a node outside it (a subfamily, a clade, a strain) counts its
+    /// subtree on the whole tree, at half weight: next to a genus of the same
+    /// prefix, a subfamily above it is rarely what a person typing means
+    /// ("panth": Panthera, not Pantherinae), but among nodes outside the view
+    /// the larger and better-known still comes first.
+    private func insertProminence(_ taxonomy: NormalizedTaxonomy, view: TaxonTree, whole tree: FullTaxonTree,
+                                  _ db: Database) throws -> Int {
         var named = Set<TaxonID>()
         for name in taxonomy.names where name.type == .common { named.insert(name.taxonID) }
-        var curated = Set<TaxonID>(taxonomy.taxa.lazy.filter { $0.conservation != nil }.map(\.id))
+        var curated = Set<TaxonID>(taxonomy.nodes.lazy.filter { $0.conservation != nil }.map(\.id))
         for trait in taxonomy.traits { curated.insert(trait.taxonID) }
-        // Named taxa before each preorder position: a subtree is a contiguous range.
-        var namedBefore = [Int32](repeating: 0, count: tree.count + 1)
-        for node in 0..<tree.count {
-            namedBefore[node + 1] = namedBefore[node] + (named.contains(tree.nodes[node].id) ? 1 : 0)
+        func score(descendants: Int, namedTaxa: Int, _ id: TaxonID) -> Double {
+            log2(1 + Double(descendants)) + 2 * log2(1 + Double(namedTaxa)) + (curated.contains(id) ? 4 : 0)
+        }
+        var scores: [TaxonID: Double] = [:]
+        // The view: a subtree is a contiguous preorder range; named taxa counted by prefix sums.
+        var namedBefore = [Int32](repeating: 0, count: view.count + 1)
+        for node in 0..<view.count {
+            namedBefore[node + 1] = namedBefore[node] + (named.contains(view.nodes[node].id) ? 1 : 0)
+        }
+        for node in 0..<view.count {
+            let end = Int(view.subtreeEnd[node])
+            scores[view.nodes[node].id] = score(descendants: end - node - 1,
+                                                namedTaxa: Int(namedBefore[end] - namedBefore[node]), view.nodes[node].id)
+        }
+        // The whole tree, for the nodes outside the view: deepest first, each adds itself to its parent.
+        var descendants = [Int32](repeating: 0, count: tree.count)
+        var namedTaxa = [Int32](repeating: 0, count: tree.count)
+        for node in 0..<tree.count where named.contains(tree.id(at: node)) { namedTaxa[node] = 1 }
+        for node in (0..<tree.count).sorted(by: { tree.depth(of: $0) > tree.depth(of: $1) }) {
+            guard let parent = tree.parent(of: node) else { continue }
+            descendants[parent] += descendants[node] + 1
+            namedTaxa[parent] += namedTaxa[node]
+        }
+        for node in 0..<tree.count where scores[tree.id(at: node)] == nil {
+            let id = tree.id(at: node)
+            scores[id] = 0.5 * score(descendants: Int(descendants[node]), namedTaxa: Int(namedTaxa[node]), id)
         }
         let insert = try BulkInsert(db, sql: "INSERT INTO prominence (taxon_id, score) VALUES (?, ?)")
         var rows: [(TaxonID, Double)] = []
-        for node in 0..<tree.count {
-            let end = Int(tree.subtreeEnd[node])
-            let descendants = Double(end - node - 1)
-            let namedTaxa = Double(namedBefore[end] - namedBefore[node])
-            let score = log2(1 + descendants) + 2 * log2(1 + namedTaxa) + (curated.contains(tree.nodes[node].id) ? 4 : 0)
-            if score > 0 { rows.append((tree.nodes[node].id, (score * 1000).rounded() / 1000)) }
-        }
+        for (id, score) in scores where score > 0 { rows.append((id, (score * 1000).rounded() / 1000)) }
         for (id, score) in rows.sorted(by: { $0.0 < $1.0 }) {
             insert.bind(1, id)
             insert.bind(2, score)
@@ -217,20 +262,11 @@ public struct TaxonomyDatabaseWriter {
         return rows.count
     }
 
-    /// The whole tree (in id order); the merged ids whose new id the database holds
-    /// (a subset may have cut the taxon an old id went to) and whose old id it does
-    /// not; the deleted ids it does not hold.
-    private func insertFullTree(_ taxonomy: NormalizedTaxonomy, _ db: Database) throws -> (Int, Int, Int) {
-        let nodes = try BulkInsert(db, sql: "INSERT INTO tree_nodes (id, parent_id, rank, scientific_name) VALUES (?, ?, ?, ?)")
-        for node in taxonomy.fullTree.sorted(by: { $0.id < $1.id }) {
-            nodes.bind(1, node.id)
-            nodes.bind(2, node.parentID)
-            nodes.bind(3, node.rank)
-            nodes.bind(4, node.scientificName)
-            try nodes.step()
-        }
-        var held = Set(taxonomy.taxa.lazy.map(\.id))
-        held.formUnion(taxonomy.fullTree.lazy.map(\.id))
+    /// The merged ids whose new id the database holds (a subset may have cut the
+    /// taxon an old id went to) and whose old id it does not; the deleted ids it
+    /// does not hold.
+    private func insertRetiredIDs(_ taxonomy: NormalizedTaxonomy, _ db: Database) throws -> (Int, Int) {
+        let held = Set(taxonomy.nodes.lazy.map(\.id))
         let mergedInsert = try BulkInsert(db, sql: "INSERT INTO merged_ids (old_id, new_id) VALUES (?, ?)")
         var merged = 0
         for (old, new) in taxonomy.merged.sorted(by: { $0.key < $1.key }) where held.contains(new) && !held.contains(old) {
@@ -246,19 +282,20 @@ public struct TaxonomyDatabaseWriter {
             try deletedInsert.step()
             deleted += 1
         }
-        return (taxonomy.fullTree.count, merged, deleted)
+        return (merged, deleted)
     }
 
     private func insertNames(_ taxonomy: NormalizedTaxonomy, _ db: Database) throws -> Int {
         let insert = try BulkInsert(db, sql: """
-            INSERT INTO names (taxon_id, name, lang, name_type, is_preferred) VALUES (?, ?, ?, ?, ?)
+            INSERT INTO names (taxon_id, name, lang, name_type, name_class, is_preferred) VALUES (?, ?, ?, ?, ?, ?)
             """)
         for name in taxonomy.names {
             insert.bind(1, name.taxonID)
             insert.bind(2, name.name)
             insert.bind(3, name.language)
             insert.bind(4, name.type.rawValue)
-            insert.bind(5, Int64(name.preferred ? 1 : 0))
+            insert.bind(5, name.nameClass)
+            insert.bind(6, Int64(name.preferred ? 1 : 0))
             try insert.step()
         }
         return taxonomy.names.count
@@ -290,7 +327,9 @@ public struct TaxonomyDatabaseWriter {
         for name in taxonomy.names {
             switch name.type {
             case .common, .vernacular: commonNames[name.taxonID, default: []].append(name.name)
-            case .synonym: synonyms[name.taxonID, default: []].append(name.name)
+            // What a person may type for the taxon besides its names: another
+            // scientific name, an acronym, a recorded misspelling.
+            case .synonym, .acronym, .misspelling, .includes, .authority: synonyms[name.taxonID, default: []].append(name.name)
             case .trade: break
             }
         }
@@ -298,7 +337,7 @@ public struct TaxonomyDatabaseWriter {
             INSERT INTO fts_taxa (rowid, taxon_id, scientific_name, common_names, synonyms) VALUES (?, ?, ?, ?, ?)
             """)
         for position in byID {
-            let taxon = taxonomy.taxa[position]
+            let taxon = taxonomy.nodes[position]
             insert.bind(1, taxon.id)
             insert.bind(2, taxon.id)
             insert.bind(3, taxon.scientificName)

@@ -165,7 +165,23 @@ extension TaxonomyQueries {
                         case nil: break
                         }
                     }
-                    guard let node else { throw TaxonomyError.taxonNotFound(id) }
+                    guard let node else {
+                        // A node outside the view (a strain, a clade): its main-rank
+                        // lineage is its nearest main-rank ancestor's, that one included.
+                        guard layout.everyNode, let (taxon, lineage) = try lineage(db, of: id, language: "en") else {
+                            throw TaxonomyError.taxonNotFound(id)
+                        }
+                        result.taxon = taxon
+                        result.taxon.commonName = ""
+                        result.lineageIds = lineage.map(\.id)
+                        if form == .compact {
+                            result.lineageRanks = lineage.map { TaxonomyQueries.modelRank($0.rank)?.rawValue ?? "" }
+                            result.lineageNames = lineage.map(\.scientificName)
+                        }
+                        response.results.append(result)
+                        chains.append(nil)
+                        continue
+                    }
                     var chain = [node]
                     var parent = tree.parentIndex[node]
                     while parent >= 0 {

@@ -36,11 +36,11 @@ public struct MemoryIndexes: Sendable {
     /// Search's order among equally good matches (schema 2; empty for schema 1).
     public var prominence = ProminenceIndex.empty
 
-    static func load(_ db: Database) throws -> MemoryIndexes {
+    static func load(_ db: Database, layout: TaxonomyLayout, schemaVersion: Int) throws -> MemoryIndexes {
         var tree: CompactTaxonTree?
         var treeProblem: String?
         do {
-            tree = try loadTree(db)
+            tree = try loadTree(db, layout: layout)
         } catch {
             treeProblem = "\(error)"
         }
@@ -87,8 +87,8 @@ public struct MemoryIndexes: Sendable {
             }
         }
         let higher = try Row.fetchCursor(db, sql: """
-            SELECT id, scientific_name, rank FROM taxa
-            WHERE rank IN ('domain','kingdom','phylum','class','order','family','genus')
+            SELECT id, scientific_name, \(layout.mainRank) FROM taxa
+            WHERE \(layout.mainRank) IN ('domain','kingdom','phylum','class','order','family','genus')
             """)
         while let row = try higher.next() {
             let words = SearchQuery.words(in: row[1])
@@ -105,7 +105,7 @@ public struct MemoryIndexes: Sendable {
                                     exactNames: exactNames, commonlyNamed: commonlyNamed, filteredSearch: filteredSearch,
                                     treeProblem: treeProblem)
         do {
-            indexes.fullTree = try loadFullTree(db)
+            indexes.fullTree = try loadFullTree(db, table: layout.wholeTreeTable(schemaVersion: schemaVersion))
         } catch {
             indexes.fullTreeProblem = "\(error)"
         }
@@ -113,13 +113,14 @@ public struct MemoryIndexes: Sendable {
         return indexes
     }
 
-    /// The whole tree of `tree_nodes`, nil when the table is absent (schema 1) or empty.
-    static func loadFullTree(_ db: Database) throws -> FullTaxonTree? {
-        guard try db.tableExists("tree_nodes") else { return nil }
-        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM tree_nodes") ?? 0
+    /// The whole tree (schema 3 `taxa`, schema 2 `tree_nodes`), nil when the schema
+    /// has none (version 1) or the table is empty.
+    static func loadFullTree(_ db: Database, table: String?) throws -> FullTaxonTree? {
+        guard let table, try db.tableExists(table) else { return nil }
+        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
         guard count > 0 else { return nil }
         var builder = FullTaxonTree.Builder(capacity: count)
-        let rows = try Row.fetchCursor(db, sql: "SELECT id, parent_id, rank, scientific_name FROM tree_nodes ORDER BY id")
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, parent_id, rank, scientific_name FROM \(table) ORDER BY id")
         while let row = try rows.next() {
             let name: String = row[3]
             try builder.append(id: row[0], parentID: row[1], rank: row[2], name: name.utf8)
@@ -127,14 +128,17 @@ public struct MemoryIndexes: Sendable {
         return try builder.build()
     }
 
-    private static func loadTree(_ db: Database) throws -> CompactTaxonTree {
-        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa") ?? 0
+    /// The eight-rank view: the rows of a main rank under their view parents.
+    private static func loadTree(_ db: Database, layout: TaxonomyLayout) throws -> CompactTaxonTree {
+        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa WHERE \(layout.inView)") ?? 0
         var ids = [TaxonID](), parents = [TaxonID](), ranks = [UInt8]()
         ids.reserveCapacity(count)
         parents.reserveCapacity(count)
         ranks.reserveCapacity(count)
         let levels = Dictionary(uniqueKeysWithValues: TaxonRank.allCases.map { ($0.rawValue, UInt8($0.level)) })
-        let rows = try Row.fetchCursor(db, sql: "SELECT id, parent_id, rank FROM taxa ORDER BY id")
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT id, \(layout.mainParent), \(layout.mainRank) FROM taxa WHERE \(layout.inView) ORDER BY id
+            """)
         while let row = try rows.next() {
             ids.append(row[0])
             parents.append((row[1] as TaxonID?) ?? 0)
@@ -142,7 +146,9 @@ public struct MemoryIndexes: Sendable {
         }
         var nameOrder = [Int32]()
         nameOrder.reserveCapacity(count)
-        let byName = try TaxonID.fetchCursor(db, sql: "SELECT id FROM taxa INDEXED BY idx_taxa_name ORDER BY scientific_name, id")
+        let byName = try TaxonID.fetchCursor(db, sql: """
+            SELECT id FROM taxa INDEXED BY idx_taxa_name WHERE \(layout.inView) ORDER BY scientific_name, id
+            """)
         while let id = try byName.next() {
             var low = 0, high = ids.count
             while low < high {

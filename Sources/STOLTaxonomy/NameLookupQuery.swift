@@ -14,9 +14,8 @@ extension TaxonomyQueries {
         let full = database.fullTreeCount > 0
         if full && indexes == nil { throw .memoryIndexesLoading }  // then names come from the tree's index
         let tree = indexes?.fullTree
-        let sql = full
-            ? "SELECT id, rank FROM tree_nodes WHERE scientific_name = ? ORDER BY id LIMIT 100"
-            : "SELECT id, rank FROM taxa WHERE scientific_name = ? ORDER BY id LIMIT 100"
+        let table = layout.wholeTreeTable(schemaVersion: database.schemaVersion) ?? "taxa"
+        let sql = "SELECT id, rank FROM \(table) WHERE scientific_name = ? ORDER BY id LIMIT 100"
         return try database.read { db in
             var response = Stol_V1_NameLookupResponse()
             for name in names {

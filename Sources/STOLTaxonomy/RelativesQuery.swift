@@ -18,12 +18,23 @@ extension TaxonomyQueries {
     /// Never waits for the in-memory tree: when the answer needs it and it is
     /// still being built, this throws ``TaxonomyError/memoryIndexesLoading`` and
     /// ``TaxonomyService`` awaits it, holding no thread, and asks again.
+    ///
+    /// A node below a species outside the eight ranks (a strain, a subspecies, an
+    /// isolate) is answered for its species: the response's `taxon` is that species,
+    /// whose closest relatives are the strain's closest species too.
     public func relatives(of id: TaxonID, n: Int, computed: Bool, maximumCandidates: Int,
                           language: String) throws(TaxonomyError) -> Stol_V1_RelativesResponse {
         let precomputed = try database.read { db -> Stol_V1_RelativesResponse? in
             guard let taxon = try taxa(db, ids: [id], language: language)[id] else { throw TaxonomyError.taxonNotFound(id) }
+            if taxon.rank == .unspecified, layout.everyNode,
+               let species = try TaxonID.fetchOne(db.cachedStatement(sql: """
+                   SELECT p.id FROM taxa t JOIN taxa p ON p.id = t.main_parent_id WHERE t.id = ? AND p.main_rank = 'species'
+                   """), arguments: [id]) {
+                return Stol_V1_RelativesResponse.with { $0.taxon.id = species }  // answered for the species, below
+            }
             guard taxon.rank == .species else {
-                throw TaxonomyError.notASpecies(id, rank: TaxonomyQueries.modelRank(taxon.rank)?.rawValue ?? "taxon")
+                throw TaxonomyError.notASpecies(
+                    id, rank: TaxonomyQueries.modelRank(taxon.rank)?.rawValue ?? (taxon.sourceRank.isEmpty ? "taxon" : taxon.sourceRank))
             }
             var response = Stol_V1_RelativesResponse()
             response.taxon = taxon
@@ -48,6 +59,10 @@ extension TaxonomyQueries {
             return response
         }
         guard var response = precomputed else { throw .taxonNotFound(id) }
+        if response.taxon.id != id {
+            return try relatives(of: response.taxon.id, n: n, computed: computed, maximumCandidates: maximumCandidates,
+                                 language: language)
+        }
         if response.source == .precomputed { return response }
 
         guard let indexes = database.memoryIndexes else { throw .memoryIndexesLoading }

@@ -168,7 +168,7 @@ struct SearchEngine {
                        indexes: MemoryIndexes?) throws -> [TaxonID] {
         let expression = SearchQuery.expression(groups, prefix: prefix)
         guard !expression.isEmpty else { return [] }
-        let (filter, arguments) = Self.filter(options)
+        let (filter, arguments) = searchFilter(options)
         if filter.isEmpty {
             return try TaxonID.fetchAll(db.cachedStatement(sql: "SELECT rowid FROM fts_taxa WHERE fts_taxa MATCH ? LIMIT ?"),
                                         arguments: [expression, limit])
@@ -204,7 +204,7 @@ struct SearchEngine {
     /// ``FilteredSearchIndex`` and only their names are compared.
     private func scientificPrefix(_ db: Database, _ prefix: String, options: SearchOptions, limit: Int,
                                   indexes: MemoryIndexes? = nil) throws -> [TaxonID] {
-        let (filter, arguments) = Self.filter(options)
+        let (filter, arguments) = searchFilter(options)
         let capitalised = prefix.prefix(1).uppercased() + prefix.dropFirst()
         var candidates: [TaxonID]?
         if !filter.isEmpty, let indexes, let tree = indexes.tree {
@@ -237,11 +237,11 @@ struct SearchEngine {
         return ids
     }
 
-    static func filter(_ options: SearchOptions) -> (String, [any DatabaseValueConvertible]) {
+    func searchFilter(_ options: SearchOptions) -> (String, [any DatabaseValueConvertible]) {
         var clause = ""
         var arguments: [any DatabaseValueConvertible] = []
         if let rank = options.rank {
-            clause += " AND t.rank = ?"
+            clause += " AND t.\(queries.layout.mainRank) = ?"
             arguments.append(rank.rawValue)
         }
         if !options.conservation.isEmpty {
@@ -364,14 +364,14 @@ struct SearchEngine {
         for chunk in stride(from: 0, to: unique.count, by: 512) {
             let part = TaxonomyQueries.padded(Array(unique[chunk..<min(chunk + 512, unique.count)]))
             let rows = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT id, scientific_name, rank, conservation FROM taxa
+                SELECT id, scientific_name, \(queries.layout.mainRank), conservation FROM taxa
                 WHERE id IN (\(TaxonomyQueries.placeholders(part)))
                 """), arguments: StatementArguments(part))
             for row in rows {
                 var taxon = Stol_V1_Taxon()
                 taxon.id = row[0]
                 taxon.scientificName = row[1]
-                taxon.rank = TaxonRank(rawValue: row[2]).map(TaxonomyQueries.wireRank) ?? .unspecified
+                taxon.rank = (row[2] as String?).flatMap(TaxonRank.init(rawValue:)).map(TaxonomyQueries.wireRank) ?? .unspecified
                 taxon.conservation = row[3] ?? ""
                 taxa[taxon.id] = taxon
             }
@@ -464,7 +464,7 @@ extension TaxonomyQueries {
     public func sampleIDs(rank: TaxonRank?, count: Int) throws(TaxonomyError) -> [TaxonID] {
         try database.read { db in
             if let rank {
-                return try TaxonID.fetchAll(db, sql: "SELECT id FROM taxa WHERE rank = ? ORDER BY random() LIMIT ?",
+                return try TaxonID.fetchAll(db, sql: "SELECT id FROM taxa WHERE \(layout.mainRank) = ? ORDER BY random() LIMIT ?",
                                             arguments: [rank.rawValue, count])
             }
             return try TaxonID.fetchAll(db, sql: "SELECT id FROM taxa ORDER BY random() LIMIT ?", arguments: [count])

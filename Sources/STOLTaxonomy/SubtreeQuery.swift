@@ -14,7 +14,9 @@ extension TaxonomyQueries {
     public func subtree(of id: TaxonID, ranks: Stol_V1_RankView, maximumTaxa: Int) throws(TaxonomyError) -> Stol_V1_SubtreeResponse {
         guard let indexes = database.memoryIndexes else { throw .memoryIndexesLoading }
         var response = Stol_V1_SubtreeResponse()
-        if ranks == .all {
+        // A node outside the view has no subtree in it: its own subtree is shown.
+        let outsideView = ranks == .main && layout.everyNode && indexes.tree.map { $0.index(of: id) == nil } == true
+        if ranks == .all || outsideView {
             let tree = try fullTree()
             guard let node = tree.index(of: id) else { throw .taxonNotFound(id) }
             guard let (nodes, depths) = tree.subtree(of: node, limit: maximumTaxa) else {

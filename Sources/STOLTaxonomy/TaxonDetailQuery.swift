@@ -13,8 +13,12 @@ extension TaxonomyQueries {
             }
             var detail = Stol_V1_TaxonDetail()
             detail.taxon = taxon
-            detail.taxon.childCount = UInt32(try Int.fetchOne(
-                db.cachedStatement(sql: "SELECT count(*) FROM taxa WHERE parent_id = ?"), arguments: [id]) ?? 0)
+            // Children as `children` lists them: the view's for a taxon of the view,
+            // the source's own for a node outside it.
+            let childColumn = layout.everyNode && taxon.rank == .unspecified ? "parent_id" : layout.mainParent
+            detail.taxon.childCount = UInt32(try Int.fetchOne(db.cachedStatement(sql: """
+                SELECT count(*) FROM taxa WHERE \(childColumn) = ?\(childColumn == "parent_id" ? "" : " AND \(layout.inView)")
+                """), arguments: [id]) ?? 0)
             detail.lineage = lineage
             var groups: [String: [Stol_V1_LocalName]] = [:]
             let names = try Row.fetchAll(db.cachedStatement(sql: """

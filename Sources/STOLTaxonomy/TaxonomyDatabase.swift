@@ -20,13 +20,17 @@ public final class TaxonomyDatabase: Sendable {
     public let path: String
     public let kind: Stol_V1_DatabaseKind
     public let schemaVersion: Int
+    /// Where this schema keeps the eight-rank view and the whole tree.
+    public let layout: TaxonomyLayout
+    /// Rows of `taxa`: every node in schema 3, the eight-rank view before.
     public let taxaCount: Int
     public let speciesCount: Int
     public let namesCount: Int
     /// Rows per species in `top_n_relatives` (the pipeline's N; 0 when empty).
     public let precomputedRelatives: Int
-    /// Nodes of the source's whole tree (`tree_nodes`, schema 2): 0 when the
-    /// database keeps only the main ranks (schema 1, or a build without the tree).
+    /// Nodes of the source's whole tree (schema 3 `taxa`, schema 2 `tree_nodes`): 0
+    /// when the database keeps only the main ranks (schema 1, or a schema 2 build
+    /// without the tree).
     public let fullTreeCount: Int
     public let sizeBytes: UInt64
     public let fingerprint: String
@@ -82,10 +86,12 @@ public final class TaxonomyDatabase: Sendable {
                 guard missing.isEmpty else {
                     throw TaxonomyError.databaseUnusable(path: path, reason: "missing tables \(missing.joined(separator: ", "))")
                 }
-                let treeNodes = version >= TaxonomySchema.fullTreeVersion
-                    ? try Int.fetchOne(db, sql: "SELECT count(*) FROM tree_nodes") ?? 0 : 0
+                let layout = TaxonomyLayout(schemaVersion: version)
                 let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa") ?? 0
-                let species = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa WHERE rank = 'species'") ?? 0
+                let treeNodes = try layout.wholeTreeTable(schemaVersion: version).map { table in
+                    table == "taxa" ? count : try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
+                } ?? 0
+                let species = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa WHERE \(layout.mainRank) = 'species'") ?? 0
                 let names = try Int.fetchOne(db, sql: "SELECT count(*) FROM names") ?? 0
                 // rank_order runs 1…N for every species that has N relatives or more.
                 let relatives = try Int.fetchOne(db, sql: """
@@ -99,6 +105,7 @@ public final class TaxonomyDatabase: Sendable {
                     path: path, reason: "schema version \(facts[0]); this server understands 1...\(TaxonomySchema.currentVersion)")
             }
             schemaVersion = facts[0]
+            layout = TaxonomyLayout(schemaVersion: facts[0])
             taxaCount = facts[1]
             speciesCount = facts[2]
             namesCount = facts[3]
@@ -146,8 +153,10 @@ public final class TaxonomyDatabase: Sendable {
         guard indexes.claimBuild() else { return }
         let reader = readers[readers.count - 1]
         let slot = indexes
+        let layout = self.layout, version = schemaVersion
         let thread = Thread {
-            slot.fill((try? reader.inDatabase { try MemoryIndexes.load($0) }) ?? MemoryIndexes.empty)
+            slot.fill((try? reader.inDatabase { try MemoryIndexes.load($0, layout: layout, schemaVersion: version) })
+                      ?? MemoryIndexes.empty)
         }
         thread.name = "stol.indexes"
         thread.start()

@@ -11,19 +11,30 @@ public struct TaxonomyQueries {
         self.database = database
     }
 
-    static let taxonColumns = """
-        t.id, t.parent_id, t.rank, t.scientific_name, t.author, t.year, t.status, t.conservation,
-        (SELECT n.name FROM names n INDEXED BY idx_names_taxon WHERE n.taxon_id = t.id AND n.name_type IN ('common','vernacular')
-            AND n.lang = :lang ORDER BY n.is_preferred DESC, n.id LIMIT 1) AS common_name
+    /// The layout of this database's schema (the view's columns, the whole tree's table).
+    var layout: TaxonomyLayout { database.layout }
+
+    /// The columns ``taxon(from:childCount:)`` reads, in its order, from `taxa t`.
+    var taxonColumns: String { Self.taxonColumns(layout) }
+
+    static func taxonColumns(_ layout: TaxonomyLayout) -> String {
         """
+        t.id, \(layout.shownParent("t")), t.\(layout.mainRank), t.scientific_name, t.author, t.year, t.status, t.conservation,
+        (SELECT n.name FROM names n INDEXED BY idx_names_taxon WHERE n.taxon_id = t.id AND n.name_type IN ('common','vernacular')
+            AND n.lang = :lang ORDER BY n.is_preferred DESC, n.id LIMIT 1) AS common_name, \(layout.everyNode ? "t.rank" : "NULL")
+        """
+    }
 
     /// Reads the columns of ``taxonColumns`` by position (GRDB's lookup by name
     /// lower-cases the name on every access, a measurable share of a 20 µs query).
+    /// A node outside the eight ranks has no wire rank and says its own in `source_rank`.
     static func taxon(from row: Row, childCount: Int? = nil) -> Stol_V1_Taxon {
         var taxon = Stol_V1_Taxon()
         taxon.id = row[0]
         if let parent: Int64 = row[1] { taxon.parentID = parent }
-        taxon.rank = TaxonRank(rawValue: row[2]).map(Self.wireRank) ?? .unspecified
+        taxon.rank = (row[2] as String?).flatMap(TaxonRank.init(rawValue:)).map(Self.wireRank) ?? .unspecified
+        // The source's rank where the view gives none (answers on the whole tree fill it for every node).
+        if taxon.rank == .unspecified, let sourceRank: String = row[9] { taxon.sourceRank = sourceRank }
         taxon.scientificName = row[3]
         taxon.author = row[4] ?? ""
         if let year: Int32 = row[5] { taxon.year = year }
@@ -49,47 +60,93 @@ public struct TaxonomyQueries {
 
     public func taxon(id: TaxonID, language: String) throws(TaxonomyError) -> Stol_V1_Taxon {
         let row = try database.read { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT \(Self.taxonColumns) FROM taxa t WHERE t.id = :id"),
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT \(taxonColumns) FROM taxa t WHERE t.id = :id"),
                              arguments: ["id": id, "lang": language])
         }
         guard let row else { throw .taxonNotFound(id) }
         return Self.taxon(from: row)
     }
 
-    public func children(of id: TaxonID, offset: Int, limit: Int, language: String) throws(TaxonomyError) -> Stol_V1_TaxonPage {
-        if let tree = database.memoryIndexes?.tree {
-            // The tree keeps children in name order: no sort of a large genus per page.
-            guard let index = tree.index(of: id) else { throw .taxonNotFound(id) }
-            let (nodes, total) = tree.children(of: index, offset: offset, limit: limit)
-            let byID = try database.read { db in try taxa(db, ids: nodes.map(tree.id(at:)), language: language) }
+    /// One page of the children of `id`, in name order. The eight-rank view's
+    /// children by default (what browsing from the root shows); the source's own
+    /// children with `ranks` `.all`, and for a node outside the view (a strain, a
+    /// clade), which has no children in the view.
+    public func children(of id: TaxonID, offset: Int, limit: Int, language: String,
+                         ranks: Stol_V1_RankView = .main) throws(TaxonomyError) -> Stol_V1_TaxonPage {
+        let indexes = database.memoryIndexes
+        if ranks == .main, let tree = indexes?.tree {
+            if let index = tree.index(of: id) {
+                // The tree keeps children in name order: no sort of a large genus per page.
+                let (nodes, total) = tree.children(of: index, offset: offset, limit: limit)
+                let byID = try database.read { db in try taxa(db, ids: nodes.map(tree.id(at:)), language: language) }
+                var page = Stol_V1_TaxonPage()
+                page.total = UInt32(total)
+                page.offset = UInt32(offset)
+                page.taxa = nodes.compactMap { node in
+                    guard var taxon = byID[tree.id(at: node)] else { return nil }
+                    taxon.childCount = UInt32(tree.childCount(of: node))
+                    return taxon
+                }
+                return page
+            }
+            guard layout.everyNode else { throw .taxonNotFound(id) }
+        }
+        if ranks == .all || layout.everyNode, let whole = indexes?.fullTree {
+            guard let node = whole.index(of: id) else { throw .taxonNotFound(id) }
+            let (nodes, total) = whole.children(of: node, offset: offset, limit: limit)
             var page = Stol_V1_TaxonPage()
             page.total = UInt32(total)
             page.offset = UInt32(offset)
-            page.taxa = nodes.compactMap { node in
-                guard var taxon = byID[tree.id(at: node)] else { return nil }
-                taxon.childCount = UInt32(tree.childCount(of: node))
-                return taxon
+            if layout.everyNode {
+                let byID = try database.read { db in try taxa(db, ids: nodes.map(whole.id(at:)), language: language) }
+                page.taxa = nodes.compactMap { node in
+                    guard var taxon = byID[whole.id(at: node)] else { return nil }
+                    taxon.childCount = UInt32(whole.childCount(of: node))
+                    taxon.parentID = id
+                    taxon.sourceRank = whole.rank(of: node)
+                    return taxon
+                }
+            } else {
+                page.taxa = nodes.map { node in
+                    var taxon = Self.treeTaxon(whole, node)
+                    taxon.childCount = UInt32(whole.childCount(of: node))
+                    return taxon
+                }
             }
             return page
         }
+        if ranks == .all && !layout.everyNode {
+            // Schema 1, or schema 2 while its whole tree loads (or without one).
+            throw database.fullTreeCount > 0 ? .memoryIndexesLoading : .fullTreeAbsent
+        }
+        // Before the in-memory trees are loaded: the view's children for a taxon of
+        // the view, the source's own otherwise.
         return try database.read { db in
-            guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM taxa WHERE id = ?"), arguments: [id]) != nil else {
+            guard let inView = try Bool.fetchOne(db.cachedStatement(sql: "SELECT \(layout.inView) FROM taxa WHERE id = ?"),
+                                                 arguments: [id]) else {
                 throw TaxonomyError.taxonNotFound(id)
             }
-            return try page(db, whereClause: "t.parent_id = :parent", arguments: ["parent": id],
-                            offset: offset, limit: limit, language: language)
+            if inView && ranks == .main {
+                return try page(db, whereClause: "t.\(layout.mainParent) = :parent AND t.\(layout.inView)",
+                                arguments: ["parent": id], offset: offset, limit: limit, language: language)
+            }
+            return try page(db, whereClause: "t.parent_id = :parent", arguments: ["parent": id], offset: offset,
+                            limit: limit, language: language, childrenOf: "parent_id")
         }
     }
 
     public func roots(language: String) throws(TaxonomyError) -> Stol_V1_TaxonPage {
         try database.read { db in
-            try page(db, whereClause: "t.parent_id IS NULL", arguments: [:], offset: 0,
+            try page(db, whereClause: "t.\(layout.mainParent) IS NULL AND t.\(layout.inView)", arguments: [:], offset: 0,
                      limit: Int(ProtocolLimits.maximumPageSize), language: language)
         }
     }
 
+    /// - Parameter childrenOf: the column whose children `child_count` counts (the
+    ///   view's parent column by default).
     private func page(_ db: Database, whereClause: String, arguments: [String: (any DatabaseValueConvertible)?],
-                      offset: Int, limit: Int, language: String) throws -> Stol_V1_TaxonPage {
+                      offset: Int, limit: Int, language: String, childrenOf: String? = nil) throws -> Stol_V1_TaxonPage {
+        let counted = childrenOf.map { "c.\($0) = t.id" } ?? "c.\(layout.mainParent) = t.id AND c.\(layout.inView)"
         var all = arguments
         all["lang"] = language
         all["limit"] = limit
@@ -99,11 +156,16 @@ public struct TaxonomyQueries {
                                               arguments: StatementArguments(arguments)) ?? 0)
         page.offset = UInt32(offset)
         let rows = try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT \(Self.taxonColumns), (SELECT count(*) FROM taxa c WHERE c.parent_id = t.id) AS child_count
+            SELECT \(taxonColumns), (SELECT count(*) FROM taxa c WHERE \(counted)) AS child_count
             FROM taxa t WHERE \(whereClause)
             ORDER BY t.scientific_name, t.id LIMIT :limit OFFSET :offset
             """), arguments: StatementArguments(all))
-        page.taxa = rows.map { Self.taxon(from: $0, childCount: $0[9]) }
+        page.taxa = rows.map { row in
+            var taxon = Self.taxon(from: row, childCount: row[10])
+            // The source's own children: each with the source's rank, as on the whole tree.
+            if childrenOf == "parent_id", let rank: String = row[9] { taxon.sourceRank = rank }
+            return taxon
+        }
         return page
     }
 
@@ -111,9 +173,16 @@ public struct TaxonomyQueries {
     /// is loaded (one `IN (…)` query for the rows), else a recursive query.
     public func ancestors(of id: TaxonID, language: String) throws(TaxonomyError) -> [Stol_V1_Taxon] {
         if let tree = database.memoryIndexes?.tree {
-            guard let node = tree.index(of: id) else { throw .taxonNotFound(id) }
+            var parent: Int32
+            if let node = tree.index(of: id) {
+                parent = tree.parentIndex[node]
+            } else {
+                // A node outside the view: its main-rank lineage is its nearest
+                // main-rank ancestor's, that ancestor included (as taxonkit's reformat).
+                guard layout.everyNode, let viewParent = try viewParent(of: id) else { throw .taxonNotFound(id) }
+                parent = viewParent.flatMap(tree.index(of:)).map(Int32.init) ?? -1
+            }
             var ids: [TaxonID] = []
-            var parent = tree.parentIndex[node]
             while parent >= 0 {
                 ids.append(tree.id(at: Int(parent)))
                 parent = tree.parentIndex[Int(parent)]
@@ -125,16 +194,27 @@ public struct TaxonomyQueries {
             guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM taxa WHERE id = ?"), arguments: [id]) != nil else { return nil }
             return try Row.fetchAll(db.cachedStatement(sql: """
                 WITH RECURSIVE lineage(id, level) AS (
-                    SELECT parent_id, 1 FROM taxa WHERE id = :id AND parent_id IS NOT NULL
+                    SELECT \(layout.mainParent), 1 FROM taxa WHERE id = :id AND \(layout.mainParent) IS NOT NULL
                     UNION ALL
-                    SELECT t.parent_id, lineage.level + 1 FROM taxa t JOIN lineage ON t.id = lineage.id
-                    WHERE t.parent_id IS NOT NULL AND lineage.level < 64
+                    SELECT t.\(layout.mainParent), lineage.level + 1 FROM taxa t JOIN lineage ON t.id = lineage.id
+                    WHERE t.\(layout.mainParent) IS NOT NULL AND lineage.level < 64
                 )
-                SELECT \(Self.taxonColumns) FROM lineage JOIN taxa t ON t.id = lineage.id ORDER BY lineage.level DESC
+                SELECT \(taxonColumns) FROM lineage JOIN taxa t ON t.id = lineage.id ORDER BY lineage.level DESC
                 """), arguments: ["id": id, "lang": language])
         }
         guard let rows else { throw .taxonNotFound(id) }
         return rows.map { Self.taxon(from: $0) }
+    }
+
+    /// The view's parent of `id` (schema 3 `main_parent_id`): nil when there is no
+    /// such taxon, `.some(nil)` when it has no ancestor of a main rank (the root,
+    /// "cellular organisms").
+    func viewParent(of id: TaxonID) throws(TaxonomyError) -> TaxonID?? {
+        try database.read { db -> TaxonID?? in
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(layout.mainParent) FROM taxa WHERE id = ?"),
+                                             arguments: [id]) else { return nil }
+            return .some(row[0] as TaxonID?)
+        }
     }
 
     /// Taxa by id (those that exist): one statement for the rows and one for
@@ -150,7 +230,8 @@ public struct TaxonomyQueries {
             let part = Self.padded(chunkIDs)
             // Cursors, not fetchAll: no row is copied before it is read.
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT t.id, t.parent_id, t.rank, t.scientific_name, t.author, t.year, t.status, t.conservation, NULL
+                SELECT t.id, \(layout.shownParent("t")), t.\(layout.mainRank), t.scientific_name, t.author, t.year, t.status,
+                       t.conservation, NULL, \(layout.everyNode ? "t.rank" : "NULL")
                 FROM taxa t WHERE t.id IN (\(Self.placeholders(part)))
                 """), arguments: StatementArguments(part))
             while let row = try rows.next() {
@@ -196,10 +277,10 @@ public struct TaxonomyQueries {
             WITH RECURSIVE lineage(id, level) AS (
                 SELECT :id, 0
                 UNION ALL
-                SELECT t.parent_id, lineage.level + 1 FROM taxa t JOIN lineage ON t.id = lineage.id
-                WHERE t.parent_id IS NOT NULL AND lineage.level < 64
+                SELECT t.\(layout.mainParent), lineage.level + 1 FROM taxa t JOIN lineage ON t.id = lineage.id
+                WHERE t.\(layout.mainParent) IS NOT NULL AND lineage.level < 64
             )
-            SELECT \(Self.taxonColumns) FROM lineage JOIN taxa t ON t.id = lineage.id ORDER BY lineage.level DESC
+            SELECT \(taxonColumns) FROM lineage JOIN taxa t ON t.id = lineage.id ORDER BY lineage.level DESC
             """), arguments: ["id": id, "lang": language])
         guard let last = rows.last, (last[0] as TaxonID) == id else { return nil }
         let taxa = rows.map { Self.taxon(from: $0) }

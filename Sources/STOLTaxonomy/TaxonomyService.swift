@@ -141,7 +141,7 @@ public struct TaxonomyService: FramedService {
             try Self.validate(id: children.taxonID)
             let limit = try Self.pageSize(children.limit)
             return .children(try queries.children(of: children.taxonID, offset: Int(children.offset), limit: limit,
-                                                  language: Self.language(children.language)))
+                                                  language: Self.language(children.language), ranks: children.ranks))
         case .roots(let roots):
             return .roots(try queries.roots(language: Self.language(roots.language)))
         case .ancestors(let ancestors):
@@ -189,8 +189,10 @@ public struct TaxonomyService: FramedService {
             if compare.ranks == .all { return .compare(try queries.compareOnFullTree(compare.taxonA, compare.taxonB)) }
             var answer = try queries.compare(compare.taxonA, compare.taxonB, language: Self.language(compare.language))
             if answer.hasDistance { answer.distanceMain = answer.distance }
+            // The main-rank distance is the view's own (a strain counts as one step below
+            // its species, as in its main-rank lineage); NCBI's edges come from the whole tree.
             if let both = queries.distancesOnFullTree(compare.taxonA, compare.taxonB) {
-                answer.distanceMain = both.main
+                if !answer.hasDistance { answer.distanceMain = both.main }
                 answer.distanceAll = both.all
             }
             return .compare(answer)

@@ -116,8 +116,9 @@ struct RanksOption: ParsableArguments {
     }
 
     @Option(help: ArgumentHelp("Which tree: main (the eight ranks, domain … species) or all (NCBI's own tree: every node "
-                               + "with its rank, no rank, clade, strain, … under the root 1; needs a database built with "
-                               + "the whole tree, such as the reference).", valueName: "main|all"))
+                               + "with its rank, no rank, clade, strain, … under the root 1). A node outside the eight "
+                               + "ranks is answered on main too: its lineage is its nearest main-rank ancestor's.",
+                               valueName: "main|all"))
     var ranks: View = .main
 }
 

@@ -49,9 +49,17 @@ struct TaxonCommand: ParsableCommand {
 }
 
 struct Children: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the children of a taxon, by scientific name.")
+    static let configuration = CommandConfiguration(
+        abstract: "List the children of a taxon, by scientific name.",
+        discussion: """
+            By default the children on the eight main ranks (a genus lists its species); \
+            --ranks all lists NCBI's own children (`children 562 --ranks all`: the strains \
+            and serotypes of Escherichia coli). A node outside the eight ranks (a strain, a \
+            clade) always lists its own children.
+            """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var language: LanguageOption
+    @OptionGroup var ranks: RanksOption
     @Argument(help: "Parent taxon id.") var id: Int64
     @Option(help: "Skip this many children.") var offset: UInt32 = 0
     @Option(help: "Children per page (at most 500).") var limit: UInt32 = 50
@@ -59,7 +67,10 @@ struct Children: ParsableCommand {
     func run() throws {
         try global.run { () throws(ClientError) in
             let page = try global.taxonomy().ask(.with {
-                $0.children = .with { $0.taxonID = id; $0.offset = offset; $0.limit = limit; $0.language = language.language }
+                $0.children = .with {
+                    $0.taxonID = id; $0.offset = offset; $0.limit = limit; $0.language = language.language
+                    $0.ranks = ranks.ranks.wire
+                }
             }, as: Stol_V1_TaxonPage.self)
             if global.json { print(TextFormatter.json(page)); return }
             page.taxa.forEach { print(TextFormatter.line($0, showChildren: true)) }

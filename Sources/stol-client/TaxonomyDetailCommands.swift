@@ -173,7 +173,11 @@ struct NameToIDs: ParsableCommand {
 
 struct Relatives: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List the closest species to a species (by taxonomic distance, then name; --ranks all: NCBI's edges).")
+        abstract: "List the closest species to a species (by taxonomic distance, then name; --ranks all: NCBI's edges).",
+        discussion: """
+            A strain, subspecies or other node below a species is answered for its species \
+            (`relatives 83333`: the closest species of Escherichia coli, named as the answer's taxon).
+            """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var language: LanguageOption
     @OptionGroup var ranks: RanksOption

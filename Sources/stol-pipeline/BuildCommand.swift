@@ -38,7 +38,7 @@ struct Build: ParsableCommand {
         valueName: "DIR"))
     var overlay: String?
 
-    @Flag(help: "Keep every taxon above species, but only the species with a common name, IUCN status or trait (after the overlay): the bundled database's rule.")
+    @Flag(help: "Keep every taxon above species, but at species rank and below only the taxa with a common name, IUCN status or trait (after the overlay), with their ancestors: the bundled database's rule.")
     var onlyNamedSpecies = false
 
     @Option(help: ArgumentHelp(
@@ -46,7 +46,8 @@ struct Build: ParsableCommand {
         valueName: "FILE"))
     var keepReleased: [String] = []
 
-    @Flag(help: "Also keep the source's whole tree with its own ranks (NCBI's no rank, clade, strain, … under the root 1) for lineages and common ancestors with --ranks all; the reference build does. Without it, the database answers on the eight main ranks only.")
+    /// Accepted and ignored: since schema 3 every build keeps every node of the source.
+    @Flag(help: .hidden)
     var fullTree = false
 
     @Option(help: ArgumentHelp("Keep only these source ids, their descendants and their ancestors.",
@@ -74,7 +75,6 @@ struct Build: ParsableCommand {
         options.overlayDirectory = overlay
         options.onlyNamedSpecies = onlyNamedSpecies
         options.releasedRecords = keepReleased
-        options.fullTree = fullTree
         if let subset {
             var roots: [Int64] = []
             for part in subset.split(separator: ",") {
@@ -110,9 +110,10 @@ struct Build: ParsableCommand {
         } else {
             print("""
                 built \(output) (\(report.bytes) bytes)
-                  taxa \(report.taxa) (species \(summary.species)), names \(report.names), refs \(report.references), traits \(report.traits)
-                  euler_tour \(report.eulerTour), top_n_relatives \(report.topNRelatives)
-                  tree_nodes \(report.treeNodes)\(fullTree ? "" : " (no --full-tree: main ranks only)"), \
+                  taxa \(report.taxa) (every node; \(report.mainTaxa) of the eight ranks, species \(summary.species)), \
+                names \(report.names), refs \(report.references), traits \(report.traits)
+                  name classes: \(Self.describe(report.nameClasses))
+                  euler_tour \(report.eulerTour), top_n_relatives \(report.topNRelatives), \
                 merged_ids \(report.mergedIDs), deleted_ids \(report.deletedIDs)\(noRetiredIDs ? " (the source has no merged.dmp or delnodes.dmp)" : "")
                 """)
             if let placeholders = summary.placeholders {
@@ -173,7 +174,8 @@ struct Build: ParsableCommand {
 
         let output: String
         let bytes: Int64
-        let taxa, names, refs, traits, eulerTour, topNRelatives, species, treeNodes, mergedIDs, deletedIDs: Int
+        let taxa, mainTaxa, names, refs, traits, eulerTour, topNRelatives, species, mergedIDs, deletedIDs: Int
+        let nameClasses: [String: Int]
         let sourceUsages: Int
         let phases: [String: Double]
         let placeholders: Placeholders?
@@ -183,7 +185,8 @@ struct Build: ParsableCommand {
 
         enum CodingKeys: String, CodingKey {
             case output, bytes, taxa, names, refs, traits, eulerTour = "euler_tour", topNRelatives = "top_n_relatives"
-            case species, treeNodes = "tree_nodes", mergedIDs = "merged_ids", deletedIDs = "deleted_ids"
+            case mainTaxa = "main_taxa", nameClasses = "name_classes"
+            case species, mergedIDs = "merged_ids", deletedIDs = "deleted_ids"
             case sourceUsages = "source_usages", phases, placeholders, overlay, namedSpecies = "named_species", subset
         }
 
@@ -198,7 +201,8 @@ struct Build: ParsableCommand {
             eulerTour = report.eulerTour
             topNRelatives = report.topNRelatives
             species = summary.species
-            treeNodes = report.treeNodes
+            mainTaxa = report.mainTaxa
+            nameClasses = report.nameClasses
             mergedIDs = report.mergedIDs
             deletedIDs = report.deletedIDs
             sourceUsages = summary.sourceUsages
@@ -220,6 +224,13 @@ struct Build: ParsableCommand {
                 Subset(keptUsages: $0.keptUsages, droppedUsages: $0.droppedUsages, unknownRoots: $0.unknownRoots)
             }
         }
+    }
+
+    /// `genbank common name 37082, scientific name …`, most frequent first.
+    static func describe(_ classes: [String: Int]) -> String {
+        guard !classes.isEmpty else { return "none" }
+        return classes.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+            .map { "\($0.key) \($0.value)" }.joined(separator: ", ")
     }
 
     private func seconds(_ duration: Duration) -> Double {

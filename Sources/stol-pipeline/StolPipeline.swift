@@ -10,10 +10,11 @@ struct StolPipeline: ParsableCommand {
         commandName: "stol-pipeline",
         abstract: "Build STOL taxonomy databases from taxonomy source datasets (offline).",
         discussion: """
-            Databases are written in the taxonomy schema, version 2 (schema_version 2; \
-            docs/design/data-and-format.md §2–§3), with the FTS5 index, Euler tour, first \
-            occurrences, precomputed closest relatives, retired ids and prominence; with \
-            --full-tree also the source's whole tree.
+            Databases are written in the taxonomy schema, version 3 (schema_version 3; \
+            docs/design/data-and-format.md §2–§3): every node of the source as a taxon with \
+            its own rank and the eight-rank view beside it, names of every class on any \
+            node, the FTS5 index, Euler tour, first occurrences, precomputed closest \
+            relatives, retired ids and prominence.
             Example: stol-pipeline build --source Pipeline/curated --output out/bundled.sqlite
             """,
         subcommands: [Build.self, CheckIDs.self, RecordIDs.self, Keygen.self, Sign.self, Verify.self]

@@ -86,11 +86,13 @@ extension ImportFixture {
         return path
     }
 
-    /// Turns a database of schema 2 into what schema 1 was: no whole tree, no retired ids.
+    /// Turns a database of schema 3 into what schema 1 was: the eight-rank view only.
     static func downgradeToSchema1(_ db: Database) throws {
-        try db.execute(sql: """
-            DROP TABLE tree_nodes; DROP TABLE merged_ids; DROP TABLE deleted_ids;
-            UPDATE schema_version SET version = 1
-            """)
+        try LegacySchema.downgrade(db, to: 1)
+    }
+
+    /// Turns a database of schema 3 into what schema 2 was: the view in `taxa`, the tree in `tree_nodes`.
+    static func downgradeToSchema2(_ db: Database) throws {
+        try LegacySchema.downgrade(db, to: 2)
     }
 }

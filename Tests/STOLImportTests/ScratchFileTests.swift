@@ -52,16 +52,30 @@ final class ScratchFileTests: XCTestCase {
         }
     }
 
-    /// A reference installed before schema 2 keeps being accepted: the tables of
-    /// version 2 are required of a version 2 database only.
-    func testDatabaseChecks_acceptASchema1Database_butNotASchema2OneWithoutItsTables() throws {
+    /// A reference built before schema 3 keeps being accepted: each version is
+    /// checked against its own tables and columns, and a database of a version
+    /// that lacks one of that version's is refused.
+    func testDatabaseChecks_acceptSchema1And2Databases_butNoneWithoutItsVersionsTables() throws {
         let directory = try makeTemporaryDirectory(self, prefix: "stolimp")
         let schema1 = try ImportFixture.edited(in: directory, ImportFixture.downgradeToSchema1)
         XCTAssertEqual(try DatabaseChecks.run(path: schema1, headerSchemaVersion: 1).schemaVersion, 1)
-        let lacking = try ImportFixture.edited(in: directory) { try $0.execute(sql: "DROP TABLE tree_nodes") }
+        let schema2 = try ImportFixture.edited(in: directory, ImportFixture.downgradeToSchema2)
+        XCTAssertEqual(try DatabaseChecks.run(path: schema2, headerSchemaVersion: 2).schemaVersion, 2)
+        let lacking = try ImportFixture.edited(in: directory) {
+            try ImportFixture.downgradeToSchema2($0)
+            try $0.execute(sql: "DROP TABLE tree_nodes")
+        }
         XCTAssertThrowsError(try DatabaseChecks.run(path: lacking, headerSchemaVersion: 2)) { error in
             XCTAssertEqual((error as? ImportError)?.protocolError.details["check"], "tables_and_columns")
             XCTAssertTrue("\(error)".contains("tree_nodes"), "\(error)")
+        }
+        // Schema 3 without the view's parent column.
+        let noView = try ImportFixture.edited(in: directory) {
+            try $0.execute(sql: "DROP INDEX idx_taxa_main_parent; ALTER TABLE taxa DROP COLUMN main_parent_id")
+        }
+        XCTAssertThrowsError(try DatabaseChecks.run(path: noView, headerSchemaVersion: 3)) { error in
+            XCTAssertEqual((error as? ImportError)?.protocolError.details["check"], "tables_and_columns")
+            XCTAssertTrue("\(error)".contains("main_parent_id"), "\(error)")
         }
     }
 

@@ -106,10 +106,11 @@ final class TaxonomyQueryIntegrationTests: XCTestCase {
     }
 
     /// LCA and distance from the server agree with a parent-pointer walk over the
-    /// database file, done here, for random pairs.
+    /// database file, done here, for random pairs of every node (on the main ranks:
+    /// the view's parents, `main_parent_id`).
     func testCompare_randomPairs_agreeWithAParentPointerWalkOverTheFile() throws {
         let parents = try DatabaseQueue(path: stack.database).read { db in
-            try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT id, parent_id FROM taxa").map {
+            try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT id, main_parent_id AS parent_id FROM taxa").map {
                 ($0["id"] as Int64, $0["parent_id"] as Int64?)
             })
         }

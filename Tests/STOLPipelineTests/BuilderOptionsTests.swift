@@ -17,7 +17,13 @@ final class BuilderOptionsTests: XCTestCase {
         return (summary, output)
     }
 
+    /// The ids of the eight-rank view (schema 3: the rows with a main rank).
     private func taxonIDs(_ path: String) throws -> Set<TaxonID> {
+        try DatabaseQueue(path: path).read { Set(try TaxonID.fetchAll($0, sql: "SELECT id FROM taxa WHERE main_rank IS NOT NULL")) }
+    }
+
+    /// Every node of the database.
+    private func nodeIDs(_ path: String) throws -> Set<TaxonID> {
         try DatabaseQueue(path: path).read { Set(try TaxonID.fetchAll($0, sql: "SELECT id FROM taxa")) }
     }
 
@@ -37,8 +43,10 @@ final class BuilderOptionsTests: XCTestCase {
         // root, cellular organisms, Eukaryota … Pantherinae, Panthera and its four species.
         XCTAssertEqual(summary.subset?.keptUsages, 14)
         XCTAssertEqual(summary.subset?.droppedUsages, TaxdumpFixture.nodes.count - 14)
+        XCTAssertEqual(try nodeIDs(output).count, 14, "every kept usage is a node")
         try DatabaseQueue(path: output).read { db in
-            XCTAssertEqual(try TaxonID.fetchOne(db, sql: "SELECT parent_id FROM taxa WHERE id = 9688"), 9681)
+            XCTAssertEqual(try TaxonID.fetchOne(db, sql: "SELECT main_parent_id FROM taxa WHERE id = 9688"), 9681)
+            XCTAssertEqual(try TaxonID.fetchOne(db, sql: "SELECT parent_id FROM taxa WHERE id = 9688"), 338153)
             XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa WHERE parent_id IS NULL"), 1)
             XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT count(*) FROM names WHERE taxon_id = 9685"), 0)
         }
@@ -137,7 +145,7 @@ final class BuilderOptionsTests: XCTestCase {
             XCTAssertEqual(try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count, 0)
             XCTAssertEqual(try String.fetchOne(db, sql: "PRAGMA journal_mode"), "delete")
             let indexes = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index'"))
-            XCTAssertTrue(indexes.isSuperset(of: ["idx_taxa_parent", "idx_taxa_name", "idx_names_taxon", "idx_top_n_taxon"]))
+            XCTAssertTrue(indexes.isSuperset(of: ["idx_taxa_parent", "idx_taxa_main_parent", "idx_taxa_name", "idx_names_taxon"]))
             XCTAssertEqual(try TaxonID.fetchAll(db, sql: "SELECT rowid FROM fts_taxa WHERE fts_taxa MATCH 'lion'"), [9689])
         }
         let siblings = try FileManager.default.contentsOfDirectory(atPath: URL(fileURLWithPath: output)

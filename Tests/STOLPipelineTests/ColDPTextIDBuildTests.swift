@@ -74,12 +74,15 @@ final class ColDPTextIDBuildTests: XCTestCase {
         try TaxonomyBuilder(logger: quietLogger).buildWithSummary(source: source, output: output)
     }
 
+    /// The eight-rank view: taxa of a main rank under their view parents.
     private func taxa(_ path: String) throws -> [TaxonID: (parent: TaxonID?, name: String)] {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
         return try queue.read { db in
             var result: [TaxonID: (parent: TaxonID?, name: String)] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT id, parent_id, scientific_name FROM taxa") {
+            for row in try Row.fetchAll(db, sql: """
+                SELECT id, main_parent_id AS parent_id, scientific_name FROM taxa WHERE main_rank IS NOT NULL
+                """) {
                 result[row["id"]] = (row["parent_id"], row["scientific_name"])
             }
             return result
@@ -117,6 +120,14 @@ final class ColDPTextIDBuildTests: XCTestCase {
                        ["Plantae", "Euphorbiales", "Euphorbiaceae", "Euphorbia", "Euphorbia cremersii"])
         XCTAssertEqual(taxa[4_389_133_603_328_958]?.name, "Nanger", "x36P")
         XCTAssertNil(taxa[29642], "a variety is not one of the eight ranks")
+        let variety = try DatabaseQueue(path: output).read { db in
+            try Row.fetchOne(db, sql: "SELECT parent_id, rank, main_parent_id FROM taxa WHERE id = 29642")
+        }
+        let genus = taxa.first { $0.value.name == "Euphorbia" }?.key
+        XCTAssertNotNil(genus)
+        XCTAssertEqual(variety?["parent_id"], genus, "the variety is a node under the parent the export gives it")
+        XCTAssertEqual(variety?["main_parent_id"], genus, "its nearest main-rank ancestor")
+        XCTAssertEqual(variety?["rank"], "variety")
         for (id, taxon) in taxa where ![10002, 4590, 29640].contains(id) {
             XCTAssertTrue(StableTaxonIDMap.hashedRange.contains(id), "\(taxon.name) has \(id)")
         }
@@ -136,11 +147,12 @@ final class ColDPTextIDBuildTests: XCTestCase {
                 "10002 en common Dama Gazelle",
                 "10002 es common Gacela Dama",
                 "10002 und synonym Gazella dama",
+                "29642 en common Rakotozafy's spurge",  // the variety's name, on the variety (a node since schema 3)
                 "4930429552771403 en common bovids",  // x36B
             ])
             let traits = try Row.fetchAll(db, sql: "SELECT taxon_id, trait_key, trait_value FROM traits ORDER BY taxon_id")
                 .map { "\($0["taxon_id"] as TaxonID) \($0["trait_key"] as String)=\($0["trait_value"] as String)" }
-            XCTAssertEqual(traits, ["10002 cites=Appendix I", "29640 cites=Appendix I"])
+            XCTAssertEqual(traits, ["10002 cites=Appendix I", "29640 cites=Appendix I", "29642 cites=Appendix I"])
             XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT count(*) FROM first_occurrence"), Self.keptTaxa)
         }
     }

@@ -26,7 +26,9 @@ final class DatabaseWriterTests: XCTestCase {
     }
 
     private func tree(of db: Database) throws -> TaxonTree {
-        let nodes = try Row.fetchAll(db, sql: "SELECT id, parent_id, rank, scientific_name FROM taxa").map { row in
+        let nodes = try Row.fetchAll(db, sql: """
+            SELECT id, main_parent_id AS parent_id, main_rank AS rank, scientific_name FROM taxa WHERE main_rank IS NOT NULL
+            """).map { row in
             TaxonTree.Node(id: row["id"], parentID: row["parent_id"], rank: TaxonRank(rawValue: row["rank"])!,
                            scientificName: row["scientific_name"])
         }
@@ -35,18 +37,22 @@ final class DatabaseWriterTests: XCTestCase {
 
     // MARK: Schema
 
-    func testWrite_createsEveryRequiredTableAndSchemaVersion2() throws {
+    func testWrite_createsEveryRequiredTableColumnAndIndexOfSchemaVersion3() throws {
         let (path, _) = try buildFixture()
         try inspect(path) { db in
             let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
-            for table in TaxonomySchema.requiredTables(version: 2) {
+            for (table, columns) in TaxonomySchema.requiredColumns(version: 3) {
                 XCTAssertTrue(tables.contains(table), "missing table \(table)")
+                let present = Set(try db.columns(in: table).map(\.name))
+                XCTAssertTrue(present.isSuperset(of: columns), "\(table) lacks \(Set(columns).subtracting(present))")
             }
-            XCTAssertTrue(tables.isSuperset(of: ["tree_nodes", "merged_ids", "deleted_ids"]))
-            XCTAssertEqual(try Int.fetchAll(db, sql: "SELECT version FROM schema_version"), [2])
-            XCTAssertEqual(TaxonomySchema.currentVersion, 2)
+            XCTAssertTrue(tables.isSuperset(of: ["merged_ids", "deleted_ids", "prominence"]))
+            XCTAssertFalse(tables.contains("tree_nodes"), "schema 3 folds the whole tree into taxa")
+            XCTAssertEqual(try Int.fetchAll(db, sql: "SELECT version FROM schema_version"), [3])
+            XCTAssertEqual(TaxonomySchema.currentVersion, 3)
             let indexes = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index'"))
-            XCTAssertTrue(indexes.isSuperset(of: ["idx_taxa_parent", "idx_names_taxon", "idx_top_n_taxon"]))
+            XCTAssertTrue(indexes.isSuperset(of: TaxonomySchema.requiredIndexes(version: 3)))
+            XCTAssertTrue(indexes.isSuperset(of: ["idx_taxa_parent", "idx_taxa_main_parent", "idx_names_taxon"]))
             XCTAssertEqual(try String.fetchOne(db, sql: "PRAGMA integrity_check"), "ok")
             XCTAssertEqual(try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count, 0)
         }
@@ -71,7 +77,9 @@ final class DatabaseWriterTests: XCTestCase {
         let (path, report) = try buildFixture(topN: 3)
         try inspect(path) { db in
             XCTAssertEqual(report.taxa, try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa"))
-            XCTAssertEqual(report.taxa, FelidaeFixture.acceptedUsageCount - FelidaeFixture.intermediateIDs.count)
+            XCTAssertEqual(report.taxa, FelidaeFixture.acceptedUsageCount, "every node is a row")
+            XCTAssertEqual(report.mainTaxa, FelidaeFixture.acceptedUsageCount - FelidaeFixture.intermediateIDs.count)
+            XCTAssertEqual(report.mainTaxa, try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa WHERE main_rank IS NOT NULL"))
             XCTAssertEqual(report.names, try Int.fetchOne(db, sql: "SELECT count(*) FROM names"))
             XCTAssertEqual(report.references, try Int.fetchOne(db, sql: "SELECT count(*) FROM refs"))
             XCTAssertEqual(report.traits, try Int.fetchOne(db, sql: "SELECT count(*) FROM traits"))
@@ -129,7 +137,7 @@ final class DatabaseWriterTests: XCTestCase {
         try inspect(path) { db in
             let tree = try tree(of: db)
             let rows = try Row.fetchAll(db, sql: "SELECT seq, taxon_id, depth FROM euler_tour ORDER BY seq")
-            let roots = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa WHERE parent_id IS NULL") ?? 0
+            let roots = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa WHERE main_parent_id IS NULL AND main_rank IS NOT NULL") ?? 0
             XCTAssertEqual(roots, 2)
             XCTAssertEqual(rows.count, 2 * tree.count - roots)
             XCTAssertEqual(rows.map { $0["seq"] as Int }, Array(0..<rows.count))
@@ -182,7 +190,7 @@ final class DatabaseWriterTests: XCTestCase {
                 }
                 XCTAssertEqual(report.topNRelatives, expectedRows)
                 XCTAssertEqual(try Int.fetchOne(db, sql: """
-                    SELECT count(*) FROM top_n_relatives r JOIN taxa t ON t.id = r.taxon_id WHERE t.rank != 'species'
+                    SELECT count(*) FROM top_n_relatives r JOIN taxa t ON t.id = r.taxon_id WHERE t.main_rank IS NOT 'species'
                     """), 0, "only species have relatives")
                 // The lion's nearest relatives are the other big cats, two edges away.
                 let lion = try Row.fetchAll(db, sql: """
@@ -265,7 +273,7 @@ final class DatabaseWriterTests: XCTestCase {
             XCTAssertEqual(try Int64.fetchOne(db, sql: "SELECT parent_id FROM taxa WHERE id = 9689"), 9688)
             XCTAssertEqual(try String.fetchOne(db, sql: "SELECT rank FROM taxa WHERE id = 9688"), "genus")
             XCTAssertEqual(try String.fetchOne(db, sql: "SELECT scientific_name FROM taxa WHERE id = 38942"), "Quercus robur")
-            XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa WHERE rank = 'species'"), sourceSpecies)
+            XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa WHERE main_rank = 'species'"), sourceSpecies)
             XCTAssertTrue(try String.fetchAll(db, sql: "SELECT name FROM names WHERE taxon_id = 9689 AND lang = 'es'")
                 .contains("león"))
             // The lion's four closest relatives are the other Panthera species.

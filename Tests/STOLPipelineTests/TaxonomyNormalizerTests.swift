@@ -101,15 +101,27 @@ final class TaxonomyNormalizerTests: XCTestCase {
         let taxonomy = try normalizedFixture()
         let synonyms = taxonomy.names.filter { $0.type == .synonym }
         XCTAssertEqual(Set(synonyms.map { "\($0.taxonID):\($0.name)" }),
-                       ["9689:Felis leo", "9688:Uncia", "9694:Felis tigris"])
+                       ["9689:Felis leo", "9688:Uncia", "9694:Felis tigris", "338153:Pantherini"])
         XCTAssertTrue(synonyms.allSatisfy { $0.language == "und" })
     }
 
-    func testNormalizer_whenNamesBelongToDroppedTaxa_countsThemInDroppedNames() throws {
+    func testNormalizer_namesOfANodeOutsideTheEightRanks_stayOnThatNode() throws {
         let taxonomy = try normalizedFixture()
-        // The vernacular `pantherines` and the synonym `Pantherini` both belong to the subfamily.
+        // The vernacular `pantherines` and the synonym `Pantherini` both belong to the subfamily:
+        // a node (schema 3), outside the eight-rank view.
+        XCTAssertEqual(taxonomy.droppedNames, 0)
+        XCTAssertEqual(Set(taxonomy.names.filter { $0.taxonID == 338153 }.map(\.name)), ["pantherines", "Pantherini"])
+        XCTAssertTrue(taxonomy.nodes.contains { $0.id == 338153 && $0.mainRank == nil && $0.rank == "subfamily" })
+        XCTAssertFalse(taxonomy.taxa.contains { $0.id == 338153 })
+    }
+
+    func testNormalizer_whenNamesBelongToNoNode_countsThemInDroppedNames() throws {
+        var source = try ColDPReader().read(directory: try FelidaeFixture.write(to: try makeTemporaryDirectory(self)))
+        source.vernacularNames.append(.init(taxonID: 424242, name: "nobody", language: "en", preferred: true))
+        source.synonyms.append(.init(acceptedID: 424243, name: "Nullus nemo", authorship: nil))
+        let taxonomy = TaxonomyNormalizer().normalize(source)
         XCTAssertEqual(taxonomy.droppedNames, 2)
-        XCTAssertFalse(taxonomy.names.contains { $0.taxonID == 338153 })
+        XCTAssertFalse(taxonomy.names.contains { $0.taxonID == 424242 || $0.taxonID == 424243 })
     }
 
     func testNormalizer_fillsConservationFromIUCNPropertyOnly() throws {
@@ -123,7 +135,8 @@ final class TaxonomyNormalizerTests: XCTestCase {
         let lionTraits = taxonomy.traits.filter { $0.taxonID == 9689 }
         XCTAssertEqual(Set(lionTraits.map { "\($0.key)=\($0.value)" }), ["habitat=savanna", "body_length=2.0"])
         XCTAssertEqual(lionTraits.first { $0.key == "body_length" }?.unit, "m")
-        XCTAssertFalse(taxonomy.traits.contains { $0.taxonID == 338153 })
+        XCTAssertEqual(taxonomy.traits.filter { $0.taxonID == 338153 }.map(\.key), ["habitat"],
+                       "a property of a node outside the eight ranks stays on it")
         XCTAssertEqual(Set(taxonomy.references.map(\.taxonID)), [9689, 9694])
         XCTAssertTrue(taxonomy.references.allSatisfy { $0.type == "conservation" && $0.url == "https://www.iucnredlist.org" })
     }

@@ -106,11 +106,12 @@ final class CompareTests: XCTestCase {
     }
 
     /// The server's LCA and distance agree with a parent-pointer walk written here,
-    /// independently of the server's code, for random pairs of the curated tree.
+    /// independently of the server's code, for random pairs of the curated tree: every
+    /// node, those outside the eight ranks on their main-rank lineage (`main_parent_id`).
     func testCompare_randomPairs_agreeWithAnIndependentParentPointerWalk() async throws {
         let curated = try ServiceHarness(self, bundledSource: curatedSourceDirectory)
         let parents = try await DatabaseQueue(path: curated.bundledPath).read { db in
-            try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT id, parent_id FROM taxa").map {
+            try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT id, main_parent_id AS parent_id FROM taxa").map {
                 ($0["id"] as Int64, $0["parent_id"] as Int64?)
             })
         }

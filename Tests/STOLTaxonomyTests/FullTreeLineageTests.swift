@@ -5,8 +5,10 @@ import STOLTaxonomy
 import STOLTestFixtures
 import XCTest
 
-/// A service over the NCBI taxdump fixture (plus extra nodes and names), built like
-/// the reference (`--full-tree`) or like the bundled database, its indexes loaded.
+/// A service over the NCBI taxdump fixture (plus extra nodes and names), its
+/// indexes loaded: built as the pipeline builds it (schema 3, every node), or with
+/// `fullTree` false as a database of the main ranks only was built before schema 3
+/// (schema 2 without its whole tree), which an installed reference may still be.
 func ncbiFixtureHarness(_ testCase: XCTestCase, fullTree: Bool = true, extraNodes: [String] = [],
                         extraNames: [String] = []) async throws -> ServiceHarness {
     let source = try makeTemporaryDirectory(testCase)
@@ -15,8 +17,8 @@ func ncbiFixtureHarness(_ testCase: XCTestCase, fullTree: Bool = true, extraNode
     try writeTSV(source, "names.dmp", TaxdumpFixture.names + extraNames)
     var options = TaxonomyBuilder.Options()
     options.format = .ncbi
-    options.fullTree = fullTree
-    let harness = try ServiceHarness(testCase, bundledSource: source, options: options)
+    let harness = try ServiceHarness(testCase, bundledSource: source, options: options,
+                                     legacySchema: fullTree ? nil : 2, legacyKeepsTree: false)
     await harness.waitForTreeLoaded()
     return harness
 }
@@ -73,14 +75,25 @@ final class FullTreeLineageTests: XCTestCase {
         XCTAssertEqual(result.lineageRanks, ["domain", "kingdom", "phylum", "class", "order", "family", "genus"])
     }
 
-    func testNodesOutsideTheMainRanks_areFoundByIdAndName_onlyWithAllRanks() async throws {
+    func testNodesOutsideTheMainRanks_areFoundByIdAndName_inBothViews() async throws {
         let harness = try await harness()
         let all = try await lineages(harness, ["cellular organisms", "338153", "1"], ranks: .all, form: .ids)
         XCTAssertEqual(all.map(\.taxon.id), [131567, 338153, 1])
         XCTAssertEqual(all[0].lineageIds, [1])
         XCTAssertEqual(all[2].lineageIds, [], "the root has no ancestor")
-        let main = try await lineages(harness, ["cellular organisms", "338153"], ranks: .main, form: .ids)
-        XCTAssertEqual(main.map(\.error.code), [.notFound, .notFound])
+        // On the main ranks a node outside them has its nearest main-rank ancestor's
+        // lineage, that ancestor included (taxonkit reformat's answer).
+        for form in [Stol_V1_LineageForm.ids, .compact, .taxa] {
+            let main = try await lineages(harness, ["cellular organisms", "338153", "Pantherinae", "1"], ranks: .main, form: form)
+            XCTAssertEqual(main.map(\.error.code), [.unspecified, .unspecified, .unspecified, .unspecified], "\(form)")
+            XCTAssertEqual(main.map(\.taxon.id), [131567, 338153, 338153, 1], "\(form)")
+            XCTAssertEqual(main[1].taxon.sourceRank, "subfamily", "\(form)")
+            XCTAssertEqual(main[1].taxon.rank, .unspecified, "\(form)")
+            let lineage = form == .taxa ? main[1].lineage.map(\.id) : main[1].lineageIds
+            XCTAssertEqual(lineage, [2759, 33208, 7711, 40674, 33554, 9681], "\(form)")
+            XCTAssertEqual(form == .taxa ? main[0].lineage.map(\.id) : main[0].lineageIds, [],
+                           "cellular organisms has no main-rank ancestor (\(form))")
+        }
     }
 
     func testANameOfTwoTaxa_isAnErrorNamingBoth_inBothViews() async throws {

@@ -52,10 +52,12 @@ final class ProminenceTests: XCTestCase {
         let harness = try await harness()
         let found = try await ids(harness.search("panth", prefix: true, fuzzy: false))
         XCTAssertEqual(found.first, 9688, "Panthera (lion, tiger, leopard, jaguar under it) must come first: \(found)")
-        XCTAssertEqual(Array(found.prefix(3)), [9688, 900003, 900001], "then Panthea (2 species), then Panthalis (1)")
+        // Then the subfamily Pantherinae (named, curated, half weight outside the eight ranks),
+        // then Panthea (2 species), then Panthalis (1).
+        XCTAssertEqual(Array(found.prefix(4)), [9688, 338153, 900003, 900001])
         // One and two characters come from the precomputed short-prefix lists: the same order.
         let search1 = await harness.search("pa", prefix: true, fuzzy: false)
-        XCTAssertEqual(try ids(search1).prefix(3), [9688, 900003, 900001])
+        XCTAssertEqual(try ids(search1).prefix(4), [9688, 338153, 900003, 900001])
         let search2 = await harness.search("p", prefix: true, fuzzy: false)
         XCTAssertEqual(try ids(search2).first, 9688)
     }
@@ -89,5 +91,8 @@ final class ProminenceTests: XCTestCase {
         // Panthera: 4 species, 4 of them named: log2(5) + 2·log2(5).
         XCTAssertEqual(scores[9688] ?? -1, 3 * log2(5.0), accuracy: 0.001)
         XCTAssertNil(scores[900002], "a species without a name, trait or status has no row")
+        // Pantherinae, outside the eight ranks: its whole-tree subtree (Panthera and its 4
+        // species, the 4 named, plus its own name "pantherines") and curated (a trait), at half weight.
+        XCTAssertEqual(scores[338153] ?? -1, 0.5 * (log2(6.0) + 2 * log2(6.0) + 4), accuracy: 0.001)
     }
 }

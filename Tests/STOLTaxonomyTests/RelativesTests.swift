@@ -41,7 +41,9 @@ final class RelativesTests: XCTestCase {
     func testRelatives_precomputedAndComputed_agreeForEverySpeciesOfTheCuratedDatabase() async throws {
         let harness = try ServiceHarness(self, bundledSource: curatedSourceDirectory)
         let nodes = try await DatabaseQueue(path: harness.bundledPath).read { db in
-            try Row.fetchAll(db, sql: "SELECT id, parent_id, rank, scientific_name FROM taxa").map {
+            try Row.fetchAll(db, sql: """
+                SELECT id, main_parent_id AS parent_id, main_rank AS rank, scientific_name FROM taxa WHERE main_rank IS NOT NULL
+                """).map {
                 TaxonTree.Node(id: $0["id"], parentID: $0["parent_id"], rank: TaxonRank(rawValue: $0["rank"])!,
                                scientificName: $0["scientific_name"])
             }

@@ -75,9 +75,21 @@ final class TaxonomyServiceTests: XCTestCase {
         XCTAssertEqual(error.code, .notFound)
         XCTAssertEqual(error.details["taxon_id"], "123456789")
         XCTAssertEqual(response.database.kind, .bundled, "errors carry the database identity too")
-        // An intermediate rank dropped by the pipeline does not exist either.
-        let getTaxon6 = await harness.getTaxon(338153)
-        XCTAssertEqual(errorCode(getTaxon6), .notFound)
+    }
+
+    func testGetTaxon_ofANodeOutsideTheEightRanks_isAnsweredWithItsOwnRankAndParent() async throws {
+        // The subfamily Pantherinae: no main rank; its NCBI rank, its NCBI parent (Felidae).
+        guard case .taxon(let subfamily)? = await harness.getTaxon(338153).result else { return XCTFail("no answer") }
+        XCTAssertEqual(subfamily.scientificName, "Pantherinae")
+        XCTAssertEqual(subfamily.rank, .unspecified)
+        XCTAssertEqual(subfamily.sourceRank, "subfamily")
+        XCTAssertEqual(subfamily.parentID, 9681)
+        XCTAssertEqual(subfamily.commonName, "pantherines", "names attach to any node")
+        // A taxon of the view keeps its main rank, its view parent, and no source rank.
+        guard case .taxon(let genus)? = await harness.getTaxon(9688).result else { return XCTFail("no answer") }
+        XCTAssertEqual(genus.rank, .genus)
+        XCTAssertEqual(genus.parentID, 9681, "the view's parent, past the subfamily")
+        XCTAssertEqual(genus.sourceRank, "")
     }
 
     func testGetTaxon_whenIDIsNotPositive_answersInvalidRequest() async {

@@ -38,9 +38,12 @@ struct ServiceHarness {
 
     /// - Parameters:
     ///   - bundledSource: the source of the bundled database (default: the Felidae fixture);
-    ///   - options: how it is built (format, `fullTree`, …).
+    ///   - options: how it is built (format, …);
+    ///   - legacySchema: rewrite it into this older schema (``LegacySchema``) before
+    ///     serving it, keeping the whole tree in schema 2 when `legacyKeepsTree`.
     init(_ testCase: XCTestCase, bundledSource: String? = nil,
-         options: TaxonomyBuilder.Options = TaxonomyBuilder.Options()) throws {
+         options: TaxonomyBuilder.Options = TaxonomyBuilder.Options(),
+         legacySchema: Int? = nil, legacyKeepsTree: Bool = true) throws {
         directory = try makeTemporaryDirectory(testCase)
         bundledPath = directory + "/bundled.sqlite"
         referencePath = directory + "/reference.sqlite"
@@ -49,6 +52,9 @@ struct ServiceHarness {
             _ = try TaxonomyBuilder(options: options, logger: quietLogger).build(source: bundledSource, output: bundledPath)
         } else {
             try buildFixtureDatabase(at: bundledPath, in: directory)
+        }
+        if let legacySchema {
+            try LegacySchema.downgrade(bundledPath, to: legacySchema, keepingWholeTree: legacyKeepsTree)
         }
         provider = try ActiveDatabaseProvider(bundledPath: bundledPath, referencePath: referencePath,
                                               activationPath: activationPath, logger: quietLogger)

@@ -811,7 +811,8 @@ public nonisolated struct Stol_V1_Taxon: Sendable {
   /// filled by children/roots listings
   public var childCount: UInt32 = 0
 
-  /// the rank as the source spells it; filled with RANK_VIEW_ALL
+  /// the rank as the source spells it; filled with RANK_VIEW_ALL, and for a node
+  /// outside the eight ranks (no `rank`) in every answer
   public var sourceRank: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -885,6 +886,10 @@ public nonisolated struct Stol_V1_ChildrenRequest: Sendable {
   public var limit: UInt32 = 0
 
   public var language: String = String()
+
+  /// RANK_VIEW_ALL: the source's own children (a species' strains); a node
+  /// outside the eight ranks always lists its own children
+  public var ranks: Stol_V1_RankView = .main
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2819,7 +2824,7 @@ nonisolated extension Stol_V1_TaxaResponse: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Stol_V1_ChildrenRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChildrenRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_id\0\u{1}offset\0\u{1}limit\0\u{1}language\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_id\0\u{1}offset\0\u{1}limit\0\u{1}language\0\u{1}ranks\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2831,6 +2836,7 @@ nonisolated extension Stol_V1_ChildrenRequest: SwiftProtobuf.Message, SwiftProto
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.offset) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.language) }()
+      case 5: try { try decoder.decodeSingularEnumField(value: &self.ranks) }()
       default: break
       }
     }
@@ -2849,6 +2855,9 @@ nonisolated extension Stol_V1_ChildrenRequest: SwiftProtobuf.Message, SwiftProto
     if !self.language.isEmpty {
       try visitor.visitSingularStringField(value: self.language, fieldNumber: 4)
     }
+    if self.ranks != .main {
+      try visitor.visitSingularEnumField(value: self.ranks, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2857,6 +2866,7 @@ nonisolated extension Stol_V1_ChildrenRequest: SwiftProtobuf.Message, SwiftProto
     if lhs.offset != rhs.offset {return false}
     if lhs.limit != rhs.limit {return false}
     if lhs.language != rhs.language {return false}
+    if lhs.ranks != rhs.ranks {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
