@@ -11,26 +11,36 @@ import STOLModel
 /// becomes a taxon without parent; ranks are kept as NCBI spells them (the
 /// normaliser maps `superkingdom` — or the 2025 `domain` — to domain).
 ///
-/// Name classes of `names.dmp`:
+/// Name classes of `names.dmp` (each kept name carries its class verbatim,
+/// `names.name_class`, so the build report says which classes a build had):
 /// - `scientific name` → the taxon's name (the `name_txt` column; the
 ///   `unique name` column with its `<…>` disambiguation is not used);
 /// - `authority` → the authorship of the scientific name, with the leading name
 ///   removed (`Panthera leo (Linnaeus, 1758)` → `(Linnaeus, 1758)`). An authority
 ///   that starts with one of the taxon's synonyms instead is that synonym's
-///   authorship; one that matches neither (usually a misspelt name) is ignored;
-///   when several match, the first in the file wins;
+///   authorship; one that matches neither (usually a misspelt name) gives no
+///   authorship; when several match, the first in the file wins. Every
+///   authority is also kept whole as a name of type `authority`: people paste
+///   the name with its author;
 /// - synonyms: `synonym`, `genbank synonym`, `equivalent name` (a variant
 ///   spelling or formatting of the same name), `anamorph`, `genbank anamorph`,
 ///   `teleomorph`. Such a name that starts with a lower-case letter is an
 ///   English label filed under the wrong class (`equivalent name` "primate") and
-///   is skipped. Not synonyms: `includes` and `in-part` (names of other, narrower
-///   or overlapping groups), `misspelling`, `misnomer` (wrong names), `acronym`,
-///   `genbank acronym`, `type material` (specimen codes);
+///   is skipped. A name in several of these classes is kept once, with the class
+///   of its first row;
 /// - English vernacular names (`en`): `genbank common name` (preferred),
 ///   `common name`, `blast name` (NCBI's English labels of large groups:
 ///   "vertebrates", "bats"), duplicates ignoring case dropped. The preferred one
 ///   is the first GenBank common name, else the first common name, else the
-///   first blast name.
+///   first blast name. A name in several of these classes is kept once, with
+///   the best of its classes;
+/// - other names, not synonyms (they name other or wrong things) but what people
+///   type for the taxon, so searchable: `acronym`, `genbank acronym` → type
+///   `acronym` ("HIV-1"); `includes`, `in-part` (names of narrower or
+///   overlapping groups) → `includes`; `misspelling`, `misnomer` → `misspelling`;
+/// - `type material` is dropped: specimen and culture codes ("ZMB Mam 1234",
+///   "ATCC 25922"), not names people type for a taxon. Any other class is
+///   ignored.
 ///
 /// Damaged dumps: NUL bytes are skipped and a row cut by them is dropped
 /// (counted in ``SourceTaxonomy/readStatistics``); repeated rows (a node id seen
@@ -109,21 +119,44 @@ public struct NCBITaxdumpReader {
     // MARK: names.dmp
 
     private enum NameClass {
-        case scientific, authority, synonym, vernacular(priority: Int8), ignored
+        case scientific
+        case authority
+        /// The class, verbatim.
+        case synonym(String)
+        case vernacular(priority: Int8)
+        /// The type and the class, verbatim.
+        case other(NameType, String)
+        case ignored
     }
 
+    /// The classes of vernacular names, by priority (the preferred class first).
+    private static let vernacularClasses = ["genbank common name", "common name", "blast name"]
+
+    /// Every class kept, and what it becomes (the class strings are made once
+    /// here, not per row). Not here, so dropped: `type material` and any class
+    /// NCBI may add.
+    private static let classes: [(StaticString, NameClass)] = [
+        ("scientific name", .scientific),
+        ("authority", .authority),
+        ("genbank common name", .vernacular(priority: 0)),
+        ("common name", .vernacular(priority: 1)),
+        ("blast name", .vernacular(priority: 2)),
+        ("synonym", .synonym("synonym")),
+        ("genbank synonym", .synonym("genbank synonym")),
+        ("equivalent name", .synonym("equivalent name")),
+        ("anamorph", .synonym("anamorph")),
+        ("genbank anamorph", .synonym("genbank anamorph")),
+        ("teleomorph", .synonym("teleomorph")),
+        ("includes", .other(.includes, "includes")),
+        ("in-part", .other(.includes, "in-part")),
+        ("acronym", .other(.acronym, "acronym")),
+        ("genbank acronym", .other(.acronym, "genbank acronym")),
+        ("misspelling", .other(.misspelling, "misspelling")),
+        ("misnomer", .other(.misspelling, "misnomer")),
+    ]
+
     private static func nameClass(_ reader: DelimitedRowReader) -> NameClass {
-        let field = 3
-        if reader.equals(field, "scientific name") { return .scientific }
-        if reader.equals(field, "authority") { return .authority }
-        if reader.equals(field, "genbank common name") { return .vernacular(priority: 0) }
-        if reader.equals(field, "common name") { return .vernacular(priority: 1) }
-        if reader.equals(field, "blast name") { return .vernacular(priority: 2) }
-        if reader.equals(field, "synonym") || reader.equals(field, "genbank synonym")
-            || reader.equals(field, "equivalent name") || reader.equals(field, "anamorph")
-            || reader.equals(field, "genbank anamorph") || reader.equals(field, "teleomorph") {
-            return .synonym
-        }
+        for (literal, nameClass) in classes where reader.equals(3, literal) { return nameClass }
         return .ignored
     }
 
@@ -132,15 +165,24 @@ public struct NCBITaxdumpReader {
         var name: String
     }
 
+    /// A name of a class: the same name in two classes is two names.
+    private struct ClassedNameKey: Hashable {
+        var taxon: Int32
+        var name: String
+        var nameClass: String
+    }
+
     private func readNames(_ path: String, indexByID: [TaxonID: Int32], lines: [Int32], nodesPath: String,
                            into source: inout SourceTaxonomy) throws(SourceError) {
         let file = try MappedFile(path: path)
         var reader = DelimitedRowReader(file: file, separator: .dump)
         var authorities: [(taxon: Int32, text: String)] = []
-        var synonyms: [(taxon: Int32, name: String)] = []
+        var synonyms: [(taxon: Int32, name: String, nameClass: String)] = []
         var seenSynonyms: Set<NameKey> = []
         var vernaculars: [(taxon: Int32, name: String, priority: Int8)] = []
         var seenVernaculars: [NameKey: Int] = [:]
+        var others: [(taxon: Int32, name: String, type: NameType, nameClass: String)] = []
+        var seenOthers: Set<ClassedNameKey> = []
         var ticker = ProgressTicker(file: path, handler: progress)
         while reader.next() {
             ticker.tick()
@@ -168,13 +210,19 @@ public struct NCBITaxdumpReader {
                     source.readStatistics.duplicateRows += 1
                 }
             case .authority:
-                authorities.append((taxon, reader.string(1)))
-            case .synonym:
+                let text = reader.string(1)
+                guard seenOthers.insert(ClassedNameKey(taxon: taxon, name: text, nameClass: "authority")).inserted else {
+                    source.readStatistics.duplicateRows += 1
+                    continue
+                }
+                authorities.append((taxon, text))
+                others.append((taxon, text, .authority, "authority"))
+            case .synonym(let nameClass):
                 let name = reader.string(1)
                 // A lower-case "synonym" is an English label, not a scientific name.
                 guard let first = name.utf8.first, !(first >= 0x61 && first <= 0x7A) else { continue }
                 if seenSynonyms.insert(NameKey(taxon: taxon, name: name)).inserted {
-                    synonyms.append((taxon, name))
+                    synonyms.append((taxon, name, nameClass))
                 } else {
                     source.readStatistics.duplicateRows += 1
                 }
@@ -192,6 +240,13 @@ public struct NCBITaxdumpReader {
                 }
                 seenVernaculars[key] = vernaculars.count
                 vernaculars.append((taxon, name, priority))
+            case .other(let type, let nameClass):
+                let name = reader.string(1)
+                guard seenOthers.insert(ClassedNameKey(taxon: taxon, name: name, nameClass: nameClass)).inserted else {
+                    source.readStatistics.duplicateRows += 1
+                    continue
+                }
+                others.append((taxon, name, type, nameClass))
             case .ignored:
                 continue
             }
@@ -206,9 +261,11 @@ public struct NCBITaxdumpReader {
 
         // Synonyms, with the authorities that name them.
         var synonymPositions: [NameKey: Int] = [:]
-        for (taxon, name) in synonyms {
+        source.synonyms.reserveCapacity(synonyms.count)
+        for (taxon, name, nameClass) in synonyms {
             synonymPositions[NameKey(taxon: taxon, name: name)] = source.synonyms.count
-            source.synonyms.append(.init(acceptedID: source.usages[Int(taxon)].id, name: name, authorship: nil))
+            source.synonyms.append(.init(acceptedID: source.usages[Int(taxon)].id, name: name, authorship: nil,
+                                         nameClass: nameClass))
         }
         for (taxon, text) in authorities {
             let usage = source.usages[Int(taxon)]
@@ -237,7 +294,14 @@ public struct NCBITaxdumpReader {
         source.vernacularNames.reserveCapacity(vernaculars.count)
         for (position, entry) in vernaculars.enumerated() {
             source.vernacularNames.append(.init(taxonID: source.usages[Int(entry.taxon)].id, name: entry.name,
-                                                language: "en", preferred: best[entry.taxon]?.position == position))
+                                                language: "en", preferred: best[entry.taxon]?.position == position,
+                                                nameClass: Self.vernacularClasses[Int(entry.priority)]))
+        }
+
+        source.otherNames.reserveCapacity(others.count)
+        for entry in others {
+            source.otherNames.append(.init(taxonID: source.usages[Int(entry.taxon)].id, name: entry.name,
+                                           type: entry.type, nameClass: entry.nameClass))
         }
     }
 

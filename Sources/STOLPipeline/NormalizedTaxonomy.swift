@@ -79,7 +79,7 @@ public struct NormalizedTaxonomy: Sendable {
     public var traits: [Trait] = []
     /// Source usages whose rank is not one of the eight (kept as nodes, not in the view).
     public var droppedIntermediate = 0
-    /// Names (vernacular or synonym) whose taxon was not kept.
+    /// Names (vernacular, synonym or other) whose taxon was not kept.
     public var droppedNames = 0
 
     public init() {}
@@ -88,6 +88,13 @@ public struct NormalizedTaxonomy: Sendable {
 /// Turns a ``SourceTaxonomy`` into a ``NormalizedTaxonomy``.
 public struct TaxonomyNormalizer {
     public static let iucnCategories: Set<String> = ["LC", "NT", "VU", "EN", "CR", "EW", "EX", "NE", "DD"]
+
+    /// `names.name_class` of a vernacular name and of a synonym whose source has
+    /// no classes of its own (ColDP, GBIF, Open Tree, the curated overlay): the
+    /// kind of table or status they come from, so that every name of a build has
+    /// a class and the report has no `(none)`.
+    public static let vernacularClass = "vernacular name"
+    public static let synonymClass = "synonym"
 
     public init() {}
 
@@ -174,7 +181,8 @@ public struct TaxonomyNormalizer {
             let preferred = name.preferred && !preferredSeen.contains(key)
             if preferred { preferredSeen.insert(key) }
             result.names.append(.init(taxonID: name.taxonID, name: name.name, language: name.language,
-                                      type: .common, preferred: preferred))
+                                      type: .common, preferred: preferred,
+                                      nameClass: name.nameClass ?? Self.vernacularClass))
         }
         // A language with names but none marked preferred: the first one is.
         for index in result.names.indices where result.names[index].type == .common {
@@ -187,7 +195,13 @@ public struct TaxonomyNormalizer {
         for synonym in source.synonyms {
             guard nodeIDs.contains(synonym.acceptedID) else { result.droppedNames += 1; continue }
             result.names.append(.init(taxonID: synonym.acceptedID, name: synonym.name, language: "und",
-                                      type: .synonym, preferred: false))
+                                      type: .synonym, preferred: false, nameClass: synonym.nameClass ?? Self.synonymClass))
+        }
+        // Acronyms, included groups, authorities, misspellings: in no language, never a preferred name.
+        for name in source.otherNames {
+            guard nodeIDs.contains(name.taxonID) else { result.droppedNames += 1; continue }
+            result.names.append(.init(taxonID: name.taxonID, name: name.name, language: "und",
+                                      type: name.type, preferred: false, nameClass: name.nameClass))
         }
 
         let referenceByID = Dictionary(source.references.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })

@@ -55,7 +55,7 @@ public struct PlaceholderFilter {
         public var droppedSpecies = 0
         /// Kept usages whose parent was a dropped container (now under its parent).
         public var reattached = 0
-        /// Synonyms, vernacular names and properties of dropped usages.
+        /// Synonyms, vernacular names, other names and properties of dropped usages.
         public var droppedNames = 0
 
         public init() {}

@@ -5,6 +5,8 @@ extension SourceTaxonomy {
     public struct OverlayReport: Equatable, Sendable {
         public var vernacularNames = 0
         public var synonyms = 0
+        /// Acronyms, misspellings and the other names of ``SourceTaxonomy/OtherName``.
+        public var otherNames = 0
         public var properties = 0
         public var references = 0
         /// Overlay facts about taxa the base does not have (dropped, counted).
@@ -17,8 +19,10 @@ extension SourceTaxonomy {
     /// The base keeps its tree: usages, parents and ranks come from the base only.
     /// The overlay adds vernacular names (a name already present in the same
     /// language is not duplicated; where the overlay marks a preferred name for a
-    /// language, it replaces the base's preferred one), synonyms, properties
-    /// (IUCN status, traits) and the references they cite.
+    /// language, it replaces the base's preferred one), synonyms and other names
+    /// (a name the base has is not duplicated: a synonym by its text, another
+    /// name by its text and class), properties (IUCN status, traits) and the
+    /// references they cite.
     public func overlaid(with overlay: SourceTaxonomy) -> (SourceTaxonomy, OverlayReport) {
         var result = self
         var report = OverlayReport()
@@ -54,6 +58,14 @@ extension SourceTaxonomy {
             guard existingSynonyms.insert("\(synonym.acceptedID)|\(synonym.name)").inserted else { continue }
             result.synonyms.append(synonym)
             report.synonyms += 1
+        }
+
+        var existingOtherNames = Set(otherNames.map { "\($0.taxonID)|\($0.nameClass)|\($0.name)" })
+        for name in overlay.otherNames {
+            guard known.contains(name.taxonID) else { report.unmatched += 1; continue }
+            guard existingOtherNames.insert("\(name.taxonID)|\(name.nameClass)|\(name.name)").inserted else { continue }
+            result.otherNames.append(name)
+            report.otherNames += 1
         }
 
         var citedReferences: Set<String> = []

@@ -39,8 +39,9 @@ extension SourceTaxonomy {
         return state.map { $0 == 2 }
     }
 
-    /// The usages with `keep[i]` true, and the names, properties, merged and deleted ids
-    /// that go with them; names of dropped usages are counted in the second result.
+    /// The usages with `keep[i]` true, and the names (vernacular, synonyms, other
+    /// names), properties, merged and deleted ids that go with them; names and
+    /// properties of dropped usages are counted in the second result.
     func retaining(_ keep: [Bool], positions: [TaxonID: Int32]) -> (SourceTaxonomy, droppedNames: Int) {
         var result = SourceTaxonomy()
         result.readStatistics = readStatistics
@@ -58,6 +59,8 @@ extension SourceTaxonomy {
         dropped += synonyms.count - result.synonyms.count
         result.vernacularNames = vernacularNames.filter { kept($0.taxonID) }
         dropped += vernacularNames.count - result.vernacularNames.count
+        result.otherNames = otherNames.filter { kept($0.taxonID) }
+        dropped += otherNames.count - result.otherNames.count
         result.properties = properties.filter { kept($0.taxonID) }
         dropped += properties.count - result.properties.count
         return (result, dropped)
@@ -116,7 +119,9 @@ extension SourceTaxonomy {
     /// taxa that have a common name or a property (IUCN status, trait) in the
     /// source or its overlay, or whose id is in `alsoKeeping`, with their ancestors
     /// (a species stays when a strain or subspecies under it is named: the dog,
-    /// *Canis lupus familiaris*, keeps the gray wolf).
+    /// *Canis lupus familiaris*, keeps the gray wolf). Synonyms and other names
+    /// (acronyms, misspellings, …) do not make a species named; they stay or go
+    /// with their taxon.
     ///
     /// `alsoKeeping` holds the overlay's own taxa and every released id: an id
     /// once released stays (stable-id policy), even if its name goes away.

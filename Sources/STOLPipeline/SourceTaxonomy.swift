@@ -31,11 +31,16 @@ public struct SourceTaxonomy: Sendable {
         public var acceptedID: TaxonID
         public var name: String
         public var authorship: String?
+        /// The source's class of the name, verbatim (NCBI `genbank synonym`,
+        /// `equivalent name`, …); nil when the source has no classes (the
+        /// normaliser then writes `synonym`).
+        public var nameClass: String?
 
-        public init(acceptedID: TaxonID, name: String, authorship: String?) {
+        public init(acceptedID: TaxonID, name: String, authorship: String?, nameClass: String? = nil) {
             self.acceptedID = acceptedID
             self.name = name
             self.authorship = authorship
+            self.nameClass = nameClass
         }
     }
 
@@ -45,12 +50,37 @@ public struct SourceTaxonomy: Sendable {
         /// A BCP-47 tag (already mapped from the source's code).
         public var language: String
         public var preferred: Bool
+        /// The source's class of the name, verbatim (NCBI `genbank common name`,
+        /// `blast name`, …); nil when the source has no classes (the normaliser
+        /// then writes `vernacular name`).
+        public var nameClass: String?
 
-        public init(taxonID: TaxonID, name: String, language: String, preferred: Bool) {
+        public init(taxonID: TaxonID, name: String, language: String, preferred: Bool, nameClass: String? = nil) {
             self.taxonID = taxonID
             self.name = name
             self.language = language
             self.preferred = preferred
+            self.nameClass = nameClass
+        }
+    }
+
+    /// A name of a taxon that is neither one people call it nor another
+    /// scientific name of it, but that people still type for it: an acronym
+    /// ("HIV-1"), a narrower group it includes, its name with the author, a
+    /// misspelling the source records (NCBI `acronym`, `includes`, `authority`,
+    /// `misspelling`, …). Kept so that search finds the taxon by it.
+    public struct OtherName: Sendable, Equatable {
+        public var taxonID: TaxonID
+        public var name: String
+        public var type: NameType
+        /// The source's class of the name, verbatim (`genbank acronym`, `in-part`, …).
+        public var nameClass: String
+
+        public init(taxonID: TaxonID, name: String, type: NameType, nameClass: String) {
+            self.taxonID = taxonID
+            self.name = name
+            self.type = type
+            self.nameClass = nameClass
         }
     }
 
@@ -72,6 +102,8 @@ public struct SourceTaxonomy: Sendable {
     public var usages: [Usage] = []
     public var synonyms: [Synonym] = []
     public var vernacularNames: [VernacularName] = []
+    /// Names that are neither vernacular names nor synonyms (``OtherName``).
+    public var otherNames: [OtherName] = []
     public var properties: [Property] = []
     public var references: [Reference] = []
     /// Ids the source retired by merging them into another (NCBI `merged.dmp`:

@@ -96,6 +96,7 @@ public struct TaxonomyBuilder {
         logger.info("read source", metadata: [
             "format": "\(options.format.rawValue)", "usages": "\(source.usages.count)",
             "synonyms": "\(source.synonyms.count)", "vernacular": "\(source.vernacularNames.count)",
+            "otherNames": "\(source.otherNames.count)",
             "merged": "\(source.merged.count)", "damagedLines": "\(source.readStatistics.damagedLines)",
             "duplicateRows": "\(source.readStatistics.duplicateRows)",
             "orphanNames": "\(source.readStatistics.orphanNames)",
@@ -114,7 +115,7 @@ public struct TaxonomyBuilder {
             summary.overlay = report
             logger.info("overlay", metadata: [
                 "directory": "\(overlayDirectory)", "names": "\(report.vernacularNames)",
-                "synonyms": "\(report.synonyms)", "properties": "\(report.properties)",
+                "synonyms": "\(report.synonyms)", "otherNames": "\(report.otherNames)", "properties": "\(report.properties)",
                 "references": "\(report.references)", "unmatched": "\(report.unmatched)",
             ])
             phase("overlay")

@@ -9,8 +9,8 @@ import STOLModel
 /// none does ("sp" has 1.3 M matches, no genus among them). So:
 ///
 /// - Ranks above species (123,000 taxa on NCBI): every word of every name of
-///   those taxa (scientific, common, vernacular, synonym — the columns of
-///   `fts_taxa`) in a sorted in-memory index; a query intersects the taxa of its
+///   those taxa (scientific, common, vernacular, synonym and the other names —
+///   the columns of `fts_taxa`) in a sorted in-memory index; a query intersects the taxa of its
 ///   words, which is what FTS5's implicit AND computes, in microseconds.
 /// - IUCN status (174 taxa on NCBI with the curated overlay): the taxa with a
 ///   status and the words of their searchable names are kept in memory and
@@ -30,7 +30,8 @@ public struct FilteredSearchIndex: Sendable {
     /// the multilingual names at every query cost 5 ms).
     let conservedNames: [TaxonID: [IndexedName]]
     /// The words of the names `fts_taxa` holds for each of those taxa (scientific
-    /// name, common and vernacular names, synonyms), as FTS5 tokenises them.
+    /// name, common and vernacular names, synonyms, acronyms and the other names
+    /// of every type but trade), as FTS5 tokenises them.
     let conservedWords: [TaxonID: Set<String>]
 
     /// A name of a taxon with its folded words (what the scorer compares).

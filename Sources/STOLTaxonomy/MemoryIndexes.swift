@@ -63,9 +63,12 @@ public struct MemoryIndexes: Sendable {
             guard let tree, let index = tree.index(of: id), Int(tree.rankLevel[index]) < higherEntries.count else { return nil }
             return Int(tree.rankLevel[index])
         }
+        // Per name: whether it is a common name (commonlyNamed, and the common name
+        // of a taxon in pages), whether `fts_taxa` holds it (every type but trade),
+        // and whether search matches it as a synonym (``SearchEngine/synonymNameTypes``).
         let names = try Row.fetchCursor(db, sql: """
-            SELECT taxon_id, name, name_type IN ('common','vernacular'), name_type IN ('common','vernacular','synonym'),
-                   name_type = 'synonym', lang, is_preferred, id
+            SELECT taxon_id, name, name_type IN ('common','vernacular'), name_type <> 'trade',
+                   name_type IN (\(SearchEngine.synonymNameTypesSQL)), lang, is_preferred, id
             FROM names ORDER BY is_preferred DESC, id
             """)
         while let row = try names.next() {

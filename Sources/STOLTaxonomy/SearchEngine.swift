@@ -333,11 +333,27 @@ struct SearchEngine {
                 let text: String = row[1]
                 let type: String = row[3]
                 result[row[0], default: []].append(Name(
-                    text: text, words: SearchQuery.words(in: text), type: type == "synonym" ? .synonym : .common,
+                    text: text, words: SearchQuery.words(in: text), type: Self.matchType(nameType: type),
                     inLanguage: (row[2] as String) == language, preferred: (row[4] as Int) != 0))
             }
         }
         return result
+    }
+
+    /// The name types that match as a synonym: the other names of a taxon (another
+    /// scientific name, an acronym, a group it includes, its name with the
+    /// author, a misspelling the source records), not what people call it, so
+    /// they get none of a common name's bonus (and never its preference). The
+    /// in-memory names of ``FilteredSearchIndex`` are typed with the same list.
+    static let synonymNameTypes: [NameType] = [.synonym, .acronym, .includes, .authority, .misspelling]
+
+    /// `synonymNameTypes` as an SQL list: `'synonym','acronym',…`.
+    static let synonymNameTypesSQL = synonymNameTypes.map { "'\($0.rawValue)'" }.joined(separator: ",")
+
+    /// How a name of `names.name_type` matches: as a synonym (``synonymNameTypes``)
+    /// or as a common name (common, vernacular, trade).
+    static func matchType(nameType: String) -> Stol_V1_MatchType {
+        NameType(rawValue: nameType).map { synonymNameTypes.contains($0) } == true ? .synonym : .common
     }
 
     /// The part of ``typeBonus(_:)`` that only says the name is its taxon's preferred

@@ -31,6 +31,11 @@ extension TaxonomyQueries {
                     detail.synonyms.append(row["name"])
                     continue
                 }
+                // Names by language are what people call the taxon (`LocalName`: common,
+                // vernacular, trade). Acronyms, included groups, authorities and
+                // misspellings are for search and name lookups; the detail has no
+                // field for them yet.
+                guard ["common", "vernacular", "trade"].contains(type) else { continue }
                 var name = Stol_V1_LocalName()
                 name.name = row["name"]
                 name.preferred = (row["is_preferred"] as Int) != 0

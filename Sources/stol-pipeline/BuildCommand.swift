@@ -122,8 +122,9 @@ struct Build: ParsableCommand {
                       + "\(placeholders.reattached) re-attached, \(placeholders.droppedNames) names")
             }
             if let overlay = summary.overlay {
-                print("  overlay: \(overlay.vernacularNames) names, \(overlay.synonyms) synonyms, \(overlay.properties) "
-                      + "properties, \(overlay.references) references added; \(overlay.unmatched) facts for taxa not in the source")
+                print("  overlay: \(overlay.vernacularNames) names, \(overlay.synonyms) synonyms, "
+                      + "\(overlay.otherNames) other names, \(overlay.properties) properties, \(overlay.references) "
+                      + "references added; \(overlay.unmatched) facts for taxa not in the source")
             }
             if let named = summary.namedSpecies {
                 print("  named species: \(named.keptSpecies) kept, \(named.droppedSpecies) without a name dropped "
@@ -151,7 +152,11 @@ struct Build: ParsableCommand {
         }
 
         struct Overlay: Encodable {
-            let names, synonyms, properties, references, unmatched: Int
+            let names, synonyms, otherNames, properties, references, unmatched: Int
+
+            enum CodingKeys: String, CodingKey {
+                case names, synonyms, otherNames = "other_names", properties, references, unmatched
+            }
         }
 
         struct NamedSpecies: Encodable {
@@ -213,7 +218,7 @@ struct Build: ParsableCommand {
                              droppedNames: $0.droppedNames)
             }
             overlay = summary.overlay.map {
-                Overlay(names: $0.vernacularNames, synonyms: $0.synonyms, properties: $0.properties,
+                Overlay(names: $0.vernacularNames, synonyms: $0.synonyms, otherNames: $0.otherNames, properties: $0.properties,
                         references: $0.references, unmatched: $0.unmatched)
             }
             namedSpecies = summary.namedSpecies.map {
@@ -226,7 +231,7 @@ struct Build: ParsableCommand {
         }
     }
 
-    /// `genbank common name 37082, scientific name …`, most frequent first.
+    /// `genbank common name 37082, authority …`, most frequent first.
     static func describe(_ classes: [String: Int]) -> String {
         guard !classes.isEmpty else { return "none" }
         return classes.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }

@@ -79,6 +79,67 @@ final class EveryNodeBuildTests: XCTestCase {
         }
     }
 
+    /// Every kept class of names.dmp, read back from `names`: its type, its class
+    /// verbatim, on its node; `type material` absent; the report counts the classes.
+    func testNames_everyNCBIClassIsWrittenWithItsTypeAndClass_typeMaterialIsNot() throws {
+        let directory = try makeTemporaryDirectory(self)
+        let source = try TaxdumpFixture.write(to: directory)
+        try writeTSV(source, "nodes.dmp", TaxdumpFixture.nodes + [
+            dumpRow("10239", "1", "superkingdom", "", "9", "0", "1", "0", "0", "0", "0", "0", ""),
+            dumpRow("11676", "10239", "species", "", "9", "1", "1", "1", "0", "1", "1", "0", ""),
+        ])
+        try writeTSV(source, "names.dmp", TaxdumpFixture.names + [
+            dumpRow("10239", "Viruses", "", "scientific name"),
+            dumpRow("11676", "Human immunodeficiency virus 1", "", "scientific name"),
+            dumpRow("11676", "HIV-1", "", "genbank acronym"),
+            dumpRow("11676", "HIV1", "", "acronym"),
+            dumpRow("7711", "Pisces", "", "in-part"),
+            dumpRow("9694", "Felis tigris altaica", "", "misnomer"),
+            dumpRow("9685", "Felis silvestris catus", "", "genbank synonym"),
+        ])
+        var options = TaxonomyBuilder.Options()
+        options.format = .ncbi
+        let output = directory + "/taxonomy.sqlite"
+        let report = try TaxonomyBuilder(options: options, logger: quiet).build(source: source, output: output)
+        let expected: [String: (type: String, nameClass: String)] = [
+            "9689|lion": ("common", "genbank common name"),
+            "9689|African lion": ("common", "common name"),
+            "33208|metazoans": ("common", "blast name"),
+            "9689|Felis leo": ("synonym", "synonym"),
+            "9685|Felis silvestris catus": ("synonym", "genbank synonym"),
+            "9694|Tigris tigris": ("synonym", "equivalent name"),
+            "11676|HIV-1": ("acronym", "genbank acronym"),
+            "11676|HIV1": ("acronym", "acronym"),
+            "9689|Panthera leo persica": ("includes", "includes"),
+            "7711|Pisces": ("includes", "in-part"),
+            "9689|Panthera leo (Linnaeus, 1758)": ("authority", "authority"),
+            "9689|Pantera leo": ("misspelling", "misspelling"),
+            "9694|Felis tigris altaica": ("misspelling", "misnomer"),
+        ]
+        try read(output) { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT taxon_id, name, lang, name_type, name_class, is_preferred FROM names")
+            let byKey = Dictionary(rows.map { ("\($0["taxon_id"] as Int64)|\($0["name"] as String)", $0) },
+                                   uniquingKeysWith: { first, _ in first })
+            for (key, value) in expected {
+                let row = try XCTUnwrap(byKey[key], "\(key) not written")
+                XCTAssertEqual(row["name_type"], value.type, key)
+                XCTAssertEqual(row["name_class"], value.nameClass, key)
+            }
+            for row in rows where !["common", "vernacular"].contains(row["name_type"] as String) {
+                XCTAssertEqual(row["lang"], "und", "\(row)")
+                XCTAssertEqual(row["is_preferred"], 0 as Int64, "\(row)")
+            }
+            XCTAssertFalse(rows.contains { ($0["name"] as String).hasPrefix("ZMB") }, "type material is not a name")
+            XCTAssertFalse(rows.contains { ($0["name_class"] as String?) == "type material" })
+            XCTAssertEqual(rows.filter { ($0["name_class"] as String?) == nil }.count, 0, "every NCBI name has its class")
+        }
+        XCTAssertNil(report.nameClasses["(none)"])
+        XCTAssertNil(report.nameClasses["type material"])
+        XCTAssertEqual(report.nameClasses["genbank acronym"], 1)
+        XCTAssertEqual(report.nameClasses["in-part"], 1)
+        XCTAssertEqual(report.nameClasses.values.reduce(0, +), report.names)
+    }
+
     func testRetiredIDs_keptInEveryBuild_mergedOnlyIntoATaxonTheDatabaseHolds() throws {
         let path = try build { source in
             // 777 went to a taxon this source does not have; 9685 is both merged and alive (kept alive).

@@ -52,17 +52,74 @@ final class NCBITaxdumpReaderTests: XCTestCase {
         XCTAssertFalse(source.synonyms.contains { $0.name.hasPrefix("Korat") })
     }
 
-    func testRead_synonymClasses_synonymAndEquivalentNameCount_includesMisspellingTypeMaterialDoNot() throws {
+    func testRead_synonymClasses_areSynonymsWithTheirClass_includesMisspellingTypeMaterialAreNot() throws {
         let source = try readFixture()
-        let lion = Set(source.synonyms.filter { $0.acceptedID == 9689 }.map(\.name))
-        XCTAssertEqual(lion, ["Felis leo", "Leo leo"], "'lions' is a lower-case equivalent name: an English label")
-        XCTAssertTrue(source.synonyms.contains { $0.acceptedID == 9694 && $0.name == "Tigris tigris" })
+        let lion = source.synonyms.filter { $0.acceptedID == 9689 }
+        XCTAssertEqual(Set(lion.map(\.name)), ["Felis leo", "Leo leo"], "'lions' is a lower-case equivalent name: an English label")
+        XCTAssertEqual(Set(lion.map(\.nameClass)), ["synonym"])
+        XCTAssertEqual(source.synonyms.first { $0.acceptedID == 9694 && $0.name == "Tigris tigris" }?.nameClass,
+                       "equivalent name")
         XCTAssertFalse(source.synonyms.contains { $0.acceptedID == 1 && $0.name == "all" },
                        "lower-case synonym 'all' of the root is not a scientific name")
-        for excluded in ["Panthera leo persica", "Pantera leo", "ZMB Mam 1234", "Korat cats"] {
+        for excluded in ["Panthera leo persica", "Pantera leo", "ZMB Mam 1234", "Korat cats", "Panthera leo (Linnaeus, 1758)"] {
             XCTAssertFalse(source.synonyms.contains { $0.name == excluded }, excluded)
             XCTAssertFalse(source.vernacularNames.contains { $0.name == excluded }, excluded)
         }
+    }
+
+    /// The fixture, plus HIV-1 (an acronym in two classes, one row repeated) under
+    /// Viruses, an `in-part` name and a `misnomer`.
+    static let otherNamesNodes = [
+        dumpRow("10239", "1", "superkingdom", "", "9", "0", "1", "0", "0", "0", "0", "0", ""),
+        dumpRow("11676", "10239", "species", "", "9", "1", "1", "1", "0", "1", "1", "0", ""),
+    ]
+    static let otherNamesNames = [
+        dumpRow("10239", "Viruses", "", "scientific name"),
+        dumpRow("11676", "Human immunodeficiency virus 1", "", "scientific name"),
+        dumpRow("11676", "HIV-1", "", "genbank acronym"),
+        dumpRow("11676", "HIV-1", "", "genbank acronym"),
+        dumpRow("11676", "HIV1", "", "acronym"),
+        dumpRow("7711", "Pisces", "", "in-part"),
+        dumpRow("9694", "Felis tigris altaica", "", "misnomer"),
+    ]
+
+    private func readFixtureWithOtherNames() throws -> SourceTaxonomy {
+        let directory = try TaxdumpFixture.write(to: try makeTemporaryDirectory(self))
+        try writeTSV(directory, "nodes.dmp", TaxdumpFixture.nodes + Self.otherNamesNodes)
+        try writeTSV(directory, "names.dmp", TaxdumpFixture.names + Self.otherNamesNames)
+        return try NCBITaxdumpReader().read(directory: directory)
+    }
+
+    func testRead_acronymIncludesAuthorityMisspellingClasses_areOtherNamesTypedWithTheirClass() throws {
+        let source = try readFixtureWithOtherNames()
+        func others(_ id: TaxonID) -> Set<String> {
+            Set(source.otherNames.filter { $0.taxonID == id }.map { "\($0.type.rawValue)|\($0.nameClass)|\($0.name)" })
+        }
+        XCTAssertEqual(others(9689), ["authority|authority|Felis leo Linnaeus, 1758",
+                                      "authority|authority|Panthera leo (Linnaeus, 1758)",
+                                      "includes|includes|Panthera leo persica",
+                                      "misspelling|misspelling|Pantera leo"])
+        XCTAssertEqual(others(11676), ["acronym|genbank acronym|HIV-1", "acronym|acronym|HIV1"])
+        XCTAssertEqual(source.otherNames.filter { $0.name == "HIV-1" }.count, 1, "a repeated row is one name")
+        XCTAssertEqual(others(7711), ["includes|in-part|Pisces"])
+        XCTAssertEqual(others(9694), ["misspelling|misnomer|Felis tigris altaica"])
+        XCTAssertEqual(others(9685), ["authority|authority|Felis catus Linnaeus, 1758", "includes|includes|Korat cats",
+                                      "authority|authority|Korat cats L."])
+    }
+
+    func testRead_typeMaterial_isDropped() throws {
+        let source = try readFixtureWithOtherNames()
+        XCTAssertFalse(source.otherNames.contains { $0.name.hasPrefix("ZMB") || $0.nameClass == "type material" })
+        XCTAssertFalse(source.synonyms.contains { $0.name.hasPrefix("ZMB") })
+        XCTAssertFalse(source.vernacularNames.contains { $0.name.hasPrefix("ZMB") })
+    }
+
+    func testRead_authorityIsBothTheAuthorshipAndAName() throws {
+        let source = try readFixture()
+        XCTAssertEqual(source.usages.first { $0.id == 9689 }?.authorship, "(Linnaeus, 1758)")
+        XCTAssertTrue(source.otherNames.contains {
+            $0.taxonID == 9689 && $0.type == .authority && $0.name == "Panthera leo (Linnaeus, 1758)"
+        })
     }
 
     func testRead_commonNames_areEnglish_genbankCommonNamePreferred() throws {
@@ -78,6 +135,19 @@ final class NCBITaxdumpReaderTests: XCTestCase {
         // Metazoa has only a blast name: it is the preferred English name.
         XCTAssertEqual(source.vernacularNames.filter { $0.taxonID == 33208 }.map(\.name), ["metazoans"])
         XCTAssertEqual(source.vernacularNames.first { $0.taxonID == 33208 }?.preferred, true)
+    }
+
+    func testRead_commonNames_carryTheirClass_theBestOneForANameInSeveral() throws {
+        let source = try readFixture()
+        func nameClass(_ id: TaxonID, _ name: String) -> String? {
+            source.vernacularNames.first { $0.taxonID == id && $0.name == name }?.nameClass
+        }
+        XCTAssertEqual(nameClass(9689, "lion"), "genbank common name")
+        XCTAssertEqual(nameClass(9689, "African lion"), "common name")
+        XCTAssertEqual(nameClass(33208, "metazoans"), "blast name")
+        // Blast name first, then the same name as a genbank common name / common name: the better class.
+        XCTAssertEqual(nameClass(40674, "mammals"), "genbank common name")
+        XCTAssertEqual(nameClass(2759, "eukaryotes"), "common name")
     }
 
     func testRead_sameCommonNameInSeveralClasses_isKeptOnce() throws {
@@ -120,6 +190,7 @@ final class NCBITaxdumpReaderTests: XCTestCase {
         XCTAssertEqual(lf.usages, crlf.usages)
         XCTAssertEqual(lf.synonyms, crlf.synonyms)
         XCTAssertEqual(lf.vernacularNames, crlf.vernacularNames)
+        XCTAssertEqual(lf.otherNames, crlf.otherNames)
         XCTAssertEqual(lf.merged, crlf.merged)
     }
 
@@ -133,6 +204,7 @@ final class NCBITaxdumpReaderTests: XCTestCase {
         XCTAssertEqual(stripped.usages, clean.usages)
         XCTAssertEqual(stripped.synonyms, clean.synonyms)
         XCTAssertEqual(stripped.vernacularNames, clean.vernacularNames)
+        XCTAssertEqual(stripped.otherNames, clean.otherNames)
     }
 
     /// The real Mammalia sample: a block of NUL bytes between two lines, then
@@ -156,6 +228,7 @@ final class NCBITaxdumpReaderTests: XCTestCase {
         XCTAssertEqual(source.usages, clean.usages)
         XCTAssertEqual(Set(source.synonyms.map(\.name)), Set(clean.synonyms.map(\.name)).union(["Jaguarius"]))
         XCTAssertEqual(source.vernacularNames, clean.vernacularNames)
+        XCTAssertEqual(source.otherNames, clean.otherNames, "repeated authority and includes rows kept once")
         XCTAssertEqual(source.readStatistics.damagedLines, 2, "the two halves of the cut row")
         XCTAssertGreaterThan(source.readStatistics.duplicateRows, 0)
     }

@@ -100,6 +100,15 @@ final class PlaceholderFilterTests: XCTestCase {
         XCTAssertTrue(filtered.synonyms.isEmpty)
     }
 
+    func testFilter_otherNamesGoWithTheirTaxon_andAreCounted() {
+        var source = felidae()
+        source.otherNames = [.init(taxonID: 9689, name: "Pantera leo", type: .misspelling, nameClass: "misspelling"),
+                             .init(taxonID: 1383300, name: "ABC-1", type: .acronym, nameClass: "acronym")]
+        let (filtered, report) = PlaceholderFilter().filter(source)
+        XCTAssertEqual(filtered.otherNames.map(\.name), ["Pantera leo"])
+        XCTAssertEqual(report.droppedNames, 3, "the placeholders' vernacular name, synonym and acronym")
+    }
+
     func testFilter_childrenOfAContainer_areAttachedToItsParent() {
         let (filtered, _) = PlaceholderFilter().filter(felidae())
         XCTAssertEqual(filtered.usages.first { $0.id == 61384 }?.parentID, 9681)

@@ -56,6 +56,38 @@ final class SourceOverlayTests: XCTestCase {
         XCTAssertEqual(normalized.taxa.first { $0.id == 9689 }?.conservation, "VU")
     }
 
+    func testOverlay_addsOtherNamesOfSharedTaxa_onceByTextAndClass() {
+        var base = base()
+        base.otherNames = [.init(taxonID: 9689, name: "Pantera leo", type: .misspelling, nameClass: "misspelling")]
+        var overlay = SourceTaxonomy()
+        overlay.otherNames = [
+            .init(taxonID: 9689, name: "Pantera leo", type: .misspelling, nameClass: "misspelling"),  // already there
+            .init(taxonID: 9689, name: "Panthera leo (Linnaeus, 1758)", type: .authority, nameClass: "authority"),
+            .init(taxonID: 424242, name: "UNI", type: .acronym, nameClass: "acronym"),                  // not in the base
+        ]
+        let (merged, report) = base.overlaid(with: overlay)
+        XCTAssertEqual(merged.otherNames.map(\.name), ["Pantera leo", "Panthera leo (Linnaeus, 1758)"])
+        XCTAssertEqual(report.otherNames, 1)
+        XCTAssertEqual(report.unmatched, 1)
+    }
+
+    func testSubsetAndNamedSpecies_carryOtherNamesWithTheirTaxon_andCountTheDropped() {
+        var source = SourceTaxonomy()
+        func usage(_ id: TaxonID, _ parent: TaxonID?, _ rank: String) -> SourceTaxonomy.Usage {
+            .init(id: id, parentID: parent, rank: rank, scientificName: "T\(id)", authorship: nil, status: .accepted)
+        }
+        source.usages = [usage(1, nil, "genus"), usage(2, 1, "species"), usage(3, 1, "species")]
+        source.vernacularNames = [.init(taxonID: 3, name: "three", language: "en", preferred: true)]
+        source.otherNames = [.init(taxonID: 2, name: "T-2", type: .acronym, nameClass: "genbank acronym"),
+                             .init(taxonID: 3, name: "T-3", type: .acronym, nameClass: "acronym")]
+        let (subset, subsetReport) = source.subset(roots: [3])
+        XCTAssertEqual(subset.otherNames.map(\.name), ["T-3"])
+        XCTAssertEqual(subsetReport.droppedNames, 1)
+        let (named, namedReport) = source.keepingNamedSpecies()
+        XCTAssertEqual(named.otherNames.map(\.name), ["T-3"], "an acronym alone does not make a species named")
+        XCTAssertEqual(namedReport.droppedNames, 1)
+    }
+
     func testKeepingNamedSpecies_dropsUnnamedSpeciesWithTheirSubspecies_keepsPropertyOnlyAndListedOnes() {
         var source = SourceTaxonomy()
         func usage(_ id: TaxonID, _ parent: TaxonID?, _ rank: String) -> SourceTaxonomy.Usage {

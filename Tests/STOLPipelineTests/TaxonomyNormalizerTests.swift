@@ -119,9 +119,38 @@ final class TaxonomyNormalizerTests: XCTestCase {
         var source = try ColDPReader().read(directory: try FelidaeFixture.write(to: try makeTemporaryDirectory(self)))
         source.vernacularNames.append(.init(taxonID: 424242, name: "nobody", language: "en", preferred: true))
         source.synonyms.append(.init(acceptedID: 424243, name: "Nullus nemo", authorship: nil))
+        source.otherNames.append(.init(taxonID: 424244, name: "NN", type: .acronym, nameClass: "acronym"))
         let taxonomy = TaxonomyNormalizer().normalize(source)
-        XCTAssertEqual(taxonomy.droppedNames, 2)
-        XCTAssertFalse(taxonomy.names.contains { $0.taxonID == 424242 || $0.taxonID == 424243 })
+        XCTAssertEqual(taxonomy.droppedNames, 3)
+        XCTAssertFalse(taxonomy.names.contains { [424242, 424243, 424244].contains($0.taxonID) })
+    }
+
+    func testNormalizer_namesOfASourceWithoutClasses_areVernacularNameOrSynonym() throws {
+        let taxonomy = try normalizedFixture()
+        XCTAssertFalse(taxonomy.names.isEmpty)
+        for name in taxonomy.names {
+            XCTAssertEqual(name.nameClass, name.type == .synonym ? "synonym" : "vernacular name", "\(name)")
+        }
+    }
+
+    func testNormalizer_otherNames_becomeNamesOfTheirTypeAndClass_inNoLanguage_neverPreferred() throws {
+        var source = try ColDPReader().read(directory: try FelidaeFixture.write(to: try makeTemporaryDirectory(self)))
+        source.vernacularNames.append(.init(taxonID: 9694, name: "Amur tiger", language: "en", preferred: false,
+                                            nameClass: "genbank common name"))
+        source.otherNames = [.init(taxonID: 9689, name: "Pantera leo", type: .misspelling, nameClass: "misspelling"),
+                             .init(taxonID: 338153, name: "Pantherini", type: .includes, nameClass: "in-part")]
+        let taxonomy = TaxonomyNormalizer().normalize(source)
+        let misspelling = try XCTUnwrap(taxonomy.names.first { $0.name == "Pantera leo" })
+        XCTAssertEqual(misspelling.taxonID, 9689)
+        XCTAssertEqual(misspelling.type, .misspelling)
+        XCTAssertEqual(misspelling.nameClass, "misspelling")
+        XCTAssertEqual(misspelling.language, "und")
+        XCTAssertFalse(misspelling.preferred)
+        XCTAssertTrue(taxonomy.names.contains { $0.taxonID == 338153 && $0.type == .includes && $0.nameClass == "in-part" },
+                      "on a node outside the eight ranks too")
+        XCTAssertEqual(taxonomy.names.first { $0.name == "Amur tiger" }?.nameClass, "genbank common name",
+                       "a source's own class is kept")
+        XCTAssertEqual(taxonomy.droppedNames, 0)
     }
 
     func testNormalizer_fillsConservationFromIUCNPropertyOnly() throws {
