@@ -16,7 +16,7 @@ DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-pipeline bench-peers install install-files uninstall man completions
+.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-relevance bench-pipeline bench-peers install install-files uninstall man completions
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -56,6 +56,7 @@ help:
 	@echo "make build-db  the bundled database and the signed reference (full NCBI tree): out/reference.stol"
 	@echo "make fault  the import fault-injection tests with 1000 random kills of the verifier (KILLS=N)"
 	@echo "make bench  latency/throughput of taxonomy and favourites, the import of out/reference.stol, and a 60 s soak of every daemon, through the real sockets"
+	@echo "make bench-relevance  search relevance: the everyday queries of Tests/relevance, top-1 and top-5, on both databases"
 	@echo "make bench-pipeline  pipeline speed, memory and table sizes on the full NCBI tree"
 	@echo "make bench-peers  STOL against taxopy, ete4 and taxoniq: lineage, LCA, name->id; wall time, memory, agreement (BENCH_PEERS_ARGS=--help)"
 	@echo "make check-modules  every target declares what it imports and uses what it declares; stol-client depends on no server module"
@@ -153,6 +154,8 @@ test: deps check-modules build man completions
 	@"$(RELEASE_BIN)/stol-pipeline" build --source Pipeline/curated --output $(GENERATED)/curated.sqlite > /dev/null
 	@$(MAKE) --no-print-directory install-files DESTDIR=$(SYSTEM_TEST_ROOT) BUNDLED_DB=$(GENERATED)/curated.sqlite > /dev/null
 	STOL_INSTALL_ROOT=$(SYSTEM_TEST_ROOT) $(SWIFT) test --skip-build --disable-swift-testing
+	python3 -m unittest discover -s Pipeline/scripts -p 'test_*.py'
+	python3 Pipeline/scripts/relevance.py --queries Tests/relevance/everyday-queries.tsv --check-only
 	SWIFT=$(SWIFT) Tests/fuzz/run_fuzzers.sh --runs $(FUZZ_RUNS) --seed $(FUZZ_SEED)
 
 ## Fuzzing (README, "Fuzzing"): the libFuzzer targets of Tests/fuzz, built with
@@ -206,6 +209,13 @@ bench: build
 	"$(RELEASE_BIN)/stol-bench" import --file $(OUT)/reference.stol --public-key $(STOL_TRUSTED_KEY)
 	"$(RELEASE_BIN)/stol-bench" attack --database $(OUT)/reference.sqlite
 	"$(RELEASE_BIN)/stol-bench" soak --database $(OUT)/reference.sqlite --file $(OUT)/reference.stol --public-key $(STOL_TRUSTED_KEY)
+	@$(MAKE) --no-print-directory bench-relevance
+
+## Search relevance: the everyday queries of Tests/relevance against the bundled and the
+## reference database, top-1 and top-5 (targets: 90 % and 95 % top-1).
+bench-relevance: build
+	@test -s $(BUNDLED_DB) || $(MAKE) --no-print-directory db
+	Pipeline/scripts/bench-relevance.sh "$(RELEASE_BIN)" $(BUNDLED_DB) $(OUT)/reference.sqlite
 
 ## Pipeline speed and memory: the full NCBI build and the bundled build, rows/s, peak RSS, table sizes.
 bench-pipeline: build

@@ -387,6 +387,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                    help="bundled: the `both` queries; reference: all (default: %(default)s)")
     p.add_argument("--runtime-dir", help="directory of the daemons' sockets (sets STOL_RUNTIME_DIR)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.add_argument("--served-as", choices=RUN_SCOPES,
+                   help="the database is known to be of this scope although it is served as another kind "
+                        "(bench-relevance.sh serves the reference build as a stack's bundled database): "
+                        "no warning about the active database's kind")
     p.add_argument("--check-only", action="store_true",
                    help="only validate the query file: exit 0 when valid, 1 when not")
     args = p.parse_args(argv)
@@ -423,7 +427,7 @@ def run(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     client = args.client
     try:
         database = active_database(client, env)
-        if database and database != args.scope:
+        if database and database != args.scope and args.served_as != args.scope:
             print(f"relevance: warning: the active database is the {database} one; --scope {args.scope} "
                   f"was asked", file=err)
         results = []

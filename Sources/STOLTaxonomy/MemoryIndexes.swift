@@ -18,6 +18,13 @@ public struct MemoryIndexes: Sendable {
     /// Folded common names and synonyms → taxon (the preferred name's taxon
     /// first), for exact lookups by name in lineage batches.
     public let exactNames: [String: TaxonID]
+    /// The other taxa of a name that several taxa carry (folded, as ``exactNames``):
+    /// search gathers every taxon whose name is exactly the query, so that an exact
+    /// name is never lost among hundreds of partial matches.
+    public var sharedNames: [String: [TaxonID]] = [:]
+    /// Binomials by their abbreviation (``SearchQuery/abbreviationKey``: "c elegans"
+    /// for *Caenorhabditis elegans*), the most prominent first, a few per key.
+    public var abbreviations: [String: [TaxonID]] = [:]
     /// Taxa with at least one common or vernacular name, in any language. Most
     /// have none (NCBI names about 2 % of its taxa), so a page of taxa asks
     /// SQLite for the names of these only: the names lookup was a third of the
@@ -47,6 +54,7 @@ public struct MemoryIndexes: Sendable {
         var entries: [(String, TaxonID)] = []
         var vocabularyWords: [String] = []
         var exactNames: [String: TaxonID] = [:]
+        var sharedNames: [String: [TaxonID]] = [:]
         var commonlyNamed = Set<TaxonID>()
         // Words of taxa above species, per rank level (``FilteredSearchIndex/higherTaxa``).
         var higherEntries = [[(String, TaxonID)]](repeating: [], count: TaxonRank.species.level)
@@ -76,7 +84,11 @@ public struct MemoryIndexes: Sendable {
             if row[2] as Bool { commonlyNamed.insert(id) }
             let words = SearchQuery.words(in: row[1])
             let joined = words.joined(separator: " ")
-            if exactNames[joined] == nil { exactNames[joined] = id }
+            if let first = exactNames[joined] {
+                if first != id, sharedNames[joined]?.contains(id) != true { sharedNames[joined, default: []].append(id) }
+            } else {
+                exactNames[joined] = id
+            }
             let level = (row[3] as Bool) ? higherLevel(id) : nil  // the kinds of names fts_taxa holds
             if conservation[id] != nil {
                 if row[3] as Bool { conservedWords[id, default: []].formUnion(words) }
@@ -112,7 +124,9 @@ public struct MemoryIndexes: Sendable {
         } catch {
             indexes.fullTreeProblem = "\(error)"
         }
+        indexes.sharedNames = sharedNames
         indexes.prominence = try ProminenceIndex.load(db)
+        indexes.abbreviations = indexes.prominence.abbreviations()
         return indexes
     }
 

@@ -59,6 +59,25 @@ public struct ProminenceIndex: Sendable {
         return matches.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }.prefix(limit).map(\.0)
     }
 
+    /// Taxa kept per abbreviation key (a key is rarely shared by more).
+    static let abbreviationsKept = 8
+
+    /// The prominent taxa whose scientific name has two words or more, by
+    /// abbreviation key ("c elegans" for *Caenorhabditis elegans*), most prominent
+    /// first: "C. elegans" names the nematode a biologist means, not *Cestrum
+    /// elegans*. Only taxa with a prominence are kept (a name, a trait, an IUCN
+    /// status, or something below them), which bounds the table.
+    func abbreviations() -> [String: [TaxonID]] {
+        var groups: [String: [(TaxonID, Float)]] = [:]
+        for (name, id) in names {
+            guard let key = SearchQuery.abbreviationKey(ofFoldedName: name) else { continue }
+            groups[key, default: []].append((id, scores[id] ?? 0))
+        }
+        return groups.mapValues { members in
+            members.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }.prefix(Self.abbreviationsKept).map(\.0)
+        }
+    }
+
     /// From `prominence` joined with `taxa`; empty for a database of schema 1.
     static func load(_ db: Database) throws -> ProminenceIndex {
         guard try db.tableExists("prominence") else { return .empty }

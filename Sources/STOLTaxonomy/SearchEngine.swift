@@ -48,6 +48,12 @@ struct SearchEngine {
 
     /// Candidates gathered per source before scoring.
     static let candidateCap = 200
+    /// Names starting with the text, and the most prominent of them, gathered in
+    /// prefix mode: the same for every limit up to these, so that the limit applies
+    /// to the ranked hits, not to what is ranked ("panth" with --limit 3 and 8 gives
+    /// the same first three).
+    static let prefixCandidates = 100
+    static let prominentCandidates = 50
 
     func search(_ query: SearchQuery, options: SearchOptions) throws(TaxonomyError) -> [Stol_V1_SearchHit] {
         guard !query.isEmpty else { return [] }
@@ -91,9 +97,47 @@ struct SearchEngine {
 
     // MARK: Candidates
 
-    /// Candidate ids, and those FTS5 verified (the others must match by one of their names).
+    /// Candidate ids, and those FTS5 verified (the others must match by one of their
+    /// names): first every taxon named exactly what was typed (``exactNameMatches``),
+    /// then the word, prefix and prominence sources.
     private func exactCandidates(_ db: Database, _ query: SearchQuery, options: SearchOptions,
                                  indexes: MemoryIndexes?) throws -> ([TaxonID], Set<TaxonID>) {
+        let exact = try exactNameMatches(db, query, indexes: indexes)
+        let (ids, verified) = try gatheredCandidates(db, query, options: options, indexes: indexes)
+        return (exact + ids, verified)
+    }
+
+    /// Every taxon with a name that is exactly the query: its scientific name as
+    /// typed, with a capital first letter, or as a binomial is written ("homo
+    /// sapiens" → "Homo sapiens"), by `idx_taxa_name`; any other name, folded, from
+    /// the in-memory name index; and for an abbreviated binomial ("C. elegans") the
+    /// most prominent taxa it abbreviates. A frequent word ("dog", "coli") matches
+    /// thousands of names, more than FTS5 is asked for: the exact ones are gathered
+    /// here so that match quality, not luck, puts them first.
+    private func exactNameMatches(_ db: Database, _ query: SearchQuery, indexes: MemoryIndexes?) throws -> [TaxonID] {
+        var ids: [TaxonID] = []
+        let raw = query.raw
+        if !raw.isEmpty, !raw.contains("\""), raw.utf8.count <= 256 {
+            let capitalised = raw.prefix(1).uppercased() + raw.dropFirst()
+            let binomial = raw.prefix(1).uppercased() + raw.dropFirst().lowercased()
+            var forms = [raw]
+            for form in [capitalised, binomial] where !forms.contains(form) { forms.append(form) }
+            ids += try TaxonID.fetchAll(db.cachedStatement(sql: """
+                SELECT id FROM taxa INDEXED BY idx_taxa_name WHERE scientific_name IN (\(TaxonomyQueries.placeholders(forms)))
+                LIMIT 64
+                """), arguments: StatementArguments(forms))
+        }
+        if let indexes {
+            let text = query.text
+            if let id = indexes.exactNames[text] { ids.append(id) }
+            ids += indexes.sharedNames[text] ?? []
+            if let key = query.abbreviationKey { ids += indexes.abbreviations[key] ?? [] }
+        }
+        return ids
+    }
+
+    private func gatheredCandidates(_ db: Database, _ query: SearchQuery, options: SearchOptions,
+                                    indexes: MemoryIndexes?) throws -> ([TaxonID], Set<TaxonID>) {
         let cap = Self.candidateCap
         if !options.conservation.isEmpty || options.rank != nil, let indexes, let tree = indexes.tree {
             // Filters answered in memory (``FilteredSearchIndex``): taxa above species come
@@ -119,11 +163,12 @@ struct SearchEngine {
             // (`idx_taxa_name` range), words of common names and synonyms starting
             // with the last word (``NameWordIndex``), and the full words through
             // FTS5; every candidate must then match by one of its names.
-            let few = max(2 * options.limit, 40)
+            let few = max(Self.prefixCandidates, options.limit)
             var ids = try scientificPrefix(db, query.text, options: options, limit: few, indexes: indexes)
             // The most prominent names with that start, which name order may leave out.
             if options.rank == nil && options.conservation.isEmpty, let indexes {
-                ids += indexes.prominence.prominent(withNamePrefix: query.text, limit: options.limit)
+                ids += indexes.prominence.prominent(withNamePrefix: query.text,
+                                                    limit: max(Self.prominentCandidates, options.limit))
             }
             if query.raw != query.text && !query.raw.isEmpty {
                 ids += try scientificPrefix(db, query.raw, options: options, limit: few, indexes: indexes)
@@ -149,7 +194,8 @@ struct SearchEngine {
             ids.removeLast()
             ids += try scientificPrefix(db, query.text, options: options, limit: 50, indexes: indexes)
             if options.rank == nil && options.conservation.isEmpty, let indexes {
-                ids += indexes.prominence.prominent(withNamePrefix: query.text, limit: options.limit)
+                ids += indexes.prominence.prominent(withNamePrefix: query.text,
+                                                    limit: max(Self.prominentCandidates, options.limit))
             }
             if let indexes, let first = query.words.first {
                 ids += indexes.nameWords.taxa(withWordPrefix: first, limit: 50, exact: !(query.prefix && query.words.count == 1))
@@ -407,9 +453,17 @@ struct SearchEngine {
         var hits: [Stol_V1_SearchHit] = []
         for id in order {
             var best: (Double, Name)?
-            for name in names[id] ?? [] where query.matches(words: name.words) {
+            for name in names[id] ?? [] {
                 let joined = name.words.joined(separator: " ")
-                let quality: Double = joined == text ? 100 : (joined.hasPrefix(text) ? 60 : 40)
+                let quality: Double
+                if query.matches(words: name.words) {
+                    quality = joined == text ? 100 : (joined.hasPrefix(text) ? 60 : 40)
+                } else if name.type == .scientific && query.isAbbreviation(of: name.words) {
+                    // "C. elegans" for Caenorhabditis elegans: below the exact name, above a partial one.
+                    quality = 90
+                } else {
+                    continue
+                }
                 let score = quality + Self.typeBonus(name) + 5 / Double(max(name.words.count, 1))
                 if best == nil || score > best!.0 { best = (score, name) }
             }

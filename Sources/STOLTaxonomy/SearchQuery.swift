@@ -47,6 +47,31 @@ public struct SearchQuery: Equatable, Sendable {
 
     public var isEmpty: Bool { words.isEmpty }
 
+    /// "c elegans" when the query abbreviates a binomial's genus to its initial
+    /// ("C. elegans", "E coli", "H. sapiens neanderthalensis"): a first word of one
+    /// letter followed by at least one word; nil otherwise.
+    public var abbreviationKey: String? {
+        guard words.count >= 2, groups.count == words.count, words[0].count == 1,
+              words[0].first.map({ $0.isLetter }) == true else { return nil }
+        return words.joined(separator: " ")
+    }
+
+    /// The abbreviation key of a folded scientific name of two words or more
+    /// ("caenorhabditis elegans" → "c elegans").
+    static func abbreviationKey(ofFoldedName name: String) -> String? {
+        guard let space = name.firstIndex(of: " "), let initial = name.first,
+              name.index(after: space) < name.endIndex else { return nil }
+        return String(initial) + name[space...]
+    }
+
+    /// Whether the folded words of a name are the query's abbreviation: as many
+    /// words, the first starting with the query's initial, the others equal.
+    func isAbbreviation(of nameWords: [String]) -> Bool {
+        guard abbreviationKey != nil, nameWords.count == words.count, nameWords[0].count > 1,
+              nameWords[0].hasPrefix(words[0]) else { return false }
+        return nameWords.dropFirst().elementsEqual(words.dropFirst())
+    }
+
     /// The folded words joined by single spaces (what names are compared with).
     public var text: String { words.joined(separator: " ") }
 

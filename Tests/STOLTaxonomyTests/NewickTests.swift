@@ -20,7 +20,7 @@ final class NewickTests: XCTestCase {
                 position += 1
                 var value = ""
                 while true {
-                    guard position < characters.count else { throw XCTSkip("unterminated quote") }
+                    guard position < characters.count else { throw TestSupportError("unterminated quote in \(text)") }
                     if characters[position] == "'" {
                         if position + 1 < characters.count, characters[position + 1] == "'" {
                             value.append("'")
