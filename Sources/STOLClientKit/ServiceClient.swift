@@ -155,6 +155,9 @@ extension ServiceClient {
                     response = received
                 }
                 inFlight.removeFirst()
+                // A request the service refused whole (a database without the whole tree,
+                // a batch too large) is the same typed error as for a single request.
+                if let error = response.protocolError { throw ClientError.server(error) }
                 try onAnswer(response)
             }
         } catch {

@@ -130,7 +130,7 @@ public struct TaxonomyDatabaseWriter {
                 report.eulerTour = try insertEulerTour(tree, nodesByID: nodesByID, db)
                 phase("euler")
                 report.topNRelatives = try insertTopN(tree, nodesByID: nodesByID, db)
-                report.prominentTaxa = try insertProminence(taxonomy, view: tree, whole: wholeTree, db)
+                report.prominentTaxa = try insertProminence(taxonomy, whole: wholeTree, db)
                 phase("topN")
                 for statement in indexes { try db.execute(sql: statement) }
                 phase("indexes")
@@ -206,39 +206,23 @@ public struct TaxonomyDatabaseWriter {
     ///
     ///     log2(1 + descendants) + 2·log2(1 + named taxa in its subtree, itself included) + 4 if curated
     ///
-    /// where a named taxon has a common name in any language and a curated one an
-    /// IUCN status or a trait (what the curated overlay adds). So Panthera (lion,
-    /// tiger, leopard, jaguar under it) comes before Panthalis and Panthea for the
-    /// prefix "panth", and Drosophila melanogaster, curated, before another fly
-    /// also called "fruit fly". Rows only for a score above zero (most species have none).
-    ///
-    /// A taxon of the eight-rank view counts its subtree in the view (as before
-    /// schema 3); a node outside it (a subfamily, a clade, a strain) counts its
-    /// subtree on the whole tree, at half weight: next to a genus of the same
-    /// prefix, a subfamily above it is rarely what a person typing means
-    /// ("panth": Panthera, not Pantherinae), but among nodes outside the view
-    /// the larger and better-known still comes first.
-    private func insertProminence(_ taxonomy: NormalizedTaxonomy, view: TaxonTree, whole tree: FullTaxonTree,
+    /// on the whole tree (every node below it: a species with many strains, as the
+    /// organisms labs work on have, counts them), where a named taxon has a common
+    /// name in any language and a curated one an IUCN status or a trait (what the
+    /// curated overlay adds). So Panthera (lion, tiger, leopard, jaguar under it)
+    /// comes before Panthalis and Panthea for the prefix "panth", and Drosophila
+    /// melanogaster, curated, before another fly also called "fruit fly". A node
+    /// outside the eight ranks (a subfamily, a tribe, a strain) counts at half
+    /// weight: next to a genus of the same prefix, a tribe above it is rarely what a
+    /// person typing means. Rows only for a score above zero (most species have none).
+    private func insertProminence(_ taxonomy: NormalizedTaxonomy, whole tree: FullTaxonTree,
                                   _ db: Database) throws -> Int {
         var named = Set<TaxonID>()
         for name in taxonomy.names where name.type == .common { named.insert(name.taxonID) }
         var curated = Set<TaxonID>(taxonomy.nodes.lazy.filter { $0.conservation != nil }.map(\.id))
         for trait in taxonomy.traits { curated.insert(trait.taxonID) }
-        func score(descendants: Int, namedTaxa: Int, _ id: TaxonID) -> Double {
-            log2(1 + Double(descendants)) + 2 * log2(1 + Double(namedTaxa)) + (curated.contains(id) ? 4 : 0)
-        }
-        var scores: [TaxonID: Double] = [:]
-        // The view: a subtree is a contiguous preorder range; named taxa counted by prefix sums.
-        var namedBefore = [Int32](repeating: 0, count: view.count + 1)
-        for node in 0..<view.count {
-            namedBefore[node + 1] = namedBefore[node] + (named.contains(view.nodes[node].id) ? 1 : 0)
-        }
-        for node in 0..<view.count {
-            let end = Int(view.subtreeEnd[node])
-            scores[view.nodes[node].id] = score(descendants: end - node - 1,
-                                                namedTaxa: Int(namedBefore[end] - namedBefore[node]), view.nodes[node].id)
-        }
-        // The whole tree, for the nodes outside the view: deepest first, each adds itself to its parent.
+        let inView = Set(taxonomy.taxa.lazy.map(\.id))
+        // Deepest first, each node adds itself and what is under it to its parent.
         var descendants = [Int32](repeating: 0, count: tree.count)
         var namedTaxa = [Int32](repeating: 0, count: tree.count)
         for node in 0..<tree.count where named.contains(tree.id(at: node)) { namedTaxa[node] = 1 }
@@ -247,9 +231,12 @@ public struct TaxonomyDatabaseWriter {
             descendants[parent] += descendants[node] + 1
             namedTaxa[parent] += namedTaxa[node]
         }
-        for node in 0..<tree.count where scores[tree.id(at: node)] == nil {
+        var scores: [TaxonID: Double] = [:]
+        for node in 0..<tree.count {
             let id = tree.id(at: node)
-            scores[id] = 0.5 * score(descendants: Int(descendants[node]), namedTaxa: Int(namedTaxa[node]), id)
+            let score = log2(1 + Double(descendants[node])) + 2 * log2(1 + Double(namedTaxa[node]))
+                + (curated.contains(id) ? 4 : 0)
+            scores[id] = inView.contains(id) ? score : 0.5 * score
         }
         let insert = try BulkInsert(db, sql: "INSERT INTO prominence (taxon_id, score) VALUES (?, ?)")
         var rows: [(TaxonID, Double)] = []

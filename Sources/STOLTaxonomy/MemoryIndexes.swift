@@ -25,6 +25,10 @@ public struct MemoryIndexes: Sendable {
     /// Binomials by their abbreviation (``SearchQuery/abbreviationKey``: "c elegans"
     /// for *Caenorhabditis elegans*), the most prominent first, a few per key.
     public var abbreviations: [String: [TaxonID]] = [:]
+    /// Names of several words by their letters and digits alone ("honeybee" for
+    /// "honey bee", "ecoli" for "E. coli" is not one: see ``abbreviations``), for a
+    /// query of one word that writes a name without its spaces.
+    public var compactNames: [String: [TaxonID]] = [:]
     /// Taxa with at least one common or vernacular name, in any language. Most
     /// have none (NCBI names about 2 % of its taxa), so a page of taxa asks
     /// SQLite for the names of these only: the names lookup was a third of the
@@ -55,6 +59,7 @@ public struct MemoryIndexes: Sendable {
         var vocabularyWords: [String] = []
         var exactNames: [String: TaxonID] = [:]
         var sharedNames: [String: [TaxonID]] = [:]
+        var compactNames: [String: [TaxonID]] = [:]
         var commonlyNamed = Set<TaxonID>()
         // Words of taxa above species, per rank level (``FilteredSearchIndex/higherTaxa``).
         var higherEntries = [[(String, TaxonID)]](repeating: [], count: TaxonRank.species.level)
@@ -84,6 +89,10 @@ public struct MemoryIndexes: Sendable {
             if row[2] as Bool { commonlyNamed.insert(id) }
             let words = SearchQuery.words(in: row[1])
             let joined = words.joined(separator: " ")
+            if words.count > 1 {
+                let compact = words.joined()
+                if compactNames[compact]?.contains(id) != true { compactNames[compact, default: []].append(id) }
+            }
             if let first = exactNames[joined] {
                 if first != id, sharedNames[joined]?.contains(id) != true { sharedNames[joined, default: []].append(id) }
             } else {
@@ -125,6 +134,7 @@ public struct MemoryIndexes: Sendable {
             indexes.fullTreeProblem = "\(error)"
         }
         indexes.sharedNames = sharedNames
+        indexes.compactNames = compactNames
         indexes.prominence = try ProminenceIndex.load(db)
         indexes.abbreviations = indexes.prominence.abbreviations()
         return indexes

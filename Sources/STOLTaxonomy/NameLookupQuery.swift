@@ -9,13 +9,16 @@ extension TaxonomyQueries {
     /// a common name or synonym (case- and accent-insensitively; one taxon, the
     /// preferred name's). Several taxa are all given, ascending: the caller sees
     /// the name is ambiguous rather than getting one of them.
+    /// Ids listed per name; more are counted in `total`.
+    public static let maximumIDsPerName = 100
+
     public func lookUpNames(_ names: [String]) throws(TaxonomyError) -> Stol_V1_NameLookupResponse {
         let indexes = database.memoryIndexes
         let full = database.fullTreeCount > 0
         if full && indexes == nil { throw .memoryIndexesLoading }  // then names come from the tree's index
         let tree = indexes?.fullTree
         let table = layout.wholeTreeTable(schemaVersion: database.schemaVersion) ?? "taxa"
-        let sql = "SELECT id, rank FROM \(table) WHERE scientific_name = ? ORDER BY id LIMIT 100"
+        let sql = "SELECT id, rank FROM \(table) WHERE scientific_name = ? ORDER BY id LIMIT \(Self.maximumIDsPerName + 1)"
         return try database.read { db in
             var response = Stol_V1_NameLookupResponse()
             for name in names {
@@ -28,12 +31,22 @@ extension TaxonomyQueries {
                     let candidate = attempt == 0 ? trimmed : trimmed.prefix(1).uppercased() + trimmed.dropFirst()
                     if attempt == 1 && candidate == trimmed { break }
                     if let tree {
-                        // In memory: a sorted name index of the whole tree (no query per name).
+                        // In memory: a sorted name index of the whole tree (no query per name),
+                        // at most the first 100 listed, as the SQL path (the answer is bounded
+                        // before it is built: "environmental samples" names 6,433 nodes).
                         let nodes = tree.nodes(named: candidate)
-                        result.ids = nodes.map(tree.id(at:))
-                        result.ranks = nodes.map(tree.rank(of:))
+                        let listed = nodes.prefix(Self.maximumIDsPerName)
+                        result.ids = listed.map(tree.id(at:))
+                        result.ranks = listed.map(tree.rank(of:))
+                        if nodes.count > listed.count { result.total = UInt32(clamping: nodes.count) }
                     } else {
                         for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [candidate]) {
+                            guard result.ids.count < Self.maximumIDsPerName else {
+                                // More than the list holds: say how many (one count, bounded by the index).
+                                result.total = UInt32(clamping: try Int.fetchOne(db.cachedStatement(
+                                    sql: "SELECT count(*) FROM \(table) WHERE scientific_name = ?"), arguments: [candidate]) ?? 0)
+                                break
+                            }
                             result.ids.append(row[0])
                             result.ranks.append(row[1])
                         }

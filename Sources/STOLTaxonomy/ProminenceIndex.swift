@@ -72,6 +72,10 @@ public struct ProminenceIndex: Sendable {
         for (name, id) in names {
             guard let key = SearchQuery.abbreviationKey(ofFoldedName: name) else { continue }
             groups[key, default: []].append((id, scores[id] ?? 0))
+            // A binomial written as one word ("ecoli"): the same taxa, by the key without its space.
+            if key.split(separator: " ").count == 2 {
+                groups[key.replacingOccurrences(of: " ", with: ""), default: []].append((id, scores[id] ?? 0))
+            }
         }
         return groups.mapValues { members in
             members.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }.prefix(Self.abbreviationsKept).map(\.0)

@@ -75,13 +75,14 @@ struct SearchEngine {
             // The keys once per hit, not per comparison: a filtered search may score
             // thousands of candidates, and two hash lookups per comparison cost ms.
             let keys = hits.map { hit in
-                (quality: hit.fuzzy || !preferred.contains(hit.taxon.id) ? hit.score : hit.score - 0.5,
-                 prominence: prominence.score(of: hit.taxon.id))
+                (match: Self.matchClass(hit), prominence: prominence.score(of: hit.taxon.id),
+                 quality: hit.fuzzy || !preferred.contains(hit.taxon.id) ? hit.score : hit.score - 0.5)
             }
             let order = hits.indices.sorted { i, j in
                 let a = keys[i], b = keys[j], hitA = hits[i], hitB = hits[j]
-                if a.quality != b.quality { return a.quality > b.quality }
+                if a.match != b.match { return a.match > b.match }
                 if a.prominence != b.prominence { return a.prominence > b.prominence }
+                if a.quality != b.quality { return a.quality > b.quality }
                 if hitA.score != hitB.score { return hitA.score > hitB.score }
                 return hitA.taxon.scientificName != hitB.taxon.scientificName
                     ? hitA.taxon.scientificName < hitB.taxon.scientificName : hitA.taxon.id < hitB.taxon.id
@@ -93,6 +94,33 @@ struct SearchEngine {
             }
             return hits
         }
+    }
+
+    /// How well a hit matches, in the order search ranks by before anything else:
+    /// 4 a whole name of any class is exactly what was typed (letters and digits,
+    /// case and accents folded; "honeybee" for "honey bee" too), 3 an abbreviated
+    /// binomial ("C. elegans"), 2 a common name that ends with what was typed (a
+    /// kind of it: "house mouse" for "mouse"), 1 every word typed is a word of one
+    /// name (the last one as a prefix in autocomplete), 0 approximate (fuzzy). Within a class the
+    /// taxon most people mean comes first (prominence), then the finer score (the
+    /// kind of name, where the words are, how long the name is).
+    static func matchClass(_ hit: Stol_V1_SearchHit) -> Int {
+        if hit.fuzzy { return 0 }
+        if hit.score >= Quality.exact { return 4 }
+        if hit.score >= Quality.abbreviation { return 3 }
+        if hit.score >= Quality.kind { return 2 }
+        return 1
+    }
+
+    /// The base scores of ``score(_:_:query:options:verified:preferred:)``; a name's kind and
+    /// length add at most 8 (``typeBonus(_:)``, `5 / words`), so the classes never overlap.
+    enum Quality {
+        static let exact: Double = 100
+        static let abbreviation: Double = 90
+        static let kind: Double = 80
+        static let startsWith: Double = 60
+        static let allWords: Double = 40
+        static let acrossNames: Double = 20
     }
 
     // MARK: Candidates
@@ -132,6 +160,10 @@ struct SearchEngine {
             if let id = indexes.exactNames[text] { ids.append(id) }
             ids += indexes.sharedNames[text] ?? []
             if let key = query.abbreviationKey { ids += indexes.abbreviations[key] ?? [] }
+            if !query.prefix, query.words.count == 1 {
+                ids += indexes.compactNames[text] ?? []
+                ids += indexes.abbreviations[text] ?? []  // "ecoli"
+            }
         }
         return ids
     }
@@ -188,6 +220,12 @@ struct SearchEngine {
         // A phrase may match across two names of one column (they are concatenated
         // in the index), so phrase hits must match within one name.
         let verified = query.groups.contains { $0.count > 1 } ? [] : Set(ids)
+        if query.abbreviationKey != nil && query.words.count > 2 {
+            // "E. coli MG1655": the initial is no word of the name; the other words find
+            // the strain, and the scorer checks the initial against the genus.
+            ids += try match(db, Array(query.groups.dropFirst()), prefix: query.prefix, options: options, limit: cap,
+                             indexes: indexes)
+        }
         if ids.count > cap {
             // A frequent word: add the names most likely meant (names starting with
             // the query, common names with its words).
@@ -449,7 +487,7 @@ struct SearchEngine {
                        verified: Set<TaxonID>, preferred: inout Set<TaxonID>) throws -> [Stol_V1_SearchHit] {
         let (order, taxa) = try fetch(db, ids, options: options)
         let names = try names(db, for: taxa, language: options.language)
-        let text = query.text
+        let text = query.text, compact = query.words.joined()
         var hits: [Stol_V1_SearchHit] = []
         for id in order {
             var best: (Double, Name)?
@@ -457,10 +495,26 @@ struct SearchEngine {
                 let joined = name.words.joined(separator: " ")
                 let quality: Double
                 if query.matches(words: name.words) {
-                    quality = joined == text ? 100 : (joined.hasPrefix(text) ? 60 : 40)
+                    if joined == text {
+                        quality = Quality.exact
+                    } else if name.type == .common && name.inLanguage && !query.prefix && name.words.count > query.words.count
+                                && name.words.suffix(query.words.count).elementsEqual(query.words) {
+                        // "house mouse" for "mouse": in an English common name the last word
+                        // is what the thing is (a mouse), the others say which; "mouse
+                        // lemurs" and "guinea pig lice" are other things.
+                        quality = Quality.kind
+                    } else {
+                        quality = joined.hasPrefix(text) ? Quality.startsWith : Quality.allWords
+                    }
+                } else if !query.prefix && name.words.count > 1 && name.words.joined() == compact {
+                    // "honeybee" for "honey bee": the same letters, spaced otherwise.
+                    quality = Quality.exact
                 } else if name.type == .scientific && query.isAbbreviation(of: name.words) {
                     // "C. elegans" for Caenorhabditis elegans: below the exact name, above a partial one.
-                    quality = 90
+                    quality = Quality.abbreviation
+                } else if name.type == .scientific && query.abbreviates(partOf: name.words) {
+                    // "E. coli MG1655" for Escherichia coli str. K-12 substr. MG1655: a partial match.
+                    quality = Quality.allWords
                 } else {
                     continue
                 }
@@ -477,7 +531,7 @@ struct SearchEngine {
             } else {
                 // Words matched across different names (e.g. genus and a common name).
                 guard verified.contains(id) else { continue }
-                hit.score = 20
+                hit.score = Quality.acrossNames
                 hit.matchedName = hit.taxon.scientificName
                 hit.matchType = .scientific
             }

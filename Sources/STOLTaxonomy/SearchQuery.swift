@@ -64,9 +64,24 @@ public struct SearchQuery: Equatable, Sendable {
         return String(initial) + name[space...]
     }
 
+    /// Whether an abbreviated query of three words or more names part of a longer
+    /// name: the genus starting with its initial, its epithet next, and every other
+    /// word of it a word of the name ("E. coli MG1655" in "Escherichia coli str. K-12
+    /// substr. MG1655").
+    func abbreviates(partOf nameWords: [String]) -> Bool {
+        guard abbreviationKey != nil, words.count > 2, nameWords.count > words.count, nameWords[0].count > 1,
+              nameWords[0].hasPrefix(words[0]), nameWords[1] == words[1] else { return false }
+        let rest = Set(nameWords.dropFirst(2))
+        return words.dropFirst(2).allSatisfy(rest.contains)
+    }
+
     /// Whether the folded words of a name are the query's abbreviation: as many
     /// words, the first starting with the query's initial, the others equal.
     func isAbbreviation(of nameWords: [String]) -> Bool {
+        if words.count == 1, nameWords.count == 2, let initial = nameWords[0].first, nameWords[0].count > 1 {
+            // One word for a binomial: its initial and its epithet ("ecoli").
+            return words[0] == String(initial) + nameWords[1]
+        }
         guard abbreviationKey != nil, nameWords.count == words.count, nameWords[0].count > 1,
               nameWords[0].hasPrefix(words[0]) else { return false }
         return nameWords.dropFirst().elementsEqual(words.dropFirst())

@@ -112,6 +112,28 @@ final class EveryNodeTests: XCTestCase {
         XCTAssertEqual(names.results.map(\.ids), [[9695], [338153]])
     }
 
+    /// A name many nodes carry ("environmental samples": 6,433 in NCBI 2024) lists
+    /// the first 100 and says how many there are: the answer is bounded before it is
+    /// built, from memory and from SQL alike.
+    func testNameLookup_ofANameOfManyNodes_listsAtMost100_andSaysHowMany() async throws {
+        let shared = (0..<150).map { 800_000 + Int64($0) }
+        let harness = try await ncbiFixtureHarness(
+            self, extraNodes: shared.map { dumpRow(String($0), "9681", "no rank", "", "2", "1", "1", "1", "2", "1", "0", "0", "") },
+            extraNames: shared.map { dumpRow(String($0), "environmental samples", "", "scientific name") })
+        let response = await harness.send(.nameLookup(.with { $0.names = ["environmental samples", "Panthera"] }))
+        guard case .nameLookup(let lookup)? = response.result else { return XCTFail("\(response)") }
+        XCTAssertEqual(lookup.results[0].ids, Array(shared.prefix(100)))
+        XCTAssertEqual(lookup.results[0].ranks.count, 100)
+        XCTAssertEqual(lookup.results[0].total, 150)
+        XCTAssertEqual(lookup.results[1].ids, [9688])
+        XCTAssertEqual(lookup.results[1].total, 0, "a complete list has no total")
+        // The same bound from SQL, before the in-memory trees exist.
+        let database = try TaxonomyDatabase(path: harness.bundledPath, kind: .bundled, loadIndexes: false)
+        let fromSQL = try TaxonomyQueries(database: database).lookUpNames(["environmental samples"])
+        XCTAssertEqual(fromSQL.results[0].ids, Array(shared.prefix(100)))
+        XCTAssertEqual(fromSQL.results[0].total, 150)
+    }
+
     /// Before the in-memory trees are built (the first seconds after a start), the
     /// same answers come from SQL on the one table.
     func testWithoutTheInMemoryTrees_sqlAnswersTheSame() async throws {

@@ -1647,6 +1647,9 @@ public nonisolated struct Stol_V1_NameLookupResult: Sendable {
   /// Clears the value of `error`. Subsequent reads from it will return its default value.
   public mutating func clearError() {self._error = nil}
 
+  /// how many taxa carry the name when `ids` lists only the first 100 (0: `ids` is all)
+  public var total: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4273,7 +4276,7 @@ nonisolated extension Stol_V1_NameLookupRequest: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Stol_V1_NameLookupResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".NameLookupResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}ids\0\u{1}ranks\0\u{1}match\0\u{1}error\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}ids\0\u{1}ranks\0\u{1}match\0\u{1}error\0\u{1}total\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4286,6 +4289,7 @@ nonisolated extension Stol_V1_NameLookupResult: SwiftProtobuf.Message, SwiftProt
       case 3: try { try decoder.decodeRepeatedStringField(value: &self.ranks) }()
       case 4: try { try decoder.decodeSingularEnumField(value: &self.match) }()
       case 5: try { try decoder.decodeSingularMessageField(value: &self._error) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.total) }()
       default: break
       }
     }
@@ -4311,6 +4315,9 @@ nonisolated extension Stol_V1_NameLookupResult: SwiftProtobuf.Message, SwiftProt
     try { if let v = self._error {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
     } }()
+    if self.total != 0 {
+      try visitor.visitSingularUInt32Field(value: self.total, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4320,6 +4327,7 @@ nonisolated extension Stol_V1_NameLookupResult: SwiftProtobuf.Message, SwiftProt
     if lhs.ranks != rhs.ranks {return false}
     if lhs.match != rhs.match {return false}
     if lhs._error != rhs._error {return false}
+    if lhs.total != rhs.total {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
