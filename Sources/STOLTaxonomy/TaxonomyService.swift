@@ -26,7 +26,7 @@ public struct TaxonomyService: FramedService {
     /// would take one of the pool's few threads (one per core) from every other
     /// request for that long. It is answered from the database it started with.
     public func respond(to request: Request, context: RequestContext) async -> Response {
-        let selection = provider.current()
+        let selection = provider.currentWithoutWaiting()
         if let response = response(to: request, selection: selection, logger: context.logger, deferIfLoading: true) {
             return response
         }
@@ -46,12 +46,12 @@ public struct TaxonomyService: FramedService {
         switch body {
         case .status, .getTaxon, .children, .roots, .detail, nil: true
         // On the whole tree: from memory, once it is loaded (until then, wait off the event loop).
-        case .ancestors(let ancestors): ancestors.ranks != .all || provider.current().database.memoryIndexes?.fullTree != nil
-        case .compare(let compare): compare.ranks != .all || provider.current().database.memoryIndexes?.fullTree != nil
+        case .ancestors(let ancestors): ancestors.ranks != .all || provider.currentWithoutWaiting().database.memoryIndexes?.fullTree != nil
+        case .compare(let compare): compare.ranks != .all || provider.currentWithoutWaiting().database.memoryIndexes?.fullTree != nil
         // Relatives may be computed on the in-memory tree, which a request waits
         // for while it is still loading (seconds after a cold start).
         case .relatives(let relatives):
-            relatives.ranks == .all ? false : provider.current().database.memoryIndexes?.tree != nil
+            relatives.ranks == .all ? false : provider.currentWithoutWaiting().database.memoryIndexes?.tree != nil
         case .search, .diagnostics, .lineageBatch, .compareBatch, .nameLookup, .subtree, .getTaxa: false
         }
     }
@@ -59,7 +59,7 @@ public struct TaxonomyService: FramedService {
     /// Answers one request synchronously: errors become typed error responses
     /// (``TaxonomyError/memoryIndexesLoading`` too: this never waits).
     public func respondNow(to request: Request, context: RequestContext) -> Response {
-        respondNow(to: request, selection: provider.current(), context: context)
+        respondNow(to: request, selection: provider.currentWithoutWaiting(), context: context)
     }
 
     func respondNow(to request: Request, selection: ActiveDatabaseProvider.Selection, context: RequestContext) -> Response {

@@ -167,6 +167,7 @@ struct DatabaseImport: ParsableCommand {
                 activation.activate = Stol_V1_ActivateRequest()
                 let activated = try client.ask(activation, as: Stol_V1_ImportDone.self)
                 done = activated
+                _ = taxonomyServes(.reference, global, within: min(global.timeout ?? 30, 60))
             }
             if global.json { print(ImportStatusText.json(done.status)); return }
             print("imported: the reference database is installed (\(ImportProgressPrinter.bytes(Double(done.status.referenceSizeBytes))), " +
@@ -174,6 +175,24 @@ struct DatabaseImport: ParsableCommand {
             print(done.status.referenceActive ? "it is active: taxonomy answers come from it"
                   : "it is not active yet: `stol-client db activate` makes taxonomy answers come from it")
         }
+    }
+}
+
+/// After a switch: waits until the taxonomy service answers from the database of
+/// `kind` (it opens a switched-to database on a thread of its own, answering from
+/// the previous one meanwhile), polling its status, at most `seconds`. True when it
+/// does; false when it is still opening it, or cannot be asked (not running: it
+/// will open the right one when it starts).
+private func taxonomyServes(_ kind: Stol_V1_DatabaseKind, _ global: GlobalOptions, within seconds: Double) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while true {
+        var request = Stol_V1_TaxonomyRequest()
+        request.status = Stol_V1_StatusRequest()
+        guard let client = try? global.taxonomy(),
+              let status = try? client.ask(request, as: Stol_V1_StatusResponse.self) else { return false }
+        if status.active.kind == kind { return true }
+        guard Date() < deadline else { return false }
+        usleep(100_000)
     }
 }
 
@@ -190,16 +209,22 @@ struct DatabaseActivate: ParsableCommand {
         commandName: "activate", abstract: "Serve taxonomy answers from the installed reference database.",
         discussion: """
             Checks again that the installed file is a database this server understands (schema version, \
-            tables), then switches: requests already running finish on the old database, the next ones \
-            use the new one; every answer names the database that produced it. Exit 3 when no reference \
-            database is installed.
+            tables), then switches: the taxonomy service opens it on a thread of its own and answers from \
+            the previous database until it is open (no request waits); every answer names the database \
+            that produced it. The command returns once the service answers from the reference database \
+            (or says that it is still opening it, after --timeout, at most 60 s). Exit 3 when no \
+            reference database is installed.
             """)
     @OptionGroup var global: GlobalOptions
     func run() throws {
         try global.run { () throws(ClientError) in
             let status = try manage(global, .activate(Stol_V1_ActivateRequest()))
-            print(global.json ? ImportStatusText.json(status)
-                  : "the reference database is active (built \(status.referenceBuildTime)): taxonomy answers come from it")
+            // Returns once the taxonomy service answers from it, or says it is still opening it.
+            let serving = taxonomyServes(.reference, global, within: min(global.timeout ?? 30, 60))
+            if global.json { print(ImportStatusText.json(status)); return }
+            print(serving ? "the reference database is active (built \(status.referenceBuildTime)): taxonomy answers come from it"
+                  : "the reference database is active (built \(status.referenceBuildTime)); the taxonomy service is still "
+                    + "opening it and answers from the bundled one meanwhile (`stol-client status` shows when it switches)")
         }
     }
 }
@@ -212,6 +237,7 @@ struct DatabaseDeactivate: ParsableCommand {
     func run() throws {
         try global.run { () throws(ClientError) in
             let status = try manage(global, .deactivate(Stol_V1_DeactivateRequest()))
+            _ = taxonomyServes(.bundled, global, within: min(global.timeout ?? 30, 60))
             print(global.json ? ImportStatusText.json(status)
                   : "the bundled database serves" + (status.referencePresent ? "; the reference database stays installed" : ""))
         }
@@ -243,6 +269,7 @@ struct DatabaseDelete: ParsableCommand {
                             "built \(current.referenceBuildTime))? The built-in database will serve.", yes: false)
             }
             let status = try manage(global, .deleteReference(Stol_V1_DeleteReferenceRequest()))
+            _ = taxonomyServes(.bundled, global, within: min(global.timeout ?? 30, 60))
             print(global.json ? ImportStatusText.json(status) : "the reference database is deleted; the bundled database serves")
         }
     }

@@ -118,9 +118,11 @@ final class ActiveDatabaseProviderTests: XCTestCase {
         XCTAssertTrue(current.fallbackReason.contains("missing tables"), current.fallbackReason)
 
         // A real taxonomy database claiming a schema newer than this server.
-        try FileManager.default.removeItem(atPath: harness.referencePath)
-        try harness.installReference()
-        try bumpSchemaVersion(of: harness.referencePath, to: 99)
+        let staging = harness.directory + "/newer.sqlite"
+        try buildFixtureDatabase(at: staging, in: harness.directory)
+        try bumpSchemaVersion(of: staging, to: 99)
+        XCTAssertEqual(rename(staging, harness.referencePath), 0)  // replaced whole, as an import does
+        harness.settle()
         await current = try status()
         XCTAssertEqual(current.active.kind, .bundled)
         XCTAssertTrue(current.fallbackReason.contains("schema version 99"), current.fallbackReason)
@@ -148,12 +150,14 @@ final class ActiveDatabaseProviderTests: XCTestCase {
 
         // Deleting the activation file means "bundled" (the safe default).
         try FileManager.default.removeItem(atPath: harness.activationPath)
+        harness.settle()
         let statusAnswer4 = try await self.status()
         XCTAssertEqual(statusAnswer4.active.kind, .bundled)
 
         // A reference file removed while requested: back to bundled, saying why.
         try harness.requestReference(true)
         try FileManager.default.removeItem(atPath: harness.referencePath)
+        harness.settle()
         await current = try self.status()
         XCTAssertEqual(current.active.kind, .bundled)
         XCTAssertFalse(current.referencePresent)
@@ -192,6 +196,7 @@ final class ActiveDatabaseProviderTests: XCTestCase {
         let staging = harness.directory + "/staging.sqlite"
         try buildFixtureDatabase(at: staging, in: harness.directory)
         XCTAssertEqual(rename(staging, harness.referencePath), 0)
+        harness.settle()
         let current = try await status()
         XCTAssertEqual(current.active.kind, .reference)
         XCTAssertNotEqual(current.active.fingerprint, first)
@@ -225,6 +230,40 @@ final class ActiveDatabaseProviderTests: XCTestCase {
     /// for it. The open is held inside a gate until the test releases it: every
     /// request meanwhile is answered whole by the bundled database, and the
     /// reference is opened once, by the request that noticed the switch.
+    /// The service's own requests never open a database: the one that notices a
+    /// switch starts the open on a thread of its own and is answered, like every
+    /// request after it, by the previous database until the new one is installed.
+    /// Tried: the open is held back (a gate) and ten requests on this one thread —
+    /// one event loop's worth — are all answered meanwhile, none waiting for it.
+    func testService_duringASwitch_neverWaitsForTheOpen_andSwitchesOnceItIsInstalled() throws {
+        try harness.installReference()
+        let gate = OpeningGate()
+        addTeardownBlock { gate.release() }
+        let provider = try ActiveDatabaseProvider(
+            bundledPath: harness.bundledPath, referencePath: harness.referencePath,
+            activationPath: harness.activationPath, logger: quietLogger) { path, kind throws(TaxonomyError) in
+            if kind == .reference { gate.arriveAndWait() }
+            return try TaxonomyDatabase(path: path, kind: kind)
+        }
+        let service = TaxonomyService(provider: provider)
+        try JSONEncoder().encode(ActivationState(useReferenceDB: true))
+            .write(to: URL(fileURLWithPath: harness.activationPath), options: .atomic)
+        func ask() -> Stol_V1_TaxonomyResponse {
+            var request = Stol_V1_TaxonomyRequest()
+            request.getTaxon = Stol_V1_GetTaxonRequest.with { $0.taxonID = 9689 }
+            return service.respondNow(to: request, context: ServiceHarness.context)
+        }
+        let first = ask()
+        XCTAssertEqual(first.database.kind, .bundled, "the request that noticed the switch was not kept waiting")
+        XCTAssertEqual(gate.waitForArrival(), .success, "the open began, on another thread")
+        for _ in 1...10 { XCTAssertEqual(ask().database.kind, .bundled) }
+        XCTAssertEqual(gate.arrivals, 1, "opened once")
+        gate.release()
+        provider.waitForPendingSwitch()
+        XCTAssertEqual(ask().database.kind, .reference, "installed once opened")
+        XCTAssertEqual(gate.arrivals, 1)
+    }
+
     func testProvider_whileTheReferenceIsBeingOpened_answersFromThePreviousDatabaseAndOpensItOnce() throws {
         try harness.installReference()
         let gate = OpeningGate()

@@ -71,12 +71,21 @@ struct ServiceHarness {
 
     func installReference() throws {
         try buildFixtureDatabase(at: referencePath, extraUsages: referenceOnlyUsages, in: directory)
+        settle()
     }
 
     /// Writes the state file as the import coordinator does (whole, by rename).
     func requestReference(_ use: Bool) throws {
         try JSONEncoder().encode(ActivationState(useReferenceDB: use))
             .write(to: URL(fileURLWithPath: activationPath), options: .atomic)
+        settle()
+    }
+
+    /// Notices a change of the files and installs what it selects before the test's
+    /// next request: the service's own requests never wait for a database to open
+    /// (the previous one answers meanwhile; `EveryRequestDuringASwitchTests` pins that).
+    func settle() {
+        _ = provider.current()
     }
 
     static let context = RequestContext(peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000), logger: quietLogger)
