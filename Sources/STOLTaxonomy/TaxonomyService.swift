@@ -13,7 +13,7 @@ public struct TaxonomyService: FramedService {
 
     public static let version = "0.1.0"
 
-    private let provider: ActiveDatabaseProvider
+    let provider: ActiveDatabaseProvider
     public let statistics = ServiceStatistics()
 
     public init(provider: ActiveDatabaseProvider) {
@@ -42,17 +42,26 @@ public struct TaxonomyService: FramedService {
         return respondNow(to: request, context: context)
     }
 
+    /// Whether the request's handler answers it on the event loop (``TaxonomyRequestHandler/runsInline(_:database:)``).
     func isShort(_ body: Request.OneOf_Body?) -> Bool {
+        let database = provider.currentWithoutWaiting().database
         switch body {
-        case .status, .getTaxon, .children, .roots, .detail, nil: true
-        // On the whole tree: from memory, once it is loaded (until then, wait off the event loop).
-        case .ancestors(let ancestors): ancestors.ranks != .all || provider.currentWithoutWaiting().database.memoryIndexes?.fullTree != nil
-        case .compare(let compare): compare.ranks != .all || provider.currentWithoutWaiting().database.memoryIndexes?.fullTree != nil
-        // Relatives may be computed on the in-memory tree, which a request waits
-        // for while it is still loading (seconds after a cold start).
-        case .relatives(let relatives):
-            relatives.ranks == .all ? false : provider.currentWithoutWaiting().database.memoryIndexes?.tree != nil
-        case .search, .diagnostics, .lineageBatch, .compareBatch, .nameLookup, .subtree, .getTaxa: false
+        case nil: return true
+        case .status(let body): return StatusHandler.runsInline(body, database: database)
+        case .getTaxon(let body): return GetTaxonHandler.runsInline(body, database: database)
+        case .children(let body): return ChildrenHandler.runsInline(body, database: database)
+        case .roots(let body): return RootsHandler.runsInline(body, database: database)
+        case .detail(let body): return DetailHandler.runsInline(body, database: database)
+        case .getTaxa(let body): return GetTaxaHandler.runsInline(body, database: database)
+        case .ancestors(let body): return AncestorsHandler.runsInline(body, database: database)
+        case .compare(let body): return CompareHandler.runsInline(body, database: database)
+        case .relatives(let body): return RelativesHandler.runsInline(body, database: database)
+        case .subtree(let body): return SubtreeHandler.runsInline(body, database: database)
+        case .search(let body): return SearchHandler.runsInline(body, database: database)
+        case .lineageBatch(let body): return LineageBatchHandler.runsInline(body, database: database)
+        case .compareBatch(let body): return CompareBatchHandler.runsInline(body, database: database)
+        case .nameLookup(let body): return NameLookupHandler.runsInline(body, database: database)
+        case .diagnostics(let body): return DiagnosticsHandler.runsInline(body, database: database)
         }
     }
 
@@ -126,167 +135,30 @@ public struct TaxonomyService: FramedService {
         }
     }
 
-    /// The result of one request; `merged` collects the merged ids a batch
-    /// answered as their new taxa (a single id's merge is handled by the caller).
+    /// The result of one request, from its handler (one per request body, in
+    /// `Handlers/`); `merged` collects the merged ids a batch answered as their
+    /// new taxa (a single id's merge is handled by the caller).
     private func answer(_ request: Request, selection: ActiveDatabaseProvider.Selection,
                         logger: Logger, merged: inout [Stol_V1_MergedTaxon]) throws -> Response.OneOf_Result {
-        let queries = TaxonomyQueries(database: selection.database)
+        var context = TaxonomyRequestContext(selection: selection, service: self, logger: logger)
+        defer { merged.append(contentsOf: context.merged) }
         switch request.body {
-        case .status:
-            return .status(status(selection))
-        case .getTaxon(let get):
-            try Self.validate(id: get.taxonID)
-            return .taxon(try queries.taxon(id: get.taxonID, language: Self.language(get.language)))
-        case .children(let children):
-            try Self.validate(id: children.taxonID)
-            let limit = try Self.pageSize(children.limit)
-            return .children(try queries.children(of: children.taxonID, offset: Int(children.offset), limit: limit,
-                                                  language: Self.language(children.language), ranks: children.ranks))
-        case .roots(let roots):
-            return .roots(try queries.roots(language: Self.language(roots.language)))
-        case .ancestors(let ancestors):
-            try Self.validate(id: ancestors.taxonID)
-            var list = Stol_V1_TaxonList()
-            list.taxa = ancestors.ranks == .all ? try queries.ancestorsOnFullTree(of: ancestors.taxonID)
-                : try queries.ancestors(of: ancestors.taxonID, language: Self.language(ancestors.language))
-            return .ancestors(list)
-        case .search(let search):
-            guard search.query.utf8.count <= ProtocolLimits.maximumQueryBytes else {
-                throw TaxonomyError.invalidArgument("query longer than \(ProtocolLimits.maximumQueryBytes) bytes")
-            }
-            let query = SearchQuery(text: search.query, prefix: search.prefix, phrase: search.phrase)
-            guard !query.isEmpty else {
-                throw TaxonomyError.invalidArgument("the query has no letters or digits to search for")
-            }
-            let limit = search.limit == 0 ? ProtocolLimits.defaultSearchLimit : search.limit
-            guard limit <= ProtocolLimits.maximumSearchLimit else {
-                throw TaxonomyError.invalidArgument("limit must be at most \(ProtocolLimits.maximumSearchLimit)")
-            }
-            let rank: TaxonRank?
-            if search.rank == .unspecified {
-                rank = nil
-            } else if let modelRank = TaxonomyQueries.modelRank(search.rank) {
-                rank = modelRank
-            } else {
-                throw TaxonomyError.invalidArgument("unknown rank \(search.rank.rawValue)")
-            }
-            let statuses = Set(search.conservation.map { $0.uppercased() })
-            guard statuses.isSubset(of: Self.conservationCodes) else {
-                throw TaxonomyError.invalidArgument("conservation codes are \(Self.conservationCodes.sorted().joined(separator: ", "))")
-            }
-            logger.debug("search", metadata: ["query": "\(search.query)"])
-            var result = Stol_V1_SearchResponse()
-            let options = SearchOptions(rank: rank, conservation: statuses, limit: Int(limit),
-                                        language: Self.language(search.language), fuzzy: !search.noFuzzy)
-            result.hits = try SearchEngine(queries: queries).search(query, options: options)
-            return .search(result)
-        case .detail(let detail):
-            try Self.validate(id: detail.taxonID)
-            return .detail(try queries.detail(of: detail.taxonID, language: Self.language(detail.language)))
-        case .compare(let compare):
-            try Self.validate(id: compare.taxonA)
-            try Self.validate(id: compare.taxonB)
-            if compare.ranks == .all { return .compare(try queries.compareOnFullTree(compare.taxonA, compare.taxonB)) }
-            var answer = try queries.compare(compare.taxonA, compare.taxonB, language: Self.language(compare.language))
-            if answer.hasDistance { answer.distanceMain = answer.distance }
-            // The main-rank distance is the view's own (a strain counts as one step below
-            // its species, as in its main-rank lineage); NCBI's edges come from the whole tree.
-            if let both = queries.distancesOnFullTree(compare.taxonA, compare.taxonB) {
-                if !answer.hasDistance { answer.distanceMain = both.main }
-                answer.distanceAll = both.all
-            }
-            return .compare(answer)
-        case .relatives(let relatives):
-            try Self.validate(id: relatives.taxonID)
-            let n = relatives.n == 0 ? 10 : Int(relatives.n)
-            guard n <= 100 else { throw TaxonomyError.invalidArgument("n must be 1…100") }
-            let guardLimit = relatives.maxCandidates == 0 ? TaxonomyQueries.defaultMaximumCandidates : Int(relatives.maxCandidates)
-            if relatives.ranks == .all {
-                return .relatives(try queries.relativesOnFullTree(of: relatives.taxonID, n: n, maximumCandidates: guardLimit))
-            }
-            return .relatives(try queries.relatives(of: relatives.taxonID, n: n, computed: relatives.computed,
-                                                    maximumCandidates: guardLimit,
-                                                    language: Self.language(relatives.language)))
-        case .diagnostics:
-            var diagnostics = Stol_V1_DiagnosticsResponse()
-            diagnostics.report = DiagnosticsReport(selection: selection, statistics: statistics, serverVersion: Self.version).text
-            return .diagnostics(diagnostics)
-        case .lineageBatch(let batch):
-            guard batch.queries.count <= TaxonomyQueries.maximumBatchQueries else {
-                throw TaxonomyError.invalidArgument("at most \(TaxonomyQueries.maximumBatchQueries) queries per batch")
-            }
-            return .lineageBatch(try queries.lineageBatch(batch.queries, language: Self.language(batch.language),
-                                                          ranks: batch.ranks, form: batch.form))
-        case .compareBatch(let batch):
-            guard batch.pairs.count <= TaxonomyQueries.maximumBatchQueries else {
-                throw TaxonomyError.invalidArgument("at most \(TaxonomyQueries.maximumBatchQueries) pairs per batch")
-            }
-            return .compareBatch(try queries.compareBatch(batch.pairs, ranks: batch.ranks))
-        case .nameLookup(let lookup):
-            guard lookup.names.count <= TaxonomyQueries.maximumBatchQueries else {
-                throw TaxonomyError.invalidArgument("at most \(TaxonomyQueries.maximumBatchQueries) names per request")
-            }
-            return .nameLookup(try queries.lookUpNames(lookup.names))
-        case .getTaxa(let get):
-            guard get.taxonIds.count <= TaxonomyQueries.maximumBatchQueries else {
-                throw TaxonomyError.invalidArgument("at most \(TaxonomyQueries.maximumBatchQueries) ids per request")
-            }
-            for id in get.taxonIds { try Self.validate(id: id) }
-            let answer = try queries.taxa(ids: get.taxonIds, language: Self.language(get.language))
-            merged.append(contentsOf: answer.merged)
-            return .taxa(answer.response)
-        case .subtree(let subtree):
-            try Self.validate(id: subtree.taxonID)
-            let maximum = subtree.maxTaxa == 0 ? TaxonomyQueries.defaultSubtreeTaxa : Int(subtree.maxTaxa)
-            guard maximum <= TaxonomyQueries.maximumSubtreeTaxa else {
-                throw TaxonomyError.invalidArgument("max_taxa must be at most \(TaxonomyQueries.maximumSubtreeTaxa)")
-            }
-            return .subtree(try queries.subtree(of: subtree.taxonID, ranks: subtree.ranks, maximumTaxa: maximum))
-        case nil:
-            throw request.missingBodyError
+        case .status(let body): return try StatusHandler.answer(body, &context)
+        case .getTaxon(let body): return try GetTaxonHandler.answer(body, &context)
+        case .children(let body): return try ChildrenHandler.answer(body, &context)
+        case .roots(let body): return try RootsHandler.answer(body, &context)
+        case .detail(let body): return try DetailHandler.answer(body, &context)
+        case .getTaxa(let body): return try GetTaxaHandler.answer(body, &context)
+        case .ancestors(let body): return try AncestorsHandler.answer(body, &context)
+        case .compare(let body): return try CompareHandler.answer(body, &context)
+        case .relatives(let body): return try RelativesHandler.answer(body, &context)
+        case .subtree(let body): return try SubtreeHandler.answer(body, &context)
+        case .search(let body): return try SearchHandler.answer(body, &context)
+        case .lineageBatch(let body): return try LineageBatchHandler.answer(body, &context)
+        case .compareBatch(let body): return try CompareBatchHandler.answer(body, &context)
+        case .nameLookup(let body): return try NameLookupHandler.answer(body, &context)
+        case .diagnostics(let body): return try DiagnosticsHandler.answer(body, &context)
+        case nil: throw request.missingBodyError
         }
-    }
-
-    private func status(_ selection: ActiveDatabaseProvider.Selection) -> Stol_V1_StatusResponse {
-        var status = Stol_V1_StatusResponse()
-        status.active = selection.database.identity
-        status.activePath = selection.database.path
-        status.taxaCount = UInt64(selection.database.taxaCount)
-        status.sizeBytes = selection.database.sizeBytes
-        status.referencePresent = selection.referencePresent
-        status.referenceRequested = selection.referenceRequested
-        status.fallbackReason = selection.fallbackReason ?? ""
-        status.serverVersion = Self.version
-        let database = selection.database
-        status.speciesCount = UInt64(database.speciesCount)
-        status.namesCount = UInt64(database.namesCount)
-        status.bundledPath = provider.bundledPath
-        status.bundledSizeBytes = FileStat(path: provider.bundledPath)?.size ?? 0
-        status.referencePath = provider.referencePath
-        status.referenceSizeBytes = FileStat(path: provider.referencePath)?.size ?? 0
-        status.precomputedRelatives = UInt32(database.precomputedRelatives)
-        status.treeLoaded = database.memoryIndexes?.tree != nil
-        status.fullTreeNodes = UInt64(database.fullTreeCount)
-        status.fullTreeLoaded = database.memoryIndexes?.fullTree != nil
-        return status
-    }
-
-    /// IUCN Red List categories (`protocol/PROTOCOL.md` §4, `conservation`).
-    static let conservationCodes: Set<String> = ["LC", "NT", "VU", "EN", "CR", "EW", "EX", "NE", "DD"]
-
-    static func validate(id: Int64) throws {
-        guard id > 0 else { throw TaxonomyError.invalidArgument("taxon ids are positive integers, got \(id)") }
-    }
-
-    static func pageSize(_ requested: UInt32) throws -> Int {
-        if requested == 0 { return Int(ProtocolLimits.defaultPageSize) }
-        guard requested <= ProtocolLimits.maximumPageSize else {
-            throw TaxonomyError.invalidArgument("limit must be at most \(ProtocolLimits.maximumPageSize)")
-        }
-        return Int(requested)
-    }
-
-    static func language(_ requested: String) -> String {
-        requested.isEmpty ? "en" : requested
     }
 }

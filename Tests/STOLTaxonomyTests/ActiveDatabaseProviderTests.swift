@@ -230,21 +230,28 @@ final class ActiveDatabaseProviderTests: XCTestCase {
     /// for it. The open is held inside a gate until the test releases it: every
     /// request meanwhile is answered whole by the bundled database, and the
     /// reference is opened once, by the request that noticed the switch.
-    /// The service's own requests never open a database: the one that notices a
-    /// switch starts the open on a thread of its own and is answered, like every
-    /// request after it, by the previous database until the new one is installed.
-    /// Tried: the open is held back (a gate) and ten requests on this one thread —
-    /// one event loop's worth — are all answered meanwhile, none waiting for it.
-    func testService_duringASwitch_neverWaitsForTheOpen_andSwitchesOnceItIsInstalled() throws {
+    /// A provider over the harness's files, with the reference installed, whose
+    /// opening of the reference waits at `gate` until released.
+    private func gatedProvider() throws -> (ActiveDatabaseProvider, OpeningGate) {
         try harness.installReference()
         let gate = OpeningGate()
-        addTeardownBlock { gate.release() }
+        addTeardownBlock { gate.release() }  // a failed test must not leave the opener stuck
         let provider = try ActiveDatabaseProvider(
             bundledPath: harness.bundledPath, referencePath: harness.referencePath,
             activationPath: harness.activationPath, logger: quietLogger) { path, kind throws(TaxonomyError) in
             if kind == .reference { gate.arriveAndWait() }
             return try TaxonomyDatabase(path: path, kind: kind)
         }
+        return (provider, gate)
+    }
+
+    /// The service's own requests never open a database: the one that notices a
+    /// switch starts the open on a thread of its own and is answered, like every
+    /// request after it, by the previous database until the new one is installed.
+    /// Tried: the open is held back (a gate) and ten requests on this one thread —
+    /// one event loop's worth — are all answered meanwhile, none waiting for it.
+    func testService_duringASwitch_neverWaitsForTheOpen_andSwitchesOnceItIsInstalled() throws {
+        let (provider, gate) = try gatedProvider()
         let service = TaxonomyService(provider: provider)
         try JSONEncoder().encode(ActivationState(useReferenceDB: true))
             .write(to: URL(fileURLWithPath: harness.activationPath), options: .atomic)
@@ -265,15 +272,7 @@ final class ActiveDatabaseProviderTests: XCTestCase {
     }
 
     func testProvider_whileTheReferenceIsBeingOpened_answersFromThePreviousDatabaseAndOpensItOnce() throws {
-        try harness.installReference()
-        let gate = OpeningGate()
-        addTeardownBlock { gate.release() }  // a failed test must not leave the opener stuck
-        let provider = try ActiveDatabaseProvider(
-            bundledPath: harness.bundledPath, referencePath: harness.referencePath,
-            activationPath: harness.activationPath, logger: quietLogger) { path, kind throws(TaxonomyError) in
-            if kind == .reference { gate.arriveAndWait() }
-            return try TaxonomyDatabase(path: path, kind: kind)
-        }
+        let (provider, gate) = try gatedProvider()
         let service = TaxonomyService(provider: provider)
         let bundled = provider.current().database
         XCTAssertEqual(bundled.kind, .bundled)

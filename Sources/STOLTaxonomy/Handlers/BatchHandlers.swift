@@ -1,0 +1,35 @@
+import STOLModel
+import STOLProtocol
+
+// Batches: up to 1000 queries, names or pairs per request, each answered on its
+// own (a miss is that line's error), always on the task pool.
+
+struct LineageBatchHandler: TaxonomyRequestHandler {
+    static func runsInline(_ body: Stol_V1_LineageBatchRequest, database: TaxonomyDatabase) -> Bool { false }
+
+    static func answer(_ body: Stol_V1_LineageBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
+        try RequestChecks.batch(body.queries.count, "queries")
+        return .lineageBatch(try context.queries.lineageBatch(body.queries, language: RequestChecks.language(body.language),
+                                                              ranks: body.ranks, form: body.form))
+    }
+}
+
+struct CompareBatchHandler: TaxonomyRequestHandler {
+    static func runsInline(_ body: Stol_V1_CompareBatchRequest, database: TaxonomyDatabase) -> Bool { false }
+
+    static func answer(_ body: Stol_V1_CompareBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
+        try RequestChecks.batch(body.pairs.count, "pairs")
+        return .compareBatch(try context.queries.compareBatch(body.pairs, ranks: body.ranks))
+    }
+}
+
+/// Every taxon of each name: at most 1000 names, at most 100 ids listed per name
+/// (``TaxonomyQueries/maximumIDsPerName``; `total` says how many when more).
+struct NameLookupHandler: TaxonomyRequestHandler {
+    static func runsInline(_ body: Stol_V1_NameLookupRequest, database: TaxonomyDatabase) -> Bool { false }
+
+    static func answer(_ body: Stol_V1_NameLookupRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
+        try RequestChecks.batch(body.names.count, "names")
+        return .nameLookup(try context.queries.lookUpNames(body.names))
+    }
+}

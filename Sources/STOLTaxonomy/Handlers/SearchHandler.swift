@@ -1,0 +1,38 @@
+import STOLModel
+import STOLProtocol
+
+/// Search: the query at most 512 bytes with a letter or digit, the limit at most
+/// 200 (default 20), a known rank, IUCN codes only; on the task pool.
+struct SearchHandler: TaxonomyRequestHandler {
+    static func runsInline(_ body: Stol_V1_SearchRequest, database: TaxonomyDatabase) -> Bool { false }
+
+    static func answer(_ body: Stol_V1_SearchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
+        guard body.query.utf8.count <= ProtocolLimits.maximumQueryBytes else {
+            throw TaxonomyError.invalidArgument("query longer than \(ProtocolLimits.maximumQueryBytes) bytes")
+        }
+        let query = SearchQuery(text: body.query, prefix: body.prefix, phrase: body.phrase)
+        guard !query.isEmpty else { throw TaxonomyError.invalidArgument("the query has no letters or digits to search for") }
+        let limit = body.limit == 0 ? ProtocolLimits.defaultSearchLimit : body.limit
+        guard limit <= ProtocolLimits.maximumSearchLimit else {
+            throw TaxonomyError.invalidArgument("limit must be at most \(ProtocolLimits.maximumSearchLimit)")
+        }
+        let rank: TaxonRank?
+        if body.rank == .unspecified {
+            rank = nil
+        } else if let modelRank = TaxonomyQueries.modelRank(body.rank) {
+            rank = modelRank
+        } else {
+            throw TaxonomyError.invalidArgument("unknown rank \(body.rank.rawValue)")
+        }
+        let statuses = Set(body.conservation.map { $0.uppercased() })
+        guard statuses.isSubset(of: RequestChecks.conservationCodes) else {
+            throw TaxonomyError.invalidArgument("conservation codes are \(RequestChecks.conservationCodes.sorted().joined(separator: ", "))")
+        }
+        context.logger.debug("search", metadata: ["query": "\(body.query)"])
+        var result = Stol_V1_SearchResponse()
+        let options = SearchOptions(rank: rank, conservation: statuses, limit: Int(limit),
+                                    language: RequestChecks.language(body.language), fuzzy: !body.noFuzzy)
+        result.hits = try SearchEngine(queries: context.queries).search(query, options: options)
+        return .search(result)
+    }
+}

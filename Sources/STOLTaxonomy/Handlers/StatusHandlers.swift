@@ -1,0 +1,41 @@
+import STOLFileSystem
+import STOLProtocol
+
+/// What serves and how it stands: from memory, inline.
+struct StatusHandler: TaxonomyRequestHandler {
+    static func answer(_ body: Stol_V1_StatusRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
+        let selection = context.selection, database = selection.database, provider = context.service.provider
+        var status = Stol_V1_StatusResponse()
+        status.active = database.identity
+        status.activePath = database.path
+        status.taxaCount = UInt64(database.taxaCount)
+        status.sizeBytes = database.sizeBytes
+        status.referencePresent = selection.referencePresent
+        status.referenceRequested = selection.referenceRequested
+        status.fallbackReason = selection.fallbackReason ?? ""
+        status.serverVersion = TaxonomyService.version
+        status.speciesCount = UInt64(database.speciesCount)
+        status.namesCount = UInt64(database.namesCount)
+        status.bundledPath = provider.bundledPath
+        status.bundledSizeBytes = FileStat(path: provider.bundledPath)?.size ?? 0
+        status.referencePath = provider.referencePath
+        status.referenceSizeBytes = FileStat(path: provider.referencePath)?.size ?? 0
+        status.precomputedRelatives = UInt32(database.precomputedRelatives)
+        status.treeLoaded = database.memoryIndexes?.tree != nil
+        status.fullTreeNodes = UInt64(database.fullTreeCount)
+        status.fullTreeLoaded = database.memoryIndexes?.fullTree != nil
+        return .status(status)
+    }
+}
+
+/// The plain-text report for bug reports (never query text or user ids); on the pool.
+struct DiagnosticsHandler: TaxonomyRequestHandler {
+    static func runsInline(_ body: Stol_V1_DiagnosticsRequest, database: TaxonomyDatabase) -> Bool { false }
+
+    static func answer(_ body: Stol_V1_DiagnosticsRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
+        var diagnostics = Stol_V1_DiagnosticsResponse()
+        diagnostics.report = DiagnosticsReport(selection: context.selection, statistics: context.service.statistics,
+                                               serverVersion: TaxonomyService.version).text
+        return .diagnostics(diagnostics)
+    }
+}

@@ -1,0 +1,80 @@
+import STOLModel
+import STOLProtocol
+
+// Questions about places in the tree: ancestors, common ancestors, closest
+// relatives, subtrees. On the whole tree they are answered from memory once it is
+// loaded; until then they wait off the event loop.
+
+struct AncestorsHandler: TaxonomyRequestHandler {
+    static func runsInline(_ body: Stol_V1_AncestorsRequest, database: TaxonomyDatabase) -> Bool {
+        body.ranks != .all || database.memoryIndexes?.fullTree != nil
+    }
+
+    static func answer(_ body: Stol_V1_AncestorsRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
+        try RequestChecks.id(body.taxonID)
+        var list = Stol_V1_TaxonList()
+        list.taxa = body.ranks == .all ? try context.queries.ancestorsOnFullTree(of: body.taxonID)
+            : try context.queries.ancestors(of: body.taxonID, language: RequestChecks.language(body.language))
+        return .ancestors(list)
+    }
+}
+
+struct CompareHandler: TaxonomyRequestHandler {
+    static func runsInline(_ body: Stol_V1_CompareRequest, database: TaxonomyDatabase) -> Bool {
+        body.ranks != .all || database.memoryIndexes?.fullTree != nil
+    }
+
+    static func answer(_ body: Stol_V1_CompareRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
+        try RequestChecks.id(body.taxonA)
+        try RequestChecks.id(body.taxonB)
+        let queries = context.queries
+        if body.ranks == .all { return .compare(try queries.compareOnFullTree(body.taxonA, body.taxonB)) }
+        var answer = try queries.compare(body.taxonA, body.taxonB, language: RequestChecks.language(body.language))
+        if answer.hasDistance { answer.distanceMain = answer.distance }
+        // The main-rank distance is the view's own (a strain counts as one step below
+        // its species, as in its main-rank lineage); NCBI's edges come from the whole tree.
+        if let both = queries.distancesOnFullTree(body.taxonA, body.taxonB) {
+            if !answer.hasDistance { answer.distanceMain = both.main }
+            answer.distanceAll = both.all
+        }
+        return .compare(answer)
+    }
+}
+
+/// Closest relatives: n in 1…100 (default 10), computed within a candidate guard.
+struct RelativesHandler: TaxonomyRequestHandler {
+    static let defaultCount = 10
+    static let maximumCount = 100
+
+    /// Computed relatives wait for the in-memory tree (seconds after a start), on the pool.
+    static func runsInline(_ body: Stol_V1_RelativesRequest, database: TaxonomyDatabase) -> Bool {
+        body.ranks == .all ? false : database.memoryIndexes?.tree != nil
+    }
+
+    static func answer(_ body: Stol_V1_RelativesRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
+        try RequestChecks.id(body.taxonID)
+        let n = body.n == 0 ? defaultCount : Int(body.n)
+        guard n <= maximumCount else { throw TaxonomyError.invalidArgument("n must be 1…\(maximumCount)") }
+        let guardLimit = body.maxCandidates == 0 ? TaxonomyQueries.defaultMaximumCandidates : Int(body.maxCandidates)
+        if body.ranks == .all {
+            return .relatives(try context.queries.relativesOnFullTree(of: body.taxonID, n: n, maximumCandidates: guardLimit))
+        }
+        return .relatives(try context.queries.relatives(of: body.taxonID, n: n, computed: body.computed,
+                                                        maximumCandidates: guardLimit,
+                                                        language: RequestChecks.language(body.language)))
+    }
+}
+
+/// A whole subtree: at most `max_taxa` (default 10,000, at most 50,000), refused with its size beyond.
+struct SubtreeHandler: TaxonomyRequestHandler {
+    static func runsInline(_ body: Stol_V1_SubtreeRequest, database: TaxonomyDatabase) -> Bool { false }
+
+    static func answer(_ body: Stol_V1_SubtreeRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
+        try RequestChecks.id(body.taxonID)
+        let maximum = body.maxTaxa == 0 ? TaxonomyQueries.defaultSubtreeTaxa : Int(body.maxTaxa)
+        guard maximum <= TaxonomyQueries.maximumSubtreeTaxa else {
+            throw TaxonomyError.invalidArgument("max_taxa must be at most \(TaxonomyQueries.maximumSubtreeTaxa)")
+        }
+        return .subtree(try context.queries.subtree(of: body.taxonID, ranks: body.ranks, maximumTaxa: maximum))
+    }
+}
