@@ -47,14 +47,13 @@ public struct MemoryIndexes: Sendable {
     /// Search's order among equally good matches (schema 2; empty for schema 1).
     public var prominence = ProminenceIndex.empty
 
+    /// Builds every index on the calling thread. (Reading the prominent names on a
+    /// second connection meanwhile saved a second on the full NCBI tree, 4.0 → 3.0 s,
+    /// but the two peaks of memory added up: 386 → 448 MiB, over the daemon's
+    /// 400 MB budget; measured 2026-11-25.)
     static func load(_ db: Database, layout: TaxonomyLayout, schemaVersion: Int) throws -> MemoryIndexes {
-        var tree: CompactTaxonTree?
-        var treeProblem: String?
-        do {
-            tree = try loadTree(db, layout: layout)
-        } catch {
-            treeProblem = "\(error)"
-        }
+        let scan = try TaxaScan.read(db, layout: layout, schemaVersion: schemaVersion)
+        let tree = scan.tree, treeProblem = scan.treeProblem
         var entries: [(String, TaxonID)] = []
         var vocabularyWords: [String] = []
         var exactNames: [String: TaxonID] = [:]
@@ -63,13 +62,8 @@ public struct MemoryIndexes: Sendable {
         var commonlyNamed = Set<TaxonID>()
         // Words of taxa above species, per rank level (``FilteredSearchIndex/higherTaxa``).
         var higherEntries = [[(String, TaxonID)]](repeating: [], count: TaxonRank.species.level)
-        var conservation: [TaxonID: String] = [:]
-        var conservedWords: [TaxonID: Set<String>] = [:]
-        let statuses = try Row.fetchCursor(db, sql: "SELECT id, conservation, scientific_name FROM taxa WHERE conservation IS NOT NULL")
-        while let row = try statuses.next() {
-            conservation[row[0]] = row[1]
-            conservedWords[row[0]] = Set(SearchQuery.words(in: row[2]))
-        }
+        let conservation = scan.conservation
+        var conservedWords = scan.conservedWords
         var conservedNames: [TaxonID: [FilteredSearchIndex.IndexedName]] = [:]
         /// The rank level of a taxon above species; nil for species (and unknown ids).
         func higherLevel(_ id: TaxonID) -> Int? {
@@ -110,16 +104,9 @@ public struct MemoryIndexes: Sendable {
                 if let level { higherEntries[level].append((word, id)) }
             }
         }
-        let higher = try Row.fetchCursor(db, sql: """
-            SELECT id, scientific_name, \(layout.mainRank) FROM taxa
-            WHERE \(layout.mainRank) IN ('domain','kingdom','phylum','class','order','family','genus')
-            """)
-        while let row = try higher.next() {
-            let words = SearchQuery.words(in: row[1])
-            vocabularyWords.append(contentsOf: words)
-            if let level = TaxonRank(rawValue: row[2])?.level, level < higherEntries.count {
-                for word in words { higherEntries[level].append((word, row[0])) }
-            }
+        for taxon in scan.higher {
+            vocabularyWords.append(contentsOf: taxon.words)
+            for word in taxon.words { higherEntries[taxon.level].append((word, taxon.id)) }
         }
         for id in conservedNames.keys { conservedNames[id]!.sort { $0.order < $1.order } }  // as SQL reads them: by id
         let filteredSearch = tree == nil ? FilteredSearchIndex.empty
@@ -128,11 +115,8 @@ public struct MemoryIndexes: Sendable {
         var indexes = MemoryIndexes(tree: tree, nameWords: NameWordIndex(entries), vocabulary: FuzzyVocabulary(words: vocabularyWords),
                                     exactNames: exactNames, commonlyNamed: commonlyNamed, filteredSearch: filteredSearch,
                                     treeProblem: treeProblem)
-        do {
-            indexes.fullTree = try loadFullTree(db, table: layout.wholeTreeTable(schemaVersion: schemaVersion))
-        } catch {
-            indexes.fullTreeProblem = "\(error)"
-        }
+        indexes.fullTree = scan.fullTree
+        indexes.fullTreeProblem = scan.fullTreeProblem
         indexes.sharedNames = sharedNames
         indexes.compactNames = compactNames
         indexes.prominence = try ProminenceIndex.load(db)
@@ -156,7 +140,7 @@ public struct MemoryIndexes: Sendable {
     }
 
     /// The eight-rank view: the rows of a main rank under their view parents.
-    private static func loadTree(_ db: Database, layout: TaxonomyLayout) throws -> CompactTaxonTree {
+    static func loadTree(_ db: Database, layout: TaxonomyLayout) throws -> CompactTaxonTree {
         let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa WHERE \(layout.inView)") ?? 0
         var ids = [TaxonID](), parents = [TaxonID](), ranks = [UInt8]()
         ids.reserveCapacity(count)

@@ -134,6 +134,41 @@ extension FullTaxonTreeTests {
 }
 
 extension FullTaxonTreeTests {
+    /// A name order handed to the builder (as `idx_taxa_name` gives it) builds the
+    /// same tree as the builder's own sort: the same order, the same lookups; an
+    /// order that misses or repeats a node is a typed error.
+    func testANameOrderGivenToTheBuilder_equalsItsOwnSort_andAnIncompleteOneIsRefused() throws {
+        var random = SplitMix64(for: self)
+        let vocabulary = ["Panthera", "Panthera leo", "panthera", "Pan", "", "Ärger", "environmental samples", "Z"]
+        var entries: [(id: Int64, name: String)] = []
+        var sorting = FullTaxonTree.Builder(), given = FullTaxonTree.Builder()
+        for id in Int64(1)...2000 {
+            let name = vocabulary.randomElement(using: &random)! + (Bool.random(using: &random) ? "" : " \(id % 13)")
+            entries.append((id, name))
+            try sorting.append(id: id, parentID: id == 1 ? nil : 1, rank: "no rank", name: name.utf8)
+            try given.append(id: id, parentID: id == 1 ? nil : 1, rank: "no rank", name: name.utf8)
+        }
+        // SQLite's BINARY order: the bytes, a prefix first, then the id.
+        let byName = entries.sorted { a, b in
+            Array(a.name.utf8) != Array(b.name.utf8) ? Array(a.name.utf8).lexicographicallyPrecedes(Array(b.name.utf8)) : a.id < b.id
+        }.map(\.id)
+        try given.setNameOrder(byName)
+        let sorted = try sorting.build(), handed = try given.build()
+        var orderA: [Int64] = [], orderB: [Int64] = []
+        sorted.forEachInNameOrder { orderA.append(sorted.id(at: $0)) }
+        handed.forEachInNameOrder { orderB.append(handed.id(at: $0)) }
+        XCTAssertEqual(orderA, byName)
+        XCTAssertEqual(orderB, byName)
+        for name in Set(entries.map(\.name)) {
+            XCTAssertEqual(handed.nodes(named: name), sorted.nodes(named: name), name)
+        }
+        var incomplete = FullTaxonTree.Builder()
+        try incomplete.append(id: 1, parentID: nil, rank: "no rank", name: "a".utf8)
+        try incomplete.append(id: 2, parentID: 1, rank: "no rank", name: "b".utf8)
+        XCTAssertThrowsError(try incomplete.setNameOrder([1, 1])) { XCTAssertEqual($0 as? FullTaxonTree.BuildError, .nameOrderIncomplete) }
+        XCTAssertThrowsError(try incomplete.setNameOrder([2])) { XCTAssertEqual($0 as? FullTaxonTree.BuildError, .nameOrderIncomplete) }
+    }
+
     /// The closest species equal a brute force over every species of the tree
     /// (distance, then name, then id), for random targets and n.
     func testClosestSpecies_equalABruteForceOverEverySpecies() throws {
