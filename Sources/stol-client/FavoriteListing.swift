@@ -81,7 +81,7 @@ struct FavoriteListing {
             let id = String(repeating: " ", count: width - String(row.taxonID).count) + String(row.taxonID)
             let added = "added \(FavoriteText.added(row.createdAt))"
             if let taxon = row.taxon {
-                lines.append("\(id)  \(FavoriteText.name(taxon))  (\(FavoriteText.rank(taxon.rank)))  \(added)")
+                lines.append("\(id)  \(FavoriteText.name(taxon))  (\(FavoriteText.rank(taxon)))  \(added)")
             } else if namesKnown {
                 lines.append("\(id)  \(FavoriteText.notFound)  \(added)")
             } else {
@@ -124,7 +124,7 @@ struct FavoriteListing {
             if let taxon = row.taxon {
                 entry.scientificName = taxon.scientificName
                 entry.commonName = taxon.commonName
-                entry.rank = FavoriteText.rank(taxon.rank)
+                entry.rank = FavoriteText.rank(taxon)
             }
             return entry
         }

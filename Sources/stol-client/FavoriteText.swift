@@ -12,7 +12,7 @@ enum FavoriteText {
 
     /// `9689  Panthera leo — lion  (species)`: id, scientific name, common name, rank.
     static func describe(_ taxon: Stol_V1_Taxon) -> String {
-        "\(taxon.id)  \(name(taxon))  (\(rank(taxon.rank)))"
+        "\(taxon.id)  \(name(taxon))  (\(rank(taxon)))"
     }
 
     /// `Panthera leo — lion`, or the scientific name alone.
@@ -27,6 +27,10 @@ enum FavoriteText {
     }
 
     static func rank(_ rank: Stol_V1_Rank) -> String { TextFormatter.rankName(rank) }
+
+    /// The taxon's rank as shown: its main rank, or the source's own for a node
+    /// outside the eight ranks (a strain, a subspecies).
+    static func rank(_ taxon: Stol_V1_Taxon) -> String { TextFormatter.displayRank(taxon) }
 
     static func rank(named name: String) -> Stol_V1_Rank? {
         Stol_V1_Rank.allCases.first { $0 != .unspecified && rank($0) == name.lowercased() }

@@ -31,6 +31,31 @@ final class TaxonomyQueryIntegrationTests: XCTestCase {
                              environment: ["STOL_RUNTIME_DIR": stack.runtimeDirectory], input: input)
     }
 
+    /// Every node of the source is a taxon (schema 3): nodes outside the eight ranks,
+    /// read from the database file here, answer `taxon`, `ancestors`, `lineage` and
+    /// `children --ranks all` through the real client, and are favourites like any.
+    func testNodesOutsideTheEightRanks_answerEveryCommand_throughTheClient() throws {
+        let nodes = try DatabaseQueue(path: stack.database).read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT id, parent_id, rank, scientific_name FROM taxa
+                WHERE main_rank IS NULL AND parent_id IS NOT NULL ORDER BY id LIMIT 5
+                """).map { ($0["id"] as Int64, $0["parent_id"] as Int64, $0["rank"] as String, $0["scientific_name"] as String) }
+        }
+        XCTAssertFalse(nodes.isEmpty, "the curated build has nodes outside the eight ranks")
+        for (id, parent, rank, name) in nodes {
+            let taxon = try stack.client(["taxon", String(id)])
+            XCTAssertEqual(taxon.status, 0, "\(id): \(taxon.stderr)")
+            XCTAssertTrue(taxon.stdout.contains(name) && taxon.stdout.contains(rank), "\(id): \(taxon.stdout)")
+            XCTAssertEqual(try stack.client(["ancestors", String(id)]).status, 0, "\(id)")
+            let lineage = try client(["lineage", "--ranks", "all", "--ids"], input: "\(id)\n")
+            XCTAssertEqual(lineage.status, 0, lineage.stderr)
+            XCTAssertTrue(lineage.stdout.contains(";\(parent);\(id)"), "\(id): NCBI's lineage ends with its parent: \(lineage.stdout)")
+            let children = try stack.client(["children", String(parent), "--ranks", "all", "--limit", "500"])
+            XCTAssertEqual(children.status, 0, children.stderr)
+            XCTAssertTrue(children.stdout.contains("\(id)\t\(rank)\t\(name)"), "\(id) under \(parent): \(children.stdout)")
+        }
+    }
+
     func testCompare_lionAndTiger_throughTheSocket_isGenusPantheraAtDistanceTwo() throws {
         let result = try json(["compare", "9689", "9694"])
         XCTAssertEqual((result["lca"] as? [String: Any])?["id"] as? Int, 9688)
