@@ -134,6 +134,25 @@ final class EveryNodeTests: XCTestCase {
         XCTAssertEqual(fromSQL.results[0].total, 150)
     }
 
+    /// A rank filter finds the few taxa of that rank with a word that thousands of
+    /// nodes outside the eight ranks also carry ("unclassified"): the nodes of no
+    /// rank are skipped, however many come first.
+    func testARankFilteredSearch_findsTheSpeciesAmongManyNodesOfNoRankWithTheWord() async throws {
+        let buckets = (0..<400).map { 810_000 + Int64($0) }
+        let harness = try await ncbiFixtureHarness(
+            self,
+            extraNodes: buckets.map { dumpRow(String($0), "9681", "no rank", "", "2", "1", "1", "1", "2", "1", "0", "0", "") }
+                + [dumpRow("899999", "9688", "species", "", "2", "1", "1", "1", "2", "1", "0", "0", "")],
+            extraNames: buckets.map { dumpRow(String($0), "unclassified Felidae \($0)", "", "scientific name") }
+                + [dumpRow("899999", "Panthera unclassified", "", "scientific name")])
+        let species = await harness.search("unclassified", rank: .species, limit: 20)
+        guard case .search(let found)? = species.result else { return XCTFail("\(species)") }
+        XCTAssertEqual(found.hits.map(\.taxon.id), [899999])
+        let genera = await harness.search("unclassified", rank: .genus)
+        guard case .search(let none)? = genera.result else { return XCTFail("\(genera)") }
+        XCTAssertEqual(none.hits.filter { !$0.fuzzy }.map(\.taxon.id), [])
+    }
+
     /// Before the in-memory trees are built (the first seconds after a start), the
     /// same answers come from SQL on the one table.
     func testWithoutTheInMemoryTrees_sqlAnswersTheSame() async throws {
