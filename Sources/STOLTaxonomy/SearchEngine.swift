@@ -97,9 +97,8 @@ struct SearchEngine {
     }
 
     /// How well a hit matches, in the order search ranks by before anything else:
-    /// 5 a whole name of any class is exactly what was typed (letters and digits,
-    /// case and accents folded; "honeybee" for "honey bee" too), 4 the same in the
-    /// other number ("oaks" for "oak": the genus Quercus), 3 an abbreviated
+    /// 4 a whole name of any class is exactly what was typed (letters and digits,
+    /// case and accents folded; "honeybee" for "honey bee" too), 3 an abbreviated
     /// binomial ("C. elegans"), 2 a common name that ends with what was typed (a
     /// kind of it: "house mouse" for "mouse"), 1 every word typed is a word of one
     /// name (the last one as a prefix in autocomplete), 0 approximate (fuzzy). Within a class the
@@ -107,8 +106,7 @@ struct SearchEngine {
     /// kind of name, where the words are, how long the name is).
     static func matchClass(_ hit: Stol_V1_SearchHit) -> Int {
         if hit.fuzzy { return 0 }
-        if hit.score >= Quality.exact { return 5 }
-        if hit.score >= Quality.otherNumber { return 4 }
+        if hit.score >= Quality.exact { return 4 }
         if hit.score >= Quality.abbreviation { return 3 }
         if hit.score >= Quality.kind { return 2 }
         return 1
@@ -118,7 +116,6 @@ struct SearchEngine {
     /// length add at most 8 (``typeBonus(_:)``, `5 / words`), so the classes never overlap.
     enum Quality {
         static let exact: Double = 100
-        static let otherNumber: Double = 95
         static let abbreviation: Double = 90
         static let kind: Double = 80
         static let startsWith: Double = 60
@@ -163,10 +160,6 @@ struct SearchEngine {
             if let id = indexes.exactNames[text] { ids.append(id) }
             ids += indexes.sharedNames[text] ?? []
             if let key = query.abbreviationKey { ids += indexes.abbreviations[key] ?? [] }
-            if let other = query.otherNumber {
-                if let id = indexes.exactNames[other] { ids.append(id) }
-                ids += indexes.sharedNames[other] ?? []
-            }
             if !query.prefix, query.words.count == 1 {
                 ids += indexes.compactNames[text] ?? []
                 ids += indexes.abbreviations[text] ?? []  // "ecoli"
@@ -507,7 +500,7 @@ struct SearchEngine {
                        verified: Set<TaxonID>, preferred: inout Set<TaxonID>) throws -> [Stol_V1_SearchHit] {
         let (order, taxa) = try fetch(db, ids, options: options)
         let names = try names(db, for: taxa, language: options.language)
-        let text = query.text, compact = query.words.joined(), otherNumber = query.otherNumber
+        let text = query.text, compact = query.words.joined()
         var hits: [Stol_V1_SearchHit] = []
         for id in order {
             var best: (Double, Name)?
@@ -526,9 +519,6 @@ struct SearchEngine {
                     } else {
                         quality = joined.hasPrefix(text) ? Quality.startsWith : Quality.allWords
                     }
-                } else if joined == otherNumber {
-                    // "oaks" for "oak": the same name in the other number.
-                    quality = Quality.otherNumber
                 } else if !query.prefix && name.words.count > 1 && name.words.joined() == compact {
                     // "honeybee" for "honey bee": the same letters, spaced otherwise.
                     quality = Quality.exact

@@ -47,16 +47,6 @@ public struct SearchQuery: Equatable, Sendable {
 
     public var isEmpty: Bool { words.isEmpty }
 
-    /// The text with its last word in the other English number ("oak" ↔ "oaks",
-    /// "bears" ↔ "bear"): a common name is often filed in the plural ("oaks" is the
-    /// genus Quercus) and typed in the singular, or the other way. Nil in prefix
-    /// mode, for words of fewer than three letters, and for digits.
-    public var otherNumber: String? {
-        guard !prefix, let last = words.last, last.count >= 3, last.last?.isLetter == true else { return nil }
-        let changed = last.hasSuffix("s") && !last.hasSuffix("ss") ? String(last.dropLast()) : last + "s"
-        return (words.dropLast() + [changed]).joined(separator: " ")
-    }
-
     /// "c elegans" when the query abbreviates a binomial's genus to its initial
     /// ("C. elegans", "E coli", "H. sapiens neanderthalensis"): a first word of one
     /// letter followed by at least one word; nil otherwise.

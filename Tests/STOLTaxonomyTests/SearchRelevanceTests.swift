@@ -37,8 +37,6 @@ final class SearchRelevanceTests: XCTestCase {
         // E. coli and its strains.
         node("2", "131567", "superkingdom"), node("561", "2", "genus"), node("562", "561", "species"),
         node("83333", "562", "strain"), node("511145", "83333", "no rank"),
-        // Oaks, filed in the plural, and an oak species.
-        node("3511", "33090", "genus"), node("3513", "3511", "species"),
     ]
 
     static let names = [
@@ -57,8 +55,6 @@ final class SearchRelevanceTests: XCTestCase {
         name("109461", "honeybee mite", "genbank common name"),
         name("2", "Bacteria"), name("561", "Escherichia"), name("562", "Escherichia coli"),
         name("83333", "Escherichia coli K-12"), name("511145", "Escherichia coli str. K-12 substr. MG1655"),
-        name("3511", "Quercus"), name("3511", "oaks", "genbank common name"), name("3513", "Quercus alba"),
-        name("3513", "white oak", "genbank common name"),
     ]
 
     private var harness: ServiceHarness!
@@ -104,15 +100,6 @@ final class SearchRelevanceTests: XCTestCase {
     func testANameWrittenWithoutItsSpace_isTheSameName() async throws {
         let honeybee = try await first("honeybee")
         XCTAssertEqual(honeybee.first, 7460, "honey bee, not honeybee mite: \(honeybee)")
-    }
-
-    func testANameInTheOtherNumber_beatsNamesThatOnlyEndWithTheWord() async throws {
-        let oak = try await first("oak")
-        XCTAssertEqual(oak.first, 3511, "the genus named 'oaks', before 'white oak': \(oak)")
-        XCTAssertTrue(oak.contains(3513))
-        // An exact name still beats the other number: "dog" is the dog, whatever is called "dogs".
-        let dog = try await first("dog")
-        XCTAssertEqual(dog.first, 9615)
     }
 
     func testTheLimit_appliesAfterTheRanking() async throws {
