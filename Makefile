@@ -205,6 +205,8 @@ proto: $(PROTOC_GEN_SWIFT)
 bench: build
 	@test -s $(OUT)/reference.sqlite -a -s $(OUT)/reference.stol || OUT=$(OUT) Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
 	"$(RELEASE_BIN)/stol-bench" taxonomy --database $(OUT)/reference.sqlite
+	@test -s $(BUNDLED_DB) || $(MAKE) --no-print-directory db
+	"$(RELEASE_BIN)/stol-bench" switch --bundled $(BUNDLED_DB) --reference $(OUT)/reference.sqlite
 	"$(RELEASE_BIN)/stol-bench" favorites
 	"$(RELEASE_BIN)/stol-bench" import --file $(OUT)/reference.stol --public-key $(STOL_TRUSTED_KEY)
 	"$(RELEASE_BIN)/stol-bench" attack --database $(OUT)/reference.sqlite
