@@ -209,9 +209,9 @@ bench: build
 	"$(RELEASE_BIN)/stol-bench" switch --bundled $(BUNDLED_DB) --reference $(OUT)/reference.sqlite
 	"$(RELEASE_BIN)/stol-bench" favorites
 	"$(RELEASE_BIN)/stol-bench" import --file $(OUT)/reference.stol --public-key $(STOL_TRUSTED_KEY)
-	"$(RELEASE_BIN)/stol-bench" attack --database $(OUT)/reference.sqlite
 	"$(RELEASE_BIN)/stol-bench" soak --database $(OUT)/reference.sqlite --file $(OUT)/reference.stol --public-key $(STOL_TRUSTED_KEY)
 	@$(MAKE) --no-print-directory bench-relevance
+	"$(RELEASE_BIN)/stol-bench" attack --database $(OUT)/reference.sqlite
 
 ## Search relevance: the everyday queries of Tests/relevance against the bundled and the
 ## reference database, top-1 and top-5 (targets: 90 % and 95 % top-1).

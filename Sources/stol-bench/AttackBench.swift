@@ -11,8 +11,11 @@ import STOLTestFixtures
 /// 61100 through `setpriv` when root) pipelines requests for large answers
 /// without reading them: six connections asking taxonomyd for 500 children at a
 /// time, then one asking favoritesd for a 5,000-entry list. The daemons must stop
-/// reading such a client (back-pressure) and cut it; the bystander's p99 must stay
-/// within 2× its quiet p99, and each daemon's RSS within its quiet RSS + 64 MiB.
+/// reading such a client (back-pressure) and cut it. Last, the same user loops on
+/// the heaviest legal taxonomy requests on two connections, reading every answer
+/// (relatives on NCBI's tree, 1000-id lineage batches, a 27,146-node subtree,
+/// 1000 name lookups). The bystander's p99 must stay within 2× its quiet p99,
+/// and each daemon's RSS within its quiet RSS + 64 MiB.
 struct AttackBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "attack",
@@ -61,6 +64,8 @@ struct AttackBench: ParsableCommand {
              ["--socket", "\(work)/run/taxonomy.sock", "--kind", "children", "--taxon", "\(Self.largeGenus)", "--connections", "6"]),
             ("1 connection pipelining the favourites list (5,000 entries), never reading",
              ["--socket", "\(work)/run/favorites.sock", "--kind", "favorites", "--connections", "1"]),
+            ("2 connections looping the heaviest legal taxonomy requests, reading every answer",
+             ["--socket", "\(work)/run/taxonomy.sock", "--kind", "heavy", "--taxon", "\(Self.largeGenus)", "--connections", "2"]),
         ] {
             let log = "\(work)/attack-\(phases.count).log"
             let command = asAttacker + [binaries + "/stol-bench", "attacker", "--seconds", "\(seconds)"] + arguments

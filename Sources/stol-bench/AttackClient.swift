@@ -21,6 +21,10 @@ struct AttackClient: ParsableCommand {
         case children
         /// The attacker's whole favourites list per answer (after --fill).
         case favorites
+        /// The heaviest legal requests, each answer read, in a loop: closest
+        /// relatives on NCBI's tree (n = 100), lineage batches of 1000 ids on NCBI's
+        /// tree, a 27,146-node subtree, 1000 name lookups of a name 6,433 nodes carry.
+        case heavy
     }
 
     @Option(help: "The daemon's socket.") var socket: String
@@ -32,8 +36,14 @@ struct AttackClient: ParsableCommand {
 
     func run() throws {
         signal(SIGPIPE, SIG_IGN)  // a cut connection is an EPIPE to handle, not the end
+        if kind == .heavy {
+            try heavy()
+            return
+        }
         let body: [UInt8]
         switch kind {
+        case .heavy:
+            return
         case .children:
             var request = Stol_V1_TaxonomyRequest()
             request.children = .with { $0.taxonID = taxon; $0.limit = ProtocolLimits.maximumPageSize }
@@ -75,6 +85,43 @@ struct AttackClient: ParsableCommand {
             if descriptor >= 0 { close(descriptor) }
         }
         print("sent \(sent.withLock { $0 }) reconnects \(reconnects.withLock { $0 })")
+    }
+
+    /// Loops on the heaviest requests the protocol allows, reading every answer
+    /// (a user with a big legitimate job, not a slow reader), on each connection.
+    private func heavy() throws {
+        // Ids to ask about: the children of a large genus on NCBI's tree (species and strains).
+        let client = TaxonomyClient(service: "taxonomy", path: socket)
+        var ids: [Int64] = []
+        var offset: UInt32 = 0
+        while ids.count < 1000 {
+            var page = Stol_V1_TaxonomyRequest()
+            page.children = .with {
+                $0.taxonID = taxon; $0.offset = offset; $0.limit = ProtocolLimits.maximumPageSize; $0.ranks = .all
+            }
+            guard case .children(let children)? = try client.call(page).result, !children.taxa.isEmpty else { break }
+            ids += children.taxa.map(\.id)
+            offset += UInt32(children.taxa.count)
+        }
+        let species = ids.first ?? taxon
+        var requests: [Stol_V1_TaxonomyRequest] = []
+        requests.append(.with { $0.relatives = .with { $0.taxonID = species; $0.n = 100; $0.ranks = .all } })
+        requests.append(.with { $0.lineageBatch = .with { $0.queries = ids.prefix(1000).map(String.init); $0.ranks = .all } })
+        requests.append(.with { $0.subtree = .with { $0.taxonID = 85011; $0.maxTaxa = 50_000; $0.ranks = .all } })
+        requests.append(.with { $0.nameLookup = .with { $0.names = Array(repeating: "environmental samples", count: 1000) } })
+        let deadline = TaxonomyBench.now() + seconds
+        let answered = Mutex(0), failed = Mutex(0)
+        FileHandle.standardOutput.write(Data("started\n".utf8))
+        onThreads(connections) { [socket, requests] thread in
+            let connection = TaxonomyClient(service: "taxonomy", path: socket)
+            var index = thread
+            while TaxonomyBench.now() < deadline {
+                let response = try? connection.call(requests[index % requests.count])
+                index += 1
+                if response == nil { failed.withLock { $0 += 1 } } else { answered.withLock { $0 += 1 } }
+            }
+        }
+        print("answered \(answered.withLock { $0 }) failed \(failed.withLock { $0 })")
     }
 
     static func connect(_ path: String) -> Int32 {
