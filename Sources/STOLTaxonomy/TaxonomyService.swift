@@ -15,9 +15,12 @@ public struct TaxonomyService: FramedService {
 
     let provider: ActiveDatabaseProvider
     public let statistics = ServiceStatistics()
+    /// The pool's share of each user.
+    let share: PerUserShare
 
-    public init(provider: ActiveDatabaseProvider) {
+    public init(provider: ActiveDatabaseProvider, share: PerUserShare = PerUserShare()) {
         self.provider = provider
+        self.share = share
     }
 
     /// Answers on the task pool. A request that needs the in-memory indexes
@@ -26,11 +29,17 @@ public struct TaxonomyService: FramedService {
     /// would take one of the pool's few threads (one per core) from every other
     /// request for that long. It is answered from the database it started with.
     public func respond(to request: Request, context: RequestContext) async -> Response {
+        // One user holds at most its share of the pool (``PerUserShare``) while its
+        // request works, not while it waits for the indexes.
+        let uid = context.peer.uid
         let selection = provider.currentWithoutWaiting()
-        if let response = response(to: request, selection: selection, logger: context.logger, deferIfLoading: true) {
-            return response
-        }
+        await share.acquire(uid)
+        let early = response(to: request, selection: selection, logger: context.logger, deferIfLoading: true)
+        share.release(uid)
+        if let early { return early }
         _ = await selection.database.loadedMemoryIndexes()
+        await share.acquire(uid)
+        defer { share.release(uid) }
         return respondNow(to: request, selection: selection, context: context)
     }
 
