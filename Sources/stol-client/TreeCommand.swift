@@ -9,7 +9,8 @@ struct Tree: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show a taxon's subtree: indented text down to --depth levels, or the whole subtree as Newick or JSON lines.",
         discussion: """
-            --format text (default): indented, --depth levels, --limit children per taxon.
+            --format text (default): indented, --depth levels, --limit children per taxon; with
+              --ranks all NCBI's own children at every level (a species' subspecies and strains).
             --format newick: the whole subtree of ID in one Newick line, every node labelled with its
               scientific name (quoted where Newick needs it), for ete4 (Tree(text, parser=1)), iTOL or R's ape
               (read.tree). With --ranks all: NCBI's own tree, children in id order; else the eight ranks,
@@ -32,8 +33,6 @@ struct Tree: ParsableCommand {
         if format != .text {
             guard id != nil else { throw ValidationError("--format \(format.rawValue) needs a taxon id") }
             guard (1...50_000).contains(maxTaxa) else { throw ValidationError("--max-taxa must be 1…50000") }
-        } else if ranks.ranks == .all {
-            throw ValidationError("--ranks all exports with --format newick or jsonl")
         }
     }
 
@@ -52,6 +51,7 @@ struct Tree: ParsableCommand {
                 children.taxonID = taxon.id
                 children.limit = limit
                 children.language = language.language
+                children.ranks = ranks.ranks.wire
                 var request = Stol_V1_TaxonomyRequest()
                 request.children = children
                 let page = try client.ask(request, as: Stol_V1_TaxonPage.self)
@@ -70,6 +70,7 @@ struct Tree: ParsableCommand {
                 var children = Stol_V1_ChildrenRequest()
                 children.taxonID = id
                 children.limit = 1
+                children.ranks = ranks.ranks.wire
                 request.children = children
                 if case .children(let page) = try client.call(request).result { taxon.childCount = page.total }
                 try visit(taxon, level: 0)

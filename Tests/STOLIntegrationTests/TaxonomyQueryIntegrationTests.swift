@@ -53,6 +53,9 @@ final class TaxonomyQueryIntegrationTests: XCTestCase {
             let children = try stack.client(["children", String(parent), "--ranks", "all", "--limit", "500"])
             XCTAssertEqual(children.status, 0, children.stderr)
             XCTAssertTrue(children.stdout.contains("\(id)\t\(rank)\t\(name)"), "\(id) under \(parent): \(children.stdout)")
+            let tree = try stack.client(["tree", String(parent), "--ranks", "all", "--depth", "1", "--limit", "500"])
+            XCTAssertEqual(tree.status, 0, tree.stderr)
+            XCTAssertTrue(tree.stdout.contains("  \(id)\t\(rank)\t\(name)"), "the indented tree on NCBI's own: \(tree.stdout)")
         }
     }
 
