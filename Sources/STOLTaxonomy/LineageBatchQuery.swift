@@ -148,6 +148,9 @@ extension TaxonomyQueries {
                                   form: Stol_V1_LineageForm) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
         var response = Stol_V1_LineageBatchResponse()
         var chains: [[Int]?] = []
+        /// Results whose taxon is a node outside the view: its position in the whole
+        /// tree (its chain is then its nearest main-rank ancestor's, that one included).
+        var outside: [Int: Int] = [:]
         try database.read { db in
             for query in queries {
                 var result = Stol_V1_LineageResult()
@@ -165,9 +168,24 @@ extension TaxonomyQueries {
                         case nil: break
                         }
                     }
+                    if node == nil, layout.everyNode, let full = indexes.fullTree, let wholeNode = full.index(of: id) {
+                        // A node outside the view (a strain, a clade): its main-rank lineage is
+                        // its nearest main-rank ancestor's, that one included, from memory.
+                        var ancestor = full.parent(of: wholeNode)
+                        while let current = ancestor, tree.index(of: full.id(at: current)) == nil { ancestor = full.parent(of: current) }
+                        var chain: [Int] = []
+                        var parent = ancestor.flatMap { tree.index(of: full.id(at: $0)) }.map(Int32.init) ?? -1
+                        while parent >= 0 {
+                            chain.append(Int(parent))
+                            parent = tree.parentIndex[Int(parent)]
+                        }
+                        outside[chains.count] = wholeNode
+                        chains.append(chain.reversed())
+                        response.results.append(result)
+                        continue
+                    }
                     guard let node else {
-                        // A node outside the view (a strain, a clade): its main-rank
-                        // lineage is its nearest main-rank ancestor's, that one included.
+                        // Before the whole tree is loaded: the same lineage from SQL.
                         guard layout.everyNode, let (taxon, lineage) = try lineage(db, of: id, language: "en") else {
                             throw TaxonomyError.taxonNotFound(id)
                         }
@@ -198,7 +216,17 @@ extension TaxonomyQueries {
         }
         // Names of every taxon the batch shows.
         var names: [TaxonID: String] = [:]
-        let shown = Set(chains.lazy.compactMap { $0 }.flatMap { form == .ids ? [$0.last!] : $0 }.map(tree.id(at:)))
+        // With ids only, just the taxa themselves (a node outside the view is named by the whole tree).
+        var shownNodes: [Int] = []
+        for (position, chain) in chains.enumerated() {
+            guard let chain else { continue }
+            if form != .ids {
+                shownNodes += chain
+            } else if outside[position] == nil, let last = chain.last {
+                shownNodes.append(last)
+            }
+        }
+        let shown = Set(shownNodes.map(tree.id(at:)))
         if let full = indexes.fullTree {
             for id in shown { if let node = full.index(of: id) { names[id] = full.name(of: node) } }
         } else {
@@ -215,13 +243,21 @@ extension TaxonomyQueries {
         }
         func rank(_ node: Int) -> String { TaxonRank.allCases[Int(tree.rankLevel[node])].rawValue }
         for (position, chain) in chains.enumerated() {
-            guard let chain, let last = chain.last else { continue }
-            let ancestors = chain.dropLast()
-            var taxon = Stol_V1_Taxon()
-            taxon.id = tree.id(at: last)
-            if let parent = ancestors.last { taxon.parentID = tree.id(at: parent) }
-            taxon.rank = Self.wireRank(TaxonRank.allCases[Int(tree.rankLevel[last])])
-            taxon.scientificName = names[taxon.id] ?? ""
+            guard let chain else { continue }
+            let ancestors: ArraySlice<Int>
+            var taxon: Stol_V1_Taxon
+            if let wholeNode = outside[position], let full = indexes.fullTree {
+                ancestors = chain[...]
+                taxon = Self.treeTaxon(full, wholeNode)
+            } else {
+                guard let last = chain.last else { continue }
+                ancestors = chain.dropLast()
+                taxon = Stol_V1_Taxon()
+                taxon.id = tree.id(at: last)
+                if let parent = ancestors.last { taxon.parentID = tree.id(at: parent) }
+                taxon.rank = Self.wireRank(TaxonRank.allCases[Int(tree.rankLevel[last])])
+                taxon.scientificName = names[taxon.id] ?? ""
+            }
             response.results[position].taxon = taxon
             response.results[position].lineageIds = ancestors.map(tree.id(at:))
             if form == .compact {

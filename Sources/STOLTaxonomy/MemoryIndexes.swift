@@ -51,8 +51,8 @@ public struct MemoryIndexes: Sendable {
     /// second connection meanwhile saved a second on the full NCBI tree, 4.0 → 3.0 s,
     /// but the two peaks of memory added up: 386 → 448 MiB, over the daemon's
     /// 400 MB budget; measured 2026-11-25.)
-    static func load(_ db: Database, layout: TaxonomyLayout, schemaVersion: Int) throws -> MemoryIndexes {
-        let scan = try TaxaScan.read(db, layout: layout, schemaVersion: schemaVersion)
+    static func load(_ db: Database, layout: TaxonomyLayout) throws -> MemoryIndexes {
+        let scan = try TaxaScan.read(db, layout: layout)
         let tree = scan.tree, treeProblem = scan.treeProblem
         var entries: [(String, TaxonID)] = []
         var vocabularyWords: [String] = []
@@ -124,14 +124,14 @@ public struct MemoryIndexes: Sendable {
         return indexes
     }
 
-    /// The whole tree (schema 3 `taxa`, schema 2 `tree_nodes`), nil when the schema
-    /// has none (version 1) or the table is empty.
-    static func loadFullTree(_ db: Database, table: String?) throws -> FullTaxonTree? {
-        guard let table, try db.tableExists(table) else { return nil }
-        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
+    /// Schema 2's whole tree (`tree_nodes`), nil when the table is absent (schema 1)
+    /// or empty. (Schema 3 reads it with everything else in one pass: ``TaxaScan``.)
+    static func loadFullTree(_ db: Database) throws -> FullTaxonTree? {
+        guard try db.tableExists("tree_nodes") else { return nil }
+        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM tree_nodes") ?? 0
         guard count > 0 else { return nil }
         var builder = FullTaxonTree.Builder(capacity: count)
-        let rows = try Row.fetchCursor(db, sql: "SELECT id, parent_id, rank, scientific_name FROM \(table) ORDER BY id")
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, parent_id, rank, scientific_name FROM tree_nodes ORDER BY id")
         while let row = try rows.next() {
             let name: String = row[3]
             try builder.append(id: row[0], parentID: row[1], rank: row[2], name: name.utf8)
@@ -139,17 +139,16 @@ public struct MemoryIndexes: Sendable {
         return try builder.build()
     }
 
-    /// The eight-rank view: the rows of a main rank under their view parents.
-    static func loadTree(_ db: Database, layout: TaxonomyLayout) throws -> CompactTaxonTree {
-        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa WHERE \(layout.inView)") ?? 0
+    /// The eight-rank view of schemas 1 and 2, where `taxa` is the view. (Schema 3
+    /// reads it with everything else in one pass: ``TaxaScan``.)
+    static func loadTree(_ db: Database) throws -> CompactTaxonTree {
+        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa") ?? 0
         var ids = [TaxonID](), parents = [TaxonID](), ranks = [UInt8]()
         ids.reserveCapacity(count)
         parents.reserveCapacity(count)
         ranks.reserveCapacity(count)
         let levels = Dictionary(uniqueKeysWithValues: TaxonRank.allCases.map { ($0.rawValue, UInt8($0.level)) })
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT id, \(layout.mainParent), \(layout.mainRank) FROM taxa WHERE \(layout.inView) ORDER BY id
-            """)
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, parent_id, rank FROM taxa ORDER BY id")
         while let row = try rows.next() {
             ids.append(row[0])
             parents.append((row[1] as TaxonID?) ?? 0)
@@ -157,9 +156,7 @@ public struct MemoryIndexes: Sendable {
         }
         var nameOrder = [Int32]()
         nameOrder.reserveCapacity(count)
-        let byName = try TaxonID.fetchCursor(db, sql: """
-            SELECT id FROM taxa INDEXED BY idx_taxa_name WHERE \(layout.inView) ORDER BY scientific_name, id
-            """)
+        let byName = try TaxonID.fetchCursor(db, sql: "SELECT id FROM taxa INDEXED BY idx_taxa_name ORDER BY scientific_name, id")
         while let id = try byName.next() {
             var low = 0, high = ids.count
             while low < high {

@@ -30,13 +30,10 @@ public final class PerUserShare: Sendable {
 
     /// Waits (suspended) until `uid` may run one more request on the pool.
     public func acquire(_ uid: UInt32) async {
-        if admit(uid) { return }
+        if state.withLock({ admit(uid, &$0) }) { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let admitted = state.withLock { state -> Bool in
-                if state.running[uid, default: 0] < perUser {
-                    state.running[uid, default: 0] += 1
-                    return true
-                }
+                if admit(uid, &state) { return true }
                 state.waiting[uid, default: []].append(continuation)
                 return false
             }
@@ -65,11 +62,10 @@ public final class PerUserShare: Sendable {
         state.withLock { ($0.running[uid] ?? 0, $0.waiting[uid]?.count ?? 0) }
     }
 
-    private func admit(_ uid: UInt32) -> Bool {
-        state.withLock { state in
-            guard state.running[uid, default: 0] < perUser else { return false }
-            state.running[uid, default: 0] += 1
-            return true
-        }
+    /// Counts one more running request of `uid` if its share allows it.
+    private func admit(_ uid: UInt32, _ state: inout State) -> Bool {
+        guard state.running[uid, default: 0] < perUser else { return false }
+        state.running[uid, default: 0] += 1
+        return true
     }
 }

@@ -171,7 +171,7 @@ struct SearchEngine {
     private func gatheredCandidates(_ db: Database, _ query: SearchQuery, options: SearchOptions,
                                     indexes: MemoryIndexes?) throws -> ([TaxonID], Set<TaxonID>) {
         let cap = Self.candidateCap
-        if !options.conservation.isEmpty || options.rank != nil, let indexes, let tree = indexes.tree {
+        if !options.conservation.isEmpty || options.rank != nil, let indexes, indexes.tree != nil {
             // Filters answered in memory (``FilteredSearchIndex``): taxa above species come
             // from the word index of their names.
             let filtered = indexes.filteredSearch

@@ -20,8 +20,8 @@ struct TaxaScan {
     /// Taxa of a main rank above species: id, the words of the scientific name, rank level.
     var higher: [(id: TaxonID, words: [String], level: Int)] = []
 
-    static func read(_ db: Database, layout: TaxonomyLayout, schemaVersion: Int) throws -> TaxaScan {
-        layout.everyNode ? try oneTable(db) : try separately(db, layout: layout, schemaVersion: schemaVersion)
+    static func read(_ db: Database, layout: TaxonomyLayout) throws -> TaxaScan {
+        layout.everyNode ? try oneTable(db) : try separately(db, layout: layout)
     }
 
     /// Schema 3: one pass over `taxa` in id order, one over `idx_taxa_name`.
@@ -84,10 +84,10 @@ struct TaxaScan {
     }
 
     /// Schemas 1 and 2: the view from `taxa`, the whole tree from `tree_nodes`.
-    private static func separately(_ db: Database, layout: TaxonomyLayout, schemaVersion: Int) throws -> TaxaScan {
+    private static func separately(_ db: Database, layout: TaxonomyLayout) throws -> TaxaScan {
         var scan = TaxaScan()
         do {
-            scan.tree = try MemoryIndexes.loadTree(db, layout: layout)
+            scan.tree = try MemoryIndexes.loadTree(db)
         } catch {
             scan.treeProblem = "\(error)"
         }
@@ -106,7 +106,7 @@ struct TaxaScan {
             }
         }
         do {
-            scan.fullTree = try MemoryIndexes.loadFullTree(db, table: layout.wholeTreeTable(schemaVersion: schemaVersion))
+            scan.fullTree = try MemoryIndexes.loadFullTree(db)
         } catch {
             scan.fullTreeProblem = "\(error)"
         }

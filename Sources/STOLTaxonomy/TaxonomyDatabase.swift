@@ -158,9 +158,9 @@ public final class TaxonomyDatabase: Sendable {
         guard indexes.claimBuild() else { return }
         let reader = indexReader
         let slot = indexes
-        let layout = self.layout, version = schemaVersion
+        let layout = self.layout
         let thread = Thread {
-            slot.fill((try? reader.inDatabase { try MemoryIndexes.load($0, layout: layout, schemaVersion: version) })
+            slot.fill((try? reader.inDatabase { try MemoryIndexes.load($0, layout: layout) })
                       ?? MemoryIndexes.empty)
         }
         thread.name = "stol.indexes"

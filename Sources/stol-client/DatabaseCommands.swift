@@ -167,7 +167,7 @@ struct DatabaseImport: ParsableCommand {
                 activation.activate = Stol_V1_ActivateRequest()
                 let activated = try client.ask(activation, as: Stol_V1_ImportDone.self)
                 done = activated
-                _ = taxonomyServes(.reference, global, within: min(global.timeout ?? 30, 60))
+                _ = taxonomyServes(.reference, global, )
             }
             if global.json { print(ImportStatusText.json(done.status)); return }
             print("imported: the reference database is installed (\(ImportProgressPrinter.bytes(Double(done.status.referenceSizeBytes))), " +
@@ -182,9 +182,10 @@ struct DatabaseImport: ParsableCommand {
 /// `kind` (it opens a switched-to database on a thread of its own, answering from
 /// the previous one meanwhile), polling its status, at most `seconds`. True when it
 /// does; false when it is still opening it, or cannot be asked (not running: it
-/// will open the right one when it starts).
-private func taxonomyServes(_ kind: Stol_V1_DatabaseKind, _ global: GlobalOptions, within seconds: Double) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
+/// will open the right one when it starts). It waits at most --timeout (30 s by
+/// default), and never more than 60 s.
+private func taxonomyServes(_ kind: Stol_V1_DatabaseKind, _ global: GlobalOptions) -> Bool {
+    let deadline = Date().addingTimeInterval(min(global.timeout ?? 30, 60))
     while true {
         var request = Stol_V1_TaxonomyRequest()
         request.status = Stol_V1_StatusRequest()
@@ -220,7 +221,7 @@ struct DatabaseActivate: ParsableCommand {
         try global.run { () throws(ClientError) in
             let status = try manage(global, .activate(Stol_V1_ActivateRequest()))
             // Returns once the taxonomy service answers from it, or says it is still opening it.
-            let serving = taxonomyServes(.reference, global, within: min(global.timeout ?? 30, 60))
+            let serving = taxonomyServes(.reference, global, )
             if global.json { print(ImportStatusText.json(status)); return }
             print(serving ? "the reference database is active (built \(status.referenceBuildTime)): taxonomy answers come from it"
                   : "the reference database is active (built \(status.referenceBuildTime)); the taxonomy service is still "
@@ -237,7 +238,7 @@ struct DatabaseDeactivate: ParsableCommand {
     func run() throws {
         try global.run { () throws(ClientError) in
             let status = try manage(global, .deactivate(Stol_V1_DeactivateRequest()))
-            _ = taxonomyServes(.bundled, global, within: min(global.timeout ?? 30, 60))
+            _ = taxonomyServes(.bundled, global, )
             print(global.json ? ImportStatusText.json(status)
                   : "the bundled database serves" + (status.referencePresent ? "; the reference database stays installed" : ""))
         }
@@ -269,7 +270,7 @@ struct DatabaseDelete: ParsableCommand {
                             "built \(current.referenceBuildTime))? The built-in database will serve.", yes: false)
             }
             let status = try manage(global, .deleteReference(Stol_V1_DeleteReferenceRequest()))
-            _ = taxonomyServes(.bundled, global, within: min(global.timeout ?? 30, 60))
+            _ = taxonomyServes(.bundled, global, )
             print(global.json ? ImportStatusText.json(status) : "the reference database is deleted; the bundled database serves")
         }
     }
