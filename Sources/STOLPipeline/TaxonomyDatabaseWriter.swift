@@ -61,23 +61,20 @@ public struct TaxonomyDatabaseWriter {
             onPhase?(name, now - clock)
             clock = now
         }
-        let tree: TaxonTree
+        // One tree of every node with the view (known parents, no cycle in either):
+        // its depths order the prominence sums, its view gives the Euler tour and the
+        // precomputed relatives, with the server's own rule and order.
+        let tree: TaxonomyTree
         do {
-            tree = try TaxonTree(nodes: taxonomy.taxa.map {
-                .init(id: $0.id, parentID: $0.parentID, rank: $0.rank, scientificName: $0.scientificName)
-            })
-        } catch {
-            throw WriteError.invalidTree("\(error)")
-        }
-        // The whole tree is validated the same way (known parents, no cycle), and
-        // its depths order the prominence sums.
-        let wholeTree: FullTaxonTree
-        do {
-            var builder = FullTaxonTree.Builder(capacity: taxonomy.nodes.count)
+            var builder = TaxonomyTree.Builder(capacity: taxonomy.nodes.count)
             for node in taxonomy.nodes.sorted(by: { $0.id < $1.id }) {
-                try builder.append(id: node.id, parentID: node.parentID, rank: node.rank, name: node.scientificName.utf8)
+                // The tree reads a node that is its own parent as a root (NCBI's own
+                // root); a source taxon that names itself as parent is a cycle.
+                if node.parentID == node.id || node.mainParentID == node.id { throw TaxonomyTree.BuildError.cycle(node.id) }
+                try builder.append(id: node.id, parentID: node.parentID, rank: node.rank, name: node.scientificName.utf8,
+                                   mainRank: node.mainRank, mainParentID: node.mainParentID)
             }
-            wholeTree = try builder.build()
+            tree = try builder.build()
         } catch {
             throw WriteError.invalidTree("\(error)")
         }
@@ -126,11 +123,10 @@ public struct TaxonomyDatabaseWriter {
                 phase("retired ids")
                 try insertSearchIndex(taxonomy, byID: byID, db)
                 phase("fts")
-                let nodesByID = (0..<tree.count).sorted { tree.nodes[$0].id < tree.nodes[$1].id }
-                report.eulerTour = try insertEulerTour(tree, nodesByID: nodesByID, db)
+                report.eulerTour = try insertEulerTour(tree, db)
                 phase("euler")
-                report.topNRelatives = try insertTopN(tree, nodesByID: nodesByID, db)
-                report.prominentTaxa = try insertProminence(taxonomy, whole: wholeTree, db)
+                report.topNRelatives = try insertTopN(tree, db)
+                report.prominentTaxa = try insertProminence(taxonomy, whole: tree, db)
                 phase("topN")
                 for statement in indexes { try db.execute(sql: statement) }
                 phase("indexes")
@@ -215,7 +211,7 @@ public struct TaxonomyDatabaseWriter {
     /// outside the eight ranks (a subfamily, a tribe, a strain) counts at half
     /// weight: next to a genus of the same prefix, a tribe above it is rarely what a
     /// person typing means. Rows only for a score above zero (most species have none).
-    private func insertProminence(_ taxonomy: NormalizedTaxonomy, whole tree: FullTaxonTree,
+    private func insertProminence(_ taxonomy: NormalizedTaxonomy, whole tree: TaxonomyTree,
                                   _ db: Database) throws -> Int {
         var named = Set<TaxonID>()
         for name in taxonomy.names where name.type == .common { named.insert(name.taxonID) }
@@ -334,20 +330,22 @@ public struct TaxonomyDatabaseWriter {
         }
     }
 
-    private func insertEulerTour(_ tree: TaxonTree, nodesByID: [Int], _ db: Database) throws -> Int {
-        let tour = tree.eulerTour()
+    /// The view's Euler tour, and each view taxon's first place in it (by id).
+    private func insertEulerTour(_ tree: TaxonomyTree, _ db: Database) throws -> Int {
+        let tour = tree.eulerTour(in: .main)
         let insert = try BulkInsert(db, sql: "INSERT INTO euler_tour (seq, taxon_id, depth) VALUES (?, ?, ?)")
         var first = [Int](repeating: -1, count: tree.count)
         for (seq, entry) in tour.enumerated() {
             insert.bind(1, Int64(seq))
-            insert.bind(2, tree.nodes[entry.node].id)
+            insert.bind(2, tree.id(at: entry.node))
             insert.bind(3, Int64(entry.depth))
             try insert.step()
             if first[entry.node] < 0 { first[entry.node] = seq }
         }
         let firstInsert = try BulkInsert(db, sql: "INSERT INTO first_occurrence (taxon_id, seq) VALUES (?, ?)")
-        for node in nodesByID {
-            firstInsert.bind(1, tree.nodes[node].id)
+        // Nodes are numbered in id order.
+        for node in 0..<tree.count where tree.isInView(node) {
+            firstInsert.bind(1, tree.id(at: node))
             firstInsert.bind(2, Int64(first[node]))
             try firstInsert.step()
         }
@@ -355,7 +353,7 @@ public struct TaxonomyDatabaseWriter {
     }
 
     /// By taxon id, so that the primary key (taxon_id, rank_order) is appended to.
-    private func insertTopN(_ tree: TaxonTree, nodesByID: [Int], _ db: Database) throws -> Int {
+    private func insertTopN(_ tree: TaxonomyTree, _ db: Database) throws -> Int {
         guard topN > 0 else { return 0 }
         let insert = try BulkInsert(db, sql: """
             INSERT INTO top_n_relatives (taxon_id, relative_id, rank_order, lca_id, lca_depth, distance)
@@ -363,13 +361,13 @@ public struct TaxonomyDatabaseWriter {
             """)
         var rows = 0
         // The index gives the tree's own answer (exact top n) without scanning whole genera.
-        let relatives = TaxonTree.RelativesIndex(tree)
-        for index in nodesByID where tree.nodes[index].rank == .species {
-            for (order, relative) in relatives.closestRelatives(of: index, n: topN).enumerated() {
-                insert.bind(1, tree.nodes[index].id)
-                insert.bind(2, tree.nodes[relative.node].id)
+        let relatives = TaxonomyTree.RelativesIndex(tree, view: .main)
+        for node in 0..<tree.count where tree.isSpecies(node, in: .main) {
+            for (order, relative) in relatives.closestRelatives(of: node, n: topN).enumerated() {
+                insert.bind(1, tree.id(at: node))
+                insert.bind(2, tree.id(at: relative.node))
                 insert.bind(3, Int64(order + 1))
-                insert.bind(4, tree.nodes[relative.lca].id)
+                insert.bind(4, tree.id(at: relative.lca))
                 insert.bind(5, Int64(relative.lcaDepth))
                 insert.bind(6, Int64(relative.distance))
                 try insert.step()

@@ -28,8 +28,8 @@ struct DiagnosticsReport {
         if let indexes = database.memoryIndexes {
             lines.append("  in-memory tree:   " + (indexes.tree.map { "\($0.count) taxa" } ?? "unavailable (\(indexes.treeProblem ?? "?"))"))
             lines.append("  search indexes:   \(indexes.vocabulary.count) fuzzy words, \(indexes.nameWords.count) name words")
-            lines.append("  whole tree:       " + (indexes.fullTree.map { "\($0.count) nodes" }
-                                                   ?? indexes.fullTreeProblem.map { "unavailable (\($0))" } ?? "none (main ranks only)"))
+            lines.append("  whole tree:       " + (indexes.wholeTree.map { "\($0.count) nodes" }
+                                                   ?? (indexes.tree == nil ? "unavailable" : "none (main ranks only)")))
         } else {
             lines.append("  in-memory tree:   still loading")
         }

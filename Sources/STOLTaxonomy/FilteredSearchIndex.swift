@@ -89,11 +89,10 @@ public struct FilteredSearchIndex: Sendable {
     }
 
     /// Taxa with one of `statuses` (and of `rank`, when given).
-    func conserved(_ statuses: Set<String>, rank: TaxonRank?, tree: CompactTaxonTree) -> [TaxonID] {
-        let level = rank.map { UInt8($0.level) }
-        return conservation.compactMap { id, status in
+    func conserved(_ statuses: Set<String>, rank: TaxonRank?, tree: TaxonomyTree) -> [TaxonID] {
+        conservation.compactMap { id, status in
             guard statuses.contains(status) else { return nil }
-            if let level, tree.index(of: id).map({ tree.rankLevel[$0] }) != level { return nil }
+            if let rank, tree.index(of: id).flatMap(tree.mainRank(of:)) != rank { return nil }
             return id
         }.sorted()
     }

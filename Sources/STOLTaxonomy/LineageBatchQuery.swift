@@ -13,19 +13,21 @@ extension TaxonomyQueries {
     /// that fits several taxa is an error naming them, never a silent pick.
     ///
     /// With ``Stol_V1_RankView/all`` the lineage is NCBI's own (every node of the
-    /// source's tree, ``FullTaxonTree``), answered from memory; it throws
+    /// source's tree, ``TaxonomyTree``), answered from memory; it throws
     /// ``TaxonomyError/memoryIndexesLoading`` while that tree is being built (the
     /// service then waits) and ``TaxonomyError/fullTreeAbsent`` on a database
     /// that keeps only the main ranks.
     public func lineageBatch(_ queries: [String], language: String, ranks: Stol_V1_RankView = .main,
                              form: Stol_V1_LineageForm = .taxa) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
         if ranks == .all {
-            let tree = try fullTree()
-            return try fullTreeLineages(queries, tree: tree, exactNames: database.memoryIndexes?.exactNames ?? [:], form: form)
+            let tree = try wholeTree()
+            return try treeLineages(queries, tree: tree, exactNames: database.memoryIndexes?.exactNames ?? [:],
+                                    view: .all, form: form)
         }
         let exactNames = database.memoryIndexes?.exactNames
         if form != .taxa, let indexes = database.memoryIndexes, let tree = indexes.tree {
-            return try mainTreeLineages(queries, tree: tree, indexes: indexes, form: form)
+            return try treeLineages(queries, tree: tree, exactNames: indexes.exactNames, view: .main, form: form,
+                                    wholeTree: indexes.holdsWholeTree)
         }
         return try database.read { db in
             var response = Stol_V1_LineageBatchResponse()
@@ -66,21 +68,30 @@ extension TaxonomyQueries {
         }
     }
 
-    /// Lineages on the whole tree, from memory: ids and scientific names through the
-    /// tree's own name index, common names and synonyms through the in-memory exact
-    /// names; SQL only for ids the tree does not hold (merged or deleted ids).
-    private func fullTreeLineages(_ queries: [String], tree: FullTaxonTree, exactNames: [String: TaxonID],
-                                  form: Stol_V1_LineageForm) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
+    /// Lineages in `view` from the in-memory tree (a recursive query per id cost
+    /// 70 µs of the server's time): ids and scientific names through the tree's own
+    /// name index (schemas 2 and 3), common names and synonyms through the
+    /// in-memory exact names; SQL only for names the tree cannot resolve and ids it
+    /// does not hold (merged or deleted ids).
+    ///
+    /// In the main view a node outside the view (a strain, a clade) is the source's
+    /// node, with its NCBI parent and rank; its lineage is its nearest main-rank
+    /// ancestor's, that one included.
+    private func treeLineages(_ queries: [String], tree: TaxonomyTree, exactNames: [String: TaxonID],
+                              view: TaxonomyTree.View, form: Stol_V1_LineageForm,
+                              wholeTree: Bool = true) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
         var nodes = [Int?](repeating: nil, count: queries.count)
         var errors = [TaxonomyError?](repeating: nil, count: queries.count)
         var mergedFrom = [TaxonID?](repeating: nil, count: queries.count)
+        /// A node the query may name: schema 2's nodes outside `taxa` have no main-rank lineage.
+        func answerable(_ node: Int) -> Bool { view == .all || layout.everyNode || tree.isInView(node) }
         var needSQL: [Int] = []  // names, and ids the tree does not hold (merged or deleted?)
         for (position, query) in queries.enumerated() {
             let trimmed = query.trimmingBlanks
             if let id = TaxonID(trimmed) {
                 if id <= 0 {
                     errors[position] = .invalidArgument("taxon ids are positive integers, got \(id)")
-                } else if let node = tree.index(of: id) {
+                } else if let node = tree.index(of: id), answerable(node) {
                     nodes[position] = node
                 } else {
                     needSQL.append(position)
@@ -94,13 +105,13 @@ extension TaxonomyQueries {
                 for position in needSQL {
                     do {
                         let id = try resolve(db, queries[position].trimmingBlanks,
-                                             exactNames: exactNames, wholeTree: tree)
-                        if let node = tree.index(of: id) {
+                                             exactNames: exactNames, wholeTree: wholeTree ? tree : nil)
+                        if let node = tree.index(of: id), answerable(node) {
                             nodes[position] = node
                         } else {
                             switch try retired(db, id) {
                             case .merged(let new)?:
-                                guard let node = tree.index(of: new) else { throw TaxonomyError.taxonNotFound(id) }
+                                guard let node = tree.index(of: new), answerable(node) else { throw TaxonomyError.taxonNotFound(id) }
                                 nodes[position] = node
                                 mergedFrom[position] = id
                             case .deleted?: throw TaxonomyError.taxonDeleted(id)
@@ -113,6 +124,7 @@ extension TaxonomyQueries {
                 }
             }
         }
+        func rank(_ node: Int) -> String { view == .main ? tree.mainRank(of: node)?.rawValue ?? "" : tree.rank(of: node) }
         var response = Stol_V1_LineageBatchResponse()
         response.results.reserveCapacity(queries.count)
         for (position, query) in queries.enumerated() {
@@ -120,14 +132,14 @@ extension TaxonomyQueries {
             result.query = query
             if let node = nodes[position] {
                 if let old = mergedFrom[position] { result.mergedFrom = old }
-                result.taxon = Self.treeTaxon(tree, node)
-                let lineage = tree.ancestors(of: node)
+                result.taxon = view == .main && tree.isInView(node) ? Self.viewTaxon(tree, node) : Self.treeTaxon(tree, node)
+                let lineage = tree.ancestors(of: node, in: view)
                 switch form {
                 case .taxa, .UNRECOGNIZED:
-                    result.lineage = lineage.map { Self.treeTaxon(tree, $0) }
+                    result.lineage = lineage.map { view == .main ? Self.viewTaxon(tree, $0) : Self.treeTaxon(tree, $0) }
                 case .compact:
                     result.lineageIds = lineage.map(tree.id(at:))
-                    result.lineageRanks = lineage.map(tree.rank(of:))
+                    result.lineageRanks = lineage.map(rank)
                     result.lineageNames = lineage.map(tree.name(of:))
                 case .ids:
                     result.lineageIds = lineage.map(tree.id(at:))
@@ -140,137 +152,19 @@ extension TaxonomyQueries {
         return response
     }
 
-    /// Compact lineages on the main ranks from the in-memory tree (a recursive query
-    /// per id cost 70 µs of the server's time): ids and ranks from
-    /// ``CompactTaxonTree``, names from the whole tree when it is loaded, else one
-    /// `IN (…)` query per 512 taxa of the batch.
-    private func mainTreeLineages(_ queries: [String], tree: CompactTaxonTree, indexes: MemoryIndexes,
-                                  form: Stol_V1_LineageForm) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
-        var response = Stol_V1_LineageBatchResponse()
-        var chains: [[Int]?] = []
-        /// Results whose taxon is a node outside the view: its position in the whole
-        /// tree (its chain is then its nearest main-rank ancestor's, that one included).
-        var outside: [Int: Int] = [:]
-        try database.read { db in
-            for query in queries {
-                var result = Stol_V1_LineageResult()
-                result.query = query
-                do {
-                    var id = try resolve(db, query.trimmingBlanks, exactNames: indexes.exactNames)
-                    var node = tree.index(of: id)
-                    if node == nil {
-                        switch try retired(db, id) {
-                        case .merged(let new)?:
-                            result.mergedFrom = id
-                            id = new
-                            node = tree.index(of: new)
-                        case .deleted?: throw TaxonomyError.taxonDeleted(id)
-                        case nil: break
-                        }
-                    }
-                    if node == nil, layout.everyNode, let full = indexes.fullTree, let wholeNode = full.index(of: id) {
-                        // A node outside the view (a strain, a clade): its main-rank lineage is
-                        // its nearest main-rank ancestor's, that one included, from memory.
-                        var ancestor = full.parent(of: wholeNode)
-                        while let current = ancestor, tree.index(of: full.id(at: current)) == nil { ancestor = full.parent(of: current) }
-                        var chain: [Int] = []
-                        var parent = ancestor.flatMap { tree.index(of: full.id(at: $0)) }.map(Int32.init) ?? -1
-                        while parent >= 0 {
-                            chain.append(Int(parent))
-                            parent = tree.parentIndex[Int(parent)]
-                        }
-                        outside[chains.count] = wholeNode
-                        chains.append(chain.reversed())
-                        response.results.append(result)
-                        continue
-                    }
-                    guard let node else {
-                        // Before the whole tree is loaded: the same lineage from SQL.
-                        guard layout.everyNode, let (taxon, lineage) = try lineage(db, of: id, language: "en") else {
-                            throw TaxonomyError.taxonNotFound(id)
-                        }
-                        result.taxon = taxon
-                        result.taxon.commonName = ""
-                        result.lineageIds = lineage.map(\.id)
-                        if form == .compact {
-                            result.lineageRanks = lineage.map { TaxonomyQueries.modelRank($0.rank)?.rawValue ?? "" }
-                            result.lineageNames = lineage.map(\.scientificName)
-                        }
-                        response.results.append(result)
-                        chains.append(nil)
-                        continue
-                    }
-                    var chain = [node]
-                    var parent = tree.parentIndex[node]
-                    while parent >= 0 {
-                        chain.append(Int(parent))
-                        parent = tree.parentIndex[Int(parent)]
-                    }
-                    chains.append(chain.reversed())
-                } catch let error as TaxonomyError {
-                    result.error = error.protocolError.proto
-                    chains.append(nil)
-                }
-                response.results.append(result)
-            }
-        }
-        // Names of every taxon the batch shows.
-        var names: [TaxonID: String] = [:]
-        // With ids only, just the taxa themselves (a node outside the view is named by the whole tree).
-        var shownNodes: [Int] = []
-        for (position, chain) in chains.enumerated() {
-            guard let chain else { continue }
-            if form != .ids {
-                shownNodes += chain
-            } else if outside[position] == nil, let last = chain.last {
-                shownNodes.append(last)
-            }
-        }
-        let shown = Set(shownNodes.map(tree.id(at:)))
-        if let full = indexes.fullTree {
-            for id in shown { if let node = full.index(of: id) { names[id] = full.name(of: node) } }
-        } else {
-            let ids = Array(shown)
-            try database.read { db in
-                for chunk in stride(from: 0, to: ids.count, by: 512) {
-                    let part = Self.padded(Array(ids[chunk..<min(chunk + 512, ids.count)]))
-                    let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                        SELECT id, scientific_name FROM taxa WHERE id IN (\(Self.placeholders(part)))
-                        """), arguments: StatementArguments(part))
-                    while let row = try rows.next() { names[row[0]] = row[1] }
-                }
-            }
-        }
-        func rank(_ node: Int) -> String { TaxonRank.allCases[Int(tree.rankLevel[node])].rawValue }
-        for (position, chain) in chains.enumerated() {
-            guard let chain else { continue }
-            let ancestors: ArraySlice<Int>
-            var taxon: Stol_V1_Taxon
-            if let wholeNode = outside[position], let full = indexes.fullTree {
-                ancestors = chain[...]
-                taxon = Self.treeTaxon(full, wholeNode)
-            } else {
-                guard let last = chain.last else { continue }
-                ancestors = chain.dropLast()
-                taxon = Stol_V1_Taxon()
-                taxon.id = tree.id(at: last)
-                if let parent = ancestors.last { taxon.parentID = tree.id(at: parent) }
-                taxon.rank = Self.wireRank(TaxonRank.allCases[Int(tree.rankLevel[last])])
-                taxon.scientificName = names[taxon.id] ?? ""
-            }
-            response.results[position].taxon = taxon
-            response.results[position].lineageIds = ancestors.map(tree.id(at:))
-            if form == .compact {
-                response.results[position].lineageRanks = ancestors.map(rank)
-                response.results[position].lineageNames = ancestors.map { names[tree.id(at: $0)] ?? "" }
-            }
-        }
-        return response
+    /// A node of the view as a `Taxon`: id, view parent, main rank, scientific name.
+    static func viewTaxon(_ tree: TaxonomyTree, _ node: Int) -> Stol_V1_Taxon {
+        var taxon = Stol_V1_Taxon()
+        taxon.id = tree.id(at: node)
+        if let parent = tree.parent(of: node, in: .main) { taxon.parentID = tree.id(at: parent) }
+        taxon.rank = tree.mainRank(of: node).map(wireRank) ?? .unspecified
+        taxon.scientificName = tree.name(of: node)
+        return taxon
     }
 
     /// A node of the whole tree as a `Taxon`: id, parent, rank (the main rank, if
     /// the node has one), the source's rank and the scientific name.
-    static func treeTaxon(_ tree: FullTaxonTree, _ node: Int) -> Stol_V1_Taxon {
+    static func treeTaxon(_ tree: TaxonomyTree, _ node: Int) -> Stol_V1_Taxon {
         var taxon = Stol_V1_Taxon()
         taxon.id = tree.id(at: node)
         if let parent = tree.parent(of: node) { taxon.parentID = tree.id(at: parent) }
@@ -287,7 +181,7 @@ extension TaxonomyQueries {
     /// name or synonym. Several taxa with that name are
     /// ``TaxonomyError/ambiguousName(_:_:)`` (naming at most 16).
     func resolve(_ db: Database, _ query: String, exactNames: [String: TaxonID]?,
-                 wholeTree: FullTaxonTree? = nil) throws -> TaxonID {
+                 wholeTree: TaxonomyTree? = nil) throws -> TaxonID {
         if let id = TaxonID(query) {
             guard id > 0 else { throw TaxonomyError.invalidArgument("taxon ids are positive integers, got \(id)") }
             return id

@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 import STOLModel
 
-/// What the server keeps in memory besides SQLite's caches: the compact tree
-/// (computed relatives, children in name order) and the word indexes of search
+/// What the server keeps in memory besides SQLite's caches: the one tree
+/// (``TaxonomyTree``: lineages, common ancestors, children, subtrees, computed
+/// relatives, exact scientific names) and the word indexes of search
 /// (autocomplete of one- and two-letter prefixes over common names, fuzzy
 /// corrections).
 ///
@@ -12,7 +13,9 @@ import STOLModel
 /// it is ready either use SQL (children, search) or wait for it suspended,
 /// holding no thread (computed relatives, ``TaxonomyService/respond(to:context:)``).
 public struct MemoryIndexes: Sendable {
-    public let tree: CompactTaxonTree?
+    /// Every node of the database with the eight-rank view; nil while it could not be
+    /// built (``treeProblem``).
+    public let tree: TaxonomyTree?
     public let nameWords: NameWordIndex
     public let vocabulary: FuzzyVocabulary
     /// Folded common names and synonyms → taxon (the preferred name's taxon
@@ -40,10 +43,11 @@ public struct MemoryIndexes: Sendable {
     public let filteredSearch: FilteredSearchIndex
     /// Why the tree could not be built, if it could not (the database still serves).
     public let treeProblem: String?
-    /// The source's whole tree (schema 2 `tree_nodes`), for `--ranks all`; nil when
-    /// the database keeps only the main ranks (or it could not be built: `fullTreeProblem`).
-    public var fullTree: FullTaxonTree? = nil
-    public var fullTreeProblem: String? = nil
+    /// Whether ``tree`` is the source's whole tree (schemas 2 and 3) rather than the
+    /// eight ranks alone (schema 1, which cannot answer `--ranks all`).
+    public var holdsWholeTree = false
+    /// The tree, when it is the source's whole tree (`--ranks all`).
+    public var wholeTree: TaxonomyTree? { holdsWholeTree ? tree : nil }
     /// Search's order among equally good matches (schema 2; empty for schema 1).
     public var prominence = ProminenceIndex.empty
 
@@ -67,8 +71,9 @@ public struct MemoryIndexes: Sendable {
         var conservedNames: [TaxonID: [FilteredSearchIndex.IndexedName]] = [:]
         /// The rank level of a taxon above species; nil for species (and unknown ids).
         func higherLevel(_ id: TaxonID) -> Int? {
-            guard let tree, let index = tree.index(of: id), Int(tree.rankLevel[index]) < higherEntries.count else { return nil }
-            return Int(tree.rankLevel[index])
+            guard let tree, let index = tree.index(of: id), let level = tree.mainRank(of: index)?.level,
+                  level < higherEntries.count else { return nil }
+            return level
         }
         // Per name: whether it is a common name (commonlyNamed, and the common name
         // of a taxon in pages), whether `fts_taxa` holds it (every type but trade),
@@ -115,57 +120,12 @@ public struct MemoryIndexes: Sendable {
         var indexes = MemoryIndexes(tree: tree, nameWords: NameWordIndex(entries), vocabulary: FuzzyVocabulary(words: vocabularyWords),
                                     exactNames: exactNames, commonlyNamed: commonlyNamed, filteredSearch: filteredSearch,
                                     treeProblem: treeProblem)
-        indexes.fullTree = scan.fullTree
-        indexes.fullTreeProblem = scan.fullTreeProblem
+        indexes.holdsWholeTree = scan.holdsWholeTree
         indexes.sharedNames = sharedNames
         indexes.compactNames = compactNames
         indexes.prominence = try ProminenceIndex.load(db)
         indexes.abbreviations = indexes.prominence.abbreviations()
         return indexes
-    }
-
-    /// Schema 2's whole tree (`tree_nodes`), nil when the table is absent (schema 1)
-    /// or empty. (Schema 3 reads it with everything else in one pass: ``TaxaScan``.)
-    static func loadFullTree(_ db: Database) throws -> FullTaxonTree? {
-        guard try db.tableExists("tree_nodes") else { return nil }
-        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM tree_nodes") ?? 0
-        guard count > 0 else { return nil }
-        var builder = FullTaxonTree.Builder(capacity: count)
-        let rows = try Row.fetchCursor(db, sql: "SELECT id, parent_id, rank, scientific_name FROM tree_nodes ORDER BY id")
-        while let row = try rows.next() {
-            let name: String = row[3]
-            try builder.append(id: row[0], parentID: row[1], rank: row[2], name: name.utf8)
-        }
-        return try builder.build()
-    }
-
-    /// The eight-rank view of schemas 1 and 2, where `taxa` is the view. (Schema 3
-    /// reads it with everything else in one pass: ``TaxaScan``.)
-    static func loadTree(_ db: Database) throws -> CompactTaxonTree {
-        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa") ?? 0
-        var ids = [TaxonID](), parents = [TaxonID](), ranks = [UInt8]()
-        ids.reserveCapacity(count)
-        parents.reserveCapacity(count)
-        ranks.reserveCapacity(count)
-        let levels = Dictionary(uniqueKeysWithValues: TaxonRank.allCases.map { ($0.rawValue, UInt8($0.level)) })
-        let rows = try Row.fetchCursor(db, sql: "SELECT id, parent_id, rank FROM taxa ORDER BY id")
-        while let row = try rows.next() {
-            ids.append(row[0])
-            parents.append((row[1] as TaxonID?) ?? 0)
-            ranks.append(levels[row[2] as String] ?? 0)
-        }
-        var nameOrder = [Int32]()
-        nameOrder.reserveCapacity(count)
-        let byName = try TaxonID.fetchCursor(db, sql: "SELECT id FROM taxa INDEXED BY idx_taxa_name ORDER BY scientific_name, id")
-        while let id = try byName.next() {
-            var low = 0, high = ids.count
-            while low < high {
-                let middle = (low + high) / 2
-                if ids[middle] < id { low = middle + 1 } else { high = middle }
-            }
-            nameOrder.append(Int32(low))
-        }
-        return try CompactTaxonTree(ids: ids, parentIDs: parents, rankLevels: ranks, nameOrder: nameOrder)
     }
 }
 

@@ -16,7 +16,7 @@ extension TaxonomyQueries {
         let indexes = database.memoryIndexes
         let full = database.fullTreeCount > 0
         if full && indexes == nil { throw .memoryIndexesLoading }  // then names come from the tree's index
-        let tree = indexes?.fullTree
+        let tree = indexes?.wholeTree
         let table = layout.wholeTreeTable(schemaVersion: database.schemaVersion) ?? "taxa"
         let sql = "SELECT id, rank FROM \(table) WHERE scientific_name = ? ORDER BY id LIMIT \(Self.maximumIDsPerName + 1)"
         return try database.read { db in

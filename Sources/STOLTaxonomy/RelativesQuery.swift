@@ -9,11 +9,11 @@ extension TaxonomyQueries {
 
     /// The `n` closest species (docs/design/queries-and-algorithms.md §5). From `top_n_relatives` when it
     /// holds at least `n` rows for the species and `computed` is false; otherwise
-    /// computed on the in-memory ``CompactTaxonTree``, which gives the same exact
+    /// computed on the in-memory ``TaxonomyTree``, which gives the same exact
     /// answer (distance, then scientific name, then id) as the pipeline's
-    /// `TaxonTree.RelativesIndex` that filled the table: the same rule and order,
-    /// two implementations. The tests check that the two agree for every species
-    /// of a built database.
+    /// ``TaxonomyTree/RelativesIndex`` that filled the table: the same rule and
+    /// order on the same tree type. The tests check that the two agree for every
+    /// species of a built database.
     ///
     /// Never waits for the in-memory tree: when the answer needs it and it is
     /// still being built, this throws ``TaxonomyError/memoryIndexesLoading`` and
@@ -69,22 +69,12 @@ extension TaxonomyQueries {
         guard let tree = indexes.tree, let target = tree.index(of: id) else {
             throw .noDatabase("closest relatives cannot be computed: the in-memory tree is unavailable (\(indexes.treeProblem ?? "unknown"))")
         }
-        let answer = tree.closestRelatives(of: target, n: n, maximumCandidates: maximumCandidates)
+        let answer = tree.closestSpecies(of: target, n: n, maximumCandidates: maximumCandidates, in: .main)
         let ids = answer.relatives.flatMap { [tree.id(at: $0.node), tree.id(at: $0.lca)] }
         let byID = try database.read { db in try taxa(db, ids: ids, language: language) }
-        response.source = .computed
-        response.truncated = answer.truncated
-        response.candidatesExamined = UInt32(clamping: answer.examined)
-        response.relatives = answer.relatives.enumerated().compactMap { position, found in
-            guard let relativeTaxon = byID[tree.id(at: found.node)], let lca = byID[tree.id(at: found.lca)] else { return nil }
-            var relative = Stol_V1_Relative()
-            relative.rankOrder = UInt32(position + 1)
-            relative.taxon = relativeTaxon
-            relative.lca = lca
-            relative.lcaDepth = UInt32(found.lcaDepth)
-            relative.distance = UInt32(found.distance)
-            return relative
-        }
+        let taxon = response.taxon
+        response = Self.relativesResponse(answer) { byID[tree.id(at: $0)] }
+        response.taxon = taxon
         return response
     }
 }

@@ -273,12 +273,11 @@ struct SearchEngine {
                 // The rank from the in-memory view, not from a join per row: since schema 3
                 // a word may match thousands of nodes outside the view ("unclassified":
                 // no rank) before one species, and the join cost 8 ms for none.
-                let level = UInt8(rank.level)
                 var ids: [TaxonID] = []
                 let rows = try TaxonID.fetchCursor(db.cachedStatement(sql: "SELECT rowid FROM fts_taxa WHERE fts_taxa MATCH ?"),
                                                    arguments: [expression])
                 while ids.count < limit, let id = try rows.next() {
-                    if let node = tree.index(of: id), tree.rankLevel[node] == level { ids.append(id) }
+                    if let node = tree.index(of: id), tree.mainRank(of: node) == rank { ids.append(id) }
                 }
                 return ids
             }

@@ -1,19 +1,20 @@
 import GRDB
 import STOLModel
 
-/// What ``MemoryIndexes`` reads of `taxa`: the eight-rank view's compact tree, the
-/// whole tree, the taxa with an IUCN status and the names of the taxa above species.
+/// What ``MemoryIndexes`` reads of the taxa: the one in-memory tree (every node,
+/// with the eight-rank view), the taxa with an IUCN status and the names of the
+/// taxa above species.
 ///
 /// Schema 3 keeps every node in one table, so one pass in id order feeds all of
-/// them, and the name order of both trees comes from `idx_taxa_name` (an index-only
-/// scan) instead of a sort of 2.6 M names: the whole tree answers seconds sooner
-/// after a start or a switch. Schemas 1 and 2 are read with a query each, as they
-/// were written.
+/// them, and the tree's name order comes from `idx_taxa_name` (an index-only scan)
+/// instead of a sort of 2.6 M names. Schemas 1 and 2 are read as they were
+/// written: schema 2's whole tree from `tree_nodes` with the view from `taxa`,
+/// schema 1's tree from `taxa` alone (the eight ranks are then the whole tree).
 struct TaxaScan {
-    var tree: CompactTaxonTree?
+    var tree: TaxonomyTree?
     var treeProblem: String?
-    var fullTree: FullTaxonTree?
-    var fullTreeProblem: String?
+    /// Whether ``tree`` holds the source's whole tree (schemas 2 and 3).
+    var holdsWholeTree = false
     /// IUCN code and the words of the scientific name of every taxon with a status.
     var conservation: [TaxonID: String] = [:]
     var conservedWords: [TaxonID: Set<String>] = [:]
@@ -27,10 +28,9 @@ struct TaxaScan {
     /// Schema 3: one pass over `taxa` in id order, one over `idx_taxa_name`.
     private static func oneTable(_ db: Database) throws -> TaxaScan {
         var scan = TaxaScan()
+        scan.holdsWholeTree = true
         let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa") ?? 0
-        var builder = FullTaxonTree.Builder(capacity: count)
-        var ids = [TaxonID](), parents = [TaxonID](), levels = [UInt8]()
-        let levelOf = Dictionary(uniqueKeysWithValues: TaxonRank.allCases.map { ($0.rawValue, $0.level) })
+        var builder = TaxonomyTree.Builder(capacity: count)
         var buildError: Error?
         let rows = try Row.fetchCursor(db, sql: """
             SELECT id, parent_id, rank, scientific_name, main_rank, main_parent_id, conservation FROM taxa ORDER BY id
@@ -38,59 +38,39 @@ struct TaxaScan {
         while let row = try rows.next() {
             let id: TaxonID = row[0]
             let name: String = row[3]
+            let mainRank = (row[4] as String?).flatMap(TaxonRank.init(rawValue:))
             if buildError == nil {
-                do { try builder.append(id: id, parentID: row[1], rank: row[2], name: name.utf8) } catch { buildError = error }
+                do {
+                    try builder.append(id: id, parentID: row[1], rank: row[2], name: name.utf8,
+                                       mainRank: mainRank, mainParentID: row[5])
+                } catch {
+                    buildError = error
+                }
             }
-            if let mainRank: String = row[4], let level = levelOf[mainRank] {
-                ids.append(id)
-                parents.append((row[5] as TaxonID?) ?? 0)
-                levels.append(UInt8(level))
-                if level < TaxonRank.species.level { scan.higher.append((id, SearchQuery.words(in: name), level)) }
+            if let level = mainRank?.level, level < TaxonRank.species.level {
+                scan.higher.append((id, SearchQuery.words(in: name), level))
             }
             if let status: String = row[6] {
                 scan.conservation[id] = status
                 scan.conservedWords[id] = Set(SearchQuery.words(in: name))
             }
         }
-        // Both trees in name order (bytes, then id: SQLite's BINARY collation), from the index.
+        // Name order (bytes, then id: SQLite's BINARY collation), from the index.
         let ordered = try TaxonID.fetchCursor(db, sql: "SELECT id FROM taxa INDEXED BY idx_taxa_name ORDER BY scientific_name, id")
         do {
             if let buildError { throw buildError }
             try builder.setNameOrder { () -> TaxonID? in try? ordered.next() }
-            let whole = try builder.build()
-            scan.fullTree = whole
-            // The view's positions (its ids are a subsequence of the whole tree's, both ascending).
-            var viewPosition = [Int32](repeating: -1, count: whole.count)
-            var next = 0
-            for node in 0..<whole.count where next < ids.count && whole.id(at: node) == ids[next] {
-                viewPosition[node] = Int32(next)
-                next += 1
-            }
-            var nameOrder = [Int32]()
-            nameOrder.reserveCapacity(ids.count)
-            whole.forEachInNameOrder { node in
-                if viewPosition[node] >= 0 { nameOrder.append(viewPosition[node]) }
-            }
-            do {
-                scan.tree = try CompactTaxonTree(ids: ids, parentIDs: parents, rankLevels: levels, nameOrder: nameOrder)
-            } catch {
-                scan.treeProblem = "\(error)"
-            }
+            scan.tree = try builder.build()
         } catch {
-            scan.fullTreeProblem = "\(error)"
             scan.treeProblem = "\(error)"
         }
         return scan
     }
 
-    /// Schemas 1 and 2: the view from `taxa`, the whole tree from `tree_nodes`.
+    /// Schemas 1 and 2: statuses and higher taxa from `taxa`; the tree from
+    /// `tree_nodes` (the view's ranks and parents from `taxa`) or from `taxa` alone.
     private static func separately(_ db: Database, layout: TaxonomyLayout) throws -> TaxaScan {
         var scan = TaxaScan()
-        do {
-            scan.tree = try MemoryIndexes.loadTree(db)
-        } catch {
-            scan.treeProblem = "\(error)"
-        }
         let statuses = try Row.fetchCursor(db, sql: "SELECT id, conservation, scientific_name FROM taxa WHERE conservation IS NOT NULL")
         while let row = try statuses.next() {
             scan.conservation[row[0]] = row[1]
@@ -105,10 +85,30 @@ struct TaxaScan {
                 scan.higher.append((row[0], SearchQuery.words(in: row[1]), level))
             }
         }
+        let whole = try db.tableExists("tree_nodes") && (try Int.fetchOne(db, sql: "SELECT count(*) FROM tree_nodes") ?? 0) > 0
         do {
-            scan.fullTree = try MemoryIndexes.loadFullTree(db)
+            let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(whole ? "tree_nodes" : "taxa")") ?? 0
+            var builder = TaxonomyTree.Builder(capacity: count)
+            // Schema 2: every node of `tree_nodes`, with its place in the view from
+            // `taxa` (and a taxon of `taxa` that `tree_nodes` lacks, under its view parent).
+            let sql = whole ? """
+                SELECT n.id, n.parent_id, n.rank, n.scientific_name, t.rank, t.parent_id
+                FROM tree_nodes n LEFT JOIN taxa t ON t.id = n.id
+                UNION ALL
+                SELECT t.id, t.parent_id, t.rank, t.scientific_name, t.rank, t.parent_id
+                FROM taxa t WHERE t.id NOT IN (SELECT id FROM tree_nodes)
+                ORDER BY 1
+                """ : "SELECT id, parent_id, rank, scientific_name, rank, parent_id FROM taxa ORDER BY id"
+            let rows = try Row.fetchCursor(db, sql: sql)
+            while let row = try rows.next() {
+                let name: String = row[3]
+                try builder.append(id: row[0], parentID: row[1], rank: row[2], name: name.utf8,
+                                   mainRank: (row[4] as String?).flatMap(TaxonRank.init(rawValue:)), mainParentID: row[5])
+            }
+            scan.tree = try builder.build()
+            scan.holdsWholeTree = whole
         } catch {
-            scan.fullTreeProblem = "\(error)"
+            scan.treeProblem = "\(error)"
         }
         return scan
     }

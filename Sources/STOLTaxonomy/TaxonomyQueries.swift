@@ -73,43 +73,33 @@ public struct TaxonomyQueries {
     /// clade), which has no children in the view.
     public func children(of id: TaxonID, offset: Int, limit: Int, language: String,
                          ranks: Stol_V1_RankView = .main) throws(TaxonomyError) -> Stol_V1_TaxonPage {
-        let indexes = database.memoryIndexes
-        if ranks == .main, let tree = indexes?.tree {
-            if let index = tree.index(of: id) {
-                // The tree keeps children in name order: no sort of a large genus per page.
-                let (nodes, total) = tree.children(of: index, offset: offset, limit: limit)
-                let byID = try database.read { db in try taxa(db, ids: nodes.map(tree.id(at:)), language: language) }
-                var page = Stol_V1_TaxonPage()
-                page.total = UInt32(total)
-                page.offset = UInt32(offset)
-                page.taxa = nodes.compactMap { node in
-                    guard var taxon = byID[tree.id(at: node)] else { return nil }
-                    taxon.childCount = UInt32(tree.childCount(of: node))
-                    return taxon
-                }
-                return page
+        if let indexes = database.memoryIndexes, let tree = indexes.tree {
+            guard let node = tree.index(of: id), layout.everyNode || indexes.holdsWholeTree || tree.isInView(node) else {
+                throw .taxonNotFound(id)
             }
-            guard layout.everyNode else { throw .taxonNotFound(id) }
-        }
-        if ranks == .all || layout.everyNode, let whole = indexes?.fullTree {
-            guard let node = whole.index(of: id) else { throw .taxonNotFound(id) }
-            let (nodes, total) = whole.children(of: node, offset: offset, limit: limit)
+            let view: TaxonomyTree.View = ranks == .main && tree.isInView(node) ? .main : .all
+            if view == .all && !indexes.holdsWholeTree { throw .fullTreeAbsent }
+            // The tree keeps children in name order: no sort of a large genus per page.
+            let (nodes, total) = tree.children(of: node, in: view, offset: offset, limit: limit)
             var page = Stol_V1_TaxonPage()
             page.total = UInt32(total)
             page.offset = UInt32(offset)
-            if layout.everyNode {
-                let byID = try database.read { db in try taxa(db, ids: nodes.map(whole.id(at:)), language: language) }
-                page.taxa = nodes.compactMap { node in
-                    guard var taxon = byID[whole.id(at: node)] else { return nil }
-                    taxon.childCount = UInt32(whole.childCount(of: node))
-                    taxon.parentID = id
-                    taxon.sourceRank = whole.rank(of: node)
+            if view == .main || layout.everyNode {
+                let byID = try database.read { db in try taxa(db, ids: nodes.map(tree.id(at:)), language: language) }
+                page.taxa = nodes.compactMap { child in
+                    guard var taxon = byID[tree.id(at: child)] else { return nil }
+                    taxon.childCount = UInt32(tree.childCount(of: child, in: view))
+                    if view == .all {
+                        taxon.parentID = id
+                        taxon.sourceRank = tree.rank(of: child)
+                    }
                     return taxon
                 }
             } else {
-                page.taxa = nodes.map { node in
-                    var taxon = Self.treeTaxon(whole, node)
-                    taxon.childCount = UInt32(whole.childCount(of: node))
+                // Schema 2's nodes outside `taxa` are named by the tree alone.
+                page.taxa = nodes.map { child in
+                    var taxon = Self.treeTaxon(tree, child)
+                    taxon.childCount = UInt32(tree.childCount(of: child))
                     return taxon
                 }
             }
@@ -173,22 +163,12 @@ public struct TaxonomyQueries {
     /// is loaded (one `IN (…)` query for the rows), else a recursive query.
     public func ancestors(of id: TaxonID, language: String) throws(TaxonomyError) -> [Stol_V1_Taxon] {
         if let tree = database.memoryIndexes?.tree {
-            var parent: Int32
-            if let node = tree.index(of: id) {
-                parent = tree.parentIndex[node]
-            } else {
-                // A node outside the view: its main-rank lineage is its nearest
-                // main-rank ancestor's, that ancestor included (as taxonkit's reformat).
-                guard layout.everyNode, let viewParent = try viewParent(of: id) else { throw .taxonNotFound(id) }
-                parent = viewParent.flatMap(tree.index(of:)).map(Int32.init) ?? -1
-            }
-            var ids: [TaxonID] = []
-            while parent >= 0 {
-                ids.append(tree.id(at: Int(parent)))
-                parent = tree.parentIndex[Int(parent)]
-            }
+            // A node outside the view gets its nearest main-rank ancestor's lineage,
+            // that ancestor included (as taxonkit's reformat).
+            guard let node = tree.index(of: id), layout.everyNode || tree.isInView(node) else { throw .taxonNotFound(id) }
+            let ids = tree.ancestors(of: node, in: .main).map(tree.id(at:))
             let rows = try database.read { db in try taxa(db, ids: ids, language: language) }
-            return ids.reversed().compactMap { rows[$0] }
+            return ids.compactMap { rows[$0] }
         }
         let rows = try database.read { db -> [Row]? in
             guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM taxa WHERE id = ?"), arguments: [id]) != nil else { return nil }
@@ -204,17 +184,6 @@ public struct TaxonomyQueries {
         }
         guard let rows else { throw .taxonNotFound(id) }
         return rows.map { Self.taxon(from: $0) }
-    }
-
-    /// The view's parent of `id` (schema 3 `main_parent_id`): nil when there is no
-    /// such taxon, `.some(nil)` when it has no ancestor of a main rank (the root,
-    /// "cellular organisms").
-    func viewParent(of id: TaxonID) throws(TaxonomyError) -> TaxonID?? {
-        try database.read { db -> TaxonID?? in
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(layout.mainParent) FROM taxa WHERE id = ?"),
-                                             arguments: [id]) else { return nil }
-            return .some(row[0] as TaxonID?)
-        }
     }
 
     /// Taxa by id (those that exist): one statement for the rows and one for

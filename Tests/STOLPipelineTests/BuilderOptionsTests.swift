@@ -158,30 +158,30 @@ final class BuilderOptionsTests: XCTestCase {
         var seeds = SplitMix64(for: self)
         for count in [400, 1500, 60] {
             let seed = seeds.next()
-            let tree = try TaxonTree(nodes: randomTaxonomy(count: count, extraRoots: 2, seed: seed))
-            let index = TaxonTree.RelativesIndex(tree)
-            for node in 0..<tree.count where tree.nodes[node].rank == .species {
+            let tree = try TaxonomyTree(testNodes: randomTaxonomy(count: count, extraRoots: 2, seed: seed))
+            let index = TaxonomyTree.RelativesIndex(tree, view: .main)
+            for node in 0..<tree.count where tree.isSpecies(node, in: .main) {
                 for n in [1, 3, 10, 50] {
-                    XCTAssertEqual(index.closestRelatives(of: node, n: n), tree.closestRelatives(of: node, n: n),
-                                   "seed \(seed), node \(tree.nodes[node].id), n \(n)")
+                    XCTAssertEqual(index.closestRelatives(of: node, n: n), tree.closestSpecies(of: node, n: n, in: .main).relatives,
+                                   "seed \(seed), node \(tree.id(at: node)), n \(n)")
                 }
             }
         }
     }
 
     func testRelativesIndex_inALargeGenusWithTiedNames_breaksTiesByNameThenID() throws {
-        var nodes = [TaxonTree.Node(id: 1, parentID: nil, rank: .domain, scientificName: "D"),
-                     TaxonTree.Node(id: 2, parentID: 1, rank: .family, scientificName: "F"),
-                     TaxonTree.Node(id: 3, parentID: 2, rank: .genus, scientificName: "G"),
-                     TaxonTree.Node(id: 4, parentID: 2, rank: .species, scientificName: "G orphan")]
+        var nodes = [TreeNode(id: 1, parentID: nil, rank: .domain, scientificName: "D"),
+                     TreeNode(id: 2, parentID: 1, rank: .family, scientificName: "F"),
+                     TreeNode(id: 3, parentID: 2, rank: .genus, scientificName: "G"),
+                     TreeNode(id: 4, parentID: 2, rank: .species, scientificName: "G orphan")]
         for id in TaxonID(100)..<TaxonID(2100) {
             nodes.append(.init(id: id, parentID: 3, rank: .species, scientificName: "G s\(id % 7)"))
         }
-        let tree = try TaxonTree(nodes: nodes)
-        let index = TaxonTree.RelativesIndex(tree)
+        let tree = try TaxonomyTree(testNodes: nodes)
+        let index = TaxonomyTree.RelativesIndex(tree, view: .main)
         for id: TaxonID in [4, 100, 101, 1500, 2099] {
             let node = try XCTUnwrap(tree.index(of: id))
-            XCTAssertEqual(index.closestRelatives(of: node, n: 10), tree.closestRelatives(of: node, n: 10), "\(id)")
+            XCTAssertEqual(index.closestRelatives(of: node, n: 10), tree.closestSpecies(of: node, n: 10, in: .main).relatives, "\(id)")
         }
     }
 }

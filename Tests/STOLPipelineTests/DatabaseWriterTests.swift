@@ -25,14 +25,14 @@ final class DatabaseWriterTests: XCTestCase {
         return try queue.read(body)
     }
 
-    private func tree(of db: Database) throws -> TaxonTree {
-        let nodes = try Row.fetchAll(db, sql: """
+    /// The view as the database stores it.
+    private func viewNodes(of db: Database) throws -> [TreeNode] {
+        try Row.fetchAll(db, sql: """
             SELECT id, main_parent_id AS parent_id, main_rank AS rank, scientific_name FROM taxa WHERE main_rank IS NOT NULL
             """).map { row in
-            TaxonTree.Node(id: row["id"], parentID: row["parent_id"], rank: TaxonRank(rawValue: row["rank"])!,
-                           scientificName: row["scientific_name"])
+            TreeNode(id: row["id"], parentID: row["parent_id"], rank: TaxonRank(rawValue: row["rank"])!,
+                     scientificName: row["scientific_name"])
         }
-        return try TaxonTree(nodes: nodes)
     }
 
     // MARK: Schema
@@ -135,17 +135,19 @@ final class DatabaseWriterTests: XCTestCase {
     func testWrite_eulerTourAndFirstOccurrenceAgreeWithTheTree() throws {
         let (path, _) = try buildFixture()
         try inspect(path) { db in
-            let tree = try tree(of: db)
+            let nodes = try viewNodes(of: db)
+            let tree = try TaxonomyTree(testNodes: nodes)
+            let naive = NaiveTree(nodes)
             let rows = try Row.fetchAll(db, sql: "SELECT seq, taxon_id, depth FROM euler_tour ORDER BY seq")
             let roots = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa WHERE main_parent_id IS NULL AND main_rank IS NOT NULL") ?? 0
             XCTAssertEqual(roots, 2)
             XCTAssertEqual(rows.count, 2 * tree.count - roots)
             XCTAssertEqual(rows.map { $0["seq"] as Int }, Array(0..<rows.count))
-            let expected = tree.eulerTour()
-            XCTAssertEqual(rows.map { $0["taxon_id"] as Int64 }, expected.map { tree.nodes[$0.node].id })
+            let expected = tree.eulerTour(in: .main)
+            XCTAssertEqual(rows.map { $0["taxon_id"] as Int64 }, expected.map { tree.id(at: $0.node) })
             for row in rows {
                 let id: Int64 = row["taxon_id"]
-                XCTAssertEqual(row["depth"] as Int32, tree.depth[tree.index(of: id)!], "depth of \(id)")
+                XCTAssertEqual(row["depth"] as Int, naive.depth(id), "depth of \(id)")
             }
             // first_occurrence: one row per taxon, the first seq at which it appears.
             let first = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT taxon_id, seq FROM first_occurrence")
@@ -154,15 +156,14 @@ final class DatabaseWriterTests: XCTestCase {
             var seen: [Int64: Int] = [:]
             for row in rows where seen[row["taxon_id"]] == nil { seen[row["taxon_id"]] = row["seq"] }
             XCTAssertEqual(first, seen)
-            // The RMQ over the stored tour answers LCA like the tree does (same root tree).
+            // The RMQ over the stored tour answers LCA as a path-to-root walk does (same root tree).
             let depths = rows.map { $0["depth"] as Int32 }, ids = rows.map { $0["taxon_id"] as Int64 }
-            for a in tree.nodes {
-                for b in tree.nodes {
-                    let ia = tree.index(of: a.id)!, ib = tree.index(of: b.id)!
-                    guard let lca = tree.lowestCommonAncestor(ia, ib) else { continue }
+            for a in nodes {
+                for b in nodes {
+                    guard let lca = naive.lca(a.id, b.id) else { continue }
                     let range = min(first[a.id]!, first[b.id]!)...max(first[a.id]!, first[b.id]!)
                     let shallowest = range.min { depths[$0] < depths[$1] }!
-                    XCTAssertEqual(ids[shallowest], tree.nodes[lca].id, "LCA(\(a.id), \(b.id))")
+                    XCTAssertEqual(ids[shallowest], lca, "LCA(\(a.id), \(b.id))")
                 }
             }
         }
@@ -172,21 +173,22 @@ final class DatabaseWriterTests: XCTestCase {
         for topN in [3, 10] {
             let (path, report) = try buildFixture(topN: topN)
             try inspect(path) { db in
-                let tree = try tree(of: db)
+                let nodes = try viewNodes(of: db)
+                let naive = NaiveTree(nodes)
                 var expectedRows = 0
-                for index in 0..<tree.count where tree.nodes[index].rank == .species {
-                    let id = tree.nodes[index].id
+                for id in nodes.filter({ $0.rank == .species }).map(\.id) {
                     let stored = try Row.fetchAll(db, sql: """
                         SELECT relative_id, rank_order, lca_id, lca_depth, distance FROM top_n_relatives
                         WHERE taxon_id = ? ORDER BY rank_order
                         """, arguments: [id])
-                    let expected = tree.closestRelatives(of: index, n: topN)
+                    // Every other species by distance, name bytes, id: a brute force.
+                    let expected = naive.ranking(of: id).prefix(topN)
                     expectedRows += expected.count
                     XCTAssertEqual(stored.map { $0["rank_order"] as Int }, (0..<expected.count).map { $0 + 1 })
-                    XCTAssertEqual(stored.map { $0["relative_id"] as Int64 }, expected.map { tree.nodes[$0.node].id }, "relatives of \(id)")
-                    XCTAssertEqual(stored.map { $0["lca_id"] as Int64 }, expected.map { tree.nodes[$0.lca].id })
-                    XCTAssertEqual(stored.map { $0["lca_depth"] as Int32 }, expected.map(\.lcaDepth))
-                    XCTAssertEqual(stored.map { $0["distance"] as Int32 }, expected.map(\.distance))
+                    XCTAssertEqual(stored.map { $0["relative_id"] as Int64 }, expected.map(\.id), "relatives of \(id)")
+                    XCTAssertEqual(stored.map { $0["lca_id"] as Int64 }, expected.map(\.lca))
+                    XCTAssertEqual(stored.map { $0["lca_depth"] as Int }, expected.map { naive.depth($0.lca) })
+                    XCTAssertEqual(stored.map { $0["distance"] as Int }, expected.map(\.distance))
                 }
                 XCTAssertEqual(report.topNRelatives, expectedRows)
                 XCTAssertEqual(try Int.fetchOne(db, sql: """

@@ -45,7 +45,7 @@ final class TaxonomyNormalizerTests: XCTestCase {
             let parentRank = try XCTUnwrap(rankByID[parent], "parent \(parent) of \(taxon.id) was not kept")
             XCTAssertLessThan(parentRank, taxon.rank)
         }
-        XCTAssertNoThrow(try TaxonTree(nodes: taxonomy.taxa.map {
+        XCTAssertNoThrow(try TaxonomyTree(testNodes: taxonomy.taxa.map {
             .init(id: $0.id, parentID: $0.parentID, rank: $0.rank, scientificName: $0.scientificName)
         }))
     }

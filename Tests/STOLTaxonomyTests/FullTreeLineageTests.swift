@@ -262,14 +262,15 @@ final class SubtreeTests: XCTestCase {
             await harness.send(.subtree(.with { $0.taxonID = id; $0.ranks = ranks; $0.maxTaxa = max }))
         }
         guard case .subtree(let all) = await subtree(9681, .all).result else { return XCTFail("no subtree") }
-        // Felidae on NCBI's tree, children in id order: Felis (9682) with the cat, Pantherinae (338153) with
-        // Panthera and its species, then "unclassified Felidae" (339610).
-        XCTAssertEqual(all.ids, [9681, 9682, 9685, 338153, 9688, 9689, 9690, 9694, 1383299, 339610])
+        // Felidae on NCBI's tree, children in name order as in every view: Felis (9682) with the cat,
+        // Pantherinae (338153) with Panthera and its species ("Panthera sp." before "Panthera tigris"),
+        // then "unclassified Felidae" (339610).
+        XCTAssertEqual(all.ids, [9681, 9682, 9685, 338153, 9688, 9689, 9690, 1383299, 9694, 339610])
         XCTAssertEqual(all.depths, [0, 1, 2, 1, 2, 3, 3, 3, 3, 1])
         XCTAssertEqual(all.ranks[3], "subfamily")
         XCTAssertEqual(all.names[0], "Felidae")
         XCTAssertEqual(Newick.write(depths: all.depths.map(Int.init), labels: all.names),
-                       "(('Felis catus')Felis,(('Panthera leo','Panthera onca','Panthera tigris','Panthera sp.')Panthera)Pantherinae,'unclassified Felidae')Felidae;")
+                       "(('Felis catus')Felis,(('Panthera leo','Panthera onca','Panthera sp.','Panthera tigris')Panthera)Pantherinae,'unclassified Felidae')Felidae;")
         guard case .subtree(let main) = await subtree(9681, .main).result else { return XCTFail("no subtree") }
         XCTAssertEqual(main.ids.first, 9681)
         XCTAssertFalse(main.ids.contains(338153), "the subfamily is not in the eight-rank view")

@@ -36,19 +36,19 @@ final class RelativesTests: XCTestCase {
     /// The precomputed table (written by the pipeline) and the on-demand
     /// computation on the server's compact tree agree exactly, for every species
     /// of the curated database and every n the table can answer; beyond the
-    /// table's N the computation agrees with ``TaxonTree`` built independently
-    /// from the same rows with Swift's own name order.
+    /// table's N the computation agrees with a brute force over every species
+    /// (``NaiveTree``, which shares no code with the server's tree).
     func testRelatives_precomputedAndComputed_agreeForEverySpeciesOfTheCuratedDatabase() async throws {
         let harness = try ServiceHarness(self, bundledSource: curatedSourceDirectory)
         let nodes = try await DatabaseQueue(path: harness.bundledPath).read { db in
             try Row.fetchAll(db, sql: """
                 SELECT id, main_parent_id AS parent_id, main_rank AS rank, scientific_name FROM taxa WHERE main_rank IS NOT NULL
                 """).map {
-                TaxonTree.Node(id: $0["id"], parentID: $0["parent_id"], rank: TaxonRank(rawValue: $0["rank"])!,
-                               scientificName: $0["scientific_name"])
+                TreeNode(id: $0["id"], parentID: $0["parent_id"], rank: TaxonRank(rawValue: $0["rank"])!,
+                         scientificName: $0["scientific_name"])
             }
         }
-        let tree = try TaxonTree(nodes: nodes)
+        let naive = NaiveTree(nodes)
         let species = nodes.filter { $0.rank == .species }.map(\.id)
         XCTAssertGreaterThan(species.count, 300)
         let tableN = await harness.status()!.precomputedRelatives
@@ -64,9 +64,8 @@ final class RelativesTests: XCTestCase {
             for n: UInt32 in [25, 100] {
                 let computed = try await relatives(harness, id, n: n)
                 XCTAssertEqual(computed.source, .computed, "more than the table holds is computed")
-                let expected = tree.closestRelatives(of: tree.index(of: id)!, n: Int(n)).enumerated().map {
-                    [tree.nodes[$0.element.node].id, tree.nodes[$0.element.lca].id, Int64($0.element.lcaDepth),
-                     Int64($0.element.distance), Int64($0.offset + 1)]
+                let expected = naive.ranking(of: id).prefix(Int(n)).enumerated().map {
+                    [$0.element.id, $0.element.lca, Int64(naive.depth($0.element.lca)), Int64($0.element.distance), Int64($0.offset + 1)]
                 }
                 XCTAssertEqual(rows(computed), expected, "species \(id), n \(n)")
             }

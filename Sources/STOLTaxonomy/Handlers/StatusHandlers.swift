@@ -23,7 +23,7 @@ struct StatusHandler: TaxonomyRequestHandler {
         status.precomputedRelatives = UInt32(database.precomputedRelatives)
         status.treeLoaded = database.memoryIndexes?.tree != nil
         status.fullTreeNodes = UInt64(database.fullTreeCount)
-        status.fullTreeLoaded = database.memoryIndexes?.fullTree != nil
+        status.fullTreeLoaded = database.memoryIndexes?.wholeTree != nil
         return .status(status)
     }
 }

@@ -7,7 +7,7 @@ import STOLProtocol
 
 struct AncestorsHandler: TaxonomyRequestHandler {
     static func runsInline(_ body: Stol_V1_AncestorsRequest, database: TaxonomyDatabase) -> Bool {
-        body.ranks != .all || database.memoryIndexes?.fullTree != nil
+        body.ranks != .all || database.memoryIndexes?.wholeTree != nil
     }
 
     static func answer(_ body: Stol_V1_AncestorsRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
@@ -21,7 +21,7 @@ struct AncestorsHandler: TaxonomyRequestHandler {
 
 struct CompareHandler: TaxonomyRequestHandler {
     static func runsInline(_ body: Stol_V1_CompareRequest, database: TaxonomyDatabase) -> Bool {
-        body.ranks != .all || database.memoryIndexes?.fullTree != nil
+        body.ranks != .all || database.memoryIndexes?.wholeTree != nil
     }
 
     static func answer(_ body: Stol_V1_CompareRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {

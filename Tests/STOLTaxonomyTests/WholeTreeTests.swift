@@ -2,12 +2,14 @@ import STOLModel
 import STOLTestFixtures
 import XCTest
 
-/// ``FullTaxonTree`` against a plain parent-pointer computation on random trees:
-/// ancestors, depths and lowest common ancestors must be the same for every node
-/// and pair asked, and names and ranks must come back as appended.
-final class FullTaxonTreeTests: XCTestCase {
+/// ``TaxonomyTree`` on trees with the source's own ranks (most nodes outside the
+/// eight-rank view) against a plain parent-pointer computation on random trees:
+/// ancestors, depths, lowest common ancestors and the view derived from the ranks
+/// must be the same for every node and pair asked, and names and ranks must come
+/// back as appended.
+final class WholeTreeTests: XCTestCase {
     /// A random forest: node i (ids ascending with gaps) hangs under a random earlier node, or is a root.
-    private func randomTree(nodes: Int, roots: Int, seed: UInt64) throws -> (FullTaxonTree, parent: [Int64: Int64], ids: [Int64]) {
+    private func randomTree(nodes: Int, roots: Int, seed: UInt64) throws -> (TaxonomyTree, parent: [Int64: Int64], ids: [Int64]) {
         var random = SplitMix64(seed: seed)
         var ids: [Int64] = []
         var next: Int64 = 1
@@ -22,7 +24,7 @@ final class FullTaxonTreeTests: XCTestCase {
             parent[id] = order[Int.random(in: 0..<position, using: &random)]
         }
         let ranks = ["no rank", "clade", "species", "genus", "superkingdom", "strain"]
-        var builder = FullTaxonTree.Builder()
+        var builder = TaxonomyTree.Builder()
         for id in ids {
             try builder.append(id: id, parentID: parent[id], rank: ranks[Int(id) % ranks.count], name: "Taxon \(id) é".utf8)
         }
@@ -65,12 +67,12 @@ final class FullTaxonTreeTests: XCTestCase {
     }
 
     func testRanks_keepTheSourceSpelling_andMapOnlyTheEightMainRanks() throws {
-        var builder = FullTaxonTree.Builder()
+        var builder = TaxonomyTree.Builder()
         try builder.append(id: 1, parentID: 1, rank: "no rank", name: "root".utf8)  // NCBI: the root is its own parent
         try builder.append(id: 2, parentID: 131567, rank: "superkingdom", name: "Bacteria".utf8)
         try builder.append(id: 131567, parentID: 1, rank: "no rank", name: "cellular organisms".utf8)
         let tree = try builder.build()
-        XCTAssertEqual(tree.roots.map(tree.id(at:)), [1])
+        XCTAssertEqual(tree.roots().map(tree.id(at:)), [1])
         let bacteria = try XCTUnwrap(tree.index(of: 2))
         XCTAssertEqual(tree.rank(of: bacteria), "superkingdom")
         XCTAssertEqual(tree.mainRank(of: bacteria), .domain)
@@ -79,26 +81,26 @@ final class FullTaxonTreeTests: XCTestCase {
     }
 
     func testBadInput_isATypedError() {
-        var unknown = FullTaxonTree.Builder()
+        var unknown = TaxonomyTree.Builder()
         XCTAssertNoThrow(try unknown.append(id: 5, parentID: 7, rank: "genus", name: "A".utf8))
-        XCTAssertThrowsError(try unknown.build()) { XCTAssertEqual($0 as? FullTaxonTree.BuildError, .unknownParent(child: 5, parent: 7)) }
-        var cycle = FullTaxonTree.Builder()
+        XCTAssertThrowsError(try unknown.build()) { XCTAssertEqual($0 as? TaxonomyTree.BuildError, .unknownParent(child: 5, parent: 7)) }
+        var cycle = TaxonomyTree.Builder()
         XCTAssertNoThrow(try cycle.append(id: 1, parentID: 2, rank: "genus", name: "A".utf8))
         XCTAssertNoThrow(try cycle.append(id: 2, parentID: 1, rank: "genus", name: "B".utf8))
         XCTAssertThrowsError(try cycle.build()) { error in
-            guard case .cycle = error as? FullTaxonTree.BuildError else { return XCTFail("\(error)") }
+            guard case .cycle = error as? TaxonomyTree.BuildError else { return XCTFail("\(error)") }
         }
-        var order = FullTaxonTree.Builder()
+        var order = TaxonomyTree.Builder()
         XCTAssertNoThrow(try order.append(id: 3, parentID: nil, rank: "genus", name: "A".utf8))
         XCTAssertThrowsError(try order.append(id: 3, parentID: nil, rank: "genus", name: "B".utf8)) {
-            XCTAssertEqual($0 as? FullTaxonTree.BuildError, .idsNotAscending(3))
+            XCTAssertEqual($0 as? TaxonomyTree.BuildError, .idsNotAscending(3))
         }
     }
 }
 
-extension FullTaxonTreeTests {
+extension WholeTreeTests {
     func testNodesNamed_findsEveryNodeOfAName_andOnlyThose() throws {
-        var builder = FullTaxonTree.Builder()
+        var builder = TaxonomyTree.Builder()
         let names = ["Panthera", "Pantheidae", "Panthera", "Panther", "Panthera leo", "", "Zz", "panthera", "Panthera"]
         for (offset, name) in names.enumerated() {
             try builder.append(id: Int64(offset + 1), parentID: offset == 0 ? nil : 1, rank: "genus", name: name.utf8)
@@ -114,11 +116,11 @@ extension FullTaxonTreeTests {
     }
 }
 
-extension FullTaxonTreeTests {
+extension WholeTreeTests {
     func testNodesNamed_equalsALinearScan_withManySharedNames() throws {
         var random = SplitMix64(for: self)
         let vocabulary = (0..<300).map { "name \($0 % 97) \($0 % 5 == 0 ? "é" : "")" } + ["", "environmental samples"]
-        var builder = FullTaxonTree.Builder()
+        var builder = TaxonomyTree.Builder()
         var names: [String] = []
         for id in 1...5000 {
             let name = vocabulary.randomElement(using: &random)!
@@ -133,7 +135,7 @@ extension FullTaxonTreeTests {
     }
 }
 
-extension FullTaxonTreeTests {
+extension WholeTreeTests {
     /// A name order handed to the builder (as `idx_taxa_name` gives it) builds the
     /// same tree as the builder's own sort: the same order, the same lookups; an
     /// order that misses or repeats a node is a typed error.
@@ -141,7 +143,7 @@ extension FullTaxonTreeTests {
         var random = SplitMix64(for: self)
         let vocabulary = ["Panthera", "Panthera leo", "panthera", "Pan", "", "Ärger", "environmental samples", "Z"]
         var entries: [(id: Int64, name: String)] = []
-        var sorting = FullTaxonTree.Builder(), given = FullTaxonTree.Builder()
+        var sorting = TaxonomyTree.Builder(), given = TaxonomyTree.Builder()
         for id in Int64(1)...2000 {
             let name = vocabulary.randomElement(using: &random)! + (Bool.random(using: &random) ? "" : " \(id % 13)")
             entries.append((id, name))
@@ -162,11 +164,11 @@ extension FullTaxonTreeTests {
         for name in Set(entries.map(\.name)) {
             XCTAssertEqual(handed.nodes(named: name), sorted.nodes(named: name), name)
         }
-        var incomplete = FullTaxonTree.Builder()
+        var incomplete = TaxonomyTree.Builder()
         try incomplete.append(id: 1, parentID: nil, rank: "no rank", name: "a".utf8)
         try incomplete.append(id: 2, parentID: 1, rank: "no rank", name: "b".utf8)
-        XCTAssertThrowsError(try incomplete.setNameOrder([1, 1])) { XCTAssertEqual($0 as? FullTaxonTree.BuildError, .nameOrderIncomplete) }
-        XCTAssertThrowsError(try incomplete.setNameOrder([2])) { XCTAssertEqual($0 as? FullTaxonTree.BuildError, .nameOrderIncomplete) }
+        XCTAssertThrowsError(try incomplete.setNameOrder([1, 1])) { XCTAssertEqual($0 as? TaxonomyTree.BuildError, .nameOrderIncomplete) }
+        XCTAssertThrowsError(try incomplete.setNameOrder([2])) { XCTAssertEqual($0 as? TaxonomyTree.BuildError, .nameOrderIncomplete) }
     }
 
     /// The closest species equal a brute force over every species of the tree
@@ -183,13 +185,107 @@ extension FullTaxonTreeTests {
                 let lca = tree.lowestCommonAncestor(target, other)!
                 return (other, tree.depth(of: target) + tree.depth(of: other) - 2 * tree.depth(of: lca), tree.name(of: other), tree.id(at: other))
             }.sorted { ($0.1, $0.2, $0.3) < ($1.1, $1.2, $1.3) }.prefix(n)
-            let got = tree.closestSpecies(of: target, n: n, maximumCandidates: .max)
+            let got = tree.closestSpecies(of: target, n: n, in: .all)
             XCTAssertFalse(got.truncated)
             XCTAssertEqual(got.relatives.map(\.node), expected.map(\.0), "target \(tree.id(at: target)), n \(n)")
-            XCTAssertEqual(got.relatives.map(\.distance), expected.map(\.1))
+            XCTAssertEqual(got.relatives.map { Int($0.distance) }, expected.map(\.1))
             for relative in got.relatives {
-                XCTAssertEqual(relative.ancestor, tree.lowestCommonAncestor(target, relative.node))
+                XCTAssertEqual(relative.lca, tree.lowestCommonAncestor(target, relative.node))
             }
         }
+    }
+}
+
+extension WholeTreeTests {
+    /// The eight-rank view derived from the ranks: a node's view parent is its
+    /// nearest ancestor of a main rank and its view lineage the main-rank nodes of
+    /// its lineage; common ancestors, both distances and the closest species in the
+    /// view equal a plain computation over those lineages.
+    func testTheView_equalsAPlainComputationOverMainRankAncestors() throws {
+        var random = SplitMix64(for: self)
+        let seed = random.next()
+        let (tree, parent, ids) = try randomTree(nodes: 1500, roots: 1, seed: seed)
+        let mainRanks: Set = ["species", "genus", "superkingdom"]
+        func rank(_ id: Int64) -> String { tree.rank(of: tree.index(of: id)!) }
+        func viewLineage(_ id: Int64) -> [Int64] { plainAncestors(id, parent).filter { mainRanks.contains(rank($0)) } }
+        for id in ids {
+            let node = try XCTUnwrap(tree.index(of: id))
+            XCTAssertEqual(tree.isInView(node), mainRanks.contains(rank(id)))
+            XCTAssertEqual(tree.ancestors(of: node, in: .main).map(tree.id(at:)), viewLineage(id), "seed \(seed), id \(id)")
+            XCTAssertEqual(tree.parent(of: node, in: .main).map(tree.id(at:)), viewLineage(id).last)
+            XCTAssertEqual(tree.depth(of: node, in: .main), viewLineage(id).count)
+            if tree.isInView(node) {
+                XCTAssertEqual(tree.children(of: node, in: .main).map(tree.id(at:)).sorted(),
+                               ids.filter { mainRanks.contains(rank($0)) && viewLineage($0).last == id })
+            } else {
+                XCTAssertEqual(tree.childCount(of: node, in: .main), 0, "a node outside the view has no children in it")
+            }
+        }
+        // compare: the LCA on the whole tree, its nearest main ancestor, both distances.
+        for _ in 0..<2000 {
+            let a = ids.randomElement(using: &random)!, b = ids.randomElement(using: &random)!
+            let pathA = plainAncestors(a, parent) + [a], pathB = plainAncestors(b, parent) + [b]
+            let lca = try XCTUnwrap(pathA.last(where: Set(pathB).contains))
+            let comparison = try XCTUnwrap(tree.compare(tree.index(of: a)!, tree.index(of: b)!))
+            XCTAssertEqual(tree.id(at: comparison.lca), lca)
+            let lcaPath = plainAncestors(lca, parent) + [lca]
+            XCTAssertEqual(tree.id(at: comparison.mainLCA), lcaPath.last { mainRanks.contains(rank($0)) } ?? lca)
+            let below = Array(pathA.drop { $0 != lca }.dropFirst()) + Array(pathB.drop { $0 != lca }.dropFirst())
+            XCTAssertEqual(comparison.distanceAll, below.count, "\(a) \(b)")
+            XCTAssertEqual(comparison.distanceMain, below.filter { mainRanks.contains(rank($0)) }.count, "\(a) \(b)")
+        }
+        // Closest species in the view: every other species by view distance, name bytes, id.
+        let species = ids.filter { rank($0) == "species" }
+        func viewPath(_ id: Int64) -> [Int64] { viewLineage(id) + [id] }
+        for _ in 0..<40 {
+            let target = species.randomElement(using: &random)!
+            let n = Int.random(in: 1...12, using: &random)
+            let targetPath = viewPath(target)
+            let expected = species.filter { $0 != target }.compactMap { other -> (Int64, Int, [UInt8])? in
+                let otherPath = viewPath(other)
+                guard let common = targetPath.last(where: Set(otherPath).contains) else { return nil }
+                let distance = targetPath.count + otherPath.count - 2 * (targetPath.firstIndex(of: common)! + 1)
+                return (other, distance, Array(tree.name(of: tree.index(of: other)!).utf8))
+            }.sorted { $0.1 != $1.1 ? $0.1 < $1.1 : ($0.2 != $1.2 ? $0.2.lexicographicallyPrecedes($1.2) : $0.0 < $1.0) }.prefix(n)
+            let got = tree.closestSpecies(of: tree.index(of: target)!, n: n, in: .main)
+            XCTAssertFalse(got.truncated)
+            XCTAssertEqual(got.relatives.map { tree.id(at: $0.node) }, expected.map(\.0), "seed \(seed), target \(target), n \(n)")
+            XCTAssertEqual(got.relatives.map { Int($0.distance) }, expected.map(\.1))
+        }
+    }
+
+    /// The pipeline's precomputed index answers exactly what the query answers, in
+    /// both views, on a tree where species nest under species and most nodes are
+    /// outside the view.
+    func testRelativesIndex_equalsClosestSpecies_inBothViews() throws {
+        var random = SplitMix64(for: self)
+        let seed = random.next()
+        let (tree, _, _) = try randomTree(nodes: 1200, roots: 2, seed: seed)
+        for view in [TaxonomyTree.View.main, .all] {
+            let index = TaxonomyTree.RelativesIndex(tree, view: view)
+            var checked = 0
+            for node in 0..<tree.count where tree.isSpecies(node, in: view) {
+                for n in [1, 5, 30] {
+                    XCTAssertEqual(index.closestRelatives(of: node, n: n), tree.closestSpecies(of: node, n: n, in: view).relatives,
+                                   "seed \(seed), \(view), node \(tree.id(at: node)), n \(n)")
+                }
+                checked += 1
+            }
+            XCTAssertGreaterThan(checked, 100)
+        }
+    }
+
+    /// The guard stops the scan after that many nodes and says the answer may be
+    /// incomplete; without it the answer is exact.
+    func testClosestSpecies_guard_stopsAfterThatManyNodes() throws {
+        var random = SplitMix64(for: self)
+        let (tree, _, ids) = try randomTree(nodes: 1500, roots: 1, seed: random.next())
+        let target = try XCTUnwrap(ids.compactMap { tree.index(of: $0) }.first { tree.rank(of: $0) == "species" })
+        let guarded = tree.closestSpecies(of: target, n: 50, maximumCandidates: 7, in: .all)
+        XCTAssertTrue(guarded.truncated)
+        XCTAssertEqual(guarded.examined, 7)
+        let exact = tree.closestSpecies(of: target, n: 50, in: .all)
+        XCTAssertFalse(exact.truncated)
+        XCTAssertGreaterThan(exact.examined, 7)
     }
 }

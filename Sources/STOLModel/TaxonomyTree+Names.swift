@@ -1,0 +1,102 @@
+import Glibc
+
+/// Exact lookups by scientific name without a query: the name order and a hash
+/// of each distinct name (10 MB and 34 MB for NCBI, where a `[String: …]` of
+/// 2.6 M names is 200).
+extension TaxonomyTree {
+    /// -1, 0 or 1 as name `a` sorts before, with or after `b` (bytewise, a prefix first).
+    private static func compare(_ base: UnsafePointer<UInt8>, _ ends: UnsafePointer<UInt32>, _ a: Int,
+                                _ other: UnsafePointer<UInt8>, _ otherCount: Int) -> Int {
+        let start = a == 0 ? 0 : Int(ends[a - 1])
+        let count = Int(ends[a]) - start
+        let common = min(count, otherCount)
+        let order = common == 0 ? 0 : memcmp(base + start, other, common)
+        if order != 0 { return order < 0 ? -1 : 1 }
+        return count == otherCount ? 0 : (count < otherCount ? -1 : 1)
+    }
+
+    static func sortedByName(count: Int, bytes: [UInt8], ends: [UInt32]) -> [Int32] {
+        var order = (0..<Int32(count)).map { $0 }
+        bytes.withUnsafeBufferPointer { bytes in
+            ends.withUnsafeBufferPointer { ends in
+                guard let base = bytes.baseAddress ?? UnsafePointer(bitPattern: 1), let endBase = ends.baseAddress else { return }
+                order.sort { a, b in
+                    let start = b == 0 ? 0 : Int(endBase[Int(b) - 1])
+                    let order = compare(base, endBase, Int(a), base + start, Int(endBase[Int(b)]) - start)
+                    return order != 0 ? order < 0 : a < b
+                }
+            }
+        }
+        return order
+    }
+
+    /// FNV-1a over the name's bytes.
+    private static func hash(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for index in 0..<count { hash = (hash ^ UInt64(bytes[index])) &* 0x100_0000_01b3 }
+        return hash
+    }
+
+    static func nameSlots(order: [Int32], bytes: [UInt8], ends: [UInt32]) -> [UInt32] {
+        var capacity = 16
+        while capacity < order.count * 3 / 2 + 16 { capacity *= 2 }
+        var slots = [UInt32](repeating: 0, count: capacity)
+        bytes.withUnsafeBufferPointer { bytes in
+            ends.withUnsafeBufferPointer { ends in
+                guard let endBase = ends.baseAddress, let base = bytes.baseAddress ?? UnsafePointer(bitPattern: 1) else { return }
+                var previous = -1
+                for (position, node) in order.enumerated() {
+                    let start = node == 0 ? 0 : Int(endBase[Int(node) - 1])
+                    let count = Int(endBase[Int(node)]) - start
+                    // Only the first node of each run of equal names gets a slot.
+                    if previous >= 0, compare(base, endBase, previous, base + start, count) == 0 {
+                        previous = Int(node)
+                        continue
+                    }
+                    previous = Int(node)
+                    var slot = Int(hash(base + start, count) & UInt64(capacity - 1))
+                    while slots[slot] != 0 { slot = (slot + 1) & (capacity - 1) }
+                    slots[slot] = UInt32(position + 1)
+                }
+            }
+        }
+        return slots
+    }
+
+    /// Calls `body` with every node in name order (bytes of the name, then id).
+    public func forEachInNameOrder(_ body: (Int) -> Void) {
+        for node in nameOrder { body(Int(node)) }
+    }
+
+    /// Every node whose name is exactly `name` (bytewise), in id order.
+    public func nodes(named name: String) -> [Int] {
+        var name = name
+        return name.withUTF8 { query -> [Int] in
+            nameBytes.withUnsafeBufferPointer { bytes in
+                nameEnds.withUnsafeBufferPointer { ends in
+                    guard let endBase = ends.baseAddress, let base = bytes.baseAddress ?? UnsafePointer(bitPattern: 1),
+                          let queryBase = query.baseAddress ?? UnsafePointer(bitPattern: 1) else { return [] }
+                    let mask = nameSlots.count - 1
+                    var slot = Int(Self.hash(queryBase, query.count) & UInt64(mask))
+                    var low = -1
+                    while nameSlots[slot] != 0 {
+                        let position = Int(nameSlots[slot]) - 1
+                        if Self.compare(base, endBase, Int(nameOrder[position]), queryBase, query.count) == 0 {
+                            low = position
+                            break
+                        }
+                        slot = (slot + 1) & mask
+                    }
+                    guard low >= 0 else { return [] }
+                    var found: [Int] = []
+                    while low < nameOrder.count,
+                          Self.compare(base, endBase, Int(nameOrder[low]), queryBase, query.count) == 0 {
+                        found.append(Int(nameOrder[low]))
+                        low += 1
+                    }
+                    return found
+                }
+            }
+        }
+    }
+}
