@@ -89,6 +89,7 @@ let package = Package(
         // MARK: One library per concern
         .target(name: "STOLTaxonomy", dependencies: ["STOLModel", "STOLProtocol", "STOLTransport", "STOLFileSystem", "CMalloc",
                                                      .product(name: "GRDB", package: "GRDB.swift"),
+                                                     .product(name: "GRDBSQLite", package: "GRDB.swift"),
                                                      .product(name: "Logging", package: "swift-log")]),
         .target(name: "STOLFavorites", dependencies: ["STOLProtocol", "STOLTransport",
                                                       .product(name: "Logging", package: "swift-log"),

@@ -60,6 +60,8 @@ public struct TaxonomyTree: Sendable {
         var rankCodes: [UInt8] = []
         var rankNames: [String] = []
         var rankCode: [String: UInt8] = [:]
+        var rankBytes: [[UInt8]] = []
+        var lastCode: UInt8 = 0
         var nameBytes: [UInt8] = []
         var nameEnds: [UInt32] = []
         /// Given per node (``append(id:parentID:rank:name:mainRank:mainParentID:)``); nil: derived.
@@ -97,18 +99,50 @@ public struct TaxonomyTree: Sendable {
             mainParentIDs.append(mainParentID ?? 0)
         }
 
+        /// The same from the bytes a database cursor hands out (no `String` is made
+        /// per node: 2.6 M of them cost a second of a start).
+        public mutating func append(id: TaxonID, parentID: TaxonID?, rank: UnsafeBufferPointer<UInt8>,
+                                    name: UnsafeBufferPointer<UInt8>, mainRank: TaxonRank?, mainParentID: TaxonID?) throws(BuildError) {
+            if mainLevels == nil {
+                mainLevels = []
+                mainLevels!.reserveCapacity(ids.capacity)
+                mainParentIDs.reserveCapacity(ids.capacity)
+            }
+            try appendNode(id: id, parentID: parentID, rankCode: code(ofRank: rank), name: name)
+            mainLevels!.append(mainRank.map { Int8($0.level) } ?? -1)
+            mainParentIDs.append(mainParentID ?? 0)
+        }
+
+        /// The code of a rank given as bytes: the last one used first (siblings share
+        /// ranks), then the few seen so far.
+        private mutating func code(ofRank bytes: UnsafeBufferPointer<UInt8>) throws(BuildError) -> UInt8 {
+            if Int(lastCode) < rankBytes.count, rankBytes[Int(lastCode)].elementsEqual(bytes) { return lastCode }
+            if let known = rankBytes.firstIndex(where: { $0.elementsEqual(bytes) }) {
+                lastCode = UInt8(known)
+                return lastCode
+            }
+            lastCode = try code(ofRank: String(decoding: bytes, as: UTF8.self))
+            return lastCode
+        }
+
+        private mutating func code(ofRank rank: String) throws(BuildError) -> UInt8 {
+            if let known = rankCode[rank] { return known }
+            guard rankNames.count < 255 else { throw .tooManyRanks }
+            let code = UInt8(rankNames.count)
+            rankNames.append(rank)
+            rankBytes.append(Array(rank.utf8))
+            rankCode[rank] = code
+            return code
+        }
+
         private mutating func appendNode(id: TaxonID, parentID: TaxonID?, rank: String,
                                          name: some Collection<UInt8>) throws(BuildError) {
+            try appendNode(id: id, parentID: parentID, rankCode: code(ofRank: rank), name: name)
+        }
+
+        private mutating func appendNode(id: TaxonID, parentID: TaxonID?, rankCode code: UInt8,
+                                         name: some Collection<UInt8>) throws(BuildError) {
             if let last = ids.last, last >= id { throw .idsNotAscending(id) }
-            let code: UInt8
-            if let known = rankCode[rank] {
-                code = known
-            } else {
-                guard rankNames.count < 255 else { throw .tooManyRanks }
-                code = UInt8(rankNames.count)
-                rankNames.append(rank)
-                rankCode[rank] = code
-            }
             ids.append(id)
             parentIDs.append(parentID ?? 0)
             rankCodes.append(code)
@@ -129,8 +163,9 @@ public struct TaxonomyTree: Sendable {
             var order = [Int32]()
             order.reserveCapacity(ids.count)
             var seen = [Bool](repeating: false, count: ids.count)
+            let positions = IDPositions(ids)
             while let id = next() {
-                guard order.count < ids.count, let position = ids.position(ofSorted: id), !seen[position] else {
+                guard order.count < ids.count, let position = positions.position(of: id), !seen[position] else {
                     throw .nameOrderIncomplete
                 }
                 seen[position] = true
@@ -186,11 +221,12 @@ public struct TaxonomyTree: Sendable {
     private init(_ builder: Builder) throws(BuildError) {
         let count = builder.ids.count
         let ids = builder.ids
+        let positions = IDPositions(ids)
         var parents = [Int32](repeating: -1, count: count)
         for i in 0..<count {
             let parent = builder.parentIDs[i]
             guard parent != 0, parent != ids[i] else { continue }
-            guard let position = ids.position(ofSorted: parent) else {
+            guard let position = positions.position(of: parent) else {
                 throw .unknownParent(child: ids[i], parent: parent)
             }
             parents[i] = Int32(position)
@@ -217,7 +253,7 @@ public struct TaxonomyTree: Sendable {
             if let given = builder.mainLevels, given[i] >= 0 {
                 let id = builder.mainParentIDs[i]
                 guard id != 0, id != ids[i] else { continue }
-                guard let position = ids.position(ofSorted: id) else { throw .unknownParent(child: ids[i], parent: id) }
+                guard let position = positions.position(of: id) else { throw .unknownParent(child: ids[i], parent: id) }
                 mainParents[i] = Int32(position)
             } else if parent >= 0 {
                 mainParents[i] = mainLevels[parent] >= 0 ? Int32(parent) : mainParents[parent]

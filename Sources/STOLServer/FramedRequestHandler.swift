@@ -106,24 +106,30 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
             }
             busy = true
             let service = self.service
-            let promise = context.eventLoop.makePromise(of: Service.Response.self)
+            let maximumFrameBytes = configuration.maximumResponseFrameBytes
+            let logger = self.logger
+            // The answer is encoded where it was computed: a 50,000-node subtree or
+            // a 1,000-lineage batch takes milliseconds to serialize, and on the event
+            // loop that would delay every other connection it serves.
+            let promise = context.eventLoop.makePromise(of: ByteBuffer.self)
             promise.completeWithTask {
-                await service.respond(to: request, context: requestContext)
+                let response = await service.respond(to: request, context: requestContext)
+                return Self.encode(response, requestID: request.id, maximumFrameBytes: maximumFrameBytes, logger: logger)
             }
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            promise.futureResult.whenSuccess { response in
+            promise.futureResult.whenSuccess { frame in
                 let (handler, context) = loopBound.value
-                handler.finish(context: context, requestID: request.id, response: response)
+                handler.finish(context: context, frame: frame)
             }
         }
         if wrote { context.flush() }
         if !busy, pending.isEmpty, closesWhenIdle { closeAfterAnswers(context: context) }
     }
 
-    private func finish(context: ChannelHandlerContext, requestID: UInt64, response: Service.Response) {
+    private func finish(context: ChannelHandlerContext, frame: ByteBuffer) {
         busy = false
         guard !closing else { return }
-        write(context: context, requestID: requestID, response: response)
+        context.write(Self.wrapOutboundOut(frame), promise: nil)
         context.flush()
         if pending.isEmpty {
             if closesWhenIdle { closeAfterAnswers(context: context); return }
@@ -136,19 +142,26 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     /// Writes (without flushing) the response frame, or a typed error when the
     /// answer is larger than the protocol allows.
     private func write(context: ChannelHandlerContext, requestID: UInt64, response: Service.Response) {
+        let frame = Self.encode(response, requestID: requestID,
+                                maximumFrameBytes: configuration.maximumResponseFrameBytes, logger: logger)
+        context.write(Self.wrapOutboundOut(frame), promise: nil)
+    }
+
+    /// The response's frame, or a typed error's when the answer is larger than the
+    /// protocol allows.
+    private static func encode(_ response: Service.Response, requestID: UInt64, maximumFrameBytes: Int,
+                               logger: Logger) -> ByteBuffer {
         var response = response
         response.id = requestID
         do {
-            let frame = try FrameEncoding.frame(response, maximumFrameBytes: configuration.maximumResponseFrameBytes)
-            context.write(Self.wrapOutboundOut(frame), promise: nil)
+            return try FrameEncoding.frame(response, maximumFrameBytes: maximumFrameBytes)
         } catch {
             logger.error("response could not be encoded", metadata: ["error": "\(error)"])
             let fallback = Service.Response(
                 requestID: requestID,
                 error: ProtocolError(.internal, "the answer is larger than the protocol allows; narrow the request"))
-            if let frame = try? FrameEncoding.frame(fallback, maximumFrameBytes: configuration.maximumResponseFrameBytes) {
-                context.write(Self.wrapOutboundOut(frame), promise: nil)
-            }
+            // An error frame is a few dozen bytes: it always fits.
+            return (try? FrameEncoding.frame(fallback, maximumFrameBytes: maximumFrameBytes)) ?? ByteBuffer()
         }
     }
 

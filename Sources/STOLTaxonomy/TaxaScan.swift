@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 import STOLModel
 
 /// What ``MemoryIndexes`` reads of the taxa: the one in-memory tree (every node,
@@ -25,46 +26,76 @@ struct TaxaScan {
         layout.everyNode ? try oneTable(db) : try separately(db, layout: layout)
     }
 
-    /// Schema 3: one pass over `taxa` in id order, one over `idx_taxa_name`.
+    /// Schema 3: one pass over `taxa` in id order, one over `idx_taxa_name`, both
+    /// through SQLite's C API: a row of GRDB makes a `String` of each text column,
+    /// and 2.6 M names and ranks cost a second of every start.
     private static func oneTable(_ db: Database) throws -> TaxaScan {
         var scan = TaxaScan()
         scan.holdsWholeTree = true
         let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa") ?? 0
         var builder = TaxonomyTree.Builder(capacity: count)
         var buildError: Error?
-        let rows = try Row.fetchCursor(db, sql: """
+        let mainRanks = TaxonRank.allCases.map { (Array($0.rawValue.utf8), $0) }
+        let rows = try db.makeStatement(sql: """
             SELECT id, parent_id, rank, scientific_name, main_rank, main_parent_id, conservation FROM taxa ORDER BY id
             """)
-        while let row = try rows.next() {
-            let id: TaxonID = row[0]
-            let name: String = row[3]
-            let mainRank = (row[4] as String?).flatMap(TaxonRank.init(rawValue:))
+        try steps(rows, db) { handle in
+            let id = sqlite3_column_int64(handle, 0)
+            let parent = sqlite3_column_type(handle, 1) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, 1)
+            let mainParent = sqlite3_column_type(handle, 5) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, 5)
+            let name = text(handle, 3)
+            let mainRankBytes = text(handle, 4)
+            let mainRank = mainRankBytes.isEmpty ? nil : mainRanks.first { $0.0.elementsEqual(mainRankBytes) }?.1
             if buildError == nil {
                 do {
-                    try builder.append(id: id, parentID: row[1], rank: row[2], name: name.utf8,
-                                       mainRank: mainRank, mainParentID: row[5])
+                    try builder.append(id: id, parentID: parent, rank: text(handle, 2), name: name,
+                                       mainRank: mainRank, mainParentID: mainParent)
                 } catch {
                     buildError = error
                 }
             }
             if let level = mainRank?.level, level < TaxonRank.species.level {
-                scan.higher.append((id, SearchQuery.words(in: name), level))
+                scan.higher.append((id, SearchQuery.words(in: String(decoding: name, as: UTF8.self)), level))
             }
-            if let status: String = row[6] {
-                scan.conservation[id] = status
-                scan.conservedWords[id] = Set(SearchQuery.words(in: name))
+            if sqlite3_column_type(handle, 6) != SQLITE_NULL {
+                scan.conservation[id] = String(decoding: text(handle, 6), as: UTF8.self)
+                scan.conservedWords[id] = Set(SearchQuery.words(in: String(decoding: name, as: UTF8.self)))
             }
         }
         // Name order (bytes, then id: SQLite's BINARY collation), from the index.
-        let ordered = try TaxonID.fetchCursor(db, sql: "SELECT id FROM taxa INDEXED BY idx_taxa_name ORDER BY scientific_name, id")
         do {
             if let buildError { throw buildError }
-            try builder.setNameOrder { () -> TaxonID? in try? ordered.next() }
+            let ordered = try db.makeStatement(sql: "SELECT id FROM taxa INDEXED BY idx_taxa_name ORDER BY scientific_name, id")
+            var ids = [TaxonID]()
+            ids.reserveCapacity(count)
+            try steps(ordered, db) { ids.append(sqlite3_column_int64($0, 0)) }
+            try builder.setNameOrder(ids)
             scan.tree = try builder.build()
         } catch {
             scan.treeProblem = "\(error)"
         }
         return scan
+    }
+
+    /// Runs `statement` to its end, `body` once per row.
+    private static func steps(_ statement: Statement, _ db: Database, _ body: (OpaquePointer) throws -> Void) throws {
+        let handle = statement.sqliteStatement
+        defer { sqlite3_reset(handle) }
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
+                                    sql: statement.sql)
+            }
+            try body(handle)
+        }
+    }
+
+    /// A text column's bytes, valid until the next step (empty for NULL).
+    private static func text(_ handle: OpaquePointer, _ column: Int32) -> UnsafeBufferPointer<UInt8> {
+        guard let bytes = sqlite3_column_text(handle, column) else { return UnsafeBufferPointer(start: nil, count: 0) }
+        return UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, column)))
     }
 
     /// Schemas 1 and 2: statuses and higher taxa from `taxa`; the tree from
