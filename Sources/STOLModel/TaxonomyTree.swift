@@ -54,7 +54,7 @@ public struct TaxonomyTree: Sendable {
     /// ancestor) or given per node, as a database stores it (`main_rank`,
     /// `main_parent_id`): then a node appended without a main rank is outside the
     /// view, and its view parent is still derived.
-    public struct Builder {
+    public struct Builder: Sendable {
         var ids: [TaxonID] = []
         var parentIDs: [TaxonID] = []
         var rankCodes: [UInt8] = []

@@ -51,13 +51,14 @@ public struct MemoryIndexes: Sendable {
     /// Search's order among equally good matches (schema 2; empty for schema 1).
     public var prominence = ProminenceIndex.empty
 
-    /// Builds every index on the calling thread. (Reading the prominent names on a
-    /// second connection meanwhile saved a second on the full NCBI tree, 4.0 → 3.0 s,
-    /// but the two peaks of memory added up: 386 → 448 MiB, over the daemon's
-    /// 400 MB budget; measured 2026-11-25.)
+    /// Builds every index: the tree (schema 3) on another thread while the names
+    /// are read and indexed on this one, both on one connection. (Reading the names
+    /// on a second connection meanwhile saved as much, but the two connections'
+    /// caches added up to 448 MiB, over the daemon's 400 MB budget.)
     static func load(_ db: Database, layout: TaxonomyLayout) throws -> MemoryIndexes {
         let scan = try TaxaScan.read(db, layout: layout)
-        let tree = scan.tree, treeProblem = scan.treeProblem
+        // Schema 3's tree is built on another core while the names are read below.
+        let building = scan.builder.map(TreeBuild.init)
         var entries: [(String, TaxonID)] = []
         var vocabularyWords: [String] = []
         var exactNames: [String: TaxonID] = [:]
@@ -70,11 +71,8 @@ public struct MemoryIndexes: Sendable {
         var conservedWords = scan.conservedWords
         var conservedNames: [TaxonID: [FilteredSearchIndex.IndexedName]] = [:]
         /// The rank level of a taxon above species; nil for species (and unknown ids).
-        func higherLevel(_ id: TaxonID) -> Int? {
-            guard let tree, let index = tree.index(of: id), let level = tree.mainRank(of: index)?.level,
-                  level < higherEntries.count else { return nil }
-            return level
-        }
+        let higherLevels = Dictionary(scan.higher.map { ($0.id, $0.level) }, uniquingKeysWith: { first, _ in first })
+        func higherLevel(_ id: TaxonID) -> Int? { higherLevels[id] }
         // Per name: whether it is a common name (commonlyNamed, and the common name
         // of a taxon in pages), whether `fts_taxa` holds it (every type but trade),
         // and whether search matches it as a synonym (``SearchEngine/synonymNameTypes``).
@@ -114,6 +112,8 @@ public struct MemoryIndexes: Sendable {
             for word in taxon.words { higherEntries[taxon.level].append((word, taxon.id)) }
         }
         for id in conservedNames.keys { conservedNames[id]!.sort { $0.order < $1.order } }  // as SQL reads them: by id
+        let prominence = try ProminenceIndex.load(db)
+        let (tree, treeProblem) = building?.join() ?? (scan.tree, scan.treeProblem)
         let filteredSearch = tree == nil ? FilteredSearchIndex.empty
             : FilteredSearchIndex(higherTaxa: higherEntries.map(NameWordIndex.init), conservation: conservation,
                                   conservedNames: conservedNames, conservedWords: conservedWords)
@@ -123,8 +123,8 @@ public struct MemoryIndexes: Sendable {
         indexes.holdsWholeTree = scan.holdsWholeTree
         indexes.sharedNames = sharedNames
         indexes.compactNames = compactNames
-        indexes.prominence = try ProminenceIndex.load(db)
-        indexes.abbreviations = indexes.prominence.abbreviations()
+        indexes.prominence = prominence
+        indexes.abbreviations = prominence.abbreviations()
         return indexes
     }
 }

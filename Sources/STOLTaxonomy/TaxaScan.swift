@@ -1,3 +1,4 @@
+import Dispatch
 import GRDB
 import GRDBSQLite
 import STOLModel
@@ -12,7 +13,10 @@ import STOLModel
 /// written: schema 2's whole tree from `tree_nodes` with the view from `taxa`,
 /// schema 1's tree from `taxa` alone (the eight ranks are then the whole tree).
 struct TaxaScan {
+    /// The tree, or (schema 3) its nodes still to be built: ``TreeBuild`` builds
+    /// them on another core while the names are read.
     var tree: TaxonomyTree?
+    var builder: TaxonomyTree.Builder?
     var treeProblem: String?
     /// Whether ``tree`` holds the source's whole tree (schemas 2 and 3).
     var holdsWholeTree = false
@@ -70,7 +74,7 @@ struct TaxaScan {
             ids.reserveCapacity(count)
             try steps(ordered, db) { ids.append(sqlite3_column_int64($0, 0)) }
             try builder.setNameOrder(ids)
-            scan.tree = try builder.build()
+            scan.builder = builder
         } catch {
             scan.treeProblem = "\(error)"
         }
@@ -142,5 +146,30 @@ struct TaxaScan {
             scan.treeProblem = "\(error)"
         }
         return scan
+    }
+}
+
+/// A tree built on another thread while its caller goes on (the names and search
+/// indexes are read meanwhile: both halves of a start on the full NCBI tree take
+/// about a second each, and the machine has a second core).
+final class TreeBuild: @unchecked Sendable {
+    private let group = DispatchGroup()
+    /// Written once by the build, read after ``join()``'s wait.
+    private var result: Result<TaxonomyTree, TaxonomyTree.BuildError>?
+
+    init(_ builder: TaxonomyTree.Builder) {
+        DispatchQueue.global(qos: .userInitiated).async(group: group) { [self] in
+            result = Result { () throws(TaxonomyTree.BuildError) -> TaxonomyTree in try builder.build() }
+        }
+    }
+
+    /// Waits for the build: the tree, or why it could not be built.
+    func join() -> (tree: TaxonomyTree?, problem: String?) {
+        group.wait()
+        switch result {
+        case .success(let tree)?: return (tree, nil)
+        case .failure(let error)?: return (nil, "\(error)")
+        case nil: return (nil, "not built")
+        }
     }
 }
