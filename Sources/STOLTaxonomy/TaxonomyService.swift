@@ -17,10 +17,13 @@ public struct TaxonomyService: FramedService {
     public let statistics = ServiceStatistics()
     /// The pool's share of each user.
     let share: PerUserShare
+    /// Where bulk requests run, below everyone's lookups (``isBulk(_:)``).
+    let bulk: BulkExecutor
 
-    public init(provider: ActiveDatabaseProvider, share: PerUserShare = PerUserShare()) {
+    public init(provider: ActiveDatabaseProvider, share: PerUserShare = PerUserShare(), bulk: BulkExecutor = BulkExecutor()) {
         self.provider = provider
         self.share = share
+        self.bulk = bulk
     }
 
     /// Answers on the task pool. A request that needs the in-memory indexes
@@ -33,14 +36,35 @@ public struct TaxonomyService: FramedService {
         // request works, not while it waits for the indexes.
         let uid = context.peer.uid
         let selection = provider.currentWithoutWaiting()
+        let logger = context.logger
+        let isBulk = isBulk(request.body)
+        /// On a bulk thread for bulk work (``BulkExecutor``), here otherwise.
+        func answer(deferIfLoading: Bool) async -> Response? {
+            guard isBulk else { return response(to: request, selection: selection, logger: logger, deferIfLoading: deferIfLoading) }
+            return await bulk.run { [self] in response(to: request, selection: selection, logger: logger, deferIfLoading: deferIfLoading) }
+        }
         await share.acquire(uid)
-        let early = response(to: request, selection: selection, logger: context.logger, deferIfLoading: true)
+        let early = await answer(deferIfLoading: true)
         share.release(uid)
         if let early { return early }
         _ = await selection.database.loadedMemoryIndexes()
         await share.acquire(uid)
         defer { share.release(uid) }
-        return respondNow(to: request, selection: selection, context: context)
+        return await answer(deferIfLoading: false)!
+    }
+
+    /// Whether the request's handler runs it as bulk work (``TaxonomyRequestHandler/isBulk(_:)``).
+    func isBulk(_ body: Request.OneOf_Body?) -> Bool {
+        switch body {
+        case .relatives(let body): return RelativesHandler.isBulk(body)
+        case .subtree(let body): return SubtreeHandler.isBulk(body)
+        case .getTaxa(let body): return GetTaxaHandler.isBulk(body)
+        case .lineageBatch(let body): return LineageBatchHandler.isBulk(body)
+        case .compareBatch(let body): return CompareBatchHandler.isBulk(body)
+        case .nameLookup(let body): return NameLookupHandler.isBulk(body)
+        case .diagnostics(let body): return DiagnosticsHandler.isBulk(body)
+        default: return false
+        }
     }
 
     /// Lookups by id (taxon, children, ancestors, detail, compare, relatives,

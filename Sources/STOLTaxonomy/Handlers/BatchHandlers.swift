@@ -6,6 +6,7 @@ import STOLProtocol
 
 struct LineageBatchHandler: TaxonomyRequestHandler {
     static func runsInline(_ body: Stol_V1_LineageBatchRequest, database: TaxonomyDatabase) -> Bool { false }
+    static func isBulk(_ body: Stol_V1_LineageBatchRequest) -> Bool { true }
 
     static func answer(_ body: Stol_V1_LineageBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.queries.count, "queries")
@@ -16,6 +17,7 @@ struct LineageBatchHandler: TaxonomyRequestHandler {
 
 struct CompareBatchHandler: TaxonomyRequestHandler {
     static func runsInline(_ body: Stol_V1_CompareBatchRequest, database: TaxonomyDatabase) -> Bool { false }
+    static func isBulk(_ body: Stol_V1_CompareBatchRequest) -> Bool { true }
 
     static func answer(_ body: Stol_V1_CompareBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.pairs.count, "pairs")
@@ -27,6 +29,7 @@ struct CompareBatchHandler: TaxonomyRequestHandler {
 /// (``TaxonomyQueries/maximumIDsPerName``; `total` says how many when more).
 struct NameLookupHandler: TaxonomyRequestHandler {
     static func runsInline(_ body: Stol_V1_NameLookupRequest, database: TaxonomyDatabase) -> Bool { false }
+    static func isBulk(_ body: Stol_V1_NameLookupRequest) -> Bool { true }
 
     static func answer(_ body: Stol_V1_NameLookupRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.names.count, "names")

@@ -35,6 +35,7 @@ struct RootsHandler: TaxonomyRequestHandler {
 /// Many taxa by id (a favourites list naming its entries): at most 1000 ids.
 struct GetTaxaHandler: TaxonomyRequestHandler {
     static func runsInline(_ body: Stol_V1_GetTaxaRequest, database: TaxonomyDatabase) -> Bool { false }
+    static func isBulk(_ body: Stol_V1_GetTaxaRequest) -> Bool { true }
 
     static func answer(_ body: Stol_V1_GetTaxaRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.taxonIds.count, "ids")

@@ -31,6 +31,7 @@ struct StatusHandler: TaxonomyRequestHandler {
 /// The plain-text report for bug reports (never query text or user ids); on the pool.
 struct DiagnosticsHandler: TaxonomyRequestHandler {
     static func runsInline(_ body: Stol_V1_DiagnosticsRequest, database: TaxonomyDatabase) -> Bool { false }
+    static func isBulk(_ body: Stol_V1_DiagnosticsRequest) -> Bool { true }
 
     static func answer(_ body: Stol_V1_DiagnosticsRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         var diagnostics = Stol_V1_DiagnosticsResponse()

@@ -19,11 +19,17 @@ protocol TaxonomyRequestHandler {
     /// for the in-memory trees) runs on the task pool instead.
     static func runsInline(_ body: Body, database: TaxonomyDatabase) -> Bool
 
+    /// True for bulk work (batches, subtrees, whole-tree relatives): it runs on the
+    /// lower-priority threads of ``BulkExecutor``, so that it never delays another
+    /// user's lookups on a busy machine.
+    static func isBulk(_ body: Body) -> Bool
+
     static func answer(_ body: Body, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result
 }
 
 extension TaxonomyRequestHandler {
     static func runsInline(_ body: Body, database: TaxonomyDatabase) -> Bool { true }
+    static func isBulk(_ body: Body) -> Bool { false }
 }
 
 /// What a handler answers with: the database selected for the request, the

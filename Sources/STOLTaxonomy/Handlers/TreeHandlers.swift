@@ -51,6 +51,9 @@ struct RelativesHandler: TaxonomyRequestHandler {
         body.ranks == .all ? false : database.memoryIndexes?.tree != nil
     }
 
+    /// On NCBI's whole tree the search may examine a million nodes.
+    static func isBulk(_ body: Stol_V1_RelativesRequest) -> Bool { body.ranks == .all }
+
     static func answer(_ body: Stol_V1_RelativesRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)
         let n = body.n == 0 ? defaultCount : Int(body.n)
@@ -68,6 +71,7 @@ struct RelativesHandler: TaxonomyRequestHandler {
 /// A whole subtree: at most `max_taxa` (default 10,000, at most 50,000), refused with its size beyond.
 struct SubtreeHandler: TaxonomyRequestHandler {
     static func runsInline(_ body: Stol_V1_SubtreeRequest, database: TaxonomyDatabase) -> Bool { false }
+    static func isBulk(_ body: Stol_V1_SubtreeRequest) -> Bool { true }
 
     static func answer(_ body: Stol_V1_SubtreeRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)
