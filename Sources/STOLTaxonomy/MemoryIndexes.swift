@@ -51,14 +51,25 @@ public struct MemoryIndexes: Sendable {
     /// Search's order among equally good matches (schema 2; empty for schema 1).
     public var prominence = ProminenceIndex.empty
 
-    /// Builds every index: the tree (schema 3) on another thread while the names
-    /// are read and indexed on this one, both on one connection. (Reading the names
+    /// Builds every index: the tree (schema 3) and the prominent names' order on
+    /// other threads while the names are read and indexed on this one, all from one
+    /// connection. (Reading the names
     /// on a second connection meanwhile saved as much, but the two connections'
     /// caches added up to 448 MiB, over the daemon's 400 MB budget.)
     static func load(_ db: Database, layout: TaxonomyLayout) throws -> MemoryIndexes {
         let scan = try TaxaScan.read(db, layout: layout)
-        // Schema 3's tree is built on another core while the names are read below.
-        let building = scan.builder.map(TreeBuild.init)
+        // Schema 3's tree is built, and the prominent names sorted, on other threads
+        // while the names are read below.
+        let building = scan.builder.map { builder in
+            BackgroundWork { () -> (tree: TaxonomyTree?, problem: String?) in
+                do { return (try builder.build(), nil) } catch { return (nil, "\(error)") }
+            }
+        }
+        let prominenceRows = try ProminenceIndex.rows(db)
+        let sorting = BackgroundWork { () -> (ProminenceIndex, [String: [TaxonID]]) in
+            let index = ProminenceIndex(scores: prominenceRows.scores, names: prominenceRows.names)
+            return (index, index.abbreviations())
+        }
         var entries: [(String, TaxonID)] = []
         var vocabularyWords: [String] = []
         var exactNames: [String: TaxonID] = [:]
@@ -112,7 +123,7 @@ public struct MemoryIndexes: Sendable {
             for word in taxon.words { higherEntries[taxon.level].append((word, taxon.id)) }
         }
         for id in conservedNames.keys { conservedNames[id]!.sort { $0.order < $1.order } }  // as SQL reads them: by id
-        let prominence = try ProminenceIndex.load(db)
+        let (prominence, abbreviations) = sorting.join()
         let (tree, treeProblem) = building?.join() ?? (scan.tree, scan.treeProblem)
         let filteredSearch = tree == nil ? FilteredSearchIndex.empty
             : FilteredSearchIndex(higherTaxa: higherEntries.map(NameWordIndex.init), conservation: conservation,
@@ -124,7 +135,7 @@ public struct MemoryIndexes: Sendable {
         indexes.sharedNames = sharedNames
         indexes.compactNames = compactNames
         indexes.prominence = prominence
-        indexes.abbreviations = prominence.abbreviations()
+        indexes.abbreviations = abbreviations
         return indexes
     }
 }

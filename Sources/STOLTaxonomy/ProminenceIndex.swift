@@ -20,19 +20,37 @@ public struct ProminenceIndex: Sendable {
     private let shortPrefixes: [String: [TaxonID]]
     static let shortPrefixKept = 50
 
-    init(scores: [TaxonID: Float], names: [(name: String, id: TaxonID)]) {
+    /// - Parameter names: (folded scientific name, taxon), in any order: sorted here
+    ///   by the names' bytes (then id), so that every prefix is one range of them.
+    init(scores: [TaxonID: Float], names unsorted: [(name: String, id: TaxonID)]) {
         self.scores = scores
+        let names = unsorted.sorted { a, b in
+            a.name == b.name ? a.id < b.id : a.name.utf8.lexicographicallyPrecedes(b.name.utf8)
+        }
         self.names = names
-        var groups: [String: [(TaxonID, Float)]] = [:]
-        for (name, id) in names {
-            let characters = Array(name.prefix(2))
-            let score = scores[id] ?? 0
-            if let first = characters.first { groups[String(first), default: []].append((id, score)) }
-            if characters.count == 2 { groups[String(characters), default: []].append((id, score)) }
+        // The prefixes of one or two characters, range by range of the sorted names.
+        var shortPrefixes: [String: [TaxonID]] = [:]
+        func keep(_ prefix: String, _ range: Range<Int>) {
+            guard !range.isEmpty else { return }
+            var ranked: [(id: TaxonID, score: Float)] = names[range].map { (id: $0.id, score: scores[$0.id] ?? 0) }
+            ranked.sort { $0.score != $1.score ? $0.score > $1.score : $0.id < $1.id }
+            shortPrefixes[prefix] = ranked.prefix(Self.shortPrefixKept).map { $0.id }
         }
-        shortPrefixes = groups.mapValues { members in
-            members.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }.prefix(Self.shortPrefixKept).map(\.0)
+        var start = [Int](repeating: 0, count: 3)  // where the current 1- and 2-character prefixes began
+        var current = ["", "", ""]
+        for (index, entry) in names.enumerated() {
+            for length in 1...2 {
+                var prefix = String(entry.name.prefix(length))
+                if prefix.count < length { prefix = "" }
+                if prefix != current[length] {
+                    if !current[length].isEmpty { keep(current[length], start[length]..<index) }
+                    current[length] = prefix
+                    start[length] = index
+                }
+            }
         }
+        for length in 1...2 where !current[length].isEmpty { keep(current[length], start[length]..<names.count) }
+        self.shortPrefixes = shortPrefixes
     }
 
     /// 0 for a taxon without one (most species).
@@ -48,7 +66,7 @@ public struct ProminenceIndex: Sendable {
         var low = 0, high = names.count
         while low < high {
             let middle = (low + high) / 2
-            if names[middle].name < prefix { low = middle + 1 } else { high = middle }
+            if names[middle].name.utf8.lexicographicallyPrecedes(prefix.utf8) { low = middle + 1 } else { high = middle }
         }
         var matches: [(TaxonID, Float)] = []
         var index = low
@@ -71,10 +89,12 @@ public struct ProminenceIndex: Sendable {
         var groups: [String: [(TaxonID, Float)]] = [:]
         for (name, id) in names {
             guard let key = SearchQuery.abbreviationKey(ofFoldedName: name) else { continue }
-            groups[key, default: []].append((id, scores[id] ?? 0))
+            let score = scores[id] ?? 0
+            groups[key, default: []].append((id, score))
             // A binomial written as one word ("ecoli"): the same taxa, by the key without its space.
-            if key.split(separator: " ").count == 2 {
-                groups[key.replacingOccurrences(of: " ", with: ""), default: []].append((id, scores[id] ?? 0))
+            let bytes = Array(key.utf8)
+            if bytes.lazy.filter({ $0 == UInt8(ascii: " ") }).count == 1 {
+                groups[String(decoding: bytes.lazy.filter { $0 != UInt8(ascii: " ") }, as: UTF8.self), default: []].append((id, score))
             }
         }
         return groups.mapValues { members in
@@ -82,9 +102,11 @@ public struct ProminenceIndex: Sendable {
         }
     }
 
-    /// From `prominence` joined with `taxa`; empty for a database of schema 1.
-    static func load(_ db: Database) throws -> ProminenceIndex {
-        guard try db.tableExists("prominence") else { return .empty }
+    /// The rows of `prominence` with each taxon's folded scientific name; none for
+    /// a database of schema 1. (``init(scores:names:)`` sorts them: the caller may
+    /// do that on another thread.)
+    static func rows(_ db: Database) throws -> (scores: [TaxonID: Float], names: [(name: String, id: TaxonID)]) {
+        guard try db.tableExists("prominence") else { return ([:], []) }
         var scores: [TaxonID: Float] = [:]
         var names: [(name: String, id: TaxonID)] = []
         let rows = try Row.fetchCursor(db, sql: """
@@ -97,7 +119,6 @@ public struct ProminenceIndex: Sendable {
             scores[id] = Float(row[1] as Double)
             names.append((SearchQuery.words(in: row[2]).joined(separator: " "), id))
         }
-        names.sort { $0.name != $1.name ? $0.name < $1.name : $0.id < $1.id }
-        return ProminenceIndex(scores: scores, names: names)
+        return (scores, names)
     }
 }

@@ -13,7 +13,7 @@ import STOLModel
 /// written: schema 2's whole tree from `tree_nodes` with the view from `taxa`,
 /// schema 1's tree from `taxa` alone (the eight ranks are then the whole tree).
 struct TaxaScan {
-    /// The tree, or (schema 3) its nodes still to be built: ``TreeBuild`` builds
+    /// The tree, or (schema 3) its nodes still to be built: ``MemoryIndexes`` builds
     /// them on another core while the names are read.
     var tree: TaxonomyTree?
     var builder: TaxonomyTree.Builder?
@@ -149,27 +149,21 @@ struct TaxaScan {
     }
 }
 
-/// A tree built on another thread while its caller goes on (the names and search
-/// indexes are read meanwhile: both halves of a start on the full NCBI tree take
-/// about a second each, and the machine has a second core).
-final class TreeBuild: @unchecked Sendable {
+/// Work done on another thread while its caller goes on: at a start on the full
+/// NCBI tree the tree's build and the prominent names' sort each take about a
+/// second, the names read meanwhile another, and the machine has a second core.
+final class BackgroundWork<Value: Sendable>: @unchecked Sendable {
     private let group = DispatchGroup()
-    /// Written once by the build, read after ``join()``'s wait.
-    private var result: Result<TaxonomyTree, TaxonomyTree.BuildError>?
+    /// Written once by the work, read after ``join()``'s wait.
+    private var value: Value?
 
-    init(_ builder: TaxonomyTree.Builder) {
-        DispatchQueue.global(qos: .userInitiated).async(group: group) { [self] in
-            result = Result { () throws(TaxonomyTree.BuildError) -> TaxonomyTree in try builder.build() }
-        }
+    init(_ body: @escaping @Sendable () -> Value) {
+        DispatchQueue.global(qos: .userInitiated).async(group: group) { [self] in value = body() }
     }
 
-    /// Waits for the build: the tree, or why it could not be built.
-    func join() -> (tree: TaxonomyTree?, problem: String?) {
+    /// Waits for the work and returns what it made.
+    func join() -> Value {
         group.wait()
-        switch result {
-        case .success(let tree)?: return (tree, nil)
-        case .failure(let error)?: return (nil, "\(error)")
-        case nil: return (nil, "not built")
-        }
+        return value!
     }
 }
