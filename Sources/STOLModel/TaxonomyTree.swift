@@ -175,7 +175,10 @@ public struct TaxonomyTree: Sendable {
             nameOrder = order
         }
 
-        public func build() throws(BuildError) -> TaxonomyTree {
+        /// Consumes the builder: its arrays are released as the tree takes their
+        /// place (the ids and names move into the tree), so that building NCBI's
+        /// tree never holds two copies of it.
+        public consuming func build() throws(BuildError) -> TaxonomyTree {
             try TaxonomyTree(self)
         }
     }
@@ -218,7 +221,7 @@ public struct TaxonomyTree: Sendable {
     let allRoots: [Int32]
     let mainRoots: [Int32]
 
-    private init(_ builder: Builder) throws(BuildError) {
+    private init(_ builder: consuming Builder) throws(BuildError) {
         let count = builder.ids.count
         let ids = builder.ids
         let positions = IDPositions(ids)
@@ -231,6 +234,7 @@ public struct TaxonomyTree: Sendable {
             }
             parents[i] = Int32(position)
         }
+        builder.parentIDs = []
         let depths = try Self.depths(parents: parents, ids: ids)
         let mainLevelOfCode = builder.rankNames.map { TaxonRank(sourceRank: $0).map { Int8($0.level) } ?? -1 }
         let mainLevels = builder.mainLevels ?? builder.rankCodes.map { mainLevelOfCode[Int($0)] }
@@ -259,6 +263,8 @@ public struct TaxonomyTree: Sendable {
                 mainParents[i] = mainLevels[parent] >= 0 ? Int32(parent) : mainParents[parent]
             }
         }
+        builder.mainParentIDs = []
+        builder.mainLevels = nil
         // View depths: view nodes by walking their (given) view parents, then the others.
         var mainDepths = [UInt8](repeating: 0, count: count)
         var known = [Bool](repeating: false, count: count)

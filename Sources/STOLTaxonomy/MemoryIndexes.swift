@@ -57,11 +57,15 @@ public struct MemoryIndexes: Sendable {
     /// on a second connection meanwhile saved as much, but the two connections'
     /// caches added up to 448 MiB, over the daemon's 400 MB budget.)
     static func load(_ db: Database, layout: TaxonomyLayout) throws -> MemoryIndexes {
-        let scan = try TaxaScan.read(db, layout: layout)
+        var scan = try TaxaScan.read(db, layout: layout)
         // Schema 3's tree is built, and the prominent names sorted, on other threads
-        // while the names are read below.
-        let building = scan.builder.map { builder in
+        // while the names are read below. The builder is handed over, not shared, so
+        // the build frees its arrays as it goes (the start's peak memory).
+        let handoff = scan.builder.map(Handoff.init)
+        scan.builder = nil
+        let building = handoff.map { handoff in
             BackgroundWork { () -> (tree: TaxonomyTree?, problem: String?) in
+                let builder = handoff.take()
                 do { return (try builder.build(), nil) } catch { return (nil, "\(error)") }
             }
         }
