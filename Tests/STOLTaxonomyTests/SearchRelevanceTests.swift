@@ -6,10 +6,14 @@ import XCTest
 
 /// Search puts first what a person means (docs/design/queries-and-algorithms.md
 /// §7): match quality first — a whole name of any class exactly as typed, then an
-/// abbreviated binomial, then a common name of a kind of the thing typed, then any
-/// name with every word — and prominence within each; the limit applies to the
-/// ranked hits. Each test pits the taxon meant against the names that beat it
-/// before (a frequent word, a name starting with the word, a lower id).
+/// abbreviated binomial, then a common name of a kind of the thing typed or its
+/// English plural, then any name with every word — and prominence within each,
+/// except where one taxon is named after the other (a species before the group
+/// above it that carries its name; in autocomplete a name before its own
+/// extensions and a genus before the higher taxa named from it); the limit
+/// applies to the ranked hits. Each test pits the taxon meant against the names
+/// that beat it before (a frequent word, a name starting with the word, a lower
+/// id, a more prominent group).
 final class SearchRelevanceTests: XCTestCase {
     private static func node(_ id: String, _ parent: String, _ rank: String) -> String {
         dumpRow(id, parent, rank, "", "2", "1", "1", "1", "2", "1", "0", "0", "")
