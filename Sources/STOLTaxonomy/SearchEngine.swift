@@ -87,13 +87,195 @@ struct SearchEngine {
                 return hitA.taxon.scientificName != hitB.taxon.scientificName
                     ? hitA.taxon.scientificName < hitB.taxon.scientificName : hitA.taxon.id < hitB.taxon.id
             }
-            hits = order.prefix(options.limit).map { hits[$0] }
+            let ranked = try Self.nameOrigins(db, order: Array(order.prefix(Self.originWindow)), hits: hits,
+                                              classes: keys.map(\.match), prefix: query.prefix)
+                + order.dropFirst(Self.originWindow)
+            hits = ranked.prefix(options.limit).map { hits[$0] }
             let full = try queries.taxa(db, ids: hits.map(\.taxon.id), language: options.language)
             for index in hits.indices {
                 if let taxon = full[hits[index].taxon.id] { hits[index].taxon = taxon }
             }
             return hits
         }
+    }
+
+    // MARK: Where a name comes from
+
+    /// The order of ``search(_:options:)`` with three corrections where prominence
+    /// compares two taxa one of which owes its name, and most of its prominence, to
+    /// the other (docs/design/queries-and-algorithms.md §7.3). Prominence counts
+    /// what lies under a taxon, so a group always outweighs its own members; yet
+    /// when both match equally the member is usually what was typed:
+    ///
+    /// - **a species before the groups above it that carry its name** (any
+    ///   class): NCBI names the genus *Bos* "cattle" and the family of the
+    ///   aardvark "aardvark" after their best-known member; "cattle" is the cow;
+    /// - in autocomplete, **a name before the names under it that extend it**:
+    ///   "escher" completes to *Escherichia* before *Escherichia coli*, which goes
+    ///   on with a word not yet typed;
+    /// - in autocomplete, **a genus before the higher taxa named after it**:
+    ///   family-group names are the type genus's stem with a rank ending, so
+    ///   "drosoph" gives *Drosophila* before *Drosophilidae*, *Drosophilinae* and
+    ///   *Drosophilini*, which contain it and are named from it.
+    ///
+    /// Each moves a hit just before the first hit of the same match class that it
+    /// owes the name to; nothing else changes place. Only among the first
+    /// ``originWindow`` ranked hits, and only for relatives at most
+    /// ``originDepth`` levels apart: a filtered search may rank thousands of hits,
+    /// and comparing each with every other cost 35 ms (p99 of the rank-filtered
+    /// workload, against 2 ms). The window is the same for every limit, so the
+    /// limit still cuts one order. `order` is the ranked order (indices into
+    /// `hits`), `classes` the match class per hit.
+    static func nameOrigins(_ db: Database, order: [Int], hits: [Stol_V1_SearchHit], classes: [Int],
+                            prefix: Bool) throws -> [Int] {
+        var result: [Int] = []
+        result.reserveCapacity(order.count)
+        var ancestorsCache: [TaxonID: Set<TaxonID>] = [:]
+        func ancestors(_ id: TaxonID) throws -> Set<TaxonID> {
+            if let known = ancestorsCache[id] { return known }
+            // One statement for the whole walk (a statement per level cost twice as much).
+            let found = Set(try TaxonID.fetchAll(db.cachedStatement(sql: """
+                WITH RECURSIVE up(id, depth) AS (
+                    SELECT parent_id, 1 FROM taxa WHERE id = ?
+                    UNION ALL SELECT t.parent_id, up.depth + 1 FROM taxa t JOIN up ON t.id = up.id
+                    WHERE up.depth < ? AND t.parent_id IS NOT NULL AND t.parent_id <> t.id)
+                SELECT id FROM up WHERE id IS NOT NULL
+                """), arguments: [id, originDepth]))
+            ancestorsCache[id] = found
+            return found
+        }
+        var folded: [Int: [String]] = [:]
+        func words(_ index: Int) -> [String] {
+            if let known = folded[index] { return known }
+            let value = SearchQuery.words(in: hits[index].matchedName)
+            folded[index] = value
+            return value
+        }
+        // Autocomplete: what the hits placed so far offer to be moved before, found
+        // by lookup rather than by comparing each hit with every other (that cost a
+        // third of a millisecond per search of one or two letters).
+        var extendedNames: [Int: Set<String>] = [:]  // per class: proper word prefixes of the names placed
+        var higherByStart: [UInt32: [Int]] = [:]     // one-word names above species, by their first three letters
+        for index in order {
+            let hit = hits[index], matchClass = classes[index]
+            var before: Int?
+            if matchClass == 4, hit.taxon.rank == .species, !Self.isPlaceholder(hit.taxon.scientificName) {
+                // A species before a higher taxon of the same exact name above it.
+                let name = words(index)
+                let lineage: Set<TaxonID>? = try result.contains {
+                    classes[$0] == 4 && Self.isAboveSpecies(hits[$0].taxon) && words($0) == name
+                } ? ancestors(hit.taxon.id) : nil
+                if let lineage {
+                    before = result.firstIndex {
+                        classes[$0] == 4 && Self.isAboveSpecies(hits[$0].taxon) && words($0) == name
+                            && lineage.contains(hits[$0].taxon.id)
+                    }
+                }
+            }
+            if prefix {
+                let scientificName = hit.taxon.scientificName
+                if before == nil, let extended = extendedNames[matchClass], extended.contains(words(index).joined(separator: " ")) {
+                    // Only above its own descendants ("Escherichia coli" is in Escherichia),
+                    // not above those of a homonym or of a subgenus elsewhere.
+                    let name = words(index)
+                    for other in result where classes[other] == matchClass && words(other).count > name.count
+                        && words(other).starts(with: name) {
+                        if try ancestors(hits[other].taxon.id).contains(hit.taxon.id) {
+                            before = result.firstIndex(of: other)
+                            break
+                        }
+                    }
+                }
+                if before == nil, hit.taxon.rank == .genus, let start = Self.start(of: scientificName),
+                   let higher = higherByStart[start]?.filter({
+                       classes[$0] == matchClass && Self.isNamed(hits[$0].taxon.scientificName, after: scientificName)
+                   }), !higher.isEmpty {
+                    let lineage = try ancestors(hit.taxon.id)
+                    before = result.firstIndex { higher.contains($0) && lineage.contains(hits[$0].taxon.id) }
+                }
+                if hit.matchedName.utf8.contains(UInt8(ascii: " ")) {
+                    let name = words(index)
+                    for count in 1..<max(name.count, 1) {
+                        extendedNames[matchClass, default: []].insert(name.prefix(count).joined(separator: " "))
+                    }
+                }
+                if Self.isAboveSpecies(hit.taxon), !scientificName.utf8.contains(UInt8(ascii: " ")),
+                   let start = Self.start(of: scientificName) {
+                    higherByStart[start, default: []].append(index)
+                }
+            }
+            if let before { result.insert(index, at: before) } else { result.append(index) }
+        }
+        return result
+    }
+
+    /// The first three bytes of a name, ASCII case folded, as one number (nil for a
+    /// shorter name): ``isNamed(_:after:)`` holds only for names that share them.
+    private static func start(of name: String) -> UInt32? {
+        var key: UInt32 = 0, count = 0
+        for byte in name.utf8.prefix(3) {
+            key = key << 8 | UInt32(byte >= 65 && byte <= 90 ? byte + 32 : byte)
+            count += 1
+        }
+        return count == 3 ? key : nil
+    }
+
+    /// The ranked hits ``nameOrigins(_:order:hits:classes:prefix:)`` reorders.
+    static let originWindow = 32
+    /// How far up a hit's ancestors are followed to find the taxon it is named
+    /// after or named by (a family above a genus through a subfamily and a tribe,
+    /// a strain below its species through a serotype).
+    static let originDepth = 16
+
+    /// A taxon of a main rank above species, or a node outside the eight ranks
+    /// whose scientific name is one word (a subfamily, a tribe, a clade).
+    private static func isAboveSpecies(_ taxon: Stol_V1_Taxon) -> Bool {
+        switch taxon.rank {
+        case .species: false
+        case .unspecified: !taxon.scientificName.contains(" ")
+        default: true
+        }
+    }
+
+    /// An unnamed species of NCBI's kind "Mus sp." (the genus and "sp."): a bucket
+    /// for specimens not identified further, not a species anyone names.
+    static func isPlaceholder(_ scientificName: String) -> Bool {
+        let words = scientificName.split(separator: " ")
+        return words.count >= 2 && (words[1] == "sp." || words[1] == "sp")
+    }
+
+    /// The endings of names formed from a type genus's stem: zoological
+    /// family-group names (-oidea, -idae, -inae, -ini, -ina), botanical names
+    /// above genus (-ales, -ineae, -aceae, -oideae, -eae) and orders of fishes and
+    /// birds (-iformes).
+    static let typeNameEndings = ["oidea", "idae", "inae", "ini", "ina", "ales", "ineae", "aceae", "oideae", "eae", "iformes"]
+
+    /// Whether the one-word `name` is formed from the genus `genus`: a rank ending
+    /// after a stem that shares at least the genus less its last two letters (and
+    /// three letters) and is at most two letters longer than the genus (the Latin
+    /// stem: Drosophil-idae, Fel-idae from Felis, Homin-idae from Homo).
+    static func isNamed(_ name: String, after genus: String) -> Bool {
+        // Most pairs differ in the first three letters: compared byte by byte
+        // (ASCII case folded) before any string is made, since autocomplete asks
+        // for every genus against every hit before it.
+        func folded(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte + 32 : byte }
+        guard name.utf8.count > 3, genus.utf8.count >= 3,
+              zip(name.utf8.prefix(3), genus.utf8.prefix(3)).allSatisfy({ folded($0) == folded($1) }),
+              name != genus, !name.contains(" ") else { return false }
+        let name = name.lowercased(), genus = Array(genus.lowercased())
+        for ending in typeNameEndings where name.hasSuffix(ending) {
+            let stem = Array(name.dropLast(ending.count))
+            var shared = 0
+            while shared < stem.count, shared < genus.count, stem[shared] == genus[shared] { shared += 1 }
+            if shared >= 3, shared >= genus.count - 2, stem.count <= genus.count + 2 { return true }
+        }
+        return false
+    }
+
+    /// Whether the plural forms of ``SearchQuery/pluralForms`` (English) apply to
+    /// names of `language` (a BCP-47 tag: "en", "en-GB").
+    static func pluralsApply(to language: String) -> Bool {
+        language.lowercased() == "en" || language.lowercased().hasPrefix("en-")
     }
 
     /// How well a hit matches, in the order search ranks by before anything else:
@@ -130,7 +312,7 @@ struct SearchEngine {
     /// then the word, prefix and prominence sources.
     private func exactCandidates(_ db: Database, _ query: SearchQuery, options: SearchOptions,
                                  indexes: MemoryIndexes?) throws -> ([TaxonID], Set<TaxonID>) {
-        let exact = try exactNameMatches(db, query, indexes: indexes)
+        let exact = try exactNameMatches(db, query, language: options.language, indexes: indexes)
         let (ids, verified) = try gatheredCandidates(db, query, options: options, indexes: indexes)
         return (exact + ids, verified)
     }
@@ -142,7 +324,8 @@ struct SearchEngine {
     /// most prominent taxa it abbreviates. A frequent word ("dog", "coli") matches
     /// thousands of names, more than FTS5 is asked for: the exact ones are gathered
     /// here so that match quality, not luck, puts them first.
-    private func exactNameMatches(_ db: Database, _ query: SearchQuery, indexes: MemoryIndexes?) throws -> [TaxonID] {
+    private func exactNameMatches(_ db: Database, _ query: SearchQuery, language: String,
+                                  indexes: MemoryIndexes?) throws -> [TaxonID] {
         var ids: [TaxonID] = []
         let raw = query.raw
         if !raw.isEmpty, !raw.contains("\""), raw.utf8.count <= 256 {
@@ -163,6 +346,13 @@ struct SearchEngine {
             if !query.prefix, query.words.count == 1 {
                 ids += indexes.compactNames[text] ?? []
                 ids += indexes.abbreviations[text] ?? []  // "ecoli"
+            }
+            if !query.prefix, Self.pluralsApply(to: language) {
+                // "oaks" for "oak": the group of the things typed (scored as a kind).
+                for form in query.pluralForms {
+                    if let id = indexes.exactNames[form] { ids.append(id) }
+                    ids += indexes.sharedNames[form] ?? []
+                }
             }
         }
         return ids
@@ -500,6 +690,7 @@ struct SearchEngine {
         let (order, taxa) = try fetch(db, ids, options: options)
         let names = try names(db, for: taxa, language: options.language)
         let text = query.text, compact = query.words.joined()
+        let plurals = !query.prefix && Self.pluralsApply(to: options.language)
         var hits: [Stol_V1_SearchHit] = []
         for id in order {
             var best: (Double, Name)?
@@ -518,6 +709,11 @@ struct SearchEngine {
                     } else {
                         quality = joined.hasPrefix(text) ? Quality.startsWith : Quality.allWords
                     }
+                } else if plurals && name.type == .common && name.inLanguage && query.isPlural(of: name.words) {
+                    // "oaks" for "oak": an English common name in the plural names the
+                    // group of the things typed; it ranks with the kinds of them, where
+                    // the group, which holds them, is usually the more prominent.
+                    quality = Quality.kind
                 } else if !query.prefix && name.words.count > 1 && name.words.joined() == compact {
                     // "honeybee" for "honey bee": the same letters, spaced otherwise.
                     quality = Quality.exact

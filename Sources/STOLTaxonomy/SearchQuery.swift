@@ -87,6 +87,36 @@ public struct SearchQuery: Equatable, Sendable {
         return nameWords.dropFirst().elementsEqual(words.dropFirst())
     }
 
+    /// The query with its last word in the English plural, as the names of groups
+    /// are written ("oak" → "oaks", "fruit fly" → "fruit flies", "wolf" → "wolves",
+    /// "finch" → "finches"): the regular forms only, for a last word of three
+    /// letters or more; empty for a phrase or a word with digits.
+    public var pluralForms: [String] {
+        guard let last = words.last, last.count >= 3, groups.count == words.count,
+              last.allSatisfy({ $0.isLetter && $0.isASCII }) else { return [] }
+        var forms: [String] = []
+        if last.hasSuffix("y"), let before = last.dropLast().last, !"aeiou".contains(before) {
+            forms.append(last.dropLast() + "ies")
+        } else if ["s", "x", "z", "ch", "sh"].contains(where: { last.hasSuffix($0) }) {
+            forms.append(last + "es")
+        } else {
+            forms.append(last + "s")
+            if last.hasSuffix("o") { forms.append(last + "es") }
+            if last.hasSuffix("fe") { forms.append(last.dropLast(2) + "ves") }
+            if last.hasSuffix("f") { forms.append(last.dropLast() + "ves") }
+        }
+        let head = words.dropLast().joined(separator: " ")
+        return forms.map { head.isEmpty ? $0 : head + " " + $0 }
+    }
+
+    /// Whether the folded words of a name are the query with its last word in the
+    /// plural (``pluralForms``).
+    func isPlural(of nameWords: [String]) -> Bool {
+        guard nameWords.count == words.count, nameWords.count > 0,
+              nameWords.dropLast().elementsEqual(words.dropLast()) else { return false }
+        return pluralForms.contains(nameWords.joined(separator: " "))
+    }
+
     /// The folded words joined by single spaces (what names are compared with).
     public var text: String { words.joined(separator: " ") }
 

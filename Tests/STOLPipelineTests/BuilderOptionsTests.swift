@@ -113,6 +113,27 @@ final class BuilderOptionsTests: XCTestCase {
         XCTAssertEqual(summary.namedSpecies?.droppedSpecies, 0)
     }
 
+    /// Prominence counts what the source has under a taxon, not what a cut keeps
+    /// (docs/design/queries-and-algorithms.md §8): the bundled database ranks its
+    /// taxa as the uncut reference does.
+    func testProminence_ofACutBuild_isThatOfTheWholeSource() throws {
+        func prominence(_ path: String) throws -> [TaxonID: Double] {
+            try DatabaseQueue(path: path).read { db in
+                Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT taxon_id, score FROM prominence")
+                    .map { ($0[0] as TaxonID, $0[1] as Double) })
+            }
+        }
+        let whole = try prominence(try build { _ in }.1)
+        for (what, cut) in [("named species", try build { $0.onlyNamedSpecies = true }.1),
+                            ("no placeholders", try build { $0.dropPlaceholders = true }.1),
+                            ("subset", try build { $0.subsetRoots = [9688] }.1)] {
+            let scores = try prominence(cut)
+            XCTAssertEqual(scores[9688], whole[9688], "\(what): Panthera counts Panthera sp., which the cut dropped")
+            for (id, score) in scores { XCTAssertEqual(score, whole[id], "\(what): taxon \(id)") }
+        }
+        XCTAssertNotNil(whole[9688])
+    }
+
     func testOverlay_throughTheBuilder_addsCuratedNamesToTheSourcesTaxa() throws {
         let (plain, plainOutput) = try build { _ in }
         XCTAssertNil(plain.overlay)

@@ -26,7 +26,9 @@ final class SearchTests: XCTestCase {
         let search1 = await harness.search("panth")
         XCTAssertEqual(try hits(search1).count, 0)
         let search2 = await harness.search("cat")
-        XCTAssertEqual(try hits(search2).map(\.taxon.id), [9685], "`cats` and `catus` are other words")
+        let cat = try hits(search2).map(\.taxon.id)
+        XCTAssertTrue(cat.contains(9685) && Set(cat).isSubset(of: [9685, 9681]),
+                      "`catus` is another word (`cats`, the English plural, may name Felidae once the name index is loaded)")
     }
 
     func testSearch_withPrefix_matchesTheLastWordAsAPrefix() async throws {
