@@ -105,7 +105,7 @@ let package = Package(
                                                      .product(name: "GRDBSQLite", package: "GRDB.swift"),
                                                      .product(name: "Logging", package: "swift-log")]),
         /// The client's one call path: it speaks the transport, never runs a server.
-        .target(name: "STOLClientKit", dependencies: ["STOLProtocol", "STOLTransport",
+        .target(name: "STOLClientKit", dependencies: ["STOLProtocol", "STOLTransport", "STOLModel",
                                                       .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
 
         // MARK: Thin executables
@@ -144,6 +144,9 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),
+        /// The client's own code without a server: its JSON lines against swift-protobuf's encoder.
+        .testTarget(name: "STOLClientKitTests", dependencies: ["STOLClientKit", "STOLProtocol", "STOLModel", "STOLTestFixtures",
+                                                               .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         .testTarget(name: "STOLPipelineTests", dependencies: ["STOLTestFixtures", "STOLPipeline", "STOLModel",
                                                               .product(name: "GRDB", package: "GRDB.swift"),
                                                               .product(name: "Logging", package: "swift-log")]),

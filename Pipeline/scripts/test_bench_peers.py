@@ -146,6 +146,73 @@ class StolFormatTests(unittest.TestCase):
         self.assertEqual(bp.parse_stol_name2id_tsv("xyzzy\tNOT_FOUND\tno taxon has this name\n"),
                          ("xyzzy", Err("NOT_FOUND")))
 
+    def test_lineage_named_tsv_keeps_the_lineage_column_as_printed(self):
+        line = "9606\t9606\tspecies\tHomo sapiens\troot;cellular organisms;Eukaryota;Homo;Homo sapiens\n"
+        self.assertEqual(bp.parse_stol_lineage_named_tsv(line),
+                         ("9606", (9606, "root;cellular organisms;Eukaryota;Homo;Homo sapiens")))
+        self.assertEqual(bp.parse_stol_lineage_named_tsv("4\tTAXON_DELETED\ttaxon 4 was deleted\n"),
+                         ("4", Err("TAXON_DELETED")))
+        fmt = "562\t562\tspecies\tEscherichia coli\tBacteria;Pseudomonadota;;Enterobacterales;;Escherichia;E. coli\n"
+        self.assertEqual(bp.parse_stol_lineage_named_tsv(fmt)[1][1], "Bacteria;Pseudomonadota;;Enterobacterales;;"
+                                                                   "Escherichia;E. coli")
+
+    def test_compare_batch_jsonl(self):
+        self.assertEqual(bp.parse_stol_compare_batch_jsonl(
+            '{"a":"9689","b":"9694","a_id":9689,"b_id":9694,"lca_id":9688,"lca_rank":"genus","distance_all":4}'),
+            ("9689", "9694", 9688))
+        self.assertEqual(bp.parse_stol_compare_batch_jsonl('{"a":"2","b":"2157","a_id":2,"b_id":2157,"unrelated":true}'),
+                         ("2", "2157", None))
+        self.assertEqual(bp.parse_stol_compare_batch_jsonl(
+            '{"a":"9606","b":"1x","error":{"code":"ERROR_CODE_NOT_FOUND","message":"no taxon"}}'),
+            ("9606", "1x", Err("NOT_FOUND")))
+
+    def test_the_json_rows_read_their_ids(self):
+        line = json.dumps({"query": "9689", "taxon": {"id": 9689, "parent_id": 9688},
+                           "lineage": [{"id": t} for t in lineage(9689)[:-1]]})
+        command = dict(bp.STOL_FORMAT_ROWS["lineage"])["STOL jsonl"]
+        self.assertEqual(bp.parse_stol_answer(command, "9689", line), lineage(9689))
+
+    def test_named_lines_round_trip(self):
+        for answer in [(9606, "root;Homo sapiens"), (562, ""), Err("NOT_FOUND")]:
+            self.assertEqual(bp.parse_named_line(bp.named_line("q", answer)), ("q", answer))
+
+    def test_expected_named_forms_from_a_reference_lineage(self):
+        names = {1: "root", 131567: "cellular organisms", 2: "Bacteria", 1224: "Pseudomonadota",
+                 1236: "Gammaproteobacteria", 91347: "Enterobacterales", 543: "Enterobacteriaceae",
+                 561: "Escherichia", 562: "Escherichia coli"}
+        coli = lineage(562)
+        self.assertEqual(bp.expected_named("names-all", coli, names, rank_of),
+                         (562, "root;cellular organisms;Bacteria;Pseudomonadota;Gammaproteobacteria;Enterobacterales;"
+                               "Enterobacteriaceae;Escherichia;Escherichia coli"))
+        self.assertEqual(bp.expected_named("format-all", coli, names, rank_of),
+                         (562, "Bacteria;Pseudomonadota;Gammaproteobacteria;Enterobacterales;Enterobacteriaceae;"
+                               "Escherichia;Escherichia coli"))
+        self.assertEqual(bp.expected_named("format-all", Err("NOT_FOUND"), names, rank_of), Err("NOT_FOUND"))
+
+    def test_format_lineage_fills_taxonkits_placeholders_lowest_node_first(self):
+        pairs = [("superkingdom", "Eukaryota"), ("kingdom", "Metazoa"), ("clade", "x"), ("species", "A b"),
+                 ("species", "A b c")]
+        self.assertEqual(bp.format_lineage("{k};{K};{p};{s};{t}", pairs), "Eukaryota;Metazoa;;A b c;")
+        self.assertEqual(bp.format_lineage("{k}|{p}", [("domain", "Archaea"), ("division", "Y")]), "Archaea|Y")
+
+    def test_named_classes(self):
+        self.assertIsNone(bp.classify_named((9606, "a;b"), (9606, "a;b")))
+        self.assertIsNone(bp.classify_named(Err("NOT_FOUND"), Err("NOT_FOUND")))
+        self.assertEqual(bp.classify_named((9606, "a;c"), (9606, "a;b")),
+                         "the lineage column differs from the reference's names")
+        self.assertEqual(bp.classify_named((9605, "a"), (9606, "a")), "another taxon answered")
+        self.assertEqual(bp.classify_named(Err("NOT_FOUND"), (9606, "a")), "error NOT_FOUND (the reference answers)")
+
+    def test_every_stol_row_gets_its_ratio_to_the_fastest_peer(self):
+        results = {"lineage": {"taxopy": {"median_s": 10.0}, "ete4": {"median_s": 2.4},
+                               "STOL": {"median_s": 0.3}, "STOL jsonl": {"median_s": 1.2}}}
+        bp.speed_ratios(results)
+        self.assertAlmostEqual(results["lineage"]["STOL"]["ratio_to_fastest_peer"], 8.0)
+        self.assertAlmostEqual(results["lineage"]["STOL jsonl"]["ratio_to_fastest_peer"], 2.0)
+        self.assertEqual(results["lineage"]["STOL jsonl"]["fastest_peer"], "ete4")
+        self.assertNotIn("ratio_to_fastest_peer", results["lineage"]["ete4"])
+        self.assertTrue(bp.is_stol("STOL") and bp.is_stol("STOL format") and not bp.is_stol("STOLx"))
+
     def test_nearest_main_rank(self):
         self.assertEqual(bp.nearest_main_rank(1437010, rank_of, parent_of), 40674)   # Boreoeutheria -> Mammalia
         self.assertEqual(bp.nearest_main_rank(9606, rank_of, parent_of), 9606)

@@ -117,9 +117,45 @@ extension ServiceClient {
     /// side waits on the other for ever.
     public func pipeline(window: Int = 4, next: () throws(ClientError) -> Request?,
                          onAnswer: (Response) throws(ClientError) -> Void) throws(ClientError) {
+        try pipelined(window: window, next: next,
+                      receive: { socket throws(TransportError) in (try socket.receive(Response.self).message, RawAnswer?.none) },
+                      onAnswer: { (response, _) throws(ClientError) in try onAnswer(response) })
+    }
+
+    /// An answer whose result field ``field`` was left undecoded: its value is
+    /// `bytes[value]`, for a reader in place (``LineageBatchIndex``).
+    public struct RawAnswer {
+        public let bytes: [UInt8]
+        public let value: Range<Int>
+    }
+
+    /// ``pipeline(window:next:onAnswer:)``, with each answer's result field `rawResult`
+    /// (a field number of the answer envelope, e.g. 24 for `lineage_batch`) handed over
+    /// undecoded: the envelope is decoded without it. An answer without that field, or
+    /// one this split cannot read, is decoded whole (the `RawAnswer` is nil).
+    public func pipeline(window: Int = 4, next: () throws(ClientError) -> Request?, rawResult field: Int,
+                         onAnswer: (Response, RawAnswer?) throws(ClientError) -> Void) throws(ClientError) {
+        try pipelined(window: window, next: next, receive: { socket throws(TransportError) in
+            let bytes = Array(try socket.receiveFrame().0.readableBytesView)
+            if let split = try? bytes.withUnsafeBufferPointer({ buffer throws(WireError) in
+                try ProtobufWire.split(buffer, field: field)
+            }), let value = split.value, let envelope = try? Response(serializedBytes: split.rest) {
+                return (envelope, RawAnswer(bytes: bytes, value: value))
+            }
+            do {
+                return (try Response(serializedBytes: bytes), nil)
+            } catch {
+                throw .framing(.undecodableMessage(Response.protoMessageName))
+            }
+        }, onAnswer: onAnswer)
+    }
+
+    private func pipelined<Extra>(window: Int, next: () throws(ClientError) -> Request?,
+                                  receive: (FrameSocket) throws(TransportError) -> (Response, Extra),
+                                  onAnswer: (Response, Extra) throws(ClientError) -> Void) throws(ClientError) {
         let socket = try connected()
         var inFlight: [UInt64] = []
-        var early: [UInt64: Response] = [:]
+        var early: [UInt64: (Response, Extra)] = [:]
         var exhausted = false
         do {
             while true {
@@ -139,26 +175,26 @@ extension ServiceClient {
                     inFlight.append(request.id)
                 }
                 guard let first = inFlight.first else { return }
-                let response: Response
+                let answer: (Response, Extra)
                 if let ready = early.removeValue(forKey: first) {
-                    response = ready
+                    answer = ready
                 } else {
-                    let received = try socket.receive(Response.self).message
-                    if received.id == 0, let error = received.protocolError { throw ClientError.server(error) }
-                    guard received.id == first else {
-                        guard inFlight.contains(received.id) else {
-                            throw ClientError.local("the \(service) service answered request \(received.id), which was not sent")
+                    let received = try receive(socket)
+                    if received.0.id == 0, let error = received.0.protocolError { throw ClientError.server(error) }
+                    guard received.0.id == first else {
+                        guard inFlight.contains(received.0.id) else {
+                            throw ClientError.local("the \(service) service answered request \(received.0.id), which was not sent")
                         }
-                        early[received.id] = received
+                        early[received.0.id] = received
                         continue
                     }
-                    response = received
+                    answer = received
                 }
                 inFlight.removeFirst()
                 // A request the service refused whole (a database without the whole tree,
                 // a batch too large) is the same typed error as for a single request.
-                if let error = response.protocolError { throw ClientError.server(error) }
-                try onAnswer(response)
+                if let error = answer.0.protocolError { throw ClientError.server(error) }
+                try onAnswer(answer.0, answer.1)
             }
         } catch {
             throw clientError(error)

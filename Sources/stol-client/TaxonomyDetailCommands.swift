@@ -94,7 +94,11 @@ struct Compare: ParsableCommand {
                 guard case .compareBatch(let answer) = response.result else { throw .local("unexpected answer") }
                 for result in answer.results {
                     if result.hasError { missing = true }
-                    output.line(json ? TextFormatter.json(result) : Self.tsv(result))
+                    if json {
+                        output.line { ProtobufJSONWriter.append(result, to: &$0) }
+                    } else {
+                        output.line(Self.tsv(result))
+                    }
                 }
             })
             output.flush()

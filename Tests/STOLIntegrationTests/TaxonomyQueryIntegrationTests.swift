@@ -1,7 +1,10 @@
 import Foundation
 import GRDB
 import STOLModel
+import STOLProtocol
 import STOLTestFixtures
+import STOLTransport
+import SwiftProtobuf
 import XCTest
 
 /// The read path end to end: the real `stol-taxonomyd` behind the real
@@ -130,6 +133,65 @@ final class TaxonomyQueryIntegrationTests: XCTestCase {
             let parsed = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(object.utf8)) as? [String: Any])
             XCTAssertEqual(parsed["query"] as? String, many[index])
             XCTAssertEqual((parsed["taxon"] as? [String: Any])?["id"] as? Int, Int(many[index]))
+        }
+    }
+
+    /// The client writes its JSON lines itself (`ProtobufJSONWriter`; on the whole tree
+    /// from the compact form): every line of `lineage --jsonl` (both trees, and as
+    /// `--json`) and of `compare --batch --jsonl` is, byte for byte, swift-protobuf's JSON
+    /// of the server's own answer to the same queries in the taxa form — every node of
+    /// the database, names, an ambiguous name, unknown ids.
+    func testJSONLines_areTheProtobufJSONOfTheServersTaxaFormAnswer() throws {
+        let ids = try DatabaseQueue(path: stack.database).read { db in
+            try Int64.fetchAll(db, sql: "SELECT id FROM taxa ORDER BY id")
+        }
+        var options = JSONEncodingOptions()
+        options.preserveProtoFieldNames = true
+        options.alwaysPrintInt64sAsNumbers = true
+        let socket = try FrameSocket.connect(path: stack.socketPath(.taxonomy))
+        socket.setReceiveTimeout(.seconds(30))
+        var nextID: UInt64 = 1
+        func ask(_ body: (inout Stol_V1_TaxonomyRequest) -> Void) throws -> Stol_V1_TaxonomyResponse {
+            var request = Stol_V1_TaxonomyRequest()
+            request.id = nextID
+            nextID += 1
+            body(&request)
+            try socket.send(request)
+            return try socket.receive(Stol_V1_TaxonomyResponse.self).message
+        }
+        let named = ["Panthera tigris", "lion", "no such taxon", "999999999", "Felidae"]
+        for start in stride(from: 0, to: ids.count, by: 995) {
+            let queries = ids[start..<min(start + 995, ids.count)].map(String.init) + named
+            let input = queries.joined(separator: "\n") + "\n"
+            for view in [Stol_V1_RankView.main, .all] {
+                let answer = try ask { $0.lineageBatch = .with {
+                    $0.queries = queries
+                    $0.language = "en"
+                    $0.ranks = view
+                    $0.form = .taxa
+                } }
+                guard case .lineageBatch(let batch) = answer.result else { return XCTFail("\(answer)") }
+                let expected = try batch.results.map { try $0.jsonString(options: options) }
+                for flag in ["--jsonl", "--json"] {
+                    let printed = try client(["lineage", "--ranks", view == .all ? "all" : "main", flag], input: input)
+                    XCTAssertEqual(printed.status, 3, "some queries are not found: \(printed.stderr)")
+                    let lines = printed.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+                    XCTAssertEqual(lines.count, expected.count, "\(view) \(flag)")
+                    for (line, json) in zip(lines, expected) where line != json {
+                        XCTFail("\(view) \(flag): the client printed\n\(line)\nthe taxa form is\n\(json)")
+                        break
+                    }
+                }
+            }
+            let pairs = zip(queries, queries.reversed()).map { a, b in Stol_V1_TaxonPair.with { $0.a = a; $0.b = b } }
+            for view in [Stol_V1_RankView.main, .all] {
+                let answer = try ask { $0.compareBatch = .with { $0.pairs = pairs; $0.ranks = view } }
+                guard case .compareBatch(let batch) = answer.result else { return XCTFail("\(answer)") }
+                let expected = try batch.results.map { try $0.jsonString(options: options) }
+                let printed = try client(["compare", "--batch", "--jsonl", "--ranks", view == .all ? "all" : "main"],
+                                         input: pairs.map { "\($0.a)\t\($0.b)\n" }.joined())
+                XCTAssertEqual(printed.stdout.split(separator: "\n").map(String.init), expected, "compare \(view)")
+            }
         }
     }
 
