@@ -3,7 +3,7 @@ import STOLModel
 import STOLProtocol
 
 extension TaxonomyQueries {
-    /// Default of `RelativesRequest.max_candidates`: species examined before the
+    /// Default of `RelativesRequest.max_candidates`: nodes examined before the
     /// computed mode gives up being exact (scanning that many takes about 2 ms).
     public static let defaultMaximumCandidates = 1_000_000
 

@@ -188,7 +188,7 @@ struct Relatives: ParsableCommand {
     @Argument(help: "Species id.") var id: Int64
     @Option(name: .shortAndLong, help: "How many (1–100).") var n: UInt32 = 10
     @Flag(help: "Compute on demand even when the precomputed table could answer.") var computed = false
-    @Option(help: "Guard of the computed mode: species examined at most (default 1,000,000).") var maxCandidates: UInt32 = 0
+    @Option(help: "Guard of the computed mode: nodes examined at most (default 1,000,000); the answer then says it may be incomplete.") var maxCandidates: UInt32 = 0
 
     func run() throws {
         try global.run { () throws(ClientError) in
