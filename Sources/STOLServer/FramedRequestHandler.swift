@@ -114,7 +114,9 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
             let promise = context.eventLoop.makePromise(of: ByteBuffer.self)
             promise.completeWithTask {
                 let response = await service.respond(to: request, context: requestContext)
-                return Self.encode(response, requestID: request.id, maximumFrameBytes: maximumFrameBytes, logger: logger)
+                return await service.encoding(response, context: requestContext) {
+                    Self.encode(response, requestID: request.id, maximumFrameBytes: maximumFrameBytes, logger: logger)
+                }
             }
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             promise.futureResult.whenSuccess { frame in

@@ -19,11 +19,15 @@ public struct TaxonomyService: FramedService {
     let share: PerUserShare
     /// Where bulk requests run, below everyone's lookups (``isBulk(_:)``).
     let bulk: BulkExecutor
+    /// One user's bulk work paced while others are active.
+    let pacer: BulkPacer
 
-    public init(provider: ActiveDatabaseProvider, share: PerUserShare = PerUserShare(), bulk: BulkExecutor = BulkExecutor()) {
+    public init(provider: ActiveDatabaseProvider, share: PerUserShare = PerUserShare(), bulk: BulkExecutor = BulkExecutor(),
+                pacer: BulkPacer = BulkPacer()) {
         self.provider = provider
         self.share = share
         self.bulk = bulk
+        self.pacer = pacer
     }
 
     /// Answers on the task pool. A request that needs the in-memory indexes
@@ -38,10 +42,18 @@ public struct TaxonomyService: FramedService {
         let selection = provider.currentWithoutWaiting()
         let logger = context.logger
         let isBulk = isBulk(request.body)
-        /// On a bulk thread for bulk work (``BulkExecutor``), here otherwise.
+        /// On a bulk thread for bulk work (``BulkExecutor``), paced (``BulkPacer``); here otherwise.
         func answer(deferIfLoading: Bool) async -> Response? {
             guard isBulk else { return response(to: request, selection: selection, logger: logger, deferIfLoading: deferIfLoading) }
+            let start = ContinuousClock.now
+            defer { pacer.charge(uid, from: start, to: .now) }
             return await bulk.run { [self] in response(to: request, selection: selection, logger: logger, deferIfLoading: deferIfLoading) }
+        }
+        pacer.noteActivity(of: uid)
+        if isBulk {
+            // Waits holding no share and no thread.
+            let wait = pacer.delay(for: uid)
+            if wait > .zero { try? await Task.sleep(for: wait) }
         }
         await share.acquire(uid)
         let early = await answer(deferIfLoading: true)
@@ -51,6 +63,22 @@ public struct TaxonomyService: FramedService {
         await share.acquire(uid)
         defer { share.release(uid) }
         return await answer(deferIfLoading: false)!
+    }
+
+    /// Bulk answers are serialised on the bulk threads too (``BulkExecutor``): a
+    /// 50,000-node subtree or 1,000 lineages take milliseconds to encode, and on the
+    /// task pool two of them would hold both its threads from other users' searches.
+    /// The encoding is charged to the user's pace (``BulkPacer``) like the work.
+    public func encoding<Encoded: Sendable>(_ response: Response, context: RequestContext,
+                                            _ encode: @escaping @Sendable () -> Encoded) async -> Encoded {
+        switch response.result {
+        case .lineageBatch?, .compareBatch?, .nameLookup?, .subtree?, .taxa?, .diagnostics?: break
+        case .relatives(let relatives)? where relatives.relatives.count > 20: break
+        default: return encode()
+        }
+        let start = ContinuousClock.now
+        defer { pacer.charge(context.peer.uid, from: start, to: .now) }
+        return await bulk.run(encode)
     }
 
     /// Whether the request's handler runs it as bulk work (``TaxonomyRequestHandler/isBulk(_:)``).
@@ -72,6 +100,7 @@ public struct TaxonomyService: FramedService {
     /// loop; search, lineage batches and diagnostics go to the task pool.
     public func respondInline(to request: Request, context: RequestContext) -> Response? {
         guard isShort(request.body) else { return nil }
+        pacer.noteActivity(of: context.peer.uid)
         return respondNow(to: request, context: context)
     }
 

@@ -50,11 +50,23 @@ public protocol FramedService: Sendable {
     /// request that may take long (a search, a batch) must return nil here, since
     /// it would hold up every other connection on its event loop.
     func respondInline(to request: Request, context: RequestContext) -> Response?
+
+    /// Runs `encode`, the serialisation of an answer ``respond(to:context:)`` made,
+    /// where the service wants its cost paid: a megabyte answer takes milliseconds,
+    /// and on the task pool (one thread per core) two of them leave no thread for
+    /// other users' requests. By default right here.
+    func encoding<Encoded: Sendable>(_ response: Response, context: RequestContext,
+                                     _ encode: @escaping @Sendable () -> Encoded) async -> Encoded
 }
 
 extension FramedService {
     /// By default every request goes to the task pool.
     public func respondInline(to request: Request, context: RequestContext) -> Response? { nil }
+
+    public func encoding<Encoded: Sendable>(_ response: Response, context: RequestContext,
+                                            _ encode: @escaping @Sendable () -> Encoded) async -> Encoded {
+        encode()
+    }
 }
 
 /// A service served by ``BlockingFramedServer``: requests may carry a file
