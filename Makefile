@@ -60,7 +60,7 @@ help:
 	@echo "make bench-pipeline  pipeline speed, memory and table sizes on the full NCBI tree"
 	@echo "make bench-peers  STOL against taxopy, ete4 and taxoniq: lineage, LCA, name->id; wall time, memory, agreement (BENCH_PEERS_ARGS=--help)"
 	@echo "make check-modules  every target declares what it imports and uses what it declares; stol-client depends on no server module"
-	@echo "make check-lca  compare on the real server against an independent parent-pointer computation: 10,000 random and 10,000 near pairs, both rank modes (PAIRS=N)"
+	@echo "make check-lca  compare, lineages and children on the real server against NCBI's nodes.dmp: 10,000 random and 10,000 near pairs, nodes of every rank, both rank modes (PAIRS=N)"
 	@echo "make proto  regenerate Sources/STOLProtocol/Generated from protocol/*.proto"
 	@echo "make install  install for systemd (PREFIX=/usr, DESTDIR=, RELEASE_KEY=FILE); make uninstall removes it"
 

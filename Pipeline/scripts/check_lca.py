@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""Independent check of `compare` on a real database (issues 4 and 14).
+"""Independent check of `compare`, lineages and children on a real database (issues 4, 14, 20).
 
-On a database with NCBI's whole tree (schema 2, `tree_nodes` filled): reads every
-(id, parent, rank) of NCBI's own nodes.dmp (--nodes-dmp; checking first that
-`tree_nodes` holds the same tree; without it, `tree_nodes` with Python's sqlite3) and checks
+On a database with NCBI's whole tree (schema 3's `taxa`, or schema 2's
+`tree_nodes`): reads every (id, parent, rank) of NCBI's own nodes.dmp
+(--nodes-dmp; checking first that the database holds the same tree; without
+it, the database's own with Python's sqlite3) and checks
 `stol-client compare --batch` in both rank modes for --pairs random pairs and as
 many near pairs (common ancestor 1-4 levels up, ancestor/descendant pairs, a
 taxon with itself): with --ranks all the LCA is NCBI's and distance_all the edges
 between the two; with --ranks main the LCA is the nearest node of a main rank at
 or above it (NCBI's own when none is), and distance_main the main-rank nodes on
-both paths below NCBI's LCA. Every pair must have a common ancestor.
+both paths below NCBI's LCA. Every pair must have a common ancestor. Then the
+lineages of 20 nodes of every rank and --pairs random nodes in both rank modes
+(`lineage --ids`: NCBI's chain; on the main ranks its main-rank nodes, the node
+last), and NCBI's own children of 300 random nodes (`children --ranks all`: in
+name order, bytes then id, with the right total).
 
 Otherwise (schema 1, or a database without the whole tree), the eight-rank check:
 
@@ -93,14 +98,71 @@ def load_nodes_dmp(path):
 
 
 def load_full_tree(path):
+    """The database's whole tree: schema 2's `tree_nodes`, or schema 3's `taxa` (every node)."""
     parents, ranks = {}, {}
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'tree_nodes'").fetchone():
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'tree_nodes'").fetchone():
+            table = "tree_nodes"
+        elif any(row[1] == "main_rank" for row in db.execute("PRAGMA table_info(taxa)")):
+            table = "taxa"
+        else:
             return None, None
-        for taxon_id, parent_id, rank in db.execute("SELECT id, parent_id, rank FROM tree_nodes"):
+        for taxon_id, parent_id, rank in db.execute(f"SELECT id, parent_id, rank FROM {table}"):
             parents[taxon_id] = parent_id
             ranks[taxon_id] = rank
     return (parents, ranks) if parents else (None, None)
+
+
+def check_lineages_and_children(args, parents, ranks, rng, scratch, client):
+    """Lineages of random nodes of every rank in both views, and pages of NCBI's own
+    children (name order, totals), against the parent chains of the file."""
+    by_rank = {}
+    for taxon, rank in ranks.items():
+        by_rank.setdefault(rank, []).append(taxon)
+    ids = [t for members in by_rank.values() for t in rng.sample(members, min(len(members), 20))]
+    ids += rng.sample(list(parents), min(len(parents), args.pairs))
+    disagreements = 0
+    query = "".join(f"{t}\n" for t in ids)
+    for mode in ("all", "main"):
+        run = subprocess.run([client, "lineage", "--ranks", mode, "--ids", "--runtime-dir", scratch, "--timeout", "600"],
+                             input=query, capture_output=True, text=True)
+        answers = run.stdout.splitlines()
+        if run.returncode != 0 or len(answers) != len(ids):
+            print(f"DISAGREE: lineage --ranks {mode}: exit {run.returncode}, {len(answers)} answers for {len(ids)}")
+            disagreements += 1
+            continue
+        for taxon, answer in zip(ids, answers):
+            chain = list(reversed(lineage(parents, taxon)))  # root first, the taxon last
+            want = chain if mode == "all" else [t for t in chain[:-1] if ranks[t] in MAIN_RANKS] + [taxon]
+            got = [int(x) for x in answer.split("\t")[-1].split(";") if x]
+            if got != want:
+                disagreements += 1
+                if disagreements <= 20:
+                    print(f"DISAGREE lineage --ranks {mode} {taxon} ({ranks[taxon]}): expected {want}, got {answer}")
+    print(f"lineages of {len(ids):,} nodes of {len(by_rank)} ranks in both rank modes: {disagreements} disagreements", flush=True)
+    children = {}
+    for taxon, parent in parents.items():
+        if parent is not None:
+            children.setdefault(parent, []).append(taxon)
+    names = {}
+    with sqlite3.connect(f"file:{os.path.abspath(args.database)}?mode=ro", uri=True) as db:
+        table = "tree_nodes" if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'tree_nodes'").fetchone() else "taxa"
+        names = dict(db.execute(f"SELECT id, scientific_name FROM {table}"))
+    checked = 0
+    for parent in rng.sample(sorted(children), min(len(children), 300)):
+        run = subprocess.run([client, "children", str(parent), "--ranks", "all", "--json", "--limit", "500",
+                              "--runtime-dir", scratch], capture_output=True, text=True)
+        page = json.loads(run.stdout or "{}")
+        want = sorted(children[parent], key=lambda t: (names[t].encode(), t))[:500]
+        got = [t["id"] for t in page.get("taxa", [])]
+        checked += 1
+        if got != want or page.get("total", 0) != len(children[parent]):
+            disagreements += 1
+            if disagreements <= 20:
+                print(f"DISAGREE children --ranks all {parent}: {page.get('total')} of {len(children[parent])}, "
+                      f"first {got[:5]} expected {want[:5]}")
+    print(f"children of {checked} nodes on NCBI's tree (name order, totals): checked", flush=True)
+    return disagreements
 
 
 def near_pairs(parents, count, rng):
@@ -174,6 +236,7 @@ def check_full_tree(args, parents, ranks, rng):
                         if disagreements <= 20:
                             print(f"DISAGREE --ranks {mode} {a} {b}: expected lca {shown} main {main_steps} "
                                   f"all {steps_a + steps_b}, got {answer}")
+            disagreements += check_lineages_and_children(args, parents, ranks, rng, scratch, client)
         finally:
             server.terminate()
             server.wait()
@@ -201,10 +264,10 @@ def main():
         dmp_parents, dmp_ranks = load_nodes_dmp(args.nodes_dmp)
         if dmp_parents != full_parents or dmp_ranks != full_ranks:
             differing = [t for t in dmp_parents if full_parents.get(t, -1) != dmp_parents[t] or full_ranks.get(t) != dmp_ranks[t]]
-            print(f"DISAGREE: tree_nodes differs from {args.nodes_dmp} for {len(differing) + abs(len(dmp_parents) - len(full_parents))} "
+            print(f"DISAGREE: the database's tree differs from {args.nodes_dmp} for {len(differing) + abs(len(dmp_parents) - len(full_parents))} "
                   f"nodes, e.g. {differing[:5]}")
             sys.exit(1)
-        print(f"read {len(dmp_parents):,} nodes of {args.nodes_dmp}: the database's tree_nodes is the same tree", flush=True)
+        print(f"read {len(dmp_parents):,} nodes of {args.nodes_dmp}: the database holds the same tree", flush=True)
         full_parents, full_ranks = dmp_parents, dmp_ranks
     if full_parents is not None:
         args.pairs = args.pairs or 10000
