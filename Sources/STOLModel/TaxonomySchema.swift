@@ -156,8 +156,18 @@ public enum TaxonomySchema {
         """,
     ]
 
+    /// Where a database comes from (``Provenance``): one row per key. Written by
+    /// every build since it was added; optional for the server and the verifier, so
+    /// that databases built before it keep importing and serving ("unknown").
+    public static let provenanceStatement = """
+        CREATE TABLE provenance (
+            key         TEXT PRIMARY KEY,
+            value       TEXT NOT NULL
+        ) WITHOUT ROWID
+        """
+
     /// Every statement a database of ``currentVersion`` is made with.
-    public static let allStatements = statements + fullTreeStatements
+    public static let allStatements = statements + fullTreeStatements + [provenanceStatement]
 
     /// Tables every taxonomy database of `version` must have (the server checks on open).
     public static func requiredTables(version: Int) -> [String] {

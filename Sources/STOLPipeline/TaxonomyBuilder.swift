@@ -34,12 +34,17 @@ public struct TaxonomyBuilder {
         public var releasedRecords: [String] = []
         /// Progress of long reads (rows read, rows/s); nil: logged at debug level only.
         public var progress: ReadProgressHandler?
+        /// Where the database comes from (its `provenance` table); nil: the format's
+        /// defaults (``SourceProvenance/defaults(format:directory:overlay:now:)``).
+        public var provenance: Provenance?
         public init() {}
     }
 
     /// Everything a build did, for the command's report.
     public struct Summary: Sendable {
         public var database = TaxonomyDatabaseWriter.Report()
+        /// What the database's `provenance` table says.
+        public var provenance: Provenance?
         public var sourceUsages = 0
         public var readStatistics = ReadStatistics()
         public var subset: SourceTaxonomy.SubsetReport?
@@ -171,7 +176,10 @@ public struct TaxonomyBuilder {
         phase("normalise")
 
         let writerLogger = logger
-        let writer = TaxonomyDatabaseWriter(topN: options.topN) { name, duration in
+        let provenance = options.provenance
+            ?? SourceProvenance.defaults(format: options.format, directory: directory, overlay: options.overlayDirectory != nil)
+        summary.provenance = provenance
+        let writer = TaxonomyDatabaseWriter(topN: options.topN, provenance: provenance) { name, duration in
             writerLogger.info("write step done", metadata: ["step": "\(name)", "elapsed": "\(duration)"])
         }
         summary.database = try writer.write(normalized, to: output)

@@ -46,11 +46,14 @@ public struct TaxonomyDatabaseWriter {
     }
 
     public var topN: Int
+    /// The rows of the `provenance` table; nil writes the table empty.
+    public var provenance: Provenance?
     /// Called after each step of the write with its name and duration (build timings).
     public var onPhase: (@Sendable (String, Duration) -> Void)?
 
-    public init(topN: Int = 10, onPhase: (@Sendable (String, Duration) -> Void)? = nil) {
+    public init(topN: Int = 10, provenance: Provenance? = nil, onPhase: (@Sendable (String, Duration) -> Void)? = nil) {
         self.topN = topN
+        self.provenance = provenance
         self.onPhase = onPhase
     }
 
@@ -110,6 +113,9 @@ public struct TaxonomyDatabaseWriter {
                 }
                 try db.execute(sql: "INSERT INTO schema_version (version) VALUES (?)",
                                arguments: [TaxonomySchema.currentVersion])
+                for row in provenance?.rows ?? [] {
+                    try db.execute(sql: "INSERT INTO provenance (key, value) VALUES (?, ?)", arguments: [row.key, row.value])
+                }
                 // Rows go in by taxon id, so that every id-keyed b-tree is appended to.
                 let byID = taxonomy.nodes.indices.sorted { taxonomy.nodes[$0].id < taxonomy.nodes[$1].id }
                 report.taxa = try insertTaxa(taxonomy, byID: byID, db)

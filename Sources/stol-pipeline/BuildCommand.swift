@@ -54,6 +54,27 @@ struct Build: ParsableCommand {
                                valueName: "ID[,ID…]"))
     var subset: String?
 
+    @Option(help: ArgumentHelp("The source's name in the database's provenance (default: the format's, e.g. \"NCBI Taxonomy\").",
+                               valueName: "NAME"))
+    var sourceName: String?
+
+    @Option(help: ArgumentHelp("The source's release (default: what the source says — SOURCE.txt of a dump converted from PyPI, a ColDP's metadata.yaml — else \"unknown\").",
+                               valueName: "RELEASE"))
+    var release: String?
+
+    @Option(help: ArgumentHelp("Whose ids the taxon ids are: ncbi-taxid, gbif-key, col-id, ott-id (default: the format's). Import refuses to mix namespaces.",
+                               valueName: "NAMESPACE"))
+    var idNamespace: String?
+
+    @Option(help: ArgumentHelp("Licence of the data (default: the source's).", valueName: "TEXT"))
+    var licence: String?
+
+    @Option(help: ArgumentHelp("Attribution the licence asks for (default: the source's).", valueName: "TEXT"))
+    var attribution: String?
+
+    @Option(help: ArgumentHelp("The line to cite (default: the source's reference with the release).", valueName: "TEXT"))
+    var citation: String?
+
     @Flag(help: "Print the build report as JSON.")
     var json = false
 
@@ -75,6 +96,22 @@ struct Build: ParsableCommand {
         options.overlayDirectory = overlay
         options.onlyNamedSpecies = onlyNamedSpecies
         options.releasedRecords = keepReleased
+        var provenance = SourceProvenance.defaults(format: sourceFormat, directory: source, overlay: overlay != nil)
+        if let release {
+            provenance.citation = provenance.citation.replacingOccurrences(of: provenance.release, with: release)
+            provenance.release = release
+        }
+        if let sourceName { provenance.source = sourceName }
+        if let idNamespace {
+            guard idNamespace.range(of: "^[a-z][a-z0-9-]*$", options: .regularExpression) != nil else {
+                throw ValidationError("--id-namespace: '\(idNamespace)' is not a namespace (lowercase letters, digits and '-', such as ncbi-taxid)")
+            }
+            provenance.idNamespace = idNamespace
+        }
+        if let licence { provenance.licence = licence }
+        if let attribution { provenance.attribution = attribution }
+        if let citation { provenance.citation = citation }
+        options.provenance = provenance
         if let subset {
             var roots: [Int64] = []
             for part in subset.split(separator: ",") {
@@ -110,6 +147,8 @@ struct Build: ParsableCommand {
         } else {
             print("""
                 built \(output) (\(report.bytes) bytes)
+                  source \(provenance.source), release \(provenance.release), ids \(provenance.idNamespace), \
+                licence \(provenance.licence)
                   taxa \(report.taxa) (every node; \(report.mainTaxa) of the eight ranks, species \(summary.species)), \
                 names \(report.names), refs \(report.references), traits \(report.traits)
                   name classes: \(Self.describe(report.nameClasses))
@@ -187,8 +226,11 @@ struct Build: ParsableCommand {
         let overlay: Overlay?
         let namedSpecies: NamedSpecies?
         let subset: Subset?
+        /// The database's `provenance` rows.
+        let provenance: [String: String]?
 
         enum CodingKeys: String, CodingKey {
+            case provenance
             case output, bytes, taxa, names, refs, traits, eulerTour = "euler_tour", topNRelatives = "top_n_relatives"
             case mainTaxa = "main_taxa", nameClasses = "name_classes"
             case species, mergedIDs = "merged_ids", deletedIDs = "deleted_ids"
@@ -225,6 +267,7 @@ struct Build: ParsableCommand {
                 NamedSpecies(keptSpecies: $0.keptSpecies, droppedSpecies: $0.droppedSpecies,
                              droppedUsages: $0.droppedUsages, droppedNames: $0.droppedNames)
             }
+            provenance = summary.provenance.map { Dictionary(uniqueKeysWithValues: $0.rows.map { ($0.key, $0.value) }) }
             subset = summary.subset.map {
                 Subset(keptUsages: $0.keptUsages, droppedUsages: $0.droppedUsages, unknownRoots: $0.unknownRoots)
             }
