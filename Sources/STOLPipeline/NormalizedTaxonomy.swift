@@ -66,7 +66,7 @@ public struct NormalizedTaxonomy: Sendable {
     }
 
     /// The eight-rank view: the taxa of a main rank, each under its nearest kept
-    /// ancestor (Euler tour, precomputed relatives, the compact tree).
+    /// ancestor (the view of the in-memory tree, its Euler tour, precomputed relatives).
     public var taxa: [Taxon] = []
     /// Every node (schema 3 `taxa`): the accepted usages of the source, and the
     /// view's taxa the source keeps only as usages of another status.
