@@ -24,25 +24,9 @@ public enum ProtobufJSONWriter {
         out.append(UInt8(ascii: "{"))
         if !result.query.isEmpty { key("query", &first, &out); appendString(result.query, to: &out) }
         if result.hasTaxon { key("taxon", &first, &out); append(result.taxon, to: &out) }
-        if !result.lineage.isEmpty {
-            key("lineage", &first, &out)
-            out.append(UInt8(ascii: "["))
-            for (index, taxon) in result.lineage.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                append(taxon, to: &out)
-            }
-            out.append(UInt8(ascii: "]"))
-        }
+        if !result.lineage.isEmpty { key("lineage", &first, &out); appendArray(result.lineage, to: &out) { append($0, to: &$1) } }
         if result.hasError { key("error", &first, &out); append(result.error, to: &out) }
-        if !result.lineageIds.isEmpty {
-            key("lineage_ids", &first, &out)
-            out.append(UInt8(ascii: "["))
-            for (index, id) in result.lineageIds.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                appendInt(id, to: &out)
-            }
-            out.append(UInt8(ascii: "]"))
-        }
+        if !result.lineageIds.isEmpty { key("lineage_ids", &first, &out); appendArray(result.lineageIds, to: &out) { appendInt($0, to: &$1) } }
         if !result.lineageRanks.isEmpty { key("lineage_ranks", &first, &out); appendStrings(result.lineageRanks, to: &out) }
         if !result.lineageNames.isEmpty { key("lineage_names", &first, &out); appendStrings(result.lineageNames, to: &out) }
         if result.mergedFrom != 0 { key("merged_from", &first, &out); appendInt(result.mergedFrom, to: &out) }
@@ -175,10 +159,16 @@ public enum ProtobufJSONWriter {
     }
 
     private static func appendStrings(_ strings: [String], to out: inout [UInt8]) {
+        appendArray(strings, to: &out) { appendString($0, to: &$1) }
+    }
+
+    /// `[a,b,…]`, each element written by `element`.
+    private static func appendArray<Element>(_ elements: [Element], to out: inout [UInt8],
+                                             element: (Element, inout [UInt8]) -> Void) {
         out.append(UInt8(ascii: "["))
-        for (index, text) in strings.enumerated() {
+        for (index, item) in elements.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            appendString(text, to: &out)
+            element(item, &out)
         }
         out.append(UInt8(ascii: "]"))
     }

@@ -6,7 +6,7 @@
 /// The id namespace is what keeps one installation from silently changing the
 /// meaning of everyone's ids: NCBI taxids, GBIF keys and Open Tree ids are all
 /// plain integers.
-public struct Provenance: Sendable, Equatable, Codable {
+public struct Provenance: Sendable, Equatable {
     /// "NCBI Taxonomy", "GBIF Backbone Taxonomy", … (with "+ curated overlay" when one was added).
     public var source: String
     /// The source's release: a date or a version ("2024.9.7"); "unknown" when the build could not tell.

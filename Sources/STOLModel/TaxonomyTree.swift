@@ -68,6 +68,8 @@ public struct TaxonomyTree: Sendable {
         var mainLevels: [Int8]?
         var mainParentIDs: [TaxonID] = []
         var nameOrder: [Int32]?
+        /// Made by ``setNameOrder(next:)``; ``build()`` reuses it (appending ends with the name order).
+        var positions: IDPositions?
 
         public init(capacity: Int = 0) {
             ids.reserveCapacity(capacity)
@@ -143,6 +145,7 @@ public struct TaxonomyTree: Sendable {
         private mutating func appendNode(id: TaxonID, parentID: TaxonID?, rankCode code: UInt8,
                                          name: some Collection<UInt8>) throws(BuildError) {
             if let last = ids.last, last >= id { throw .idsNotAscending(id) }
+            positions = nil
             ids.append(id)
             parentIDs.append(parentID ?? 0)
             rankCodes.append(code)
@@ -164,6 +167,7 @@ public struct TaxonomyTree: Sendable {
             order.reserveCapacity(ids.count)
             var seen = [Bool](repeating: false, count: ids.count)
             let positions = IDPositions(ids)
+            self.positions = positions  // the build looks every parent up in it again
             while let id = next() {
                 guard order.count < ids.count, let position = positions.position(of: id), !seen[position] else {
                     throw .nameOrderIncomplete
@@ -224,7 +228,8 @@ public struct TaxonomyTree: Sendable {
     private init(_ builder: consuming Builder) throws(BuildError) {
         let count = builder.ids.count
         let ids = builder.ids
-        let positions = IDPositions(ids)
+        let positions = builder.positions ?? IDPositions(ids)
+        builder.positions = nil
         var parents = [Int32](repeating: -1, count: count)
         for i in 0..<count {
             let parent = builder.parentIDs[i]
