@@ -185,12 +185,14 @@ fault: deps
 	STOL_FAULT_KILLS=$${KILLS:-1000} $(SWIFT) test --skip-build --disable-swift-testing --filter ImportFaultInjectionTests
 
 ## Regenerates the protobuf Swift code (commit the result). Needs protoc (Debian
-## protobuf-compiler) and builds protoc-gen-swift 1.39.0 from the local package copy.
+## protobuf-compiler) and builds protoc-gen-swift 1.39.0 from the package's resolved checkout
+## (the version Package.swift pins), so no network beyond Debian's is needed.
 PROTOC_GEN_SWIFT := .build-proto/swift-protobuf/.build/release/protoc-gen-swift
 $(PROTOC_GEN_SWIFT):
 	@dpkg -s protobuf-compiler >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq protobuf-compiler; }
+	$(SWIFT) package resolve
 	rm -rf .build-proto/swift-protobuf && mkdir -p .build-proto
-	git clone -q --depth 1 --branch 1.39.0 https://github.com/apple/swift-protobuf .build-proto/swift-protobuf
+	cp -R .build/checkouts/swift-protobuf .build-proto/swift-protobuf
 	cd .build-proto/swift-protobuf && $(SWIFT) build -c release --product protoc-gen-swift
 
 proto: $(PROTOC_GEN_SWIFT)

@@ -46,10 +46,11 @@ let package = Package(
         .target(name: "CSTOLSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
 
         // MARK: Shared pieces (used by every daemon, tested once)
-        /// Generated protobuf messages of the four services plus the typed error.
+        /// Generated protobuf messages of the four services plus the typed error, and the
+        /// model's values on the wire (provenance).
         .target(
             name: "STOLProtocol",
-            dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")]
+            dependencies: ["STOLModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         /// What the client and the daemons both speak: frame encoding and decoding,
         /// `FrameSocket` (blocking frames with descriptor passing), peer credentials,

@@ -994,13 +994,13 @@ class StolCommand:
 
 # Per workload, in order of preference: the contract first, then what today's client has.
 STOL_COMMANDS = {
-    "lineage": (StolCommand("lineage", "ids-all", "lineage", ("--ranks", "all", "--ids"), True),
-                StolCommand("lineage", "ids", "lineage", ("--ids",), False),
+    "lineage": (StolCommand("lineage", "ids-all", "lineage", ("--ranks", "all", "--ids", "--no-header"), True),
+                StolCommand("lineage", "ids", "lineage", ("--ids", "--no-header"), False),
                 StolCommand("lineage", "jsonl", "lineage", ("--jsonl",), False)),
-    "lca": (StolCommand("lca", "batch-all", "compare", ("--batch", "--ranks", "all"), True),
-            StolCommand("lca", "batch", "compare", ("--batch",), False),
+    "lca": (StolCommand("lca", "batch-all", "compare", ("--batch", "--ranks", "all", "--no-header"), True),
+            StolCommand("lca", "batch", "compare", ("--batch", "--no-header"), False),
             StolCommand("lca", "per-process", "compare", ("--json",), False)),
-    "names": (StolCommand("names", "name2id", "name2id", (), True),
+    "names": (StolCommand("names", "name2id", "name2id", ("--no-header",), True),
               StolCommand("names", "lineage-names", "lineage", ("--jsonl",), False)),
 }
 
@@ -1009,11 +1009,11 @@ STOL_COMMANDS = {
 # against taxopy and held to the same targets as the row above (its own ratio to the fastest peer). Named "STOL
 # <format>"; the "STOL" row stays the contract's command of STOL_COMMANDS.
 STOL_FORMAT_ROWS = {
-    "lineage": (("STOL tsv", StolCommand("lineage", "names-all", "lineage", ("--ranks", "all"), True)),
+    "lineage": (("STOL tsv", StolCommand("lineage", "names-all", "lineage", ("--ranks", "all", "--no-header"), True)),
                 ("STOL jsonl", StolCommand("lineage", "jsonl-all", "lineage", ("--ranks", "all", "--jsonl"), True)),
                 ("STOL json", StolCommand("lineage", "json-all", "lineage", ("--ranks", "all", "--json"), True)),
                 ("STOL format", StolCommand("lineage", "format-all", "lineage",
-                                            ("--ranks", "all", "--format", FORMAT_TEMPLATE), True))),
+                                            ("--ranks", "all", "--format", FORMAT_TEMPLATE, "--no-header"), True))),
     "lca": (("STOL jsonl", StolCommand("lca", "batch-all-jsonl", "compare", ("--batch", "--ranks", "all", "--jsonl"),
                                        True)),),
     "names": (),

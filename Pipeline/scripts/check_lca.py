@@ -124,7 +124,7 @@ def check_lineages_and_children(args, parents, ranks, rng, scratch, client):
     disagreements = 0
     query = "".join(f"{t}\n" for t in ids)
     for mode in ("all", "main"):
-        run = subprocess.run([client, "lineage", "--ranks", mode, "--ids", "--runtime-dir", scratch, "--timeout", "600"],
+        run = subprocess.run([client, "lineage", "--ranks", mode, "--ids", "--no-header", "--runtime-dir", scratch, "--timeout", "600"],
                              input=query, capture_output=True, text=True)
         answers = run.stdout.splitlines()
         if run.returncode != 0 or len(answers) != len(ids):
@@ -208,7 +208,7 @@ def check_full_tree(args, parents, ranks, rng):
         try:
             for mode in ("all", "main"):
                 started = time.time()
-                run = subprocess.run([client, "compare", "--batch", "--ranks", mode, "--runtime-dir", scratch,
+                run = subprocess.run([client, "compare", "--batch", "--ranks", mode, "--no-header", "--runtime-dir", scratch,
                                       "--timeout", "600"], input=lines, capture_output=True, text=True)
                 if run.returncode != 0:
                     print(f"stol-client compare --batch --ranks {mode} exit {run.returncode}: {run.stderr.strip()}")

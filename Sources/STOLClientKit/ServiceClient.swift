@@ -14,6 +14,10 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
     public let timeout: Duration?
     fileprivate var socket: FrameSocket?
     fileprivate var nextID: UInt64 = 1
+    /// Applied to every request before it is sent (the taxonomy commands pin a release here).
+    public var prepare: ((inout Request) -> Void)?
+    /// Shown every final answer (the client notes which release answered).
+    public var observe: ((Response) -> Void)?
 
     /// The default wait for an answer: a stopped or wedged daemon never hangs the client.
     public static var defaultTimeout: Duration { .seconds(30) }
@@ -63,6 +67,7 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
                      onProgress: (Response) -> Void = { _ in }) throws(ClientError) -> Response {
         let socket = try connected()
         var request = request
+        prepare?(&request)
         request.id = nextID
         nextID += 1
         do {
@@ -88,6 +93,7 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
                 }
                 if isFinal(response) {
                     Self.showNotices(response)
+                    observe?(response)
                     return response
                 }
                 onProgress(response)
@@ -161,6 +167,7 @@ extension ServiceClient {
             while true {
                 while !exhausted && inFlight.count < max(window, 1) {
                     guard var request = try next() else { exhausted = true; break }
+                    prepare?(&request)
                     request.id = nextID
                     nextID += 1
                     do {
@@ -194,6 +201,7 @@ extension ServiceClient {
                 // A request the service refused whole (a database without the whole tree,
                 // a batch too large) is the same typed error as for a single request.
                 if let error = answer.0.protocolError { throw ClientError.server(error) }
+                observe?(answer.0)
                 try onAnswer(answer.0, answer.1)
             }
         } catch {

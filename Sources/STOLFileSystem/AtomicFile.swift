@@ -20,7 +20,10 @@ public struct AtomicFileError: Error, Equatable, Sendable, CustomStringConvertib
 /// after `fsync`, followed by an `fsync` of the directory. Until ``commit(mode:replace:)``
 /// nothing is visible under the final name; a failure or `deinit` removes the temporary file.
 public final class AtomicFile {
-    public let path: String
+    /// Where ``commit(mode:replace:)`` publishes the file. A staged file (``init(path:stagingPath:)``)
+    /// may be given its final name late: the import coordinator learns it (the release) from
+    /// the verified database.
+    public var path: String
     public private(set) var temporaryPath: String
     public private(set) var fd: Int32
     private var published = false

@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import STOLFileSystem
 import STOLFormat
+import STOLModel
 import STOLProtocol
 import STOLTransport
 import Synchronization
@@ -16,11 +17,11 @@ import Synchronization
 /// relays its progress. The verified database comes back as `chunk` frames,
 /// which it writes to `databases/.staging/stol_import_<uuid>.sqlite` and hashes;
 /// only when the size and SHA-256 match the verifier's `done` (and the file is
-/// not older than the installed one) does it fsync and rename it over
-/// `reference.sqlite`. Anything else — a verifier that fails or dies, a client
-/// that leaves, a full disk, this process killed — leaves `reference.sqlite` and
-/// the activation state as they were (the staging file is removed now, or at
-/// the next start).
+/// not an older build of an installed release, and its ids are the installed
+/// releases' namespace) does it fsync and rename it to `releases/<release>.sqlite`.
+/// Anything else — a verifier that fails or dies, a client that leaves, a full
+/// disk, this process killed — leaves every installed release and the activation
+/// state as they were (the staging file is removed now, or at the next start).
 public final class ImportCoordinator: StreamingFramedService {
     public typealias Request = Stol_V1_ImportRequest
     public typealias Response = Stol_V1_ImportResponse
@@ -69,18 +70,18 @@ public final class ImportCoordinator: StreamingFramedService {
                 try send(response)
             case .importFile(let body):
                 try importFile(body, context: context, send: send)
-            case .activate:
-                try store.activate()
-                context.logger.notice("reference database activated")
-                try send(done())
+            case .activate(let body):
+                let release = try store.activate(body.release)
+                context.logger.notice("release activated as the default", metadata: ["release": "\(release)"])
+                try send(done(release: release))
             case .deactivate:
                 try store.deactivate()
                 context.logger.notice("reference database deactivated")
                 try send(done())
-            case .deleteReference:
-                let removed = try store.delete()
-                context.logger.notice("reference database deleted", metadata: ["was_installed": "\(removed)"])
-                try send(done())
+            case .deleteReference(let body):
+                let removed = try store.delete(body.release)
+                context.logger.notice("release deleted", metadata: ["release": "\(removed ?? "none installed")"])
+                try send(done(release: removed ?? ""))
             case nil:
                 throw request.missingBodyError
             }
@@ -109,9 +110,10 @@ public final class ImportCoordinator: StreamingFramedService {
         return status
     }
 
-    private func done() -> Response {
+    private func done(release: String = "") -> Response {
         var done = Stol_V1_ImportDone()
         done.status = status()
+        done.release = release
         var response = Response()
         response.done = done
         return response
@@ -173,7 +175,8 @@ public final class ImportCoordinator: StreamingFramedService {
 
         let staged: AtomicFile
         do {
-            staged = try AtomicFile(path: paths.referenceDatabase,
+            // The final name comes from the verified database (its release).
+            staged = try AtomicFile(path: paths.releasesDirectory,
                                     stagingPath: paths.stagingDirectory + "/stol_import_\(UUID().uuidString.lowercased()).sqlite")
         } catch {
             throw ReferenceDatabaseStore.storageError(error)
@@ -182,9 +185,18 @@ public final class ImportCoordinator: StreamingFramedService {
         let verified = try receiveVerifiedDatabase(from: verifier, into: staged, context: context, relay: relay)
         let verifySeconds = ContinuousClock.now - started
 
-        if !body.allowDowngrade, let installed = store.reference()?.buildTime, !installed.isEmpty,
+        let release = verified.hasProvenance ? verified.provenance.release : ReleaseName.unknown
+        // Another release is never a downgrade: only an older build of the same one.
+        if !body.allowDowngrade, let installed = store.reference(release)?.buildTime, !installed.isEmpty,
            !verified.buildTime.isEmpty, verified.buildTime < installed {
             throw ImportError.downgradeRefused(installed: installed, offered: verified.buildTime)
+        }
+        // Ids of another namespace would silently name other taxa for every user.
+        if !body.allowIDNamespaceChange, verified.hasProvenance {
+            let offered = verified.provenance.idNamespace
+            if let installed = store.installedNamespaces().subtracting([offered]).sorted().first {
+                throw ImportError.idNamespaceMismatch(installed: installed, offered: offered)
+            }
         }
         do {
             try staged.sync()  // the long fsync, outside the store's lock
@@ -193,9 +205,9 @@ public final class ImportCoordinator: StreamingFramedService {
         }
         pausePoints.reached("import:staged")
         if context.peerHasClosed { throw ImportError.cancelled("the client closed the connection") }
-        try store.install(staged)
+        try store.install(staged, release: release)
         pausePoints.reached("import:installed")
-        context.logger.notice("reference database installed", metadata: [
+        context.logger.notice("release installed", metadata: ["release": "\(release)",
             "bytes": "\(verified.sqliteBytes)", "build_time": "\(verified.buildTime)",
             "verify_seconds": "\(verifySeconds)", "seconds": "\(ContinuousClock.now - started)"])
         var installing = Stol_V1_ImportProgress()
@@ -204,7 +216,7 @@ public final class ImportCoordinator: StreamingFramedService {
         installing.bytesDone = verified.sqliteBytes
         installing.bytesTotal = verified.sqliteBytes
         try? relay(installing)
-        try? send(done())
+        try? send(done(release: release))
     }
 
     /// Relays the verifier's progress and writes its chunks to `staged` until its

@@ -19,6 +19,12 @@ public enum ImportError: Error, Equatable, ProtocolErrorConvertible {
     case noSpace(String)
     /// There is no reference database to activate.
     case notInstalled
+    /// The named release is not installed (`installed`: the ones that are).
+    case releaseNotInstalled(String, installed: [String])
+    /// Several releases are installed and the request named none.
+    case releaseNotNamed(installed: [String])
+    /// The file's ids are another namespace's than the installed databases'.
+    case idNamespaceMismatch(installed: String, offered: String)
     case verifierUnavailable(String)
     case verifierFailed(String)
     /// An unexpected I/O failure in the coordinator (staging, rename, activation state).
@@ -32,6 +38,7 @@ public enum ImportError: Error, Equatable, ProtocolErrorConvertible {
         case schemaVersionRow = "database schema version"
         case integrity = "integrity"
         case shape = "tables and columns"
+        case provenance = "provenance"
     }
 
     public var protocolError: ProtocolError {
@@ -54,6 +61,18 @@ public enum ImportError: Error, Equatable, ProtocolErrorConvertible {
         case .noSpace(let detail): ProtocolError(.noSpace, "not enough disk space: \(detail)")
         case .notInstalled:
             ProtocolError(.notFound, "no reference database is installed; import one with `stol-client db import FILE`")
+        case .releaseNotInstalled(let release, let installed):
+            ProtocolError(.releaseNotInstalled,
+                          "the release \(release) is not installed (installed: \(installed.isEmpty ? "none" : installed.joined(separator: ", ")))",
+                          details: ["release": release])
+        case .releaseNotNamed(let installed):
+            ProtocolError(.invalidRequest,
+                          "several releases are installed (\(installed.joined(separator: ", "))); name the one you mean")
+        case .idNamespaceMismatch(let installed, let offered):
+            ProtocolError(.idNamespaceMismatch,
+                          "the file's taxon ids are \(offered), the installed databases' are \(installed): the same number "
+                          + "would name another taxon for every user; import it with --allow-id-namespace-change if that is meant",
+                          details: ["installed_namespace": installed, "offered_namespace": offered])
         case .verifierUnavailable(let detail): ProtocolError(.unavailable, "the verifier is not reachable: \(detail)")
         case .verifierFailed(let detail): ProtocolError(.internal, "the verifier failed: \(detail)")
         case .storage(let detail): ProtocolError(.internal, "installing failed: \(detail)")
@@ -116,6 +135,7 @@ extension ImportError.DatabaseCheck {
         case .schemaVersionRow: "database_schema_version"
         case .integrity: "integrity"
         case .shape: "tables_and_columns"
+        case .provenance: "provenance"
         }
     }
 }

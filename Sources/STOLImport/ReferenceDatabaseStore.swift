@@ -7,13 +7,14 @@ import STOLProtocol
 import STOLTransport
 import Synchronization
 
-/// The files `stol-importd` owns in `databases/`: the installed reference
-/// database and the activation state, and the staging directory beside them.
+/// The files `stol-importd` owns in `databases/`: the installed releases
+/// (`releases/<release>.sqlite`), the activation state naming the default one,
+/// and the staging directory beside them.
 ///
-/// Every change is one `rename(2)` of a complete, fsynced file, followed by an
-/// fsync of the directory, under one lock: a crash or kill at any moment leaves
-/// each file either as it was or as it was meant to become, never a mix. The
-/// bundled database is not among these files and nothing here can touch it.
+/// Every change is one `rename(2)` of a complete, fsynced file (or one `unlink(2)`),
+/// followed by an fsync of the directory, under one lock: a crash or kill at any
+/// moment leaves each file either as it was or as it was meant to become, never a
+/// mix. The bundled database is not among these files and nothing here can touch it.
 public final class ReferenceDatabaseStore: Sendable {
     public let paths: RuntimePaths
     /// Serialises installs, activation changes and deletes.
@@ -23,19 +24,25 @@ public final class ReferenceDatabaseStore: Sendable {
         self.paths = paths
     }
 
-    /// What is known of the installed reference database.
+    /// What is known of one installed release.
     public struct Reference: Sendable, Equatable {
+        public var release: String
+        public var path: String
         public var sizeBytes: UInt64
         public var fingerprint: String
         /// `schema_version.applied_at`; empty when the file cannot be read as a database.
         public var buildTime: String
         public var schemaVersion: UInt32
+        public var provenance: Provenance?
     }
 
-    /// Creates `databases/` and `databases/.staging/` and removes what a killed
-    /// import or state write left there (`stol_import_*` files, `.*.tmp-*` files).
+    /// Creates `databases/`, `databases/releases/` and `databases/.staging/`, removes
+    /// what a killed import or state write left there (`stol_import_*` files, `.*.tmp-*`
+    /// files), and moves the one `reference.sqlite` of an older installation into
+    /// `releases/` under its release.
     public func prepare(logger: Logger) throws(ImportError) {
-        for (directory, mode) in [(paths.databasesDirectory, mode_t(0o755)), (paths.stagingDirectory, mode_t(0o700))] {
+        for (directory, mode) in [(paths.databasesDirectory, mode_t(0o755)), (paths.releasesDirectory, mode_t(0o755)),
+                                  (paths.stagingDirectory, mode_t(0o700))] {
             if mkdir(directory, mode) != 0 && errno != EEXIST {
                 throw .storage("cannot create \(directory): \(String(cString: strerror(errno)))")
             }
@@ -49,36 +56,103 @@ public final class ReferenceDatabaseStore: Sendable {
                 }
             }
         }
+        try changes.withLock { _ throws(ImportError) in try migrateLegacyReference(logger: logger) }
     }
 
-    public var isActive: Bool {
-        ActivationState.read(path: paths.activationState).useReferenceDB
+    /// An installation from before releases were kept side by side has one
+    /// `reference.sqlite` and an activation state without a default release: the
+    /// file moves (one rename) to `releases/<its release>.sqlite`, then the state
+    /// names it. Killed between the two, the next start finishes the job (the
+    /// state is completed whenever it asks for the reference and one release is installed).
+    private func migrateLegacyReference(logger: Logger) throws(ImportError) {
+        if FileStat(path: paths.legacyReferenceDatabase) != nil {
+            let release = (try? Self.read(path: paths.legacyReferenceDatabase))?.release ?? ReleaseName.unknown
+            let target = paths.releaseDatabase(release)
+            if FileStat(path: target) == nil {
+                guard rename(paths.legacyReferenceDatabase, target) == 0 else {
+                    throw .storage("cannot move \(paths.legacyReferenceDatabase) to \(target): \(String(cString: strerror(errno)))")
+                }
+                Self.syncDirectory(paths.releasesDirectory)
+                Self.syncDirectory(paths.databasesDirectory)
+                logger.notice("moved the reference database into the releases directory", metadata: ["release": "\(release)"])
+            }
+        }
+        let state = ActivationState.read(path: paths.activationState)
+        let installed = releaseNames()
+        if state.useReferenceDB, state.defaultRelease == nil, installed.count == 1 {
+            try writeActivation(ActivationState(useReferenceDB: true, defaultRelease: installed[0]))
+        }
     }
 
-    /// The installed reference database, or nil when none is.
+    public var activation: ActivationState { ActivationState.read(path: paths.activationState) }
+
+    public var isActive: Bool { activation.servingRelease != nil }
+
+    /// The names of the installed releases, sorted.
+    public func releaseNames() -> [String] { ReleaseName.installed(in: paths.releasesDirectory) }
+
+    /// One installed release, or nil when it is not installed.
+    public func reference(_ release: String) -> Reference? {
+        let path = paths.releaseDatabase(release)
+        guard ReleaseName.isValid(release), let stat = FileStat(path: path) else { return nil }
+        let facts = try? Self.read(path: path)
+        return Reference(release: release, path: path, sizeBytes: stat.size, fingerprint: stat.fingerprint,
+                         buildTime: facts?.buildTime ?? "", schemaVersion: facts?.schemaVersion ?? 0,
+                         provenance: facts?.provenance)
+    }
+
+    /// Every installed release, sorted by name.
+    public func references() -> [Reference] { releaseNames().compactMap { reference($0) } }
+
+    /// The default release when one is chosen and installed, else the only installed
+    /// one: what the single-reference fields of ``status()`` describe.
     public func reference() -> Reference? {
-        guard let stat = FileStat(path: paths.referenceDatabase) else { return nil }
-        let facts = try? Self.read(path: paths.referenceDatabase)
-        return Reference(sizeBytes: stat.size, fingerprint: stat.fingerprint,
-                         buildTime: facts?.buildTime ?? "", schemaVersion: facts?.schemaVersion ?? 0)
+        if let chosen = activation.defaultRelease, let reference = reference(chosen) { return reference }
+        let all = references()
+        return all.count == 1 ? all[0] : nil
     }
 
     public func status() -> Stol_V1_ImportStatus {
         var status = Stol_V1_ImportStatus()
+        let state = activation
+        let all = references()
         if let reference = reference() {
             status.referencePresent = true
             status.referenceSizeBytes = reference.sizeBytes
             status.referenceFingerprint = reference.fingerprint
             status.referenceBuildTime = reference.buildTime
             status.referenceSchemaVersion = reference.schemaVersion
-            status.referenceActive = isActive
+            status.referenceActive = state.servingRelease == reference.release
+        }
+        status.defaultRelease = state.servingRelease ?? ""
+        status.releases = all.map { reference in
+            var info = Stol_V1_ReleaseInfo()
+            info.release = reference.release
+            info.kind = .reference
+            if let provenance = reference.provenance { info.provenance = Stol_V1_Provenance(provenance) }
+            info.sizeBytes = reference.sizeBytes
+            info.buildTime = reference.buildTime
+            info.fingerprint = reference.fingerprint
+            info.schemaVersion = reference.schemaVersion
+            info.isDefault = state.servingRelease == reference.release
+            return info
         }
         return status
     }
 
-    /// Publishes the staged database as `reference.sqlite` (fsync, rename, fsync of the directory).
-    public func install(_ staged: AtomicFile) throws(ImportError) {
+    /// The id namespaces of the installed releases (those that record one).
+    public func installedNamespaces() -> Set<String> {
+        Set(references().compactMap { $0.provenance?.idNamespace })
+    }
+
+    /// Publishes the staged database as `releases/<release>.sqlite` (fsync, rename,
+    /// fsync of the directory), replacing an installed build of the same release.
+    public func install(_ staged: AtomicFile, release: String) throws(ImportError) {
+        guard ReleaseName.isValid(release) else {
+            throw .databaseCorrupt(check: .provenance, detail: "the release '\(release)' cannot name an installed release")
+        }
         try changes.withLock { _ throws(ImportError) in
+            staged.path = paths.releaseDatabase(release)
             do {
                 try staged.commit(mode: 0o644)
             } catch {
@@ -87,46 +161,72 @@ public final class ReferenceDatabaseStore: Sendable {
         }
     }
 
-    /// Serves the reference database from now on, after checking that it is still a
-    /// database this server understands (schema version, tables).
-    public func activate() throws(ImportError) {
-        try changes.withLock { _ throws(ImportError) in
-            guard FileStat(path: paths.referenceDatabase) != nil else { throw .notInstalled }
-            let facts = try Self.read(path: paths.referenceDatabase)
+    /// The installed release `requested` names, or the one a request without a
+    /// name means: the only installed release.
+    private func resolve(_ requested: String) throws(ImportError) -> String {
+        let installed = releaseNames()
+        if requested.isEmpty {
+            guard !installed.isEmpty else { throw .notInstalled }
+            guard installed.count == 1 else { throw .releaseNotNamed(installed: installed) }
+            return installed[0]
+        }
+        guard installed.contains(requested) else { throw .releaseNotInstalled(requested, installed: installed) }
+        return requested
+    }
+
+    /// Serves `release` by default from now on (empty: the default chosen before,
+    /// else the only installed one), after checking that it is still a database this
+    /// server understands (schema version, tables). Returns the release.
+    @discardableResult
+    public func activate(_ requested: String = "") throws(ImportError) -> String {
+        try changes.withLock { _ throws(ImportError) -> String in
+            var requested = requested
+            if requested.isEmpty, let chosen = activation.defaultRelease, reference(chosen) != nil { requested = chosen }
+            let release = try resolve(requested)
+            let facts = try Self.read(path: paths.releaseDatabase(release))
             let supported = TaxonomySchema.supportedVersions
             guard supported.contains(facts.schemaVersion) else {
                 throw .verification(.incompatibleSchema(found: facts.schemaVersion, supported: supported))
             }
-            try writeActivation(true)
+            try writeActivation(ActivationState(useReferenceDB: true, defaultRelease: release))
+            return release
         }
     }
 
-    /// Serves the bundled database from now on. The reference file stays installed.
+    /// Serves the bundled database by default from now on. The releases stay
+    /// installed, and the default release stays recorded for the next `activate`.
     public func deactivate() throws(ImportError) {
-        try changes.withLock { _ throws(ImportError) in try writeActivation(false) }
+        try changes.withLock { _ throws(ImportError) in
+            var state = activation
+            state.useReferenceDB = false
+            try writeActivation(state)
+        }
     }
 
-    /// Deactivates, then removes the reference database; returns whether one was installed.
+    /// Removes `release` (empty: the only installed one); when it was the default,
+    /// the bundled database serves from the same moment (the state is written first).
+    /// Returns the release removed, nil when none was installed.
     @discardableResult
-    public func delete() throws(ImportError) -> Bool {
-        try changes.withLock { _ throws(ImportError) in
-            try writeActivation(false)
-            guard unlink(paths.referenceDatabase) == 0 else {
-                if errno == ENOENT { return false }
-                throw .storage("cannot remove \(paths.referenceDatabase): \(String(cString: strerror(errno)))")
+    public func delete(_ requested: String = "") throws(ImportError) -> String? {
+        try changes.withLock { _ throws(ImportError) -> String? in
+            if requested.isEmpty && releaseNames().isEmpty { return nil }
+            let release = try resolve(requested)
+            let state = activation
+            if state.defaultRelease == release {
+                try writeActivation(ActivationState(useReferenceDB: false, defaultRelease: nil))
             }
-            let directory = open(paths.databasesDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if directory >= 0 {
-                _ = fsync(directory)
-                close(directory)
+            let path = paths.releaseDatabase(release)
+            guard unlink(path) == 0 else {
+                if errno == ENOENT { return nil }
+                throw .storage("cannot remove \(path): \(String(cString: strerror(errno)))")
             }
-            return true
+            Self.syncDirectory(paths.releasesDirectory)
+            return release
         }
     }
 
     /// Writes the activation state only when it changes (an unchanged file keeps its bytes).
-    private func writeActivation(_ useReference: Bool) throws(ImportError) {
-        let wanted = ActivationState(useReferenceDB: useReference)
+    private func writeActivation(_ wanted: ActivationState) throws(ImportError) {
         if FileStat(path: paths.activationState) != nil, ActivationState.read(path: paths.activationState) == wanted { return }
         do {
             try wanted.write(path: paths.activationState)
@@ -135,7 +235,15 @@ public final class ReferenceDatabaseStore: Sendable {
         }
     }
 
-    /// Schema version and build time of an installed database, after checking its
+    static func syncDirectory(_ path: String) {
+        let directory = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 {
+            _ = fsync(directory)
+            close(directory)
+        }
+    }
+
+    /// Schema version, build time and provenance of an installed database, after checking its
     /// tables (trusted: it was verified before it was installed).
     static func read(path: String) throws(ImportError) -> DatabaseFacts {
         let db: ReadOnlySQLite
@@ -148,7 +256,8 @@ public final class ReferenceDatabaseStore: Sendable {
         }
         let version = UInt32(clamping: row.first?.integer ?? 0)
         try DatabaseChecks.shape(db, version: Int(version))
-        return DatabaseFacts(schemaVersion: version, buildTime: row.last?.text ?? "")
+        return DatabaseFacts(schemaVersion: version, buildTime: row.last?.text ?? "",
+                             provenance: try DatabaseChecks.provenance(db))
     }
 
     static func storageError(_ error: Error) -> ImportError {

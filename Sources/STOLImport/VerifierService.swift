@@ -177,6 +177,7 @@ public final class VerifierService: StreamingFramedService, @unchecked Sendable 
         done.sqliteBytes = verified.sqliteBytes
         done.sqliteSha256 = Data(verified.sqliteSHA256)
         done.buildTime = facts.buildTime
+        if let provenance = facts.provenance { done.provenance = Stol_V1_Provenance(provenance) }
         var response = Response()
         response.done = done
         try send(response)

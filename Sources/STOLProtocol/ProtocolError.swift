@@ -70,6 +70,8 @@ extension Stol_V1_ErrorCode {
         case .fileTooSmall: "FILE_TOO_SMALL"
         case .downgradeRefused: "DOWNGRADE_REFUSED"
         case .noSpace: "NO_SPACE"
+        case .idNamespaceMismatch: "ID_NAMESPACE_MISMATCH"
+        case .releaseNotInstalled: "RELEASE_NOT_INSTALLED"
         case .UNRECOGNIZED(let value): "UNRECOGNIZED_\(value)"
         }
     }

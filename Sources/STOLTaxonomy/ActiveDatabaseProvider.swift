@@ -5,8 +5,9 @@ import STOLModel
 import STOLProtocol
 import Synchronization
 
-/// Decides which database answers: the reference database when the activation
-/// state asks for it and it is usable, otherwise the bundled one (saying why).
+/// Decides which database answers: the default release when the activation
+/// state names one and it is usable, otherwise the bundled one (saying why); and,
+/// for requests that pin a release, that release (``PinnedReleases``).
 ///
 /// The import coordinator owns the activation state; this server only reads it.
 /// Noticing a switch costs two `stat(2)` calls, made at most once per
@@ -38,6 +39,8 @@ public final class ActiveDatabaseProvider: Sendable {
 
     private struct Key: Equatable {
         var activation: FileStat?
+        /// The default release's file, as the activation state names it.
+        var referencePath: String
         var reference: FileStat?
     }
 
@@ -53,10 +56,20 @@ public final class ActiveDatabaseProvider: Sendable {
 
 
     public let bundledPath: String
-    public let referencePath: String
+    /// The one reference database of installations before releases (used while the
+    /// activation state asks for the reference and names no release).
+    public let legacyReferencePath: String
+    public let releasesDirectory: String
     private let activationPath: String
+    /// The activation state's file as last read, and the reference path it names:
+    /// read again only when the file changes.
+    private let resolvedActivation = Mutex<(stat: FileStat?, referencePath: String)?>(nil)
+    /// The installed releases other than the default, loaded when a request pins one.
+    public let pinned: PinnedReleases
     private let logger: Logger
     private let bundled: TaxonomyDatabase
+    /// The bundled database (always open: the fallback).
+    public var bundledDatabase: TaxonomyDatabase { bundled }
     private let open: Opener
     private let state: Mutex<State>
     /// Signalled when the last switch opened on a thread of its own is installed.
@@ -70,10 +83,12 @@ public final class ActiveDatabaseProvider: Sendable {
     ///
     /// - Parameter recheckInterval: how long a request may rely on the previous
     ///   check of the activation state; zero checks on every request.
-    public convenience init(bundledPath: String, referencePath: String, activationPath: String, logger: Logger,
-                            recheckInterval: Duration = .zero) throws(TaxonomyError) {
-        try self.init(bundledPath: bundledPath, referencePath: referencePath, activationPath: activationPath,
-                      logger: logger, recheckInterval: recheckInterval) { path, kind throws(TaxonomyError) in
+    public convenience init(bundledPath: String, referencePath: String, releasesDirectory: String? = nil,
+                            activationPath: String, logger: Logger, recheckInterval: Duration = .zero,
+                            pinnedLimits: PinnedReleases.Limits = .init()) throws(TaxonomyError) {
+        try self.init(bundledPath: bundledPath, referencePath: referencePath, releasesDirectory: releasesDirectory,
+                      activationPath: activationPath, logger: logger, recheckInterval: recheckInterval,
+                      pinnedLimits: pinnedLimits) { path, kind throws(TaxonomyError) in
             try TaxonomyDatabase(path: path, kind: kind)
         }
     }
@@ -84,24 +99,62 @@ public final class ActiveDatabaseProvider: Sendable {
     ///
     /// - Parameter now: the clock the recheck interval is measured on (a test
     ///   advances its own instead of sleeping).
-    init(bundledPath: String, referencePath: String, activationPath: String, logger: Logger,
-         recheckInterval: Duration = .zero, now: @escaping @Sendable () -> UInt64 = monotonicNanoseconds,
-         open: @escaping Opener) throws(TaxonomyError) {
+    init(bundledPath: String, referencePath: String, releasesDirectory: String? = nil, activationPath: String,
+         logger: Logger, recheckInterval: Duration = .zero, pinnedLimits: PinnedReleases.Limits = .init(),
+         now: @escaping @Sendable () -> UInt64 = monotonicNanoseconds, open: @escaping Opener) throws(TaxonomyError) {
         let interval = recheckInterval.components
         self.recheckNanoseconds = UInt64(max(0, interval.seconds)) * 1_000_000_000
             + UInt64(max(0, interval.attoseconds / 1_000_000_000))
         self.bundledPath = bundledPath
-        self.referencePath = referencePath
+        self.legacyReferencePath = referencePath
+        let releasesDirectory = releasesDirectory ?? AtomicFile.directory(of: referencePath) + "/releases"
+        self.releasesDirectory = releasesDirectory
         self.activationPath = activationPath
         self.logger = logger
-        self.open = open
         self.now = now
+        let pinned = PinnedReleases(directory: releasesDirectory, limits: pinnedLimits, logger: logger, now: now, open: open)
+        self.pinned = pinned
+        // A release that becomes the default while it is open for pinned requests is
+        // handed over rather than opened a second time.
+        let open: Opener = { path, kind throws(TaxonomyError) in
+            if kind == .reference, let database = pinned.take(path: path) { return database }
+            return try open(path, kind)
+        }
+        self.open = open
         let bundled = try open(bundledPath, .bundled)
         self.bundled = bundled
-        let key = Self.key(activationPath: activationPath, referencePath: referencePath)
-        let selection = Self.select(key, bundled: bundled, referencePath: referencePath, activationPath: activationPath,
-                                    open: open, logger: logger)
-        self.state = Mutex(State(key: key, selection: selection, checkedAt: now()))
+        self.state = Mutex(State(key: Key(activation: nil, referencePath: "", reference: nil),
+                                 selection: Selection(database: bundled, referencePresent: false, referenceRequested: false,
+                                                      fallbackReason: nil), checkedAt: 0))
+        let key = currentKey()
+        let selection = Self.select(key, bundled: bundled, activationPath: activationPath, open: open, logger: logger)
+        state.withLock { $0 = State(key: key, selection: selection, checkedAt: now()) }
+    }
+
+    /// The file of the release requests without one are answered from (the legacy
+    /// `reference.sqlite` while the state names none), as the activation state says now.
+    public var referencePath: String { currentKey().referencePath }
+
+    /// The database a request that names `release` is answered from: the default
+    /// selection for none (or the default's own name), the bundled database for
+    /// ``ReleaseName/bundled``, else that installed release, opened on demand; nil
+    /// while it is being opened (``pinnedSelection(_:)`` waits for it).
+    public func selection(forRelease release: String) throws(TaxonomyError) -> Selection? {
+        let current = currentWithoutWaiting()
+        if release.isEmpty || release == current.database.release { return current }
+        if release == ReleaseName.bundled { return Selection(database: bundled, referencePresent: current.referencePresent,
+                                                             referenceRequested: current.referenceRequested,
+                                                             fallbackReason: current.fallbackReason) }
+        guard let database = try pinned.database(release) else { return nil }
+        return Selection(database: database, referencePresent: true, referenceRequested: false, fallbackReason: nil)
+    }
+
+    /// ``selection(forRelease:)``, suspending (holding no thread) while a pinned
+    /// release is opened.
+    public func pinnedSelection(_ release: String) async throws(TaxonomyError) -> Selection {
+        if let selection = try selection(forRelease: release) { return selection }
+        let database = try await pinned.opened(release)
+        return Selection(database: database, referencePresent: true, referenceRequested: false, fallbackReason: nil)
     }
 
     /// The database to answer the current request with, never waiting for one to
@@ -161,7 +214,7 @@ public final class ActiveDatabaseProvider: Sendable {
         }) {
             return .serve(recent)
         }
-        let key = Self.key(activationPath: activationPath, referencePath: referencePath)
+        let key = currentKey()
         return state.withLock { state -> Claim in
             state.checkedAt = now
             if state.key == key {
@@ -181,8 +234,7 @@ public final class ActiveDatabaseProvider: Sendable {
     /// Opens the selection for `key` (outside the lock) and installs it unless a
     /// later switch was claimed meanwhile.
     private func openAndInstall(_ key: Key) -> Selection {
-        let selection = Self.select(key, bundled: bundled, referencePath: referencePath, activationPath: activationPath,
-                                    open: open, logger: logger)
+        let selection = Self.select(key, bundled: bundled, activationPath: activationPath, open: open, logger: logger)
         return state.withLock { state in
             // A later switch was claimed meanwhile: this request still answers
             // with what it opened (the state when it started), but the later
@@ -206,14 +258,25 @@ public final class ActiveDatabaseProvider: Sendable {
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
-    private static func key(activationPath: String, referencePath: String) -> Key {
-        Key(activation: FileStat(path: activationPath), reference: FileStat(path: referencePath))
+    /// The files' state now: two `stat(2)` calls, and a read of the activation
+    /// state only when it changed since the last one.
+    private func currentKey() -> Key {
+        let activation = FileStat(path: activationPath)
+        let path = resolvedActivation.withLock { resolved -> String in
+            if let resolved, resolved.stat == activation { return resolved.referencePath }
+            let state = ActivationState.read(path: activationPath)
+            let path = state.defaultRelease.map { releasesDirectory + "/" + $0 + ".sqlite" } ?? legacyReferencePath
+            resolved = (activation, path)
+            return path
+        }
+        return Key(activation: activation, referencePath: path, reference: FileStat(path: path))
     }
 
     /// The selection for `key`, opening the reference database when it is
     /// requested. Slow (it may open a database): never called under the lock.
-    private static func select(_ key: Key, bundled: TaxonomyDatabase, referencePath: String, activationPath: String,
+    private static func select(_ key: Key, bundled: TaxonomyDatabase, activationPath: String,
                                open: Opener, logger: Logger) -> Selection {
+        let referencePath = key.referencePath
         let requested = ActivationState.read(path: activationPath).useReferenceDB
         let present = key.reference != nil
         guard requested else {

@@ -34,6 +34,13 @@ public final class TaxonomyDatabase: Sendable {
     public let fullTreeCount: Int
     public let sizeBytes: UInt64
     public let fingerprint: String
+    /// The `provenance` table; nil for a database built before it.
+    public let provenance: Provenance?
+    /// The name that pins this database: ``ReleaseName/bundled`` for the bundled one,
+    /// else its release (``ReleaseName/of(_:)``).
+    public let release: String
+    /// `schema_version.applied_at`: when the pipeline built it.
+    public let buildTime: String
     private let readers: [DatabaseQueue]
     /// The connection the in-memory indexes are built from, none of the readers:
     /// a request that found every reader busy and waited on the one the build
@@ -82,6 +89,8 @@ public final class TaxonomyDatabase: Sendable {
         }
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
+            var provenanceRows: [String: String] = [:]
+            var builtAt = ""
             let facts = try queue.inDatabase { db -> [Int] in
                 let tables = try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type IN ('table')"))
                 let version = tables.contains("schema_version")
@@ -91,6 +100,12 @@ public final class TaxonomyDatabase: Sendable {
                     throw TaxonomyError.databaseUnusable(path: path, reason: "missing tables \(missing.joined(separator: ", "))")
                 }
                 let layout = TaxonomyLayout(schemaVersion: version)
+                if tables.contains("provenance") {
+                    for row in try Row.fetchAll(db, sql: "SELECT key, value FROM provenance") {
+                        if let key = row[0] as String?, let value = row[1] as String? { provenanceRows[key] = value }
+                    }
+                }
+                if version > 0 { builtAt = try String.fetchOne(db, sql: "SELECT max(applied_at) FROM schema_version") ?? "" }
                 let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa") ?? 0
                 let treeNodes = try layout.wholeTreeTable(schemaVersion: version).map { table in
                     table == "taxa" ? count : try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
@@ -109,6 +124,9 @@ public final class TaxonomyDatabase: Sendable {
                     path: path, reason: "schema version \(facts[0]); this server understands 1...\(TaxonomySchema.currentVersion)")
             }
             schemaVersion = facts[0]
+            provenance = Provenance(rows: provenanceRows)
+            release = kind == .bundled ? ReleaseName.bundled : ReleaseName.of(provenance)
+            buildTime = builtAt
             layout = TaxonomyLayout(schemaVersion: facts[0])
             taxaCount = facts[1]
             speciesCount = facts[2]
@@ -189,6 +207,11 @@ public final class TaxonomyDatabase: Sendable {
         identity.kind = kind
         identity.fingerprint = fingerprint
         identity.schemaVersion = UInt32(schemaVersion)
+        identity.release = release
+        if let provenance {
+            identity.source = provenance.source
+            identity.idNamespace = provenance.idNamespace
+        }
         return identity
     }
 

@@ -21,6 +21,8 @@ public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
     case fullTreeAbsent
     /// A name that fits several taxa, where one was needed.
     case ambiguousName(String, [TaxonID])
+    /// A request pinned a release that is not installed (`installed`: the ones that are).
+    case releaseNotInstalled(String, installed: [String])
     case query(String)
 
     public var protocolError: ProtocolError {
@@ -50,6 +52,9 @@ public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
         case .ambiguousName(let name, let ids):
             ProtocolError(.invalidRequest, "the name \(name) fits \(ids.count) taxa (\(ids.map(String.init).joined(separator: ", "))); "
                           + "ask by id", details: ["taxon_ids": ids.map(String.init).joined(separator: ",")])
+        case .releaseNotInstalled(let release, let installed):
+            ProtocolError(.releaseNotInstalled, "the release \(release.prefix(80)) is not installed (installed: "
+                          + (["bundled"] + installed).joined(separator: ", ") + ")", details: ["release": String(release.prefix(80))])
         case .query(let detail):
             ProtocolError(.internal, "query failed: \(detail)")
         }

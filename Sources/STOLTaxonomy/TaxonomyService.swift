@@ -39,7 +39,14 @@ public struct TaxonomyService: FramedService {
         // One user holds at most its share of the pool (``PerUserShare``) while its
         // request works, not while it waits for the indexes.
         let uid = context.peer.uid
-        let selection = provider.currentWithoutWaiting()
+        let selection: ActiveDatabaseProvider.Selection
+        do {
+            // A pinned release that is not open yet is opened meanwhile (this task
+            // suspends, holding no thread and no share).
+            selection = try await provider.pinnedSelection(request.release)
+        } catch {
+            return failure(error, to: request)
+        }
         let logger = context.logger
         let isBulk = isBulk(request.body)
         /// On a bulk thread for bulk work (``BulkExecutor``), paced (``BulkPacer``); here otherwise.
@@ -99,14 +106,32 @@ public struct TaxonomyService: FramedService {
     /// status) cost tens to hundreds of microseconds and are answered on the event
     /// loop; search, lineage batches and diagnostics go to the task pool.
     public func respondInline(to request: Request, context: RequestContext) -> Response? {
-        guard isShort(request.body) else { return nil }
+        let selection: ActiveDatabaseProvider.Selection
+        do {
+            // nil: a pinned release still opening; the task pool waits for it.
+            guard let found = try provider.selection(forRelease: request.release) else { return nil }
+            selection = found
+        } catch {
+            return failure(error, to: request)
+        }
+        guard isShort(request.body, database: selection.database) else { return nil }
         pacer.noteActivity(of: context.peer.uid)
-        return respondNow(to: request, context: context)
+        return respondNow(to: request, selection: selection, context: context)
+    }
+
+    /// The answer to a request whose release cannot answer (not installed, unusable),
+    /// stamped with the default database's identity.
+    private func failure(_ error: TaxonomyError, to request: Request) -> Response {
+        var response = Response()
+        response.id = request.id
+        response.database = provider.currentWithoutWaiting().database.identity
+        response.error = error.protocolError.proto
+        statistics.record(operation: Self.operation(request.body), errorCode: error.protocolError.code.name)
+        return response
     }
 
     /// Whether the request's handler answers it on the event loop (``TaxonomyRequestHandler/runsInline(_:database:)``).
-    func isShort(_ body: Request.OneOf_Body?) -> Bool {
-        let database = provider.currentWithoutWaiting().database
+    func isShort(_ body: Request.OneOf_Body?, database: TaxonomyDatabase) -> Bool {
         switch body {
         case nil: return true
         case .status(let body): return StatusHandler.runsInline(body, database: database)
@@ -130,7 +155,14 @@ public struct TaxonomyService: FramedService {
     /// Answers one request synchronously: errors become typed error responses
     /// (``TaxonomyError/memoryIndexesLoading`` too: this never waits).
     public func respondNow(to request: Request, context: RequestContext) -> Response {
-        respondNow(to: request, selection: provider.currentWithoutWaiting(), context: context)
+        do {
+            guard let selection = try provider.selection(forRelease: request.release) else {
+                return failure(.noDatabase("the release \(request.release) is being opened; try again in a few seconds"), to: request)
+            }
+            return respondNow(to: request, selection: selection, context: context)
+        } catch {
+            return failure(error, to: request)
+        }
     }
 
     func respondNow(to request: Request, selection: ActiveDatabaseProvider.Selection, context: RequestContext) -> Response {

@@ -36,8 +36,14 @@ public struct RuntimePaths: Sendable, Equatable {
     public var verifySocket: String { socket(named: "verify") }
 
     public var databasesDirectory: String { stateDirectory + "/databases" }
-    public var referenceDatabase: String { databasesDirectory + "/reference.sqlite" }
-    /// The activation state file (`{"useReferenceDB": true}`), replaced atomically.
+    /// The one reference database of installations before releases were kept side by
+    /// side; `stol-importd` moves it into ``releasesDirectory`` when it starts.
+    public var legacyReferenceDatabase: String { databasesDirectory + "/reference.sqlite" }
+    /// The installed releases, one file each: `releases/<release>.sqlite`.
+    public var releasesDirectory: String { databasesDirectory + "/releases" }
+    /// The file of an installed release (`name` is a checked release name, ``ReleaseName``).
+    public func releaseDatabase(_ name: String) -> String { releasesDirectory + "/" + name + ".sqlite" }
+    /// The activation state file (`{"useReferenceDB": true, "defaultRelease": "2024.9.7"}`), replaced atomically.
     public var activationState: String { databasesDirectory + "/activation.json" }
     public var stagingDirectory: String { databasesDirectory + "/.staging" }
     public var favoritesDirectory: String { stateDirectory + "/favorites" }

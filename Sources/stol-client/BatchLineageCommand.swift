@@ -11,7 +11,9 @@ struct Lineage: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Lineages of ids or exact names read from stdin (one per line): TSV, or JSON lines with --jsonl.",
         discussion: """
-            Each input line is a taxon id or an exact scientific or common name. Output, one line per input:
+            Each input line is a taxon id or an exact scientific or common name. The TSV starts with a
+            `#` line naming the release that answers the whole batch (--no-header leaves it out).
+            Output, one line per input:
               TSV:   query, id, rank, scientific name, lineage (root first, `;`-separated, the taxon last):
                      names, or ids with --ids
                      or: query, then the error code (NOT_FOUND, INVALID_REQUEST) and the message
@@ -27,6 +29,7 @@ struct Lineage: ParsableCommand {
     @OptionGroup var ranks: RanksOption
     @Flag(help: "One JSON object per line instead of TSV.") var jsonl = false
     @Flag(help: "The lineage column as ids instead of names.") var ids = false
+    @OptionGroup var header: BatchHeaderOption
     @Option(help: ArgumentHelp("The lineage column in a taxonkit-style template instead, e.g. \"{k};{p};{c};{o};{f};{g};{s}\" "
                                + "({k} superkingdom/domain, {K} kingdom, {p} {c} {o} {f} {g} {s}, {S} subspecies, {t} strain, "
                                + "{r} realm; a missing rank is empty).", valueName: "TEMPLATE"))
@@ -44,7 +47,7 @@ struct Lineage: ParsableCommand {
         var missing = false
         try global.run { () throws(ClientError) in
             guard (1...1000).contains(batchSize) else { throw .usage("--batch-size must be 1…1000") }
-            let client = global.taxonomy()
+            let client = try global.batchTaxonomy()
             let json = jsonl || global.json
             // JSON prints the taxa form's LineageResult. On NCBI's whole tree the compact form
             // carries all of it (WholeTreeLineageJSON): half of the server's work and a third
@@ -56,6 +59,7 @@ struct Lineage: ParsableCommand {
                 do { return try LineageFormat(text) } catch { throw .usage("--format: \(error)") }
             }
             let output = BufferedOutput()
+            if !json && !header.noHeader { output.line(AnsweringRelease.header) }
             let tsv = LineageTSV(ids: ids, template: template)
             var wholeTreeJSON = WholeTreeLineageJSON(mainRank: LineageTSV.mainRank)
             var index = LineageBatchIndex()

@@ -9,23 +9,29 @@ import STOLProtocol
 struct Database: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "db",
-        abstract: "Manage the signed reference database (root or group stol-admin).",
+        abstract: "List the installed releases; manage them (import, activate, delete: root or group stol-admin).",
         discussion: """
             A reference database is a signed .stol file made by `stol-pipeline sign` (for example \
-            out/reference.stol from `make build-db`). Importing verifies it in a sandboxed process \
-            (checksum, signature with the machine's trusted key, decompression, SQLite integrity) and \
-            installs it; activating makes every taxonomy answer come from it; deactivating goes back \
-            to the bundled database; deleting removes it. A failed or cancelled import changes nothing.
+            out/reference.stol from `make reference-db`). Each is one release of its source (NCBI \
+            2023.11.4, 2024.9.7, …), and several releases are installed side by side. Importing \
+            verifies a file in a sandboxed process (checksum, signature with the machine's trusted key, \
+            decompression, SQLite integrity) and installs it as its release; activating makes a \
+            release the default (requests without --release are answered from it); deactivating goes \
+            back to the bundled database; deleting removes a release. A failed or cancelled import \
+            changes nothing. Anyone can `db list`; every user can pin any installed release with \
+            --release or $STOL_RELEASE.
 
             Typical session:
-              stol-client db import out/reference.stol
-              stol-client db activate
-              stol-client status            # active database: reference
+              stol-client db import out/reference-2023.11.4.stol
+              stol-client db import out/reference-2024.9.7.stol
+              stol-client db list
+              stol-client db activate 2024.9.7
+              stol-client lineage --release 2023.11.4 < ids.txt   # any user, any installed release
               stol-client db deactivate
-              stol-client db delete --yes
+              stol-client db delete 2023.11.4 --yes
             """,
-        subcommands: [DatabaseStatus.self, DatabaseImport.self, DatabaseActivate.self, DatabaseDeactivate.self,
-                      DatabaseDelete.self])
+        subcommands: [DatabaseList.self, DatabaseStatus.self, DatabaseImport.self, DatabaseActivate.self,
+                      DatabaseDeactivate.self, DatabaseDelete.self])
 }
 
 /// Every `db` answer's state as text or a flat JSON object (every key present).
@@ -37,12 +43,16 @@ enum ImportStatusText {
         let referenceSchemaVersion: UInt32
         let referenceBuildTime, referenceFingerprint, importStage: String
         let importFraction: Double
+        /// The default release ("" while the bundled database serves) and every installed one.
+        let defaultRelease: String
+        let releases: [String]
 
         enum CodingKeys: String, CodingKey {
             case referencePresent = "reference_present", referenceActive = "reference_active"
             case referenceSizeBytes = "reference_size_bytes", referenceBuildTime = "reference_build_time"
             case referenceSchemaVersion = "reference_schema_version", referenceFingerprint = "reference_fingerprint"
             case importRunning = "import_running", importStage = "import_stage", importFraction = "import_fraction"
+            case defaultRelease = "default_release", releases
         }
     }
 
@@ -52,13 +62,18 @@ enum ImportStatusText {
             importRunning: status.importRunning, referenceSizeBytes: status.referenceSizeBytes,
             referenceSchemaVersion: status.referenceSchemaVersion, referenceBuildTime: status.referenceBuildTime,
             referenceFingerprint: status.referenceFingerprint,
-            importStage: status.importRunning ? status.importStage.protoName : "", importFraction: status.importFraction))
+            importStage: status.importRunning ? status.importStage.protoName : "", importFraction: status.importFraction,
+            defaultRelease: status.defaultRelease, releases: status.releases.map(\.release)))
     }
 
     static func text(_ status: Stol_V1_ImportStatus) -> String {
-        var lines: [String]
+        var lines: [String] = []
+        if status.releases.count > 1 {
+            lines.append("installed releases: " + status.releases.map { $0.release + ($0.isDefault ? " (default)" : "") }
+                .joined(separator: ", ") + "; the default one below")
+        }
         if status.referencePresent {
-            lines = [
+            lines += [
                 "reference database: installed, \(ImportProgressPrinter.bytes(Double(status.referenceSizeBytes))) " +
                     "(\(status.referenceSizeBytes) bytes)",
                 "  built:            \(status.referenceBuildTime.isEmpty ? "unknown" : status.referenceBuildTime)",
@@ -67,8 +82,10 @@ enum ImportStatusText {
                 "  active:           " + (status.referenceActive
                     ? "yes (taxonomy answers come from it)" : "no (the bundled database serves)"),
             ]
-        } else {
+        } else if status.releases.isEmpty {
             lines = ["reference database: not installed (the bundled database serves)"]
+        } else {
+            lines.append("default release:    none (the bundled database serves)")
         }
         if status.importRunning {
             lines.append("import running:     yes, \(TextFormatter.stage(status.importStage)) " +
@@ -122,16 +139,23 @@ struct DatabaseImport: ParsableCommand {
             left), one line per finished stage otherwise, JSON lines with --json (then the final answer). \
             Ctrl-C cancels: nothing changes.
 
-            A file whose build time is older than the installed reference's is refused \
-            (DOWNGRADE_REFUSED) unless --allow-downgrade is given.
+            The file installs as its release (from its provenance; "unknown" for a file built without \
+            one), beside the releases already installed. A file whose build time is older than the \
+            installed build of the same release is refused (DOWNGRADE_REFUSED) unless --allow-downgrade \
+            is given; another release is never a downgrade. A file whose taxon ids are another \
+            namespace's than the installed releases' (GBIF keys over NCBI taxids: the same numbers \
+            would name other taxa) is refused (ID_NAMESPACE_MISMATCH) unless \
+            --allow-id-namespace-change is given.
 
             Exit codes: 0 installed, 7 the file failed verification (the message names the check), \
             4 not an administrator, 5 the service is not running or another import runs, 1 other failures \
             (DOWNGRADE_REFUSED, NO_SPACE, INTERNAL).
             """)
     @OptionGroup var global: GlobalOptions
-    @Flag(help: "Install even if the file was built before the installed reference database.")
+    @Flag(help: "Install even if the file was built before the installed build of its release.")
     var allowDowngrade = false
+    @Flag(help: "Install even if the file's taxon ids are of another namespace (gbif-key, ott-id, …) than the installed releases'.")
+    var allowIDNamespaceChange = false
     @Flag(help: "Activate the reference database once it is installed.")
     var activate = false
     @Argument(help: "The .stol file.") var file: String
@@ -143,6 +167,7 @@ struct DatabaseImport: ParsableCommand {
             defer { close(fd) }
             var body = Stol_V1_ImportFileRequest()
             body.allowDowngrade = allowDowngrade
+            body.allowIDNamespaceChange = allowIDNamespaceChange
             var request = Stol_V1_ImportRequest()
             request.importFile = body
             let printer = ImportProgressPrinter(json: global.json)
@@ -162,18 +187,21 @@ struct DatabaseImport: ParsableCommand {
             }
             printer.finishStage()
             guard case .done(var done) = response.result else { throw .local("unexpected answer") }
+            let release = done.release
             if activate {
                 var activation = Stol_V1_ImportRequest()
-                activation.activate = Stol_V1_ActivateRequest()
+                activation.activate = Stol_V1_ActivateRequest.with { $0.release = release }
                 let activated = try client.ask(activation, as: Stol_V1_ImportDone.self)
                 done = activated
-                _ = taxonomyServes(.reference, global, )
+                _ = taxonomyServes(release: release, global)
             }
             if global.json { print(ImportStatusText.json(done.status)); return }
-            print("imported: the reference database is installed (\(ImportProgressPrinter.bytes(Double(done.status.referenceSizeBytes))), " +
-                  "built \(done.status.referenceBuildTime))")
-            print(done.status.referenceActive ? "it is active: taxonomy answers come from it"
-                  : "it is not active yet: `stol-client db activate` makes taxonomy answers come from it")
+            let installed = done.status.releases.first { $0.release == release }
+            print("imported: release \(release) is installed (\(ImportProgressPrinter.bytes(Double(installed?.sizeBytes ?? 0))), " +
+                  "built \(installed?.buildTime ?? "?"))")
+            print(done.status.defaultRelease == release ? "it is the default: taxonomy answers come from it"
+                  : "it is not the default: `stol-client db activate \(release)` makes it the default; "
+                    + "`--release \(release)` asks it meanwhile")
         }
     }
 }
@@ -184,48 +212,50 @@ struct DatabaseImport: ParsableCommand {
 /// does; false when it is still opening it, or cannot be asked (not running: it
 /// will open the right one when it starts). It waits at most --timeout (30 s by
 /// default), and never more than 60 s.
-private func taxonomyServes(_ kind: Stol_V1_DatabaseKind, _ global: GlobalOptions) -> Bool {
+private func taxonomyServes(release: String, _ global: GlobalOptions) -> Bool {
     let deadline = Date().addingTimeInterval(min(global.timeout ?? 30, 60))
     while true {
         var request = Stol_V1_TaxonomyRequest()
         request.status = Stol_V1_StatusRequest()
-        guard let client = try? global.taxonomy(),
-              let status = try? client.ask(request, as: Stol_V1_StatusResponse.self) else { return false }
-        if status.active.kind == kind { return true }
+        // Never pinned: it asks what answers requests without a release.
+        let client = TaxonomyClient(service: "taxonomy", path: global.paths.taxonomySocket, timeout: global.answerTimeout())
+        guard let status = try? client.ask(request, as: Stol_V1_StatusResponse.self) else { return false }
+        if status.active.release == release { return true }
         guard Date() < deadline else { return false }
         usleep(100_000)
     }
 }
 
-/// Sends one management request and returns the state after it.
-private func manage(_ global: GlobalOptions, _ body: Stol_V1_ImportRequest.OneOf_Body) throws(ClientError) -> Stol_V1_ImportStatus {
+/// Sends one management request and returns its answer (the state after it, the release it named).
+private func manage(_ global: GlobalOptions, _ body: Stol_V1_ImportRequest.OneOf_Body) throws(ClientError) -> Stol_V1_ImportDone {
     var request = Stol_V1_ImportRequest()
     request.body = body
-    let done = try global.importer().ask(request, as: Stol_V1_ImportDone.self)
-    return done.status
+    return try global.importer().ask(request, as: Stol_V1_ImportDone.self)
 }
 
 struct DatabaseActivate: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "activate", abstract: "Serve taxonomy answers from the installed reference database.",
+        commandName: "activate", abstract: "Make an installed release the default (taxonomy answers without --release come from it).",
         discussion: """
-            Checks again that the installed file is a database this server understands (schema version, \
-            tables), then switches: the taxonomy service opens it on a thread of its own and answers from \
-            the previous database until it is open (no request waits); every answer names the database \
-            that produced it. The command returns once the service answers from the reference database \
-            (or says that it is still opening it, after --timeout, at most 60 s). Exit 3 when no \
-            reference database is installed.
+            Without RELEASE: the default chosen before (after a deactivate), else the only installed \
+            release. Checks again that the installed file is a database this server understands (schema \
+            version, tables), then switches: the taxonomy service opens it on a thread of its own and \
+            answers from the previous database until it is open (no request waits); every answer names \
+            the release that produced it. The command returns once the service answers from it (or says \
+            that it is still opening it, after --timeout, at most 60 s). Exit 3 when no release is \
+            installed or RELEASE is not (RELEASE_NOT_INSTALLED lists the installed ones).
             """)
     @OptionGroup var global: GlobalOptions
+    @Argument(help: "The release (as `db list` shows it).") var releaseName: String?
     func run() throws {
         try global.run { () throws(ClientError) in
-            let status = try manage(global, .activate(Stol_V1_ActivateRequest()))
+            let done = try manage(global, .activate(.with { $0.release = releaseName ?? "" }))
             // Returns once the taxonomy service answers from it, or says it is still opening it.
-            let serving = taxonomyServes(.reference, global, )
-            if global.json { print(ImportStatusText.json(status)); return }
-            print(serving ? "the reference database is active (built \(status.referenceBuildTime)): taxonomy answers come from it"
-                  : "the reference database is active (built \(status.referenceBuildTime)); the taxonomy service is still "
-                    + "opening it and answers from the bundled one meanwhile (`stol-client status` shows when it switches)")
+            let serving = taxonomyServes(release: done.release, global)
+            if global.json { print(ImportStatusText.json(done.status)); return }
+            print(serving ? "release \(done.release) is the default: taxonomy answers come from it"
+                  : "release \(done.release) is the default; the taxonomy service is still opening it and answers "
+                    + "from the previous database meanwhile (`stol-client status` shows when it switches)")
         }
     }
 }
@@ -233,27 +263,35 @@ struct DatabaseActivate: ParsableCommand {
 struct DatabaseDeactivate: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "deactivate", abstract: "Serve taxonomy answers from the bundled database again.",
-        discussion: "The reference database stays installed (`db activate` switches back); the bundled database is never changed.")
+        discussion: "The releases stay installed (`db activate` switches back); the bundled database is never changed.")
     @OptionGroup var global: GlobalOptions
     func run() throws {
         try global.run { () throws(ClientError) in
-            let status = try manage(global, .deactivate(Stol_V1_DeactivateRequest()))
-            _ = taxonomyServes(.bundled, global, )
+            let status = try manage(global, .deactivate(Stol_V1_DeactivateRequest())).status
+            _ = taxonomyServes(release: "bundled", global)
             print(global.json ? ImportStatusText.json(status)
-                  : "the bundled database serves" + (status.referencePresent ? "; the reference database stays installed" : ""))
+                  : "the bundled database serves" + (status.releases.isEmpty ? "" : "; the releases stay installed"))
         }
     }
 }
 
 struct DatabaseDelete: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "delete", abstract: "Deactivate and remove the reference database (asks first; --yes skips the question).",
+        commandName: "delete", abstract: "Remove an installed release (asks first; --yes skips the question).",
         discussion: """
-            The bundled database serves afterwards; it is never deleted. A new reference database can be \
-            imported at any time. Without a terminal the command refuses (exit 64) unless --yes is given.
+            Without RELEASE: the only installed release. When it is the default, the bundled database \
+            serves afterwards; the bundled database is never deleted. Users who pinned the release get \
+            RELEASE_NOT_INSTALLED. A release can be imported again at any time. Without a terminal the \
+            command refuses (exit 64) unless --yes is given.
             """)
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Do not ask for confirmation.") var yes = false
+    @Argument(help: "The release (as `db list` shows it).") var releaseName: String?
+
+    func validate() throws {
+        if releaseName == "bundled" { throw ValidationError("the bundled database is never deleted") }
+    }
+
     func run() throws {
         try global.run { () throws(ClientError) in
             if !yes {
@@ -262,16 +300,78 @@ struct DatabaseDelete: ParsableCommand {
                 guard case .status(let current) = try global.importer().call(request).result else {
                     throw .local("unexpected answer")
                 }
-                guard current.referencePresent else {
-                    print(global.json ? ImportStatusText.json(current) : "no reference database is installed; nothing to delete")
+                guard !current.releases.isEmpty else {
+                    print(global.json ? ImportStatusText.json(current) : "no release is installed; nothing to delete")
                     return
                 }
-                try confirm("Delete the reference database (\(ImportProgressPrinter.bytes(Double(current.referenceSizeBytes))), " +
-                            "built \(current.referenceBuildTime))? The built-in database will serve.", yes: false)
+                let named = releaseName ?? (current.releases.count == 1 ? current.releases[0].release : "")
+                guard let target = current.releases.first(where: { $0.release == named }) else {
+                    throw .usage(releaseName == nil
+                        ? "several releases are installed (\(current.releases.map(\.release).joined(separator: ", "))); name one"
+                        : "the release \(named) is not installed (installed: \(current.releases.map(\.release).joined(separator: ", ")))")
+                }
+                try confirm("Delete release \(target.release) (\(ImportProgressPrinter.bytes(Double(target.sizeBytes))), "
+                            + "built \(target.buildTime))?" + (target.isDefault ? " It is the default: the built-in database will serve." : ""),
+                            yes: false)
             }
-            let status = try manage(global, .deleteReference(Stol_V1_DeleteReferenceRequest()))
-            _ = taxonomyServes(.bundled, global, )
-            print(global.json ? ImportStatusText.json(status) : "the reference database is deleted; the bundled database serves")
+            let done = try manage(global, .deleteReference(.with { $0.release = releaseName ?? "" }))
+            if done.status.defaultRelease.isEmpty { _ = taxonomyServes(release: "bundled", global) }
+            print(global.json ? ImportStatusText.json(done.status)
+                  : done.release.isEmpty ? "no release is installed; nothing deleted"
+                  : "release \(done.release) is deleted" + (done.status.defaultRelease.isEmpty ? "; the bundled database serves" : ""))
         }
+    }
+}
+
+/// `db list`: every database the service can answer from, for every user.
+struct DatabaseList: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "The bundled database and every installed release: source, ids, size, build time, default, loaded.",
+        discussion: """
+            Asked of the taxonomy service, so any user can run it. `loaded` says whether the service \
+            holds the release in memory now: the default always is; a release pinned with --release is \
+            opened at its first request (a few seconds for a full NCBI release) and closed when idle. \
+            --json prints {"default_release": …, "releases": [ReleaseInfo, …]} (protocol/PROTOCOL.md).
+            """)
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        try global.run { () throws(ClientError) in
+            // Never pinned: it lists what the service has.
+            let client = TaxonomyClient(service: "taxonomy", path: global.paths.taxonomySocket, timeout: global.answerTimeout())
+            let status = try client.ask(.with { $0.status = .init() }, as: Stol_V1_StatusResponse.self)
+            if global.json {
+                var list = Stol_V1_StatusResponse()
+                list.defaultRelease = status.defaultRelease
+                list.releases = status.releases
+                print(TextFormatter.json(list))
+                return
+            }
+            print(ReleaseTable.text(status.releases))
+        }
+    }
+}
+
+/// The table of `db list`.
+enum ReleaseTable {
+    static func text(_ releases: [Stol_V1_ReleaseInfo]) -> String {
+        let header = ["RELEASE", "SOURCE", "IDS", "SIZE", "BUILT", "FINGERPRINT", "DEFAULT", "LOADED"]
+        let rows = releases.map { release -> [String] in
+            [release.release + (release.kind == .bundled && release.hasProvenance ? " (\(release.provenance.release))" : ""),
+             release.hasProvenance ? release.provenance.source : "-",
+             release.hasProvenance ? release.provenance.idNamespace : "-",
+             ImportProgressPrinter.bytes(Double(release.sizeBytes)),
+             release.buildTime.isEmpty ? "-" : release.buildTime,
+             String(release.fingerprint.prefix(16)),
+             release.isDefault ? "yes" : "no",
+             release.loaded ? "yes" : "no"]
+        }
+        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        return ([header] + rows).map { row in
+            row.indices.map { column in
+                column == row.count - 1 ? row[column] : row[column].padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
     }
 }

@@ -29,11 +29,13 @@ struct StolClient: ParsableCommand {
               stol-client taxon 9689 --lang es
               stol-client children 9688
               stol-client fav toggle 9689 && stol-client fav list
+              stol-client lineage --release 2023.11.4 < ids.txt   (any installed release; also $STOL_RELEASE)
+              stol-client db list && stol-client cite
               stol-client db import out/reference.stol && stol-client db activate   (administrators)
             """,
         subcommands: [Status.self, TaxonCommand.self, Children.self, Roots.self, Ancestors.self, Search.self,
                       Detail.self, Compare.self, Relatives.self, Tree.self, Lineage.self, NameToIDs.self, Diagnostics.self,
-                      Favorites.self, Database.self]
+                      Favorites.self, Database.self, Cite.self]
     )
 }
 
@@ -43,6 +45,16 @@ struct GlobalOptions: ParsableArguments {
 
     @Option(help: "Directory of the daemons' sockets (default: $STOL_RUNTIME_DIR or /run/stol).")
     var runtimeDir: String?
+
+    @Option(help: ArgumentHelp("Answer from this installed release (e.g. 2023.11.4, or bundled), whatever the default is "
+                               + "(default: $STOL_RELEASE, else the default release). `stol-client db list` lists them.",
+                               valueName: "release"))
+    var release: String?
+
+    /// --release, else $STOL_RELEASE; empty: the default release.
+    var pinnedRelease: String {
+        release ?? ProcessInfo.processInfo.environment["STOL_RELEASE"] ?? ""
+    }
 
     var paths: RuntimePaths {
         var paths = RuntimePaths.fromEnvironment()
@@ -60,16 +72,49 @@ struct GlobalOptions: ParsableArguments {
         return timeout > 0 ? .milliseconds(Int64(timeout * 1000)) : nil
     }
 
-    func taxonomy() -> TaxonomyClient { TaxonomyClient(service: "taxonomy", path: paths.taxonomySocket, timeout: answerTimeout()) }
+    /// The taxonomy service, pinned to --release / $STOL_RELEASE; without one, every request
+    /// after the first answer is pinned to the release that gave it, so that one run of
+    /// the client (a batch of a million lines) is answered from one release even when
+    /// the default changes meanwhile.
+    func taxonomy() -> TaxonomyClient {
+        let client = TaxonomyClient(service: "taxonomy", path: paths.taxonomySocket, timeout: answerTimeout())
+        let pinned = pinnedRelease
+        client.prepare = { request in
+            if request.release.isEmpty { request.release = pinned.isEmpty ? (AnsweringRelease.identity?.release ?? "") : pinned }
+        }
+        client.observe = { response in
+            if AnsweringRelease.identity == nil, response.hasDatabase { AnsweringRelease.identity = response.database }
+        }
+        return client
+    }
     func favorites() -> FavoritesClient { FavoritesClient(service: "favorites", path: paths.favoritesSocket, timeout: answerTimeout()) }
     /// Imports run long between frames (an fsync of a large database): a longer default.
     func importer(standard: Duration = ImportClient.defaultTimeout) -> ImportClient {
         ImportClient(service: "import", path: paths.importSocket, timeout: answerTimeout(standard: standard))
     }
 
-    /// Prints an answer: as JSON with `--json`, else as `text` formats it.
+    /// The taxonomy service for a batch, its release fixed before the first request
+    /// (one status call): every answer of the batch comes from that release, and
+    /// ``AnsweringRelease/header`` names it before the first line.
+    func batchTaxonomy() throws(ClientError) -> TaxonomyClient {
+        let client = taxonomy()
+        _ = try client.ask(.with { $0.status = .init() }, as: Stol_V1_StatusResponse.self)
+        return client
+    }
+
+    /// Prints a taxonomy answer: as JSON with `--json` (with the release that answered
+    /// as its `database` member), else as `text` formats it.
     func show<Answer: SwiftProtobuf.Message>(_ answer: Answer, _ text: (Answer) -> String) {
-        print(json ? TextFormatter.json(answer) : text(answer))
+        print(json ? taxonomyJSON(answer) : text(answer))
+    }
+
+    /// `answer`'s JSON with a first member `"database"`: the identity of the database that
+    /// answered (kind, fingerprint, schema version, release, source, id namespace).
+    func taxonomyJSON<Answer: SwiftProtobuf.Message>(_ answer: Answer) -> String {
+        let body = TextFormatter.json(answer)
+        guard let identity = AnsweringRelease.identity, body.hasPrefix("{") else { return body }
+        let rest = body.dropFirst()
+        return "{\"database\":" + TextFormatter.json(identity) + (rest.hasPrefix("}") ? "" : ",") + rest
     }
 
     /// Runs `body`, turning a ``ClientError`` into a message and its exit code.
@@ -85,6 +130,28 @@ struct GlobalOptions: ParsableArguments {
             throw ExitCode(error.exitCode.rawValue)
         }
     }
+}
+
+/// The database that gave this run's first taxonomy answer (one run is answered from
+/// one release: ``GlobalOptions/taxonomy()`` pins the rest to it). The client is one
+/// thread.
+enum AnsweringRelease {
+    nonisolated(unsafe) static var identity: Stol_V1_DatabaseIdentity?
+
+    /// The first line of a batch's TSV: `# release 2024.9.7 · NCBI Taxonomy · ids ncbi-taxid`.
+    static var header: String {
+        guard let identity else { return "# release unknown" }
+        var parts = ["# release \(identity.release.isEmpty ? "unknown" : identity.release)"]
+        if !identity.source.isEmpty { parts.append(identity.source) }
+        if !identity.idNamespace.isEmpty { parts.append("ids \(identity.idNamespace)") }
+        return parts.joined(separator: " · ")
+    }
+}
+
+/// `--no-header`, shared by the batch modes.
+struct BatchHeaderOption: ParsableArguments {
+    @Flag(help: "Leave out the first line, a `#` comment naming the release that answered (TSV output only).")
+    var noHeader = false
 }
 
 /// `{"error": {"code": …, "details": {…}, "message": …}}`: the code and details

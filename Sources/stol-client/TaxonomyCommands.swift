@@ -14,7 +14,12 @@ struct Status: ParsableCommand {
         try global.run { () throws(ClientError) in
             let status = try global.taxonomy().ask(.with { $0.status = .init() }, as: Stol_V1_StatusResponse.self)
             if global.json { print(TextFormatter.json(status)); return }
+            let provenance = status.hasProvenance
+                ? "\(status.provenance.source), release \(status.provenance.release), ids \(status.provenance.idNamespace)"
+                : "not recorded (built before provenance)"
             print("""
+                release:          \(status.active.release)\(global.pinnedRelease.isEmpty ? " (the default)" : " (pinned)")
+                source:           \(provenance)
                 active database:  \(TextFormatter.databaseKind(status.active.kind)) (\(status.activePath))
                 schema version:   \(status.active.schemaVersion)
                 taxa:             \(status.taxaCount)
@@ -26,9 +31,41 @@ struct Status: ParsableCommand {
                 whole tree:       \(status.fullTreeNodes == 0 ? "none: main ranks only (--ranks all needs a database built with the whole tree, such as the reference)" : "\(status.fullTreeNodes) nodes, \(status.fullTreeLoaded ? "loaded" : "loading") (--ranks all)")
                 bundled DB:       \(status.bundledPath) (\(status.bundledSizeBytes) bytes)
                 reference DB:     \(status.referencePresent ? "installed, \(status.referenceSizeBytes) bytes" : "not installed")\(status.referenceRequested ? ", activation requested" : "")
+                releases:         \(status.releases.map { $0.release + ($0.isDefault ? " (default)" : "") }.joined(separator: ", "))
                 server version:   \(status.serverVersion)
                 """)
             if !status.fallbackReason.isEmpty { print("note: serving the bundled database because \(status.fallbackReason)") }
+        }
+    }
+}
+
+/// `stol-client cite`: how to cite the release that answers.
+struct Cite: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the citation, licence and attribution of the release that answers (the default, or --release).",
+        discussion: """
+            For a methods section: the line the release's builder recorded, e.g.
+              Schoch CL, et al. NCBI Taxonomy: a comprehensive update … (release 2024.9.7)
+            with --json: the release's provenance (source, release, id_namespace, licence, attribution,
+            citation, tool, built).
+            """)
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        try global.run { () throws(ClientError) in
+            let status = try global.taxonomy().ask(.with { $0.status = .init() }, as: Stol_V1_StatusResponse.self)
+            guard status.hasProvenance else {
+                throw .local("release \(status.active.release) records no provenance (it was built before provenance "
+                             + "was recorded); rebuild it with stol-pipeline to cite it")
+            }
+            if global.json { print(global.taxonomyJSON(status.provenance)); return }
+            let provenance = status.provenance
+            print(provenance.citation)
+            print("")
+            print("source:       \(provenance.source), release \(provenance.release) (ids: \(provenance.idNamespace))")
+            print("licence:      \(provenance.licence)")
+            print("attribution:  \(provenance.attribution)")
+            print("built:        \(provenance.built) by \(provenance.tool)")
         }
     }
 }
@@ -72,7 +109,7 @@ struct Children: ParsableCommand {
                     $0.ranks = ranks.ranks.wire
                 }
             }, as: Stol_V1_TaxonPage.self)
-            if global.json { print(TextFormatter.json(page)); return }
+            if global.json { print(global.taxonomyJSON(page)); return }
             page.taxa.forEach { print(TextFormatter.line($0, showChildren: true)) }
             let shown = Int(page.offset) + page.taxa.count
             print("(\(page.taxa.isEmpty ? 0 : page.offset + 1)–\(shown) of \(page.total))")
@@ -89,7 +126,7 @@ struct Roots: ParsableCommand {
         try global.run { () throws(ClientError) in
             let page = try global.taxonomy().ask(.with { $0.roots = .with { $0.language = language.language } },
                                                  as: Stol_V1_TaxonPage.self)
-            if global.json { print(TextFormatter.json(page)); return }
+            if global.json { print(global.taxonomyJSON(page)); return }
             page.taxa.forEach { print(TextFormatter.line($0, showChildren: true)) }
         }
     }
@@ -107,7 +144,7 @@ struct Ancestors: ParsableCommand {
             let list = try global.taxonomy().ask(.with {
                 $0.ancestors = .with { $0.taxonID = id; $0.language = language.language; $0.ranks = ranks.ranks.wire }
             }, as: Stol_V1_TaxonList.self)
-            if global.json { print(TextFormatter.json(list)); return }
+            if global.json { print(global.taxonomyJSON(list)); return }
             for (depth, taxon) in list.taxa.enumerated() {
                 print(String(repeating: "  ", count: depth) + TextFormatter.line(taxon))
             }
@@ -152,7 +189,7 @@ struct Search: ParsableCommand {
                 search.rank = wire
             }
             let result = try global.taxonomy().ask(.with { $0.search = search }, as: Stol_V1_SearchResponse.self)
-            if global.json { print(TextFormatter.json(result)); return }
+            if global.json { print(global.taxonomyJSON(result)); return }
             if result.hits.isEmpty { print("no matches"); return }
             for hit in result.hits { print(TextFormatter.searchLine(hit)) }
         }

@@ -31,7 +31,8 @@ struct Compare: ParsableCommand {
         abstract: "Compare two taxa: common ancestor, paths, distance, shared clade, trait similarity; or many pairs with --batch.",
         discussion: """
             With --batch, pairs are read from stdin, one per line: two ids or exact names separated by a tab
-            (or, for ids, by spaces). Output, one line per pair:
+            (or, for ids, by spaces). The TSV starts with a `#` line naming the release that answers
+            the whole batch (--no-header leaves it out). Output, one line per pair:
               TSV:   a, b, common ancestor id, its rank, its name, distance on the main ranks, distance on
                      NCBI's tree (edges; empty when the database keeps only the main ranks)
                      or: a, b, the error code (NOT_FOUND, INVALID_REQUEST) and the message;
@@ -46,6 +47,7 @@ struct Compare: ParsableCommand {
     @OptionGroup var ranks: RanksOption
     @Flag(help: "Read pairs from stdin (see below) and answer them all, many per request.") var batch = false
     @Flag(help: "With --batch: one JSON object per line instead of TSV.") var jsonl = false
+    @OptionGroup var header: BatchHeaderOption
     @Argument(help: "First taxon id.") var a: Int64?
     @Argument(help: "Second taxon id.") var b: Int64?
 
@@ -77,7 +79,9 @@ struct Compare: ParsableCommand {
         try global.run { () throws(ClientError) in
             let json = jsonl || global.json
             let output = BufferedOutput()
-            try global.taxonomy().pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
+            let client = try global.batchTaxonomy()
+            if !json && !header.noHeader { output.line(AnsweringRelease.header) }
+            try client.pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
                 var pairs: [Stol_V1_TaxonPair] = []
                 while pairs.count < 1000, let line = readLine() {
                     guard !line.trimmingBlanks.isEmpty else { continue }
@@ -131,7 +135,8 @@ struct NameToIDs: ParsableCommand {
         discussion: """
             Each input line is a name: a scientific name matched exactly (then with its first letter
             capitalised) among all taxa of the database (NCBI's whole tree when it has it), else a common
-            name or synonym. Output, one line per name:
+            name or synonym. The TSV starts with a `#` line naming the release that answers the whole
+            batch (--no-header leaves it out). Output, one line per name:
               TSV:   name, ids (ascending, comma-separated), unique or ambiguous, ranks (comma-separated)
                      or: name, NOT_FOUND, the message
               --jsonl: the NameLookupResult message as one JSON object per line
@@ -139,13 +144,16 @@ struct NameToIDs: ParsableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @Flag(help: "One JSON object per line instead of TSV.") var jsonl = false
+    @OptionGroup var header: BatchHeaderOption
 
     func run() throws {
         var missing = false
         try global.run { () throws(ClientError) in
             let json = jsonl || global.json
             let output = BufferedOutput()
-            try global.taxonomy().pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
+            let client = try global.batchTaxonomy()
+            if !json && !header.noHeader { output.line(AnsweringRelease.header) }
+            try client.pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
                 var names: [String] = []
                 while names.count < 1000, let line = readLine() {
                     let name = line.trimmingBlanks

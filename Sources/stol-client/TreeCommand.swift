@@ -85,7 +85,7 @@ struct Tree: ParsableCommand {
             if global.json {
                 var list = Stol_V1_TaxonList()
                 list.taxa = json
-                print(TextFormatter.json(list))
+                print(global.taxonomyJSON(list))
             } else {
                 lines.forEach { print($0) }
             }

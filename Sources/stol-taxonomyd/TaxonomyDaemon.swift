@@ -32,9 +32,12 @@ struct TaxonomyDaemon: AsyncParsableCommand {
             if let bundled { paths.bundledDatabase = bundled }
             let provider: ActiveDatabaseProvider
             do throws(TaxonomyError) {
-                provider = try ActiveDatabaseProvider(bundledPath: paths.bundledDatabase, referencePath: paths.referenceDatabase,
+                provider = try ActiveDatabaseProvider(bundledPath: paths.bundledDatabase,
+                                                      referencePath: paths.legacyReferenceDatabase,
+                                                      releasesDirectory: paths.releasesDirectory,
                                                       activationPath: paths.activationState, logger: context.logger,
-                                                      recheckInterval: .milliseconds(1))
+                                                      recheckInterval: .milliseconds(1),
+                                                      pinnedLimits: .fromEnvironment())
             } catch {
                 throw DaemonStartupError(.noInput, "cannot open the bundled database: \(error.protocolError.message)")
             }

@@ -106,7 +106,7 @@ final class ImportCoordinatorTests: XCTestCase {
         let answers = try importFile(stolMagic + [UInt8](repeating: 0, count: 200), coordinator)
         XCTAssertEqual(answers.last?.protocolError?.code, .unavailable)
         XCTAssertFalse(coordinator.status().importRunning, "the import slot is released after a failure")
-        XCTAssertNil(fileDigest(paths.referenceDatabase))
+        XCTAssertNil(fileDigest(paths.releaseDatabase(ReleaseName.unknown)))
         XCTAssertEqual(stagingFiles, [])
     }
 
@@ -125,12 +125,12 @@ final class ImportCoordinatorTests: XCTestCase {
         XCTAssertEqual(stages.first, .received)
         XCTAssertEqual(stages.last, .installing)
         XCTAssertEqual(stages, stages.sorted { $0.rawValue < $1.rawValue }, "stages only move forward")
-        XCTAssertEqual(fileDigest(paths.referenceDatabase), SHA256.hash(sqlite).hexString)
+        XCTAssertEqual(fileDigest(paths.releaseDatabase(ReleaseName.unknown)), SHA256.hash(sqlite).hexString)
         XCTAssertTrue(done.status.referencePresent)
         XCTAssertFalse(done.status.referenceActive)
         XCTAssertEqual(done.status.referenceSizeBytes, UInt64(sqlite.count))
         XCTAssertEqual(done.status.referenceSchemaVersion, UInt32(TaxonomySchema.currentVersion))
-        XCTAssertEqual(done.status.referenceFingerprint, FileStat(path: paths.referenceDatabase)?.fingerprint)
+        XCTAssertEqual(done.status.referenceFingerprint, FileStat(path: paths.releaseDatabase(ReleaseName.unknown))?.fingerprint)
         XCTAssertNil(fileDigest(paths.activationState), "importing does not activate")
         XCTAssertEqual(stagingFiles, [])
         XCTAssertFalse(coordinator.status().importRunning)
@@ -148,7 +148,7 @@ final class ImportCoordinatorTests: XCTestCase {
         XCTAssertEqual(refused?.code, .downgradeRefused)
         XCTAssertEqual(refused?.details["installed_build_time"], "2026-06-01T00:00:00Z")
         XCTAssertEqual(refused?.details["offered_build_time"], "2025-06-01T00:00:00Z")
-        XCTAssertEqual(fileDigest(paths.referenceDatabase), SHA256.hash(newer).hexString)
+        XCTAssertEqual(fileDigest(paths.releaseDatabase(ReleaseName.unknown)), SHA256.hash(newer).hexString)
         XCTAssertEqual(stagingFiles, [])
         // The same build again is not a downgrade; an older one is with --allow-downgrade.
         guard case .done = try importFile(StolCorpus.sign(newer, key: ImportFixture.key), coordinator).last?.result else {
@@ -169,7 +169,7 @@ final class ImportCoordinatorTests: XCTestCase {
         let answers = try importFile(StolCorpus.sign(try ImportFixture.databaseBytes(), key: ImportFixture.key), coordinator,
                                      connection: pair[0])
         XCTAssertFalse(answers.contains { if case .done = $0.result { true } else { false } })
-        XCTAssertNil(fileDigest(paths.referenceDatabase))
+        XCTAssertNil(fileDigest(paths.releaseDatabase(ReleaseName.unknown)))
         XCTAssertEqual(stagingFiles, [])
         XCTAssertFalse(coordinator.status().importRunning)
     }
@@ -215,13 +215,13 @@ final class ImportCoordinatorTests: XCTestCase {
     private func assertRefusedAndUnchanged(_ frames: [Stol_V1_VerifyResponse], code: Stol_V1_ErrorCode,
                                            file: StaticString = #filePath, line: UInt = #line) throws {
         let coordinator = try coordinator()
-        try Data("installed before".utf8).write(to: URL(fileURLWithPath: paths.referenceDatabase))
+        try Data("installed before".utf8).write(to: URL(fileURLWithPath: paths.releaseDatabase(ReleaseName.unknown)))
         try ActivationState(useReferenceDB: true).write(path: paths.activationState)
-        let before = (fileDigest(paths.referenceDatabase), fileDigest(paths.activationState))
+        let before = (fileDigest(paths.releaseDatabase(ReleaseName.unknown)), fileDigest(paths.activationState))
         try scriptedVerifier(frames)
         let answers = try importFile(stolMagic + [UInt8](repeating: 0, count: 200), coordinator)
         XCTAssertEqual(answers.last?.protocolError?.code, code, "\(answers.last.map { "\($0)" } ?? "")", file: file, line: line)
-        XCTAssertEqual(fileDigest(paths.referenceDatabase), before.0, file: file, line: line)
+        XCTAssertEqual(fileDigest(paths.releaseDatabase(ReleaseName.unknown)), before.0, file: file, line: line)
         XCTAssertEqual(fileDigest(paths.activationState), before.1, file: file, line: line)
         XCTAssertEqual(stagingFiles, [], file: file, line: line)
     }
@@ -299,7 +299,7 @@ final class ImportCoordinatorTests: XCTestCase {
 
     func testActivate_rechecksTheSchemaVersion_andRefusesOneTooNew() throws {
         let coordinator = try coordinator()
-        try FileManager.default.copyItem(atPath: try ImportFixture.databasePath(), toPath: paths.referenceDatabase)
+        try FileManager.default.copyItem(atPath: try ImportFixture.databasePath(), toPath: paths.releaseDatabase(ReleaseName.unknown))
         guard case .done(let done) = collect(coordinator, request(.activate(.init())), context(uid: 0)).last?.result else {
             return XCTFail("activation failed")
         }
@@ -307,7 +307,7 @@ final class ImportCoordinatorTests: XCTestCase {
         XCTAssertTrue(ActivationState.read(path: paths.activationState).useReferenceDB)
 
         _ = collect(coordinator, request(.deactivate(.init())), context(uid: 0))
-        let queue = try DatabaseQueueForTests(path: paths.referenceDatabase)
+        let queue = try DatabaseQueueForTests(path: paths.releaseDatabase(ReleaseName.unknown))
         try queue.execute("UPDATE schema_version SET version = 99")
         let before = fileDigest(paths.activationState)
         let answers = collect(coordinator, request(.activate(.init())), context(uid: 0))
@@ -333,7 +333,7 @@ final class ImportCoordinatorTests: XCTestCase {
         XCTAssertFalse(deleted.status.referencePresent)
         XCTAssertFalse(deleted.status.referenceActive)
         XCTAssertFalse(ActivationState.read(path: paths.activationState).useReferenceDB, "inactive when the call returns")
-        XCTAssertNil(fileDigest(paths.referenceDatabase))
+        XCTAssertNil(fileDigest(paths.releaseDatabase(ReleaseName.unknown)))
         XCTAssertEqual(fileDigest(paths.bundledDatabase), bundledBefore.0)
         XCTAssertEqual(FileStat(path: paths.bundledDatabase), bundledBefore.1, "not even rewritten with the same bytes")
 

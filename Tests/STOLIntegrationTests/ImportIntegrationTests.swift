@@ -41,7 +41,8 @@ final class ImportIntegrationTests: XCTestCase {
         let stages = imported.stderr.split(separator: "\n").map { String($0.split(separator: ":")[0]) }
         XCTAssertEqual(stages, ["received", "checking header", "verifying checksum", "verifying signature",
                                 "decompressing", "checking database", "installing"], imported.stderr)
-        XCTAssertTrue(imported.stdout.contains("not active yet"), imported.stdout)
+        XCTAssertTrue(imported.stdout.contains("release unknown is installed") && imported.stdout.contains("not the default"),
+                      imported.stdout)
         XCTAssertEqual(fileDigest(stack.referencePath), SHA256.hash(sqlite).hexString, "installed byte for byte")
         XCTAssertEqual(stack.stagingFiles, [])
 
@@ -89,7 +90,7 @@ final class ImportIntegrationTests: XCTestCase {
 
         let again = try stack.client(["db", "import", "--activate", file])
         XCTAssertEqual(again.status, 0, again.stderr)
-        XCTAssertTrue(again.stdout.contains("it is active"), again.stdout)
+        XCTAssertTrue(again.stdout.contains("it is the default"), again.stdout)
         XCTAssertEqual((try taxonomyStatus()["active"] as? [String: Any])?["kind"] as? String, "DATABASE_KIND_REFERENCE")
     }
 
@@ -99,7 +100,7 @@ final class ImportIntegrationTests: XCTestCase {
         XCTAssertEqual(try stack.client(["db", "import", file]).status, 0)
         let declined = try stack.clientOnTerminal(["db", "delete"], input: "no\n")
         XCTAssertEqual(declined.status, 64, declined.stderr)
-        XCTAssertTrue(declined.stderr.contains("Delete the reference database"), declined.stderr)
+        XCTAssertTrue(declined.stderr.contains("Delete release unknown"), declined.stderr)
         XCTAssertNotNil(fileDigest(stack.referencePath))
         let accepted = try stack.clientOnTerminal(["db", "delete"], input: "yes\n")
         XCTAssertEqual(accepted.status, 0, accepted.stderr)

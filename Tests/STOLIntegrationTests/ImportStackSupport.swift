@@ -34,7 +34,7 @@ extension StackHarness {
         try start(.verify)
     }
 
-    var referencePath: String { stateDirectory + "/databases/reference.sqlite" }
+    var referencePath: String { stateDirectory + "/databases/releases/unknown.sqlite" }
     var activationPath: String { stateDirectory + "/databases/activation.json" }
     var stagingDirectory: String { stateDirectory + "/databases/.staging" }
 

@@ -112,8 +112,14 @@ final class TaxonomyQueryIntegrationTests: XCTestCase {
     func testLineage_readsIdsAndNamesFromStdin_oneLinePerQuery_inTSVAndJSONLines() throws {
         let tsv = try client(["lineage"], input: "9689\nPanthera tigris\nlion\nno such taxon\n")
         XCTAssertEqual(tsv.status, 3, "one query was not found")
-        let lines = tsv.stdout.split(separator: "\n").map(String.init)
-        XCTAssertEqual(lines.count, 4)
+        var lines = tsv.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 5, "a header and one line per query")
+        // The first line names the release that answered the whole batch (the bundled
+        // test database here); --no-header leaves it out.
+        XCTAssertEqual(lines.first, "# release bundled · Catalogue of Life · ids col-id", tsv.stdout)
+        lines.removeFirst()
+        let bare = try client(["lineage", "--no-header"], input: "9689\nPanthera tigris\nlion\nno such taxon\n")
+        XCTAssertEqual(bare.stdout.split(separator: "\n").map(String.init), lines, "the same lines without the header")
         XCTAssertTrue(lines[0].hasPrefix("9689\t9689\tspecies\tPanthera leo\tEukaryota;"), lines[0])
         XCTAssertTrue(lines[0].hasSuffix(";Panthera;Panthera leo"), lines[0])
         XCTAssertTrue(lines[1].hasPrefix("Panthera tigris\t9694\t"), lines[1])

@@ -73,6 +73,14 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
 
   /// A disk (the state directory, or the verifier's temporary directory) is full.
   case noSpace // = 30
+
+  /// A database whose ids are of another namespace than the installed ones (gbif-key over
+  /// ncbi-taxid): details installed_namespace, offered_namespace. Import without allow_id_namespace_change.
+  case idNamespaceMismatch // = 31
+
+  /// The release a request names (TaxonomyRequest.release, activate, delete) is not installed:
+  /// details release.
+  case releaseNotInstalled // = 32
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -103,6 +111,8 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     case 28: self = .fileTooSmall
     case 29: self = .downgradeRefused
     case 30: self = .noSpace
+    case 31: self = .idNamespaceMismatch
+    case 32: self = .releaseNotInstalled
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -131,6 +141,8 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     case .fileTooSmall: return 28
     case .downgradeRefused: return 29
     case .noSpace: return 30
+    case .idNamespaceMismatch: return 31
+    case .releaseNotInstalled: return 32
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -159,6 +171,8 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     .fileTooSmall,
     .downgradeRefused,
     .noSpace,
+    .idNamespaceMismatch,
+    .releaseNotInstalled,
   ]
 
 }
@@ -296,9 +310,90 @@ public nonisolated struct Stol_V1_DatabaseIdentity: Sendable {
 
   public var schemaVersion: UInt32 = 0
 
+  /// The release that answered (its provenance `release`: "2024.9.7"); "unknown" for a database
+  /// built without provenance.
+  public var release: String = String()
+
+  /// Its source ("NCBI Taxonomy") and id namespace ("ncbi-taxid"); empty without provenance.
+  public var source: String = String()
+
+  public var idNamespace: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+}
+
+/// Where a database comes from: its `provenance` table, written by the pipeline under the
+/// file's signature (STOL-FORMAT.md §3).
+public nonisolated struct Stol_V1_Provenance: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var source: String = String()
+
+  public var release: String = String()
+
+  public var idNamespace: String = String()
+
+  public var licence: String = String()
+
+  public var attribution: String = String()
+
+  public var citation: String = String()
+
+  public var tool: String = String()
+
+  /// ISO 8601 UTC
+  public var built: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One taxonomy database the service can answer from: the bundled one or an installed release.
+public nonisolated struct Stol_V1_ReleaseInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the name to pin (`release` of requests), "bundled" for the bundled database
+  public var release: String = String()
+
+  public var kind: Stol_V1_DatabaseKind = .unspecified
+
+  /// absent for a database built without provenance
+  public var provenance: Stol_V1_Provenance {
+    get {_provenance ?? Stol_V1_Provenance()}
+    set {_provenance = newValue}
+  }
+  /// Returns true if `provenance` has been explicitly set.
+  public var hasProvenance: Bool {self._provenance != nil}
+  /// Clears the value of `provenance`. Subsequent reads from it will return its default value.
+  public mutating func clearProvenance() {self._provenance = nil}
+
+  public var sizeBytes: UInt64 = 0
+
+  /// schema_version.applied_at
+  public var buildTime: String = String()
+
+  public var fingerprint: String = String()
+
+  public var schemaVersion: UInt32 = 0
+
+  /// answers requests that name no release
+  public var isDefault: Bool = false
+
+  /// open in the taxonomy server now (only the taxonomy service knows)
+  public var loaded: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _provenance: Stol_V1_Provenance? = nil
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -306,7 +401,7 @@ public nonisolated struct Stol_V1_DatabaseIdentity: Sendable {
 fileprivate nonisolated let _protobuf_package = "stol.v1"
 
 nonisolated extension Stol_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_MALFORMED_FRAME\0\u{1}ERROR_CODE_UNIMPLEMENTED\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_BUSY\0\u{1}ERROR_CODE_TAXON_DELETED\0\u{2}\u{a}ERROR_CODE_FILE_UNREADABLE\0\u{1}ERROR_CODE_FILE_TOO_LARGE\0\u{1}ERROR_CODE_NOT_A_STOL_FILE\0\u{1}ERROR_CODE_CHECKSUM_MISMATCH\0\u{1}ERROR_CODE_SIGNATURE_INVALID\0\u{1}ERROR_CODE_INCOMPATIBLE_SCHEMA\0\u{1}ERROR_CODE_DATABASE_CORRUPT\0\u{1}ERROR_CODE_DECOMPRESSION_LIMIT\0\u{1}ERROR_CODE_FILE_TOO_SMALL\0\u{1}ERROR_CODE_DOWNGRADE_REFUSED\0\u{1}ERROR_CODE_NO_SPACE\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_MALFORMED_FRAME\0\u{1}ERROR_CODE_UNIMPLEMENTED\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_BUSY\0\u{1}ERROR_CODE_TAXON_DELETED\0\u{2}\u{a}ERROR_CODE_FILE_UNREADABLE\0\u{1}ERROR_CODE_FILE_TOO_LARGE\0\u{1}ERROR_CODE_NOT_A_STOL_FILE\0\u{1}ERROR_CODE_CHECKSUM_MISMATCH\0\u{1}ERROR_CODE_SIGNATURE_INVALID\0\u{1}ERROR_CODE_INCOMPATIBLE_SCHEMA\0\u{1}ERROR_CODE_DATABASE_CORRUPT\0\u{1}ERROR_CODE_DECOMPRESSION_LIMIT\0\u{1}ERROR_CODE_FILE_TOO_SMALL\0\u{1}ERROR_CODE_DOWNGRADE_REFUSED\0\u{1}ERROR_CODE_NO_SPACE\0\u{1}ERROR_CODE_ID_NAMESPACE_MISMATCH\0\u{1}ERROR_CODE_RELEASE_NOT_INSTALLED\0")
 }
 
 nonisolated extension Stol_V1_DatabaseKind: SwiftProtobuf._ProtoNameProviding {
@@ -359,7 +454,7 @@ nonisolated extension Stol_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension Stol_V1_DatabaseIdentity: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".DatabaseIdentity"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}fingerprint\0\u{3}schema_version\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}fingerprint\0\u{3}schema_version\0\u{1}release\0\u{1}source\0\u{3}id_namespace\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -370,6 +465,9 @@ nonisolated extension Stol_V1_DatabaseIdentity: SwiftProtobuf.Message, SwiftProt
       case 1: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.fingerprint) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.schemaVersion) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.release) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.source) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.idNamespace) }()
       default: break
       }
     }
@@ -385,6 +483,15 @@ nonisolated extension Stol_V1_DatabaseIdentity: SwiftProtobuf.Message, SwiftProt
     if self.schemaVersion != 0 {
       try visitor.visitSingularUInt32Field(value: self.schemaVersion, fieldNumber: 3)
     }
+    if !self.release.isEmpty {
+      try visitor.visitSingularStringField(value: self.release, fieldNumber: 4)
+    }
+    if !self.source.isEmpty {
+      try visitor.visitSingularStringField(value: self.source, fieldNumber: 5)
+    }
+    if !self.idNamespace.isEmpty {
+      try visitor.visitSingularStringField(value: self.idNamespace, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -392,6 +499,148 @@ nonisolated extension Stol_V1_DatabaseIdentity: SwiftProtobuf.Message, SwiftProt
     if lhs.kind != rhs.kind {return false}
     if lhs.fingerprint != rhs.fingerprint {return false}
     if lhs.schemaVersion != rhs.schemaVersion {return false}
+    if lhs.release != rhs.release {return false}
+    if lhs.source != rhs.source {return false}
+    if lhs.idNamespace != rhs.idNamespace {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_Provenance: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Provenance"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}source\0\u{1}release\0\u{3}id_namespace\0\u{1}licence\0\u{1}attribution\0\u{1}citation\0\u{1}tool\0\u{1}built\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.source) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.release) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.idNamespace) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.licence) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.attribution) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.citation) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.tool) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.built) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.source.isEmpty {
+      try visitor.visitSingularStringField(value: self.source, fieldNumber: 1)
+    }
+    if !self.release.isEmpty {
+      try visitor.visitSingularStringField(value: self.release, fieldNumber: 2)
+    }
+    if !self.idNamespace.isEmpty {
+      try visitor.visitSingularStringField(value: self.idNamespace, fieldNumber: 3)
+    }
+    if !self.licence.isEmpty {
+      try visitor.visitSingularStringField(value: self.licence, fieldNumber: 4)
+    }
+    if !self.attribution.isEmpty {
+      try visitor.visitSingularStringField(value: self.attribution, fieldNumber: 5)
+    }
+    if !self.citation.isEmpty {
+      try visitor.visitSingularStringField(value: self.citation, fieldNumber: 6)
+    }
+    if !self.tool.isEmpty {
+      try visitor.visitSingularStringField(value: self.tool, fieldNumber: 7)
+    }
+    if !self.built.isEmpty {
+      try visitor.visitSingularStringField(value: self.built, fieldNumber: 8)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_Provenance, rhs: Stol_V1_Provenance) -> Bool {
+    if lhs.source != rhs.source {return false}
+    if lhs.release != rhs.release {return false}
+    if lhs.idNamespace != rhs.idNamespace {return false}
+    if lhs.licence != rhs.licence {return false}
+    if lhs.attribution != rhs.attribution {return false}
+    if lhs.citation != rhs.citation {return false}
+    if lhs.tool != rhs.tool {return false}
+    if lhs.built != rhs.built {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_ReleaseInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReleaseInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}release\0\u{1}kind\0\u{1}provenance\0\u{3}size_bytes\0\u{3}build_time\0\u{1}fingerprint\0\u{3}schema_version\0\u{3}is_default\0\u{1}loaded\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.release) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._provenance) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.sizeBytes) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.buildTime) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.fingerprint) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.schemaVersion) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.isDefault) }()
+      case 9: try { try decoder.decodeSingularBoolField(value: &self.loaded) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.release.isEmpty {
+      try visitor.visitSingularStringField(value: self.release, fieldNumber: 1)
+    }
+    if self.kind != .unspecified {
+      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 2)
+    }
+    try { if let v = self._provenance {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
+    if self.sizeBytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sizeBytes, fieldNumber: 4)
+    }
+    if !self.buildTime.isEmpty {
+      try visitor.visitSingularStringField(value: self.buildTime, fieldNumber: 5)
+    }
+    if !self.fingerprint.isEmpty {
+      try visitor.visitSingularStringField(value: self.fingerprint, fieldNumber: 6)
+    }
+    if self.schemaVersion != 0 {
+      try visitor.visitSingularUInt32Field(value: self.schemaVersion, fieldNumber: 7)
+    }
+    if self.isDefault != false {
+      try visitor.visitSingularBoolField(value: self.isDefault, fieldNumber: 8)
+    }
+    if self.loaded != false {
+      try visitor.visitSingularBoolField(value: self.loaded, fieldNumber: 9)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_ReleaseInfo, rhs: Stol_V1_ReleaseInfo) -> Bool {
+    if lhs.release != rhs.release {return false}
+    if lhs.kind != rhs.kind {return false}
+    if lhs._provenance != rhs._provenance {return false}
+    if lhs.sizeBytes != rhs.sizeBytes {return false}
+    if lhs.buildTime != rhs.buildTime {return false}
+    if lhs.fingerprint != rhs.fingerprint {return false}
+    if lhs.schemaVersion != rhs.schemaVersion {return false}
+    if lhs.isDefault != rhs.isDefault {return false}
+    if lhs.loaded != rhs.loaded {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

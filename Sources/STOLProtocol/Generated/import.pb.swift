@@ -240,6 +240,13 @@ public nonisolated struct Stol_V1_ImportStatus: Sendable {
 
   public var importFraction: Double = 0
 
+  /// Every installed release (the reference_* fields above describe the default one, or the
+  /// only one). `loaded` is always false here: ask taxonomy.sock's status.
+  public var releases: [Stol_V1_ReleaseInfo] = []
+
+  /// empty: none chosen (the bundled database serves)
+  public var defaultRelease: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -253,21 +260,29 @@ public nonisolated struct Stol_V1_ImportFileRequest: Sendable {
   /// Install even when the file's build time is older than the installed reference's.
   public var allowDowngrade: Bool = false
 
+  /// Install even when the file's id namespace differs from the installed databases'
+  /// (otherwise ID_NAMESPACE_MISMATCH): every user's ids change meaning.
+  public var allowIDNamespaceChange: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
 
+/// Serve `release` by default from now on; empty: the only installed release.
 public nonisolated struct Stol_V1_ActivateRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  public var release: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
 
+/// Serve the bundled database by default; the releases stay installed.
 public nonisolated struct Stol_V1_DeactivateRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -278,10 +293,13 @@ public nonisolated struct Stol_V1_DeactivateRequest: Sendable {
   public init() {}
 }
 
+/// Remove `release` (empty: the only installed release); the bundled database is never removed.
 public nonisolated struct Stol_V1_DeleteReferenceRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  public var release: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -322,6 +340,9 @@ public nonisolated struct Stol_V1_ImportDone: Sendable {
   public var hasStatus: Bool {self._status != nil}
   /// Clears the value of `status`. Subsequent reads from it will return its default value.
   public mutating func clearStatus() {self._status = nil}
+
+  /// the release an import installed (or activate named)
+  public var release: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -588,7 +609,7 @@ nonisolated extension Stol_V1_ImportStatusRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Stol_V1_ImportStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ImportStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}reference_present\0\u{3}reference_active\0\u{3}reference_size_bytes\0\u{3}import_running\0\u{3}reference_build_time\0\u{3}reference_schema_version\0\u{3}reference_fingerprint\0\u{3}import_stage\0\u{3}import_fraction\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}reference_present\0\u{3}reference_active\0\u{3}reference_size_bytes\0\u{3}import_running\0\u{3}reference_build_time\0\u{3}reference_schema_version\0\u{3}reference_fingerprint\0\u{3}import_stage\0\u{3}import_fraction\0\u{1}releases\0\u{3}default_release\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -605,6 +626,8 @@ nonisolated extension Stol_V1_ImportStatus: SwiftProtobuf.Message, SwiftProtobuf
       case 7: try { try decoder.decodeSingularStringField(value: &self.referenceFingerprint) }()
       case 8: try { try decoder.decodeSingularEnumField(value: &self.importStage) }()
       case 9: try { try decoder.decodeSingularDoubleField(value: &self.importFraction) }()
+      case 10: try { try decoder.decodeRepeatedMessageField(value: &self.releases) }()
+      case 11: try { try decoder.decodeSingularStringField(value: &self.defaultRelease) }()
       default: break
       }
     }
@@ -638,6 +661,12 @@ nonisolated extension Stol_V1_ImportStatus: SwiftProtobuf.Message, SwiftProtobuf
     if self.importFraction.bitPattern != 0 {
       try visitor.visitSingularDoubleField(value: self.importFraction, fieldNumber: 9)
     }
+    if !self.releases.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.releases, fieldNumber: 10)
+    }
+    if !self.defaultRelease.isEmpty {
+      try visitor.visitSingularStringField(value: self.defaultRelease, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -651,6 +680,8 @@ nonisolated extension Stol_V1_ImportStatus: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.referenceFingerprint != rhs.referenceFingerprint {return false}
     if lhs.importStage != rhs.importStage {return false}
     if lhs.importFraction != rhs.importFraction {return false}
+    if lhs.releases != rhs.releases {return false}
+    if lhs.defaultRelease != rhs.defaultRelease {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -658,7 +689,7 @@ nonisolated extension Stol_V1_ImportStatus: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Stol_V1_ImportFileRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ImportFileRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}allow_downgrade\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}allow_downgrade\0\u{3}allow_id_namespace_change\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -667,6 +698,7 @@ nonisolated extension Stol_V1_ImportFileRequest: SwiftProtobuf.Message, SwiftPro
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularBoolField(value: &self.allowDowngrade) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.allowIDNamespaceChange) }()
       default: break
       }
     }
@@ -676,11 +708,15 @@ nonisolated extension Stol_V1_ImportFileRequest: SwiftProtobuf.Message, SwiftPro
     if self.allowDowngrade != false {
       try visitor.visitSingularBoolField(value: self.allowDowngrade, fieldNumber: 1)
     }
+    if self.allowIDNamespaceChange != false {
+      try visitor.visitSingularBoolField(value: self.allowIDNamespaceChange, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_ImportFileRequest, rhs: Stol_V1_ImportFileRequest) -> Bool {
     if lhs.allowDowngrade != rhs.allowDowngrade {return false}
+    if lhs.allowIDNamespaceChange != rhs.allowIDNamespaceChange {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -688,18 +724,29 @@ nonisolated extension Stol_V1_ImportFileRequest: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Stol_V1_ActivateRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ActivateRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}release\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    // Load everything into unknown fields
-    while try decoder.nextFieldNumber() != nil {}
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.release) }()
+      default: break
+      }
+    }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.release.isEmpty {
+      try visitor.visitSingularStringField(value: self.release, fieldNumber: 1)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_ActivateRequest, rhs: Stol_V1_ActivateRequest) -> Bool {
+    if lhs.release != rhs.release {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -726,18 +773,29 @@ nonisolated extension Stol_V1_DeactivateRequest: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Stol_V1_DeleteReferenceRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".DeleteReferenceRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}release\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    // Load everything into unknown fields
-    while try decoder.nextFieldNumber() != nil {}
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.release) }()
+      default: break
+      }
+    }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.release.isEmpty {
+      try visitor.visitSingularStringField(value: self.release, fieldNumber: 1)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_DeleteReferenceRequest, rhs: Stol_V1_DeleteReferenceRequest) -> Bool {
+    if lhs.release != rhs.release {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -790,7 +848,7 @@ nonisolated extension Stol_V1_ImportProgress: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Stol_V1_ImportDone: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ImportDone"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}release\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -799,6 +857,7 @@ nonisolated extension Stol_V1_ImportDone: SwiftProtobuf.Message, SwiftProtobuf._
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularMessageField(value: &self._status) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.release) }()
       default: break
       }
     }
@@ -812,11 +871,15 @@ nonisolated extension Stol_V1_ImportDone: SwiftProtobuf.Message, SwiftProtobuf._
     try { if let v = self._status {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
     } }()
+    if !self.release.isEmpty {
+      try visitor.visitSingularStringField(value: self.release, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_ImportDone, rhs: Stol_V1_ImportDone) -> Bool {
     if lhs._status != rhs._status {return false}
+    if lhs.release != rhs.release {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

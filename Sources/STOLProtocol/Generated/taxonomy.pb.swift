@@ -297,6 +297,10 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
   /// echoed in the response; chosen by the client
   public var id: UInt64 = 0
 
+  /// Answer from this installed release ("2023.11.4", or "bundled"), whatever the default is;
+  /// empty: the default. Not installed: RELEASE_NOT_INSTALLED.
+  public var release: String = String()
+
   public var body: Stol_V1_TaxonomyRequest.OneOf_Body? = nil
 
   public var status: Stol_V1_StatusRequest {
@@ -746,6 +750,28 @@ public nonisolated struct Stol_V1_StatusResponse: @unchecked Sendable {
     set {_uniqueStorage()._fullTreeLoaded = newValue}
   }
 
+  /// of the database that answered; absent when it has none
+  public var provenance: Stol_V1_Provenance {
+    get {_storage._provenance ?? Stol_V1_Provenance()}
+    set {_uniqueStorage()._provenance = newValue}
+  }
+  /// Returns true if `provenance` has been explicitly set.
+  public var hasProvenance: Bool {_storage._provenance != nil}
+  /// Clears the value of `provenance`. Subsequent reads from it will return its default value.
+  public mutating func clearProvenance() {_uniqueStorage()._provenance = nil}
+
+  /// the bundled database and every installed release
+  public var releases: [Stol_V1_ReleaseInfo] {
+    get {_storage._releases}
+    set {_uniqueStorage()._releases = newValue}
+  }
+
+  /// the release requests without `release` are answered from
+  public var defaultRelease: String {
+    get {_storage._defaultRelease}
+    set {_uniqueStorage()._defaultRelease = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -812,7 +838,6 @@ public nonisolated struct Stol_V1_Taxon: Sendable {
   public var childCount: UInt32 = 0
 
   /// the rank as the source spells it; filled with RANK_VIEW_ALL, and for a node
-  /// outside the eight ranks (no `rank`) in every answer
   public var sourceRank: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -888,7 +913,6 @@ public nonisolated struct Stol_V1_ChildrenRequest: Sendable {
   public var language: String = String()
 
   /// RANK_VIEW_ALL: the source's own children (a species' strains); a node
-  /// outside the eight ranks always lists its own children
   public var ranks: Stol_V1_RankView = .main
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1740,7 +1764,7 @@ nonisolated extension Stol_V1_LineageForm: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{3}get_taxa\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}release\0\u{2}\u{8}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{3}get_taxa\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1749,6 +1773,7 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.release) }()
       case 10: try {
         var v: Stol_V1_StatusRequest?
         var hadOneofValue = false
@@ -1957,6 +1982,9 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
     if self.id != 0 {
       try visitor.visitSingularUInt64Field(value: self.id, fieldNumber: 1)
     }
+    if !self.release.isEmpty {
+      try visitor.visitSingularStringField(value: self.release, fieldNumber: 2)
+    }
     switch self.body {
     case .status?: try {
       guard case .status(let v)? = self.body else { preconditionFailure() }
@@ -2025,6 +2053,7 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
 
   public static func ==(lhs: Stol_V1_TaxonomyRequest, rhs: Stol_V1_TaxonomyRequest) -> Bool {
     if lhs.id != rhs.id {return false}
+    if lhs.release != rhs.release {return false}
     if lhs.body != rhs.body {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -2414,7 +2443,7 @@ nonisolated extension Stol_V1_StatusRequest: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Stol_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}active\0\u{3}active_path\0\u{3}taxa_count\0\u{3}size_bytes\0\u{3}reference_present\0\u{3}reference_requested\0\u{3}fallback_reason\0\u{3}server_version\0\u{3}species_count\0\u{3}names_count\0\u{3}bundled_path\0\u{3}bundled_size_bytes\0\u{3}reference_path\0\u{3}reference_size_bytes\0\u{3}precomputed_relatives\0\u{3}tree_loaded\0\u{3}full_tree_nodes\0\u{3}full_tree_loaded\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}active\0\u{3}active_path\0\u{3}taxa_count\0\u{3}size_bytes\0\u{3}reference_present\0\u{3}reference_requested\0\u{3}fallback_reason\0\u{3}server_version\0\u{3}species_count\0\u{3}names_count\0\u{3}bundled_path\0\u{3}bundled_size_bytes\0\u{3}reference_path\0\u{3}reference_size_bytes\0\u{3}precomputed_relatives\0\u{3}tree_loaded\0\u{3}full_tree_nodes\0\u{3}full_tree_loaded\0\u{1}provenance\0\u{1}releases\0\u{3}default_release\0")
 
   fileprivate class _StorageClass {
     var _active: Stol_V1_DatabaseIdentity? = nil
@@ -2435,6 +2464,9 @@ nonisolated extension Stol_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtob
     var _treeLoaded: Bool = false
     var _fullTreeNodes: UInt64 = 0
     var _fullTreeLoaded: Bool = false
+    var _provenance: Stol_V1_Provenance? = nil
+    var _releases: [Stol_V1_ReleaseInfo] = []
+    var _defaultRelease: String = String()
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2463,6 +2495,9 @@ nonisolated extension Stol_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtob
       _treeLoaded = source._treeLoaded
       _fullTreeNodes = source._fullTreeNodes
       _fullTreeLoaded = source._fullTreeLoaded
+      _provenance = source._provenance
+      _releases = source._releases
+      _defaultRelease = source._defaultRelease
     }
   }
 
@@ -2499,6 +2534,9 @@ nonisolated extension Stol_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtob
         case 16: try { try decoder.decodeSingularBoolField(value: &_storage._treeLoaded) }()
         case 17: try { try decoder.decodeSingularUInt64Field(value: &_storage._fullTreeNodes) }()
         case 18: try { try decoder.decodeSingularBoolField(value: &_storage._fullTreeLoaded) }()
+        case 19: try { try decoder.decodeSingularMessageField(value: &_storage._provenance) }()
+        case 20: try { try decoder.decodeRepeatedMessageField(value: &_storage._releases) }()
+        case 21: try { try decoder.decodeSingularStringField(value: &_storage._defaultRelease) }()
         default: break
         }
       }
@@ -2565,6 +2603,15 @@ nonisolated extension Stol_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtob
       if _storage._fullTreeLoaded != false {
         try visitor.visitSingularBoolField(value: _storage._fullTreeLoaded, fieldNumber: 18)
       }
+      try { if let v = _storage._provenance {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+      } }()
+      if !_storage._releases.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._releases, fieldNumber: 20)
+      }
+      if !_storage._defaultRelease.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._defaultRelease, fieldNumber: 21)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2592,6 +2639,9 @@ nonisolated extension Stol_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtob
         if _storage._treeLoaded != rhs_storage._treeLoaded {return false}
         if _storage._fullTreeNodes != rhs_storage._fullTreeNodes {return false}
         if _storage._fullTreeLoaded != rhs_storage._fullTreeLoaded {return false}
+        if _storage._provenance != rhs_storage._provenance {return false}
+        if _storage._releases != rhs_storage._releases {return false}
+        if _storage._defaultRelease != rhs_storage._defaultRelease {return false}
         return true
       }
       if !storagesAreEqual {return false}

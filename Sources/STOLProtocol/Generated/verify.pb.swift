@@ -154,9 +154,21 @@ public nonisolated struct Stol_V1_VerifyDone: Sendable {
   /// the database's schema_version.applied_at (for the downgrade check)
   public var buildTime: String = String()
 
+  /// the database's provenance table; absent when it has none
+  public var provenance: Stol_V1_Provenance {
+    get {_provenance ?? Stol_V1_Provenance()}
+    set {_provenance = newValue}
+  }
+  /// Returns true if `provenance` has been explicitly set.
+  public var hasProvenance: Bool {self._provenance != nil}
+  /// Clears the value of `provenance`. Subsequent reads from it will return its default value.
+  public mutating func clearProvenance() {self._provenance = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _provenance: Stol_V1_Provenance? = nil
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -382,7 +394,7 @@ nonisolated extension Stol_V1_VerifiedChunk: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Stol_V1_VerifyDone: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".VerifyDone"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}schema_version\0\u{3}sqlite_bytes\0\u{3}sqlite_sha256\0\u{3}build_time\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}schema_version\0\u{3}sqlite_bytes\0\u{3}sqlite_sha256\0\u{3}build_time\0\u{1}provenance\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -394,12 +406,17 @@ nonisolated extension Stol_V1_VerifyDone: SwiftProtobuf.Message, SwiftProtobuf._
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.sqliteBytes) }()
       case 3: try { try decoder.decodeSingularBytesField(value: &self.sqliteSha256) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.buildTime) }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._provenance) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if self.schemaVersion != 0 {
       try visitor.visitSingularUInt32Field(value: self.schemaVersion, fieldNumber: 1)
     }
@@ -412,6 +429,9 @@ nonisolated extension Stol_V1_VerifyDone: SwiftProtobuf.Message, SwiftProtobuf._
     if !self.buildTime.isEmpty {
       try visitor.visitSingularStringField(value: self.buildTime, fieldNumber: 4)
     }
+    try { if let v = self._provenance {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -420,6 +440,7 @@ nonisolated extension Stol_V1_VerifyDone: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.sqliteBytes != rhs.sqliteBytes {return false}
     if lhs.sqliteSha256 != rhs.sqliteSha256 {return false}
     if lhs.buildTime != rhs.buildTime {return false}
+    if lhs._provenance != rhs._provenance {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,4 +1,5 @@
 import STOLFileSystem
+import STOLModel
 import STOLProtocol
 
 /// What serves and how it stands: from memory, inline.
@@ -24,6 +25,29 @@ struct StatusHandler: TaxonomyRequestHandler {
         status.treeLoaded = database.memoryIndexes?.tree != nil
         status.fullTreeNodes = UInt64(database.fullTreeCount)
         status.fullTreeLoaded = database.memoryIndexes?.wholeTree != nil
+        if let provenance = database.provenance { status.provenance = Stol_V1_Provenance(provenance) }
+        let current = provider.currentWithoutWaiting().database
+        status.defaultRelease = current.release
+        var bundled = Stol_V1_ReleaseInfo()
+        bundled.release = ReleaseName.bundled
+        bundled.kind = .bundled
+        if let stat = FileStat(path: provider.bundledPath) {
+            bundled.sizeBytes = stat.size
+            bundled.fingerprint = stat.fingerprint
+        }
+        bundled.isDefault = current.kind == .bundled
+        bundled.loaded = true
+        if let served = provider.bundledDatabase.provenance { bundled.provenance = Stol_V1_Provenance(served) }
+        bundled.buildTime = provider.bundledDatabase.buildTime
+        bundled.schemaVersion = UInt32(provider.bundledDatabase.schemaVersion)
+        status.releases = [bundled] + provider.pinned.describeInstalled().map { release in
+            var release = release
+            if current.kind == .reference && release.release == current.release {
+                release.isDefault = true
+                release.loaded = true
+            }
+            return release
+        }
         return .status(status)
     }
 }

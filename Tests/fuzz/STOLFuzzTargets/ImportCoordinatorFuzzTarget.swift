@@ -30,7 +30,7 @@ public final class ImportCoordinatorFuzzTarget: FuzzTarget {
     static let adminGroup: UInt32 = 4321
     static let context = RequestContext(peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000, groups: [adminGroup]),
                                         logger: quietLogger)
-    static let allowedErrors: Set<Stol_V1_ErrorCode> = [.invalidRequest, .unimplemented, .notFound, .unavailable, .fileTooSmall]
+    static let allowedErrors: Set<Stol_V1_ErrorCode> = [.invalidRequest, .unimplemented, .notFound, .unavailable, .fileTooSmall, .releaseNotInstalled]
 
     init(coordinator: ImportCoordinator, paths: RuntimePaths, pristine: String) {
         self.coordinator = coordinator
@@ -59,8 +59,10 @@ public final class ImportCoordinatorFuzzTarget: FuzzTarget {
 
     public func run(_ input: [UInt8]) throws(FuzzFailure) {
         unlink(paths.activationState)
-        if access(paths.referenceDatabase, F_OK) != 0 {
-            try expect(link(pristine, paths.referenceDatabase) == 0, "cannot reinstall the reference: \(String(cString: strerror(errno)))")
+        // The fixture has no provenance: it installs as the release "unknown".
+        let installed = paths.releaseDatabase(ReleaseName.unknown)
+        if access(installed, F_OK) != 0 {
+            try expect(link(pristine, installed) == 0, "cannot reinstall the reference: \(String(cString: strerror(errno)))")
         }
         var state = State()
         for item in RequestStream<Stol_V1_ImportRequest>.cut(input) {
@@ -101,14 +103,20 @@ public final class ImportCoordinatorFuzzTarget: FuzzTarget {
                        "\(what): answered \(error.code)")
         case (.status, .status(let status)):
             try Self.check(status, state, what)
+        case (.activate(let body), .error(let error)) where !Self.namesInstalled(body.release):
+            try expect(error.code == .releaseNotInstalled, "\(what): activating another release answered \(error.code)")
         case (.activate, .done(let done)) where state.present:
             state.active = true
             try Self.check(done.status, state, what)
-        case (.activate, .error(let error)) where !state.present:
-            try expect(error.code == .notFound, "\(what): activating without a reference answered \(error.code)")
+        case (.activate(let body), .error(let error)) where !state.present:
+            try expect(error.code == (body.release.isEmpty ? .notFound : .releaseNotInstalled),
+                       "\(what): activating without a reference answered \(error.code)")
         case (.deactivate, .done(let done)):
             state.active = false
             try Self.check(done.status, state, what)
+        case (.deleteReference(let body), .error(let error)) where !Self.namesInstalled(body.release) || !state.present:
+            try expect(error.code == .releaseNotInstalled, "\(what): deleting another release answered \(error.code)")
+            try Self.check(coordinator.status(), state, what)
         case (.deleteReference, .done(let done)):
             state = State(present: false, active: false)
             try Self.check(done.status, state, what)
@@ -122,6 +130,9 @@ public final class ImportCoordinatorFuzzTarget: FuzzTarget {
         let staged = (try? FileManager.default.contentsOfDirectory(atPath: paths.stagingDirectory)) ?? ["?"]
         try expect(staged.isEmpty, "\(what): left \(staged) in the staging directory")
     }
+
+    /// Whether a request's release names the installed fixture (empty names the only one).
+    static func namesInstalled(_ release: String) -> Bool { release.isEmpty || release == ReleaseName.unknown }
 
     static func check(_ status: Stol_V1_ImportStatus, _ state: State, _ what: String) throws(FuzzFailure) {
         try expect(status.referencePresent == state.present && status.referenceActive == (state.present && state.active),

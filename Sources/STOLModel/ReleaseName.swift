@@ -1,0 +1,45 @@
+import Foundation
+
+/// The name an installed release goes by: its provenance `release` ("2024.9.7",
+/// "2023-08-28"), which names its file (`releases/<name>.sqlite`) and what users
+/// pin (`--release`).
+///
+/// Only names that are safe as one path component are accepted, so that no
+/// database, however it was built, can name a file outside the releases
+/// directory. A database built without provenance installs as ``unknown``, which
+/// keeps the single-reference behaviour of older builds (a newer one replaces it).
+public enum ReleaseName {
+    /// The release of a database built without provenance (or whose pipeline could not tell).
+    public static let unknown = "unknown"
+    /// The name that pins the bundled database (never an installed release's).
+    public static let bundled = "bundled"
+    public static let maximumLength = 64
+
+    /// Whether `name` can name an installed release: 1–64 of `A–Z a–z 0–9 . _ + -`,
+    /// starting with a letter or digit, and not ``bundled``.
+    public static func isValid(_ name: String) -> Bool {
+        guard !name.isEmpty, name.utf8.count <= maximumLength, name != bundled,
+              let first = name.utf8.first, isAlphanumeric(first) else { return false }
+        return name.utf8.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_")
+            || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") }
+    }
+
+    /// The releases installed in `directory` (`<name>.sqlite` files with valid names), sorted.
+    public static func installed(in directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .filter { $0.hasSuffix(".sqlite") }
+            .map { String($0.dropLast(".sqlite".count)) }
+            .filter { isValid($0) }
+            .sorted()
+    }
+
+    /// The release name of a database with this provenance.
+    public static func of(_ provenance: Provenance?) -> String {
+        provenance?.release ?? unknown
+    }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    }
+}
