@@ -16,8 +16,8 @@ import XCTest
 /// files it owns, and what it does with an honest verifier (the real service on
 /// a socket) and with verifiers that lie, stop or say nothing.
 final class ImportCoordinatorTests: XCTestCase {
-    private var directory: String!
-    private var paths: RuntimePaths!
+    var directory: String!
+    var paths: RuntimePaths!
     private var servers: [BlockingFramedServer<VerifierService>] = []
 
     override func setUpWithError() throws {
@@ -34,27 +34,27 @@ final class ImportCoordinatorTests: XCTestCase {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    private func coordinator(adminGroupID: UInt32? = nil) throws -> ImportCoordinator {
+    func coordinator(adminGroupID: UInt32? = nil) throws -> ImportCoordinator {
         let coordinator = ImportCoordinator(paths: paths, configuration: .init(adminGroupID: adminGroupID))
         try coordinator.store.prepare(logger: quietLogger)
         return coordinator
     }
 
-    private func request(_ body: Stol_V1_ImportRequest.OneOf_Body) -> Stol_V1_ImportRequest {
+    func request(_ body: Stol_V1_ImportRequest.OneOf_Body) -> Stol_V1_ImportRequest {
         var request = Stol_V1_ImportRequest()
         request.id = 11
         request.body = body
         return request
     }
 
-    private func importRequest(allowDowngrade: Bool = false) -> Stol_V1_ImportRequest {
+    func importRequest(allowDowngrade: Bool = false) -> Stol_V1_ImportRequest {
         var body = Stol_V1_ImportFileRequest()
         body.allowDowngrade = allowDowngrade
         return request(.importFile(body))
     }
 
     /// The real verifier service, in this process, on `verify.sock`.
-    private func startVerifier() throws {
+    func startVerifier() throws {
         let source = try SocketActivation.socket(named: "verify", fallbackPath: paths.verifySocket, mode: 0o600, logger: quietLogger)
         let service = VerifierService(configuration: .init(allowedUID: getuid(), trustedKey: .success(ImportFixture.key.publicKey)),
                                       scratch: try ScratchFile(directory: directory))
@@ -64,13 +64,18 @@ final class ImportCoordinatorTests: XCTestCase {
         Thread { server.serve() }.start()
     }
 
-    private func importFile(_ bytes: [UInt8], _ coordinator: ImportCoordinator, allowDowngrade: Bool = false,
-                            connection: Int32? = nil) throws -> [Stol_V1_ImportResponse] {
+    func importFile(_ bytes: [UInt8], _ coordinator: ImportCoordinator, allowDowngrade: Bool = false,
+                    allowIDNamespaceChange: Bool = false, connection: Int32? = nil) throws -> [Stol_V1_ImportResponse] {
         let fd = try descriptor(for: bytes, in: directory, name: "import-\(UUID().uuidString).stol")
-        return collect(coordinator, importRequest(allowDowngrade: allowDowngrade), context(uid: 0, fd: fd, connection: connection))
+        var request = importRequest(allowDowngrade: allowDowngrade)
+        if case .importFile(var body) = request.body {
+            body.allowIDNamespaceChange = allowIDNamespaceChange
+            request.importFile = body
+        }
+        return collect(coordinator, request, context(uid: 0, fd: fd, connection: connection))
     }
 
-    private var stagingFiles: [String] { (try? FileManager.default.contentsOfDirectory(atPath: paths.stagingDirectory)) ?? [] }
+    var stagingFiles: [String] { (try? FileManager.default.contentsOfDirectory(atPath: paths.stagingDirectory)) ?? [] }
 
     // MARK: Callers and requests
 

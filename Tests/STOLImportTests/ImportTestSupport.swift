@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import STOLModel
 import Glibc
 import Logging
 import STOLFormat
@@ -56,13 +57,29 @@ enum ImportFixture {
         try [UInt8](Data(contentsOf: URL(fileURLWithPath: databasePath())))
     }
 
-    /// A copy of the database whose `schema_version.applied_at` is `buildTime`.
-    static func database(builtAt buildTime: String, in directory: String) throws -> [UInt8] {
+    /// A copy of the database whose `schema_version.applied_at` is `buildTime`; with
+    /// `release`, its provenance names that release and `idNamespace` (as the pipeline
+    /// writes it).
+    static func database(builtAt buildTime: String, release: String? = nil, idNamespace: String = "ncbi-taxid",
+                         in directory: String) throws -> [UInt8] {
         let path = directory + "/built-\(UUID().uuidString).sqlite"
         try FileManager.default.copyItem(atPath: databasePath(), toPath: path)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let queue = try DatabaseQueue(path: path)
         try queue.write { try $0.execute(sql: "UPDATE schema_version SET applied_at = ?", arguments: [buildTime]) }
+        if let release {
+            let provenance = Provenance(source: "NCBI Taxonomy", release: release, idNamespace: idNamespace,
+                                        licence: "public domain", attribution: "NCBI", citation: "NCBI Taxonomy, release \(release)",
+                                        tool: "test", built: buildTime)
+            try queue.write { db in
+                try db.execute(sql: TaxonomySchema.provenanceStatement.replacingOccurrences(
+                    of: "CREATE TABLE", with: "CREATE TABLE IF NOT EXISTS"))
+                try db.execute(sql: "DELETE FROM provenance")
+                for row in provenance.rows {
+                    try db.execute(sql: "INSERT INTO provenance(key, value) VALUES (?, ?)", arguments: [row.key, row.value])
+                }
+            }
+        }
         try queue.close()
         return try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
     }

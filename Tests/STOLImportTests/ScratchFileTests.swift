@@ -45,7 +45,10 @@ final class ScratchFileTests: XCTestCase {
         let current = UInt32(TaxonomySchema.currentVersion)
         let facts = try DatabaseChecks.run(descriptor: scratch.descriptor, headerSchemaVersion: current,
                                            progress: { fractions.append($0) })
-        XCTAssertEqual(facts, DatabaseFacts(schemaVersion: current, buildTime: "2025-05-05T05:05:05Z"))
+        XCTAssertEqual(facts.schemaVersion, current)
+        XCTAssertEqual(facts.buildTime, "2025-05-05T05:05:05Z")
+        XCTAssertEqual(facts.provenance?.idNamespace, "col-id", "the pipeline's provenance, read through the descriptor too")
+        XCTAssertEqual(facts.release, ReleaseName.unknown, "a ColDP without a version names no release")
         XCTAssertEqual(fractions, fractions.sorted(), "progress never goes back")
         XCTAssertThrowsError(try DatabaseChecks.run(descriptor: scratch.descriptor, headerSchemaVersion: current - 1)) { error in
             XCTAssertEqual((error as? ImportError)?.protocolError.details["check"], "database_schema_version")

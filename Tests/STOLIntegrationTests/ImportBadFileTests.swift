@@ -17,7 +17,7 @@ final class ImportBadFileTests: XCTestCase {
         let (good, _) = try stack.signedDatabase(name: "installed")
         XCTAssertEqual(try stack.client(["db", "import", "--activate", good]).status, 0)
         let before = stack.stateSnapshot()
-        XCTAssertNotNil(before["databases/reference.sqlite"])
+        XCTAssertNotNil(before["databases/releases/unknown.sqlite"])
 
         let cases = try StolCorpus.cases(database: stack.database, key: StackHarness.signingKey, scratch: stack.root)
         XCTAssertGreaterThanOrEqual(cases.count, 30)

@@ -167,7 +167,7 @@ final class ImportFaultInjectionTests: XCTestCase {
         XCTAssertEqual(stack.stagingFiles.count, 1, "the verified database waits in staging")
         XCTAssertEqual(stack.crash(.import), 128 + SIGKILL)
         XCTAssertNotEqual(client.wait(timeoutSeconds: 30), 0)
-        XCTAssertEqual(fileDigest(stack.referencePath), before["databases/reference.sqlite"])
+        XCTAssertEqual(fileDigest(stack.referencePath), before["databases/releases/unknown.sqlite"])
         try restartImportd([])
         XCTAssertEqual(stack.stagingFiles.count, 1, "until a new importd starts")
         XCTAssertEqual(try stack.client(["db", "status"]).status, 0)  // the first connection starts it

@@ -47,7 +47,8 @@ CODE_NAMES = {1: "INVALID_REQUEST", 2: "FRAME_TOO_LARGE", 3: "MALFORMED_FRAME", 
               6: "PERMISSION_DENIED", 7: "UNAVAILABLE", 8: "INTERNAL", 9: "BUSY", 20: "FILE_UNREADABLE",
               21: "FILE_TOO_LARGE", 22: "NOT_A_STOL_FILE", 23: "CHECKSUM_MISMATCH", 24: "SIGNATURE_INVALID",
               25: "INCOMPATIBLE_SCHEMA", 26: "DATABASE_CORRUPT", 27: "DECOMPRESSION_LIMIT", 28: "FILE_TOO_SMALL",
-              29: "DOWNGRADE_REFUSED", 30: "NO_SPACE"}
+              29: "DOWNGRADE_REFUSED", 30: "NO_SPACE", 10: "TAXON_DELETED", 31: "ID_NAMESPACE_MISMATCH",
+              32: "RELEASE_NOT_INSTALLED"}
 # The probe per socket (PROTOCOL.md §4-6): a request with id 424242 and the result
 # field its answer must carry (or an error, e.g. PERMISSION_DENIED for a non-admin).
 PROBE_ID = 424242
