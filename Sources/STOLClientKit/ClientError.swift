@@ -38,7 +38,7 @@ public enum ClientError: Error, CustomStringConvertible {
         case .local, .transport: .failure
         case .server(let error):
             switch error.code {
-            case .notFound: .notFound
+            case .notFound, .releaseNotInstalled: .notFound
             case .taxonDeleted: .deleted
             case .permissionDenied: .permissionDenied
             case .unavailable, .busy: .serviceUnavailable

@@ -76,8 +76,28 @@ final class ImportFaultInjectionTests: XCTestCase {
 
     func testKillingTheVerifierAtEachStage_changesNothing_andTheNextImportSucceeds() throws {
         try stack.startImportStack()
-        let before = try installBaseline()
-        let (file, sqlite) = try stack.signedDatabase(name: "candidate", builtAt: "2026-02-01T00:00:00Z", paddingMegabytes: 2)
+        _ = try installBaseline()
+        try killAtEachStage(candidate: try stack.signedDatabase(name: "candidate", builtAt: "2026-02-01T00:00:00Z", paddingMegabytes: 2),
+                            installsAt: stack.referencePath)
+    }
+
+    /// With one release installed and the default, a second release is imported: every
+    /// kill leaves the installed release, the activation state and the releases directory
+    /// byte for byte; the next import installs it beside the first.
+    func testKillingTheVerifierAtEachStage_ofASecondRelease_leavesEveryReleaseAndTheDefaultAsTheyWere() throws {
+        try stack.startImportStack()
+        _ = try installBaseline()
+        try killAtEachStage(candidate: try stack.signedDatabase(name: "second", builtAt: "2025-02-01T00:00:00Z", release: "2023.11.4",
+                                                                paddingMegabytes: 2),
+                            installsAt: stack.stateDirectory + "/databases/releases/2023.11.4.sqlite")
+        let status = try stack.importStatus()
+        XCTAssertEqual(status["releases"] as? [String], ["2023.11.4", "unknown"])
+        XCTAssertEqual(status["default_release"] as? String, "unknown", "importing another release changes no default")
+    }
+
+    private func killAtEachStage(candidate: (stol: String, sqlite: [UInt8]), installsAt target: String) throws {
+        let before = stack.stateSnapshot()
+        let (file, sqlite) = candidate
         let stages = ["checking-header", "verifying-checksum", "verifying-signature", "decompressing",
                       "checking-database", "sending"].map { "verify:" + $0 }
         var kills = 0
@@ -101,7 +121,7 @@ final class ImportFaultInjectionTests: XCTestCase {
         try armVerifier([])
         let after = try stack.client(["db", "import", file])
         XCTAssertEqual(after.status, 0, after.stderr)
-        XCTAssertEqual(fileDigest(stack.referencePath), SHA256.hash(sqlite).hexString)
+        XCTAssertEqual(fileDigest(target), SHA256.hash(sqlite).hexString)
         print("fault injection: killed the verifier at \(kills) stages (\(stages.joined(separator: ", "))); nothing changed each time")
     }
 

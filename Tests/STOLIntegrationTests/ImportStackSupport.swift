@@ -49,8 +49,10 @@ extension StackHarness {
     }
 
     /// A `.stol` file of the harness's database, signed with the trusted key;
-    /// `builtAt` changes its build time, `paddingMegabytes` adds a table of that size.
-    func signedDatabase(name: String, builtAt: String? = nil, paddingMegabytes: Int = 0) throws -> (stol: String, sqlite: [UInt8]) {
+    /// `builtAt` changes its build time, `release` the release its provenance names (it
+    /// installs as that release; else as "unknown"), `paddingMegabytes` adds a table of that size.
+    func signedDatabase(name: String, builtAt: String? = nil, release: String? = nil,
+                        paddingMegabytes: Int = 0) throws -> (stol: String, sqlite: [UInt8]) {
         let sqlitePath = root + "/\(name).sqlite"
         if paddingMegabytes > 0 {
             try StolCorpus.padded(database, megabytes: paddingMegabytes, to: sqlitePath)
@@ -61,6 +63,11 @@ extension StackHarness {
         if let builtAt {
             let queue = try DatabaseQueue(path: sqlitePath)
             try queue.write { try $0.execute(sql: "UPDATE schema_version SET applied_at = ?", arguments: [builtAt]) }
+            try queue.close()
+        }
+        if let release {
+            let queue = try DatabaseQueue(path: sqlitePath)
+            try queue.write { try $0.execute(sql: "UPDATE provenance SET value = ? WHERE key = 'release'", arguments: [release]) }
             try queue.close()
         }
         let sqlite = try [UInt8](Data(contentsOf: URL(fileURLWithPath: sqlitePath)))

@@ -115,7 +115,8 @@ final class StackHarness {
     /// Runs the real client (it finds the sockets through `STOL_RUNTIME_DIR`), as
     /// another user through `setpriv` when `uid` is given. Standard input is
     /// /dev/null, as for a script.
-    func client(_ arguments: [String], uid: UInt32? = nil, groups: [UInt32] = []) throws -> Result {
+    func client(_ arguments: [String], uid: UInt32? = nil, groups: [UInt32] = [],
+                environment extra: [String: String] = [:]) throws -> Result {
         var command = Self.binDirectory + "/stol-client"
         var all = arguments
         if let uid {
@@ -123,7 +124,7 @@ final class StackHarness {
             all = ["--reuid=\(uid)", "--regid=\(uid)", groupArgument, command] + all
             command = "/usr/bin/setpriv"
         }
-        return try Self.run(command, all, environment: ["STOL_RUNTIME_DIR": runtimeDirectory])
+        return try Self.run(command, all, environment: extra.merging(["STOL_RUNTIME_DIR": runtimeDirectory]) { $1 })
     }
 
     /// Runs a command to completion (see ``ChildProcess/run``).
