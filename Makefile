@@ -95,7 +95,7 @@ db: $(BUNDLED_DB)
 ## The reference candidate: the full NCBI tree, signed (SIGNING_KEY=FILE, else a dev key in .cache/keys);
 ## RELEASE=V: NCBI release V into $(OUT)/reference-V.sqlite and .stol.
 reference-db: build
-	OUT=$(OUT) RELEASE=$(RELEASE) Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
+	OUT=$(OUT) RELEASE="$(RELEASE)" Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
 
 build-db: db reference-db
 
