@@ -141,3 +141,15 @@ extension Stol_V1_ImportDone: ExpectedAnswer {
         if case .done(let value) = response.result { value } else { nil }
     }
 }
+
+extension Stol_V1_DiffResponse: ExpectedAnswer {
+    public static func extract(from response: Stol_V1_TaxonomyResponse) -> Self? {
+        if case .diff(let value) = response.result { value } else { nil }
+    }
+}
+
+extension Stol_V1_HistoryResponse: ExpectedAnswer {
+    public static func extract(from response: Stol_V1_TaxonomyResponse) -> Self? {
+        if case .history(let value) = response.result { value } else { nil }
+    }
+}

@@ -24,13 +24,52 @@ public enum ReleaseName {
             || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") }
     }
 
-    /// The releases installed in `directory` (`<name>.sqlite` files with valid names), sorted.
+    /// The releases installed in `directory` (`<name>.sqlite` files with valid names), oldest
+    /// release first (``precedes(_:_:)``).
     public static func installed(in directory: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
             .filter { $0.hasSuffix(".sqlite") }
             .map { String($0.dropLast(".sqlite".count)) }
             .filter { isValid($0) }
-            .sorted()
+            .sorted(by: precedes)
+    }
+
+    /// Release order: the numbers in the names compared as numbers, so that 2021.3.25
+    /// comes before 2021.11.16 (and both before 2024.9.7); other characters compare as text.
+    public static func precedes(_ a: String, _ b: String) -> Bool {
+        let left = parts(a), right = parts(b)
+        for (x, y) in zip(left, right) where x != y {
+            switch (x, y) {
+            case (.number(let m), .number(let n)): return m < n
+            case (.number, .text): return true
+            case (.text, .number): return false
+            case (.text(let s), .text(let t)): return s < t
+            }
+        }
+        return left.count < right.count
+    }
+
+    private enum Part: Equatable {
+        case number(UInt64)
+        case text(String)
+    }
+
+    private static func parts(_ name: String) -> [Part] {
+        var parts: [Part] = []
+        var current = ""
+        var digits = false
+        func flush() {
+            guard !current.isEmpty else { return }
+            parts.append(digits ? .number(UInt64(current.prefix(18)) ?? .max) : .text(current))
+            current = ""
+        }
+        for character in name {
+            let isDigit = character.isASCII && character.isNumber
+            if isDigit != digits { flush(); digits = isDigit }
+            current.append(character)
+        }
+        flush()
+        return parts
     }
 
     /// The release name of a database with this provenance.

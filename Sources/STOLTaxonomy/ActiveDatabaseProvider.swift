@@ -149,6 +149,17 @@ public final class ActiveDatabaseProvider: Sendable {
         return Selection(database: database, referencePresent: true, referenceRequested: false, fallbackReason: nil)
     }
 
+    /// The file of `release` (``ReleaseName/bundled`` for the bundled database), for
+    /// reading it directly (a diff, a history) without loading it.
+    public func file(ofRelease release: String) throws(TaxonomyError) -> String {
+        if release == ReleaseName.bundled { return bundledPath }
+        let path = releasesDirectory + "/" + release + ".sqlite"
+        guard ReleaseName.isValid(release), FileStat(path: path) != nil else {
+            throw .releaseNotInstalled(release, installed: pinned.installed())
+        }
+        return path
+    }
+
     /// ``selection(forRelease:)``, suspending (holding no thread) while a pinned
     /// release is opened.
     public func pinnedSelection(_ release: String) async throws(TaxonomyError) -> Selection {

@@ -79,7 +79,7 @@ public struct TaxonomyService: FramedService {
     public func encoding<Encoded: Sendable>(_ response: Response, context: RequestContext,
                                             _ encode: @escaping @Sendable () -> Encoded) async -> Encoded {
         switch response.result {
-        case .lineageBatch?, .compareBatch?, .nameLookup?, .subtree?, .taxa?, .diagnostics?: break
+        case .lineageBatch?, .compareBatch?, .nameLookup?, .subtree?, .taxa?, .diagnostics?, .diff?: break
         case .relatives(let relatives)? where relatives.relatives.count > 20: break
         default: return encode()
         }
@@ -98,6 +98,7 @@ public struct TaxonomyService: FramedService {
         case .compareBatch(let body): return CompareBatchHandler.isBulk(body)
         case .nameLookup(let body): return NameLookupHandler.isBulk(body)
         case .diagnostics(let body): return DiagnosticsHandler.isBulk(body)
+        case .diff(let body): return DiffHandler.isBulk(body)
         default: return false
         }
     }
@@ -149,6 +150,8 @@ public struct TaxonomyService: FramedService {
         case .compareBatch(let body): return CompareBatchHandler.runsInline(body, database: database)
         case .nameLookup(let body): return NameLookupHandler.runsInline(body, database: database)
         case .diagnostics(let body): return DiagnosticsHandler.runsInline(body, database: database)
+        case .diff(let body): return DiffHandler.runsInline(body, database: database)
+        case .history(let body): return HistoryHandler.runsInline(body, database: database)
         }
     }
 
@@ -225,6 +228,8 @@ public struct TaxonomyService: FramedService {
         case .nameLookup: "name_lookup"
         case .subtree: "subtree"
         case .getTaxa: "get_taxa"
+        case .diff: "diff"
+        case .history: "history"
         case nil: "unknown"
         }
     }
@@ -252,6 +257,8 @@ public struct TaxonomyService: FramedService {
         case .compareBatch(let body): return try CompareBatchHandler.answer(body, &context)
         case .nameLookup(let body): return try NameLookupHandler.answer(body, &context)
         case .diagnostics(let body): return try DiagnosticsHandler.answer(body, &context)
+        case .diff(let body): return try DiffHandler.answer(body, &context)
+        case .history(let body): return try HistoryHandler.answer(body, &context)
         case nil: throw request.missingBodyError
         }
     }

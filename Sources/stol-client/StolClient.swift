@@ -35,7 +35,7 @@ struct StolClient: ParsableCommand {
             """,
         subcommands: [Status.self, TaxonCommand.self, Children.self, Roots.self, Ancestors.self, Search.self,
                       Detail.self, Compare.self, Relatives.self, Tree.self, Lineage.self, NameToIDs.self, Diagnostics.self,
-                      Favorites.self, Database.self, Cite.self]
+                      Favorites.self, Database.self, Cite.self, Diff.self, History.self]
     )
 }
 

@@ -289,6 +289,72 @@ public nonisolated enum Stol_V1_LineageForm: SwiftProtobuf.Enum, Swift.CaseItera
 
 }
 
+public nonisolated enum Stol_V1_ChangeKind: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// in `to` only
+  case added // = 1
+
+  /// in `from` only, and `to` does not say it was merged
+  case deleted // = 2
+
+  /// in `from` only, and `to` says it was merged into `new_id` (NCBI merged.dmp)
+  case merged // = 3
+
+  /// its scientific name changed
+  case renamed // = 4
+
+  /// its parent changed (the source's own parent)
+  case moved // = 5
+
+  /// its rank changed (the source's spelling: superkingdom → domain)
+  case rankChanged // = 6
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .added
+    case 2: self = .deleted
+    case 3: self = .merged
+    case 4: self = .renamed
+    case 5: self = .moved
+    case 6: self = .rankChanged
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .added: return 1
+    case .deleted: return 2
+    case .merged: return 3
+    case .renamed: return 4
+    case .moved: return 5
+    case .rankChanged: return 6
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Stol_V1_ChangeKind] = [
+    .unspecified,
+    .added,
+    .deleted,
+    .merged,
+    .renamed,
+    .moved,
+    .rankChanged,
+  ]
+
+}
+
 public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -423,6 +489,22 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     set {body = .getTaxa(newValue)}
   }
 
+  public var diff: Stol_V1_DiffRequest {
+    get {
+      if case .diff(let v)? = body {return v}
+      return Stol_V1_DiffRequest()
+    }
+    set {body = .diff(newValue)}
+  }
+
+  public var history: Stol_V1_HistoryRequest {
+    get {
+      if case .history(let v)? = body {return v}
+      return Stol_V1_HistoryRequest()
+    }
+    set {body = .history(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -441,6 +523,8 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     case nameLookup(Stol_V1_NameLookupRequest)
     case subtree(Stol_V1_SubtreeRequest)
     case getTaxa(Stol_V1_GetTaxaRequest)
+    case diff(Stol_V1_DiffRequest)
+    case history(Stol_V1_HistoryRequest)
 
   }
 
@@ -606,6 +690,22 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
     set {_uniqueStorage()._result = .taxa(newValue)}
   }
 
+  public var diff: Stol_V1_DiffResponse {
+    get {
+      if case .diff(let v)? = _storage._result {return v}
+      return Stol_V1_DiffResponse()
+    }
+    set {_uniqueStorage()._result = .diff(newValue)}
+  }
+
+  public var history: Stol_V1_HistoryResponse {
+    get {
+      if case .history(let v)? = _storage._result {return v}
+      return Stol_V1_HistoryResponse()
+    }
+    set {_uniqueStorage()._result = .history(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -625,6 +725,8 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
     case nameLookup(Stol_V1_NameLookupResponse)
     case subtree(Stol_V1_SubtreeResponse)
     case taxa(Stol_V1_TaxaResponse)
+    case diff(Stol_V1_DiffResponse)
+    case history(Stol_V1_HistoryResponse)
 
   }
 
@@ -1734,6 +1836,147 @@ public nonisolated struct Stol_V1_SubtreeResponse: Sendable {
   public init() {}
 }
 
+/// What changed between two installed releases (`stol-client diff R1 R2`), one page at a
+/// time: the ids of both releases are walked in order, and a page covers at most `limit`
+/// ids of each after `after_id`. The envelope's `release` is not used: both are named here.
+public nonisolated struct Stol_V1_DiffRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the older release ("bundled" names the bundled database)
+  public var fromRelease: String = String()
+
+  /// the newer one
+  public var toRelease: String = String()
+
+  /// the page starts after this id (0: at the start)
+  public var afterID: Int64 = 0
+
+  /// ids of each release per page; 0 means 100,000 (the most)
+  public var limit: UInt32 = 0
+
+  /// only these ids (at most 1000; `after_id` and `limit` unused): a user's favourites
+  public var taxonIds: [Int64] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One change of one id; an id with several changes (renamed and moved) has one each.
+public nonisolated struct Stol_V1_TaxonChange: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var kind: Stol_V1_ChangeKind = .unspecified
+
+  public var id: Int64 = 0
+
+  /// its scientific name in `to` (in `from` when it is gone)
+  public var name: String = String()
+
+  /// its rank in `to` (in `from` when it is gone)
+  public var rank: String = String()
+
+  /// renamed: the old name; moved: the old parent id; rank changed: the old rank
+  public var oldValue: String = String()
+
+  /// renamed: the new name; moved: the new parent id; rank changed: the new rank;
+  public var newValue: String = String()
+
+  /// added: its parent id
+  public var newID: Int64 = 0
+
+  /// merged: that taxon's scientific name in `to`
+  public var newName: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_DiffResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// in id order
+  public var changes: [Stol_V1_TaxonChange] = []
+
+  /// the `after_id` of the next page
+  public var nextAfterID: Int64 = 0
+
+  /// no id after this page in either release
+  public var done: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One id through every installed release (`stol-client history ID`).
+public nonisolated struct Stol_V1_HistoryRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var taxonID: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_TaxonInRelease: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var release: String = String()
+
+  /// the release has the id
+  public var present: Bool = false
+
+  /// its scientific name there
+  public var name: String = String()
+
+  /// its rank there (the source's spelling)
+  public var rank: String = String()
+
+  /// its parent there (0 for a root)
+  public var parentID: Int64 = 0
+
+  /// not present: the release says it was merged into this id
+  public var mergedInto: Int64 = 0
+
+  /// not present: the release says it was deleted (NCBI delnodes.dmp)
+  public var deleted: Bool = false
+
+  /// the release's build time
+  public var buildTime: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_HistoryResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var taxonID: Int64 = 0
+
+  /// the bundled database, then every installed release, oldest release first
+  public var releases: [Stol_V1_TaxonInRelease] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "stol.v1"
@@ -1762,9 +2005,13 @@ nonisolated extension Stol_V1_LineageForm: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LINEAGE_FORM_TAXA\0\u{1}LINEAGE_FORM_COMPACT\0\u{1}LINEAGE_FORM_IDS\0")
 }
 
+nonisolated extension Stol_V1_ChangeKind: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CHANGE_KIND_UNSPECIFIED\0\u{1}CHANGE_KIND_ADDED\0\u{1}CHANGE_KIND_DELETED\0\u{1}CHANGE_KIND_MERGED\0\u{1}CHANGE_KIND_RENAMED\0\u{1}CHANGE_KIND_MOVED\0\u{1}CHANGE_KIND_RANK_CHANGED\0")
+}
+
 nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}release\0\u{2}\u{8}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{3}get_taxa\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}release\0\u{2}\u{8}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{3}get_taxa\0\u{1}diff\0\u{1}history\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1969,6 +2216,32 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
           self.body = .getTaxa(v)
         }
       }()
+      case 29: try {
+        var v: Stol_V1_DiffRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .diff(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .diff(v)
+        }
+      }()
+      case 30: try {
+        var v: Stol_V1_HistoryRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .history(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .history(v)
+        }
+      }()
       default: break
       }
     }
@@ -2046,6 +2319,14 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
       guard case .getTaxa(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 28)
     }()
+    case .diff?: try {
+      guard case .diff(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 29)
+    }()
+    case .history?: try {
+      guard case .history(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -2062,7 +2343,7 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{1}merged\0\u{2}\u{6}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{1}taxa\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{1}merged\0\u{2}\u{6}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{1}taxa\0\u{1}diff\0\u{1}history\0")
 
   fileprivate class _StorageClass {
     var _id: UInt64 = 0
@@ -2312,6 +2593,32 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
             _storage._result = .taxa(v)
           }
         }()
+        case 29: try {
+          var v: Stol_V1_DiffResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .diff(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .diff(v)
+          }
+        }()
+        case 30: try {
+          var v: Stol_V1_HistoryResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .history(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .history(v)
+          }
+        }()
         default: break
         }
       }
@@ -2397,6 +2704,14 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
       case .taxa?: try {
         guard case .taxa(let v)? = _storage._result else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 28)
+      }()
+      case .diff?: try {
+        guard case .diff(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 29)
+      }()
+      case .history?: try {
+        guard case .history(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
       }()
       case nil: break
       }
@@ -4493,6 +4808,291 @@ nonisolated extension Stol_V1_SubtreeResponse: SwiftProtobuf.Message, SwiftProto
     if lhs.depths != rhs.depths {return false}
     if lhs.names != rhs.names {return false}
     if lhs.ranks != rhs.ranks {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_DiffRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DiffRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}from_release\0\u{3}to_release\0\u{3}after_id\0\u{1}limit\0\u{3}taxon_ids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.fromRelease) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.toRelease) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self.afterID) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 5: try { try decoder.decodeRepeatedInt64Field(value: &self.taxonIds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.fromRelease.isEmpty {
+      try visitor.visitSingularStringField(value: self.fromRelease, fieldNumber: 1)
+    }
+    if !self.toRelease.isEmpty {
+      try visitor.visitSingularStringField(value: self.toRelease, fieldNumber: 2)
+    }
+    if self.afterID != 0 {
+      try visitor.visitSingularInt64Field(value: self.afterID, fieldNumber: 3)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 4)
+    }
+    if !self.taxonIds.isEmpty {
+      try visitor.visitPackedInt64Field(value: self.taxonIds, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_DiffRequest, rhs: Stol_V1_DiffRequest) -> Bool {
+    if lhs.fromRelease != rhs.fromRelease {return false}
+    if lhs.toRelease != rhs.toRelease {return false}
+    if lhs.afterID != rhs.afterID {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.taxonIds != rhs.taxonIds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_TaxonChange: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TaxonChange"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}id\0\u{1}name\0\u{1}rank\0\u{3}old_value\0\u{3}new_value\0\u{3}new_id\0\u{3}new_name\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.id) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.rank) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.oldValue) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.newValue) }()
+      case 7: try { try decoder.decodeSingularInt64Field(value: &self.newID) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.newName) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.kind != .unspecified {
+      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 1)
+    }
+    if self.id != 0 {
+      try visitor.visitSingularInt64Field(value: self.id, fieldNumber: 2)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 3)
+    }
+    if !self.rank.isEmpty {
+      try visitor.visitSingularStringField(value: self.rank, fieldNumber: 4)
+    }
+    if !self.oldValue.isEmpty {
+      try visitor.visitSingularStringField(value: self.oldValue, fieldNumber: 5)
+    }
+    if !self.newValue.isEmpty {
+      try visitor.visitSingularStringField(value: self.newValue, fieldNumber: 6)
+    }
+    if self.newID != 0 {
+      try visitor.visitSingularInt64Field(value: self.newID, fieldNumber: 7)
+    }
+    if !self.newName.isEmpty {
+      try visitor.visitSingularStringField(value: self.newName, fieldNumber: 8)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_TaxonChange, rhs: Stol_V1_TaxonChange) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs.id != rhs.id {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.rank != rhs.rank {return false}
+    if lhs.oldValue != rhs.oldValue {return false}
+    if lhs.newValue != rhs.newValue {return false}
+    if lhs.newID != rhs.newID {return false}
+    if lhs.newName != rhs.newName {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_DiffResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DiffResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}changes\0\u{3}next_after_id\0\u{1}done\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.changes) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.nextAfterID) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.done) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.changes.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.changes, fieldNumber: 1)
+    }
+    if self.nextAfterID != 0 {
+      try visitor.visitSingularInt64Field(value: self.nextAfterID, fieldNumber: 2)
+    }
+    if self.done != false {
+      try visitor.visitSingularBoolField(value: self.done, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_DiffResponse, rhs: Stol_V1_DiffResponse) -> Bool {
+    if lhs.changes != rhs.changes {return false}
+    if lhs.nextAfterID != rhs.nextAfterID {return false}
+    if lhs.done != rhs.done {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_HistoryRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HistoryRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt64Field(value: &self.taxonID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.taxonID != 0 {
+      try visitor.visitSingularInt64Field(value: self.taxonID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_HistoryRequest, rhs: Stol_V1_HistoryRequest) -> Bool {
+    if lhs.taxonID != rhs.taxonID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_TaxonInRelease: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TaxonInRelease"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}release\0\u{1}present\0\u{1}name\0\u{1}rank\0\u{3}parent_id\0\u{3}merged_into\0\u{1}deleted\0\u{3}build_time\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.release) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.present) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.rank) }()
+      case 5: try { try decoder.decodeSingularInt64Field(value: &self.parentID) }()
+      case 6: try { try decoder.decodeSingularInt64Field(value: &self.mergedInto) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.deleted) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.buildTime) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.release.isEmpty {
+      try visitor.visitSingularStringField(value: self.release, fieldNumber: 1)
+    }
+    if self.present != false {
+      try visitor.visitSingularBoolField(value: self.present, fieldNumber: 2)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 3)
+    }
+    if !self.rank.isEmpty {
+      try visitor.visitSingularStringField(value: self.rank, fieldNumber: 4)
+    }
+    if self.parentID != 0 {
+      try visitor.visitSingularInt64Field(value: self.parentID, fieldNumber: 5)
+    }
+    if self.mergedInto != 0 {
+      try visitor.visitSingularInt64Field(value: self.mergedInto, fieldNumber: 6)
+    }
+    if self.deleted != false {
+      try visitor.visitSingularBoolField(value: self.deleted, fieldNumber: 7)
+    }
+    if !self.buildTime.isEmpty {
+      try visitor.visitSingularStringField(value: self.buildTime, fieldNumber: 8)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_TaxonInRelease, rhs: Stol_V1_TaxonInRelease) -> Bool {
+    if lhs.release != rhs.release {return false}
+    if lhs.present != rhs.present {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.rank != rhs.rank {return false}
+    if lhs.parentID != rhs.parentID {return false}
+    if lhs.mergedInto != rhs.mergedInto {return false}
+    if lhs.deleted != rhs.deleted {return false}
+    if lhs.buildTime != rhs.buildTime {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_HistoryResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HistoryResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_id\0\u{1}releases\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt64Field(value: &self.taxonID) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.releases) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.taxonID != 0 {
+      try visitor.visitSingularInt64Field(value: self.taxonID, fieldNumber: 1)
+    }
+    if !self.releases.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.releases, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_HistoryResponse, rhs: Stol_V1_HistoryResponse) -> Bool {
+    if lhs.taxonID != rhs.taxonID {return false}
+    if lhs.releases != rhs.releases {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
