@@ -26,6 +26,10 @@ struct Favorites: ParsableCommand {
             A change is acknowledged only after it is committed to disk, so an answer means \
             it is saved, even if the service is killed a moment later.
 
+            When the release that answers changes (an administrator made another release the \
+            default), your next `fav list` says how many of your favourites were deleted, merged, \
+            renamed or moved; `fav check` lists them with the taxon each is now. None is dropped.
+
             Examples:
               stol-client fav add lion                  # by common name
               stol-client fav add Quercus robur         # by scientific name, no quotes needed
@@ -38,7 +42,7 @@ struct Favorites: ParsableCommand {
             6 ambiguous name or invalid id, 64 usage or confirmation refused.
             """,
         subcommands: [FavAdd.self, FavRemove.self, FavToggle.self, FavIs.self, FavList.self, FavExport.self,
-                      FavCount.self, FavClear.self, FavStorage.self, FavForget.self])
+                      FavCount.self, FavClear.self, FavStorage.self, FavForget.self, FavCheck.self])
 }
 
 /// Sends one favourites request and returns the answer it expects (a notice of
@@ -196,7 +200,28 @@ struct FavList: ParsableCommand {
         try global.run { () throws(ClientError) in
             let listing = try options.listing(global, namesRequired: options.sort != .recent)
             print(global.json ? TextFormatter.json(listing.listJSON(options.sort)) : listing.listText(options.sort))
+            noteReleaseChange(ids: listing.rows.map(\.taxonID))
         }
+    }
+
+    /// After the list: what the change of release since the last listing did to these
+    /// favourites, on standard error (a best effort: the list itself never fails for it).
+    private func noteReleaseChange(ids: [Int64]) {
+        guard let current = AnsweringRelease.identity?.release, !current.isEmpty else { return }
+        var watch = FavoriteReleaseWatch()
+        defer { watch.record(current) }
+        guard let seen = watch.seen, seen != current, !ids.isEmpty else { return }
+        let note: String
+        do {
+            let changes = try FavoriteReleaseWatch.changes(of: ids, from: seen, to: current, global)
+            guard !changes.isEmpty else { return }
+            note = "note: the release changed from \(seen) to \(current): of your favourites "
+                + FavoriteReleaseWatch.summary(changes) + "; `stol-client fav check` lists them (none was removed)\n"
+        } catch {
+            note = "note: the release changed from \(seen) to \(current); what changed for your favourites cannot be "
+                + "told (\(error))\n"
+        }
+        FileHandle.standardError.write(Data(note.utf8))
     }
 }
 

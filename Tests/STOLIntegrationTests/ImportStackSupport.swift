@@ -51,8 +51,8 @@ extension StackHarness {
     /// A `.stol` file of the harness's database, signed with the trusted key;
     /// `builtAt` changes its build time, `release` the release its provenance names (it
     /// installs as that release; else as "unknown"), `paddingMegabytes` adds a table of that size.
-    func signedDatabase(name: String, builtAt: String? = nil, release: String? = nil,
-                        paddingMegabytes: Int = 0) throws -> (stol: String, sqlite: [UInt8]) {
+    func signedDatabase(name: String, builtAt: String? = nil, release: String? = nil, paddingMegabytes: Int = 0,
+                        edit: ((Database) throws -> Void)? = nil) throws -> (stol: String, sqlite: [UInt8]) {
         let sqlitePath = root + "/\(name).sqlite"
         if paddingMegabytes > 0 {
             try StolCorpus.padded(database, megabytes: paddingMegabytes, to: sqlitePath)
@@ -68,6 +68,15 @@ extension StackHarness {
         if let release {
             let queue = try DatabaseQueue(path: sqlitePath)
             try queue.write { try $0.execute(sql: "UPDATE provenance SET value = ? WHERE key = 'release'", arguments: [release]) }
+            try queue.close()
+        }
+        if let edit {
+            // As a source's next release would be: rows may go that others name (no foreign key checks).
+            let queue = try DatabaseQueue(path: sqlitePath)
+            try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA foreign_keys = OFF")
+                try db.inTransaction { try edit(db); return .commit }
+            }
             try queue.close()
         }
         let sqlite = try [UInt8](Data(contentsOf: URL(fileURLWithPath: sqlitePath)))

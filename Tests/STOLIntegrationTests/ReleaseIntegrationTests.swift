@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Glibc
 import STOLTestFixtures
 import XCTest
@@ -100,5 +101,85 @@ final class ReleaseIntegrationTests: XCTestCase {
         let unpinned = try stack.client(["taxon", "9689", "--json"])
         XCTAssertEqual(release(ofJSON: unpinned.stdout), "2024.9.7")
         XCTAssertEqual(try stack.client(["db", "delete", "bundled", "--yes"]).status, 64, "the bundled database is never deleted")
+    }
+
+    /// A user's favourites through a change of the default release: the next
+    /// `fav list` says what happened to them, `fav check` lists it with the taxon each
+    /// is now, and nothing is dropped.
+    func testAfterTheDefaultChanges_aUsersNextFavList_saysWhatChanged_andFavCheckListsIt() throws {
+        try stack.start(.favorites)
+        // 2025.1.1: the lion renamed, the tiger (9694) gone, the leopard (9691) moved to the genus of the cat.
+        let (file, _) = try stack.signedDatabase(name: "2025.1.1", builtAt: "2027-01-01T00:00:00Z", release: "2025.1.1") { db in
+            try db.execute(sql: "UPDATE taxa SET scientific_name = 'Panthera leo leo' WHERE id = 9689")
+            try db.execute(sql: "DELETE FROM names WHERE taxon_id = 9694")
+            try db.execute(sql: "DELETE FROM taxa WHERE id = 9694")
+            try db.execute(sql: "UPDATE taxa SET parent_id = (SELECT parent_id FROM taxa WHERE id = 9685) WHERE id = 9691")
+        }
+        XCTAssertEqual(try stack.client(["db", "import", file]).status, 0)
+        let state = try StackHarness.makeDirectory(prefix: "stolxdg")
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: state) }
+        chmod(state, 0o777)
+        let user = ["XDG_STATE_HOME": state]
+        for id in ["9689", "9694", "9691", "9685"] {
+            XCTAssertEqual(try stack.client(["fav", "add", id], uid: 1000, environment: user).status, 0)
+        }
+        let first = try stack.client(["fav", "list"], uid: 1000, environment: user)
+        XCTAssertEqual(first.status, 0, first.stderr)
+        XCTAssertFalse(first.stderr.contains("release changed"), "nothing to tell the first time: \(first.stderr)")
+
+        XCTAssertEqual(try stack.client(["db", "activate", "2025.1.1"]).status, 0)
+        let next = try stack.client(["fav", "list"], uid: 1000, environment: user)
+        XCTAssertEqual(next.status, 0, next.stderr)
+        XCTAssertTrue(next.stderr.contains("the release changed from 2024.9.7 to 2025.1.1: of your favourites "
+                                           + "1 deleted, 1 renamed, 1 moved"), next.stderr)
+        XCTAssertTrue(next.stdout.contains("9694"), "the deleted favourite is still listed: \(next.stdout)")
+
+        let check = try stack.client(["fav", "check"], uid: 1000, environment: user)
+        XCTAssertEqual(check.status, 0, check.stderr)
+        let lines = check.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, "from 2024.9.7 to 2025.1.1: 1 deleted, 1 renamed, 1 moved", check.stdout)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("renamed\t9689\tPanthera leo\tnow named Panthera leo leo") }, check.stdout)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("deleted\t9694\t") }, check.stdout)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("moved\t9691\t") }, check.stdout)
+        XCTAssertEqual(lines.count, 4, check.stdout)
+
+        let again = try stack.client(["fav", "list"], uid: 1000, environment: user)
+        XCTAssertFalse(again.stderr.contains("release changed"), "told once: \(again.stderr)")
+        XCTAssertEqual(try stack.client(["fav", "count"], uid: 1000, environment: user).stdout, "4 species saved\n", "none dropped")
+        // Another user, who never listed theirs, is told nothing and loses nothing.
+        XCTAssertEqual(try stack.client(["fav", "check", "--since", "2024.9.7"], uid: 1001, environment: user).stdout,
+                       "none of your 0 favourites changed from 2024.9.7 to 2025.1.1\n")
+    }
+
+    func testDiffAndHistory_throughTheClient_asTSVJSONAndSummary() throws {
+        let (file, _) = try stack.signedDatabase(name: "2025.1.1", builtAt: "2027-01-01T00:00:00Z", release: "2025.1.1") { db in
+            try db.execute(sql: "UPDATE taxa SET scientific_name = 'Panthera leo leo' WHERE id = 9689")
+            try db.execute(sql: "DELETE FROM taxa WHERE id = 9694")
+        }
+        XCTAssertEqual(try stack.client(["db", "import", file]).status, 0)
+        let diff = try stack.client(["diff", "2024.9.7", "2025.1.1"], uid: 1000)
+        XCTAssertEqual(diff.status, 0, diff.stderr)
+        XCTAssertEqual(diff.stdout.split(separator: "\n").map(String.init), [
+            "# diff 2024.9.7 → 2025.1.1",
+            "renamed\t9689\tspecies\tPanthera leo leo\tPanthera leo\tPanthera leo leo",
+            "deleted\t9694\tspecies\tPanthera tigris\t\t",
+        ])
+        XCTAssertTrue(diff.stderr.contains("2024.9.7 → 2025.1.1: 2 changes"), diff.stderr)
+        let summary = try stack.client(["diff", "2024.9.7", "2025.1.1", "--summary", "--json"])
+        let counts = json(summary.stdout)
+        XCTAssertEqual(counts["total"] as? Int, 2)
+        XCTAssertEqual(counts["by_kind"] as? [String: Int], ["renamed": 1, "deleted": 1])
+        XCTAssertEqual((counts["by_kind_and_rank"] as? [String: [String: Int]])?["deleted"], ["species": 1])
+        let lines = try stack.client(["diff", "2024.9.7", "2025.1.1", "--jsonl"]).stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 2)
+        XCTAssertEqual(json(String(lines[0]))["kind"] as? String, "CHANGE_KIND_RENAMED")
+
+        let history = try stack.client(["history", "9694"])
+        XCTAssertEqual(history.status, 0, history.stderr)
+        let rows = history.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(rows.map { $0.split(separator: " ").first.map(String.init) }, ["bundled", "2023.11.4", "2024.9.7", "2025.1.1"])
+        XCTAssertTrue(rows[2].contains("Panthera tigris (species)"), history.stdout)
+        XCTAssertTrue(rows[3].hasSuffix("absent"), history.stdout)
+        XCTAssertEqual(try stack.client(["diff", "2024.9.7", "1999.1.1"]).status, 3)
     }
 }
