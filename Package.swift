@@ -124,6 +124,7 @@ let package = Package(
             "STOLClientKit", "STOLTaxonomy", "STOLImport", "STOLFormat", "STOLModel", "STOLTransport",
             "STOLProtocol", "STOLTestFixtures", arg,
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log")]),
 
         // MARK: Tests

@@ -65,7 +65,13 @@ struct SoakWorker: ParsableCommand {
                         _ = try favorites.call(request)
                     default:
                         guard let list = lists[operation], !list.isEmpty else { continue }
-                        _ = try taxonomy.call(list[round % list.count])  // an error answer throws
+                        let request = list[round % list.count]
+                        let response = try taxonomy.call(request)  // an error answer throws
+                        // Every answer names its release; a pinned one, the release pinned.
+                        guard !response.database.release.isEmpty,
+                              request.release.isEmpty || response.database.release == request.release else {
+                            throw ValidationError("answered from release '\(response.database.release)', asked '\(request.release)'")
+                        }
                     }
                     local.samples[operation.rawValue, default: []].append((TaxonomyBench.now() - begin) * 1000)
                 } catch {

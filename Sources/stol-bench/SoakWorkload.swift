@@ -13,6 +13,8 @@ enum SoakOperation: String, CaseIterable, Codable {
     case compare = "compare"
     case relatives = "relatives"
     case lineageBatch = "lineage batch of 50"
+    /// Pinned to the bundled database while the default switches: every answer must come from it.
+    case pinned = "taxon, pinned to bundled"
     case favoriteAdd = "favourite add"
     case favoriteCheck = "favourite is-favourite"
     case favoriteRemove = "favourite remove"
@@ -52,6 +54,13 @@ struct SoakWorkload: Codable {
             return Data(try request.serializedBytes() as [UInt8])
         }
         favoriteIDs = Array(species.prefix(200))
+        // Taxa every bundled database has (the curated overlay's), asked of it by name.
+        taxonomy[SoakOperation.pinned.rawValue] = try ([9606, 9689, 9615, 562, 3702, 7227, 10090, 9913] as [Int64]).map { id in
+            var request = Stol_V1_TaxonomyRequest()
+            request.release = ReleaseName.bundled
+            request.getTaxon = .with { $0.taxonID = id }
+            return Data(try request.serializedBytes() as [UInt8])
+        }
     }
 
     func write(to path: String) throws {

@@ -8,6 +8,6 @@ struct StolBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stol-bench",
         abstract: "Measure STOL's daemons through their real sockets and print a table.",
-        subcommands: [FavoritesBench.self, TaxonomyBench.self, SwitchBench.self, ImportBench.self, SoakBench.self, SoakWorker.self,
+        subcommands: [FavoritesBench.self, TaxonomyBench.self, SwitchBench.self, ReleasesBench.self, ImportBench.self, SoakBench.self, SoakWorker.self,
                       AttackBench.self, AttackClient.self])
 }
