@@ -16,7 +16,7 @@ DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-relevance bench-pipeline bench-peers install install-files uninstall man completions
+.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-relevance bench-releases bench-pipeline bench-peers install install-files uninstall man completions
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -60,7 +60,8 @@ help:
 	@echo "make build-db  the bundled database and the signed reference (full NCBI tree): out/reference.stol"
 	@echo "make reference-db  only the signed reference: out/reference.stol; RELEASE=2023.11.4 (or 2021.3.25, 2021.4.10, 2021.11.16, 2024.9.7) builds that NCBI release into out/reference-RELEASE.sqlite/.stol"
 	@echo "make fault  the import fault-injection tests with 1000 random kills of the verifier (KILLS=N)"
-	@echo "make bench  latency/throughput of taxonomy and favourites, a database switch under load, the import of out/reference.stol, a 60 s soak, search relevance, then what an attacking user costs the others, through the real sockets"
+	@echo "make bench  latency/throughput of taxonomy and favourites, a database switch under load, the import of out/reference.stol, a 60 s soak, search relevance, what an attacking user costs the others, then three NCBI releases side by side, through the real sockets"
+	@echo "make bench-releases  three full NCBI releases side by side: pinned batches, cold releases, peak RSS, a diff (builds the older releases once)"
 	@echo "make bench-relevance  search relevance: the everyday queries of Tests/relevance, top-1 and top-5, on both databases"
 	@echo "make bench-pipeline  pipeline speed, memory and table sizes on the full NCBI tree"
 	@echo "make bench-peers  STOL against taxopy, ete4 and taxoniq: lineage, LCA, name->id; wall time, memory, agreement (BENCH_PEERS_ARGS=--help)"
@@ -220,6 +221,20 @@ bench: build
 	"$(RELEASE_BIN)/stol-bench" soak --database $(OUT)/reference.sqlite --file $(OUT)/reference.stol --public-key $(STOL_TRUSTED_KEY)
 	@$(MAKE) --no-print-directory bench-relevance
 	"$(RELEASE_BIN)/stol-bench" attack --database $(OUT)/reference.sqlite
+	@$(MAKE) --no-print-directory bench-releases
+
+## Three full NCBI releases side by side (2024.9.7, the default, and 2023.11.4 and 2021.11.16,
+## built once with `make reference-db RELEASE=…`): a pinned lineage batch against the
+## default's, the first answer of a cold release, the server's peak RSS with all three
+## loaded, and a diff of two full releases (issue 21's targets).
+BENCH_RELEASES := 2023.11.4 2021.11.16
+bench-releases: build
+	@test -s $(OUT)/reference.sqlite || OUT=$(OUT) RELEASE= Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
+	@test -s $(BUNDLED_DB) || $(MAKE) --no-print-directory db
+	@for r in $(BENCH_RELEASES); do test -s $(OUT)/reference-$$r.sqlite || \
+	  OUT=$(OUT) RELEASE=$$r Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference || exit 1; done
+	"$(RELEASE_BIN)/stol-bench" releases --bundled $(BUNDLED_DB) --release 2024.9.7=$(OUT)/reference.sqlite \
+	  $(foreach r,$(BENCH_RELEASES),--release $(r)=$(OUT)/reference-$(r).sqlite)
 
 ## Search relevance: the everyday queries of Tests/relevance against the bundled and the
 ## reference database, top-1 and top-5 (targets: 90 % and 95 % top-1).

@@ -180,6 +180,10 @@ public final class TaxonomyDatabase: Sendable {
         let thread = Thread {
             slot.fill((try? reader.inDatabase { try MemoryIndexes.load($0, layout: layout) })
                       ?? MemoryIndexes.empty)
+            // The build's scratch (the rows read, the builders' arrays) is freed by now but
+            // stays in glibc's arenas; handed back, it is not counted against the next
+            // release a pinned request opens.
+            malloc_trim(0)
         }
         thread.name = "stol.indexes"
         thread.start()
