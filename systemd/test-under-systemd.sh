@@ -388,9 +388,13 @@ accepted_after=$(property stol-verifyd.socket NAccepted)
 expect 0 "db import of the signed database (uid 4243 in stol-admin)" \
   setpriv --reuid=4243 --regid=4243 --groups="$admin_gid" stol-client db import /srv/stol-test/reference.stol
 [[ $out == *"checking database: 100%"* && $out == *"installing: 100%"* ]] || fail "db import did not show every stage: $out"
-info=$(inside stat -c '%a %U' /var/lib/stol/databases/reference.sqlite) || fail "no /var/lib/stol/databases/reference.sqlite"
-[[ $info == "644 stol-import" ]] || fail "reference.sqlite is '$info', expected '644 stol-import'"
-inside cmp -s /var/lib/stol/databases/reference.sqlite /usr/share/stol/bundled.sqlite ||
+# Installed as its release (the name its provenance gives): the one file of releases/.
+capture sh -c 'ls /var/lib/stol/databases/releases/'
+[[ $out == *.sqlite && $out != *$'\n'* ]] || fail "expected one release file in /var/lib/stol/databases/releases, found: $out"
+installed=/var/lib/stol/databases/releases/$out
+info=$(inside stat -c '%a %U' "$installed") || fail "no $installed"
+[[ $info == "644 stol-import" ]] || fail "$installed is '$info', expected '644 stol-import'"
+inside cmp -s "$installed" /usr/share/stol/bundled.sqlite ||
   fail "the installed reference database differs from the database that was signed"
 capture journalctl --no-pager -b -o cat
 [[ $out == *"Landlock ABI"*"sandboxed"* || $out == *"sandbox without Landlock"* ]] || fail "the verifier did not report its sandbox: $out"
@@ -472,7 +476,7 @@ for unit in stol-favoritesd stol-importd; do remove_drop_in "$unit.service" idle
 progress "ok: idle favoritesd and importd exited cleanly after their quiet period; the next request started them again"
 
 # --- SIGKILL of the verifier in the middle of an import: nothing changes
-before=$(inside sha256sum /var/lib/stol/databases/reference.sqlite /var/lib/stol/databases/activation.json)
+before=$(inside sha256sum "$installed" /var/lib/stol/databases/activation.json)
 inside rm -f /srv/stol-test/large.rc
 inside sh -c 'stol-client db import /srv/stol-test/large.stol > /srv/stol-test/large.out 2>&1; echo $? > /srv/stol-test/large.rc' &
 importer=$!
@@ -482,12 +486,12 @@ expect 0 "systemctl kill -s KILL of the verifier instance mid-import" systemctl 
 wait "$importer" || true
 capture cat /srv/stol-test/large.rc
 [[ $out != 0 ]] || fail "the import succeeded although its verifier was killed: $(inside cat /srv/stol-test/large.out)"
-after=$(inside sha256sum /var/lib/stol/databases/reference.sqlite /var/lib/stol/databases/activation.json)
+after=$(inside sha256sum "$installed" /var/lib/stol/databases/activation.json)
 [[ $before == "$after" ]] || fail "killing the verifier changed the state: $before -> $after"
 capture ls -A /var/lib/stol/databases/.staging
 [[ -z $out ]] || fail "a staging file remained: $out"
 expect 0 "the next import succeeds" stol-client db import /srv/stol-test/large.stol
-progress "ok: the verifier killed mid-import left reference.sqlite and activation.json byte for byte, no staging file; the next import succeeded"
+progress "ok: the verifier killed mid-import left the installed release and activation.json byte for byte, no staging file; the next import succeeded"
 
 # --- killed daemons answer again, with every acknowledged favourite
 for id in 9606 9611 9615 9627 9685 9694 9696 9823 9825 9913; do

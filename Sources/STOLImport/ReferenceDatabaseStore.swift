@@ -140,9 +140,13 @@ public final class ReferenceDatabaseStore: Sendable {
         return status
     }
 
-    /// The id namespaces of the installed releases (those that record one).
+    /// The id namespaces of the installed databases that record one: every release, and
+    /// the bundled database (users' favourites and scripts hold its ids too; never
+    /// written here, only read).
     public func installedNamespaces() -> Set<String> {
-        Set(references().compactMap { $0.provenance?.idNamespace })
+        var namespaces = Set(references().compactMap { $0.provenance?.idNamespace })
+        if let bundled = (try? Self.read(path: paths.bundledDatabase))?.provenance { namespaces.insert(bundled.idNamespace) }
+        return namespaces
     }
 
     /// Publishes the staged database as `releases/<release>.sqlite` (fsync, rename,

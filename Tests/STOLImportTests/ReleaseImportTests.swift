@@ -152,3 +152,21 @@ extension ImportCoordinatorTests {
         }
     }
 }
+
+extension ImportCoordinatorTests {
+    /// The bundled database counts as installed: with no release installed yet, a file of
+    /// another namespace than the bundled database's is refused all the same.
+    func testTheBundledDatabasesNamespace_countsAsInstalled() throws {
+        try startVerifier()
+        try FileManager.default.removeItem(atPath: paths.bundledDatabase)
+        try Data(try ImportFixture.database(builtAt: "2026-01-01T00:00:00Z", release: "2026.01", idNamespace: "ncbi-taxid",
+                                             in: directory)).write(to: URL(fileURLWithPath: paths.bundledDatabase))
+        let coordinator = try coordinator()
+        let file = try StolCorpus.sign(ImportFixture.database(builtAt: "2026-06-01T00:00:00Z", release: "2023-08-28",
+                                                              idNamespace: "ott-id", in: directory), key: ImportFixture.key)
+        let refused = try importFile(file, coordinator).last?.protocolError
+        XCTAssertEqual(refused?.code, .idNamespaceMismatch)
+        XCTAssertEqual(refused?.details["installed_namespace"], "ncbi-taxid")
+        XCTAssertEqual(coordinator.status().releases, [])
+    }
+}
