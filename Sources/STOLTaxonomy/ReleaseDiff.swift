@@ -19,6 +19,11 @@ enum ReleaseDiff {
     static let maximumPage = 100_000
     /// Ids a `taxon_ids` request may name.
     static let maximumIDs = 1000
+    /// A page ends after the id whose changes take its answer past this many bytes
+    /// (about; the answer frame's limit is 4 MiB). 100,000 new ids in a row, as between
+    /// NCBI 2021.11.16 and 2023.11.4, made a page of 4.6 MB: the ids per page alone do
+    /// not bound it.
+    static let pageBytes = 2 << 20
 
     /// One node as a release has it.
     struct Node: Equatable {
@@ -78,10 +83,26 @@ enum ReleaseDiff {
         var response = Stol_V1_DiffResponse()
         var i = 0, j = 0
         var gone: [Node] = []
+        var bytes = 0
+        /// The id the page was cut after, when its answer grew past ``pageBytes``.
+        var cut: Int64?
         while true {
             let a = i < before.count && before[i].id <= end ? before[i] : nil
             let b = j < after.count && after[j].id <= end ? after[j] : nil
             if a == nil && b == nil { break }
+            // Cut on an id boundary: every change of one id is on the same page.
+            if bytes > pageBytes {
+                cut = min(a?.id ?? .max, b?.id ?? .max) - 1
+                break
+            }
+            let counted = response.changes.count
+            defer {
+                for change in response.changes[counted...] {
+                    // A placeholder of a departed id is filled with its name and rank later.
+                    let name = change.kind == .unspecified ? (a?.name.utf8.count ?? 0) * 2 : change.name.utf8.count
+                    bytes += 24 + name + change.rank.utf8.count + change.oldValue.utf8.count + change.newValue.utf8.count
+                }
+            }
             if let a, let b, a.id == b.id {
                 response.changes += changes(from: a, to: b)
                 i += 1; j += 1
@@ -105,8 +126,12 @@ enum ReleaseDiff {
                 index += 1
             }
         }
-        response.done = end == Int64.max
-        response.nextAfterID = response.done ? 0 : end
+        if let cut {
+            response.nextAfterID = cut
+        } else {
+            response.done = end == Int64.max
+            response.nextAfterID = response.done ? 0 : end
+        }
         return response
     }
 

@@ -14,7 +14,7 @@ enum SoakOperation: String, CaseIterable, Codable {
     case relatives = "relatives"
     case lineageBatch = "lineage batch of 50"
     /// Pinned to the bundled database while the default switches: every answer must come from it.
-    case pinned = "taxon, pinned to bundled"
+    case pinned = "pinned to bundled"
     case favoriteAdd = "favourite add"
     case favoriteCheck = "favourite is-favourite"
     case favoriteRemove = "favourite remove"

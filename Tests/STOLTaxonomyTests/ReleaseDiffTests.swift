@@ -257,4 +257,32 @@ final class ReleaseDiffTests: XCTestCase {
         XCTAssertEqual(gone.history.releases[2].present, false)
         XCTAssertEqual(gone.history.releases[2].mergedInto, second.merged[merged]!)
     }
+
+    /// A run of new ids with long names (NCBI 2021.11.16 → 2023.11.4 added 87,736 in one
+    /// page of ids, 4.6 MB): a page ends when its answer grows past its budget, on an id
+    /// boundary, and the next one goes on from there; nothing is lost or repeated.
+    func testAPageOfManyChanges_isCutByItsSize_andTheNextPageGoesOn() async throws {
+        var generator = SplitMix64(seed: TestSeed.make(for: #function))
+        let old = Self.randomDump(size: 200, using: &generator)
+        var new = old
+        let long = String(repeating: "x", count: 120)
+        for id in Int64(1000)..<Int64(31_000) { new.nodes[id] = (1, "strain", "Added \(id) \(long)") }
+        try write(old, release: "2023.11.4")
+        try write(new, release: "2024.9.7")
+        let service = try service()
+        var lines: [String] = []
+        var afterID: Int64 = 0
+        var pages = 0
+        while true {
+            let answer = await ask(service, .diff(.with { $0.fromRelease = "2023.11.4"; $0.toRelease = "2024.9.7"; $0.afterID = afterID }))
+            guard case .diff(let page) = answer.result else { return XCTFail("\(answer)") }
+            XCTAssertLessThan((try answer.serializedBytes() as [UInt8]).count, 3 << 20, "page \(pages) stays well under the 4 MiB frame")
+            lines += page.changes.map(Self.line)
+            pages += 1
+            if page.done { break }
+            afterID = page.nextAfterID
+        }
+        XCTAssertGreaterThan(pages, 1, "30,000 long additions do not fit one page")
+        XCTAssertEqual(lines, Self.expected(from: old, to: new))
+    }
 }
