@@ -16,7 +16,7 @@ DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug db build-db reference-db check-ids check-lca start restart stop status demo proto clean bench bench-relevance bench-releases bench-pipeline bench-peers install install-files uninstall man completions
+.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-pipeline bench-peers install install-files uninstall man completions
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -67,6 +67,7 @@ help:
 	@echo "make bench-peers  STOL against taxopy, ete4 and taxoniq: lineage, LCA, name->id; wall time, memory, agreement (BENCH_PEERS_ARGS=--help)"
 	@echo "make check-modules  every target declares what it imports and uses what it declares; stol-client depends on no server module"
 	@echo "make check-lca  compare, lineages and children on the real server against NCBI's nodes.dmp: 10,000 random and 10,000 near pairs, nodes of every rank, both rank modes (PAIRS=N)"
+	@echo "make check-diff  stol-client diff of two full NCBI releases on the real server against a plain comparison of their nodes.dmp/names.dmp, with its wall time and the server's peak RSS (DIFF_FROM=2023.11.4 DIFF_TO=2024.9.7; builds a missing release once)"
 	@echo "make proto  regenerate Sources/STOLProtocol/Generated from protocol/*.proto"
 	@echo "make install  install for systemd (PREFIX=/usr, DESTDIR=, RELEASE_KEY=FILE); make uninstall removes it"
 
@@ -110,6 +111,23 @@ check-lca: build
 	@db=$(OUT)/reference.sqlite; test -s $$db || db=$(BUNDLED_DB); \
 	python3 Pipeline/scripts/check_lca.py --bin "$(RELEASE_BIN)" --database $$db $${PAIRS:+--pairs $$PAIRS} \
 	  --nodes-dmp .cache/ncbi/taxdump/nodes.dmp
+
+## stol-client diff of two full NCBI releases on the real server (both installed side by side)
+## against a plain comparison of the releases' own nodes.dmp/names.dmp (Python, nothing shared
+## with the Swift code): every line, the counts by kind and rank, the diff's wall time and the
+## server's peak RSS (targets 30 s, 1 GiB). A release's database is built once when missing
+## (2024.9.7 is out/reference.sqlite, any other out/reference-RELEASE.sqlite).
+DIFF_FROM ?= 2023.11.4
+DIFF_TO   ?= 2024.9.7
+release_db = $(if $(filter 2024.9.7,$(1)),$(OUT)/reference.sqlite,$(OUT)/reference-$(1).sqlite)
+check-diff: build
+	@test -s $(BUNDLED_DB) || $(MAKE) --no-print-directory db
+	@for r in $(DIFF_FROM) $(DIFF_TO); do db=$(OUT)/reference-$$r.sqlite; release=$$r; \
+	  if [ $$r = 2024.9.7 ]; then db=$(OUT)/reference.sqlite; release=; fi; \
+	  test -s $$db || OUT=$(OUT) RELEASE=$$release Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference || exit 1; done
+	python3 Pipeline/scripts/check_diff.py --bin "$(RELEASE_BIN)" --bundled $(BUNDLED_DB) \
+	  --from-release $(DIFF_FROM) --from-db $(call release_db,$(DIFF_FROM)) \
+	  --to-release $(DIFF_TO) --to-db $(call release_db,$(DIFF_TO))
 
 start: build db
 	STOL_RUNTIME_DIR=$(RUNTIME_DIR) STOL_STATE_DIR=$(STATE_DIR) STOL_TRUSTED_KEY=$(STOL_TRUSTED_KEY) \
