@@ -20,7 +20,7 @@ public final class TaxonomyFuzzTarget: FuzzTarget {
     let service: TaxonomyService
     let identity: Stol_V1_DatabaseIdentity
     static let context = RequestContext(peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000), logger: quietLogger)
-    static let allowedErrors: Set<Stol_V1_ErrorCode> = [.invalidRequest, .notFound, .unimplemented]
+    static let allowedErrors: Set<Stol_V1_ErrorCode> = [.invalidRequest, .notFound, .unimplemented, .releaseNotInstalled]
 
     init(service: TaxonomyService, identity: Stol_V1_DatabaseIdentity) {
         self.service = service
