@@ -74,6 +74,13 @@ extension TaxonomyTree {
                 if isSpecies(ancestor, in: view) {
                     answer.examined += 1
                     _ = offer(Relative(node: ancestor, lca: ancestor, lcaDepth: ancestorDepth, distance: up), to: &best, n: n)
+                    // The guard counts a species above the target too (it let one more
+                    // node through when the limit fell on it: seed 1774627262).
+                    if answer.examined >= maximumCandidates {
+                        answer.truncated = true
+                        answer.relatives = best
+                        return answer
+                    }
                 }
             }
             frontier.removeAll(keepingCapacity: true)

@@ -39,7 +39,12 @@ public enum SandboxProbe {
         let create = O_WRONLY | O_CREAT | O_EXCL
         open("open_state_directory", stateDirectory, O_RDONLY | O_DIRECTORY)
         open("list_favorites", stateDirectory + "/favorites", O_RDONLY | O_DIRECTORY)
-        open("read_reference_database", stateDirectory + "/databases/reference.sqlite", O_RDONLY)
+        // An installed release (databases/releases/<release>.sqlite); a process that may not
+        // list the directory probes the path of older installations, denied all the same.
+        let releases = stateDirectory + "/databases/releases"
+        let installed = ((try? FileManager.default.contentsOfDirectory(atPath: releases)) ?? []).sorted()
+            .first { $0.hasSuffix(".sqlite") }.map { releases + "/" + $0 } ?? stateDirectory + "/databases/reference.sqlite"
+        open("read_reference_database", installed, O_RDONLY)
         open("write_databases", stateDirectory + "/databases/probe-\(me)", create)
         open("write_favorites", stateDirectory + "/favorites/probe-\(me)", create)
         open("write_state_directory", stateDirectory + "/probe-\(me)", create)
