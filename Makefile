@@ -146,6 +146,8 @@ status:
 demo:
 	@export STOL_RUNTIME_DIR=$(RUNTIME_DIR); c="$(RELEASE_BIN)/stol-client"; set -x; \
 	$$c status; \
+	$$c db list; \
+	$$c cite; \
 	$$c search lion; \
 	$$c search --lang es león; \
 	$$c search --prefix quer --rank genus; \
@@ -162,6 +164,9 @@ demo:
 	@echo "  stol-client search tiger"
 	@echo "The full NCBI tree (2.6 M nodes, every one a taxon) as a signed reference database, imported and activated:"
 	@echo "  make build-db && stol-client db import out/reference.stol && stol-client db activate"
+	@echo "Another NCBI release beside it, and what changed (any user can pin either: --release 2023.11.4):"
+	@echo "  make reference-db RELEASE=2023.11.4 && stol-client db import out/reference-2023.11.4.stol"
+	@echo "  stol-client diff 2023.11.4 2024.9.7 --summary"
 	@echo "Stop it with: make stop"
 
 run: start demo
