@@ -12,7 +12,8 @@ struct Lineage: ParsableCommand {
         abstract: "Lineages of ids or exact names read from stdin (one per line): TSV, or JSON lines with --jsonl.",
         discussion: """
             Each input line is a taxon id or an exact scientific or common name. The TSV starts with a
-            `#` line naming the release that answers the whole batch (--no-header leaves it out).
+            `#` line naming the release that answers the whole batch (with JSON lines that line goes to
+            standard error; --no-header leaves it out).
             Output, one line per input:
               TSV:   query, id, rank, scientific name, lineage (root first, `;`-separated, the taxon last):
                      names, or ids with --ids
@@ -59,7 +60,7 @@ struct Lineage: ParsableCommand {
                 do { return try LineageFormat(text) } catch { throw .usage("--format: \(error)") }
             }
             let output = BufferedOutput()
-            if !json && !header.noHeader { output.line(AnsweringRelease.header) }
+            header.write(to: output, json: json)
             let tsv = LineageTSV(ids: ids, template: template)
             var wholeTreeJSON = WholeTreeLineageJSON(mainRank: LineageTSV.mainRank)
             var index = LineageBatchIndex()

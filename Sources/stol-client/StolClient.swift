@@ -150,8 +150,19 @@ enum AnsweringRelease {
 
 /// `--no-header`, shared by the batch modes.
 struct BatchHeaderOption: ParsableArguments {
-    @Flag(help: "Leave out the first line, a `#` comment naming the release that answered (TSV output only).")
+    @Flag(help: ArgumentHelp("Leave out the `#` line naming the release that answered: the first line of TSV output (on "
+                             + "standard error with JSON lines, which a comment would break)."))
     var noHeader = false
+
+    /// The header: the first line of TSV, or a line on standard error before JSON lines.
+    func write(to output: BufferedOutput, json: Bool) {
+        guard !noHeader else { return }
+        if json {
+            FileHandle.standardError.write(Data((AnsweringRelease.header + "\n").utf8))
+        } else {
+            output.line(AnsweringRelease.header)
+        }
+    }
 }
 
 /// `{"error": {"code": …, "details": {…}, "message": …}}`: the code and details

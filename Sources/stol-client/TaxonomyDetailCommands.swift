@@ -80,7 +80,7 @@ struct Compare: ParsableCommand {
             let json = jsonl || global.json
             let output = BufferedOutput()
             let client = try global.batchTaxonomy()
-            if !json && !header.noHeader { output.line(AnsweringRelease.header) }
+            header.write(to: output, json: json)
             try client.pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
                 var pairs: [Stol_V1_TaxonPair] = []
                 while pairs.count < 1000, let line = readLine() {
@@ -152,7 +152,7 @@ struct NameToIDs: ParsableCommand {
             let json = jsonl || global.json
             let output = BufferedOutput()
             let client = try global.batchTaxonomy()
-            if !json && !header.noHeader { output.line(AnsweringRelease.header) }
+            header.write(to: output, json: json)
             try client.pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
                 var names: [String] = []
                 while names.count < 1000, let line = readLine() {

@@ -53,6 +53,10 @@ final class ReleaseIntegrationTests: XCTestCase {
         // A batch: its first line names the release that answered all of it.
         let batch = try stack.client(["lineage", "--release", "2023.11.4"])
         XCTAssertEqual(batch.stdout, "# release 2023.11.4 · Catalogue of Life · ids col-id\n", "a header even for an empty batch")
+        // JSON lines stay JSON: the header goes to standard error.
+        let jsonl = try stack.client(["lineage", "--jsonl", "--release", "2023.11.4"])
+        XCTAssertEqual(jsonl.stdout, "")
+        XCTAssertEqual(jsonl.stderr, "# release 2023.11.4 · Catalogue of Life · ids col-id\n")
         let status = try stack.client(["status"], environment: ["STOL_RELEASE": "2023.11.4"])
         XCTAssertTrue(status.stdout.contains("release:          2023.11.4 (pinned)"), status.stdout)
 
