@@ -73,6 +73,11 @@ public final class VerifierService: StreamingFramedService, @unchecked Sendable 
                 context.logger.notice("verification refused", metadata: ["code": "\(error.protocolError.code.name)"])
                 try? send(Response(requestID: request.id, error: error.protocolError))
             }
+        } catch let error as ProtocolErrorConvertible {
+            // A request without a body, or with one of a later revision: its typed error,
+            // never silence with the connection left open.
+            context.logger.notice("verification refused", metadata: ["code": "\(error.protocolError.code.name)"])
+            try? send(Response(requestID: request.id, error: error.protocolError))
         } catch {
             context.logger.notice("verification cancelled: the coordinator closed the connection")
         }

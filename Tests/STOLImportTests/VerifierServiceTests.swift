@@ -97,6 +97,19 @@ final class VerifierServiceTests: XCTestCase {
         XCTAssertEqual(try verify(nil).last?.protocolError?.code, .invalidRequest)
     }
 
+    /// An empty body, or one of a later protocol revision (an unknown field), is answered
+    /// with its typed error, not left unanswered with the connection open.
+    func testARequestWithoutABody_orWithAnUnknownOne_isAnsweredWithItsTypedError() throws {
+        let empty = collect(service(), Stol_V1_VerifyRequest.with { $0.id = 4 }, context(uid: 500))
+        XCTAssertEqual(empty.map { $0.protocolError?.code }, [.invalidRequest])
+        XCTAssertEqual(empty.first?.id, 4)
+        var unknown = Stol_V1_VerifyRequest()
+        unknown.id = 5
+        try unknown.merge(serializedBytes: [0xF2, 0x06, 0x00] as [UInt8])  // field 110, length 0: a body this server does not know
+        let later = collect(service(), unknown, context(uid: 500))
+        XCTAssertEqual(later.map { $0.protocolError?.code }, [.unimplemented])
+    }
+
     func testVerify_whenCallerIsAnotherUser_answersPermissionDeniedWithoutReading() throws {
         let answers = try verify(stolMagic, uid: 501)
         XCTAssertEqual(answers.count, 1)
