@@ -430,7 +430,7 @@ if results.get("effective_capabilities") != "none":
 sys.exit(1 if failed else 0)
 PYTHON
 }
-common_denied="write_proc_* list_proc_* read_proc_* signal_* socket_af_inet socket_af_inet6 execve write_etc write_usr_share write_state_directory read_etc_shadow"
+common_denied="write_proc_* list_proc_* read_proc_* signal_* socket_af_inet socket_af_inet6 execve write_etc write_usr_share write_state_directory read_etc_shadow write_dev_shm"
 for unit in stol-taxonomyd stol-favoritesd stol-importd; do
   others=""
   for other in stol-taxonomyd stol-favoritesd stol-importd; do
@@ -440,12 +440,18 @@ for unit in stol-taxonomyd stol-favoritesd stol-importd; do
   drop_in "$unit.service" probe "$(printf '[Service]\nEnvironment=STOL_TEST_SANDBOX_PROBE=1 STOL_TEST_PROBE_PIDS=%s' "$others")"
   inside systemctl restart "$unit.service"
   case $unit in
-    stol-taxonomyd) denied="$common_denied write_databases write_favorites list_favorites"; allowed="read_reference_database socket_af_unix" ;;
-    stol-favoritesd) denied="$common_denied write_databases"; allowed="write_favorites socket_af_unix" ;;
-    stol-importd) denied="$common_denied write_favorites list_favorites"; allowed="write_databases socket_af_unix" ;;
+    stol-taxonomyd) denied="$common_denied write_databases write_favorites list_favorites"; allowed="read_reference_database list_databases socket_af_unix" ;;
+    stol-favoritesd) denied="$common_denied write_databases list_databases read_reference_database"; allowed="write_favorites socket_af_unix" ;;
+    stol-importd) denied="$common_denied write_favorites list_favorites"; allowed="write_databases list_databases socket_af_unix" ;;
   esac
   wait_for 10 "$unit logged its sandbox probe" has_probe "$unit.service"
   check_probe "$unit" "$(probe_json $unit.service)" "$denied" "$allowed"
+  # The unit's own limit, without the daemon's seccomp filter: a process that enters the
+  # daemon's mount namespace can execute nothing there (NoExecPaths=/, ExecPaths= the
+  # daemon's directory and the libraries).
+  capture nsenter --target "$(property $unit.service MainPID)" --mount /usr/bin/true
+  (( rc != 0 )) || fail "$unit: a program ran in its mount namespace: NoExecPaths= does not hold"
+  [[ $out == *"Permission denied"* ]] || fail "$unit: executing in its mount namespace failed otherwise: $out"
   remove_drop_in "$unit.service" probe
 done
 pids=""
@@ -453,9 +459,9 @@ for unit in stol-taxonomyd stol-favoritesd stol-importd; do pids+="$(property $u
 drop_in "stol-verifyd@.service" probe "$(printf '[Service]\nEnvironment=STOL_TEST_SANDBOX_PROBE=1 STOL_TEST_PROBE_PIDS=%s' "${pids%,}")"
 expect 7 "db import through a probing verifier" stol-client db import /srv/stol-test/not-a-database.stol
 check_probe stol-verifyd "$(probe_json 'stol-verifyd@*')" \
-  "$common_denied open_state_directory list_favorites read_reference_database write_databases write_favorites write_tmp write_var_tmp socket_af_unix signal_parent" ""
+  "$common_denied open_state_directory list_favorites read_reference_database list_databases write_databases write_favorites write_tmp write_var_tmp socket_af_unix signal_parent" ""
 remove_drop_in "stol-verifyd@.service" probe
-progress "ok: from inside each daemon: other daemons' /proc/<pid>/root, files, environment and signals, the other directories, writes outside its own, AF_INET and execve all fail"
+progress "ok: from inside each daemon: other daemons' /proc/<pid>/root, files, environment and signals, the other directories, writes outside its own (/dev/shm too), AF_INET and execve all fail (execve by the unit's NoExecPaths= too); favoritesd cannot see the databases"
 
 # --- idle exit: favoritesd and importd stop when nobody uses them, and start again
 for unit in stol-favoritesd stol-importd; do

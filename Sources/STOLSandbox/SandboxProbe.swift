@@ -45,6 +45,9 @@ public enum SandboxProbe {
         let installed = ((try? FileManager.default.contentsOfDirectory(atPath: releases)) ?? []).sorted()
             .first { $0.hasSuffix(".sqlite") }.map { releases + "/" + $0 } ?? stateDirectory + "/databases/reference.sqlite"
         open("read_reference_database", installed, O_RDONLY)
+        open("list_databases", stateDirectory + "/databases", O_RDONLY | O_DIRECTORY)
+        // The host's /dev/shm is shared by every process (PrivateDevices= keeps it).
+        open("write_dev_shm", "/dev/shm/stol-probe-\(me)", create)
         open("write_databases", stateDirectory + "/databases/probe-\(me)", create)
         open("write_favorites", stateDirectory + "/favorites/probe-\(me)", create)
         open("write_state_directory", stateDirectory + "/probe-\(me)", create)

@@ -49,7 +49,7 @@ final class SandboxIntegrationTests: XCTestCase {
             XCTAssertTrue(sandbox.contains("Landlock ABI"), String(sandbox))
             assertDenied(results, ["open_state_directory", "list_favorites", "read_reference_database", "write_databases",
                                    "write_favorites", "write_state_directory", "write_etc", "write_usr_share", "write_tmp",
-                                   "write_var_tmp", "read_etc_shadow"], "verifier")
+                                   "write_var_tmp", "read_etc_shadow", "list_databases", "write_dev_shm"], "verifier")
         }
         XCTAssertEqual(results["effective_capabilities"], "none", "the verifier runs as root here, without any capability")
         assertDenied(results, ["socket_af_inet", "socket_af_inet6", "socket_af_unix", "execve"], "verifier")
