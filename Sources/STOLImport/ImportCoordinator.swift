@@ -48,6 +48,9 @@ public final class ImportCoordinator: StreamingFramedService {
     private let configuration: Configuration
     private let pausePoints: TestPausePoints
     private let activity = Mutex<Activity?>(nil)
+    /// Refused requests, logged without letting a flood of them flood the log.
+    private let refusals = RateLimitedLog(first: "import request refused",
+                                          more: "more import requests refused since the last one logged")
 
     public init(paths: RuntimePaths, configuration: Configuration, pausePoints: TestPausePoints = .disarmed) {
         self.store = ReferenceDatabaseStore(paths: paths)
@@ -90,10 +93,10 @@ public final class ImportCoordinator: StreamingFramedService {
                 context.logger.notice("import cancelled", metadata: ["reason": "\(reason)"])
                 return
             }
-            context.logger.notice("import request refused", metadata: ["code": "\(error.protocolError.code.name)"])
+            refusals.record(code: error.protocolError.code.name, logger: context.logger)
             try? send(Response(requestID: request.id, error: error.protocolError))
         } catch let error as ProtocolErrorConvertible {
-            context.logger.notice("import request refused", metadata: ["code": "\(error.protocolError.code.name)"])
+            refusals.record(code: error.protocolError.code.name, logger: context.logger)
             try? send(Response(requestID: request.id, error: error.protocolError))
         } catch {
             // `send` threw: the client is gone.

@@ -27,7 +27,7 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
     private let hangRequested = Atomic<Bool>(false)
     private let connections = DispatchGroup()
     private let openConnections: ConnectionLimiter
-    private let framingErrors = FramingErrorLog()
+    private let framingErrors = RateLimitedLog.framingErrors()
     /// Written once on shutdown; every thread polls its read end.
     private var shutdownPipe: [Int32] = [-1, -1]
 

@@ -26,7 +26,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     private let configuration: ServerConfiguration
     private let logger: Logger
     private let peer: PeerCredentials
-    private let framingErrors: FramingErrorLog
+    private let framingErrors: RateLimitedLog
     private var pending: CircularBuffer<ByteBuffer> = []
     private var slowReaderTimer: Scheduled<Void>?
     private var busy = false
@@ -38,7 +38,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     private var closesWhenIdle: Bool { quiescing || inputClosed }
 
     init(service: Service, configuration: ServerConfiguration, peer: PeerCredentials, logger: Logger,
-         framingErrors: FramingErrorLog = FramingErrorLog()) {
+         framingErrors: RateLimitedLog = RateLimitedLog.framingErrors()) {
         self.service = service
         self.configuration = configuration
         self.peer = peer

@@ -41,7 +41,7 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         let quiesce = ServerQuiescingHelper(group: group)
         let connections = ConnectionLimiter(limit: configuration.maximumConnections,
                                             perUserLimit: configuration.maximumConnectionsPerUser)
-        let framingErrors = FramingErrorLog()
+        let framingErrors = RateLimitedLog.framingErrors()
         let service = self.service
         let configuration = self.configuration
         let logger = self.logger
@@ -73,7 +73,7 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
             group.next().execute { while true { sleep(3600) } }
         }
         defer { hangHook?.cancel() }
-        let window = FramingErrorLog.window.components.seconds
+        let window = RateLimitedLog.window.components.seconds
         let summaries = group.next().scheduleRepeatedTask(initialDelay: .seconds(window), delay: .seconds(window)) { _ in
             framingErrors.flushIfDue(logger: logger)
         }
@@ -130,7 +130,7 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
     }
 
     private static func initializeConnection(_ child: any Channel, service: Service, configuration: ServerConfiguration,
-                                             connections: ConnectionLimiter, framingErrors: FramingErrorLog,
+                                             connections: ConnectionLimiter, framingErrors: RateLimitedLog,
                                              logger: Logger) -> EventLoopFuture<Void> {
         let peerFuture: EventLoopFuture<UCred> = (child as! any SocketOptionProvider)
             .unsafeGetSocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))

@@ -4,6 +4,7 @@ import STOLImport
 import STOLModel
 import STOLProtocol
 import STOLTestFixtures
+import STOLTransport
 import XCTest
 
 /// Several releases installed side by side: what the coordinator installs where,
@@ -168,5 +169,25 @@ extension ImportCoordinatorTests {
         XCTAssertEqual(refused?.code, .idNamespaceMismatch)
         XCTAssertEqual(refused?.details["installed_namespace"], "ncbi-taxid")
         XCTAssertEqual(coordinator.status().releases, [])
+    }
+}
+
+extension ImportCoordinatorTests {
+    /// An administrator's script gone wrong (or a hostile member of the admin group)
+    /// sending refused requests in a loop writes one notice per window, not one per request.
+    func testAFloodOfRefusedRequests_isOneNoticePerWindow_notOnePerRequest() throws {
+        let coordinator = try coordinator()
+        let captured = CapturedLog()
+        let caller = RequestContext(peer: PeerCredentials(pid: 1, uid: 0, gid: 0), logger: captured.logger)
+        for index in 0..<500 {
+            let body: Stol_V1_ImportRequest.OneOf_Body = index % 2 == 0
+                ? .activate(.with { $0.release = "1999.\(index)" }) : .deleteReference(.with { $0.release = "x\(index)" })
+            let answers = collect(coordinator, request(body), caller)
+            XCTAssertEqual(answers.last?.protocolError?.code, .releaseNotInstalled, "every request is still answered")
+        }
+        let lines = captured.lines.withLock { $0 }
+        XCTAssertEqual(lines.count, 1, "\(lines.prefix(3))")
+        XCTAssertTrue(lines.first?.contains("import request refused") == true && lines.first?.contains("RELEASE_NOT_INSTALLED") == true,
+                      lines.first ?? "")
     }
 }

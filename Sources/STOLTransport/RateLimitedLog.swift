@@ -1,10 +1,11 @@
 import Logging
 import Synchronization
 
-/// Framing errors, logged so that a flood of bad frames cannot flood the log:
-/// the first of a window is logged at notice, the others are counted and summed
-/// up in one line when the window has passed ("N more framing errors").
-public final class FramingErrorLog: Sendable {
+/// Notices a client can cause (a framing error, a refused import request), logged
+/// so that a flood of them cannot flood the log: the first of a window is logged
+/// at notice, the others are counted by code and summed up in one line when the
+/// window has passed ("N more …").
+public final class RateLimitedLog: Sendable {
     public static let window: Duration = .seconds(10)
 
     private struct State {
@@ -14,9 +15,20 @@ public final class FramingErrorLog: Sendable {
 
     private let state = Mutex(State())
     private let window: Duration
+    /// The line of the first of a window, and of the sum of the others.
+    private let first: String
+    private let more: String
 
-    public init(window: Duration = FramingErrorLog.window) {
+    public init(window: Duration = RateLimitedLog.window, first: String, more: String) {
         self.window = window
+        self.first = first
+        self.more = more
+    }
+
+    /// The servers' framing errors (a connection is closed after each).
+    public static func framingErrors(window: Duration = RateLimitedLog.window) -> RateLimitedLog {
+        RateLimitedLog(window: window, first: "closing connection after framing error",
+                       more: "more framing errors since the last one logged")
     }
 
     /// Logs the count of a window that has passed (called every window by the server,
@@ -35,16 +47,16 @@ public final class FramingErrorLog: Sendable {
 
     private func log(_ summary: [String: Int], logger: Logger) {
         guard !summary.isEmpty else { return }
-        logger.notice("more framing errors since the last one logged", metadata: [
+        logger.notice("\(more)", metadata: [
             "count": "\(summary.values.reduce(0, +))",
             "codes": "\(summary.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))",
             "window": "\(window)"])
     }
 
-    /// Records one framing error of `code` and logs what the window allows.
+    /// Records one event of `code` and logs what the window allows.
     public func record(code: String, logger: Logger) {
         let now = ContinuousClock.now
-        let (first, summary) = state.withLock { state -> (Bool, [String: Int]) in
+        let (isFirst, summary) = state.withLock { state -> (Bool, [String: Int]) in
             if let start = state.windowStart, now - start < window {
                 state.suppressed[code, default: 0] += 1
                 return (false, [:])
@@ -55,9 +67,8 @@ public final class FramingErrorLog: Sendable {
             return (true, summary)
         }
         log(summary, logger: logger)
-        if first {
-            logger.notice("closing connection after framing error (others in the next \(window) are counted, not logged)",
-                          metadata: ["code": "\(code)"])
+        if isFirst {
+            logger.notice("\(first) (others in the next \(window) are counted, not logged)", metadata: ["code": "\(code)"])
         }
     }
 }

@@ -1,37 +1,14 @@
 import Logging
 import STOLServer
+import STOLTransport
 import STOLTestFixtures
 import Synchronization
 import XCTest
 
-/// A log handler that keeps the messages, to count the lines a flood produces.
-final class CapturedLog: @unchecked Sendable {
-    let lines = Mutex<[String]>([])
-
-    var logger: Logger {
-        Logger(label: "captured") { _ in CapturingHandler(log: self) }
-    }
-
-    struct CapturingHandler: LogHandler {
-        let log: CapturedLog
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-                 file: String, function: String, line: UInt) {
-            let details = (metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            log.lines.withLock { $0.append("\(message) \(details)") }
-        }
-    }
-}
-
-final class FramingErrorLogTests: XCTestCase {
+final class RateLimitedLogTests: XCTestCase {
     func testAFloodOfFramingErrors_isOneLinePerWindowAndOneSummary_notOnePerFrame() throws {
         let captured = CapturedLog()
-        let log = FramingErrorLog(window: .milliseconds(200))
+        let log = RateLimitedLog.framingErrors(window: .milliseconds(200))
         let started = ContinuousClock.now  // no later than the window's start
         for index in 0..<1000 { log.record(code: index % 2 == 0 ? "MALFORMED_FRAME" : "FRAME_TOO_LARGE", logger: captured.logger) }
         XCTAssertEqual(captured.lines.withLock { $0.count }, 1, "the first is logged, the next 999 are counted")
