@@ -160,8 +160,10 @@ public final class PinnedReleases: Sendable {
                 entries[release] = entry
                 return entry.database
             }
-            // Not open, or its file was replaced (a newer build imported): open this one.
-            entries[release] = Entry(file: file, database: nil, lastUsed: now)
+            // Not open, or its file was replaced (a newer build imported): open this one. The
+            // requests waiting for the replaced file's opening wait for this one instead
+            // (that opening finds its entry gone and resumes nobody).
+            entries[release] = Entry(file: file, database: nil, waiters: entries[release]?.waiters ?? [], lastUsed: now)
             start = true
             return nil
         }

@@ -13,7 +13,7 @@ import XCTest
 /// opened twice. Two real releases of the fixture: only the newer has the snow
 /// leopard (29064), so every answer shows which one served.
 final class PinnedReleaseTests: XCTestCase {
-    private var directory: String!
+    var directory: String!
     private var releases: String { directory + "/releases" }
     private var activation: String { directory + "/activation.json" }
 
@@ -148,4 +148,57 @@ final class PinnedReleaseTests: XCTestCase {
         XCTAssertEqual(status.releases[1].schemaVersion, UInt32(TaxonomySchema.currentVersion))
         XCTAssertGreaterThan(status.releases[1].sizeBytes, 0)
     }
+}
+
+extension PinnedReleaseTests {
+    /// A newer build of a release installed while the old one is being opened for a
+    /// pinned request: the waiting request is answered, from the newer file.
+    func testARequestWaitingForARelease_whoseFileIsReplacedMeanwhile_isAnsweredFromTheNewFile() throws {
+        let gate = DispatchSemaphore(value: 0)
+        let calls = Mutex(0)
+        let provider = try ActiveDatabaseProvider(
+            bundledPath: directory + "/bundled.sqlite", referencePath: directory + "/reference.sqlite",
+            releasesDirectory: directory + "/releases", activationPath: directory + "/activation.json",
+            logger: quietLogger) { path, kind throws(TaxonomyError) in
+            // The first opening of a release waits until the test lets it go.
+            if kind == .reference, calls.withLock({ count in defer { count += 1 }; return count }) == 0 { gate.wait() }
+            return try TaxonomyDatabase(path: path, kind: kind)
+        }
+        addTeardownBlock { gate.signal() }
+        let service = TaxonomyService(provider: provider)
+        let answers = Answers()
+        let answered = DispatchSemaphore(value: 0)
+        func send() {
+            Task.detached {
+                let answer = await Self.ask(service, id: 29064, release: "2023.11.4")
+                answers.list.withLock { $0.append(answer) }
+                answered.signal()
+            }
+        }
+        send()
+        XCTAssertTrue(waitUntil { calls.withLock { $0 } == 1 }, "the first opening started")
+        // The newer build (it has the snow leopard) replaces the file, as an import renames it.
+        let newer = directory + "/newer.sqlite"
+        try FileManager.default.copyItem(atPath: directory + "/releases/2024.9.7.sqlite", toPath: newer)
+        XCTAssertEqual(rename(newer, directory + "/releases/2023.11.4.sqlite"), 0)
+        send()  // notices the new file and opens it
+        XCTAssertEqual(answered.wait(timeout: .now() + 30), .success, "the request after the new build was answered")
+        gate.signal()
+        // A deadline, not a hang, when the first request's waiting is lost.
+        XCTAssertEqual(answered.wait(timeout: .now() + 30), .success, "the request that waited was answered")
+        XCTAssertEqual(answers.list.withLock { $0.map(\.taxon.id) }, [29064, 29064], "both from the new file")
+    }
+
+    private static func ask(_ service: TaxonomyService, id: Int64, release: String) async -> Stol_V1_TaxonomyResponse {
+        var request = Stol_V1_TaxonomyRequest()
+        request.id = 9
+        request.release = release
+        request.getTaxon = .with { $0.taxonID = id }
+        return await service.respond(to: request, context: ServiceHarness.context)
+    }
+}
+
+/// Answers collected by detached tasks.
+private final class Answers: Sendable {
+    let list = Mutex<[Stol_V1_TaxonomyResponse]>([])
 }
