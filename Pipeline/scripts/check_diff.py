@@ -54,6 +54,8 @@ import sys
 import tempfile
 import time
 
+from check_lca import start_server as start_taxonomyd  # the same daemon start, under systemd-socket-activate
+
 KIND_ORDER = ["added", "deleted", "merged", "renamed", "moved", "rank_changed"]
 # Within one id (an id is either only in one release or in both): renamed, moved, rank_changed.
 WITHIN_ID = {kind: position for position, kind in enumerate(KIND_ORDER)}
@@ -202,25 +204,14 @@ def db_differences(path, nodes):
 
 
 def start_server(binaries, bundled, releases, default_release, scratch):
-    """stol-taxonomyd with `releases` ({name: database}) installed, under systemd-socket-activate."""
-    socket = os.path.join(scratch, "taxonomy.sock")
+    """stol-taxonomyd with `releases` ({name: database}) installed, started as check_lca.py starts it."""
     directory = os.path.join(scratch, "state", "databases", "releases")
     os.makedirs(directory)
     for name, database in releases.items():
         os.symlink(os.path.abspath(database), os.path.join(directory, f"{name}.sqlite"))
     with open(os.path.join(scratch, "state", "databases", "activation.json"), "w") as state:
         json.dump({"useReferenceDB": True, "defaultRelease": default_release}, state)
-    log = open(os.path.join(scratch, "daemon.log"), "w")
-    process = subprocess.Popen([
-        "/usr/bin/systemd-socket-activate", f"--listen={socket}", "--fdname=taxonomy",
-        "-E", f"STOL_BUNDLED_DB={os.path.abspath(bundled)}", "-E", f"STOL_STATE_DIR={scratch}/state",
-        "-E", f"STOL_RUNTIME_DIR={scratch}", "-E", "STOL_LOG_LEVEL=warning",
-        os.path.join(binaries, "stol-taxonomyd")], stdout=log, stderr=log)
-    for _ in range(500):
-        if os.path.exists(socket):
-            break
-        time.sleep(0.01)
-    return process
+    return start_taxonomyd(binaries, os.path.abspath(bundled), scratch)
 
 
 def memory_mib(pid):

@@ -106,17 +106,18 @@ public final class ReferenceDatabaseStore: Sendable {
 
     /// The default release when one is chosen and installed, else the only installed
     /// one: what the single-reference fields of ``status()`` describe.
-    public func reference() -> Reference? {
-        if let chosen = activation.defaultRelease, let reference = reference(chosen) { return reference }
-        let all = references()
-        return all.count == 1 ? all[0] : nil
+    public func reference() -> Reference? { Self.reference(in: references(), state: activation) }
+
+    private static func reference(in all: [Reference], state: ActivationState) -> Reference? {
+        all.first { $0.release == state.defaultRelease } ?? (all.count == 1 ? all[0] : nil)
     }
 
     public func status() -> Stol_V1_ImportStatus {
         var status = Stol_V1_ImportStatus()
         let state = activation
+        // Each installed file is read once (its schema version, build time, provenance).
         let all = references()
-        if let reference = reference() {
+        if let reference = Self.reference(in: all, state: state) {
             status.referencePresent = true
             status.referenceSizeBytes = reference.sizeBytes
             status.referenceFingerprint = reference.fingerprint

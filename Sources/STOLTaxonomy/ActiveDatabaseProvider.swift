@@ -152,12 +152,7 @@ public final class ActiveDatabaseProvider: Sendable {
     /// The file of `release` (``ReleaseName/bundled`` for the bundled database), for
     /// reading it directly (a diff, a history) without loading it.
     public func file(ofRelease release: String) throws(TaxonomyError) -> String {
-        if release == ReleaseName.bundled { return bundledPath }
-        let path = releasesDirectory + "/" + release + ".sqlite"
-        guard ReleaseName.isValid(release), FileStat(path: path) != nil else {
-            throw .releaseNotInstalled(release, installed: pinned.installed())
-        }
-        return path
+        release == ReleaseName.bundled ? bundledPath : try pinned.installedFile(release).path
     }
 
     /// ``selection(forRelease:)``, suspending (holding no thread) while a pinned
@@ -276,7 +271,7 @@ public final class ActiveDatabaseProvider: Sendable {
         let path = resolvedActivation.withLock { resolved -> String in
             if let resolved, resolved.stat == activation { return resolved.referencePath }
             let state = ActivationState.read(path: activationPath)
-            let path = state.defaultRelease.map { releasesDirectory + "/" + $0 + ".sqlite" } ?? legacyReferencePath
+            let path = state.defaultRelease.map(pinned.path) ?? legacyReferencePath
             resolved = (activation, path)
             return path
         }

@@ -113,17 +113,10 @@ public final class PinnedReleases: Sendable {
         var configuration = Configuration()
         configuration.readonly = true
         if let queue = try? DatabaseQueue(path: path, configuration: configuration) {
-            try? queue.inDatabase { db in
-                let row = try Row.fetchOne(db, sql: "SELECT max(version), max(applied_at) FROM schema_version")
-                info.schemaVersion = UInt32(clamping: (row?[0] as Int64?) ?? 0)
-                info.buildTime = (row?[1] as String?) ?? ""
-                var rows: [String: String] = [:]
-                if try db.tableExists("provenance") {
-                    for row in try Row.fetchAll(db, sql: "SELECT key, value FROM provenance") {
-                        if let key = row[0] as String?, let value = row[1] as String? { rows[key] = value }
-                    }
-                }
-                if let provenance = Provenance(rows: rows) { info.provenance = Stol_V1_Provenance(provenance) }
+            if let facts = try? queue.inDatabase(ReleaseFacts.read) {
+                info.schemaVersion = UInt32(clamping: facts.schemaVersion)
+                info.buildTime = facts.buildTime
+                if let provenance = facts.provenance { info.provenance = Stol_V1_Provenance(provenance) }
             }
             try? queue.close()
         }
@@ -150,7 +143,7 @@ public final class PinnedReleases: Sendable {
     /// `release`'s database if it is open (nil while it opens: the caller awaits
     /// ``opened(_:)``); starts opening it if it is not. Throws when it is not installed.
     public func database(_ release: String) throws(TaxonomyError) -> TaxonomyDatabase? {
-        let file = try installedFile(release)
+        let file = try installedFile(release).stat
         let now = self.now()
         var start = false
         let database = entries.withLock { entries -> TaxonomyDatabase? in
@@ -204,14 +197,17 @@ public final class PinnedReleases: Sendable {
         }
     }
 
-    private func installedFile(_ release: String) throws(TaxonomyError) -> FileStat {
+    /// The installed release's file and its state; RELEASE_NOT_INSTALLED for a name that
+    /// is no installed release (or could not name one).
+    func installedFile(_ release: String) throws(TaxonomyError) -> (path: String, stat: FileStat) {
         guard ReleaseName.isValid(release), let file = FileStat(path: path(release)) else {
             throw .releaseNotInstalled(release, installed: installed())
         }
-        return file
+        return (path(release), file)
     }
 
-    private func path(_ release: String) -> String { directory + "/" + release + ".sqlite" }
+    /// `releases/<release>.sqlite` (the name checked by the caller).
+    func path(_ release: String) -> String { directory + "/" + release + ".sqlite" }
 
     private func startOpening(_ release: String, file: FileStat) {
         let thread = Thread { [self] in

@@ -37,7 +37,8 @@ enum ReleaseDiff {
     struct Release {
         let name: String
         let queue: DatabaseQueue
-        let buildTime: String
+        /// Its schema version (retired ids are recorded from schema 2 on) and build time.
+        let facts: ReleaseFacts
 
         init(name: String, path: String) throws(TaxonomyError) {
             self.name = name
@@ -46,12 +47,15 @@ enum ReleaseDiff {
             configuration.label = "diff"
             do {
                 queue = try DatabaseQueue(path: path, configuration: configuration)
-                buildTime = try queue.inDatabase { db in
-                    try String.fetchOne(db, sql: "SELECT max(applied_at) FROM schema_version") ?? ""
-                }
+                facts = try queue.inDatabase(ReleaseFacts.read)
             } catch {
                 throw .databaseUnusable(path: path, reason: "\(error)")
             }
+        }
+
+        /// What the release records of an id it lacks (merged, deleted), if it records that.
+        func retired(_ db: Database, _ id: Int64) throws -> RetiredID? {
+            facts.schemaVersion >= TaxonomySchema.fullTreeVersion ? try RetiredID.lookup(db, id) : nil
         }
 
         func read<T>(_ body: (Database) throws -> T) throws(TaxonomyError) -> T {
@@ -82,48 +86,34 @@ enum ReleaseDiff {
         let end = min(oldEnd, newEnd)
         var response = Stol_V1_DiffResponse()
         var i = 0, j = 0
-        var gone: [Node] = []
         var bytes = 0
         /// The id the page was cut after, when its answer grew past ``pageBytes``.
         var cut: Int64?
-        while true {
-            let a = i < before.count && before[i].id <= end ? before[i] : nil
-            let b = j < after.count && after[j].id <= end ? after[j] : nil
-            if a == nil && b == nil { break }
-            // Cut on an id boundary: every change of one id is on the same page.
-            if bytes > pageBytes {
-                cut = min(a?.id ?? .max, b?.id ?? .max) - 1
-                break
-            }
-            let counted = response.changes.count
-            defer {
-                for change in response.changes[counted...] {
-                    // A placeholder of a departed id is filled with its name and rank later.
-                    let name = change.kind == .unspecified ? (a?.name.utf8.count ?? 0) * 2 : change.name.utf8.count
-                    bytes += 24 + name + change.rank.utf8.count + change.oldValue.utf8.count + change.newValue.utf8.count
+        try new.read { db in
+            while true {
+                let a = i < before.count && before[i].id <= end ? before[i] : nil
+                let b = j < after.count && after[j].id <= end ? after[j] : nil
+                if a == nil && b == nil { break }
+                // Cut on an id boundary: every change of one id is on the same page.
+                if bytes > pageBytes {
+                    cut = min(a?.id ?? .max, b?.id ?? .max) - 1
+                    break
                 }
-            }
-            if let a, let b, a.id == b.id {
-                response.changes += changes(from: a, to: b)
-                i += 1; j += 1
-            } else if let a, b == nil || a.id < b!.id {
-                gone.append(a)
-                response.changes.append(Stol_V1_TaxonChange())  // placeholder, filled below in order
-                i += 1
-            } else if let b {
-                response.changes.append(.with {
-                    $0.kind = .added; $0.id = b.id; $0.name = b.name; $0.rank = b.rank
-                    $0.newValue = b.parent.map(String.init) ?? ""
-                })
-                j += 1
-            }
-        }
-        if !gone.isEmpty {
-            let departures = try departures(of: gone, in: new)
-            var index = 0
-            for position in response.changes.indices where response.changes[position].kind == .unspecified {
-                response.changes[position] = departures[index]
-                index += 1
+                let counted = response.changes.count
+                if let a, let b, a.id == b.id {
+                    response.changes += changes(from: a, to: b)
+                    i += 1; j += 1
+                } else if let a, b == nil || a.id < b!.id {
+                    response.changes.append(try departure(of: a, in: new, db))
+                    i += 1
+                } else if let b {
+                    response.changes.append(added(b))
+                    j += 1
+                }
+                for change in response.changes[counted...] {
+                    bytes += 24 + change.name.utf8.count + change.rank.utf8.count + change.oldValue.utf8.count
+                        + change.newValue.utf8.count + change.newName.utf8.count
+                }
             }
         }
         if let cut {
@@ -145,12 +135,8 @@ enum ReleaseDiff {
             let b = try new.read { try Row.fetchOne($0, sql: sql, arguments: [id]).map(node) }
             switch (a, b) {
             case (let a?, let b?): response.changes += changes(from: a, to: b)
-            case (let a?, nil): response.changes += try departures(of: [a], in: new)
-            case (nil, let b?):
-                response.changes.append(.with {
-                    $0.kind = .added; $0.id = b.id; $0.name = b.name; $0.rank = b.rank
-                    $0.newValue = b.parent.map(String.init) ?? ""
-                })
+            case (let a?, nil): response.changes.append(try new.read { try departure(of: a, in: new, $0) })
+            case (nil, let b?): response.changes.append(added(b))
             case (nil, nil): break
             }
         }
@@ -172,27 +158,24 @@ enum ReleaseDiff {
         return changes
     }
 
-    /// Merged (with the taxon it went to) or deleted, for ids the new release lacks.
-    static func departures(of nodes: [Node], in new: Release) throws(TaxonomyError) -> [Stol_V1_TaxonChange] {
-        try new.read { db in
-            let hasMerged = try db.tableExists("merged_ids")
-            return try nodes.map { node in
-                var change = Stol_V1_TaxonChange()
-                change.id = node.id
-                change.name = node.name
-                change.rank = node.rank
-                if hasMerged, let target = try Int64.fetchOne(db, sql: "SELECT new_id FROM merged_ids WHERE old_id = ?",
-                                                              arguments: [node.id]) {
-                    change.kind = .merged
-                    change.newID = target
-                    change.newName = try String.fetchOne(db, sql: "SELECT scientific_name FROM taxa WHERE id = ?",
-                                                         arguments: [target]) ?? ""
-                } else {
-                    change.kind = .deleted
-                }
-                return change
-            }
+    /// An id only the new release has, with its parent.
+    static func added(_ b: Node) -> Stol_V1_TaxonChange {
+        .with { $0.kind = .added; $0.id = b.id; $0.name = b.name; $0.rank = b.rank; $0.newValue = b.parent.map(String.init) ?? "" }
+    }
+
+    /// Merged (with the taxon it went to) or deleted, for an id the new release lacks.
+    static func departure(of node: Node, in new: Release, _ db: Database) throws -> Stol_V1_TaxonChange {
+        var change = Stol_V1_TaxonChange()
+        change.id = node.id
+        change.name = node.name
+        change.rank = node.rank
+        change.kind = .deleted
+        if case .merged(let target)? = try new.retired(db, node.id) {
+            change.kind = .merged
+            change.newID = target
+            change.newName = try String.fetchOne(db, sql: "SELECT scientific_name FROM taxa WHERE id = ?", arguments: [target]) ?? ""
         }
+        return change
     }
 
     /// `id` in one release: present with its name, rank and parent, or what the
@@ -201,18 +184,17 @@ enum ReleaseDiff {
         try release.read { db in
             var state = Stol_V1_TaxonInRelease()
             state.release = release.name
-            state.buildTime = release.buildTime
+            state.buildTime = release.facts.buildTime
             if let node = try Row.fetchOne(db, sql: "SELECT \(columns) FROM taxa WHERE id = ?", arguments: [id]).map(node) {
                 state.present = true
                 state.name = node.name
                 state.rank = node.rank
                 state.parentID = node.parent ?? 0
             } else {
-                if try db.tableExists("merged_ids") {
-                    state.mergedInto = try Int64.fetchOne(db, sql: "SELECT new_id FROM merged_ids WHERE old_id = ?", arguments: [id]) ?? 0
-                }
-                if state.mergedInto == 0, try db.tableExists("deleted_ids") {
-                    state.deleted = try Bool.fetchOne(db, sql: "SELECT 1 FROM deleted_ids WHERE id = ?", arguments: [id]) ?? false
+                switch try release.retired(db, id) {
+                case .merged(let target)?: state.mergedInto = target
+                case .deleted?: state.deleted = true
+                case nil: break
                 }
             }
             return state

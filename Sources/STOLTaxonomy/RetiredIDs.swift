@@ -9,6 +9,18 @@ import STOLProtocol
 public enum RetiredID: Equatable, Sendable {
     case merged(into: TaxonID)
     case deleted
+
+    /// What `db` (of schema 2 or later: it has `merged_ids` and `deleted_ids`) records of
+    /// `id`; nil when neither.
+    static func lookup(_ db: Database, _ id: TaxonID) throws -> RetiredID? {
+        if let new = try TaxonID.fetchOne(db.cachedStatement(sql: "SELECT new_id FROM merged_ids WHERE old_id = ?"), arguments: [id]) {
+            return .merged(into: new)
+        }
+        if try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM deleted_ids WHERE id = ?"), arguments: [id]) != nil {
+            return .deleted
+        }
+        return nil
+    }
 }
 
 extension TaxonomyQueries {
@@ -20,13 +32,7 @@ extension TaxonomyQueries {
 
     func retired(_ db: Database, _ id: TaxonID) throws -> RetiredID? {
         guard database.schemaVersion >= TaxonomySchema.fullTreeVersion else { return nil }
-        if let new = try TaxonID.fetchOne(db.cachedStatement(sql: "SELECT new_id FROM merged_ids WHERE old_id = ?"), arguments: [id]) {
-            return .merged(into: new)
-        }
-        if try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM deleted_ids WHERE id = ?"), arguments: [id]) != nil {
-            return .deleted
-        }
-        return nil
+        return try RetiredID.lookup(db, id)
     }
 }
 

@@ -89,23 +89,16 @@ public final class TaxonomyDatabase: Sendable {
         }
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
-            var provenanceRows: [String: String] = [:]
-            var builtAt = ""
+            var described = ReleaseFacts()
             let facts = try queue.inDatabase { db -> [Int] in
                 let tables = try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type IN ('table')"))
-                let version = tables.contains("schema_version")
-                    ? try Int.fetchOne(db, sql: "SELECT max(version) FROM schema_version") ?? 0 : 0
+                described = try ReleaseFacts.read(db)
+                let version = described.schemaVersion
                 let missing = TaxonomySchema.requiredTables(version: version).filter { !tables.contains($0) }
                 guard missing.isEmpty else {
                     throw TaxonomyError.databaseUnusable(path: path, reason: "missing tables \(missing.joined(separator: ", "))")
                 }
                 let layout = TaxonomyLayout(schemaVersion: version)
-                if tables.contains("provenance") {
-                    for row in try Row.fetchAll(db, sql: "SELECT key, value FROM provenance") {
-                        if let key = row[0] as String?, let value = row[1] as String? { provenanceRows[key] = value }
-                    }
-                }
-                if version > 0 { builtAt = try String.fetchOne(db, sql: "SELECT max(applied_at) FROM schema_version") ?? "" }
                 let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa") ?? 0
                 let treeNodes = try layout.wholeTreeTable(schemaVersion: version).map { table in
                     table == "taxa" ? count : try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
@@ -124,9 +117,9 @@ public final class TaxonomyDatabase: Sendable {
                     path: path, reason: "schema version \(facts[0]); this server understands 1...\(TaxonomySchema.currentVersion)")
             }
             schemaVersion = facts[0]
-            provenance = Provenance(rows: provenanceRows)
+            provenance = described.provenance
             release = kind == .bundled ? ReleaseName.bundled : ReleaseName.of(provenance)
-            buildTime = builtAt
+            buildTime = described.buildTime
             layout = TaxonomyLayout(schemaVersion: facts[0])
             taxaCount = facts[1]
             speciesCount = facts[2]

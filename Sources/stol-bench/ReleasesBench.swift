@@ -57,14 +57,9 @@ struct ReleasesBench: ParsableCommand {
             }
             try JSONEncoder().encode(ActivationState(useReferenceDB: true, defaultRelease: releases[0].name))
                 .write(to: URL(fileURLWithPath: scratch + "/state/databases/activation.json"))
-            socket = scratch + "/taxonomy.sock"
-            process = try ChildProcess.start("/usr/bin/systemd-socket-activate", [
-                "--listen=\(socket)", "--fdname=taxonomy",
-                "-E", "STOL_BUNDLED_DB=\(URL(fileURLWithPath: bundled).path)", "-E", "STOL_STATE_DIR=\(scratch)/state",
-                "-E", "STOL_RUNTIME_DIR=\(scratch)", "-E", "STOL_LOG_LEVEL=warning",
-                "-E", "STOL_PINNED_RELEASES_MAX=\(max(2, releases.count - 1))",
-                binaries + "/stol-taxonomyd",
-            ], log: scratch + "/daemon.log")
+            socket = BenchTaxonomyDaemon.socket(in: scratch)
+            process = try BenchTaxonomyDaemon.start(binaries: binaries, bundled: bundled, scratch: scratch,
+                                                    environment: ["STOL_PINNED_RELEASES_MAX": "\(max(2, releases.count - 1))"])
             _ = waitUntil(seconds: 5) { FileManager.default.fileExists(atPath: socket) }
         }
 

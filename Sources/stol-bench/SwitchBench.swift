@@ -31,12 +31,8 @@ struct SwitchBench: ParsableCommand {
         // The installed reference: a link to the file given (an import would copy it).
         try FileManager.default.createSymbolicLink(atPath: databases + "/reference.sqlite",
                                                    withDestinationPath: URL(fileURLWithPath: reference).path)
-        let socket = scratch + "/taxonomy.sock"
-        let daemon = try ChildProcess.start("/usr/bin/systemd-socket-activate", [
-            "--listen=\(socket)", "--fdname=taxonomy",
-            "-E", "STOL_BUNDLED_DB=\(URL(fileURLWithPath: bundled).path)", "-E", "STOL_STATE_DIR=\(scratch)/state",
-            "-E", "STOL_RUNTIME_DIR=\(scratch)", "-E", "STOL_LOG_LEVEL=warning", binaries + "/stol-taxonomyd",
-        ], log: scratch + "/daemon.log")
+        let socket = BenchTaxonomyDaemon.socket(in: scratch)
+        let daemon = try BenchTaxonomyDaemon.start(binaries: binaries, bundled: bundled, scratch: scratch)
         defer { daemon.stop() }
         _ = waitUntil(seconds: 5) { FileManager.default.fileExists(atPath: socket) }
         func status() -> Stol_V1_StatusResponse? {

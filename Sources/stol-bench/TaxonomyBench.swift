@@ -33,7 +33,7 @@ struct TaxonomyBench: ParsableCommand {
         let binaries = binDir ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
         let scratch = try TemporaryDirectory.make(prefix: "stolbench")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let socket = scratch + "/taxonomy.sock"
+        let socket = BenchTaxonomyDaemon.socket(in: scratch)
         try FileManager.default.createDirectory(atPath: scratch + "/state", withIntermediateDirectories: true)
 
         print("preparing the workload from \(database) …")
@@ -41,12 +41,7 @@ struct TaxonomyBench: ParsableCommand {
         let workload = try Workload(queries: TaxonomyQueries(database: local), size: max(200, requests))
 
         // Cold start: the activator binds the socket; the first connection execs the daemon.
-        let daemon = try ChildProcess.start("/usr/bin/systemd-socket-activate", [
-            "--listen=\(socket)", "--fdname=taxonomy",
-            "-E", "STOL_BUNDLED_DB=\(database)", "-E", "STOL_STATE_DIR=\(scratch)/state",
-            "-E", "STOL_RUNTIME_DIR=\(scratch)", "-E", "STOL_LOG_LEVEL=warning",
-            binaries + "/stol-taxonomyd",
-        ], log: scratch + "/daemon.log")
+        let daemon = try BenchTaxonomyDaemon.start(binaries: binaries, bundled: database, scratch: scratch)
         defer { daemon.stop() }
         waitUntil(seconds: 1, interval: 0.002) { FileManager.default.fileExists(atPath: socket) }
         let coldStart = try Self.coldStart(socket: socket)

@@ -218,7 +218,7 @@ private func taxonomyServes(release: String, _ global: GlobalOptions) -> Bool {
         var request = Stol_V1_TaxonomyRequest()
         request.status = Stol_V1_StatusRequest()
         // Never pinned: it asks what answers requests without a release.
-        let client = TaxonomyClient(service: "taxonomy", path: global.paths.taxonomySocket, timeout: global.answerTimeout())
+        let client = global.unpinnedTaxonomy()
         guard let status = try? client.ask(request, as: Stol_V1_StatusResponse.self) else { return false }
         if status.active.release == release { return true }
         guard Date() < deadline else { return false }
@@ -339,7 +339,7 @@ struct DatabaseList: ParsableCommand {
     func run() throws {
         try global.run { () throws(ClientError) in
             // Never pinned: it lists what the service has.
-            let client = TaxonomyClient(service: "taxonomy", path: global.paths.taxonomySocket, timeout: global.answerTimeout())
+            let client = global.unpinnedTaxonomy()
             let status = try client.ask(.with { $0.status = .init() }, as: Stol_V1_StatusResponse.self)
             if global.json {
                 var list = Stol_V1_StatusResponse()

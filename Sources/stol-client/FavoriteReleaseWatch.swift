@@ -52,7 +52,7 @@ struct FavoriteReleaseWatch {
 
     /// The changes of `ids` from `from` to `to`, in pages of 1000 ids.
     static func changes(of ids: [Int64], from: String, to: String, _ global: GlobalOptions) throws(ClientError) -> [Stol_V1_TaxonChange] {
-        let client = TaxonomyClient(service: "taxonomy", path: global.paths.taxonomySocket, timeout: global.answerTimeout())
+        let client = global.unpinnedTaxonomy()
         var changes: [Stol_V1_TaxonChange] = []
         for start in stride(from: 0, to: ids.count, by: 1000) {
             let page = try client.ask(.with { $0.diff = .with {

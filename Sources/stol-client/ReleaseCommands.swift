@@ -81,7 +81,7 @@ struct Diff: ParsableCommand {
 
     func run() throws {
         try global.run { () throws(ClientError) in
-            let client = TaxonomyClient(service: "taxonomy", path: global.paths.taxonomySocket, timeout: global.answerTimeout())
+            let client = global.unpinnedTaxonomy()
             let json = jsonl || global.json
             let output = BufferedOutput()
             var totals = Summary(from: from, to: to)
@@ -134,7 +134,7 @@ struct History: ParsableCommand {
 
     func run() throws {
         try global.run { () throws(ClientError) in
-            let client = TaxonomyClient(service: "taxonomy", path: global.paths.taxonomySocket, timeout: global.answerTimeout())
+            let client = global.unpinnedTaxonomy()
             let history = try client.ask(.with { $0.history = .with { $0.taxonID = id } }, as: Stol_V1_HistoryResponse.self)
             if global.json { print(TextFormatter.json(history)); return }
             let width = max(7, history.releases.map(\.release.count).max() ?? 0)

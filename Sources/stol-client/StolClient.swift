@@ -72,12 +72,19 @@ struct GlobalOptions: ParsableArguments {
         return timeout > 0 ? .milliseconds(Int64(timeout * 1000)) : nil
     }
 
+    /// The taxonomy service as it is, never pinned: what answers requests without a
+    /// release (`db activate` waiting for a switch), and requests that name their
+    /// releases themselves (`diff`, `history`, `db list`).
+    func unpinnedTaxonomy() -> TaxonomyClient {
+        TaxonomyClient(service: "taxonomy", path: paths.taxonomySocket, timeout: answerTimeout())
+    }
+
     /// The taxonomy service, pinned to --release / $STOL_RELEASE; without one, every request
     /// after the first answer is pinned to the release that gave it, so that one run of
     /// the client (a batch of a million lines) is answered from one release even when
     /// the default changes meanwhile.
     func taxonomy() -> TaxonomyClient {
-        let client = TaxonomyClient(service: "taxonomy", path: paths.taxonomySocket, timeout: answerTimeout())
+        let client = unpinnedTaxonomy()
         let pinned = pinnedRelease
         client.prepare = { request in
             if request.release.isEmpty { request.release = pinned.isEmpty ? (AnsweringRelease.identity?.release ?? "") : pinned }
