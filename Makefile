@@ -13,7 +13,7 @@ BUNDLED_DB   := $(OUT)/bundled.sqlite
 RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
 DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 # Debian packages the build, the tests and `make run` need.
-DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
+DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-pipeline bench-peers install install-files uninstall man completions

@@ -35,6 +35,8 @@ let package = Package(
         // MARK: System libraries and the one C shim
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        /// zstd: a delta's frame is decompressed against its base (zstd's --patch-from).
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         /// glibc's malloc.h: `malloc_trim`, to give a released database's memory back.
         .systemLibrary(name: "CMalloc"),
@@ -83,7 +85,7 @@ let package = Package(
         /// Atomic, durable file replacement (temp file, fsync, rename, fsync of the directory).
         .target(name: "STOLFileSystem"),
         /// The `.stol` container: header layout, digest, signature, gzip.
-        .target(name: "STOLFormat", dependencies: ["CSodium", "CZlib", "STOLFileSystem"]),
+        .target(name: "STOLFormat", dependencies: ["CSodium", "CZlib", "CZstd", "STOLFileSystem"]),
         /// A process sandboxing itself: no_new_privs, Landlock, seccomp.
         .target(name: "STOLSandbox", dependencies: ["CSTOLSandbox"]),
 

@@ -45,7 +45,8 @@ public enum ClientError: Error, CustomStringConvertible {
             case .invalidRequest, .frameTooLarge, .malformedFrame: .invalidRequest
             case .unimplemented: .unimplemented
             case .fileUnreadable, .fileTooLarge, .fileTooSmall, .notAStolFile, .checksumMismatch, .signatureInvalid,
-                 .incompatibleSchema, .databaseCorrupt, .decompressionLimit: .verificationFailed
+                 .incompatibleSchema, .databaseCorrupt, .decompressionLimit, .unknownKey, .keyExpired, .keyRevoked,
+                 .contentHashMismatch, .deltaBaseMismatch: .verificationFailed
             default: .failure
             }
         }

@@ -1,3 +1,4 @@
+import Glibc
 import CSodium
 
 /// SHA-256 through libsodium (the same library that verifies the Ed25519
@@ -46,5 +47,30 @@ extension Array where Element == UInt8 {
 extension String {
     fileprivate func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+extension SHA256 {
+    /// SHA-256 of a whole file (1 MiB reads), and its size: the coordinator hashes an
+    /// installed release to match a delta's base or a file that is already installed.
+    public static func hash(fileAt path: String) throws(StolFormatError) -> (digest: [UInt8], bytes: UInt64) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .fileUnreadable("\(path): \(errnoDescription())") }
+        defer { close(fd) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var hasher = SHA256()
+        var total: UInt64 = 0
+        while true {
+            let got = read(fd, buffer.baseAddress!, buffer.count)
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw .fileUnreadable("\(path): \(errnoDescription())")
+            }
+            if got == 0 { break }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
+            total += UInt64(got)
+        }
+        return (hasher.finalize(), total)
     }
 }

@@ -48,10 +48,14 @@ public enum SigningKeyFile {
 
     // MARK: Files and the environment
 
+    /// A public key file's key (its optional `not-after` line is read by ``PublicKeyFile``).
     public static func loadPublicKey(path: String) throws(SigningKeyError) -> Ed25519.PublicKey {
-        var text = try readFile(path, secret: false)
-        defer { text.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) } }
-        return try parsePublicKey(text, source: path)
+        try PublicKeyFile.load(path: path).key
+    }
+
+    /// A small public text file (a public key file, a revocation list) as UTF-8.
+    static func readText(path: String, limit: Int) throws(SigningKeyError) -> String {
+        String(decoding: try readFile(path, secret: false, limit: limit), as: UTF8.self)
     }
 
     public static func loadPrivateKey(path: String) throws(SigningKeyError) -> Ed25519.PrivateKey {
@@ -79,6 +83,11 @@ public enum SigningKeyFile {
     /// Writes the public key file, mode 0644, atomically; refuses to replace an existing file unless `overwrite`.
     public static func writePublicKey(_ key: Ed25519.PublicKey, to path: String, overwrite: Bool) throws(SigningKeyError) {
         try write(Array(publicKeyText(key).utf8), to: path, mode: 0o644, overwrite: overwrite)
+    }
+
+    /// Writes a public key file's whole text (the key line and a `not-after` line), mode 0644, atomically.
+    public static func writePublicKeyFile(_ text: String, to path: String, overwrite: Bool) throws(SigningKeyError) {
+        try write(Array(text.utf8), to: path, mode: 0o644, overwrite: overwrite)
     }
 
     // MARK: Internals
@@ -121,7 +130,8 @@ public enum SigningKeyFile {
         }
     }
 
-    private static func readFile(_ path: String, secret: Bool) throws(SigningKeyError) -> [UInt8] {
+    private static func readFile(_ path: String, secret: Bool, limit: Int = maximumFileBytes) throws(SigningKeyError) -> [UInt8] {
+        let maximumFileBytes = limit
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .unreadable(path: path, reason: errnoDescription()) }
         defer { close(fd) }

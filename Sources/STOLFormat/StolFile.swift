@@ -73,7 +73,9 @@ public enum StolFile {
     public struct Verified: Sendable, Equatable {
         public var header: StolHeader
         public var fileBytes: UInt64
-        public var payloadBytes: UInt64 { fileBytes - UInt64(StolHeader.size) }
+        /// The key that signed.
+        public var keyID: KeyID
+        public var payloadBytes: UInt64 { fileBytes - UInt64(header.size) }
         /// Size and SHA-256 of the decompressed SQLite database handed to `output`.
         public var sqliteBytes: UInt64
         public var sqliteSHA256: [UInt8]
@@ -96,37 +98,67 @@ public enum StolFile {
     public static func verify(fileDescriptor fd: Int32, publicKey: Ed25519.PublicKey, options: VerifyOptions = .init(),
                               events: (Event) throws(StolFormatError) -> Void = { _ in },
                               output: (UnsafeRawBufferPointer) throws(StolFormatError) -> Void) throws(StolFormatError) -> Verified {
+        try verify(fileDescriptor: fd, trust: .trusting(publicKey), options: options, events: events, output: output)
+    }
+
+    /// Verifies the file open as `fd` against the trusted keys at `now` (Unix seconds).
+    /// A delta (kind 2) needs `delta`: its base, and the files it is applied in; its
+    /// result is left in `delta`'s output file and `output` is not called.
+    public static func verify(fileDescriptor fd: Int32, trust: TrustedKeys, now: Int64 = currentTime(),
+                              options: VerifyOptions = .init(), delta: DeltaWorkspace? = nil,
+                              events: (Event) throws(StolFormatError) -> Void = { _ in },
+                              output: (UnsafeRawBufferPointer) throws(StolFormatError) -> Void) throws(StolFormatError) -> Verified {
         let source = try DescriptorSource(fd)
-        return try verify(source, publicKey: publicKey, options: options, events: events, output: output)
+        return try verify(source, trust: trust, now: now, options: options, delta: delta, events: events, output: output)
     }
 
     /// Verifies an in-memory file (tests, vectors).
     public static func verify(bytes: [UInt8], publicKey: Ed25519.PublicKey, options: VerifyOptions = .init(),
                               events: (Event) throws(StolFormatError) -> Void = { _ in },
                               output: (UnsafeRawBufferPointer) throws(StolFormatError) -> Void = { _ in }) throws(StolFormatError) -> Verified {
-        try verify(MemorySource(bytes: bytes), publicKey: publicKey, options: options, events: events, output: output)
+        try verify(MemorySource(bytes: bytes), trust: .trusting(publicKey), now: currentTime(), options: options, delta: nil,
+                   events: events, output: output)
     }
 
-    /// Verifies the file at `path`; with `extractTo`, the decompressed database is written there
-    /// (mode 0644, atomically: the path appears only when every check has passed).
+    /// Verifies an in-memory file against a set of keys (tests, vectors).
+    public static func verify(bytes: [UInt8], trust: TrustedKeys, now: Int64 = currentTime(), options: VerifyOptions = .init(),
+                              delta: DeltaWorkspace? = nil,
+                              output: (UnsafeRawBufferPointer) throws(StolFormatError) -> Void = { _ in }) throws(StolFormatError) -> Verified {
+        try verify(MemorySource(bytes: bytes), trust: trust, now: now, options: options, delta: delta, events: { _ in }, output: output)
+    }
+
+    /// Verifies the file at `path`; with `extractTo`, the database it yields is written there
+    /// (mode 0644, atomically: the path appears only when every check has passed). A delta
+    /// needs `basePath`.
     public static func verify(path: String, publicKey: Ed25519.PublicKey, options: VerifyOptions = .init(),
                               extractTo destination: String? = nil,
+                              events: (Event) -> Void = { _ in }) throws(StolFormatError) -> Verified {
+        try verify(path: path, trust: .trusting(publicKey), options: options, extractTo: destination, events: events)
+    }
+
+    public static func verify(path: String, trust: TrustedKeys, now: Int64 = currentTime(), options: VerifyOptions = .init(),
+                              basePath: String? = nil, extractTo destination: String? = nil,
                               events: (Event) -> Void = { _ in }) throws(StolFormatError) -> Verified {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .fileUnreadable("\(path): \(errnoDescription())") }
         defer { close(fd) }
+        let delta = try DeltaWorkspace.temporary(basePath: basePath)
         guard let destination else {
-            return try verify(fileDescriptor: fd, publicKey: publicKey, options: options, events: events) { _ in }
+            return try verify(fileDescriptor: fd, trust: trust, now: now, options: options, delta: delta, events: events) { _ in }
         }
         let file = try typed { try AtomicFile(path: destination) }
-        let verified = try verify(fileDescriptor: fd, publicKey: publicKey, options: options, events: events) {
+        let verified = try verify(fileDescriptor: fd, trust: trust, now: now, options: options, delta: delta, events: events) {
             (chunk) throws(StolFormatError) in try typed { try file.append(chunk) }
         }
+        if verified.header.kind == .delta { try delta.copyOutput { (chunk) throws(StolFormatError) in try typed { try file.append(chunk) } } }
         try typed { try file.commit(mode: 0o644) }
         return verified
     }
 
-    static func verify(_ source: some ByteSource, publicKey: Ed25519.PublicKey, options: VerifyOptions,
+    /// Unix seconds now: when a key's `not-after` is compared.
+    public static func currentTime() -> Int64 { Int64(time(nil)) }
+
+    static func verify(_ source: some ByteSource, trust: TrustedKeys, now: Int64, options: VerifyOptions, delta: DeltaWorkspace?,
                        events: (Event) throws(StolFormatError) -> Void,
                        output: (UnsafeRawBufferPointer) throws(StolFormatError) -> Void) throws(StolFormatError) -> Verified {
         // 1–2. size limits
@@ -136,23 +168,27 @@ public enum StolFile {
         try events(.passed(.fileSize(bytes: size)))
         try events(.progress(.checkingHeader, fraction: 0))
 
-        // 3. magic, on as many of its 8 bytes as the file has
-        let prefix = try source.read(count: Int(min(size, UInt64(StolHeader.size))), at: 0)
-        guard zip(prefix, StolHeader.magic).allSatisfy({ $0 == $1 }) else { throw .notAStolFile }
+        // 3. magic (of either version), on as many of its 8 bytes as the file has
+        let prefix = try source.read(count: Int(min(size, UInt64(StolHeader.maximumSize))), at: 0)
+        guard StolHeader.startsLikeMagic(prefix.prefix(StolHeader.magic.count)) else { throw .notAStolFile }
         // 4. the whole header
-        guard prefix.count == StolHeader.size else { throw .fileTooSmall(bytes: size) }
+        guard let headerSize = StolHeader.headerSize(magic: prefix), prefix.count >= headerSize else { throw .fileTooSmall(bytes: size) }
         try events(.passed(.magic))
         let header = try StolHeader(parsing: prefix)
         try events(.passed(.header(schemaVersion: header.schemaVersion)))
         try events(.progress(.checkingHeader, fraction: 1))
 
-        // 5. SHA-256 of the payload
+        // 5. SHA-256 of the payload (a delta's payload is copied while it is hashed:
+        // what is applied later is exactly what was hashed, whatever the file does)
         try events(.progress(.verifyingChecksum, fraction: 0))
-        let payloadStart = UInt64(StolHeader.size)
+        let payloadStart = UInt64(headerSize)
         let payloadBytes = size - payloadStart
+        let keepsPayload = header.formatVersion == 2 && header.kindByte == StolHeader.Kind.delta.rawValue
+        if keepsPayload { try delta?.resetPayload() }
         var hasher = SHA256()
         try forEachChunk(of: source, from: payloadStart, to: size) { (chunk, done) throws(StolFormatError) in
             hasher.update(chunk)
+            if keepsPayload { try delta?.keepPayload(chunk) }
             if done < payloadBytes { try events(.progress(.verifyingChecksum, fraction: fraction(done, of: payloadBytes))) }
         }
         let digest = hasher.finalize()
@@ -160,21 +196,38 @@ public enum StolFile {
         try events(.passed(.checksum(sha256: digest)))
         try events(.progress(.verifyingChecksum, fraction: 1))
 
-        // 6. Ed25519 over magic ‖ schema version ‖ digest
+        // 6–8. the key, the signature, then the form of the authentic header
         try events(.progress(.verifyingSignature, fraction: 0))
-        guard publicKey.isValidSignature(header.signature, for: header.signedMessage) else { throw .signatureInvalid }
+        let keyID = try header.authenticate(with: trust, now: now)
         try events(.passed(.signature))
         try events(.progress(.verifyingSignature, fraction: 1))
 
-        // 7. schema version, now that it is authentic
+        // 9. schema version, now that it is authentic
         guard options.supportedSchemaVersions.contains(header.schemaVersion) else {
             throw .incompatibleSchema(found: header.schemaVersion, supported: options.supportedSchemaVersions)
         }
         try events(.passed(.schemaVersion(header.schemaVersion)))
+        // 10. the signed content size
+        if header.formatVersion == 2, header.contentSize > options.maximumDecompressedBytes {
+            throw .decompressionLimit(limit: options.maximumDecompressedBytes)
+        }
 
-        // 8. decompress (hashing the payload again: the file may have changed since step 5)
+        if header.kind == .delta {
+            // 11–13. the base, the frame applied to it, the result against the signed content
+            guard let delta else { throw .deltaBaseMismatch("no base database was given for this delta of \(header.baseRelease)") }
+            try events(.progress(.decompressing, fraction: 0))
+            let (bytes, sha) = try delta.apply(header)
+            try checkContent(header, bytes: bytes, sha256: sha)
+            try events(.passed(.decompression(bytes: bytes, sha256: sha)))
+            try events(.progress(.decompressing, fraction: 1))
+            return Verified(header: header, fileBytes: size, keyID: keyID, sqliteBytes: bytes, sqliteSHA256: sha)
+        }
+
+        // 12. decompress (hashing the payload again: the file may have changed since step 5)
         try events(.progress(.decompressing, fraction: 0))
         let inflater = try GzipInflater(limit: options.maximumDecompressedBytes)
+        // Version 2 signs the size: inflating stops just past it, so a bomb costs no more than an honest file.
+        let signedSize: UInt64? = header.formatVersion == 2 ? header.contentSize : nil
         var rehash = SHA256()
         var sqliteHash = SHA256()
         var inflateError: StolFormatError?
@@ -183,12 +236,15 @@ public enum StolFile {
             guard inflateError == nil else { return }
             do throws(StolFormatError) {
                 try inflater.update(chunk) { (out) throws(StolFormatError) in
+                    if let signedSize, inflater.outputBytes > signedSize {
+                        throw .contentHashMismatch("it decompresses to more than the \(signedSize) bytes the header signs")
+                    }
                     sqliteHash.update(out)
                     try output(out)
                 }
             } catch {
                 switch error {
-                case .corruptPayload, .decompressionLimit: inflateError = error  // reported after the re-hash
+                case .corruptPayload, .decompressionLimit, .contentHashMismatch: inflateError = error  // reported after the re-hash
                 default: throw error
                 }
             }
@@ -198,9 +254,22 @@ public enum StolFile {
         if let inflateError { throw inflateError }
         try inflater.finish()
         let sqliteDigest = sqliteHash.finalize()
+        // 13. what it decompressed to is the signed content
+        try checkContent(header, bytes: inflater.outputBytes, sha256: sqliteDigest)
         try events(.passed(.decompression(bytes: inflater.outputBytes, sha256: sqliteDigest)))
         try events(.progress(.decompressing, fraction: 1))
-        return Verified(header: header, fileBytes: size, sqliteBytes: inflater.outputBytes, sqliteSHA256: sqliteDigest)
+        return Verified(header: header, fileBytes: size, keyID: keyID, sqliteBytes: inflater.outputBytes, sqliteSHA256: sqliteDigest)
+    }
+
+    /// Check 13 (version 2): size and SHA-256 of the result equal the signed content's.
+    static func checkContent(_ header: StolHeader, bytes: UInt64, sha256: [UInt8]) throws(StolFormatError) {
+        guard header.formatVersion == 2 else { return }
+        guard bytes == header.contentSize else {
+            throw .contentHashMismatch("it is \(bytes) bytes, the header signs \(header.contentSize)")
+        }
+        guard sha256 == header.contentSHA256 else {
+            throw .contentHashMismatch("its SHA-256 is \(sha256.hexString.prefix(16))…, the header signs \(header.contentSHA256.hexString.prefix(16))…")
+        }
     }
 
     private static func fraction(_ done: UInt64, of total: UInt64) -> Double {
@@ -227,58 +296,127 @@ public enum StolFile {
 
     // MARK: Write
 
-    /// What ``write(sqliteAt:to:schemaVersion:signingKey:level:)`` produced.
+    /// What ``write(sqliteAt:to:schemaVersion:signingKey:level:labels:)`` produced.
     public struct Written: Sendable, Equatable {
         public var header: StolHeader
         public var fileBytes: UInt64
         public var inputBytes: UInt64
     }
 
-    /// Compresses the file at `input` (streaming), hashes and signs the payload, and writes
-    /// header + payload to `output` atomically (temporary file, fsync, rename, fsync of the
-    /// directory). Refuses an input the verifier would refuse after decompression (over 4 GiB)
-    /// and a result over 2 GiB. The caller checks that `input` is a database of `schemaVersion`.
+    /// The release and id namespace a version 2 header names (the database's provenance).
+    public struct Labels: Sendable, Equatable {
+        public var release: String
+        public var idNamespace: String
+        public init(release: String, idNamespace: String) {
+            self.release = release
+            self.idNamespace = idNamespace
+        }
+        /// A database without provenance.
+        public static let unknown = Labels(release: "unknown", idNamespace: "unknown")
+    }
+
+    /// Compresses the file at `input` (streaming), hashes the input and the payload, signs,
+    /// and writes header + payload to `output` atomically (temporary file, fsync, rename,
+    /// fsync of the directory). Version 2 unless `labels` is nil (the legacy version 1,
+    /// for tests of old files). Refuses an input the verifier would refuse after
+    /// decompression (over 4 GiB) and a result over 2 GiB. The caller checks that `input`
+    /// is a database of `schemaVersion` whose provenance matches `labels`.
     @discardableResult
     public static func write(sqliteAt input: String, to output: String, schemaVersion: UInt32,
-                             signingKey: Ed25519.PrivateKey, level: Int32 = 9) throws(StolFormatError) -> Written {
+                             signingKey: Ed25519.PrivateKey, level: Int32 = 9,
+                             labels: Labels? = .unknown) throws(StolFormatError) -> Written {
+        if let labels {
+            guard StolHeader.isValidText(labels.release), StolHeader.isValidText(labels.idNamespace) else {
+                throw .outputFailed("the release \"\(labels.release)\" or id namespace \"\(labels.idNamespace)\" cannot be written in a header (1–32 of A–Z a–z 0–9 . _ + -)")
+            }
+        }
         let fd = open(input, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .fileUnreadable("\(input): \(errnoDescription())") }
         defer { close(fd) }
         let source = try DescriptorSource(fd)
         guard source.size <= maximumDecompressedBytes else { throw .decompressionLimit(limit: maximumDecompressedBytes) }
+        let headerSize = labels == nil ? StolHeader.version1Size : StolHeader.version2Size
         let file = try typed { try AtomicFile(path: output) }
-        try typed { try file.append([UInt8](repeating: 0, count: StolHeader.size)) }
+        try typed { try file.append([UInt8](repeating: 0, count: headerSize)) }
         let deflater = GzipDeflater(level: level)
         var hasher = SHA256()
+        var contentHasher = SHA256()
         var payloadBytes: UInt64 = 0
         let sink = { (chunk: UnsafeRawBufferPointer) throws(StolFormatError) in
             payloadBytes += UInt64(chunk.count)
-            guard payloadBytes + UInt64(StolHeader.size) <= maximumFileBytes else {
-                throw .fileTooLarge(bytes: payloadBytes + UInt64(StolHeader.size), limit: maximumFileBytes)
+            guard payloadBytes + UInt64(headerSize) <= maximumFileBytes else {
+                throw .fileTooLarge(bytes: payloadBytes + UInt64(headerSize), limit: maximumFileBytes)
             }
             hasher.update(chunk)
             try typed { try file.append(chunk) }
         }
         try forEachChunk(of: source, from: 0, to: source.size) { (chunk, _) throws(StolFormatError) in
+            contentHasher.update(chunk)
             try deflater.update(chunk, sink: sink)
         }
         try deflater.finish(sink: sink)
-        let header = signedHeader(schemaVersion: schemaVersion, payloadSHA256: hasher.finalize(), signingKey: signingKey)
+        let header: StolHeader
+        if let labels {
+            let content = StolHeader.Content(schemaVersion: schemaVersion, size: source.size, sha256: contentHasher.finalize(),
+                                              release: labels.release, idNamespace: labels.idNamespace)
+            header = StolHeader.signed(content, payloadSHA256: hasher.finalize(), key: signingKey)
+        } else {
+            header = StolHeader.signedVersion1(schemaVersion: schemaVersion, payloadSHA256: hasher.finalize(), key: signingKey)
+        }
         try typed { try file.overwrite(header.serialized(), at: 0) }
         try typed { try file.commit(mode: 0o644) }
-        return Written(header: header, fileBytes: payloadBytes + UInt64(StolHeader.size), inputBytes: source.size)
+        return Written(header: header, fileBytes: payloadBytes + UInt64(headerSize), inputBytes: source.size)
     }
 
-    /// A complete `.stol` file around an already compressed `payload` (in memory: tests and vectors).
+    /// Writes a signed delta (kind 2, §10 of the format) that turns the database at
+    /// `base` into the one at `input`: a zstd frame with the base as its prefix.
+    @discardableResult
+    public static func writeDelta(base: String, baseRelease: String, input: String, to output: String, schemaVersion: UInt32,
+                                  signingKey: Ed25519.PrivateKey, labels: Labels, level: Int32 = 12) throws(StolFormatError) -> Written {
+        guard StolHeader.isValidText(labels.release), StolHeader.isValidText(labels.idNamespace), StolHeader.isValidText(baseRelease) else {
+            throw .outputFailed("a release or id namespace cannot be written in a header (1–32 of A–Z a–z 0–9 . _ + -)")
+        }
+        let baseFile = try MappedFile.open(path: base)
+        let target = try MappedFile.open(path: input)
+        let file = try typed { try AtomicFile(path: output) }
+        try typed { try file.append([UInt8](repeating: 0, count: StolHeader.version2Size)) }
+        var hasher = SHA256()
+        var payloadBytes: UInt64 = 0
+        try ZstdDelta.create(base: baseFile.bytes, target: target.bytes, level: level) { (chunk) throws(StolFormatError) in
+            payloadBytes += UInt64(chunk.count)
+            guard payloadBytes + UInt64(StolHeader.version2Size) <= maximumFileBytes else {
+                throw .fileTooLarge(bytes: payloadBytes + UInt64(StolHeader.version2Size), limit: maximumFileBytes)
+            }
+            hasher.update(chunk)
+            try typed { try file.append(chunk) }
+        }
+        var contentHasher = SHA256()
+        contentHasher.update(target.bytes)
+        var baseHasher = SHA256()
+        baseHasher.update(baseFile.bytes)
+        let content = StolHeader.Content(kind: .delta, schemaVersion: schemaVersion, size: UInt64(target.bytes.count),
+                                          sha256: contentHasher.finalize(), release: labels.release, idNamespace: labels.idNamespace,
+                                          baseSHA256: baseHasher.finalize(), baseRelease: baseRelease)
+        let header = StolHeader.signed(content, payloadSHA256: hasher.finalize(), key: signingKey)
+        try typed { try file.overwrite(header.serialized(), at: 0) }
+        try typed { try file.commit(mode: 0o644) }
+        return Written(header: header, fileBytes: payloadBytes + UInt64(StolHeader.version2Size), inputBytes: UInt64(target.bytes.count))
+    }
+
+    /// A complete version 1 `.stol` file around an already compressed `payload` (in memory: tests and vectors).
     public static func assemble(payload: [UInt8], schemaVersion: UInt32, signingKey: Ed25519.PrivateKey) -> [UInt8] {
-        signedHeader(schemaVersion: schemaVersion, payloadSHA256: SHA256.hash(payload), signingKey: signingKey)
+        StolHeader.signedVersion1(schemaVersion: schemaVersion, payloadSHA256: SHA256.hash(payload), key: signingKey)
             .serialized() + payload
     }
 
-    public static func signedHeader(schemaVersion: UInt32, payloadSHA256: [UInt8],
-                                    signingKey: Ed25519.PrivateKey) -> StolHeader {
-        let message = StolHeader.signedMessage(schemaVersion: schemaVersion, payloadSHA256: payloadSHA256)
-        return StolHeader(schemaVersion: schemaVersion, payloadSHA256: payloadSHA256, signature: signingKey.sign(message))
+    /// A complete version 2 file around `payload`, its header saying `content` (tests: any
+    /// field can be made to lie, and the header is still validly signed).
+    public static func assemble(payload: [UInt8], content: StolHeader.Content, signingKey: Ed25519.PrivateKey,
+                                edit: (inout StolHeader) -> Void = { _ in }) -> [UInt8] {
+        var header = StolHeader.signed(content, payloadSHA256: SHA256.hash(payload), key: signingKey)
+        edit(&header)
+        header.signature = signingKey.sign(header.signedMessage)
+        return header.serialized() + payload
     }
 }
 

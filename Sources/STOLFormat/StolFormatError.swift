@@ -15,8 +15,19 @@ public enum StolFormatError: Error, Equatable, Sendable {
     case notAStolFile
     /// The SHA-256 of the payload differs from the digest in the header.
     case checksumMismatch
-    /// The Ed25519 signature over magic ‖ schema version ‖ digest does not verify with the public key.
-    case signatureInvalid
+    /// The Ed25519 signature over the signed header bytes does not verify: with the key
+    /// the file names (version 2, `keyID`), or with any trusted key (version 1, `keyID` nil).
+    case signatureInvalid(keyID: KeyID?, trusted: [KeyID])
+    /// A version 2 file names a key that is not trusted.
+    case unknownKey(id: KeyID, trusted: [KeyID])
+    /// The file's key is past its `not-after` (Unix seconds).
+    case keyExpired(id: KeyID, notAfter: Int64)
+    /// The file's key is on a revocation list.
+    case keyRevoked(id: KeyID)
+    /// What the payload decompressed to is not the signed content (size or SHA-256).
+    case contentHashMismatch(String)
+    /// A delta was given a base whose SHA-256 is not the signed base digest.
+    case deltaBaseMismatch(String)
     /// The (authentic) header's schema version is outside the supported range.
     case incompatibleSchema(found: UInt32, supported: ClosedRange<UInt32>)
     /// Decompressing the payload would produce more than `limit` bytes.
@@ -24,6 +35,9 @@ public enum StolFormatError: Error, Equatable, Sendable {
     /// The payload is authentic but not exactly one valid gzip member (RFC 1952).
     /// Only a faulty signer can produce this; services report it as `DATABASE_CORRUPT`.
     case corruptPayload(String)
+    /// A version 2 header that is validly signed but malformed (check 8). Only a faulty
+    /// signer can produce this; services report it as `DATABASE_CORRUPT`.
+    case malformedHeader(String)
     /// Writing the output (the decompressed database, or a `.stol` file) failed.
     case outputFailed(String)
     /// The caller stopped verification: its `events` or `output` handler threw this
@@ -43,6 +57,11 @@ public enum StolFormatError: Error, Equatable, Sendable {
         case notAStolFile = "NOT_A_STOL_FILE"
         case checksumMismatch = "CHECKSUM_MISMATCH"
         case signatureInvalid = "SIGNATURE_INVALID"
+        case unknownKey = "UNKNOWN_KEY"
+        case keyExpired = "KEY_EXPIRED"
+        case keyRevoked = "KEY_REVOKED"
+        case contentHashMismatch = "CONTENT_HASH_MISMATCH"
+        case deltaBaseMismatch = "DELTA_BASE_MISMATCH"
         case incompatibleSchema = "INCOMPATIBLE_SCHEMA"
         case decompressionLimit = "DECOMPRESSION_LIMIT"
         case databaseCorrupt = "DATABASE_CORRUPT"
@@ -57,9 +76,14 @@ public enum StolFormatError: Error, Equatable, Sendable {
         case .notAStolFile, .badMagic: .notAStolFile
         case .checksumMismatch: .checksumMismatch
         case .signatureInvalid: .signatureInvalid
+        case .unknownKey: .unknownKey
+        case .keyExpired: .keyExpired
+        case .keyRevoked: .keyRevoked
+        case .contentHashMismatch: .contentHashMismatch
+        case .deltaBaseMismatch: .deltaBaseMismatch
         case .incompatibleSchema: .incompatibleSchema
         case .decompressionLimit: .decompressionLimit
-        case .corruptPayload: .databaseCorrupt
+        case .corruptPayload, .malformedHeader: .databaseCorrupt
         case .outputFailed, .cancelled: .internal
         }
     }
@@ -73,13 +97,48 @@ public enum StolFormatError: Error, Equatable, Sendable {
         case .fileTooLarge(let bytes, let limit): "the file is \(bytes) bytes; the limit is \(limit)"
         case .notAStolFile, .badMagic: "the file does not start with the .stol magic bytes"
         case .checksumMismatch: "the SHA-256 of the payload differs from the header"
-        case .signatureInvalid: "the Ed25519 signature does not verify with the trusted public key"
+        case .signatureInvalid(let keyID, let trusted):
+            if let keyID {
+                "the Ed25519 signature does not verify with key \(keyID), the key the file names (trusted: \(Self.list(trusted)))"
+            } else {
+                "the Ed25519 signature does not verify with any trusted key (trusted: \(Self.list(trusted)))"
+            }
+        case .unknownKey(let id, let trusted):
+            "the file is signed by key \(id), which is not trusted (trusted: \(Self.list(trusted)))"
+        case .keyExpired(let id, let notAfter):
+            "the file is signed by key \(id), which expired at \(PublicKeyFile.formatDate(notAfter))"
+        case .keyRevoked(let id): "the file is signed by key \(id), which is revoked"
+        case .contentHashMismatch(let detail): "the database the file yields is not the signed content: \(detail)"
+        case .deltaBaseMismatch(let detail): "the delta does not apply to this database: \(detail)"
         case .incompatibleSchema(let found, let supported):
             "schema version \(found) is not supported (supported: \(supported.lowerBound)…\(supported.upperBound))"
         case .decompressionLimit(let limit): "the payload decompresses to more than \(limit) bytes"
-        case .corruptPayload(let detail): "the payload is not a valid gzip member: \(detail)"
+        case .corruptPayload(let detail): "the payload is malformed: \(detail)"
+        case .malformedHeader(let detail): "the signed header is malformed: \(detail)"
         case .outputFailed(let detail): "writing the output failed: \(detail)"
         case .cancelled(let reason): "verification was cancelled: \(reason)"
+        }
+    }
+}
+
+extension StolFormatError {
+    static func list(_ ids: [KeyID]) -> String { ids.isEmpty ? "none" : ids.map(\.description).joined(separator: ", ") }
+
+    /// Machine-readable context for the protocol's error `details`: the key ids involved.
+    public var details: [String: String] {
+        switch self {
+        case .signatureInvalid(let keyID, let trusted):
+            var details = ["trusted_key_ids": trusted.map(\.description).joined(separator: ",")]
+            if let keyID { details["key_id"] = keyID.description }
+            return details
+        case .unknownKey(let id, let trusted):
+            return ["key_id": id.description, "trusted_key_ids": trusted.map(\.description).joined(separator: ",")]
+        case .keyExpired(let id, let notAfter):
+            return ["key_id": id.description, "not_after": PublicKeyFile.formatDate(notAfter)]
+        case .keyRevoked(let id):
+            return ["key_id": id.description]
+        default:
+            return [:]
         }
     }
 }

@@ -14,9 +14,12 @@ import Synchronization
 /// It never parses untrusted bytes (the privilege separation of OpenSSH's
 /// monitor): it checks the caller, the file's size (`fstat`) and that no other
 /// import runs, hands the descriptor to a fresh, sandboxed `stol-verifyd` and
-/// relays its progress. The verified database comes back as `chunk` frames,
-/// which it writes to `databases/.staging/stol_import_<uuid>.sqlite` and hashes;
-/// only when the size and SHA-256 match the verifier's `done` (and the file is
+/// relays its progress. It reads only the file's header (at most 288 bytes at fixed
+/// offsets) and checks its key and signature itself. The verified database comes
+/// back as `chunk` frames, which it writes to `databases/.staging/stol_import_<uuid>.sqlite`
+/// and hashes; only when the size and SHA-256 match the content the header signs
+/// (version 2: never the verifier's own announcement; version 1 signs no content, so
+/// there it is the verifier's `done`) (and the file is
 /// not an older build of an installed release, and its ids are the installed
 /// releases' namespace) does it fsync and rename it to `releases/<release>.sqlite`.
 /// Anything else — a verifier that fails or dies, a client that leaves, a full
@@ -31,10 +34,18 @@ public final class ImportCoordinator: StreamingFramedService {
         public var adminGroupID: UInt32?
         /// A verifier that sends nothing for this long is given up on.
         public var verifierStallTimeout: Duration
+        /// The trusted keys, read at each import (so a rotation needs no restart).
+        public var trustedKeys: @Sendable () -> Result<TrustedKeys, ImportError>
+        /// The clock keys' `not-after` is compared with (tests move it).
+        public var now: @Sendable () -> Int64
 
-        public init(adminGroupID: UInt32?, verifierStallTimeout: Duration = .seconds(120)) {
+        public init(adminGroupID: UInt32?, verifierStallTimeout: Duration = .seconds(120),
+                    trustedKeys: @escaping @Sendable () -> Result<TrustedKeys, ImportError> = { TrustedKey.load() },
+                    now: @escaping @Sendable () -> Int64 = StolFile.currentTime) {
             self.adminGroupID = adminGroupID
             self.verifierStallTimeout = verifierStallTimeout
+            self.trustedKeys = trustedKeys
+            self.now = now
         }
     }
 
@@ -113,10 +124,15 @@ public final class ImportCoordinator: StreamingFramedService {
         return status
     }
 
-    private func done(release: String = "") -> Response {
+    private func done(release: String = "", alreadyInstalled: Bool = false, header: StolHeader? = nil) -> Response {
         var done = Stol_V1_ImportDone()
         done.status = status()
         done.release = release
+        done.alreadyInstalled = alreadyInstalled
+        if let header {
+            done.formatVersion = UInt32(header.formatVersion)
+            done.keyID = header.keyID?.description ?? ""
+        }
         var response = Response()
         response.done = done
         return response
@@ -155,6 +171,24 @@ public final class ImportCoordinator: StreamingFramedService {
         pausePoints.reached("import:received")
         let started = ContinuousClock.now
 
+        // The header, checked here and not only by the verifier: its key, its signature
+        // and, for version 2, the content it signs, which is what the staged bytes must be.
+        let header = try authenticatedHeader(descriptor.rawValue)
+        var base: OwnedFileDescriptor?
+        if header.formatVersion == 2 {
+            if !body.allowIDNamespaceChange, header.idNamespace != ReleaseName.unknown,
+               let installed = store.installedNamespaces().subtracting([header.idNamespace]).sorted().first {
+                throw ImportError.idNamespaceMismatch(installed: installed, offered: header.idNamespace)
+            }
+            if try isInstalled(release: header.release, sha256: header.contentSHA256) {
+                context.logger.notice("release already installed with this content; nothing changed",
+                                      metadata: ["release": "\(header.release)"])
+                try? send(done(release: header.release, alreadyInstalled: true, header: header))
+                return
+            }
+            if header.kind == .delta { base = try deltaBase(header) }
+        }
+
         let verifier: FrameSocket
         do {
             verifier = try FrameSocket.connect(path: paths.verifySocket,
@@ -164,6 +198,7 @@ public final class ImportCoordinator: StreamingFramedService {
             throw ImportError.verifierUnavailable("\(error)")
         }
         defer { verifier.close() }
+        if let base { try attach(base, to: verifier) }
         var request = Stol_V1_VerifyRequest()
         request.id = 1
         var verifyBody = Stol_V1_VerifyFileRequest()
@@ -174,28 +209,34 @@ public final class ImportCoordinator: StreamingFramedService {
         } catch {
             throw ImportError.verifierUnavailable("\(error)")
         }
-        descriptor.close()  // the verifier has its own copy; this process never reads the file
+        descriptor.close()  // the verifier has its own copy; this process read only its header
 
         let staged: AtomicFile
         do {
-            // The final name comes from the verified database (its release).
+            // The final name comes from the signed header (version 2) or the verified database.
             staged = try AtomicFile(path: paths.releasesDirectory,
                                     stagingPath: paths.stagingDirectory + "/stol_import_\(UUID().uuidString.lowercased()).sqlite")
         } catch {
             throw ReferenceDatabaseStore.storageError(error)
         }
         defer { staged.discard() }
-        let verified = try receiveVerifiedDatabase(from: verifier, into: staged, context: context, relay: relay)
+        let verified = try receiveVerifiedDatabase(from: verifier, into: staged, header: header, context: context, relay: relay)
         let verifySeconds = ContinuousClock.now - started
 
-        let release = verified.hasProvenance ? verified.provenance.release : ReleaseName.unknown
+        let release: String
+        if header.formatVersion == 2 {
+            release = header.release
+        } else {
+            release = verified.hasProvenance ? verified.provenance.release : ReleaseName.unknown
+        }
         // Another release is never a downgrade: only an older build of the same one.
         if !body.allowDowngrade, let installed = store.reference(release)?.buildTime, !installed.isEmpty,
            !verified.buildTime.isEmpty, verified.buildTime < installed {
             throw ImportError.downgradeRefused(installed: installed, offered: verified.buildTime)
         }
-        // Ids of another namespace would silently name other taxa for every user.
-        if !body.allowIDNamespaceChange, verified.hasProvenance {
+        // Ids of another namespace would silently name other taxa for every user
+        // (version 2 was checked against its signed header before the verifier ran).
+        if header.formatVersion == 1, !body.allowIDNamespaceChange, verified.hasProvenance {
             let offered = verified.provenance.idNamespace
             if let installed = store.installedNamespaces().subtracting([offered]).sorted().first {
                 throw ImportError.idNamespaceMismatch(installed: installed, offered: offered)
@@ -212,6 +253,8 @@ public final class ImportCoordinator: StreamingFramedService {
         pausePoints.reached("import:installed")
         context.logger.notice("release installed", metadata: ["release": "\(release)",
             "bytes": "\(verified.sqliteBytes)", "build_time": "\(verified.buildTime)",
+            "format_version": "\(header.formatVersion)", "key_id": "\(header.keyID?.description ?? verified.keyID)",
+            "delta": "\(header.kind == .delta)",
             "verify_seconds": "\(verifySeconds)", "seconds": "\(ContinuousClock.now - started)"])
         var installing = Stol_V1_ImportProgress()
         installing.stage = .installing
@@ -219,12 +262,84 @@ public final class ImportCoordinator: StreamingFramedService {
         installing.bytesDone = verified.sqliteBytes
         installing.bytesTotal = verified.sqliteBytes
         try? relay(installing)
-        try? send(done(release: release))
+        try? send(done(release: release, header: header))
+    }
+
+    /// Reads the file's header (at most 288 bytes at fixed offsets: the only bytes of an
+    /// untrusted file this process reads) and checks key, signature and form.
+    private func authenticatedHeader(_ fd: Int32) throws -> StolHeader {
+        let keys = try configuration.trustedKeys().get()
+        do {
+            let header = try StolHeader.read(fromDescriptor: fd)
+            try header.authenticate(with: keys, now: configuration.now())
+            return header
+        } catch {
+            throw ImportError.verification(error)
+        }
+    }
+
+    /// True when `release` is installed with exactly the content `sha256` (an import
+    /// applied twice changes nothing).
+    private func isInstalled(release: String, sha256: [UInt8]) throws -> Bool {
+        guard ReleaseName.isValid(release), FileStat(path: paths.releaseDatabase(release)) != nil else { return false }
+        do {
+            return try SHA256.hash(fileAt: paths.releaseDatabase(release)).digest == sha256
+        } catch {
+            throw ImportError.storage("cannot read the installed release \(release): \(error)")
+        }
+    }
+
+    /// The installed base a delta names, opened read-only, after checking its SHA-256.
+    private func deltaBase(_ header: StolHeader) throws -> OwnedFileDescriptor {
+        let release = header.baseRelease
+        let path = paths.releaseDatabase(release)
+        guard ReleaseName.isValid(release), FileStat(path: path) != nil else {
+            throw ImportError.deltaBaseMismatch(baseRelease: release, installedSHA256: nil)
+        }
+        // Opened first, then hashed through the same descriptor: a release replaced
+        // meanwhile cannot slip another base past the check.
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ImportError.storage("cannot open the installed release \(release): \(String(cString: strerror(errno)))") }
+        let base = OwnedFileDescriptor(fd)
+        let digest: [UInt8]
+        do {
+            digest = try SHA256.hash(fileAt: "/proc/self/fd/\(fd)").digest
+        } catch {
+            throw ImportError.storage("cannot read the installed release \(release): \(error)")
+        }
+        guard digest == header.baseSHA256 else {
+            throw ImportError.deltaBaseMismatch(baseRelease: release, installedSHA256: digest.hexString)
+        }
+        return base
+    }
+
+    /// Hands the verifier a delta's base (read-only) before the delta itself.
+    private func attach(_ base: OwnedFileDescriptor, to verifier: FrameSocket) throws {
+        var info = stat()
+        _ = fstat(base.rawValue, &info)
+        var request = Stol_V1_VerifyRequest()
+        request.id = 1
+        var body = Stol_V1_AttachBase()
+        body.sizeBytes = UInt64(info.st_size)
+        request.attachBase = body
+        do {
+            try verifier.send(request, passing: base.rawValue)
+            let answer = try verifier.receive(Stol_V1_VerifyResponse.self).message
+            switch answer.result {
+            case .baseAttached: break
+            case .error(let error): throw ProtocolError(error)
+            default: throw ImportError.verifierFailed("it did not take the delta's base")
+            }
+        } catch let error as TransportError {
+            throw ImportError.verifierUnavailable("\(error)")
+        }
+        base.close()
     }
 
     /// Relays the verifier's progress and writes its chunks to `staged` until its
     /// final frame; checks size and SHA-256 against `done`, then fsyncs (in commit).
-    private func receiveVerifiedDatabase(from verifier: FrameSocket, into staged: AtomicFile, context: RequestContext,
+    private func receiveVerifiedDatabase(from verifier: FrameSocket, into staged: AtomicFile, header: StolHeader,
+                                         context: RequestContext,
                                          relay: (Stol_V1_ImportProgress) throws -> Void) throws -> Stol_V1_VerifyDone {
         var hasher = SHA256()
         var bytes: UInt64 = 0
@@ -262,6 +377,9 @@ public final class ImportCoordinator: StreamingFramedService {
                 try relay(progress)
             case .chunk(let chunk):
                 bytes += UInt64(chunk.data.count)
+                if header.formatVersion == 2, bytes > header.contentSize {
+                    throw ImportError.contentMismatch("the verifier sent more than the \(header.contentSize) bytes the header signs")
+                }
                 guard bytes <= ImportLimits.maximumDecompressedBytes else {
                     throw ImportError.verifierFailed("it sent more than \(ImportLimits.maximumDecompressedBytes) bytes")
                 }
@@ -285,15 +403,38 @@ public final class ImportCoordinator: StreamingFramedService {
                     try relay(progress)
                 }
             case .done(let done):
+                let digest = hasher.finalize()
+                if header.formatVersion == 2 {
+                    // The signed content decides, never the verifier's announcement.
+                    guard bytes == header.contentSize, digest == header.contentSHA256 else {
+                        throw ImportError.contentMismatch(
+                            "\(bytes) bytes with SHA-256 \(digest.hexString.prefix(16))…; the header signs \(header.contentSize) bytes with \(header.contentSHA256.hexString.prefix(16))…")
+                    }
+                }
                 guard done.sqliteBytes == bytes else {
                     throw ImportError.verifierFailed("it announced \(done.sqliteBytes) bytes and sent \(bytes)")
                 }
-                guard Array(done.sqliteSha256) == hasher.finalize() else {
+                guard Array(done.sqliteSha256) == digest else {
                     throw ImportError.verifierFailed("the SHA-256 of the bytes it sent differs from the one it announced")
+                }
+                // What it reports about the database must agree with what the header signs:
+                // a verifier that contradicts the signed header is not believed on anything.
+                guard done.schemaVersion == header.schemaVersion else {
+                    throw ImportError.verifierFailed("it reports schema version \(done.schemaVersion), the signed header \(header.schemaVersion)")
+                }
+                if header.formatVersion == 2 {
+                    let release = done.hasProvenance ? done.provenance.release : ReleaseName.unknown
+                    let namespace = done.hasProvenance ? done.provenance.idNamespace : ReleaseName.unknown
+                    guard release == header.release, namespace == header.idNamespace else {
+                        throw ImportError.verifierFailed("it reports release \(release.prefix(64)) (ids \(namespace.prefix(64))), "
+                            + "the signed header \(header.release) (ids \(header.idNamespace))")
+                    }
                 }
                 return done
             case .error(let error):
                 throw ProtocolError(error)
+            case .baseAttached:
+                throw ImportError.verifierFailed("an answer out of order (base_attached)")
             case nil:
                 throw ImportError.verifierFailed("an answer without a result")
             }

@@ -10,7 +10,7 @@ public enum ImportError: Error, Equatable, ProtocolErrorConvertible {
     case verification(StolFormatError)
     /// A database check after decompression (schema version row, integrity, shape).
     case databaseCorrupt(check: DatabaseCheck, detail: String)
-    /// The verifier cannot read the one public key it trusts.
+    /// The verifier (or the coordinator) has no trusted public key at all.
     case noTrustedKey(String)
     case importInProgress
     /// A validly signed database older than the installed reference.
@@ -25,6 +25,10 @@ public enum ImportError: Error, Equatable, ProtocolErrorConvertible {
     case releaseNotNamed(installed: [String])
     /// The file's ids are another namespace's than the installed databases'.
     case idNamespaceMismatch(installed: String, offered: String)
+    /// A delta's base release is not installed (`installed` nil), or is installed with other content.
+    case deltaBaseMismatch(baseRelease: String, installedSHA256: String?)
+    /// What the verifier sent is not what the file's header signs (the coordinator's own check).
+    case contentMismatch(String)
     case verifierUnavailable(String)
     case verifierFailed(String)
     /// An unexpected I/O failure in the coordinator (staging, rename, activation state).
@@ -73,6 +77,19 @@ public enum ImportError: Error, Equatable, ProtocolErrorConvertible {
                           "the file's taxon ids are \(offered), the installed databases' are \(installed): the same number "
                           + "would name another taxon for every user; import it with --allow-id-namespace-change if that is meant",
                           details: ["installed_namespace": installed, "offered_namespace": offered])
+        case .deltaBaseMismatch(let base, let installed):
+            if let installed {
+                ProtocolError(.deltaBaseMismatch,
+                              "the delta applies to release \(base) as it was signed, and the installed \(base) is another build (SHA-256 \(installed.prefix(16))…); import the full release instead",
+                              details: ["base_release": base, "installed_sha256": installed])
+            } else {
+                ProtocolError(.deltaBaseMismatch,
+                              "the delta applies to release \(base), which is not installed; import that release or the full new one",
+                              details: ["base_release": base])
+            }
+        case .contentMismatch(let detail):
+            ProtocolError(.contentHashMismatch, "the database the verifier produced is not the signed content: \(detail)",
+                          details: ["check": "content_sha_256"])
         case .verifierUnavailable(let detail): ProtocolError(.unavailable, "the verifier is not reachable: \(detail)")
         case .verifierFailed(let detail): ProtocolError(.internal, "the verifier failed: \(detail)")
         case .storage(let detail): ProtocolError(.internal, "installing failed: \(detail)")
@@ -87,10 +104,12 @@ public enum ImportError: Error, Equatable, ProtocolErrorConvertible {
         case .fileUnreadable: check = "readable file"
         case .fileTooSmall(let bytes) where bytes == 0: check = "file size"
         case .fileTooLarge: check = "file size"
-        case .fileTooSmall, .truncatedHeader: check = "header"
+        case .fileTooSmall, .truncatedHeader, .malformedHeader: check = "header"
         case .notAStolFile, .badMagic: check = "magic"
         case .checksumMismatch: check = "SHA-256 checksum"
-        case .signatureInvalid: check = "signature"
+        case .signatureInvalid, .unknownKey, .keyExpired, .keyRevoked: check = "signature"
+        case .contentHashMismatch: check = "content SHA-256"
+        case .deltaBaseMismatch: check = "delta base"
         case .incompatibleSchema: check = "schema version"
         case .decompressionLimit, .corruptPayload: check = "decompression"
         case .outputFailed, .cancelled: return ProtocolError(.internal, error.message)
@@ -106,7 +125,7 @@ public enum ImportError: Error, Equatable, ProtocolErrorConvertible {
             details["found"] = String(found)
             details["supported"] = "\(supported.lowerBound)-\(supported.upperBound)"
         case .decompressionLimit(let limit): details["limit"] = String(limit)
-        default: break
+        default: details.merge(error.details) { $1 }
         }
         return ProtocolError(Self.code(error.code), "the \(check) check failed: \(error.message)", details: details)
     }
@@ -119,6 +138,11 @@ public enum ImportError: Error, Equatable, ProtocolErrorConvertible {
         case .notAStolFile: .notAStolFile
         case .checksumMismatch: .checksumMismatch
         case .signatureInvalid: .signatureInvalid
+        case .unknownKey: .unknownKey
+        case .keyExpired: .keyExpired
+        case .keyRevoked: .keyRevoked
+        case .contentHashMismatch: .contentHashMismatch
+        case .deltaBaseMismatch: .deltaBaseMismatch
         case .incompatibleSchema: .incompatibleSchema
         case .decompressionLimit: .decompressionLimit
         case .databaseCorrupt: .databaseCorrupt

@@ -55,6 +55,9 @@ public final class ScratchFile: @unchecked Sendable {
         size += UInt64(bytes.count)
     }
 
+    /// Takes `length` bytes written some other way (a delta applied through a mapping).
+    public func adopt(length: UInt64) { size = length }
+
     /// Sets the file's length to the bytes appended (a trailing hole needs it).
     public func finish() throws(ImportError) {
         guard ftruncate(descriptor, off_t(size)) == 0 else { throw Self.failure("truncate", errno) }

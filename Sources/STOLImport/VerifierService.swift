@@ -34,35 +34,44 @@ public final class VerifierService: StreamingFramedService, @unchecked Sendable 
     public struct Configuration: Sendable {
         /// The uid allowed to ask (the import coordinator's); root is always allowed.
         public var allowedUID: UInt32
-        /// The trusted key, or why there is none (answered to every request).
-        public var trustedKey: Result<Ed25519.PublicKey, ImportError>
+        /// The trusted keys, or why there are none (answered to every request).
+        public var trustedKeys: Result<TrustedKeys, ImportError>
         public var options: StolFile.VerifyOptions
         public var chunkBytes: Int
+        /// The clock keys' `not-after` is compared with (tests move it).
+        public var now: @Sendable () -> Int64
 
-        public init(allowedUID: UInt32, trustedKey: Result<Ed25519.PublicKey, ImportError>,
+        public init(allowedUID: UInt32, trustedKeys: Result<TrustedKeys, ImportError>,
                     options: StolFile.VerifyOptions = .init(supportedSchemaVersions: TaxonomySchema.supportedVersions),
-                    chunkBytes: Int = ImportLimits.chunkBytes) {
+                    chunkBytes: Int = ImportLimits.chunkBytes, now: @escaping @Sendable () -> Int64 = StolFile.currentTime) {
             self.allowedUID = allowedUID
-            self.trustedKey = trustedKey
+            self.trustedKeys = trustedKeys
             self.options = options
             self.chunkBytes = chunkBytes
+            self.now = now
         }
     }
 
     private let configuration: Configuration
     private let scratch: ScratchFile
+    /// A delta's private copy (taken while it is hashed); nil: deltas are refused.
+    private let deltaScratch: ScratchFile?
     private let pausePoints: TestPausePoints
+    /// The base a delta applies to, attached by the request before it (one connection per process).
+    private var attachedBase: OwnedFileDescriptor?
 
-    public init(configuration: Configuration, scratch: ScratchFile, pausePoints: TestPausePoints = .disarmed) {
+    public init(configuration: Configuration, scratch: ScratchFile, deltaScratch: ScratchFile? = nil,
+                pausePoints: TestPausePoints = .disarmed) {
         self.configuration = configuration
         self.scratch = scratch
+        self.deltaScratch = deltaScratch
         self.pausePoints = pausePoints
     }
 
     public func respond(to request: Request, context: RequestContext, send: (Response) throws -> Void) {
         let started = ContinuousClock.now
         do {
-            let done = try verify(request, context: context, send: send)
+            guard let done = try verify(request, context: context, send: send) else { return }
             context.logger.info("verified", metadata: [
                 "sqlite_bytes": "\(done.sqliteBytes)", "seconds": "\(ContinuousClock.now - started)",
                 "peak_rss_kib": "\(Self.peakResidentKiB())"])
@@ -82,38 +91,57 @@ public final class VerifierService: StreamingFramedService, @unchecked Sendable 
             context.logger.notice("verification cancelled: the coordinator closed the connection")
         }
         try? scratch.reset()
+        try? deltaScratch?.reset()
     }
 
-    private func verify(_ request: Request, context: RequestContext, send: (Response) throws -> Void) throws -> Stol_V1_VerifyDone {
+    private func verify(_ request: Request, context: RequestContext, send: (Response) throws -> Void) throws -> Stol_V1_VerifyDone? {
         guard context.peer.uid == 0 || context.peer.uid == configuration.allowedUID else {
             throw ImportError.permissionDenied("only the import coordinator may use the verifier")
         }
-        guard case .verifyFile = request.body else { throw request.missingBodyError }
+        switch request.body {
+        case .attachBase:
+            guard let descriptor = context.receivedFileDescriptor else { throw ImportError.missingFileDescriptor }
+            attachedBase = descriptor
+            var response = Response()
+            response.id = request.id
+            response.baseAttached = Stol_V1_BaseAttached()
+            try send(response)
+            return nil
+        case .verifyFile:
+            break
+        case nil:
+            throw request.missingBodyError
+        }
         guard let descriptor = context.receivedFileDescriptor else { throw ImportError.missingFileDescriptor }
-        let key = try configuration.trustedKey.get()
+        let keys = try configuration.trustedKeys.get()
         try scratch.reset()
+        let base = attachedBase
+        attachedBase = nil
 
         return try withoutActuallyEscaping(send) { send in
-            try verify(fd: descriptor.rawValue, key: key, context: context, send: send)
+            try verify(fd: descriptor.rawValue, keys: keys, base: base, context: context, send: send)
         }
     }
 
-    private func verify(fd: Int32, key: Ed25519.PublicKey, context: RequestContext,
+    private func verify(fd: Int32, keys: TrustedKeys, base: OwnedFileDescriptor?, context: RequestContext,
                         send: @escaping (Response) throws -> Void) throws -> Stol_V1_VerifyDone {
         let reporter = ProgressReporter(send: send, context: context, pausePoints: pausePoints)
         var payloadBytes: UInt64 = 0
         var outputFailure: ImportError?
         var prefix: [UInt8] = []
         let verified: StolFile.Verified
+        let delta = deltaScratch.map { copy in
+            DeltaWorkspace(baseDescriptor: base?.rawValue, payloadDescriptor: copy.descriptor, outputDescriptor: scratch.descriptor)
+        }
         do throws(StolFormatError) {
             verified = try StolFile.verify(
-                fileDescriptor: fd, publicKey: key, options: configuration.options,
+                fileDescriptor: fd, trust: keys, now: configuration.now(), options: configuration.options, delta: delta,
                 events: { (event) throws(StolFormatError) in
                     switch event {
                     case .passed(.fileSize(let bytes)):
-                        payloadBytes = bytes > UInt64(StolHeader.size) ? bytes - UInt64(StolHeader.size) : 0
+                        payloadBytes = bytes
                     case .progress(let stage, let fraction):
-                        let total: UInt64 = stage == .checkingHeader ? UInt64(StolHeader.size) : payloadBytes
+                        let total: UInt64 = stage == .checkingHeader ? UInt64(StolHeader.maximumSize) : payloadBytes
                         do { try reporter.report(Self.stage(stage), fraction, total: total) } catch {
                             throw .cancelled("the coordinator closed the connection")
                         }
@@ -136,6 +164,12 @@ public final class VerifierService: StreamingFramedService, @unchecked Sendable 
             if let outputFailure { throw outputFailure }
             if case .cancelled(let reason) = error { throw ImportError.cancelled(reason) }
             throw ImportError.verification(error)
+        }
+        if verified.header.kind == .delta {
+            // The result was written through a mapping of the scratch file.
+            scratch.adopt(length: verified.sqliteBytes)
+            prefix = [UInt8](repeating: 0, count: min(DatabaseChecks.sqliteMagic.count, Int(verified.sqliteBytes)))
+            _ = try prefix.withUnsafeMutableBytes { raw throws(ImportError) in try scratch.read(into: raw, at: 0) }
         }
         try DatabaseChecks.checkHeader(prefix)
         try scratch.finish()
@@ -176,6 +210,7 @@ public final class VerifierService: StreamingFramedService, @unchecked Sendable 
             throw ImportError.cancelled("the coordinator closed the connection")
         }
         let facts = try checker.result()
+        try Self.checkLabels(verified.header, facts: facts)
         try reporter.report(.checkingDatabase, 1, total: verified.sqliteBytes)
         var done = Stol_V1_VerifyDone()
         done.schemaVersion = facts.schemaVersion
@@ -183,10 +218,23 @@ public final class VerifierService: StreamingFramedService, @unchecked Sendable 
         done.sqliteSha256 = Data(verified.sqliteSHA256)
         done.buildTime = facts.buildTime
         if let provenance = facts.provenance { done.provenance = Stol_V1_Provenance(provenance) }
+        done.keyID = verified.keyID.description
         var response = Response()
         response.done = done
         try send(response)
         return done
+    }
+
+    /// A version 2 header names the release and id namespace of its database: they must
+    /// be the database's own (only a faulty signer writes a header that disagrees).
+    static func checkLabels(_ header: StolHeader, facts: DatabaseFacts) throws(ImportError) {
+        guard header.formatVersion == 2 else { return }
+        let release = facts.provenance?.release ?? ReleaseName.unknown
+        let namespace = facts.provenance?.idNamespace ?? ReleaseName.unknown
+        guard release == header.release, namespace == header.idNamespace else {
+            throw .databaseCorrupt(check: .provenance, detail:
+                "the header names release \(header.release) (ids \(header.idNamespace)), the database \(release) (ids \(namespace))")
+        }
     }
 
     static func stage(_ stage: StolFile.Stage) -> Stol_V1_ImportStage {

@@ -72,6 +72,11 @@ extension Stol_V1_ErrorCode {
         case .noSpace: "NO_SPACE"
         case .idNamespaceMismatch: "ID_NAMESPACE_MISMATCH"
         case .releaseNotInstalled: "RELEASE_NOT_INSTALLED"
+        case .unknownKey: "UNKNOWN_KEY"
+        case .keyExpired: "KEY_EXPIRED"
+        case .keyRevoked: "KEY_REVOKED"
+        case .contentHashMismatch: "CONTENT_HASH_MISMATCH"
+        case .deltaBaseMismatch: "DELTA_BASE_MISMATCH"
         case .UNRECOGNIZED(let value): "UNRECOGNIZED_\(value)"
         }
     }

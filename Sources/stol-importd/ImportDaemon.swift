@@ -43,7 +43,10 @@ struct ImportDaemon: AsyncParsableCommand {
             if pausePoints.isArmed {
                 logger.notice("test pause points armed", metadata: ["stages": "\(pausePoints.armedStages.joined(separator: ","))"])
             }
-            let coordinator = ImportCoordinator(paths: context.paths, configuration: .init(adminGroupID: groupID),
+            let environment = context.environment
+            let coordinator = ImportCoordinator(paths: context.paths,
+                                                configuration: .init(adminGroupID: groupID,
+                                                                     trustedKeys: { TrustedKey.load(environment: environment) }),
                                                 pausePoints: pausePoints)
             do throws(ImportError) {
                 try coordinator.store.prepare(logger: logger)

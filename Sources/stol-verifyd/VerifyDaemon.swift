@@ -27,8 +27,10 @@ struct VerifyDaemon: ParsableCommand {
             (no new sockets, no connect, no execve) and no_new_privs. A kernel without Landlock is \
             logged as a warning.
 
-            It trusts exactly one public key: /usr/share/stol/keys/release.pub, or the file named \
-            by STOL_TRUSTED_KEY. The decompressed database is held in an unnamed temporary file in \
+            It trusts every public key (*.pub) in /usr/share/stol/keys and /etc/stol/keys, each until \
+            its not-after date, except the ids listed in a file named revoked there; STOL_TRUSTED_KEY \
+            (a colon-separated list of key files and directories) replaces both directories. A delta's \
+            base comes as a second read-only descriptor. The decompressed database is held in an unnamed temporary file in \
             $TMPDIR (default /var/tmp), so nothing is left behind if the process is killed.
 
             Environment: STOL_TRUSTED_KEY, TMPDIR, STOL_RUNTIME_DIR, STOL_STATE_DIR (kept out of \
@@ -51,10 +53,11 @@ struct VerifyDaemon: ParsableCommand {
         let logger = context.logger
         let environment = context.environment
         let paths = context.paths
-        let trustedKey = TrustedKey.load(environment: environment)
-        switch trustedKey {
-        case .success(let key):
-            logger.info("trusted key", metadata: ["key": "\(TrustedKey.shortName(key))", "path": "\(TrustedKey.path(environment: environment))"])
+        let trustedKeys = TrustedKey.load(environment: environment)
+        switch trustedKeys {
+        case .success(let keys):
+            logger.info("trusted keys", metadata: ["keys": "\(TrustedKey.describe(keys))"])
+            for problem in keys.problems { logger.warning("a key file is not trusted: \(problem)") }
         case .failure(let error):
             logger.error("no trusted key: every verification will be refused", metadata: ["error": "\(error.protocolError.message)"])
         }
@@ -78,8 +81,10 @@ struct VerifyDaemon: ParsableCommand {
             throw error.code.exitCode
         }
         let scratch: ScratchFile
+        let deltaScratch: ScratchFile
         do {
             scratch = try ScratchFile()
+            deltaScratch = try ScratchFile()
             _ = try VerifierSandbox.enter(paths: paths, scratch: scratch, logger: logger)
         } catch {
             logger.critical("cannot start: \(error)")
@@ -87,8 +92,8 @@ struct VerifyDaemon: ParsableCommand {
         }
         DaemonMain.reportSandboxProbe(context)
         let service = VerifierService(
-            configuration: .init(allowedUID: allowed, trustedKey: trustedKey),
-            scratch: scratch, pausePoints: pausePoints)
+            configuration: .init(allowedUID: allowed, trustedKeys: trustedKeys),
+            scratch: scratch, deltaScratch: deltaScratch, pausePoints: pausePoints)
         BlockingFramedServer(service: service, source: source, configuration: ServerConfiguration(name: DaemonIdentity.verifier.socketName),
                              logger: logger).serve()
     }

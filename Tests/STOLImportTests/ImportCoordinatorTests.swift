@@ -34,8 +34,13 @@ final class ImportCoordinatorTests: XCTestCase {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
+    /// What the coordinator and the in-process verifier trust: the fixture's key, plus
+    /// an expired and two revoked keys (``CorpusKeys``).
+    static let trust = CorpusKeys.trust(ImportFixture.key.publicKey)
+
     func coordinator(adminGroupID: UInt32? = nil) throws -> ImportCoordinator {
-        let coordinator = ImportCoordinator(paths: paths, configuration: .init(adminGroupID: adminGroupID))
+        let coordinator = ImportCoordinator(paths: paths, configuration: .init(adminGroupID: adminGroupID,
+                                                                              trustedKeys: { .success(Self.trust) }))
         try coordinator.store.prepare(logger: quietLogger)
         return coordinator
     }
@@ -56,8 +61,9 @@ final class ImportCoordinatorTests: XCTestCase {
     /// The real verifier service, in this process, on `verify.sock`.
     func startVerifier() throws {
         let source = try SocketActivation.socket(named: "verify", fallbackPath: paths.verifySocket, mode: 0o600, logger: quietLogger)
-        let service = VerifierService(configuration: .init(allowedUID: getuid(), trustedKey: .success(ImportFixture.key.publicKey)),
-                                      scratch: try ScratchFile(directory: directory))
+        let service = VerifierService(configuration: .init(allowedUID: getuid(), trustedKeys: .success(Self.trust)),
+                                      scratch: try ScratchFile(directory: directory),
+                                      deltaScratch: try ScratchFile(directory: directory))
         let server = BlockingFramedServer(service: service, source: source, configuration: ServerConfiguration(name: "verify"),
                                           logger: quietLogger)
         servers.append(server)
@@ -108,7 +114,7 @@ final class ImportCoordinatorTests: XCTestCase {
 
     func testImport_whenVerifierIsNotRunning_answersUnavailableAndChangesNothing() throws {
         let coordinator = try coordinator()
-        let answers = try importFile(stolMagic + [UInt8](repeating: 0, count: 200), coordinator)
+        let answers = try importFile(signedVersion1File, coordinator)
         XCTAssertEqual(answers.last?.protocolError?.code, .unavailable)
         XCTAssertFalse(coordinator.status().importRunning, "the import slot is released after a failure")
         XCTAssertNil(fileDigest(paths.releaseDatabase(ReleaseName.unknown)))
@@ -208,7 +214,7 @@ final class ImportCoordinatorTests: XCTestCase {
 
     private func done(bytes: UInt64, sha256: [UInt8], buildTime: String = "2026-01-01T00:00:00Z") -> Stol_V1_VerifyResponse {
         var done = Stol_V1_VerifyDone()
-        done.schemaVersion = 1
+        done.schemaVersion = UInt32(TaxonomySchema.currentVersion)
         done.sqliteBytes = bytes
         done.sqliteSha256 = Data(sha256)
         done.buildTime = buildTime
@@ -218,13 +224,14 @@ final class ImportCoordinatorTests: XCTestCase {
     }
 
     private func assertRefusedAndUnchanged(_ frames: [Stol_V1_VerifyResponse], code: Stol_V1_ErrorCode,
+                                           importing stol: [UInt8] = signedVersion1File,
                                            file: StaticString = #filePath, line: UInt = #line) throws {
         let coordinator = try coordinator()
         try Data("installed before".utf8).write(to: URL(fileURLWithPath: paths.releaseDatabase(ReleaseName.unknown)))
         try ActivationState(useReferenceDB: true).write(path: paths.activationState)
         let before = (fileDigest(paths.releaseDatabase(ReleaseName.unknown)), fileDigest(paths.activationState))
         try scriptedVerifier(frames)
-        let answers = try importFile(stolMagic + [UInt8](repeating: 0, count: 200), coordinator)
+        let answers = try importFile(stol, coordinator)
         XCTAssertEqual(answers.last?.protocolError?.code, code, "\(answers.last.map { "\($0)" } ?? "")", file: file, line: line)
         XCTAssertEqual(fileDigest(paths.releaseDatabase(ReleaseName.unknown)), before.0, file: file, line: line)
         XCTAssertEqual(fileDigest(paths.activationState), before.1, file: file, line: line)
@@ -246,6 +253,54 @@ final class ImportCoordinatorTests: XCTestCase {
         try assertRefusedAndUnchanged([chunk([UInt8](repeating: 5, count: 1000))], code: .internal)
     }
 
+    // MARK: A verifier that lies (format version 2: the coordinator checks the signed content itself)
+
+    /// The fake verifier sends a whole, valid taxonomy database — just not the one the
+    /// file signs — with a `done` that truthfully describes what it sent.
+    func testAVerifierThatSendsAnotherValidDatabase_isRefused_andNothingChanges() throws {
+        let signed = try ImportFixture.databaseBytes()
+        let other = try ImportFixture.database(builtAt: "2026-06-01T00:00:00Z", in: directory)
+        XCTAssertNotEqual(SHA256.hash(other), SHA256.hash(signed))
+        try assertRefusedAndUnchanged([chunk(other), done(bytes: UInt64(other.count), sha256: SHA256.hash(other))],
+                                      code: .contentHashMismatch, importing: StolCorpus.sign(signed, key: ImportFixture.key))
+    }
+
+    /// The right bytes, with a `done` that lies about them: each lie is refused.
+    func testAVerifierThatSendsTheRightBytesWithALyingDone_isRefused_andNothingChanges() throws {
+        let signed = try ImportFixture.databaseBytes()
+        let file = StolCorpus.sign(signed, key: ImportFixture.key)
+        let labels = StolCorpus.labels(of: signed)
+        var right = done(bytes: UInt64(signed.count), sha256: SHA256.hash(signed))
+        if labels != .unknown {
+            right.done.provenance.release = labels.release
+            right.done.provenance.idNamespace = labels.idNamespace
+        }
+        var wrongDigest = right, wrongSize = right, wrongRelease = right, wrongSchema = right
+        wrongDigest.done.sqliteSha256 = Data(SHA256.hash(Array("something else".utf8)))
+        wrongSize.done.sqliteBytes += 1
+        wrongRelease.done.provenance.release = "2099.1.1"
+        wrongRelease.done.provenance.idNamespace = "ncbi-taxid"
+        wrongSchema.done.schemaVersion = 2
+        for lie in [wrongDigest, wrongSize, wrongRelease, wrongSchema] {
+            try assertRefusedAndUnchanged([chunk(signed), lie], code: .internal, importing: file)
+            tearDown()
+            try setUpWithError()
+        }
+        // The same bytes with an honest done install: the refusals above were the lies'.
+        let coordinator = try coordinator()
+        try scriptedVerifier([chunk(signed), right])
+        let honest = try importFile(file, coordinator).last
+        guard case .done = honest?.result else { return XCTFail("the honest answer was refused: \(honest.map { "\($0)" } ?? "")") }
+        XCTAssertEqual(fileDigest(paths.releaseDatabase(labels.release)), SHA256.hash(signed).hexString)
+    }
+
+    /// A fake verifier that sends more than the header signs is cut off at the signed size.
+    func testAVerifierThatSendsMoreThanTheSignedSize_isCutOff() throws {
+        let signed = try ImportFixture.databaseBytes()
+        try assertRefusedAndUnchanged([chunk(signed), chunk([1, 2, 3])], code: .contentHashMismatch,
+                                      importing: StolCorpus.sign(signed, key: ImportFixture.key))
+    }
+
     func testVerifierError_isRelayedUnchanged() throws {
         try assertRefusedAndUnchanged([Stol_V1_VerifyResponse(requestID: 1, error: ProtocolError(.signatureInvalid, "bad"))],
                                       code: .signatureInvalid)
@@ -258,8 +313,8 @@ final class ImportCoordinatorTests: XCTestCase {
         guard case .listening(let listenFD, _) = listener else { return XCTFail("expected a listening socket") }
         defer { close(listenFD) }
         let coordinator = try coordinator()
-        let first = try descriptor(for: stolMagic, in: directory, name: "a.stol")
-        let second = try descriptor(for: stolMagic, in: directory, name: "b.stol")
+        let first = try descriptor(for: signedVersion1File, in: directory, name: "a.stol")
+        let second = try descriptor(for: signedVersion1File, in: directory, name: "b.stol")
         let started = expectation(description: "first import reached the verifier")
         let firstDone = expectation(description: "first import finished")
         let firstRequest = importRequest()

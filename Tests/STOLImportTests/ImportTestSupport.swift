@@ -34,6 +34,9 @@ func collect<S: StreamingFramedService>(_ service: S, _ request: S.Request, _ co
 }
 
 let stolMagic: [UInt8] = Array("STOL".utf8) + [0] + Array("DB".utf8) + [1]
+/// A version 1 file whose header the coordinator accepts (signed by the fixture's key) and
+/// whose payload is nothing: for the tests that script the verifier's answers.
+let signedVersion1File = StolFile.assemble(payload: [UInt8](repeating: 0, count: 200), schemaVersion: 3, signingKey: ImportFixture.key)
 
 /// A small real taxonomy database (the Felidae fixture, built once by the real
 /// pipeline) and a signing key the tests' verifiers trust.

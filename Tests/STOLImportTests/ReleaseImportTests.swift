@@ -141,16 +141,31 @@ extension ImportCoordinatorTests {
         XCTAssertEqual(snapshot(), before)
     }
 
-    func testAReleaseNameThatIsNoFileName_isRefusedByTheVerifier_andNothingIsInstalled() throws {
+    /// A release name that cannot name a file: in a version 2 file the signed header
+    /// carries it and the coordinator refuses it before any verifier runs; in a version 1
+    /// file only the database does, and the verifier refuses it.
+    func testAReleaseNameThatIsNoFileName_isRefused_andNothingIsInstalled() throws {
         try startVerifier()
         let coordinator = try coordinator()
         let before = snapshot()
-        for hostile in ["../../etc/x", "bundled", ".hidden", String(repeating: "9", count: 65)] {
+        for hostile in ["../../etc/x", ".hidden"] {
             let refused = try importFile(try signed(hostile), coordinator).last?.protocolError
+            XCTAssertEqual(refused?.code, .databaseCorrupt, hostile)
+            XCTAssertEqual(refused?.details["check"], "header", hostile)
+            XCTAssertEqual(snapshot(), before, hostile)
+        }
+        for hostile in ["../../etc/x", "bundled", ".hidden", String(repeating: "9", count: 65)] {
+            let database = try ImportFixture.database(builtAt: "2026-01-01T00:00:00Z", release: hostile, in: directory)
+            let refused = try importFile(StolCorpus.signVersion1(database, key: ImportFixture.key), coordinator).last?.protocolError
             XCTAssertEqual(refused?.code, .databaseCorrupt, hostile)
             XCTAssertEqual(refused?.details["check"], "provenance", hostile)
             XCTAssertEqual(snapshot(), before, hostile)
         }
+        // "bundled" is a valid header text, but never an installable release: the verifier refuses it.
+        let refused = try importFile(try signed("bundled"), coordinator).last?.protocolError
+        XCTAssertEqual(refused?.code, .databaseCorrupt)
+        XCTAssertEqual(refused?.details["check"], "provenance")
+        XCTAssertEqual(snapshot(), before)
     }
 }
 

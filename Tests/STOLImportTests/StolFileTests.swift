@@ -64,14 +64,15 @@ final class StolFileTests: XCTestCase {
     func testEverySingleByteChangeIsRejectedWithTheRightError() throws {
         let key = try StolVectors.key()
         let valid = try StolVectors.hex("valid.stol.hex")
-        XCTAssertGreaterThan(valid.count, StolHeader.size + 40)
+        XCTAssertGreaterThan(valid.count, StolHeader.version1Size + 40)
         var checked = 0
         for offset in valid.indices {
+            let invalid = StolFormatError.signatureInvalid(keyID: nil, trusted: [key.publicKey.keyID])
             let expected: StolFormatError = switch offset {
-            case 0..<8: .notAStolFile
-            case 8..<12: .signatureInvalid      // the version field is signed; compatibility is checked after
+            case 0..<8: .notAStolFile           // no mask turns version byte 1 into 2
+            case 8..<12: invalid                // the version field is signed; compatibility is checked after
             case 12..<44: .checksumMismatch     // the header's digest no longer matches the payload
-            case 44..<108: .signatureInvalid
+            case 44..<108: invalid
             default: .checksumMismatch          // the body, through its digest
             }
             for mask: UInt8 in [0xFF, 0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80] {
@@ -91,7 +92,7 @@ final class StolFileTests: XCTestCase {
         let key = try StolVectors.key()
         let valid = try StolVectors.hex("valid.stol.hex")
         for length in 0..<valid.count {
-            let expected: StolFormatError = length < StolHeader.size ? .fileTooSmall(bytes: UInt64(length)) : .checksumMismatch
+            let expected: StolFormatError = length < StolHeader.version1Size ? .fileTooSmall(bytes: UInt64(length)) : .checksumMismatch
             XCTAssertThrowsError(try StolFile.verify(bytes: Array(valid.prefix(length)), publicKey: key.publicKey)) {
                 XCTAssertEqual($0 as? StolFormatError, expected, "length \(length)")
             }
@@ -131,7 +132,7 @@ final class StolFileTests: XCTestCase {
         raised[8] = 0xff
         raised[11] = 0x7f
         XCTAssertThrowsError(try StolFile.verify(bytes: raised, publicKey: key.publicKey)) {
-            XCTAssertEqual($0 as? StolFormatError, .signatureInvalid)
+            XCTAssertEqual(($0 as? StolFormatError)?.code, .signatureInvalid)
         }
     }
 
@@ -139,7 +140,7 @@ final class StolFileTests: XCTestCase {
         let valid = try StolVectors.hex("valid.stol.hex")
         for key in [Ed25519.PrivateKey.generate(), Ed25519.PrivateKey(seed: [UInt8](repeating: 0, count: 32))!] {
             XCTAssertThrowsError(try StolFile.verify(bytes: valid, publicKey: key.publicKey)) {
-                XCTAssertEqual($0 as? StolFormatError, .signatureInvalid)
+                XCTAssertEqual($0 as? StolFormatError, .signatureInvalid(keyID: nil, trusted: [key.publicKey.keyID]))
             }
         }
     }
@@ -213,7 +214,7 @@ final class StolFileTests: XCTestCase {
         XCTAssertThrowsError(try StolFile.verify(fileDescriptor: reader, publicKey: key.publicKey, events: { event in
             if event == .passed(.signature) {
                 var byte: UInt8 = 0x5a
-                _ = pwrite(writer, &byte, 1, off_t(StolHeader.size + 20))
+                _ = pwrite(writer, &byte, 1, off_t(StolHeader.version1Size + 20))
             }
         }) { _ in }) { XCTAssertEqual($0 as? StolFormatError, .checksumMismatch) }
     }
@@ -273,8 +274,11 @@ final class StolFileTests: XCTestCase {
         let file = Array(try Data(contentsOf: URL(fileURLWithPath: output)))
         XCTAssertEqual(UInt64(file.count), written.fileBytes)
         XCTAssertEqual(try StolHeader(parsing: file), written.header)
-        XCTAssertEqual(SHA256.hash(Array(file.dropFirst(108))), written.header.payloadSHA256)
-        XCTAssertEqual(try Gzip.decompress(Array(file.dropFirst(108)), limit: 1 << 30), input)
+        XCTAssertEqual(written.header.formatVersion, 2)
+        XCTAssertEqual(written.header.contentSHA256, SHA256.hash(input))
+        XCTAssertEqual(written.header.contentSize, UInt64(input.count))
+        XCTAssertEqual(SHA256.hash(Array(file.dropFirst(288))), written.header.payloadSHA256)
+        XCTAssertEqual(try Gzip.decompress(Array(file.dropFirst(288)), limit: 1 << 30), input)
 
         let extracted = directory + "/extracted.sqlite"
         let verified = try StolFile.verify(path: output, publicKey: key.publicKey, extractTo: extracted)
@@ -331,7 +335,7 @@ final class StolFileTests: XCTestCase {
         let cli = try StolVectors.pipelineBinary()
         let accepted = try StolVectors.run(cli, ["verify", "--public-key", directory + "/k.pub", directory + "/py.stol"])
         XCTAssertEqual(accepted.status, 0, accepted.stderr)
-        XCTAssertTrue(accepted.stdout.contains("ok  Ed25519 signature"), accepted.stdout)
+        XCTAssertTrue(accepted.stdout.contains("ok  key trusted, not revoked or expired; Ed25519 signature"), accepted.stdout)
         XCTAssertTrue(accepted.stdout.hasSuffix("verified \(directory)/py.stol\n"), accepted.stdout)
         var tampered = Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/py.stol")))
         tampered[tampered.count - 3] ^= 0x10
@@ -389,6 +393,7 @@ final class StolFileTests: XCTestCase {
         let seedHex = try SigningKeyFile.loadPrivateKey(path: privateKey).seed().hexString
         XCTAssertFalse((keygen.stdout + keygen.stderr).contains(seedHex), "the private key is never printed")
         let firstPublic = try SigningKeyFile.loadPublicKey(path: publicKey)
+        XCTAssertTrue(keygen.stdout.contains("key id:     \(firstPublic.keyID)"), keygen.stdout)
         let again = try StolVectors.run(cli, ["keygen", "--private-key", privateKey, "--public-key", publicKey])
         XCTAssertNotEqual(again.status, 0)
         XCTAssertTrue(again.stderr.contains("--force"), again.stderr)
@@ -428,7 +433,8 @@ final class StolFileTests: XCTestCase {
         try SigningKeyFile.writePublicKey(Ed25519.PrivateKey.generate().publicKey, to: otherKey, overwrite: false)
         let wrongKey = try StolVectors.run(cli, ["verify", "--public-key", otherKey, output])
         XCTAssertEqual(wrongKey.status, 1)
-        XCTAssertTrue(wrongKey.stderr.contains("SIGNATURE_INVALID"), wrongKey.stderr)
+        XCTAssertTrue(wrongKey.stderr.contains("UNKNOWN_KEY") && wrongKey.stderr.contains(firstPublic.keyID.description),
+                      "a version 2 file names its key: " + wrongKey.stderr)
     }
 }
 
@@ -507,5 +513,40 @@ enum StolVectors {
             """, path, String(rows)])
         guard result.status == 0 else { throw XCTSkip("cannot create a SQLite database: \(result.stderr)") }
         return path
+    }
+}
+
+extension StolFileTests {
+    /// `keygen --not-after`, `sign` (format version 2 with the database's labels), `delta`
+    /// and `verify --base` through the real CLI, and `verify` refusing an expired key.
+    func testCLIDeltaAndNotAfter() throws {
+        let cli = try StolVectors.pipelineBinary()
+        let directory = try makeTemporaryDirectory(self, prefix: "stolclid")
+        let old = try StolVectors.makeSQLiteDatabase(in: directory, rows: 3000)
+        try FileManager.default.moveItem(atPath: old, toPath: directory + "/old.sqlite")
+        let new = try StolVectors.makeSQLiteDatabase(in: directory, rows: 3100)
+        let key = directory + "/k.key"
+        XCTAssertEqual(try StolVectors.run(cli, ["keygen", "--private-key", key, "--not-after", "2020-01-01"]).status, 0)
+        XCTAssertTrue(try String(contentsOfFile: key + ".pub", encoding: .utf8).contains("not-after: 2020-01-01"))
+        XCTAssertEqual(try StolVectors.run(cli, ["keygen", "--private-key", directory + "/bad.key", "--not-after", "2020-13-01"]).status, 64)
+
+        let delta = try StolVectors.run(cli, ["delta", "--key", key, "--base", directory + "/old.sqlite", "--input", new,
+                                              "--output", directory + "/d.stol"])
+        XCTAssertEqual(delta.status, 0, delta.stderr)
+        XCTAssertTrue(delta.stdout.contains("from release unknown"), delta.stdout)
+        // The key expired in 2020: verify refuses it, naming it; a fresh public key file without the date accepts.
+        let expired = try StolVectors.run(cli, ["verify", "--public-key", key + ".pub", "--base", directory + "/old.sqlite",
+                                                directory + "/d.stol"])
+        XCTAssertEqual(expired.status, 1)
+        XCTAssertTrue(expired.stderr.contains("KEY_EXPIRED"), expired.stderr)
+        let publicKey = try SigningKeyFile.loadPublicKey(path: key + ".pub")
+        try SigningKeyFile.writePublicKey(publicKey, to: directory + "/plain.pub", overwrite: false)
+        let applied = try StolVectors.run(cli, ["verify", "--public-key", directory + "/plain.pub", "--base", directory + "/old.sqlite",
+                                                "--extract", directory + "/out.sqlite", directory + "/d.stol"])
+        XCTAssertEqual(applied.status, 0, applied.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: directory + "/out.sqlite")), try Data(contentsOf: URL(fileURLWithPath: new)))
+        let wrongBase = try StolVectors.run(cli, ["verify", "--public-key", directory + "/plain.pub", "--base", new, directory + "/d.stol"])
+        XCTAssertEqual(wrongBase.status, 1)
+        XCTAssertTrue(wrongBase.stderr.contains("DELTA_BASE_MISMATCH"), wrongBase.stderr)
     }
 }

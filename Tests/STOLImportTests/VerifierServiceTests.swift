@@ -19,9 +19,9 @@ final class VerifierServiceTests: XCTestCase {
         scratch = try ScratchFile(directory: directory)
     }
 
-    private func service(key: Result<Ed25519.PublicKey, ImportError> = .success(ImportFixture.key.publicKey),
+    private func service(key: Result<TrustedKeys, ImportError> = .success(CorpusKeys.trust(ImportFixture.key.publicKey)),
                          allowedUID: UInt32 = 500) -> VerifierService {
-        VerifierService(configuration: .init(allowedUID: allowedUID, trustedKey: key), scratch: scratch)
+        VerifierService(configuration: .init(allowedUID: allowedUID, trustedKeys: key), scratch: scratch)
     }
 
     private func verify(_ bytes: [UInt8]?, uid: UInt32 = 500, service: VerifierService? = nil) throws -> [Stol_V1_VerifyResponse] {
@@ -85,12 +85,14 @@ final class VerifierServiceTests: XCTestCase {
         XCTAssertTrue(answers.last?.protocolError?.message.contains("absent.pub") ?? false)
     }
 
-    func testTrustedKey_comesFromTheEnvironmentVariable_elseTheInstalledPath() throws {
+    func testTrustedKeys_comeFromTheEnvironmentVariable_elseTheTwoKeyDirectories() throws {
         let path = directory + "/release.pub"
         try SigningKeyFile.writePublicKey(ImportFixture.key.publicKey, to: path, overwrite: false)
-        XCTAssertEqual(try TrustedKey.load(environment: ["STOL_TRUSTED_KEY": path]).get(), ImportFixture.key.publicKey)
-        XCTAssertEqual(TrustedKey.path(environment: [:]), "/usr/share/stol/keys/release.pub")
-        XCTAssertEqual(TrustedKey.path(environment: ["STOL_TRUSTED_KEY": ""]), "/usr/share/stol/keys/release.pub")
+        XCTAssertEqual(try TrustedKey.load(environment: ["STOL_TRUSTED_KEY": path]).get().trustedIDs,
+                       [ImportFixture.key.publicKey.keyID])
+        XCTAssertEqual(TrustedKeys.locations(environment: [:]), ["/usr/share/stol/keys", "/etc/stol/keys"])
+        XCTAssertEqual(TrustedKeys.locations(environment: ["STOL_TRUSTED_KEY": ""]), ["/usr/share/stol/keys", "/etc/stol/keys"])
+        XCTAssertEqual(TrustedKeys.locations(environment: ["STOL_TRUSTED_KEY": "/a.pub:/keys"]), ["/a.pub", "/keys"])
     }
 
     func testVerify_whenNoDescriptorIsAttached_answersInvalidRequest() throws {

@@ -21,17 +21,105 @@ public struct StolCorpusCase: Sendable {
     public let check: String?
 }
 
+/// The keys besides the trusted one that the bad files use, with fixed TEST seeds:
+/// one expired, one revoked with its file present, one revoked by id alone, one
+/// trusted nowhere. ``writeTrustDirectory(_:trusting:)`` lays out what the
+/// verifier trusts as an operator would (`*.pub` files and a `revoked` list).
+public enum CorpusKeys {
+    public static let expired = key("STOL-TEST-KEY-EXPIRED-0000000003")
+    public static let revokedPresent = key("STOL-TEST-KEY-REVOKED-0000000004")
+    public static let revokedAbsent = key("STOL-TEST-KEY-REVOKED-0000000005")
+    public static let untrusted = key("STOL-TEST-KEY-UNTRUST-0000000006")
+    /// The expired key's `not-after`.
+    public static let expiredNotAfter = "2020-01-01"
+
+    private static func key(_ seed: String) -> Ed25519.PrivateKey { Ed25519.PrivateKey(seed: Array(seed.utf8))! }
+
+    /// What a verifier trusting `trusted` with this fixture would load.
+    public static func trust(_ trusted: Ed25519.PublicKey) -> TrustedKeys {
+        var keys = TrustedKeys([.init(key: trusted),
+                                .init(key: expired.publicKey, notAfter: PublicKeyFile.parseDate(expiredNotAfter)),
+                                .init(key: revokedPresent.publicKey)])
+        keys.revoke(revokedPresent.publicKey.keyID)
+        keys.revoke(revokedAbsent.publicKey.keyID)
+        return keys
+    }
+
+    /// Writes `release.pub` (trusted), `expired.pub`, `revoked-present.pub` and `revoked` into `directory`.
+    public static func writeTrustDirectory(_ directory: String, trusting trusted: Ed25519.PublicKey) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try SigningKeyFile.writePublicKey(trusted, to: directory + "/release.pub", overwrite: true)
+        try SigningKeyFile.writePublicKeyFile(PublicKeyFile.text(expired.publicKey, notAfter: expiredNotAfter),
+                                              to: directory + "/expired.pub", overwrite: true)
+        try SigningKeyFile.writePublicKey(revokedPresent.publicKey, to: directory + "/revoked-present.pub", overwrite: true)
+        try Data("""
+            # revoked keys: the list wins over any key file
+            \(revokedPresent.publicKey.keyID)
+            \(revokedAbsent.publicKey.keyID)  # no key file for this one
+
+            """.utf8).write(to: URL(fileURLWithPath: directory + "/" + TrustedKeys.revocationFileName))
+    }
+}
+
 public enum StolCorpus {
-    /// A `.stol` file of `sqlite` (deflate level 6, like `make build-db`).
+    /// A version 2 `.stol` file of `sqlite` (deflate level 6, like `make build-db`), its
+    /// header naming the database's own release and id namespace, as `stol-pipeline sign` does.
     public static func sign(_ sqlite: [UInt8], key: Ed25519.PrivateKey,
-                            schemaVersion: UInt32 = UInt32(TaxonomySchema.currentVersion)) -> [UInt8] {
+                            schemaVersion: UInt32 = UInt32(TaxonomySchema.currentVersion),
+                            edit: (inout StolHeader) -> Void = { _ in }) -> [UInt8] {
+        let labels = self.labels(of: sqlite)
+        let content = StolHeader.Content(schemaVersion: schemaVersion, size: UInt64(sqlite.count), sha256: SHA256.hash(sqlite),
+                                          release: labels.release, idNamespace: labels.idNamespace)
+        return StolFile.assemble(payload: Gzip.compress(sqlite, level: 6), content: content, signingKey: key, edit: edit)
+    }
+
+    /// A legacy version 1 `.stol` file of `sqlite`.
+    public static func signVersion1(_ sqlite: [UInt8], key: Ed25519.PrivateKey,
+                                    schemaVersion: UInt32 = UInt32(TaxonomySchema.currentVersion)) -> [UInt8] {
         StolFile.assemble(payload: Gzip.compress(sqlite, level: 6), schemaVersion: schemaVersion, signingKey: key)
+    }
+
+    /// A signed delta (kind 2) from `base` to `sqlite`.
+    public static func signDelta(base: [UInt8], to sqlite: [UInt8], key: Ed25519.PrivateKey,
+                                 schemaVersion: UInt32 = UInt32(TaxonomySchema.currentVersion),
+                                 edit: (inout StolHeader) -> Void = { _ in }) throws -> [UInt8] {
+        let labels = self.labels(of: sqlite), baseLabels = self.labels(of: base)
+        var payload: [UInt8] = []
+        try base.withUnsafeBytes { baseBytes in
+            try sqlite.withUnsafeBytes { target in
+                try ZstdDelta.create(base: baseBytes, target: target, level: 3) { (chunk) throws(StolFormatError) in payload += chunk }
+            }
+        }
+        let content = StolHeader.Content(kind: .delta, schemaVersion: schemaVersion, size: UInt64(sqlite.count),
+                                          sha256: SHA256.hash(sqlite), release: labels.release, idNamespace: labels.idNamespace,
+                                          baseSHA256: SHA256.hash(base), baseRelease: baseLabels.release)
+        return StolFile.assemble(payload: payload, content: content, signingKey: key, edit: edit)
+    }
+
+    /// The release and id namespace of a database's provenance ("unknown" without one).
+    public static func labels(of sqlite: [UInt8]) -> StolFile.Labels {
+        let path = NSTemporaryDirectory() + "/stol-labels-\(UUID().uuidString).sqlite"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        guard (try? Data(sqlite).write(to: URL(fileURLWithPath: path))) != nil else { return .unknown }
+        var configuration = Configuration()
+        configuration.readonly = true
+        guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return .unknown }
+        defer { try? queue.close() }
+        let rows: [String: String] = (try? queue.read { db -> [String: String] in
+            guard try db.tableExists("provenance") else { return [:] }
+            var rows: [String: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT key, value FROM provenance") { rows[row["key"]] = row["value"] }
+            return rows
+        }) ?? [:]
+        return StolFile.Labels(release: rows["release"] ?? "unknown", idNamespace: rows["id_namespace"] ?? "unknown")
     }
 
     /// Every case, from the valid database at `database` (a copy is edited in `scratch`).
     public static func cases(database: String, key: Ed25519.PrivateKey, scratch: String) throws -> [StolCorpusCase] {
         let sqlite = try [UInt8](Data(contentsOf: URL(fileURLWithPath: database)))
+        let labels0 = self.labels(of: sqlite)
         let valid = sign(sqlite, key: key)
+        precondition(valid.count > 4096 && valid[7] == 2, "the corpus starts from a version 2 file")
         var cases: [StolCorpusCase] = []
         func add(_ name: String, _ bytes: [UInt8], _ code: String, _ check: String? = nil) {
             cases.append(StolCorpusCase(name: name, bytes: bytes, code: code, check: check))
@@ -41,37 +129,82 @@ public enum StolCorpus {
             bytes[offset] ^= 0x01
             return bytes
         }
-        // Size, magic, header.
+        // Size, magic, header (version 2: 288 bytes).
         add("empty", [], "FILE_TOO_SMALL", "file_size")
         add("one byte of the magic", Array("S".utf8), "FILE_TOO_SMALL", "header")
         add("one byte, not the magic", Array("X".utf8), "NOT_A_STOL_FILE", "magic")
         add("a zip file", [0x50, 0x4b, 0x03, 0x04] + [UInt8](repeating: 0, count: 200), "NOT_A_STOL_FILE", "magic")
-        for cut in [4, 8, 12, 44, 107] {
+        for cut in [4, 8, 12, 44, 107, 108, 200, 287] {
             add("truncated at \(cut) bytes", Array(valid.prefix(cut)), "FILE_TOO_SMALL", "header")
         }
-        for cut in [108, 109, 4096, valid.count / 2, valid.count - 1] {
+        for cut in [288, 289, 4096, valid.count / 2, valid.count - 1] {
             add("truncated at \(cut) bytes", Array(valid.prefix(cut)), "CHECKSUM_MISMATCH", "sha_256_checksum")
         }
         add("magic byte 0 changed", flipped(0), "NOT_A_STOL_FILE", "magic")
-        add("magic byte 7 changed", flipped(7), "NOT_A_STOL_FILE", "magic")
+        add("magic byte 7 changed (format version 3)", flipped(7), "NOT_A_STOL_FILE", "magic")
         add("schema version byte changed", flipped(8), "SIGNATURE_INVALID", "signature")
-        add("digest byte changed", flipped(12), "CHECKSUM_MISMATCH", "sha_256_checksum")
-        add("signature byte 0 changed", flipped(44), "SIGNATURE_INVALID", "signature")
-        add("signature byte 63 changed", flipped(107), "SIGNATURE_INVALID", "signature")
-        add("payload byte changed", flipped(108), "CHECKSUM_MISMATCH", "sha_256_checksum")
+        add("kind byte changed", flipped(12), "SIGNATURE_INVALID", "signature")
+        add("key id byte changed", flipped(16), "UNKNOWN_KEY", "signature")
+        add("content size byte changed", flipped(24), "SIGNATURE_INVALID", "signature")
+        add("payload digest byte changed", flipped(32), "CHECKSUM_MISMATCH", "sha_256_checksum")
+        add("content digest byte changed", flipped(64), "SIGNATURE_INVALID", "signature")
+        add("release byte changed", flipped(128), "SIGNATURE_INVALID", "signature")
+        add("id namespace byte changed", flipped(192), "SIGNATURE_INVALID", "signature")
+        add("signature byte 0 changed", flipped(224), "SIGNATURE_INVALID", "signature")
+        add("signature byte 63 changed", flipped(287), "SIGNATURE_INVALID", "signature")
+        add("payload byte changed", flipped(288), "CHECKSUM_MISMATCH", "sha_256_checksum")
         add("last payload byte changed", flipped(valid.count - 1), "CHECKSUM_MISMATCH", "sha_256_checksum")
         add("appended byte, not re-signed", valid + [0], "CHECKSUM_MISMATCH", "sha_256_checksum")
-        add("signed with another key", sign(sqlite, key: .generate()), "SIGNATURE_INVALID", "signature")
+
+        // Keys (format version 2 names its key; version 1 is tried with every key).
+        add("signed by a key trusted nowhere", sign(sqlite, key: CorpusKeys.untrusted), "UNKNOWN_KEY", "signature")
+        add("signed by a key past its not-after", sign(sqlite, key: CorpusKeys.expired), "KEY_EXPIRED", "signature")
+        add("signed by a revoked key whose file is installed", sign(sqlite, key: CorpusKeys.revokedPresent), "KEY_REVOKED", "signature")
+        add("signed by a key revoked by id alone", sign(sqlite, key: CorpusKeys.revokedAbsent), "KEY_REVOKED", "signature")
+        add("names the trusted key, signed by another", sign(sqlite, key: CorpusKeys.untrusted) { $0.keyID = key.publicKey.keyID },
+            "SIGNATURE_INVALID", "signature")
+        add("version 1, signed by a key trusted nowhere", signVersion1(sqlite, key: CorpusKeys.untrusted), "SIGNATURE_INVALID", "signature")
+        add("version 1, signed by a revoked key", signVersion1(sqlite, key: CorpusKeys.revokedPresent), "KEY_REVOKED", "signature")
+        add("version 1, signed by an expired key", signVersion1(sqlite, key: CorpusKeys.expired), "KEY_EXPIRED", "signature")
+
+        // Version 2 headers that are validly signed and wrong.
+        add("signed content digest is not the database's", sign(sqlite, key: key) { $0.contentSHA256[0] ^= 1 },
+            "CONTENT_HASH_MISMATCH", "content_sha_256")
+        add("signed content size is one byte short", sign(sqlite, key: key) { $0.contentSize -= 1 },
+            "CONTENT_HASH_MISMATCH", "content_sha_256")
+        add("signed content size over 4 GiB", sign(sqlite, key: key) { $0.contentSize = 5 << 30 }, "DECOMPRESSION_LIMIT", "decompression")
+        add("signed kind 3", sign(sqlite, key: key) { $0.kindByte = 3 }, "DATABASE_CORRUPT", "header")
+        add("signed reserved byte not zero", sign(sqlite, key: key) { $0.reserved[1] = 7 }, "DATABASE_CORRUPT", "header")
+        add("signed release ../etc", sign(sqlite, key: key) { $0.releaseField = Array("../etc".utf8) + [UInt8](repeating: 0, count: 26) },
+            "DATABASE_CORRUPT", "header")
+        add("a whole database naming a base", sign(sqlite, key: key) { $0.baseReleaseField[0] = UInt8(ascii: "x") },
+            "DATABASE_CORRUPT", "header")
+        precondition(labels0.release != "1999.1.1")
+        add("signed release is not the database's", sign(sqlite, key: key) { $0.releaseField = Array("1999.1.1".utf8) + [UInt8](repeating: 0, count: 24) },
+            "DATABASE_CORRUPT", "provenance")
+        // "unknown" is never checked against the installed namespaces, so the verifier's check is reached.
+        let otherNamespace = labels0.idNamespace == "unknown" ? "ncbi-taxid" : "unknown"
+        add("signed id namespace is not the database's",
+            sign(sqlite, key: key) { $0.idNamespaceField = Array(otherNamespace.utf8) + [UInt8](repeating: 0, count: 32 - otherNamespace.utf8.count) },
+            "DATABASE_CORRUPT", "provenance")
+        add("a delta of a release that is not installed",
+            try signDelta(base: sqlite, to: sqlite, key: key) { $0.baseReleaseField = Array("0000.0.1".utf8) + [UInt8](repeating: 0, count: 24) },
+            "DELTA_BASE_MISMATCH", nil)
 
         // Validly signed, wrong inside.
         let current = UInt32(TaxonomySchema.currentVersion), tooNew = current + 1
         add("signed header claims schema version \(tooNew)", sign(sqlite, key: key, schemaVersion: tooNew), "INCOMPATIBLE_SCHEMA", "schema_version")
         add("signed header claims schema version 0", sign(sqlite, key: key, schemaVersion: 0), "INCOMPATIBLE_SCHEMA", "schema_version")
         let payload = Gzip.compress(sqlite, level: 6)
-        func signedPayload(_ payload: [UInt8]) -> [UInt8] {
-            StolFile.assemble(payload: payload, schemaVersion: current, signingKey: key)
+        let labels = labels0
+        func signedPayload(_ payload: [UInt8], contentSize: UInt64? = nil) -> [UInt8] {
+            let content = StolHeader.Content(schemaVersion: current, size: contentSize ?? UInt64(sqlite.count), sha256: SHA256.hash(sqlite),
+                                              release: labels.release, idNamespace: labels.idNamespace)
+            return StolFile.assemble(payload: payload, content: content, signingKey: key)
         }
-        add("gzip bomb (over 4 GiB of output)", signedPayload(bomb()), "DECOMPRESSION_LIMIT", "decompression")
+        add("gzip bomb (over 4 GiB of output, signed size 4 GiB)", signedPayload(bomb(), contentSize: StolFile.maximumDecompressedBytes),
+            "DECOMPRESSION_LIMIT", "decompression")
+        add("gzip bomb past the signed size", signedPayload(bomb()), "CONTENT_HASH_MISMATCH", "content_sha_256")
         add("trailing garbage after the gzip member", signedPayload(payload + Array("garbage".utf8)), "DATABASE_CORRUPT", "decompression")
         add("trailing zeros after the gzip member", signedPayload(payload + [0, 0, 0, 0]), "DATABASE_CORRUPT", "decompression")
         add("a second gzip member", signedPayload(payload + Gzip.compress(Array("more".utf8))), "DATABASE_CORRUPT", "decompression")

@@ -81,6 +81,19 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
   /// The release a request names (TaxonomyRequest.release, activate, delete) is not installed:
   /// details release.
   case releaseNotInstalled // = 32
+
+  /// Keys (STOL-FORMAT.md §7): a version 2 file signed by a key that is not trusted
+  /// (details key_id, trusted_key_ids), past its not-after (key_id, not_after), or revoked (key_id).
+  case unknownKey // = 33
+  case keyExpired // = 34
+  case keyRevoked // = 35
+
+  /// What a version 2 file yields is not the signed content (size or SHA-256), whoever decompressed it.
+  case contentHashMismatch // = 36
+
+  /// A delta whose base release is not installed, or is installed with other content:
+  /// details base_release, and installed_sha256 when it is installed.
+  case deltaBaseMismatch // = 37
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -113,6 +126,11 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     case 30: self = .noSpace
     case 31: self = .idNamespaceMismatch
     case 32: self = .releaseNotInstalled
+    case 33: self = .unknownKey
+    case 34: self = .keyExpired
+    case 35: self = .keyRevoked
+    case 36: self = .contentHashMismatch
+    case 37: self = .deltaBaseMismatch
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -143,6 +161,11 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     case .noSpace: return 30
     case .idNamespaceMismatch: return 31
     case .releaseNotInstalled: return 32
+    case .unknownKey: return 33
+    case .keyExpired: return 34
+    case .keyRevoked: return 35
+    case .contentHashMismatch: return 36
+    case .deltaBaseMismatch: return 37
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -173,6 +196,11 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     .noSpace,
     .idNamespaceMismatch,
     .releaseNotInstalled,
+    .unknownKey,
+    .keyExpired,
+    .keyRevoked,
+    .contentHashMismatch,
+    .deltaBaseMismatch,
   ]
 
 }
@@ -401,7 +429,7 @@ public nonisolated struct Stol_V1_ReleaseInfo: Sendable {
 fileprivate nonisolated let _protobuf_package = "stol.v1"
 
 nonisolated extension Stol_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_MALFORMED_FRAME\0\u{1}ERROR_CODE_UNIMPLEMENTED\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_BUSY\0\u{1}ERROR_CODE_TAXON_DELETED\0\u{2}\u{a}ERROR_CODE_FILE_UNREADABLE\0\u{1}ERROR_CODE_FILE_TOO_LARGE\0\u{1}ERROR_CODE_NOT_A_STOL_FILE\0\u{1}ERROR_CODE_CHECKSUM_MISMATCH\0\u{1}ERROR_CODE_SIGNATURE_INVALID\0\u{1}ERROR_CODE_INCOMPATIBLE_SCHEMA\0\u{1}ERROR_CODE_DATABASE_CORRUPT\0\u{1}ERROR_CODE_DECOMPRESSION_LIMIT\0\u{1}ERROR_CODE_FILE_TOO_SMALL\0\u{1}ERROR_CODE_DOWNGRADE_REFUSED\0\u{1}ERROR_CODE_NO_SPACE\0\u{1}ERROR_CODE_ID_NAMESPACE_MISMATCH\0\u{1}ERROR_CODE_RELEASE_NOT_INSTALLED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_MALFORMED_FRAME\0\u{1}ERROR_CODE_UNIMPLEMENTED\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_BUSY\0\u{1}ERROR_CODE_TAXON_DELETED\0\u{2}\u{a}ERROR_CODE_FILE_UNREADABLE\0\u{1}ERROR_CODE_FILE_TOO_LARGE\0\u{1}ERROR_CODE_NOT_A_STOL_FILE\0\u{1}ERROR_CODE_CHECKSUM_MISMATCH\0\u{1}ERROR_CODE_SIGNATURE_INVALID\0\u{1}ERROR_CODE_INCOMPATIBLE_SCHEMA\0\u{1}ERROR_CODE_DATABASE_CORRUPT\0\u{1}ERROR_CODE_DECOMPRESSION_LIMIT\0\u{1}ERROR_CODE_FILE_TOO_SMALL\0\u{1}ERROR_CODE_DOWNGRADE_REFUSED\0\u{1}ERROR_CODE_NO_SPACE\0\u{1}ERROR_CODE_ID_NAMESPACE_MISMATCH\0\u{1}ERROR_CODE_RELEASE_NOT_INSTALLED\0\u{1}ERROR_CODE_UNKNOWN_KEY\0\u{1}ERROR_CODE_KEY_EXPIRED\0\u{1}ERROR_CODE_KEY_REVOKED\0\u{1}ERROR_CODE_CONTENT_HASH_MISMATCH\0\u{1}ERROR_CODE_DELTA_BASE_MISMATCH\0")
 }
 
 nonisolated extension Stol_V1_DatabaseKind: SwiftProtobuf._ProtoNameProviding {

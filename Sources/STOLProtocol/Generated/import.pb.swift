@@ -344,6 +344,15 @@ public nonisolated struct Stol_V1_ImportDone: Sendable {
   /// the release an import installed (or activate named)
   public var release: String = String()
 
+  /// The import changed nothing: the release was already installed with exactly the
+  /// signed content (a version 2 file or delta applied twice).
+  public var alreadyInstalled: Bool = false
+
+  /// The key that signed the imported file (16 hex digits), and its format version.
+  public var keyID: String = String()
+
+  public var formatVersion: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -848,7 +857,7 @@ nonisolated extension Stol_V1_ImportProgress: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Stol_V1_ImportDone: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ImportDone"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}release\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}release\0\u{3}already_installed\0\u{3}key_id\0\u{3}format_version\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -858,6 +867,9 @@ nonisolated extension Stol_V1_ImportDone: SwiftProtobuf.Message, SwiftProtobuf._
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularMessageField(value: &self._status) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.release) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.alreadyInstalled) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.keyID) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.formatVersion) }()
       default: break
       }
     }
@@ -874,12 +886,24 @@ nonisolated extension Stol_V1_ImportDone: SwiftProtobuf.Message, SwiftProtobuf._
     if !self.release.isEmpty {
       try visitor.visitSingularStringField(value: self.release, fieldNumber: 2)
     }
+    if self.alreadyInstalled != false {
+      try visitor.visitSingularBoolField(value: self.alreadyInstalled, fieldNumber: 3)
+    }
+    if !self.keyID.isEmpty {
+      try visitor.visitSingularStringField(value: self.keyID, fieldNumber: 4)
+    }
+    if self.formatVersion != 0 {
+      try visitor.visitSingularUInt32Field(value: self.formatVersion, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_ImportDone, rhs: Stol_V1_ImportDone) -> Bool {
     if lhs._status != rhs._status {return false}
     if lhs.release != rhs.release {return false}
+    if lhs.alreadyInstalled != rhs.alreadyInstalled {return false}
+    if lhs.keyID != rhs.keyID {return false}
+    if lhs.formatVersion != rhs.formatVersion {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

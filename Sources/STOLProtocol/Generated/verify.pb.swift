@@ -46,11 +46,24 @@ public nonisolated struct Stol_V1_VerifyRequest: Sendable {
     set {body = .verifyFile(newValue)}
   }
 
+  /// A delta's base (the installed release it applies to) travels as an open,
+  /// read-only fd with this frame, before verify_file; answered with base_attached.
+  public var attachBase: Stol_V1_AttachBase {
+    get {
+      if case .attachBase(let v)? = body {return v}
+      return Stol_V1_AttachBase()
+    }
+    set {body = .attachBase(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
     /// The untrusted `.stol` file travels as an open fd (SCM_RIGHTS) with this frame.
     case verifyFile(Stol_V1_VerifyFileRequest)
+    /// A delta's base (the installed release it applies to) travels as an open,
+    /// read-only fd with this frame, before verify_file; answered with base_attached.
+    case attachBase(Stol_V1_AttachBase)
 
   }
 
@@ -99,6 +112,14 @@ public nonisolated struct Stol_V1_VerifyResponse: Sendable {
     set {result = .done(newValue)}
   }
 
+  public var baseAttached: Stol_V1_BaseAttached {
+    get {
+      if case .baseAttached(let v)? = result {return v}
+      return Stol_V1_BaseAttached()
+    }
+    set {result = .baseAttached(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -107,6 +128,7 @@ public nonisolated struct Stol_V1_VerifyResponse: Sendable {
     /// the verified SQLite bytes, in order
     case chunk(Stol_V1_VerifiedChunk)
     case done(Stol_V1_VerifyDone)
+    case baseAttached(Stol_V1_BaseAttached)
 
   }
 
@@ -120,6 +142,29 @@ public nonisolated struct Stol_V1_VerifyFileRequest: Sendable {
 
   /// as the coordinator saw it with fstat
   public var sizeBytes: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_AttachBase: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// as the coordinator saw it with fstat
+  public var sizeBytes: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_BaseAttached: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -164,6 +209,9 @@ public nonisolated struct Stol_V1_VerifyDone: Sendable {
   /// Clears the value of `provenance`. Subsequent reads from it will return its default value.
   public mutating func clearProvenance() {self._provenance = nil}
 
+  /// the key that signed (informational: the coordinator checks the header itself)
+  public var keyID: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -177,7 +225,7 @@ fileprivate nonisolated let _protobuf_package = "stol.v1"
 
 nonisolated extension Stol_V1_VerifyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".VerifyRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{4}\u{9}verify_file\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{4}\u{9}verify_file\0\u{3}attach_base\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -199,6 +247,19 @@ nonisolated extension Stol_V1_VerifyRequest: SwiftProtobuf.Message, SwiftProtobu
           self.body = .verifyFile(v)
         }
       }()
+      case 11: try {
+        var v: Stol_V1_AttachBase?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .attachBase(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .attachBase(v)
+        }
+      }()
       default: break
       }
     }
@@ -212,9 +273,17 @@ nonisolated extension Stol_V1_VerifyRequest: SwiftProtobuf.Message, SwiftProtobu
     if self.id != 0 {
       try visitor.visitSingularUInt64Field(value: self.id, fieldNumber: 1)
     }
-    try { if case .verifyFile(let v)? = self.body {
+    switch self.body {
+    case .verifyFile?: try {
+      guard case .verifyFile(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
-    } }()
+    }()
+    case .attachBase?: try {
+      guard case .attachBase(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    }()
+    case nil: break
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -228,7 +297,7 @@ nonisolated extension Stol_V1_VerifyRequest: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Stol_V1_VerifyResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".VerifyResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{8}error\0\u{1}progress\0\u{1}chunk\0\u{1}done\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{8}error\0\u{1}progress\0\u{1}chunk\0\u{1}done\0\u{3}base_attached\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -289,6 +358,19 @@ nonisolated extension Stol_V1_VerifyResponse: SwiftProtobuf.Message, SwiftProtob
           self.result = .done(v)
         }
       }()
+      case 13: try {
+        var v: Stol_V1_BaseAttached?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .baseAttached(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .baseAttached(v)
+        }
+      }()
       default: break
       }
     }
@@ -318,6 +400,10 @@ nonisolated extension Stol_V1_VerifyResponse: SwiftProtobuf.Message, SwiftProtob
     case .done?: try {
       guard case .done(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
+    case .baseAttached?: try {
+      guard case .baseAttached(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
     }()
     case nil: break
     }
@@ -362,6 +448,55 @@ nonisolated extension Stol_V1_VerifyFileRequest: SwiftProtobuf.Message, SwiftPro
   }
 }
 
+nonisolated extension Stol_V1_AttachBase: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AttachBase"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}size_bytes\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sizeBytes) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.sizeBytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sizeBytes, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_AttachBase, rhs: Stol_V1_AttachBase) -> Bool {
+    if lhs.sizeBytes != rhs.sizeBytes {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_BaseAttached: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BaseAttached"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_BaseAttached, rhs: Stol_V1_BaseAttached) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Stol_V1_VerifiedChunk: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".VerifiedChunk"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}data\0")
@@ -394,7 +529,7 @@ nonisolated extension Stol_V1_VerifiedChunk: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Stol_V1_VerifyDone: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".VerifyDone"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}schema_version\0\u{3}sqlite_bytes\0\u{3}sqlite_sha256\0\u{3}build_time\0\u{1}provenance\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}schema_version\0\u{3}sqlite_bytes\0\u{3}sqlite_sha256\0\u{3}build_time\0\u{1}provenance\0\u{3}key_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -407,6 +542,7 @@ nonisolated extension Stol_V1_VerifyDone: SwiftProtobuf.Message, SwiftProtobuf._
       case 3: try { try decoder.decodeSingularBytesField(value: &self.sqliteSha256) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.buildTime) }()
       case 5: try { try decoder.decodeSingularMessageField(value: &self._provenance) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.keyID) }()
       default: break
       }
     }
@@ -432,6 +568,9 @@ nonisolated extension Stol_V1_VerifyDone: SwiftProtobuf.Message, SwiftProtobuf._
     try { if let v = self._provenance {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
     } }()
+    if !self.keyID.isEmpty {
+      try visitor.visitSingularStringField(value: self.keyID, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -441,6 +580,7 @@ nonisolated extension Stol_V1_VerifyDone: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.sqliteSha256 != rhs.sqliteSha256 {return false}
     if lhs.buildTime != rhs.buildTime {return false}
     if lhs._provenance != rhs._provenance {return false}
+    if lhs.keyID != rhs.keyID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import STOLFormat
 import STOLImport
 import STOLModel
 import STOLProtocol
@@ -46,7 +47,7 @@ public final class ImportCoordinatorFuzzTarget: FuzzTarget {
         try FileManager.default.createDirectory(atPath: paths.stateDirectory, withIntermediateDirectories: true)
         let pristine = paths.stateDirectory + "/pristine-reference.sqlite"
         try FixtureDatabase.build(at: pristine)
-        let coordinator = ImportCoordinator(paths: paths, configuration: .init(adminGroupID: adminGroup))
+        let coordinator = ImportCoordinator(paths: paths, configuration: .init(adminGroupID: adminGroup, trustedKeys: { .success(TrustedKeys()) }))
         try coordinator.store.prepare(logger: quietLogger)
         return ImportCoordinatorFuzzTarget(coordinator: coordinator, paths: paths, pristine: pristine)
     }

@@ -83,7 +83,7 @@ public final class VerifierFuzzTarget: FuzzTarget {
         let key = try testKey()
         let directory = try FuzzScratch.makeDirectory("stolfuzz-verifier")
         let scratch = try ScratchFile(directory: directory)
-        let service = VerifierService(configuration: .init(allowedUID: coordinatorUID, trustedKey: .success(key.publicKey)),
+        let service = VerifierService(configuration: .init(allowedUID: coordinatorUID, trustedKeys: .success(.trusting(key.publicKey))),
                                       scratch: scratch)
         return VerifierFuzzTarget(service: service, scratch: scratch, signingKey: key, directory: directory)
     }

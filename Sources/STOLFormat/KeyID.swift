@@ -1,0 +1,49 @@
+/// A signing key's id (`protocol/STOL-FORMAT.md` §7): the first 8 bytes of
+/// SHA-256 of the 32-byte Ed25519 public key, written as 16 lower-case hex digits.
+///
+/// Like minisign's and signify's key numbers it lets a verifier pick the key a
+/// version 2 file claims before trying the signature, and lets errors and logs
+/// name keys; unlike theirs it is derived from the key, so it cannot be chosen.
+public struct KeyID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public static let byteCount = 8
+    public let bytes: [UInt8]
+
+    public init(publicKey: Ed25519.PublicKey) {
+        bytes = Array(SHA256.hash(publicKey.bytes).prefix(Self.byteCount))
+    }
+
+    public init?(bytes: some Collection<UInt8>) {
+        guard bytes.count == Self.byteCount else { return nil }
+        self.bytes = Array(bytes)
+    }
+
+    /// Parses 16 hex digits (either case).
+    public init?(hex: some StringProtocol) {
+        let digits = Array(hex.utf8)
+        guard digits.count == Self.byteCount * 2 else { return nil }
+        var bytes: [UInt8] = []
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = Self.nibble(digits[index]), let low = Self.nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        self.bytes = bytes
+    }
+
+    public var description: String { bytes.hexString }
+
+    public static func < (lhs: KeyID, rhs: KeyID) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x61...0x66: c - 0x61 + 10
+        case 0x41...0x46: c - 0x41 + 10
+        default: nil
+        }
+    }
+}
+
+extension Ed25519.PublicKey {
+    /// This key's id (§7 of the format).
+    public var keyID: KeyID { KeyID(publicKey: self) }
+}
