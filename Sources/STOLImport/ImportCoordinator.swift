@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import STOLFileSystem
 import STOLFormat
+import STOLImportCore
 import STOLModel
 import STOLProtocol
 import STOLTransport
@@ -129,7 +130,7 @@ public final class ImportCoordinator: StreamingFramedService {
         guard let descriptor = context.receivedFileDescriptor else { throw ImportError.missingFileDescriptor }
         let size: UInt64
         do {
-            size = try StolFile.checkedSize(ofDescriptor: descriptor.rawValue)
+            size = try StolFileLimits.checkedSize(ofDescriptor: descriptor.rawValue)
         } catch {
             throw ImportError.verification(error)
         }

@@ -2,6 +2,7 @@ import CSTOLSocket
 import Foundation
 import GRDB
 import Glibc
+import STOLDaemon
 import STOLFileSystem
 import STOLFormat
 import STOLImport
@@ -10,6 +11,7 @@ import STOLProtocol
 import STOLServer
 import STOLTestFixtures
 import STOLTransport
+import STOLVerifier
 import XCTest
 
 /// The coordinator in-process: its checks of the caller and the file, the state

@@ -1,4 +1,5 @@
 import STOLFileSystem
+import STOLFormat
 import Glibc
 
 /// Writing and verifying `.stol` files (`protocol/STOL-FORMAT.md`).
