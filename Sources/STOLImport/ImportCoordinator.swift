@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import STOLFileSystem
 import STOLFormat
+import STOLImportCore
 import STOLModel
 import STOLProtocol
 import STOLTransport
@@ -41,7 +42,7 @@ public final class ImportCoordinator: StreamingFramedService {
 
         public init(adminGroupID: UInt32?, verifierStallTimeout: Duration = .seconds(120),
                     trustedKeys: @escaping @Sendable () -> Result<TrustedKeys, ImportError> = { TrustedKey.load() },
-                    now: @escaping @Sendable () -> Int64 = StolFile.currentTime) {
+                    now: @escaping @Sendable () -> Int64 = TrustedKeys.currentTime) {
             self.adminGroupID = adminGroupID
             self.verifierStallTimeout = verifierStallTimeout
             self.trustedKeys = trustedKeys
@@ -145,7 +146,7 @@ public final class ImportCoordinator: StreamingFramedService {
         guard let descriptor = context.receivedFileDescriptor else { throw ImportError.missingFileDescriptor }
         let size: UInt64
         do {
-            size = try StolFile.checkedSize(ofDescriptor: descriptor.rawValue)
+            size = try StolFileLimits.checkedSize(ofDescriptor: descriptor.rawValue)
         } catch {
             throw ImportError.verification(error)
         }

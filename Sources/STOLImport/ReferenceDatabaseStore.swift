@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Logging
 import STOLFileSystem
+import STOLImportCore
 import STOLModel
 import STOLProtocol
 import STOLTransport
@@ -254,15 +255,15 @@ public final class ReferenceDatabaseStore: Sendable {
         let db: ReadOnlySQLite
         let row: [ReadOnlySQLite.Value]
         do {
-            db = try ReadOnlySQLite(.path(path))
+            db = try ReadOnlySQLite(path: path)
             row = try db.rows("SELECT max(version), max(applied_at) FROM schema_version").first ?? []
         } catch {
             throw .databaseCorrupt(check: .schemaVersionRow, detail: error.message)
         }
         let version = UInt32(clamping: row.first?.integer ?? 0)
-        try DatabaseChecks.shape(db, version: Int(version))
+        try DatabaseTables.shape(db, version: Int(version))
         return DatabaseFacts(schemaVersion: version, buildTime: row.last?.text ?? "",
-                             provenance: try DatabaseChecks.provenance(db))
+                             provenance: try DatabaseTables.provenance(db))
     }
 
     static func storageError(_ error: Error) -> ImportError {

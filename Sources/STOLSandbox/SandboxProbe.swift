@@ -2,6 +2,8 @@ import CSTOLSandbox
 import Foundation
 import Glibc
 
+#if STOL_TEST_HOOKS
+
 /// Test-only: what a sandboxed daemon can still do, tried from inside it.
 ///
 /// With `STOL_TEST_SANDBOX_PROBE=1` in its environment a daemon runs this once,
@@ -12,6 +14,11 @@ import Glibc
 /// directory, writes outside the daemon's own directory, an `AF_INET` socket,
 /// `execve`. `STOL_TEST_PROBE_PIDS` names the other daemons (comma-separated).
 /// The tests decide which outcomes each daemon must show; nothing here judges.
+///
+/// Compiled only with `STOL_TEST_HOOKS` (debug builds, and the hook-enabled
+/// release variant `make test` installs for the systemd boot test): the installed
+/// release build has no probe and no variable naming one
+/// (`Tests/tools/check_binaries.py` checks).
 public enum SandboxProbe {
     public static let variable = "STOL_TEST_SANDBOX_PROBE"
     public static let pidsVariable = "STOL_TEST_PROBE_PIDS"
@@ -91,3 +98,4 @@ public enum SandboxProbe {
         return encoder
     }()
 }
+#endif

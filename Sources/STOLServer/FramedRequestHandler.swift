@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOExtras
+import STOLDaemon
 import STOLProtocol
 import STOLTransport
 

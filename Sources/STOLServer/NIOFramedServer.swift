@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOExtras
 import NIOPosix
+import STOLDaemon
 import STOLProtocol
 import STOLTransport
 import ServiceLifecycle

@@ -1,4 +1,5 @@
 import ArgumentParser
+import STOLDaemon
 import STOLProtocol
 
 /// The options every serving daemon shares (`@OptionGroup`): its fairness and

@@ -1,4 +1,5 @@
 import Logging
+import STOLDaemon
 import ServiceLifecycle
 
 /// systemd's watchdog as one service of the daemon's group: every quarter of the

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import STOLContainer
 import STOLFormat
-import STOLImport
+import STOLVerifier
 import STOLModel
 import STOLTestFixtures
 

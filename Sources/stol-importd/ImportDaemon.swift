@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import STOLDaemon
 import STOLImport
+import STOLImportCore
 import STOLServer
 import STOLTransport
 
@@ -19,11 +21,17 @@ struct ImportDaemon: AsyncParsableCommand {
             over databases/reference.sqlite; activation state is databases/activation.json, replaced the \
             same way. At start it removes what an interrupted import left in databases/. Serves the \
             socket systemd passes (FileDescriptorName=import) or binds --socket with mode 0660.
-            Environment: STOL_RUNTIME_DIR, STOL_STATE_DIR, STOL_ADMIN_GROUP, STOL_LOG_LEVEL. Test only: \
-            STOL_TEST_PAUSE_AT, STOL_TEST_PAUSE_FILE.
+            Environment: STOL_RUNTIME_DIR, STOL_STATE_DIR, STOL_ADMIN_GROUP, STOL_LOG_LEVEL.\(testHooks)
             Exit status: 0 after SIGTERM or the idle exit; 64 usage; 71 the sandbox cannot be entered; \
             78 misconfiguration (a state directory it cannot prepare, a socket that cannot be bound).
             """)
+
+    /// The test-only variables, named only in a build with the test hooks (debug builds).
+    #if STOL_TEST_HOOKS
+    static let testHooks = " Test only: STOL_TEST_PAUSE_AT, STOL_TEST_PAUSE_FILE."
+    #else
+    static let testHooks = ""
+    #endif
 
     @Option(help: "Group whose members may import (default: $STOL_ADMIN_GROUP or stol-admin).")
     var adminGroup: String?

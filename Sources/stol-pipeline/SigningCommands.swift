@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import STOLModel
 import GRDB  // through STOLPipeline's dependency: only to read schema_version of the database to sign
+import STOLContainer
 import STOLFormat
 
 // The `.stol` container commands: keygen, sign, delta, verify (protocol/STOL-FORMAT.md).

@@ -1,4 +1,5 @@
 import ArgumentParser
+import STOLDaemon
 import STOLServer
 import STOLTaxonomy
 

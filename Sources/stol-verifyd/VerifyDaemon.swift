@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
 import Glibc
-import STOLImport
-import STOLServer
+import STOLDaemon
+import STOLImportCore
 import STOLTransport
+import STOLVerifier
 
 /// `stol-verifyd`: the sandboxed verifier. Wiring only; the checks are
 /// `VerifierService`, the sandbox `VerifierSandbox`.
@@ -34,11 +35,17 @@ struct VerifyDaemon: ParsableCommand {
             $TMPDIR (default /var/tmp), so nothing is left behind if the process is killed.
 
             Environment: STOL_TRUSTED_KEY, TMPDIR, STOL_RUNTIME_DIR, STOL_STATE_DIR (kept out of \
-            reach), STOL_LOG_LEVEL. Test only: STOL_TEST_PAUSE_AT, STOL_TEST_PAUSE_FILE, \
-            STOL_TEST_SANDBOX_PROBE, STOL_TEST_PROBE_PIDS.
+            reach), STOL_LOG_LEVEL.\(testHooks)
             Exit status: 0 after its connection; 64 usage; 71 the sandbox or the scratch file \
             cannot be set up; 78 misconfiguration (an unknown --allowed-user, a socket that cannot be bound).
             """)
+
+    /// The test-only variables, named only in a build with the test hooks (debug builds).
+    #if STOL_TEST_HOOKS
+    static let testHooks = " Test only: STOL_TEST_PAUSE_AT, STOL_TEST_PAUSE_FILE, STOL_TEST_SANDBOX_PROBE, STOL_TEST_PROBE_PIDS."
+    #else
+    static let testHooks = ""
+    #endif
 
     @OptionGroup var daemon: DaemonOptions
 

@@ -1,10 +1,11 @@
 import Dispatch
 import Foundation
 import Glibc
+import STOLDaemon
 import STOLFavorites
-import STOLTestFixtures
 import STOLProtocol
 import STOLServer
+import STOLTestFixtures
 import STOLTransport
 import ServiceLifecycle
 import XCTest

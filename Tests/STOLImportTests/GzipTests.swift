@@ -1,4 +1,5 @@
 import Foundation
+import STOLContainer
 import STOLFormat
 import STOLTestFixtures
 import XCTest

@@ -2,7 +2,9 @@ import CSTOLSocket
 import Foundation
 import GRDB
 import Glibc
+import STOLDaemon
 import STOLFileSystem
+import STOLContainer
 import STOLFormat
 import STOLImport
 import STOLModel
@@ -10,6 +12,7 @@ import STOLProtocol
 import STOLServer
 import STOLTestFixtures
 import STOLTransport
+import STOLVerifier
 import XCTest
 
 /// The coordinator in-process: its checks of the caller and the file, the state

@@ -3,6 +3,7 @@ import GRDB
 import STOLModel
 import Glibc
 import Logging
+import STOLContainer
 import STOLFormat
 import STOLPipeline
 import STOLProtocol

@@ -1,7 +1,8 @@
 import STOLImport
-import STOLTestFixtures
 import STOLSandbox
+import STOLTestFixtures
 import STOLTransport
+import STOLVerifier
 import XCTest
 
 /// The sandbox's policy, checked without entering it (the test process must not

@@ -1,8 +1,10 @@
 import Foundation
-import STOLModel
 import Glibc
 import STOLImport
+import STOLImportCore
+import STOLModel
 import STOLTestFixtures
+import STOLVerifier
 import XCTest
 
 final class ScratchFileTests: XCTestCase {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import STOLContainer
 import STOLFormat
 import STOLProtocol
 import STOLTestFixtures
@@ -199,6 +200,37 @@ final class StolFileTests: XCTestCase {
         defer { close(pipeFDs[0]); close(pipeFDs[1]) }
         XCTAssertThrowsError(try StolFile.verify(fileDescriptor: pipeFDs[0], publicKey: key.publicKey) { _ in }) {
             XCTAssertEqual($0 as? StolFormatError, .fileUnreadable("not a regular file"))
+        }
+    }
+
+    /// The coordinator's size check (`StolFileLimits`, STOLFormat: it links no container
+    /// code) has the container's limits and gives, on the same descriptors, what checks
+    /// 1–2 of `StolFile` give.
+    func testTheCoordinatorsSizeCheckIsTheContainers() throws {
+        XCTAssertEqual(StolFileLimits.minimumFileBytes, StolFile.minimumFileBytes)
+        XCTAssertEqual(StolFileLimits.maximumFileBytes, StolFile.maximumFileBytes)
+        XCTAssertEqual(StolFileLimits.maximumDecompressedBytes, StolFile.maximumDecompressedBytes)
+
+        let directory = try makeTemporaryDirectory(self, prefix: "stollimits")
+        var descriptors: [Int32] = []
+        defer { descriptors.forEach { close($0) } }
+        for size in [0, 1, 108, Int(StolFile.maximumFileBytes), Int(StolFile.maximumFileBytes) + 1] {
+            let fd = open(directory + "/\(size).stol", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            XCTAssertGreaterThanOrEqual(fd, 0)
+            XCTAssertEqual(ftruncate(fd, off_t(size)), 0)  // sparse
+            descriptors.append(fd)
+        }
+        var pipeFDs: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&pipeFDs), 0)
+        descriptors += pipeFDs
+        for fd in descriptors {
+            let light = Result { () throws(StolFormatError) in try StolFileLimits.checkedSize(ofDescriptor: fd) }
+            let container = Result { () throws(StolFormatError) in try StolFile.checkedSize(ofDescriptor: fd) }
+            XCTAssertEqual(light, container, "descriptor \(fd)")
+        }
+        XCTAssertEqual(try StolFileLimits.checkedSize(ofDescriptor: descriptors[2]), 108)
+        XCTAssertThrowsError(try StolFileLimits.checkedSize(ofDescriptor: descriptors[2], maximumFileBytes: 107)) {
+            XCTAssertEqual($0 as? StolFormatError, .fileTooLarge(bytes: 108, limit: 107))
         }
     }
 

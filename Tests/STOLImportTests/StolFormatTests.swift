@@ -18,7 +18,9 @@ final class StolFormatTests: XCTestCase {
         XCTAssertThrowsError(try StolHeader(parsing: Array(bytes.prefix(107)))) {
             XCTAssertEqual($0 as? StolFormatError, .truncatedHeader(bytes: 107))
         }
-        bytes[7] = 0x02
+        bytes[7] = 0x02  // a version 2 magic: its header is 288 bytes
+        XCTAssertThrowsError(try StolHeader(parsing: bytes)) { XCTAssertEqual($0 as? StolFormatError, .truncatedHeader(bytes: 108)) }
+        bytes[7] = 0x03  // no such format version
         XCTAssertThrowsError(try StolHeader(parsing: bytes)) { XCTAssertEqual($0 as? StolFormatError, .badMagic) }
     }
 

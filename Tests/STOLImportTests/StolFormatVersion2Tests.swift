@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import STOLContainer
 import STOLFormat
 import STOLTestFixtures
 import XCTest

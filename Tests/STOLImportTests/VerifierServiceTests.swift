@@ -2,10 +2,12 @@ import Foundation
 import Glibc
 import STOLFormat
 import STOLImport
+import STOLImportCore
 import STOLModel
 import STOLProtocol
 import STOLTestFixtures
 import STOLTransport
+import STOLVerifier
 import XCTest
 
 /// The verifier's checklist in-process (no sandbox: that is the binary's, tested

@@ -28,6 +28,7 @@ final class ImportFaultInjectionTests: XCTestCase {
 
     /// Restarts the verifier's activator with `stages` armed (none: disarmed).
     private func armVerifier(_ stages: [String]) throws {
+        try StackHarness.requireTestHooks()
         stack.stop(.verify)
         unlink(stack.socketPath(.verify))
         stack.environment["STOL_TEST_PAUSE_AT"] = stages.isEmpty ? nil : stages.joined(separator: ",")
@@ -37,6 +38,7 @@ final class ImportFaultInjectionTests: XCTestCase {
 
     /// Restarts importd (after a crash, or to arm it) with `stages` armed.
     private func restartImportd(_ stages: [String]) throws {
+        try StackHarness.requireTestHooks()
         stack.crash(.import)
         stack.environment["STOL_TEST_PAUSE_AT"] = stages.isEmpty ? nil : stages.joined(separator: ",")
         stack.environment["STOL_TEST_PAUSE_FILE"] = stages.isEmpty ? nil : pauseFile

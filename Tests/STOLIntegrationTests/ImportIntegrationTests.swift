@@ -165,6 +165,7 @@ final class ImportIntegrationTests: XCTestCase {
     }
 
     func testASecondImportWhileOneRuns_isBusy_andTheFirstStillSucceeds() throws {
+        try StackHarness.requireTestHooks()
         let pauseFile = stack.root + "/paused"
         stack.environment["STOL_TEST_PAUSE_AT"] = "verify:decompressing"
         stack.environment["STOL_TEST_PAUSE_FILE"] = pauseFile

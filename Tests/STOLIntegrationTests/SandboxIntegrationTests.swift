@@ -28,6 +28,7 @@ final class SandboxIntegrationTests: XCTestCase {
     }
 
     func testFromInsideTheRunningVerifier_liveDataSocketsExecAndSignalsAreOutOfReach() throws {
+        try StackHarness.requireTestHooks()
         let stack = try StackHarness()
         stack.environment["STOL_TEST_SANDBOX_PROBE"] = "1"
         try stack.startImportStack()
@@ -63,6 +64,7 @@ final class SandboxIntegrationTests: XCTestCase {
     /// The long-running daemons keep their files (their units confine those) but
     /// filter themselves: no program can be run and no socket but a Unix one opened.
     func testTheOtherDaemons_cannotRunProgramsOrOpenNetworkSockets_andStillServe() throws {
+        try StackHarness.requireTestHooks()
         let stack = try StackHarness()
         stack.environment["STOL_TEST_SANDBOX_PROBE"] = "1"
         try stack.startImportStack()

@@ -50,6 +50,22 @@ final class StackHarness {
 
     static func database() throws -> String { try sharedDatabase.get() }
 
+    /// Whether the daemons were built with the environment-armed test hooks (`STOL_TEST_HOOKS`:
+    /// debug builds, what `swift test` runs; the release build has none).
+    private static let builtWithTestHooks: Bool = {
+        let verifier = FileManager.default.contents(atPath: binDirectory + "/stol-verifyd") ?? Data()
+        return verifier.range(of: Data("STOL_TEST_SANDBOX_PROBE".utf8)) != nil
+    }()
+
+    /// A test that arms a hook (`STOL_TEST_PAUSE_AT`, `STOL_TEST_SANDBOX_PROBE`,
+    /// `STOL_TEST_HANG_ON_SIGUSR2`) says so first: binaries without hooks would ignore it.
+    static func requireTestHooks() throws {
+        guard builtWithTestHooks else {
+            throw TestSupportError("the daemons in \(binDirectory) have no test hooks (built without STOL_TEST_HOOKS): "
+                                   + "run the tests on the debug build")
+        }
+    }
+
     init() throws {
         root = try Self.makeDirectory(prefix: "stolit")
         try FileManager.default.createDirectory(atPath: root + "/run", withIntermediateDirectories: true)

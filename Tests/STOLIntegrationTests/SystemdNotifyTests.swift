@@ -80,6 +80,7 @@ final class SystemdNotifyTests: XCTestCase {
     /// serving loops with the SIGUSR2 test hook, and then sees no ping for five intervals.
     private func assertPingsStopWhenServingLoopHangs(_ daemon: String, _ arguments: [String], socket: String,
                                                      file: StaticString = #filePath, line: UInt = #line) throws {
+        try StackHarness.requireTestHooks()
         let directory = try StackHarness.makeDirectory(prefix: "stolntf")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let notifyPath = directory + "/notify"

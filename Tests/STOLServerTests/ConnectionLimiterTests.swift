@@ -1,3 +1,4 @@
+import STOLDaemon
 import STOLProtocol
 import STOLServer
 import Synchronization

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import STOLDaemon
 import STOLProtocol
 import STOLServer
 import STOLTestFixtures

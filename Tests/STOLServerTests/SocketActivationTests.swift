@@ -1,7 +1,7 @@
 import CSTOLSocket
 import Foundation
 import Glibc
-import STOLServer
+import STOLDaemon
 import STOLTestFixtures
 import XCTest
 
@@ -89,6 +89,38 @@ final class SocketActivationTests: XCTestCase {
         XCTAssertThrowsError(try SocketActivation.socket(named: "test", fallbackPath: path, mode: 0o600,
                                                          logger: quietLogger)) { error in
             XCTAssertEqual(error as? SocketActivationError, .bind(path: path, errno: ENAMETOOLONG))
+        }
+    }
+
+    /// Socket activation is read from the environment as `sd_listen_fds_with_names(3)`
+    /// reads it (STOLDaemon links no libsystemd, so that the verifier does not).
+    func testActivationVariablesAreReadAsLibsystemdReadsThem() throws {
+        func passed(_ pid: String?, _ fds: String?, _ names: String? = nil) throws -> [String] {
+            try SocketActivation.passedDescriptors(listenPID: pid, listenFDs: fds, listenFDNames: names, processID: 42)
+                .map { "\($0.name)=\($0.fd)" }
+        }
+        XCTAssertEqual(try passed(nil, "1"), [], "no LISTEN_PID: nothing was passed")
+        XCTAssertEqual(try passed("43", "1"), [], "another process's sockets")
+        XCTAssertEqual(try passed("42", nil), [])
+        XCTAssertEqual(try passed("42", "1"), ["unknown=3"])
+        XCTAssertEqual(try passed("42", "2", "taxonomy:favorites"), ["taxonomy=3", "favorites=4"])
+        XCTAssertEqual(try passed("42", "3", "a::c"), ["a=3", "=4", "c=5"])
+        for (pid, fds, names) in [("x", "1", nil), ("0", "1", nil), ("-1", "1", nil), ("42", "0", nil), ("42", "-2", nil),
+                                  ("42", "one", nil), ("42", "2147483647", nil), ("42", "2", "only-one"),
+                                  ("42", "1", "a:b"), ("42", "1", "")] as [(String, String, String?)] {
+            XCTAssertThrowsError(try passed(pid, fds, names), "\(pid) \(fds) \(names ?? "nil")") {
+                XCTAssertEqual($0 as? SocketActivationError, .listenFDs(errno: EINVAL))
+            }
+        }
+    }
+
+    func testPassedSocketsUnsetsTheVariablesForChildren() throws {
+        setenv("LISTEN_PID", String(getpid() + 1), 1)
+        setenv("LISTEN_FDS", "1", 1)
+        setenv("LISTEN_FDNAMES", "elsewhere", 1)
+        XCTAssertTrue(try SocketActivation.passedSockets().isEmpty, "the sockets of another process are not ours")
+        for variable in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] {
+            XCTAssertNil(getenv(variable), "\(variable) is unset")
         }
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import Logging
 import NIOCore
+import STOLDaemon
 import STOLProtocol
 import STOLServer
 import STOLTestFixtures

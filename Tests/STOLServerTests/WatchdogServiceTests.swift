@@ -1,4 +1,5 @@
 import Logging
+import STOLDaemon
 import STOLServer
 import Synchronization
 import XCTest

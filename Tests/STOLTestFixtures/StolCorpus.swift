@@ -3,6 +3,7 @@ import Foundation
 import STOLModel
 import Glibc
 import GRDB
+import STOLContainer
 import STOLFormat
 
 /// Bad `.stol` files, generated from one valid taxonomy database, each with the

@@ -7,6 +7,11 @@
    the graph in Package.swift is the graph of the code.
 3. The thin client stays thin: `stol-client`'s transitive dependencies include no
    server-side module (NIOPosix, NIOExtras, ServiceLifecycle, libsystemd, STOLServer).
+   The link graph follows the privilege boundary (issue 22): `stol-importd`'s closure
+   holds no parser of untrusted bytes (STOLContainer, STOLVerifier, zlib, the SQLite
+   descriptor VFS), `stol-verifyd`'s no coordinator and no server stack (STOLImport,
+   STOLServer, NIOPosix, NIOExtras, ServiceLifecycle, libsystemd).
+   `check_binaries.py` checks the same in the linked release binaries.
 4. The README's module table ("Architecture") is the graph: each module row marks
    (●) exactly the executables whose dependency closure holds it, and its "depends
    on" column names every dependency the target declares.
@@ -25,6 +30,14 @@ SYSTEM_MODULES = {"Foundation", "FoundationEssentials", "Glibc", "Dispatch", "Sy
                   "XCTest", "_Concurrency", "Musl", "Darwin"}
 # Modules that must never be in the client's dependency closure.
 CLIENT_FORBIDDEN = {"NIOPosix", "NIOExtras", "ServiceLifecycle", "CSystemd", "STOLServer", "GRDB", "GRDBSQLite"}
+# The privilege boundary (issue 22): what each side of the import must not link.
+FORBIDDEN = {
+    "stol-client": (CLIENT_FORBIDDEN, "a server-side module"),
+    "stol-importd": ({"STOLContainer", "STOLVerifier", "CZlib", "CSTOLSQLite"},
+                     "a parser of untrusted bytes (the coordinator never parses the file)"),
+    "stol-verifyd": ({"STOLImport", "STOLServer", "NIOPosix", "NIOExtras", "ServiceLifecycle", "CSystemd"},
+                     "the coordinator or the server stack (the sandboxed verifier serves with STOLDaemon alone)"),
+}
 IMPORT = re.compile(r"^\s*(?:@testable\s+|@_implementationOnly\s+)?(?:public\s+|internal\s+|package\s+)?import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)", re.M)
 
 
@@ -127,11 +140,12 @@ def main():
         for module in sorted(declared - set(imported)):
             problems.append(f"{name}: declares {module} but no file imports it")
 
-    closure = closure_of(targets, "stol-client")
     # Products of packages pull their own modules: NIOCore never pulls NIOPosix, and
     # the forbidden names are checked as they are spelt in this package.
-    for module in sorted(closure & CLIENT_FORBIDDEN):
-        problems.append(f"stol-client: depends (transitively) on {module}, a server-side module")
+    for executable, (forbidden, what) in FORBIDDEN.items():
+        for module in sorted(closure_of(targets, executable) & forbidden):
+            problems.append(f"{executable}: depends (transitively) on {module}, {what}")
+    closure = closure_of(targets, "stol-client")
     problems += readme_problems(package_dir, targets)
 
     for line in problems:
@@ -139,7 +153,9 @@ def main():
     if problems:
         return 1
     print(f"module graph ok: {len(targets)} targets; every import declared and used; the README's table agrees; "
-          f"stol-client's closure: {', '.join(sorted(closure))}")
+          f"stol-client's closure: {', '.join(sorted(closure))}; "
+          f"stol-importd links none of {', '.join(sorted(FORBIDDEN['stol-importd'][0]))}; "
+          f"stol-verifyd none of {', '.join(sorted(FORBIDDEN['stol-verifyd'][0]))}")
     return 0
 
 

@@ -1,10 +1,12 @@
 import Foundation
+import STOLContainer
 import STOLFormat
-import STOLImport
+import STOLImportCore
 import STOLModel
 import STOLProtocol
 import STOLTransport
 import STOLTestFixtures
+import STOLVerifier
 
 /// `stol-verifyd`'s request handling (``VerifierService``): the sandboxed parser
 /// of untrusted `.stol` files, the most exposed code of the import. The input

@@ -1,7 +1,9 @@
 import Foundation
 import Glibc
 import Logging
+import STOLContainer
 import STOLFormat
+import STOLImportCore
 import STOLModel
 import STOLProtocol
 import STOLTransport

@@ -1,5 +1,4 @@
 import CSTOLSocket
-import CSystemd
 import Glibc
 import Logging
 
@@ -20,7 +19,7 @@ public enum SocketActivationError: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .listenFDs(let code): "sd_listen_fds_with_names failed: \(String(cString: strerror(code)))"
+        case .listenFDs(let code): "socket activation (LISTEN_PID, LISTEN_FDS, LISTEN_FDNAMES) failed: \(String(cString: strerror(code)))"
         case .bind(let path, let code): "cannot bind \(path): \(String(cString: strerror(code)))"
         case .noSocketNamed(let name, let available):
             "systemd passed sockets \(available) but none named \(name)"
@@ -28,8 +27,10 @@ public enum SocketActivationError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// Socket activation with `sd_listen_fds_with_names`, and the fallback of binding
-/// the socket path with the right mode.
+/// Socket activation as `sd_listen_fds_with_names(3)` defines it, read from the
+/// environment here rather than through libsystemd, so that a daemon that needs
+/// nothing else of systemd (the verifier) does not link it; and the fallback of
+/// binding the socket path with the right mode.
 public enum SocketActivation {
     /// The first fd systemd passes (SD_LISTEN_FDS_START).
     static let firstFD: Int32 = 3
@@ -38,23 +39,31 @@ public enum SocketActivation {
     /// (`--fdname=` for `systemd-socket-activate`; "unknown" when unnamed).
     /// Unsets the activation variables so children do not inherit them.
     public static func passedSockets() throws(SocketActivationError) -> [(name: String, fd: Int32)] {
-        var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
-        let count = sd_listen_fds_with_names(1, &names)
-        guard count >= 0 else { throw .listenFDs(errno: -count) }
-        defer {
-            if let names {
-                for index in 0..<Int(count) { free(names[index]) }
-                free(names)
-            }
+        let variables = ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"]
+        let values = variables.map { getenv($0).map { String(cString: $0) } }
+        for variable in variables { unsetenv(variable) }
+        let passed = try passedDescriptors(listenPID: values[0], listenFDs: values[1], listenFDNames: values[2],
+                                           processID: getpid())
+        for (_, fd) in passed where fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 {
+            throw .listenFDs(errno: errno)
         }
-        var result: [(String, Int32)] = []
-        for index in 0..<count {
-            let name = names?[Int(index)].map { String(cString: $0) } ?? "unknown"
-            let fd = firstFD + index
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            result.append((name, fd))
-        }
-        return result
+        return passed
+    }
+
+    /// The descriptors the activation variables describe, as `sd_listen_fds_with_names(3)`
+    /// reads them: none unless `LISTEN_PID` is this process; then `LISTEN_FDS` (at least
+    /// one) from fd 3 on, named by the colon-separated `LISTEN_FDNAMES` (one name each)
+    /// or "unknown". A malformed value is `EINVAL`, as libsystemd answers it.
+    public static func passedDescriptors(listenPID: String?, listenFDs: String?, listenFDNames: String?,
+                                         processID: pid_t) throws(SocketActivationError) -> [(name: String, fd: Int32)] {
+        guard let listenPID else { return [] }
+        guard let pid = pid_t(listenPID), pid > 0 else { throw .listenFDs(errno: EINVAL) }
+        guard pid == processID, let listenFDs else { return [] }
+        guard let count = Int32(listenFDs), count > 0, count <= Int32.max - firstFD else { throw .listenFDs(errno: EINVAL) }
+        let names = listenFDNames.map { $0.isEmpty ? [] : $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init) }
+            ?? Array(repeating: "unknown", count: Int(count))
+        guard names.count == Int(count) else { throw .listenFDs(errno: EINVAL) }
+        return names.enumerated().map { (name: $1, fd: firstFD + Int32($0)) }
     }
 
     /// The socket this daemon should serve.

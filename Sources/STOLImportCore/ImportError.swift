@@ -166,8 +166,8 @@ extension ImportError.DatabaseCheck {
 
 /// Size limits of the import (`protocol/STOL-FORMAT.md` §5), as the format enforces them.
 public enum ImportLimits {
-    public static let maximumFileBytes = StolFile.maximumFileBytes
-    public static let maximumDecompressedBytes = StolFile.maximumDecompressedBytes
+    public static let maximumFileBytes = StolFileLimits.maximumFileBytes
+    public static let maximumDecompressedBytes = StolFileLimits.maximumDecompressedBytes
     /// The most SQLite bytes one `VerifiedChunk` carries.
     public static let chunkBytes = 1024 * 1024
 }

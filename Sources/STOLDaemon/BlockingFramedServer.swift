@@ -6,7 +6,6 @@ import Logging
 import STOLProtocol
 import STOLTransport
 import Synchronization
-import ServiceLifecycle
 
 /// Serves a ``StreamingFramedService`` with one thread per connection.
 ///
@@ -14,13 +13,17 @@ import ServiceLifecycle
 /// requests, which swift-nio cannot do, and they serve a handful of connections at
 /// most (one import at a time), so plain blocking I/O is both sufficient and the
 /// easiest to audit in the two processes that guard the live data. Limits, error
-/// frames and graceful shutdown behave as in ``NIOFramedServer``.
-public final class BlockingFramedServer<Service: StreamingFramedService>: ServiceLifecycle.Service, @unchecked Sendable {
+/// frames and graceful shutdown behave as in `NIOFramedServer`.
+///
+/// This module has no swift-service-lifecycle and no libsystemd, so that the
+/// verifier, which calls ``serve()`` itself, links neither. A daemon that runs it
+/// as a service of its group (the import coordinator) gets `run()` from STOLServer
+/// (`BlockingFramedServer+Service.swift`), which tells systemd READY and STOPPING.
+public final class BlockingFramedServer<Service: StreamingFramedService>: @unchecked Sendable {
     private let service: Service
     private let source: SocketSource
-    private let configuration: ServerConfiguration
-    private let logger: Logger
-    private let notifier: SystemdNotifier
+    package let configuration: ServerConfiguration
+    package let logger: Logger
     /// Stamped by the accept loop when systemd watches the daemon (nil: no watchdog).
     private let heartbeat: Heartbeat?
     /// Set by the test hang hook (``ServingLoopHangHook``): the accept loop blocks for good.
@@ -32,12 +35,11 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
     private var shutdownPipe: [Int32] = [-1, -1]
 
     public init(service: Service, source: SocketSource, configuration: ServerConfiguration, logger: Logger,
-                notifier: SystemdNotifier = SystemdNotifier(), heartbeat: Heartbeat? = nil) {
+                heartbeat: Heartbeat? = nil) {
         self.service = service
         self.source = source
         self.configuration = configuration
         self.logger = logger
-        self.notifier = notifier
         self.heartbeat = heartbeat
         self.openConnections = ConnectionLimiter(limit: configuration.maximumConnections,
                                                  perUserLimit: configuration.maximumConnectionsPerUser)
@@ -53,43 +55,26 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
     /// has finished. The verifier calls this directly: it sandboxes itself first
     /// and must not start threads (Swift's task pool) before that.
     public func serve() {
+        serve(beforeIdleExit: {})
+    }
+
+    /// ``serve()``, calling `beforeIdleExit` when the accept loop ends for the idle
+    /// exit (STOLServer's `run()` tells systemd STOPPING=1 there).
+    package func serve(beforeIdleExit: () -> Void) {
         switch source {
         case .accepted(let fd):
             serveConnection(fd)
         case .listening(let fd, _):
-            acceptLoop(fd)
+            acceptLoop(fd, beforeIdleExit: beforeIdleExit)
         }
         connections.wait()
     }
 
     /// Stops accepting and ends each connection between requests (what SIGTERM
-    /// does under ``run()``); ``serve()`` returns once they have finished.
+    /// does under `run()`); ``serve()`` returns once they have finished.
     public func shutdown() {
         var byte: UInt8 = 1
         _ = write(shutdownPipe[1], &byte, 1)
-    }
-
-    public func run() async throws {
-        notifier.ready(status: "serving \(configuration.name)")
-        let finished: @Sendable () async -> Void = {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let thread = Thread { [self] in
-                    serve()
-                    continuation.resume()
-                }
-                thread.start()
-            }
-        }
-        // Like NIOFramedServer: a graceful shutdown or a cancelled task stops
-        // accepting, and run() returns once every started request is answered.
-        await withTaskCancellationOrGracefulShutdownHandler {
-            await finished()
-        } onCancelOrGracefulShutdown: { [self] in
-            notifier.stopping()
-            logger.info("graceful shutdown: finishing in-flight requests")
-            shutdown()
-        }
-        logger.info("stopped", metadata: ["service": "\(configuration.name)"])
     }
 
     private var isShuttingDown: Bool {
@@ -117,7 +102,7 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
     /// wakes at least once a heartbeat period and stamps the ``Heartbeat``, so the pings stop
     /// if this thread stops (a connection's own work runs on its own thread and
     /// never delays them).
-    private func acceptLoop(_ listener: Int32) {
+    private func acceptLoop(_ listener: Int32, beforeIdleExit: () -> Void) {
         let slot = heartbeat?.register()
         let hangHook = ServingLoopHangHook.installIfRequested(logger: logger) { [self] in
             hangRequested.store(true, ordering: .relaxed)
@@ -132,7 +117,7 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: Servic
             if let idleExit = configuration.idleExit, let idle = openConnections.idleFor, idle >= idleExit {
                 logger.info("no connection for the idle period: exiting (socket activation starts it again)",
                             metadata: ["idle_exit": "\(idleExit)"])
-                notifier.stopping()
+                beforeIdleExit()
                 return
             }
             guard waitReadable(listener, timeout: wake) else {

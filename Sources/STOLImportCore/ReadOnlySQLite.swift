@@ -1,4 +1,3 @@
-import CSTOLSQLite
 import GRDBSQLite
 
 /// A read-only SQLite connection for the verifier's and the coordinator's few
@@ -6,22 +5,30 @@ import GRDBSQLite
 ///
 /// GRDB is the project's SQLite layer everywhere else, but it cannot name a
 /// VFS, and the verifier's scratch file has no name: it is read from its
-/// descriptor through the `stol-descriptor` VFS (`CSTOLSQLite`).
-final class ReadOnlySQLite {
-    struct Failure: Error, CustomStringConvertible {
-        let code: Int32
-        let message: String
-        var description: String { message }
+/// descriptor through the `stol-descriptor` VFS (`CSTOLSQLite`), which only
+/// STOLVerifier registers and opens (`ReadOnlySQLite(descriptor:)`). The
+/// coordinator opens installed, already verified databases by path, so it links
+/// neither that VFS nor the verifier's checks.
+package final class ReadOnlySQLite {
+    package struct Failure: Error, CustomStringConvertible {
+        package let code: Int32
+        package let message: String
+        package var description: String { message }
+
+        package init(code: Int32, message: String) {
+            self.code = code
+            self.message = message
+        }
     }
 
     /// One result column: SQLite's integer, text or NULL (other types read as text).
-    enum Value: Equatable {
+    package enum Value: Equatable {
         case integer(Int64)
         case text(String)
         case null
 
-        var integer: Int64? { if case .integer(let value) = self { value } else { nil } }
-        var text: String? {
+        package var integer: Int64? { if case .integer(let value) = self { value } else { nil } }
+        package var text: String? {
             switch self {
             case .text(let value): value
             case .integer(let value): String(value)
@@ -32,25 +39,8 @@ final class ReadOnlySQLite {
 
     private var handle: OpaquePointer?
 
-    /// Where the database is: a path, or an open descriptor (read with pread, never changed).
-    enum Location {
-        case path(String)
-        case descriptor(Int32)
-    }
-
-    /// Opens the database read-only.
-    init(_ location: Location) throws(Failure) {
-        var vfs: String?
-        let path: String
-        switch location {
-        case .path(let value):
-            path = value
-        case .descriptor(let fd):
-            let rc = stol_sqlite_register_descriptor_vfs()
-            guard rc == SQLITE_OK else { throw Failure(code: rc, message: "cannot register the SQLite VFS (\(rc))") }
-            vfs = STOL_DESCRIPTOR_VFS
-            path = STOL_DESCRIPTOR_PREFIX + String(fd)
-        }
+    /// Opens the database at `path` read-only, through the VFS named `vfs` (nil: SQLite's default).
+    package init(path: String, vfs: String? = nil) throws(Failure) {
         let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, vfs)
         guard rc == SQLITE_OK else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
@@ -62,10 +52,10 @@ final class ReadOnlySQLite {
 
     deinit { sqlite3_close(handle) }
 
-    var connection: OpaquePointer? { handle }
+    package var connection: OpaquePointer? { handle }
 
     /// Runs `sql` with text `arguments` and returns every row.
-    func rows(_ sql: String, _ arguments: [String] = []) throws(Failure) -> [[Value]] {
+    package func rows(_ sql: String, _ arguments: [String] = []) throws(Failure) -> [[Value]] {
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else { throw failure() }
         defer { sqlite3_finalize(statement) }

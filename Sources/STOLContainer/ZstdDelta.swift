@@ -1,4 +1,5 @@
 import CZstd
+import STOLFormat
 import Glibc
 
 /// The payload of a delta (`protocol/STOL-FORMAT.md` §10): one zstd frame made with

@@ -6,11 +6,19 @@ import Logging
 /// for good (an event loop, or the blocking server's accept loop), as a handler
 /// stuck in a loop would, so that tests can see the watchdog stop pinging and
 /// systemd kill and restart the daemon.
-enum ServingLoopHangHook {
+///
+/// Compiled in only with `STOL_TEST_HOOKS` (debug builds, and the hook-enabled
+/// release variant the systemd boot test installs); without it
+/// ``installIfRequested(logger:hang:)`` does nothing and the variable's name is
+/// not in the binary (`Tests/tools/check_binaries.py` checks).
+package enum ServingLoopHangHook {
+    #if STOL_TEST_HOOKS
     static let variable = "STOL_TEST_HANG_ON_SIGUSR2"
+    #endif
 
     /// Calls `hang` on SIGUSR2 when armed; keep the returned source alive.
-    static func installIfRequested(logger: Logger, hang: @escaping @Sendable () -> Void) -> (any DispatchSourceSignal)? {
+    package static func installIfRequested(logger: Logger, hang: @escaping @Sendable () -> Void) -> (any DispatchSourceSignal)? {
+        #if STOL_TEST_HOOKS
         guard ProcessInfo.processInfo.environment[variable] == "1" else { return nil }
         logger.warning("test hook armed: SIGUSR2 blocks a serving loop")
         signal(SIGUSR2, SIG_IGN)
@@ -21,5 +29,8 @@ enum ServingLoopHangHook {
         }
         source.resume()
         return source
+        #else
+        return nil
+        #endif
     }
 }

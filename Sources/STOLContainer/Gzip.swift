@@ -1,4 +1,5 @@
 import CZlib
+import STOLFormat
 
 /// Streaming gzip (RFC 1952) through zlib, in fixed-size buffers.
 ///

@@ -1,4 +1,5 @@
 import Glibc
+import STOLFormat
 
 /// The files a delta is applied in (checks 11–13 of `protocol/STOL-FORMAT.md` §6):
 /// the base (read-only), a private copy of the payload taken while it is hashed,

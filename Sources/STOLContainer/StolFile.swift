@@ -1,4 +1,5 @@
 import STOLFileSystem
+import STOLFormat
 import Glibc
 
 /// Writing and verifying `.stol` files (`protocol/STOL-FORMAT.md`).
@@ -156,7 +157,7 @@ public enum StolFile {
     }
 
     /// Unix seconds now: when a key's `not-after` is compared.
-    public static func currentTime() -> Int64 { Int64(time(nil)) }
+    public static func currentTime() -> Int64 { TrustedKeys.currentTime() }
 
     static func verify(_ source: some ByteSource, trust: TrustedKeys, now: Int64, options: VerifyOptions, delta: DeltaWorkspace?,
                        events: (Event) throws(StolFormatError) -> Void,

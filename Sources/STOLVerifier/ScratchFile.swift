@@ -1,6 +1,7 @@
 import CSTOLSandbox
 import Foundation
 import Glibc
+import STOLImportCore
 
 /// The verifier's only writable file: an anonymous temporary file that holds the
 /// decompressed database while it is checked.

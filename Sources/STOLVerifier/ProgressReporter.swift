@@ -1,3 +1,4 @@
+import STOLImportCore
 import STOLProtocol
 import STOLTransport
 

@@ -1,4 +1,5 @@
 import Foundation
+import STOLImportCore
 import Synchronization
 
 /// ``DatabaseChecks`` on a thread of its own, so that the verified bytes can be
