@@ -181,12 +181,6 @@ public final class ImportCoordinator: StreamingFramedService {
                let installed = store.installedNamespaces().subtracting([header.idNamespace]).sorted().first {
                 throw ImportError.idNamespaceMismatch(installed: installed, offered: header.idNamespace)
             }
-            if try isInstalled(release: header.release, sha256: header.contentSHA256) {
-                context.logger.notice("release already installed with this content; nothing changed",
-                                      metadata: ["release": "\(header.release)"])
-                try? send(done(release: header.release, alreadyInstalled: true, header: header))
-                return
-            }
             if header.kind == .delta { base = try deltaBase(header) }
         }
 
@@ -229,6 +223,13 @@ public final class ImportCoordinator: StreamingFramedService {
             release = header.release
         } else {
             release = verified.hasProvenance ? verified.provenance.release : ReleaseName.unknown
+        }
+        // Imported twice (a file, or a delta applied twice): the staged bytes are the
+        // installed release's to the byte, so nothing is replaced and nothing changes.
+        if header.formatVersion == 2, try isInstalled(release: release, sha256: header.contentSHA256) {
+            context.logger.notice("release already installed with this content; nothing changed", metadata: ["release": "\(release)"])
+            try? send(done(release: release, alreadyInstalled: true, header: header))
+            return
         }
         // Another release is never a downgrade: only an older build of the same one.
         if !body.allowDowngrade, let installed = store.reference(release)?.buildTime, !installed.isEmpty,

@@ -103,7 +103,10 @@ public final class VerifierService: StreamingFramedService, @unchecked Sendable 
         switch request.body {
         case .attachBase:
             guard let descriptor = context.receivedFileDescriptor else { throw ImportError.missingFileDescriptor }
-            attachedBase = descriptor
+            // The server closes the request's descriptor when this request is answered: keep a copy.
+            let copy = fcntl(descriptor.rawValue, F_DUPFD_CLOEXEC, 0)
+            guard copy >= 0 else { throw ImportError.storage("cannot keep the delta's base: \(String(cString: strerror(errno)))") }
+            attachedBase = OwnedFileDescriptor(copy)
             var response = Response()
             response.id = request.id
             response.baseAttached = Stol_V1_BaseAttached()

@@ -46,24 +46,39 @@ enum ImportStatusText {
         /// The default release ("" while the bundled database serves) and every installed one.
         let defaultRelease: String
         let releases: [String]
+        /// After `db import`: what was imported (absent for the other commands).
+        var imported: Imported?
+
+        struct Imported: Encodable {
+            let release: String
+            /// The release was already installed with exactly the file's content: nothing changed.
+            let alreadyInstalled: Bool
+            let keyID: String
+            let formatVersion: UInt32
+            enum CodingKeys: String, CodingKey {
+                case release, alreadyInstalled = "already_installed", keyID = "key_id", formatVersion = "format_version"
+            }
+        }
 
         enum CodingKeys: String, CodingKey {
             case referencePresent = "reference_present", referenceActive = "reference_active"
             case referenceSizeBytes = "reference_size_bytes", referenceBuildTime = "reference_build_time"
             case referenceSchemaVersion = "reference_schema_version", referenceFingerprint = "reference_fingerprint"
             case importRunning = "import_running", importStage = "import_stage", importFraction = "import_fraction"
-            case defaultRelease = "default_release", releases
+            case defaultRelease = "default_release", releases, imported
         }
     }
 
-    static func json(_ status: Stol_V1_ImportStatus) -> String {
+    static func json(_ status: Stol_V1_ImportStatus, imported: Stol_V1_ImportDone? = nil) -> String {
         TextFormatter.json(StatusJSON(
             referencePresent: status.referencePresent, referenceActive: status.referenceActive,
             importRunning: status.importRunning, referenceSizeBytes: status.referenceSizeBytes,
             referenceSchemaVersion: status.referenceSchemaVersion, referenceBuildTime: status.referenceBuildTime,
             referenceFingerprint: status.referenceFingerprint,
             importStage: status.importRunning ? status.importStage.protoName : "", importFraction: status.importFraction,
-            defaultRelease: status.defaultRelease, releases: status.releases.map(\.release)))
+            defaultRelease: status.defaultRelease, releases: status.releases.map(\.release),
+            imported: imported.map { .init(release: $0.release, alreadyInstalled: $0.alreadyInstalled, keyID: $0.keyID,
+                                           formatVersion: $0.formatVersion) }))
     }
 
     static func text(_ status: Stol_V1_ImportStatus) -> String {
@@ -147,7 +162,14 @@ struct DatabaseImport: ParsableCommand {
             would name other taxa) is refused (ID_NAMESPACE_MISMATCH) unless \
             --allow-id-namespace-change is given.
 
-            Exit codes: 0 installed, 7 the file failed verification (the message names the check), \
+            A delta (stol-pipeline delta) installs the new release from the installed base it names; \
+            it is refused (DELTA_BASE_MISMATCH) when that base is not installed or is another build. \
+            A file whose release is already installed with exactly its content changes nothing \
+            ("already installed"), so a delta or a file can be imported twice. Files are trusted \
+            when signed by a key in /usr/share/stol/keys or /etc/stol/keys that is neither expired \
+            nor revoked (UNKNOWN_KEY, KEY_EXPIRED, KEY_REVOKED name the key id).
+
+            Exit codes: 0 installed (or already installed), 7 the file failed verification (the message names the check), \
             4 not an administrator, 5 the service is not running or another import runs, 1 other failures \
             (DOWNGRADE_REFUSED, NO_SPACE, INTERNAL).
             """)
@@ -187,6 +209,7 @@ struct DatabaseImport: ParsableCommand {
             }
             printer.finishStage()
             guard case .done(var done) = response.result else { throw .local("unexpected answer") }
+            let imported = done
             let release = done.release
             if activate {
                 var activation = Stol_V1_ImportRequest()
@@ -195,10 +218,16 @@ struct DatabaseImport: ParsableCommand {
                 done = activated
                 _ = taxonomyServes(release: release, global)
             }
-            if global.json { print(ImportStatusText.json(done.status)); return }
+            if global.json { print(ImportStatusText.json(done.status, imported: imported)); return }
             let installed = done.status.releases.first { $0.release == release }
-            print("imported: release \(release) is installed (\(ImportProgressPrinter.bytes(Double(installed?.sizeBytes ?? 0))), " +
-                  "built \(installed?.buildTime ?? "?"))")
+            let signer = imported.keyID.isEmpty ? "" : "; signed by key \(imported.keyID)"
+                + (imported.formatVersion == 1 ? " (format version 1, read until 2027-06-30: re-sign it)" : "")
+            if imported.alreadyInstalled {
+                print("already installed: release \(release) is installed with exactly this content; nothing changed\(signer)")
+            } else {
+                print("imported: release \(release) is installed (\(ImportProgressPrinter.bytes(Double(installed?.sizeBytes ?? 0))), " +
+                      "built \(installed?.buildTime ?? "?")\(signer))")
+            }
             print(done.status.defaultRelease == release ? "it is the default: taxonomy answers come from it"
                   : "it is not the default: `stol-client db activate \(release)` makes it the default; "
                     + "`--release \(release)` asks it meanwhile")

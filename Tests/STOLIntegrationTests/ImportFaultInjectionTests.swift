@@ -97,6 +97,53 @@ final class ImportFaultInjectionTests: XCTestCase {
         XCTAssertEqual(status["default_release"] as? String, "unknown", "importing another release changes no default")
     }
 
+    /// A delta from the installed release to a new one: the base (installed, read-only to
+    /// the verifier) and the target stay as they were after each kill.
+    private func deltaCandidate() throws -> (stol: String, sqlite: [UInt8]) {
+        let base = try [UInt8](Data(contentsOf: URL(fileURLWithPath: stack.referencePath)))
+        let next = try stack.signedDatabase(name: "next", builtAt: "2026-02-01T00:00:00Z", release: "2024.9.7", paddingMegabytes: 2).sqlite
+        let delta = try StolCorpus.signDelta(base: base, to: next, key: StackHarness.signingKey)
+        return (try stack.writeFile(delta, name: "next-delta.stol"), next)
+    }
+
+    func testKillingTheVerifierAtEachStage_ofADelta_changesNothing_andTheNextImportAppliesIt() throws {
+        try stack.startImportStack()
+        _ = try installBaseline()
+        try killAtEachStage(candidate: try deltaCandidate(), installsAt: stack.stateDirectory + "/databases/releases/2024.9.7.sqlite")
+        XCTAssertEqual(try stack.importStatus()["releases"] as? [String], ["2024.9.7", "unknown"])
+    }
+
+    func testKillingTheVerifierAtRandomMoments_ofADelta_leavesTheBaseAndNoHalfRelease() throws {
+        let rounds = max(10, (Int(ProcessInfo.processInfo.environment["STOL_FAULT_KILLS"] ?? "") ?? 50) / 5)
+        try stack.startImportStack()
+        _ = try installBaseline()
+        let base = fileDigest(stack.referencePath)
+        let (file, sqlite) = try deltaCandidate()
+        let target = stack.stateDirectory + "/databases/releases/2024.9.7.sqlite"
+        let started = Date()
+        let probeImport = try stack.client(["db", "import", file])
+        XCTAssertEqual(probeImport.status, 0, probeImport.stderr)
+        let span = max(0.05, Date().timeIntervalSince(started))
+        XCTAssertEqual(try stack.client(["db", "delete", "--yes", "2024.9.7"]).status, 0)
+        var generator = SplitMix64(for: self)
+        var landed = 0, finished = 0
+        for round in 0..<rounds {
+            let directory = try clientDirectory()
+            let client = try stack.startClient(["db", "import", file], directory: directory)
+            waitUntil(seconds: 10) { !stack.verifierPIDs().isEmpty }
+            usleep(UInt32(Double(generator.next() % 1000) / 1000 * span * 1_000_000))
+            stack.verifierPIDs().forEach { kill($0, SIGKILL) }
+            let status = client.wait(timeoutSeconds: 60)
+            if status == 0 { finished += 1 } else { landed += 1 }
+            XCTAssertEqual(fileDigest(stack.referencePath), base, "round \(round): the base changed")
+            let installed = fileDigest(target)
+            XCTAssertTrue(installed == nil || installed == SHA256.hash(sqlite).hexString, "round \(round): a half-applied release")
+            XCTAssertEqual(stack.stagingFiles, [], "round \(round): a staging file remained")
+        }
+        XCTAssertGreaterThan(landed, 0, "no kill landed in the middle of a delta")
+        print("fault injection: \(rounds) random SIGKILLs of the verifier during a delta: \(landed) in the middle (nothing changed), \(finished) after it")
+    }
+
     private func killAtEachStage(candidate: (stol: String, sqlite: [UInt8]), installsAt target: String) throws {
         let before = stack.stateSnapshot()
         let (file, sqlite) = candidate

@@ -186,7 +186,9 @@ final class ImportIntegrationTests: XCTestCase {
         XCTAssertNil(fileDigest(stack.referencePath))
     }
 
-    func testWrongMagic_isRejectedByAFreshVerifierPerImport_andNothingChanges() throws {
+    /// A file that is no `.stol` file is refused by the coordinator's own reading of the
+    /// header: no verifier is started for it.
+    func testWrongMagic_isRefusedByTheCoordinatorsHeaderCheck_withoutAVerifier_andNothingChanges() throws {
         try stack.startImportStack()
         let file = try stack.writeFile(Array("definitely not a stol file".utf8), name: "bad.stol")
         XCTAssertEqual(try stack.client(["db", "status"]).status, 0)  // importd starts on its first connection
@@ -196,14 +198,31 @@ final class ImportIntegrationTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("the magic check failed"), result.stderr)
         XCTAssertTrue(result.stderr.contains("NOT_A_STOL_FILE"), result.stderr)
         XCTAssertEqual(stack.stateSnapshot(), before)
+        XCTAssertFalse(stack.log(.verify).contains("serving one activated connection"), stack.log(.verify))
+    }
+
+    /// A file whose signed header is good and whose payload is damaged reaches a verifier:
+    /// a fresh one per import.
+    func testADamagedPayload_isRefusedByAFreshVerifierPerImport_andNothingChanges() throws {
+        try stack.startImportStack()
+        let (good, _) = try stack.signedDatabase(name: "good")
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: good)))
+        bytes[bytes.count - 10] ^= 0x40
+        let file = try stack.writeFile(bytes, name: "damaged.stol")
+        XCTAssertEqual(try stack.client(["db", "status"]).status, 0)
+        let before = stack.stateSnapshot()
+        let result = try stack.client(["db", "import", file])
+        XCTAssertEqual(result.status, 7, result.stderr)
+        XCTAssertTrue(result.stderr.contains("CHECKSUM_MISMATCH"), result.stderr)
+        XCTAssertEqual(stack.stateSnapshot(), before)
         XCTAssertTrue(stack.log(.verify).contains("serving one activated connection"), stack.log(.verify))
         XCTAssertEqual(try stack.client(["db", "import", file]).status, 7)
         XCTAssertEqual(stack.log(.verify).components(separatedBy: "serving one activated connection").count - 1, 2)
     }
 
     func testImport_whenNoKeyIsTrusted_saysWhichFileIsMissing() throws {
-        try stack.start(.import)
         stack.environment["STOL_TRUSTED_KEY"] = stack.root + "/no-such-key.pub"
+        try stack.start(.import)
         try stack.start(.verify)
         let (file, _) = try stack.signedDatabase(name: "reference")
         let result = try stack.client(["db", "import", file])

@@ -15,14 +15,17 @@ extension StackHarness {
     /// The key this test run signs with; its public half is what the verifier trusts.
     static let signingKey = Ed25519.PrivateKey.generate()
 
-    /// Points the verifier at this run's public key and gives the daemons a
-    /// temporary directory of their own (the verifier's scratch file lives there).
+    /// The key directory the coordinator and the verifier trust (`STOL_TRUSTED_KEY`).
+    var keysDirectory: String { root + "/keys" }
+
+    /// Points the coordinator and the verifier at a key directory laid out as an operator
+    /// would: this run's public key, an expired and a revoked key, and a `revoked` list
+    /// (``CorpusKeys``); and gives the daemons a temporary directory of their own (the
+    /// verifier's scratch files live there).
     func trustTestKey() throws {
-        let keys = root + "/keys"
-        try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
-        try SigningKeyFile.writePublicKey(Self.signingKey.publicKey, to: keys + "/release.pub", overwrite: true)
+        try CorpusKeys.writeTrustDirectory(keysDirectory, trusting: Self.signingKey.publicKey)
         try FileManager.default.createDirectory(atPath: root + "/tmp", withIntermediateDirectories: true)
-        environment["STOL_TRUSTED_KEY"] = keys + "/release.pub"
+        environment["STOL_TRUSTED_KEY"] = keysDirectory
         environment["TMPDIR"] = root + "/tmp"
     }
 

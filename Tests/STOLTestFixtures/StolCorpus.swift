@@ -20,6 +20,10 @@ public struct StolCorpusCase: Sendable {
     public let code: String
     /// The `check` detail the error should name, when the case targets one.
     public let check: String?
+    /// Through `stol-importd`, when it differs from ``code``: the coordinator checks the
+    /// signed header before any verifier runs, so a changed signed byte is a signature
+    /// failure there even where the verifier's order meets the payload digest first.
+    public var serviceCode: String? = nil
 }
 
 /// The keys besides the trusted one that the bad files use, with fixed TEST seeds:
@@ -122,8 +126,8 @@ public enum StolCorpus {
         let valid = sign(sqlite, key: key)
         precondition(valid.count > 4096 && valid[7] == 2, "the corpus starts from a version 2 file")
         var cases: [StolCorpusCase] = []
-        func add(_ name: String, _ bytes: [UInt8], _ code: String, _ check: String? = nil) {
-            cases.append(StolCorpusCase(name: name, bytes: bytes, code: code, check: check))
+        func add(_ name: String, _ bytes: [UInt8], _ code: String, _ check: String? = nil, service: String? = nil) {
+            cases.append(StolCorpusCase(name: name, bytes: bytes, code: code, check: check, serviceCode: service))
         }
         func flipped(_ offset: Int) -> [UInt8] {
             var bytes = valid
@@ -147,7 +151,7 @@ public enum StolCorpus {
         add("kind byte changed", flipped(12), "SIGNATURE_INVALID", "signature")
         add("key id byte changed", flipped(16), "UNKNOWN_KEY", "signature")
         add("content size byte changed", flipped(24), "SIGNATURE_INVALID", "signature")
-        add("payload digest byte changed", flipped(32), "CHECKSUM_MISMATCH", "sha_256_checksum")
+        add("payload digest byte changed", flipped(32), "CHECKSUM_MISMATCH", "sha_256_checksum", service: "SIGNATURE_INVALID")
         add("content digest byte changed", flipped(64), "SIGNATURE_INVALID", "signature")
         add("release byte changed", flipped(128), "SIGNATURE_INVALID", "signature")
         add("id namespace byte changed", flipped(192), "SIGNATURE_INVALID", "signature")

@@ -1,0 +1,180 @@
+import Foundation
+import GRDB
+import Glibc
+import STOLContainer
+import STOLFormat
+import STOLTestFixtures
+import XCTest
+
+/// Issue 22 through the real client, `stol-importd` and fresh sandboxed verifiers:
+/// a key rotation carried out as an operator would (key files and a revocation list
+/// changed between imports, no restart), and deltas between releases — applied,
+/// applied twice, against another base, and damaged — each refusal leaving the
+/// state directory byte for byte.
+final class ImportTrustAndDeltaTests: XCTestCase {
+    var stack: StackHarness!
+
+    override func setUpWithError() throws {
+        stack = try StackHarness()
+    }
+
+    override func tearDown() {
+        stack = nil
+    }
+
+    private func importing(_ bytes: [UInt8], name: String) throws -> StackHarness.Result {
+        let file = try stack.writeFile(bytes, name: name + ".stol")
+        defer { unlink(file) }
+        return try stack.client(["db", "import", "--json", file])
+    }
+
+    /// A database of the harness with `release` in its provenance.
+    private func database(release: String, builtAt: String = "2026-03-01T00:00:00Z",
+                          edit: ((Database) throws -> Void)? = nil) throws -> [UInt8] {
+        try stack.signedDatabase(name: "db-\(release)-\(builtAt.prefix(10))", builtAt: builtAt, release: release, edit: edit).sqlite
+    }
+
+    // MARK: Rotation
+
+    func testAKeyRotation_bothKeysImportDuringTheOverlap_thenTheOldOneIsRefused_andNothingChanges() throws {
+        let old = Ed25519.PrivateKey.generate(), new = Ed25519.PrivateKey.generate()
+        let keys = stack.root + "/etc-stol-keys"
+        try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
+        try SigningKeyFile.writePublicKey(old.publicKey, to: keys + "/release-2026.pub", overwrite: false)
+        try FileManager.default.createDirectory(atPath: stack.root + "/tmp", withIntermediateDirectories: true)
+        stack.environment["STOL_TRUSTED_KEY"] = keys
+        stack.environment["TMPDIR"] = stack.root + "/tmp"
+        try stack.start(.taxonomy)
+        try stack.start(.import)
+        try stack.start(.verify)
+
+        func release(_ name: String) throws -> [UInt8] { try database(release: name) }
+        XCTAssertEqual(try importing(StolCorpus.sign(try release("2026.1.1"), key: old), name: "a").status, 0)
+        // The new key is not trusted yet: refused, naming it.
+        var before = stack.stateSnapshot()
+        let early = try importing(StolCorpus.sign(try release("2026.2.1"), key: new), name: "b")
+        XCTAssertEqual(StackHarness.errorCode(early), "UNKNOWN_KEY", early.stdout)
+        XCTAssertTrue(early.stdout.contains(new.publicKey.keyID.description) && early.stdout.contains(old.publicKey.keyID.description),
+                      "the error names the key found and the key trusted: \(early.stdout)")
+        XCTAssertEqual(stack.stateSnapshot(), before)
+        // Overlap: the operator installs the new key beside the old one, which gets a not-after. No restart.
+        try SigningKeyFile.writePublicKey(new.publicKey, to: keys + "/release-2027.pub", overwrite: false)
+        try SigningKeyFile.writePublicKeyFile(PublicKeyFile.text(old.publicKey, notAfter: "2099-12-31"),
+                                              to: keys + "/release-2026.pub", overwrite: true)
+        XCTAssertEqual(try importing(StolCorpus.sign(try release("2026.2.1"), key: new), name: "c").status, 0)
+        XCTAssertEqual(try importing(StolCorpus.sign(try release("2026.3.1"), key: old), name: "d").status, 0)
+        XCTAssertEqual(try importing(StolCorpus.signVersion1(try release("2026.4.1"), key: old), name: "e").status, 0,
+                       "version 1 files import while the key that signed them is trusted")
+        // The end of the overlap: the old id on the revocation list, its file still there.
+        try Data("# rotated 2027\n\(old.publicKey.keyID)\n".utf8).write(to: URL(fileURLWithPath: keys + "/revoked"))
+        before = stack.stateSnapshot()
+        for (name, file) in [("v2", StolCorpus.sign(try release("2026.5.1"), key: old)),
+                             ("v1", StolCorpus.signVersion1(try release("2026.5.1"), key: old))] {
+            let refused = try importing(file, name: "f-\(name)")
+            XCTAssertEqual(StackHarness.errorCode(refused), "KEY_REVOKED", "\(name): \(refused.stdout)")
+            XCTAssertEqual(refused.status, 7)
+            XCTAssertEqual(stack.stateSnapshot(), before, name)
+        }
+        XCTAssertEqual(try importing(StolCorpus.sign(try release("2026.5.1"), key: new), name: "g").status, 0)
+        // An expired key (its not-after in the past), once the list no longer names it.
+        unlink(keys + "/revoked")
+        try SigningKeyFile.writePublicKeyFile(PublicKeyFile.text(old.publicKey, notAfter: "2020-01-01"),
+                                              to: keys + "/release-2026.pub", overwrite: true)
+        before = stack.stateSnapshot()
+        let expired = try importing(StolCorpus.sign(try release("2026.6.1"), key: old), name: "h")
+        XCTAssertEqual(StackHarness.errorCode(expired), "KEY_EXPIRED", expired.stdout)
+        XCTAssertEqual(stack.stateSnapshot(), before)
+        let status = try stack.importStatus()
+        XCTAssertEqual(status["releases"] as? [String], ["2026.1.1", "2026.2.1", "2026.3.1", "2026.4.1", "2026.5.1"])
+    }
+
+    // MARK: Deltas
+
+    func testADelta_installsTheNewRelease_twiceChangesNothing_andAnotherBaseIsRefused() throws {
+        try stack.startImportStack()
+        let base = try database(release: "2023.11.4", builtAt: "2026-01-01T00:00:00Z")
+        let next = try database(release: "2024.9.7", builtAt: "2026-02-01T00:00:00Z") { db in
+            try db.execute(sql: "UPDATE taxa SET scientific_name = scientific_name || ' x' WHERE id % 7 = 0")
+        }
+        XCTAssertEqual(try importing(StolCorpus.sign(base, key: StackHarness.signingKey), name: "base").status, 0)
+        let delta = try StolCorpus.signDelta(base: base, to: next, key: StackHarness.signingKey)
+        XCTAssertLessThan(delta.count, StolCorpus.sign(next, key: StackHarness.signingKey).count)
+
+        let applied = try importing(delta, name: "delta")
+        XCTAssertEqual(applied.status, 0, applied.stderr)
+        let last = try XCTUnwrap(applied.stdout.split(separator: "\n").last)
+        let imported = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])?["imported"] as? [String: Any])
+        XCTAssertEqual(imported["release"] as? String, "2024.9.7")
+        XCTAssertEqual(imported["already_installed"] as? Bool, false)
+        XCTAssertEqual(imported["key_id"] as? String, StackHarness.signingKey.publicKey.keyID.description)
+        XCTAssertEqual(fileDigest(stack.stateDirectory + "/databases/releases/2024.9.7.sqlite"), SHA256.hash(next).hexString,
+                       "the delta applied to the installed base is the new release byte for byte")
+        XCTAssertEqual(fileDigest(stack.stateDirectory + "/databases/releases/2023.11.4.sqlite"), SHA256.hash(base).hexString)
+
+        // Twice: nothing changes, and it says so.
+        var before = stack.stateSnapshot()
+        let again = try stack.client(["db", "import", try stack.writeFile(delta, name: "again.stol")])
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stdout.contains("already installed"), again.stdout)
+        XCTAssertEqual(stack.stateSnapshot(), before)
+
+        // Against another build of the base release, and against a release not installed.
+        let otherBase = try database(release: "2023.11.4", builtAt: "2026-01-02T00:00:00Z")
+        let next2 = try database(release: "2025.1.1", builtAt: "2026-04-01T00:00:00Z")
+        before = stack.stateSnapshot()
+        for (name, file) in [("another build of the base", try StolCorpus.signDelta(base: otherBase, to: next2, key: StackHarness.signingKey)),
+                             ("a base not installed", try StolCorpus.signDelta(base: try database(release: "2022.1.1"), to: next2,
+                                                                                key: StackHarness.signingKey))] {
+            let refused = try importing(file, name: "other")
+            XCTAssertEqual(StackHarness.errorCode(refused), "DELTA_BASE_MISMATCH", "\(name): \(refused.stdout)")
+            XCTAssertEqual(refused.status, 7, name)
+            XCTAssertEqual(stack.stateSnapshot(), before, name)
+        }
+    }
+
+    /// Damaged deltas, each with its typed error and the state directory unchanged
+    /// (the whole-file bad corpus is `ImportBadFileTests`; these are the delta kinds).
+    func testEveryBadDelta_endsWithItsTypedError_andChangesNothing() throws {
+        try stack.startImportStack()
+        let base = try database(release: "2023.11.4", builtAt: "2026-01-01T00:00:00Z")
+        let next = try database(release: "2024.9.7", builtAt: "2026-02-01T00:00:00Z")
+        XCTAssertEqual(try importing(StolCorpus.sign(base, key: StackHarness.signingKey), name: "base").status, 0)
+        let key = StackHarness.signingKey
+        let valid = try StolCorpus.signDelta(base: base, to: next, key: key)
+        let payload = Array(valid.dropFirst(StolHeader.version2Size))
+        func resigned(_ payload: [UInt8]) throws -> [UInt8] {
+            var header = try StolHeader(parsing: Array(valid.prefix(StolHeader.version2Size)))
+            header.payloadSHA256 = SHA256.hash(payload)
+            header.signature = key.sign(header.signedMessage)
+            return header.serialized() + payload
+        }
+        var corruptBlock = payload
+        corruptBlock[payload.count / 2] ^= 0xff
+        let cases: [(String, [UInt8], String)] = [
+            ("truncated delta", Array(valid.dropLast(100)), "CHECKSUM_MISMATCH"),
+            ("truncated delta, re-signed", try resigned(Array(payload.dropLast(100))), "DATABASE_CORRUPT"),
+            ("a byte of the frame changed, re-signed", try resigned(corruptBlock), "DATABASE_CORRUPT"),
+            ("trailing bytes after the frame, re-signed", try resigned(payload + [0, 0, 0, 0]), "DATABASE_CORRUPT"),
+            ("a gzip member instead of a zstd frame, re-signed", try resigned(Gzip.compress(next)), "DATABASE_CORRUPT"),
+            ("signed content digest of the base", try StolCorpus.signDelta(base: base, to: next, key: key) { $0.contentSHA256 = SHA256.hash(base) },
+             "CONTENT_HASH_MISMATCH"),
+            ("signed by a key trusted nowhere", try StolCorpus.signDelta(base: base, to: next, key: CorpusKeys.untrusted), "UNKNOWN_KEY"),
+            ("signed by a revoked key", try StolCorpus.signDelta(base: base, to: next, key: CorpusKeys.revokedAbsent), "KEY_REVOKED"),
+            ("a delta without a base release", try StolCorpus.signDelta(base: base, to: next, key: key) {
+                $0.baseReleaseField = [UInt8](repeating: 0, count: 32) }, "DATABASE_CORRUPT"),
+            ("the base digest of another database", try StolCorpus.signDelta(base: base, to: next, key: key) { $0.baseSHA256 = SHA256.hash(next) },
+             "DELTA_BASE_MISMATCH"),
+        ]
+        let before = stack.stateSnapshot()
+        for (name, file, code) in cases {
+            let refused = try importing(file, name: "bad")
+            XCTAssertEqual(StackHarness.errorCode(refused), code, "\(name): \(refused.stdout) \(refused.stderr)")
+            XCTAssertEqual(refused.status, 7, name)
+            XCTAssertEqual(stack.stateSnapshot(), before, "\(name) changed the state directory")
+        }
+        XCTAssertEqual(stack.stagingFiles, [])
+        XCTAssertEqual(try importing(valid, name: "valid").status, 0, "the undamaged delta still applies")
+        print("bad deltas: \(cases.count) refused through the real client and daemons; state unchanged")
+    }
+}
+
