@@ -21,7 +21,7 @@ HOOKS_BIN     = $(shell $(SWIFT) build -c release --scratch-path $(HOOKS_SCRATCH
 DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug build-hooks db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-pipeline bench-peers install install-files uninstall man completions
+.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug build-hooks db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -35,6 +35,7 @@ DESTDIR      ?=
 BINDIR       := $(PREFIX)/bin
 LIBEXECDIR   := $(PREFIX)/libexec/stol
 DATADIR      := $(PREFIX)/share/stol
+SYSCONFDIR   ?= /etc
 DOCDIR       := $(PREFIX)/share/doc/stol
 MANDIR       := $(PREFIX)/share/man
 UNITDIR      := $(PREFIX)/lib/systemd/system
@@ -72,8 +73,9 @@ help:
 	@echo "make build-db  the bundled database and the signed reference (full NCBI tree): out/reference.stol"
 	@echo "make reference-db  only the signed reference: out/reference.stol; RELEASE=2023.11.4 (or 2021.3.25, 2021.4.10, 2021.11.16, 2024.9.7) builds that NCBI release into out/reference-RELEASE.sqlite/.stol"
 	@echo "make fault  the import fault-injection tests with 1000 random kills of the verifier (KILLS=N)"
-	@echo "make bench  latency/throughput of taxonomy and favourites, a database switch under load, the import of out/reference.stol, a 60 s soak, search relevance, what an attacking user costs the others, then three NCBI releases side by side, through the real sockets"
+	@echo "make bench  latency/throughput of taxonomy and favourites, a database switch under load, the import of out/reference.stol, a 60 s soak, search relevance, what an attacking user costs the others, then three NCBI releases side by side and a delta between two of them, through the real sockets"
 	@echo "make bench-releases  three full NCBI releases side by side: pinned batches, cold releases, peak RSS, a diff (builds the older releases once)"
+	@echo "make bench-delta  a signed delta between two real NCBI releases (DELTA_FROM=2023.11.4 to 2024.9.7) against the full file: size, time to make it, import through the real stack"
 	@echo "make bench-relevance  search relevance: the everyday queries of Tests/relevance, top-1 and top-5, on both databases"
 	@echo "make bench-pipeline  pipeline speed, memory and table sizes on the full NCBI tree"
 	@echo "make bench-peers  STOL against taxopy, ete4 and taxoniq: lineage, LCA, name->id; wall time, memory, agreement (BENCH_PEERS_ARGS=--help)"
@@ -273,6 +275,7 @@ bench: build
 	@$(MAKE) --no-print-directory bench-relevance
 	"$(RELEASE_BIN)/stol-bench" attack --database $(OUT)/reference.sqlite
 	@$(MAKE) --no-print-directory bench-releases
+	@$(MAKE) --no-print-directory bench-delta
 
 ## Three full NCBI releases side by side (2024.9.7, the default, and 2023.11.4 and 2021.11.16,
 ## built once with `make reference-db RELEASE=…`): a pinned lineage batch against the
@@ -286,6 +289,18 @@ bench-releases: build
 	  OUT=$(OUT) RELEASE=$$r Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference || exit 1; done
 	"$(RELEASE_BIN)/stol-bench" releases --bundled $(BUNDLED_DB) --release 2024.9.7=$(OUT)/reference.sqlite \
 	  $(foreach r,$(BENCH_RELEASES),--release $(r)=$(OUT)/reference-$(r).sqlite)
+
+## A signed delta between two real NCBI releases against the full file (issue 22): size, time
+## to make it, import through the real stack (the full file's import the baseline in the same
+## run). DELTA_FROM=2023.11.4 (out/reference-DELTA_FROM.*) to out/reference.* (2024.9.7).
+DELTA_FROM ?= 2023.11.4
+bench-delta: build
+	@test -s $(OUT)/reference.sqlite -a -s $(OUT)/reference.stol || OUT=$(OUT) RELEASE= Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
+	@test -s $(OUT)/reference-$(DELTA_FROM).sqlite -a -s $(OUT)/reference-$(DELTA_FROM).stol || \
+	  OUT=$(OUT) RELEASE=$(DELTA_FROM) Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
+	@test -s $(BUNDLED_DB) || $(MAKE) --no-print-directory db
+	Pipeline/scripts/bench-delta.sh "$(RELEASE_BIN)" $(BUNDLED_DB) $(OUT)/reference-$(DELTA_FROM).sqlite $(OUT)/reference-$(DELTA_FROM).stol \
+	  $(OUT)/reference.sqlite $(OUT)/reference.stol $(CURDIR)/.cache/keys/dev-signing.key $(STOL_TRUSTED_KEY) $(OUT)
 
 ## Search relevance: the everyday queries of Tests/relevance against the bundled and the
 ## reference database, top-1 and top-5 (targets: 90 % and 95 % top-1).
@@ -368,8 +383,11 @@ install-files:
 	install -m 0644 systemd/stol.sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/stol.conf
 	install -m 0644 systemd/stol.tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/stol.conf
 	install -m 0644 $(BUNDLED_DB) $(DESTDIR)$(DATADIR)/bundled.sqlite
-	@DISPLAY_PATH=$(DATADIR)/keys/release.pub systemd/install-release-key.sh $(DESTDIR)$(DATADIR)/keys/release.pub \
-	  "$(RELEASE_KEY)" "$(STOL_TRUSTED_KEY)" "$(INSTALL_DEV_KEY)"
+	@# The operator's keys and revocation list (STOL-FORMAT.md §7): created empty, never overwritten.
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/stol/keys
+	@DISPLAY_PATH=$(DATADIR)/keys/release.pub DISPLAY_OPERATOR_DIR=$(SYSCONFDIR)/stol/keys \
+	  systemd/install-release-key.sh $(DESTDIR)$(DATADIR)/keys/release.pub \
+	  "$(RELEASE_KEY)" "$(STOL_TRUSTED_KEY)" "$(INSTALL_DEV_KEY)" $(DESTDIR)$(SYSCONFDIR)/stol/keys
 	install -m 0644 README.md protocol/PROTOCOL.md protocol/STOL-FORMAT.md $(DESTDIR)$(DOCDIR)/
 	@# The README links docs/…: the design documents and benchmark notes keep their places.
 	install -d $(DESTDIR)$(DOCDIR)/docs/design $(DESTDIR)$(DOCDIR)/docs/benchmarks

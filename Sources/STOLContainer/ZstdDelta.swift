@@ -68,6 +68,12 @@ public enum ZstdDelta {
         }
     }
 
+    /// The content size a frame states, if it states one (tools and the fuzz target).
+    public static func declaredContentSize(_ payload: [UInt8]) -> UInt64? {
+        let size = payload.withUnsafeBytes { ZSTD_getFrameContentSize($0.baseAddress, $0.count) }
+        return size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR ? nil : UInt64(size)
+    }
+
     /// Decompresses the frame against `base` into `output` (exactly the frame's content size).
     public static func apply(_ payload: UnsafeRawBufferPointer, base: UnsafeRawBufferPointer,
                              into output: UnsafeMutableRawBufferPointer) throws(StolFormatError) {

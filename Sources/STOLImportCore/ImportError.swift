@@ -6,7 +6,8 @@ import STOLProtocol
 public enum ImportError: Error, Equatable, ProtocolErrorConvertible {
     case permissionDenied(String)
     case missingFileDescriptor
-    /// Checks 1–8 of the `.stol` checklist (`protocol/STOL-FORMAT.md` §6).
+    /// The format checks of the `.stol` checklist (`protocol/STOL-FORMAT.md` §6), run by
+    /// the verifier on the whole file and by the coordinator on the header.
     case verification(StolFormatError)
     /// A database check after decompression (schema version row, integrity, shape).
     case databaseCorrupt(check: DatabaseCheck, detail: String)

@@ -14,17 +14,23 @@ import STOLTransport
 ///
 /// It is the only code that parses untrusted bytes, and it runs in a fresh
 /// process per import that has sandboxed itself (``VerifierSandbox``): it can
-/// read the descriptor it was given and write one anonymous temporary file
-/// (``ScratchFile``), nothing else. The checks, in order:
+/// read the descriptors it was given (the file; for a delta, the installed base,
+/// attached by the request before) and write two anonymous temporary files
+/// (``ScratchFile``: the database, and a delta's private copy), nothing else. The
+/// checks, in order:
 ///
 /// 1. the caller is the import coordinator's user (or root);
 /// 2. `StolFile.verify`, the same function `stol-pipeline verify` runs: readable,
-///    size, magic, header, SHA-256, Ed25519 with the trusted key, schema version
-///    supported, one gzip member inflating to at most 4 GiB — into the scratch file;
+///    size, magic, header, SHA-256, the key (trusted, not revoked or expired) and
+///    its Ed25519 signature, schema version supported, the payload decompressed
+///    (one gzip member, or a delta's zstd frame against the base) to at most 4 GiB,
+///    the signed content's size and SHA-256 (format version 2) — into the scratch file;
 /// 3. ``DatabaseChecks``: SQLite header, `schema_version` row equal to the header,
-///    `PRAGMA integrity_check`, the tables, columns and indexes the server reads;
+///    `PRAGMA integrity_check`, the tables, columns and indexes the server reads,
+///    and (version 2) the provenance naming the header's release and id namespace;
 /// 4. `chunk` frames (1 MiB each) of the verified database, then `done` with its
-///    size, SHA-256 (computed while inflating) and build time.
+///    size, SHA-256 (computed while inflating) and build time. The coordinator
+///    checks the chunks against the signed header itself, not against `done`.
 ///
 /// Progress frames name the stage and carry bytes done and total, at most every
 /// ``ProgressThrottle/interval`` within a stage. When the coordinator closes the

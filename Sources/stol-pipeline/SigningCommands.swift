@@ -225,6 +225,10 @@ struct Verify: ParsableCommand {
         guard !publicKey.isEmpty else { throw ValidationError("--public-key is required") }
         let keys = TrustedKeys.load(locations: publicKey)
         for problem in keys.problems { FileHandle.standardError.write(Data("stol-pipeline: not trusted: \(problem)\n".utf8)) }
+        // As the daemons: a revocation list that cannot be read whole leaves no key trusted.
+        guard keys.revocationProblems.isEmpty else {
+            throw fail("verify failed: the revocation list cannot be read whole: \(keys.revocationProblems.joined(separator: "; "))", status: 2)
+        }
         guard !keys.entries.isEmpty else { throw fail("verify failed: no readable public key in \(publicKey.joined(separator: ", "))", status: 2) }
         print("verifying \(file) with key\(keys.trustedIDs.count == 1 ? "" : "s") \(keys.trustedIDs.map(\.description).joined(separator: ", "))")
         do {

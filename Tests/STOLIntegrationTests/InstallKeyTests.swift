@@ -19,8 +19,10 @@ final class InstallKeyTests: XCTestCase {
         try Data("release key".utf8).write(to: URL(fileURLWithPath: releaseKey))
     }
 
+    private var operatorKeys: String { directory + "/etc-stol-keys" }
+
     private func install(releaseKey: String = "", installDevKey: String = "") throws -> String {
-        let result = try ChildProcess.run("/bin/bash", [Self.script, installed, releaseKey, developmentKey, installDevKey])
+        let result = try ChildProcess.run("/bin/bash", [Self.script, installed, releaseKey, developmentKey, installDevKey, operatorKeys])
         XCTAssertEqual(result.status, 0, result.stderr)
         return result.stdout
     }
@@ -49,5 +51,26 @@ final class InstallKeyTests: XCTestCase {
         // An explicit release key replaces it.
         _ = try install(releaseKey: releaseKey)
         XCTAssertEqual(installedText, "release key")
+    }
+
+    /// The install names every trusted key by its id (what errors name), in both
+    /// directories, with its not-after and the revoked ids; and the development key
+    /// does not join an operator's keys even when asked for.
+    func testTheInstallNamesEveryTrustedKeyByItsID_andTheDevelopmentKeyNeverJoinsAnOperatorsKeys() throws {
+        let shipped = Ed25519.PrivateKey.generate(), operators = Ed25519.PrivateKey.generate(), revoked = Ed25519.PrivateKey.generate()
+        try FileManager.default.createDirectory(atPath: operatorKeys, withIntermediateDirectories: true)
+        try SigningKeyFile.writePublicKeyFile(PublicKeyFile.text(operators.publicKey, notAfter: "2027-06-30"),
+                                              to: operatorKeys + "/release-2027.pub", overwrite: false)
+        try Data("\(revoked.publicKey.keyID)\n".utf8).write(to: URL(fileURLWithPath: operatorKeys + "/revoked"))
+        let asked = try install(installDevKey: "1")
+        XCTAssertNil(installedText, "the development key joined the operator's keys")
+        XCTAssertTrue(asked.contains("does not join"), asked)
+        XCTAssertTrue(asked.contains("trusted: key \(operators.publicKey.keyID) \(operatorKeys)/release-2027.pub"), asked)
+        XCTAssertTrue(asked.contains("not after 2027-06-30"), asked)
+        XCTAssertTrue(asked.contains("revoked (\(operatorKeys)/revoked): \(revoked.publicKey.keyID)"), asked)
+        try SigningKeyFile.writePublicKey(shipped.publicKey, to: directory + "/shipped.pub", overwrite: false)
+        let released = try install(releaseKey: directory + "/shipped.pub")
+        XCTAssertTrue(released.contains("trusted: key \(shipped.publicKey.keyID) "), released)
+        XCTAssertTrue(released.contains("trusted: key \(operators.publicKey.keyID) "), released)
     }
 }

@@ -34,17 +34,32 @@ public final class VerifierFuzzTarget: FuzzTarget {
         case signedPayload(schemaVersion: UInt32)
         /// The rest is a database, gzipped and signed with `schemaVersion`.
         case signedDatabase(schemaVersion: UInt32)
+        /// The rest is a database, gzipped and signed in format version 2 (its size and
+        /// SHA-256 signed as the content, release and namespace "unknown").
+        case signedDatabaseV2(schemaVersion: UInt32)
+        /// The rest is a delta's payload (a zstd frame, as fuzzed), signed in format
+        /// version 2 against ``VerifierFuzzTarget/deltaBase``, which is attached first.
+        case signedDelta
 
-        /// Byte 0 modulo 3 picks the kind; byte 0 / 3 picks an unsupported schema
+        /// Byte 0 modulo 5 picks the kind; byte 0 / 5 picks an unsupported schema
         /// version for 1 (one past the newest) and 2 (version 0), else version 1
         /// (the seed inputs' databases are of schema 1, which the verifier still accepts).
         init(_ byte: UInt8) {
             let tooNew = UInt32(TaxonomySchema.currentVersion) + 1
-            let version: UInt32 = byte / 3 == 1 ? tooNew : byte / 3 == 2 ? 0 : 1
-            switch byte % 3 {
+            let version: UInt32 = byte / 5 == 1 ? tooNew : byte / 5 == 2 ? 0 : 1
+            switch byte % 5 {
             case 0: self = .file
             case 1: self = .signedPayload(schemaVersion: version)
-            default: self = .signedDatabase(schemaVersion: version)
+            case 2: self = .signedDatabase(schemaVersion: version)
+            case 3: self = .signedDatabaseV2(schemaVersion: version)
+            default: self = .signedDelta
+            }
+        }
+
+        var schemaVersion: UInt32? {
+            switch self {
+            case .file, .signedDelta: nil
+            case .signedPayload(let version), .signedDatabase(let version), .signedDatabaseV2(let version): version
             }
         }
     }
@@ -58,14 +73,21 @@ public final class VerifierFuzzTarget: FuzzTarget {
     static let context = RequestContext(peer: PeerCredentials(pid: 1, uid: coordinatorUID, gid: coordinatorUID),
                                         logger: quietLogger)
     static let formatErrors: Set<Stol_V1_ErrorCode> = [.fileTooSmall, .notAStolFile, .checksumMismatch, .signatureInvalid,
-                                                      .incompatibleSchema, .decompressionLimit]
+                                                      .incompatibleSchema, .decompressionLimit, .unknownKey, .keyExpired,
+                                                      .keyRevoked, .contentHashMismatch, .deltaBaseMismatch]
     static let checks: [Stol_V1_ErrorCode: Set<String>] = [
         .fileTooSmall: ["file_size", "header"], .notAStolFile: ["magic"], .checksumMismatch: ["sha_256_checksum"],
         .signatureInvalid: ["signature"], .incompatibleSchema: ["schema_version"], .decompressionLimit: ["decompression"],
-        .databaseCorrupt: ["decompression", "sqlite_header", "database_schema_version", "integrity", "tables_and_columns"],
+        .unknownKey: ["signature"], .keyExpired: ["signature"], .keyRevoked: ["signature"],
+        .contentHashMismatch: ["content_sha_256"], .deltaBaseMismatch: ["delta_base"],
+        .databaseCorrupt: ["decompression", "header", "sqlite_header", "database_schema_version", "integrity", "tables_and_columns",
+                           "provenance"],
     ]
+    /// The base the delta mode's payloads apply to: a small database (its bytes fixed).
+    let deltaBase: [UInt8]
 
-    init(service: VerifierService, scratch: ScratchFile, signingKey: Ed25519.PrivateKey, directory: String) {
+    init(service: VerifierService, scratch: ScratchFile, signingKey: Ed25519.PrivateKey, directory: String, deltaBase: [UInt8]) {
+        self.deltaBase = deltaBase
         self.service = service
         self.scratch = scratch
         self.signingKey = signingKey
@@ -86,8 +108,10 @@ public final class VerifierFuzzTarget: FuzzTarget {
         let directory = try FuzzScratch.makeDirectory("stolfuzz-verifier")
         let scratch = try ScratchFile(directory: directory)
         let service = VerifierService(configuration: .init(allowedUID: coordinatorUID, trustedKeys: .success(.trusting(key.publicKey))),
-                                      scratch: scratch)
-        return VerifierFuzzTarget(service: service, scratch: scratch, signingKey: key, directory: directory)
+                                      scratch: scratch, deltaScratch: try ScratchFile(directory: directory))
+        try FixtureDatabase.build(at: directory + "/delta-base.sqlite", pageSize: 512)
+        let base = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/delta-base.sqlite")))
+        return VerifierFuzzTarget(service: service, scratch: scratch, signingKey: key, directory: directory, deltaBase: base)
     }
 
     public func run(_ input: [UInt8]) throws(FuzzFailure) {
@@ -107,6 +131,27 @@ public final class VerifierFuzzTarget: FuzzTarget {
         case .signedPayload(let version): file = StolFile.assemble(payload: rest, schemaVersion: version, signingKey: signingKey)
         case .signedDatabase(let version):
             file = StolFile.assemble(payload: Gzip.compress(rest, level: 1), schemaVersion: version, signingKey: signingKey)
+        case .signedDatabaseV2(let version):
+            file = StolFile.assemble(payload: Gzip.compress(rest, level: 1), content: .init(
+                schemaVersion: version, size: UInt64(rest.count), sha256: SHA256.hash(rest), release: "unknown", idNamespace: "unknown"),
+                signingKey: signingKey)
+        case .signedDelta:
+            // The content it claims: the size the frame states (so that it is decoded), and a
+            // digest it cannot know; a frame that states none, or more than 64 MiB, is signed as its own size.
+            let stated = ZstdDelta.declaredContentSize(rest).flatMap { $0 <= 64 << 20 ? $0 : nil } ?? UInt64(rest.count)
+            file = StolFile.assemble(payload: rest, content: .init(
+                kind: .delta, schemaVersion: 1, size: stated, sha256: SHA256.hash(rest), release: "unknown",
+                idNamespace: "unknown", baseSHA256: SHA256.hash(deltaBase), baseRelease: "base"), signingKey: signingKey)
+            var attach = Stol_V1_VerifyRequest()
+            attach.id = 1
+            attach.attachBase = .with { $0.sizeBytes = UInt64(deltaBase.count) }
+            let context = RequestContext(peer: Self.context.peer, logger: Self.context.logger,
+                                         receivedFileDescriptor: try FuzzFile.descriptor(for: deltaBase, in: directory))
+            var attached = false
+            service.respond(to: attach, context: context) { response in
+                if case .baseAttached = response.result { attached = true }
+            }
+            try expect(attached, "the delta's base was not attached")
         }
         var request = Stol_V1_VerifyRequest()
         request.id = 1
@@ -149,18 +194,20 @@ public final class VerifierFuzzTarget: FuzzTarget {
                        "done announces \(done.sqliteBytes) bytes, \(sent.count) were sent (or another SHA-256)")
             try expect(done.schemaVersion == 1, "done with schema version \(done.schemaVersion)")
             if case .signedDatabase = mode { try expect(sent == database, "the verified database differs from the one signed") }
+            if case .signedDatabaseV2 = mode { try expect(sent == database, "the verified database differs from the one signed") }
+            if case .signedDelta = mode { try expect(SHA256.hash(sent) == SHA256.hash(database), "a delta yielded what its header does not sign") }
         case .error(let error):
             let check = error.details["check"] ?? ""
             try expect(Self.checks[error.code]?.contains(check) ?? false, "\(error.code) names the check \"\(check)\"")
             if Self.formatErrors.contains(error.code) { try expect(sent.isEmpty, "database bytes sent before \(error.code)") }
-            switch mode {
-            case .file: break
-            case .signedPayload(let version), .signedDatabase(let version):
+            if let version = mode.schemaVersion {
                 try expect(version == 1 || error.code == .incompatibleSchema, "schema version \(version) answered \(error.code)")
-                try expect(![.fileTooSmall, .notAStolFile, .checksumMismatch, .signatureInvalid].contains(error.code),
-                           "a correctly signed file answered \(error.code)")
             }
-            if case .signedDatabase(1) = mode {
+            if mode != .file {
+                try expect(![.fileTooSmall, .notAStolFile, .checksumMismatch, .signatureInvalid, .unknownKey, .keyExpired, .keyRevoked,
+                             .deltaBaseMismatch].contains(error.code), "a correctly signed file answered \(error.code)")
+            }
+            if mode == .signedDatabase(schemaVersion: 1) || mode == .signedDatabaseV2(schemaVersion: 1) {
                 try expect(error.code == .databaseCorrupt && check != "decompression", "a database gzipped here answered \(error.code) \(check)")
                 if !database.starts(with: Array("SQLite format 3\0".utf8)) {
                     try expect(check == "sqlite_header", "a database without the SQLite header failed \(check)")
@@ -185,6 +232,21 @@ public final class VerifierFuzzTarget: FuzzTarget {
         seeds.append(("seed-signed-database", [2] + database))
         seeds.append(("seed-signed-payload", [1] + Gzip.compress(database, level: 9)))
         seeds.append(("seed-signed-text", [1] + Gzip.compress(Array("not a database\n".utf8), level: 9)))
+        seeds.append(("seed-signed-database-v2", [3] + database))
+        // A delta from the target's base to the same database with a table added.
+        try FixtureDatabase.build(at: scratch + "/base.sqlite", pageSize: 512)
+        let base = try [UInt8](Data(contentsOf: URL(fileURLWithPath: scratch + "/base.sqlite")))
+        var frame: [UInt8] = []
+        try base.withUnsafeBytes { baseBytes in
+            try database.withUnsafeBytes { target in
+                try ZstdDelta.create(base: baseBytes, target: target, level: 3) { (chunk) throws(StolFormatError) in frame += chunk }
+            }
+        }
+        seeds.append(("seed-signed-delta", [4] + frame))
+        let v2 = directory + "/v2"
+        for file in try FileManager.default.contentsOfDirectory(atPath: v2).sorted() where file.hasSuffix(".stol.hex") {
+            seeds.append(("vector-v2-" + file.replacingOccurrences(of: ".stol.hex", with: ""), [0] + (try FuzzSeeds.hexFile(v2 + "/" + file))))
+        }
         return seeds
     }
 }
