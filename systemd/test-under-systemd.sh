@@ -102,6 +102,9 @@ if [[ ${1:-} == __boot ]]; then
   mkdir -p "$root/srv/stol-test"
   printf 'this is not a STOL reference database\n' > "$root/srv/stol-test/not-a-database.stol"
   cp "$tmp/reference.stol" "$tmp/large.stol" "$tmp/hostile_client.py" "$root/srv/stol-test/"
+  # A validly signed header over a damaged payload: only a verifier can tell.
+  python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[-3] ^= 0x40; open(sys.argv[2], "wb").write(b)' \
+    "$tmp/reference.stol" "$root/srv/stol-test/damaged.stol"
   chmod 0755 "$root/srv/stol-test"
   chmod 0644 "$root"/srv/stol-test/*
 
@@ -397,6 +400,10 @@ accepted_before=$(property stol-verifyd.socket NAccepted)
 expect 7 "db import of a file without the magic (root)" stol-client db import /srv/stol-test/not-a-database.stol
 [[ $out == *NOT_A_STOL_FILE* ]] || fail "db import did not answer NOT_A_STOL_FILE: $out"
 accepted_after=$(property stol-verifyd.socket NAccepted)
+(( accepted_after == accepted_before )) || fail "stol-verifyd.socket accepted $accepted_before then $accepted_after connections: the coordinator's own header check should have refused it"
+expect 7 "db import of a signed file with a damaged payload (root)" stol-client db import /srv/stol-test/damaged.stol
+[[ $out == *CHECKSUM_MISMATCH* ]] || fail "db import did not answer CHECKSUM_MISMATCH: $out"
+accepted_after=$(property stol-verifyd.socket NAccepted)
 (( accepted_after == accepted_before + 1 )) || fail "stol-verifyd.socket accepted $accepted_before then $accepted_after connections: the import did not reach a per-connection verifier"
 expect 0 "db import of the signed database (uid 4243 in stol-admin)" \
   setpriv --reuid=4243 --regid=4243 --groups="$admin_gid" stol-client db import /srv/stol-test/reference.stol
@@ -470,7 +477,7 @@ done
 pids=""
 for unit in stol-taxonomyd stol-favoritesd stol-importd; do pids+="$(property $unit.service MainPID),"; done
 drop_in "stol-verifyd@.service" probe "$(printf '[Service]\nEnvironment=STOL_TEST_SANDBOX_PROBE=1 STOL_TEST_PROBE_PIDS=%s' "${pids%,}")"
-expect 7 "db import through a probing verifier" stol-client db import /srv/stol-test/not-a-database.stol
+expect 7 "db import through a probing verifier" stol-client db import /srv/stol-test/damaged.stol
 check_probe stol-verifyd "$(probe_json 'stol-verifyd@*')" \
   "$common_denied open_state_directory list_favorites read_reference_database list_databases write_databases write_favorites write_tmp write_var_tmp socket_af_unix signal_parent" ""
 remove_drop_in "stol-verifyd@.service" probe

@@ -73,7 +73,8 @@ final class VerifierFuzzTargetTests: XCTestCase {
     func testASignedDatabaseSeed_isVerifiedAndSentBackWhole() throws {
         let target = try VerifierFuzzTarget.make()
         let input = try seed("seed-signed-database")
-        guard case .done(let done) = try target.answers(input).last?.result else { return XCTFail("not verified") }
+        let last = try target.answers(input).last
+        guard case .done(let done) = last?.result else { return XCTFail("not verified: \(last.map { "\($0)" } ?? "")") }
         XCTAssertEqual(done.sqliteBytes, UInt64(input.count - 1))
         XCTAssertNoThrow(try target.run(input))
     }

@@ -236,9 +236,11 @@ public final class VerifierFuzzTarget: FuzzTarget {
         // A delta from the target's base to the same database with a table added.
         try FixtureDatabase.build(at: scratch + "/base.sqlite", pageSize: 512)
         let base = try [UInt8](Data(contentsOf: URL(fileURLWithPath: scratch + "/base.sqlite")))
+        var changed = base  // the base with a page's worth of bytes changed: a frame with content
+        for index in stride(from: 4096, to: min(changed.count, 4096 + 512), by: 7) { changed[index] ^= 0x5a }
         var frame: [UInt8] = []
         try base.withUnsafeBytes { baseBytes in
-            try database.withUnsafeBytes { target in
+            try changed.withUnsafeBytes { target in
                 try ZstdDelta.create(base: baseBytes, target: target, level: 3) { (chunk) throws(StolFormatError) in frame += chunk }
             }
         }
