@@ -11,7 +11,7 @@ public struct TaxonomyService: FramedService {
     public typealias Request = Stol_V1_TaxonomyRequest
     public typealias Response = Stol_V1_TaxonomyResponse
 
-    public static let version = "0.1.0"
+    public static let version = STOLVersion.current
 
     let provider: ActiveDatabaseProvider
     public let statistics = ServiceStatistics()

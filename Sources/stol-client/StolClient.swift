@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import STOLClientKit
+import STOLModel
 import STOLProtocol
 import SwiftProtobuf
 import STOLTransport
@@ -33,6 +34,7 @@ struct StolClient: ParsableCommand {
               stol-client db list && stol-client cite
               stol-client db import out/reference.stol && stol-client db activate   (administrators)
             """,
+        version: "stol-client \(STOLVersion.current)",
         subcommands: [Status.self, TaxonCommand.self, Children.self, Roots.self, Ancestors.self, Search.self,
                       Detail.self, Compare.self, Relatives.self, Tree.self, Lineage.self, NameToIDs.self, Diagnostics.self,
                       Favorites.self, Database.self, Cite.self, Diff.self, History.self]

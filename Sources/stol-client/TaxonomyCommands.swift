@@ -74,7 +74,7 @@ struct TaxonCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "taxon", abstract: "Show one taxon by id.")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var language: LanguageOption
-    @Argument(help: "Taxon id (e.g. 9689 for Panthera leo).") var id: Int64
+    @Argument(help: "Taxon id (e.g. 9689 for Panthera leo; a name: use search).", transform: TaxonIDArgument.parse) var id: Int64
 
     func run() throws {
         try global.run { () throws(ClientError) in
@@ -166,8 +166,9 @@ struct Search: ParsableCommand {
     @Flag(help: "Treat the last word as a prefix (autocomplete).") var prefix = false
     @Option(help: "Only this rank: domain, kingdom, phylum, class, order, family, genus, species.") var rank: String?
     @Option(help: "At most this many results (1–200).") var limit: UInt32 = 20
-    @Option(name: .customLong("status"), parsing: .upToNextOption,
-            help: "Only these IUCN categories (LC NT VU EN CR EW EX NE DD).") var conservation: [String] = []
+    @Option(name: .customLong("status"), parsing: .singleValue,
+            help: "Only this IUCN category (LC NT VU EN CR EW EX NE DD); repeat it, or separate with commas (--status EN,CR).")
+    var conservation: [String] = []
     @Flag(help: "The whole query is one phrase (words adjacent, in order).") var phrase = false
     @Flag(help: "No approximate matches.") var noFuzzy = false
 
@@ -178,10 +179,12 @@ struct Search: ParsableCommand {
             guard search.query.utf8.count <= ProtocolLimits.maximumQueryBytes else {
                 throw .usage("the query is \(search.query.utf8.count) bytes; the limit is \(ProtocolLimits.maximumQueryBytes)")
             }
+            // 0 used to give the server's default of 20 without a word.
+            guard (1...200).contains(limit) else { throw .usage("--limit must be 1…200") }
             search.prefix = prefix
             search.limit = limit
             search.language = language.language
-            search.conservation = conservation.map { $0.uppercased() }
+            search.conservation = conservation.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).uppercased() }
             search.phrase = phrase
             search.noFuzzy = noFuzzy
             if let rank {

@@ -11,7 +11,7 @@ struct Detail: ParsableCommand {
         abstract: "Show everything about a taxon: names by language, synonyms, traits, references, lineage.")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var language: LanguageOption
-    @Argument(help: "Taxon id (e.g. 9689 for Panthera leo).") var id: Int64
+    @Argument(help: "Taxon id (e.g. 9689 for Panthera leo; a name: use search).", transform: TaxonIDArgument.parse) var id: Int64
 
     func run() throws {
         try global.run { () throws(ClientError) in
@@ -194,18 +194,19 @@ struct Relatives: ParsableCommand {
     @OptionGroup var language: LanguageOption
     @OptionGroup var ranks: RanksOption
     @Argument(help: "Species id.") var id: Int64
-    @Option(name: .shortAndLong, help: "How many (1–100).") var n: UInt32 = 10
+    @Option(name: .shortAndLong, help: "How many (1–100; more is refused by the server, exit 6).") var n: UInt32 = 10
     @Flag(help: "Compute on demand even when the precomputed table could answer.") var computed = false
-    @Option(help: "Guard of the computed mode: nodes examined at most (default 1,000,000); the answer then says it may be incomplete.") var maxCandidates: UInt32 = 0
+    @Option(help: "Guard of the computed mode: nodes examined at most (default: 1,000,000); the answer then says it may be incomplete.") var maxCandidates: UInt32?
 
     func run() throws {
         try global.run { () throws(ClientError) in
-            guard (1...100).contains(n) else { throw .usage("-n must be 1…100") }
+            // Out of range above is the server's INVALID_REQUEST (exit 6, as the README says); 0 would mean its default.
+            guard n >= 1 else { throw .usage("-n must be at least 1") }
             var relatives = Stol_V1_RelativesRequest()
             relatives.taxonID = id
             relatives.n = n
             relatives.computed = computed
-            relatives.maxCandidates = maxCandidates
+            relatives.maxCandidates = maxCandidates ?? 0
             relatives.ranks = ranks.ranks.wire
             relatives.language = language.language
             var request = Stol_V1_TaxonomyRequest()

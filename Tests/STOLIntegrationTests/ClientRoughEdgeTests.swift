@@ -1,0 +1,66 @@
+import Foundation
+import STOLModel
+import STOLTestFixtures
+import XCTest
+
+/// The rough edges a new user hit (issue 23), each through the real client against the
+/// real `stol-taxonomyd`: what used to happen is in each assertion's message.
+final class ClientRoughEdgeTests: XCTestCase {
+    private var stack: StackHarness!
+
+    override func setUpWithError() throws {
+        stack = try StackHarness()
+        try stack.start(.taxonomy)
+    }
+
+    override func tearDown() {
+        stack = nil
+    }
+
+    func testVersion_isPrinted() throws {
+        let result = try stack.client(["--version"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "stol-client \(STOLVersion.current)\n", "there was no --version (exit 64)")
+    }
+
+    func testStatus_takesOneValue_soTheSearchWordsAreKept() throws {
+        let one = try stack.client(["search", "--status", "VU", "lion", "--json"])
+        XCTAssertEqual(one.status, 0, "a variadic --status swallowed 'lion': \(one.stderr)")
+        XCTAssertTrue(one.stdout.contains("Panthera leo"), one.stdout)
+        let other = try stack.client(["search", "--status", "EN", "lion", "--json"])
+        XCTAssertEqual(other.status, 0, other.stderr)
+        XCTAssertFalse(other.stdout.contains("Panthera leo"), "the lion is VU, not EN: \(other.stdout)")
+        let listed = try stack.client(["search", "--status", "en,vu", "lion", "--json"])
+        XCTAssertTrue(listed.stdout.contains("Panthera leo"), "comma-separated categories: \(listed.stdout)")
+    }
+
+    func testLimitZero_isAUsageError_notTheDefault() throws {
+        let result = try stack.client(["search", "lion", "--limit", "0"])
+        XCTAssertEqual(result.status, 64, "--limit 0 silently gave 20 results: \(result.stdout)")
+        XCTAssertTrue(result.stderr.contains("--limit must be 1…200"), result.stderr)
+    }
+
+    func testANameWhereAnIDIsExpected_pointsToSearch() throws {
+        for command in ["detail", "taxon"] {
+            let result = try stack.client([command, "lion"])
+            XCTAssertEqual(result.status, 64, command)
+            XCTAssertTrue(result.stderr.contains("stol-client search lion"), "\(command): no hint to use search: \(result.stderr)")
+        }
+    }
+
+    func testRelativesOutOfRange_isTheServersInvalidRequest_exit6AsDocumented() throws {
+        let result = try stack.client(["relatives", "9689", "-n", "101"])
+        XCTAssertEqual(result.status, 6, "it exited 64 where the README says 6: \(result.stderr)")
+        XCTAssertTrue(result.stderr.contains("INVALID_REQUEST"), result.stderr)
+    }
+
+    func testMaxCandidates_showsOneDefault() throws {
+        let help = try stack.client(["relatives", "--help"])
+        XCTAssertEqual(help.status, 0)
+        let text = help.stdout.replacingOccurrences(of: "\n", with: " ")
+        let start = try XCTUnwrap(text.range(of: "--max-candidates <max-candidates>", options: .backwards))  // the entry, not the usage line
+        let rest = text[start.lowerBound...]
+        let entry = rest[..<(rest.range(of: "--help")?.lowerBound ?? rest.endIndex)]
+        XCTAssertEqual(entry.components(separatedBy: "default").count - 1, 1, "two defaults were shown: \(entry)")
+    }
+}
