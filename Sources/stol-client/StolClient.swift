@@ -132,7 +132,9 @@ struct GlobalOptions: ParsableArguments {
             try body()
         } catch {
             if json {
-                print(TextFormatter.json(ErrorJSON(error)))
+                // On standard error like every other failure: standard output carries answers only,
+                // so `stol-client … --json | jq` never parses an error as one.
+                FileHandle.standardError.write(Data((TextFormatter.json(ErrorJSON(error)) + "\n").utf8))
             } else {
                 FileHandle.standardError.write(Data("stol-client: \(error)\n".utf8))
             }

@@ -183,7 +183,8 @@ final class FavoritesScenarioTests: XCTestCase {
         XCTAssertTrue(text.stderr.contains("3310") && text.stderr.contains("3311"), text.stderr)
         let json = try stack.fav(["add", "ginkgo", "--json"])
         XCTAssertEqual(json.status, 6)
-        let error = json.json["error"] as? [String: Any]
+        let error = json.jsonError
+        XCTAssertEqual(json.stdout, "", "a --json error goes to standard error")
         XCTAssertEqual(error?["code"] as? String, "INVALID_REQUEST")
         XCTAssertEqual(Set(((error?["details"] as? [String: String])?["candidates"] ?? "").split(separator: ",")),
                        ["3310", "3311"])
@@ -225,7 +226,7 @@ final class FavoritesScenarioTests: XCTestCase {
         try startFavorites()
         let result = try stack.fav(["add", "Panthra", "leo", "--json"])
         XCTAssertEqual(result.status, 3, result.stdout)
-        let error = result.json["error"] as? [String: Any]
+        let error = result.jsonError
         XCTAssertEqual(error?["code"] as? String, "NOT_FOUND")
         if let suggestions = (error?["details"] as? [String: String])?["suggestions"] {  // when the server searches fuzzily
             XCTAssertTrue(suggestions.split(separator: ",").contains("9689"), suggestions)
@@ -359,7 +360,7 @@ final class FavoritesScenarioTests: XCTestCase {
         XCTAssertEqual(try stack.fav(["add", "-5"]).status, 64)
         let zero = try stack.fav(["add", "0", "--json"])
         XCTAssertEqual(zero.status, 6)
-        XCTAssertEqual((zero.json["error"] as? [String: Any])?["code"] as? String, "INVALID_REQUEST")
+        XCTAssertEqual(zero.jsonError?["code"] as? String, "INVALID_REQUEST")
     }
 
     func testOversizedMalformedAndEmptyRequests_getTypedErrorsAndChangeNothing() throws {

@@ -61,6 +61,12 @@ extension StackHarness.Result {
         (try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) as? [String: Any] ?? [:]
     }
 
+    /// With `--json`, a failure's error object: the last line of standard error.
+    var jsonError: [String: Any]? {
+        guard let line = stderr.split(separator: "\n").last else { return nil }
+        return ((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any])?["error"] as? [String: Any]
+    }
+
     /// The `taxon_id`s of a `fav list --json` answer, in the printed order.
     var listedIDs: [Int64] {
         (json["entries"] as? [[String: Any]] ?? []).compactMap { ($0["taxon_id"] as? NSNumber)?.int64Value }

@@ -125,9 +125,9 @@ extension StackHarness {
         return (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]) ?? [:]
     }
 
-    /// The error code name a `--json` client printed, if any.
+    /// The error code name a `--json` client printed (on standard error), if any.
     static func errorCode(_ result: Result) -> String? {
-        guard let line = result.stdout.split(separator: "\n").last,
+        guard let line = result.stderr.split(separator: "\n").last,
               let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
               let error = object["error"] as? [String: Any] else { return nil }
         return error["code"] as? String

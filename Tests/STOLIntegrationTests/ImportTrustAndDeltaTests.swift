@@ -54,8 +54,8 @@ final class ImportTrustAndDeltaTests: XCTestCase {
         var before = stack.stateSnapshot()
         let early = try importing(StolCorpus.sign(try release("2026.2.1"), key: new), name: "b")
         XCTAssertEqual(StackHarness.errorCode(early), "UNKNOWN_KEY", early.stdout)
-        XCTAssertTrue(early.stdout.contains(new.publicKey.keyID.description) && early.stdout.contains(old.publicKey.keyID.description),
-                      "the error names the key found and the key trusted: \(early.stdout)")
+        XCTAssertTrue(early.stderr.contains(new.publicKey.keyID.description) && early.stderr.contains(old.publicKey.keyID.description),
+                      "the error names the key found and the key trusted: \(early.stderr)")
         XCTAssertEqual(stack.stateSnapshot(), before)
         // Overlap: the operator installs the new key beside the old one, which gets a not-after. No restart.
         try SigningKeyFile.writePublicKey(new.publicKey, to: keys + "/release-2027.pub", overwrite: false)

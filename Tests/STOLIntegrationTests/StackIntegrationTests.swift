@@ -52,7 +52,8 @@ final class StackIntegrationTests: XCTestCase {
         XCTAssertEqual(result.status, 3)
         XCTAssertTrue(result.stderr.contains("NOT_FOUND"), result.stderr)
         let json = try stack.client(["taxon", "999999999", "--json"])
-        XCTAssertTrue(json.stdout.contains("\"code\":\"NOT_FOUND\""), json.stdout)
+        XCTAssertTrue(json.stderr.contains("\"code\":\"NOT_FOUND\""), json.stderr)
+        XCTAssertEqual(json.stdout, "", "a --json error goes to standard error, never among the answers")
     }
 
     func testClient_whenServiceIsNotRunning_explainsWithExitCode5NotAStackTrace() throws {
