@@ -1,0 +1,35 @@
+"""STOL from Python: the shared taxonomy service of this machine, without loading a
+copy of NCBI into every notebook.
+
+>>> import stol
+>>> tx = stol.Taxonomy()
+>>> tx.taxon(9689).name
+'Panthera leo'
+>>> str(tx.lineage(9689))
+'Eukaryota;Metazoa;Chordata;Mammalia;Carnivora;Felidae;Panthera;Panthera leo'
+>>> for lineage in tx.lineage(open("ids.txt")):   # any number, 1000 per request
+...     print(lineage.query, lineage)
+
+:class:`Taxonomy` answers lookups, lineages, common ancestors, name lookups,
+search, children, subtrees (Newick) and closest relatives; :class:`Favorites`
+holds the calling user's favourites; :func:`lineage_frame` (pandas) turns a
+column of ids into a frame of lineages. Every error is a :class:`StolError`, one
+class per protocol error code (:class:`NotFoundError`, ...). The sockets are in
+``$STOL_RUNTIME_DIR``, else ``/run/stol``.
+"""
+
+from . import answers, errors
+from .answers import (MAIN_RANKS, Comparison, Database, Detail, Favorite, Lineage, NameIds, Newick, Node,
+                      PairComparison, Relatives, SearchHit, SearchResults, Status, SubtreeNode, Taxon, TaxonMap)
+from .errors import *  # noqa: F401,F403 - one exception class per error code
+from .errors import __all__ as _error_names
+from .favorites import Favorites, FavoritesNotice
+from .frames import lineage_frame
+from .taxonomy import Taxonomy
+
+__version__ = "0.1.0"
+
+__all__ = ["Taxonomy", "Favorites", "FavoritesNotice", "lineage_frame", "answers", "errors", "MAIN_RANKS",
+           "Comparison", "Database", "Detail", "Favorite", "Lineage", "NameIds", "Newick", "Node",
+           "PairComparison", "Relatives", "SearchHit", "SearchResults", "Status", "SubtreeNode", "Taxon",
+           "TaxonMap"] + [name for name in _error_names if name not in ("error_class", "from_code")]

@@ -1,0 +1,1 @@
+"""Generated protobuf modules of protocol/*.proto (regenerate.sh)."""

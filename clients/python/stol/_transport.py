@@ -1,0 +1,386 @@
+"""Frames over a Unix socket, exactly as protocol/PROTOCOL.md §1-§3 says.
+
+A frame is a 4-byte big-endian body length, then one protobuf message. Requests
+are at most 65,536 bytes (refused here before sending), answers at most 4 MiB
+(checked as soon as the prefix is in, before the body is read). Every answer
+has a deadline (``timeout`` seconds from the moment the client starts waiting
+for it to its last byte), so a stopped or wedged daemon raises
+:class:`~stol.errors.StolTimeoutError` instead of hanging.
+
+A connection carries any number of requests. The server closes an idle one
+after 120 s without an error frame, and a restarting daemon closes its
+connections between answers; both are handled here by reconnecting and
+sending again the requests that were not answered (§1.3, §13 step 7), except a
+request marked not safe to repeat (``toggle``). :meth:`Connection.pipeline`
+keeps several requests in flight on one connection (the server answers them one
+at a time, in order), as ``stol-client`` does for its batches.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import socket
+import struct
+import threading
+import time
+from typing import Callable, Deque, Iterable, Iterator, Optional, Tuple
+
+from google.protobuf.message import DecodeError
+
+from . import errors
+
+#: Where the sockets are on an installed system (``STOL_RUNTIME_DIR`` overrides it).
+DEFAULT_RUNTIME_DIR = "/run/stol"
+#: Largest request body (PROTOCOL.md §2.2).
+MAX_REQUEST_BYTES = 65536
+#: Largest answer body (PROTOCOL.md §2.2).
+MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+#: Seconds to wait for each answer, as ``stol-client --timeout`` (default 30).
+DEFAULT_TIMEOUT = 30.0
+#: Requests in flight on one connection in batch modes, as ``stol-client``
+#: (``ServiceClient.pipeline(window: 4)``): enough to keep both sides busy, few
+#: enough to stay under the 1 MiB of unread answers a server holds per connection.
+PIPELINE_WINDOW = 4
+#: Times a request is sent again after the connection closed before its answer.
+_RESENDS = 3
+
+_PREFIX = struct.Struct(">I")
+
+
+def runtime_dir(explicit: Optional[str] = None) -> str:
+    """The sockets' directory: ``explicit``, else ``$STOL_RUNTIME_DIR`` when set and not
+    empty, else ``/run/stol`` (PROTOCOL.md §1.1)."""
+    if explicit:
+        return explicit
+    return os.environ.get("STOL_RUNTIME_DIR") or DEFAULT_RUNTIME_DIR
+
+
+def socket_path(service: str, directory: Optional[str] = None) -> str:
+    """The socket of ``service`` (``"taxonomy"``, ``"favorites"``): ``<runtime dir>/<service>.sock``."""
+    return os.path.join(runtime_dir(directory), service + ".sock")
+
+
+def encode_frame(message) -> bytes:
+    """One frame (length prefix + body) for ``message``; raises
+    :class:`~stol.errors.RequestTooLargeError` over the request limit, without sending."""
+    body = message.SerializeToString()
+    if len(body) > MAX_REQUEST_BYTES:
+        raise errors.RequestTooLargeError(
+            "the request is %d bytes, more than the protocol allows (%d); make it smaller"
+            % (len(body), MAX_REQUEST_BYTES), details={"length": str(len(body)), "limit": str(MAX_REQUEST_BYTES)})
+    return _PREFIX.pack(len(body)) + body
+
+
+class _ClosedBetweenFrames(Exception):
+    """The server closed the connection where no answer had begun: safe to resend."""
+
+
+class _LostMidFrame(errors.ConnectionLostError):
+    """The server closed the connection inside an answer (e.g. after 30 s of answers left
+    unread, PROTOCOL.md §1.3): that answer is lost; a read-only request may be resent."""
+
+
+class Connection:
+    """One client connection to one STOL service socket.
+
+    Not meant to be shared by two threads at once: :meth:`call` takes a lock, and
+    :meth:`pipeline` should run on a connection of its own.
+    """
+
+    def __init__(self, service: str, path: str, response_type, timeout: Optional[float] = DEFAULT_TIMEOUT):
+        """``service`` names the service in messages, ``path`` is its socket,
+        ``response_type`` the response envelope class, ``timeout`` the seconds to wait
+        for each answer (``None``: for ever)."""
+        self.service = service
+        self.path = path
+        self.response_type = response_type
+        self.timeout = timeout
+        self._sock: Optional[socket.socket] = None
+        self._buffer = bytearray()
+        self._start = 0
+        self._next_id = 1
+        self._lock = threading.Lock()
+
+    def __del__(self):
+        # A notebook rarely closes what it opened: close quietly when collected.
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    # --- connection ------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Closes the connection (an answer in progress is discarded); the next call reconnects."""
+        sock, self._sock = self._sock, None
+        self._buffer = bytearray()
+        self._start = 0
+        if sock is not None:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+    def _connected(self, idle_check: bool = True) -> socket.socket:
+        if (idle_check and self._sock is not None and self._start == len(self._buffer)
+                and self._closed_by_peer(self._sock)):
+            self.close()  # idle timeout or a restart: reconnect transparently (§1.3)
+        if self._sock is not None:
+            return self._sock
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.path)
+        except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError) as exc:
+            sock.close()
+            raise errors.ServiceNotRunningError(
+                "the %s service is not running (nothing listens on %s). Start the stack with `make run`, "
+                "or `systemctl start stol-%sd.socket`; set STOL_RUNTIME_DIR if it runs elsewhere"
+                % (self.service, self.path, self.service)) from exc
+        except PermissionError as exc:
+            sock.close()
+            raise errors.SocketPermissionError(
+                "you may not use the %s service (%s is restricted; ask an administrator to add you to stol-admin)"
+                % (self.service, self.path)) from exc
+        except socket.timeout as exc:
+            sock.close()
+            raise errors.StolTimeoutError("the %s service did not accept a connection within %g s"
+                                          % (self.service, self.timeout)) from exc
+        except OSError as exc:
+            sock.close()
+            raise errors.StolConnectionError("connecting to the %s service at %s failed: %s"
+                                             % (self.service, self.path, exc)) from exc
+        self._sock = sock
+        return sock
+
+    @staticmethod
+    def _closed_by_peer(sock: socket.socket) -> bool:
+        """True when the server has closed its end (a non-blocking peek reads EOF).
+        Bytes waiting (a BUSY refusal) are left for the reader."""
+        try:
+            sock.setblocking(False)  # the socket's timeout is set again before its next use
+            return sock.recv(1, socket.MSG_PEEK) == b""
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True
+
+    def _new_id(self) -> int:
+        request_id = self._next_id
+        self._next_id = self._next_id + 1 if self._next_id < (1 << 63) else 1
+        return request_id
+
+    # --- frames ----------------------------------------------------------------------
+
+    def _send(self, frame: bytes, idle_check: bool = True) -> None:
+        """Sends one frame. ``idle_check``: first replace a connection the server has
+        closed (only when no answer is outstanding on it)."""
+        sock = self._connected(idle_check)
+        try:
+            sock.settimeout(self.timeout)
+            sock.sendall(frame)
+        except socket.timeout as exc:
+            self.close()
+            raise errors.StolTimeoutError("the %s service did not take the request within %g s (stopped, or "
+                                          "overloaded)" % (self.service, self.timeout)) from exc
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            # A daemon that refused the connection (BUSY) may have closed it before the
+            # request went out: its one error frame may still be there to read.
+            refusal = self._refusal()
+            self.close()
+            if refusal is not None:
+                raise refusal from exc
+            raise _ClosedBetweenFrames() from exc
+
+    def _refusal(self) -> Optional[errors.StolError]:
+        try:
+            body = self._read_body(time.monotonic() + min(self.timeout or 1.0, 1.0))
+            answer = self.response_type()
+            answer.ParseFromString(body)
+            if answer.id == 0 and answer.WhichOneof("result") == "error":
+                return errors.from_pb(answer.error, 0)
+        except Exception:  # noqa: BLE001 - nothing readable: the caller reports the closed connection
+            pass
+        return None
+
+    def _read_body(self, deadline: Optional[float]) -> bytes:
+        """The next frame's body. Raises ``_ClosedBetweenFrames`` on EOF before its first byte."""
+        sock = self._sock
+        if sock is None:
+            raise _ClosedBetweenFrames()
+        buffer = self._buffer
+        while True:
+            available = len(buffer) - self._start
+            if available >= 4:
+                (length,) = _PREFIX.unpack_from(buffer, self._start)
+                if length > MAX_RESPONSE_BYTES:
+                    self.close()
+                    raise errors.ProtocolViolationError(
+                        "the %s service sent an answer of %d bytes, more than the protocol allows (%d)"
+                        % (self.service, length, MAX_RESPONSE_BYTES))
+                if available >= 4 + length:
+                    begin = self._start + 4
+                    body = bytes(buffer[begin:begin + length])
+                    self._start = begin + length
+                    if self._start == len(buffer):
+                        buffer.clear()
+                        self._start = 0
+                    elif self._start > (1 << 20):
+                        del buffer[:self._start]
+                        self._start = 0
+                    return body
+                wanted = 4 + length - available
+            else:
+                wanted = 4 - available
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.close()
+                    raise errors.StolTimeoutError(
+                        "the %s service did not answer within %g s (stopped, or overloaded); "
+                        "a larger timeout waits longer, None for ever" % (self.service, self.timeout))
+                sock.settimeout(left)
+            else:
+                sock.settimeout(None)
+            try:
+                chunk = sock.recv(max(wanted, 262144))
+            except socket.timeout:
+                continue  # the deadline check above raises
+            except (ConnectionResetError, BrokenPipeError):
+                chunk = b""
+            except OSError as exc:
+                self.close()
+                raise errors.StolConnectionError("reading from the %s service failed: %s" % (self.service, exc)) from exc
+            if not chunk:
+                partial = len(buffer) - self._start
+                self.close()
+                if partial:
+                    raise _LostMidFrame(
+                        "the %s service closed the connection in the middle of an answer (%d bytes of it received)"
+                        % (self.service, partial))
+                raise _ClosedBetweenFrames()
+            buffer += chunk
+
+    def _receive(self):
+        """The next answer envelope, decoded; a framing error (id 0) is raised typed."""
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        body = self._read_body(deadline)
+        answer = self.response_type()
+        try:
+            answer.ParseFromString(body)
+        except DecodeError as exc:
+            self.close()
+            raise errors.ProtocolViolationError("the %s service sent an answer that does not decode as %s"
+                                                % (self.service, self.response_type.DESCRIPTOR.full_name)) from exc
+        if answer.id == 0 and answer.WhichOneof("result") == "error":
+            # A framing error or a refused connection (BUSY): the server closes it (§2.3).
+            self.close()
+            raise errors.from_pb(answer.error, 0)
+        return answer
+
+    @staticmethod
+    def _checked(answer):
+        if answer.WhichOneof("result") == "error":
+            raise errors.from_pb(answer.error, answer.id)
+        return answer
+
+    # --- requests --------------------------------------------------------------------
+
+    def call(self, request, *, safe_to_repeat: bool = True):
+        """Sends ``request`` (its ``id`` is set here) and returns the answer envelope;
+        an ``error`` answer is raised as its typed exception.
+
+        When the server closed the connection before answering (idle timeout,
+        restart), the request is sent again on a new connection, unless
+        ``safe_to_repeat`` is false and it may have arrived (then
+        :class:`~stol.errors.ConnectionLostError`)."""
+        with self._lock:
+            for attempt in range(_RESENDS + 1):
+                request.id = self._new_id()
+                frame = encode_frame(request)
+                sent = False
+                try:
+                    self._send(frame)
+                    sent = True
+                    answer = self._receive()
+                except _ClosedBetweenFrames:
+                    if attempt == _RESENDS or (sent and not safe_to_repeat):
+                        raise errors.ConnectionLostError(
+                            "the %s service closed the connection before answering%s"
+                            % (self.service, "" if safe_to_repeat else "; the request may or may not have been applied"))
+                    continue
+                except _LostMidFrame as lost:
+                    if attempt == _RESENDS or not safe_to_repeat:
+                        raise errors.ConnectionLostError(lost.message) from None
+                    continue
+                if answer.id != request.id:
+                    self.close()
+                    raise errors.ProtocolViolationError("the %s service answered request %d, expected %d"
+                                                        % (self.service, answer.id, request.id))
+                return self._checked(answer)
+        raise AssertionError("unreachable")
+
+    def pipeline(self, requests: Iterable, window: int = PIPELINE_WINDOW,
+                 prepare: Optional[Callable[[object], None]] = None) -> Iterator:
+        """Sends the requests ``requests`` yields, keeping up to ``window`` of them in
+        flight, and yields each answer envelope in the order of the requests.
+
+        ``prepare`` is applied to each request before it is sent (to pin a release).
+        An ``error`` answer to a whole request is raised typed. Requests not yet
+        answered when the server closes the connection (between answers, or inside
+        one after answers were left unread for 30 s) are sent again on a new
+        connection: batches are read-only, so safe to repeat. Closing the generator
+        early closes the connection."""
+        source = iter(requests)
+        in_flight: Deque[Tuple[int, bytes]] = collections.deque()
+        exhausted = False
+        resends = 0
+        try:
+            while True:
+                while not exhausted and len(in_flight) < max(window, 1):
+                    request = next(source, None)
+                    if request is None:
+                        exhausted = True
+                        break
+                    if prepare is not None:
+                        prepare(request)
+                    request.id = self._new_id()
+                    frame = encode_frame(request)
+                    in_flight.append((request.id, frame))
+                    try:
+                        self._send(frame, idle_check=len(in_flight) == 1)
+                    except _ClosedBetweenFrames:
+                        resends = self._resend(in_flight, resends)
+                if not in_flight:
+                    return
+                try:
+                    answer = self._receive()
+                except (_ClosedBetweenFrames, _LostMidFrame):  # batches are read-only: send again
+                    resends = self._resend(in_flight, resends)
+                    continue
+                expected = in_flight[0][0]
+                if answer.id != expected:
+                    self.close()
+                    raise errors.ProtocolViolationError("the %s service answered request %d, expected %d"
+                                                        % (self.service, answer.id, expected))
+                in_flight.popleft()
+                resends = 0
+                yield self._checked(answer)
+        finally:
+            if in_flight or not exhausted:
+                self.close()
+
+    def _resend(self, in_flight: Deque[Tuple[int, bytes]], resends: int) -> int:
+        """Sends every unanswered frame again on a new connection (§13 step 7)."""
+        resends += 1
+        if resends > _RESENDS:
+            raise errors.ConnectionLostError("the %s service kept closing the connection before answering"
+                                             % self.service)
+        self.close()
+        for index, (_, frame) in enumerate(list(in_flight)):
+            try:
+                self._send(frame, idle_check=index == 0)
+            except _ClosedBetweenFrames:
+                return self._resend(in_flight, resends)
+        return resends

@@ -1,0 +1,534 @@
+"""The Python values ``stol`` answers with, made from the protocol's messages.
+
+Plain, immutable objects: ranks, statuses and match types are lower-case
+strings (``"species"``, ``"accepted"``, ``"common"``), an absent optional field
+is ``None``. Every answer says which release answered it (``release``: the name
+that pins it, ``"bundled"`` for the bundled database; PROTOCOL.md §4): on a
+single object as an attribute, on a list or dict answer as an attribute of the
+container.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from . import errors
+
+__all__ = [
+    "MAIN_RANKS", "Database", "Taxon", "Node", "TaxonList", "TaxonMap", "Lineage", "Comparison",
+    "PairComparison", "SearchHit", "SearchResults", "Relative", "Relatives", "NameIds", "Newick",
+    "SubtreeNode", "SubtreeNodes", "Detail", "Trait", "Reference", "ReleaseInfo", "Status",
+    "TaxonInRelease", "TaxonChange", "Favorite", "FavoriteList",
+]
+
+#: The eight main ranks, root first (``Rank`` 1-8 of common.proto).
+MAIN_RANKS: Tuple[str, ...] = ("domain", "kingdom", "phylum", "class", "order", "family", "genus", "species")
+_RANKS = ("",) + MAIN_RANKS
+_STATUSES = ("", "accepted", "synonym", "doubtful")
+_MATCHES = ("", "scientific", "common", "synonym")
+_RELATIONS = ("", "same", "a_ancestor_of_b", "b_ancestor_of_a", "related", "unrelated")
+_KINDS = ("", "bundled", "reference")
+_SOURCES = ("", "precomputed", "computed")
+_CHANGES = ("", "added", "deleted", "merged", "renamed", "moved", "rank_changed")
+
+
+def _name(table: Tuple[str, ...], value: int) -> str:
+    # Open enums (§10): a value from a newer server is kept as its number.
+    return table[value] if 0 <= value < len(table) else str(value)
+
+
+def main_rank_number(rank: Optional[str]) -> int:
+    """The ``Rank`` enum value of a main rank name (``"genus"`` -> 7); 0 for none."""
+    if not rank:
+        return 0
+    try:
+        return MAIN_RANKS.index(rank.lower()) + 1
+    except ValueError as exc:
+        raise errors.InvalidRequestError("unknown rank %r (one of %s)" % (rank, ", ".join(MAIN_RANKS))) from exc
+
+
+@dataclass(frozen=True)
+class Database:
+    """Which database answered (``DatabaseIdentity``): ``kind`` ``"bundled"`` or
+    ``"reference"``, ``fingerprint`` (changes when the database is switched: refresh
+    what you cached), ``schema_version``, ``release``, ``source`` (``"NCBI Taxonomy"``)
+    and ``id_namespace`` (``"ncbi-taxid"``)."""
+    kind: str
+    fingerprint: str
+    schema_version: int
+    release: str
+    source: str
+    id_namespace: str
+
+    @classmethod
+    def from_pb(cls, identity) -> "Database":
+        """From a ``stol.v1.DatabaseIdentity``."""
+        return cls(_name(_KINDS, identity.kind), identity.fingerprint, identity.schema_version,
+                   identity.release, identity.source, identity.id_namespace)
+
+
+@dataclass(frozen=True)
+class Taxon:
+    """One taxon (``stol.v1.Taxon``).
+
+    ``rank`` is the rank as one reads it: the source's own spelling where the
+    answer has it (whole-tree answers, nodes outside the eight ranks: ``"no rank"``,
+    ``"clade"``, ``"strain"``), else the main rank (``"species"``). ``main_rank`` is
+    the main rank or ``None``. ``parent_id`` is ``None`` for a root. ``merged_from``
+    is the id that was asked for when the source had merged it into this taxon.
+    ``child_count`` is filled in ``children`` and ``roots`` answers only.
+    """
+    id: int
+    name: str
+    rank: str
+    parent_id: Optional[int]
+    main_rank: Optional[str]
+    source_rank: str
+    author: str
+    year: Optional[int]
+    status: str
+    conservation: str
+    common_name: str
+    child_count: int
+    release: str
+    merged_from: Optional[int] = None
+
+    @property
+    def scientific_name(self) -> str:
+        """The scientific name (same as ``name``)."""
+        return self.name
+
+    @classmethod
+    def from_pb(cls, taxon, release: str, merged_from: Optional[int] = None) -> "Taxon":
+        """From a ``stol.v1.Taxon`` answered by ``release``."""
+        main = _RANKS[taxon.rank] if 0 < taxon.rank < len(_RANKS) else None
+        return cls(
+            id=taxon.id, name=taxon.scientific_name, rank=taxon.source_rank or main or "",
+            parent_id=taxon.parent_id if taxon.HasField("parent_id") else None, main_rank=main,
+            source_rank=taxon.source_rank, author=taxon.author,
+            year=taxon.year if taxon.HasField("year") else None, status=_name(_STATUSES, taxon.status),
+            conservation=taxon.conservation, common_name=taxon.common_name, child_count=taxon.child_count,
+            release=release, merged_from=merged_from)
+
+    def __str__(self) -> str:
+        return "%d %s %s" % (self.id, self.rank or "-", self.name)
+
+
+@dataclass(frozen=True)
+class Node:
+    """A taxon named only by id, rank and scientific name (a lineage entry, a common ancestor)."""
+    id: int
+    rank: str
+    name: str
+
+
+class TaxonList(list):
+    """A list of :class:`Taxon` (children, roots, ancestors), with ``release`` and
+    ``total`` (all children, for ``children``)."""
+
+    def __init__(self, taxa=(), release: str = "", total: Optional[int] = None):
+        super().__init__(taxa)
+        self.release = release
+        self.total = len(self) if total is None else total
+
+
+class TaxonMap(dict):
+    """``{asked id: Taxon}`` from :meth:`~stol.Taxonomy.taxa`. ``missing`` lists the ids
+    the database has no taxon for (in the order asked), ``merged`` maps each merged id
+    to the id it went to, ``release`` names the release that answered."""
+
+    def __init__(self, release: str = ""):
+        super().__init__()
+        self.release = release
+        self.missing: List[int] = []
+        self.merged: Dict[int, int] = {}
+
+
+class Lineage:
+    """The lineage of one query of :meth:`~stol.Taxonomy.lineage` (``LineageResult``).
+
+    ``ids``, ``ranks`` and ``names`` run from the root down to the taxon itself,
+    **the taxon included** (as ete4's ``get_lineage`` and ``stol-client lineage``'s
+    TSV). ``taxon`` is the taxon (a :class:`Node`), ``None`` when the query named
+    nothing: then ``error`` is the typed exception (:class:`~stol.NotFoundError`,
+    :class:`~stol.InvalidRequestError` for an ambiguous name or a bad id,
+    :class:`~stol.TaxonDeletedError`) and the lists are empty. ``merged_from`` is
+    the id asked for when the source merged it into ``taxon``.
+    """
+
+    __slots__ = ("query", "taxon", "ids", "ranks", "names", "merged_from", "error", "release")
+
+    def __init__(self, query: str, taxon: Optional[Node], ids: Tuple[int, ...], ranks: Tuple[str, ...],
+                 names: Tuple[str, ...], merged_from: Optional[int], error: Optional[errors.StolError],
+                 release: str):
+        self.query = query
+        self.taxon = taxon
+        self.ids = ids
+        self.ranks = ranks
+        self.names = names
+        self.merged_from = merged_from
+        self.error = error
+        self.release = release
+
+    @classmethod
+    def from_pb(cls, result, release: str) -> "Lineage":
+        """From a ``stol.v1.LineageResult`` of the compact form."""
+        if result.HasField("error"):
+            return cls(result.query, None, (), (), (), None, errors.from_pb(result.error), release)
+        taxon = result.taxon
+        main = _RANKS[taxon.rank] if 0 < taxon.rank < len(_RANKS) else ""
+        rank = taxon.source_rank or main
+        if result.lineage_names or not result.lineage:
+            ids = tuple(result.lineage_ids) + (taxon.id,)
+            ranks = tuple(result.lineage_ranks) + (rank,)
+            names = tuple(result.lineage_names) + (taxon.scientific_name,)
+        else:  # the taxa form (LINEAGE_FORM_TAXA)
+            nodes = [Taxon.from_pb(t, release) for t in result.lineage]
+            ids = tuple(t.id for t in nodes) + (taxon.id,)
+            ranks = tuple(t.rank for t in nodes) + (rank,)
+            names = tuple(t.name for t in nodes) + (taxon.scientific_name,)
+        return cls(result.query, Node(taxon.id, rank, taxon.scientific_name), ids, ranks, names,
+                   result.merged_from or None, None, release)
+
+    @property
+    def found(self) -> bool:
+        """Whether the query named a taxon."""
+        return self.error is None
+
+    @property
+    def nodes(self) -> List[Node]:
+        """The lineage as :class:`Node` objects, root first, the taxon last."""
+        return [Node(*entry) for entry in zip(self.ids, self.ranks, self.names)]
+
+    @property
+    def rank_names(self) -> Dict[str, str]:
+        """``{rank: scientific name}`` along the lineage (taxopy's ``rank_name_dictionary``);
+        a rank that occurs twice keeps its lowest entry."""
+        return dict(zip(self.ranks, self.names))
+
+    @property
+    def rank_ids(self) -> Dict[str, int]:
+        """``{rank: id}`` along the lineage."""
+        return dict(zip(self.ranks, self.ids))
+
+    def __iter__(self):
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __str__(self) -> str:
+        return ";".join(self.names)
+
+    def __repr__(self) -> str:
+        if self.error is not None:
+            return "Lineage(%r, error=%r)" % (self.query, self.error)
+        return "Lineage(%r, %r)" % (self.query, str(self))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two taxa compared (``CompareResponse``): their lowest common ancestor ``lca``
+    (``None`` when ``relation`` is ``"unrelated"``), the paths from each up to it
+    (both ends included), ``distance`` in edges of the answered view, ``distance_main``
+    and ``distance_all`` (NCBI's edges; ``None`` without the whole tree),
+    ``shared_clade`` ("Both are in order Carnivora"), ``trait_similarity`` (Jaccard;
+    ``None`` unless both have traits), ``relation`` (``"same"``, ``"a_ancestor_of_b"``,
+    ``"b_ancestor_of_a"``, ``"related"``, ``"unrelated"``), ``lca_depth``."""
+    a: Taxon
+    b: Taxon
+    lca: Optional[Taxon]
+    path_a: List[Taxon]
+    path_b: List[Taxon]
+    distance: Optional[int]
+    distance_main: Optional[int]
+    distance_all: Optional[int]
+    shared_clade: str
+    trait_similarity: Optional[float]
+    relation: str
+    lca_depth: int
+    release: str
+
+    @classmethod
+    def from_pb(cls, answer, release: str) -> "Comparison":
+        """From a ``stol.v1.CompareResponse``."""
+        def opt(name):
+            return getattr(answer, name) if answer.HasField(name) else None
+        return cls(
+            a=Taxon.from_pb(answer.taxon_a, release), b=Taxon.from_pb(answer.taxon_b, release),
+            lca=Taxon.from_pb(answer.lca, release) if answer.HasField("lca") else None,
+            path_a=[Taxon.from_pb(t, release) for t in answer.path_a],
+            path_b=[Taxon.from_pb(t, release) for t in answer.path_b],
+            distance=opt("distance"), distance_main=opt("distance_main"), distance_all=opt("distance_all"),
+            shared_clade=answer.shared_clade, trait_similarity=opt("trait_similarity"),
+            relation=_name(_RELATIONS, answer.relation), lca_depth=answer.lca_depth, release=release)
+
+
+@dataclass(frozen=True)
+class PairComparison:
+    """One pair of :meth:`~stol.Taxonomy.compare_pairs` (``CompareBatchResult``): the
+    queries ``a`` and ``b`` as given, the ids they named, the common ancestor ``lca``
+    (a :class:`Node`; ``None`` when ``unrelated``), ``distance_main`` (main-rank taxa
+    on both paths below it) and ``distance_all`` (NCBI's edges; ``None`` without the
+    whole tree). ``error`` is the typed exception when a query named nothing."""
+    a: str
+    b: str
+    a_id: int
+    b_id: int
+    lca: Optional[Node]
+    distance_main: int
+    distance_all: Optional[int]
+    unrelated: bool
+    error: Optional[errors.StolError]
+    release: str
+
+    @classmethod
+    def from_pb(cls, result, release: str) -> "PairComparison":
+        """From a ``stol.v1.CompareBatchResult``."""
+        error = errors.from_pb(result.error) if result.HasField("error") else None
+        lca = Node(result.lca_id, result.lca_rank, result.lca_name) if result.lca_id else None
+        return cls(result.a, result.b, result.a_id, result.b_id, lca, result.distance_main,
+                   result.distance_all if result.HasField("distance_all") else None, result.unrelated,
+                   error, release)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search hit: the ``taxon``, the name that matched, how (``match_type``
+    ``"scientific"``, ``"common"`` or ``"synonym"``), its ``score`` (comparable within
+    one answer only), and whether it is an approximate match (``fuzzy``, with its
+    ``edit_distance``)."""
+    taxon: Taxon
+    matched_name: str
+    match_type: str
+    score: float
+    fuzzy: bool
+    edit_distance: int
+
+
+class SearchResults(list):
+    """The hits of :meth:`~stol.Taxonomy.search`, best first, with ``release``."""
+
+    def __init__(self, hits=(), release: str = ""):
+        super().__init__(hits)
+        self.release = release
+
+
+@dataclass(frozen=True)
+class Relative:
+    """One of the closest species: ``rank_order`` (1 = closest), the ``taxon``, the
+    common ancestor ``lca`` at depth ``lca_depth``, and the ``distance`` in edges."""
+    rank_order: int
+    taxon: Taxon
+    lca: Taxon
+    lca_depth: int
+    distance: int
+
+
+@dataclass(frozen=True)
+class Relatives:
+    """The closest species of ``taxon`` (a species; a strain is answered for its
+    species): ``relatives`` by distance, then name, then id; ``source``
+    ``"precomputed"`` or ``"computed"``; ``truncated`` when the candidate guard stopped
+    the computation (the list may be inexact)."""
+    taxon: Taxon
+    relatives: List[Relative]
+    source: str
+    truncated: bool
+    candidates_examined: int
+    release: str
+
+    def __iter__(self):
+        return iter(self.relatives)
+
+    def __len__(self) -> int:
+        return len(self.relatives)
+
+
+class NameIds(dict):
+    """``{name: [ids]}`` from :meth:`~stol.Taxonomy.name2id`, like ete4's
+    ``get_name_translator``: every taxon carrying the name (several when it is
+    ambiguous; never a silent pick), ascending. Names no taxon carries are left out
+    and listed in ``missing``. ``ranks`` gives each name's ranks (parallel to its ids),
+    ``matches`` how it matched (``"scientific"`` or ``"common"``), ``totals`` the real
+    number of taxa for a name whose list was cut at 100 ids; ``release`` the release."""
+
+    def __init__(self, release: str = ""):
+        super().__init__()
+        self.release = release
+        self.missing: List[str] = []
+        self.ranks: Dict[str, List[str]] = {}
+        self.matches: Dict[str, str] = {}
+        self.totals: Dict[str, int] = {}
+
+
+class Newick(str):
+    """A subtree in Newick (every node labelled, quoted where Newick needs it), as
+    ``stol-client tree ID --format newick`` prints it, with ``release``. Reads in
+    ete4 (``Tree(text, parser=1)``), iTOL and R's ``ape::read.tree``."""
+
+    release: str = ""
+
+    def __new__(cls, text: str, release: str = ""):
+        value = super().__new__(cls, text)
+        value.release = release
+        return value
+
+
+@dataclass(frozen=True)
+class SubtreeNode:
+    """One node of a subtree in preorder: ``id``, ``parent_id`` (``None`` for the
+    subtree's top), ``depth`` below the top, ``rank`` and ``name``."""
+    id: int
+    parent_id: Optional[int]
+    depth: int
+    rank: str
+    name: str
+
+
+class SubtreeNodes(list):
+    """A subtree as :class:`SubtreeNode` objects in preorder, with ``release``."""
+
+    def __init__(self, nodes=(), release: str = ""):
+        super().__init__(nodes)
+        self.release = release
+
+
+@dataclass(frozen=True)
+class Trait:
+    """A trait: ``key``, ``value`` and its SI ``unit`` (empty for a categorical trait)."""
+    key: str
+    value: str
+    unit: str
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A reference: ``citation``, ``url`` (text, never fetched) and ``ref_type``."""
+    citation: str
+    url: str
+    ref_type: str
+
+
+@dataclass(frozen=True)
+class Detail:
+    """Everything about one taxon (``TaxonDetail``): ``taxon`` (with ``child_count``),
+    ``lineage`` (root first, the taxon excluded), ``names`` (``{language: [names]}``,
+    the requested language first, preferred names first), ``synonyms``, ``traits``
+    and ``references``."""
+    taxon: Taxon
+    lineage: List[Taxon]
+    names: Dict[str, List[str]]
+    synonyms: List[str]
+    traits: List[Trait]
+    references: List[Reference]
+    release: str
+
+
+@dataclass(frozen=True)
+class ReleaseInfo:
+    """One database the service can answer from: ``release`` (the name to pin;
+    ``"bundled"`` for the bundled database), ``kind``, ``is_default``, ``loaded`` (open
+    in the server now), ``size_bytes``, ``build_time``, ``schema_version`` and its
+    ``provenance`` (``{"source", "release", "id_namespace", "licence", "attribution",
+    "citation", "tool", "built"}``; empty without one)."""
+    release: str
+    kind: str
+    is_default: bool
+    loaded: bool
+    size_bytes: int
+    build_time: str
+    schema_version: int
+    provenance: Dict[str, str]
+
+
+def _provenance(message) -> Dict[str, str]:
+    return {f.name: value for f, value in message.ListFields()}
+
+
+@dataclass(frozen=True)
+class Status:
+    """The taxonomy service's status (``StatusResponse``): the answering ``database``,
+    its counts, the ``default_release`` and every installed release in ``releases``."""
+    database: Database
+    taxa_count: int
+    species_count: int
+    names_count: int
+    full_tree_nodes: int
+    server_version: str
+    default_release: str
+    releases: List[ReleaseInfo]
+    provenance: Dict[str, str]
+    release: str
+
+    @classmethod
+    def from_pb(cls, answer, release: str) -> "Status":
+        """From a ``stol.v1.StatusResponse``."""
+        return cls(
+            database=Database.from_pb(answer.active), taxa_count=answer.taxa_count,
+            species_count=answer.species_count, names_count=answer.names_count,
+            full_tree_nodes=answer.full_tree_nodes, server_version=answer.server_version,
+            default_release=answer.default_release,
+            releases=[ReleaseInfo(r.release, _name(_KINDS, r.kind), r.is_default, r.loaded, r.size_bytes,
+                                  r.build_time, r.schema_version, _provenance(r.provenance))
+                      for r in answer.releases],
+            provenance=_provenance(answer.provenance), release=release)
+
+
+@dataclass(frozen=True)
+class TaxonInRelease:
+    """One id in one installed release (``history``): ``present``, its ``name``,
+    ``rank`` and ``parent_id`` there; else ``merged_into`` (0: not merged) or ``deleted``."""
+    release: str
+    present: bool
+    name: str
+    rank: str
+    parent_id: int
+    merged_into: int
+    deleted: bool
+    build_time: str
+
+
+@dataclass(frozen=True)
+class TaxonChange:
+    """One change of one id between two releases (``diff``): ``kind`` ``"added"``,
+    ``"deleted"``, ``"merged"``, ``"renamed"``, ``"moved"`` or ``"rank_changed"``; its
+    ``name`` and ``rank``; ``old_value``/``new_value`` (names, parent ids or ranks);
+    ``new_id``/``new_name`` for a merge."""
+    kind: str
+    id: int
+    name: str
+    rank: str
+    old_value: str
+    new_value: str
+    new_id: int
+    new_name: str
+
+    @classmethod
+    def from_pb(cls, change) -> "TaxonChange":
+        """From a ``stol.v1.TaxonChange``."""
+        return cls(_name(_CHANGES, change.kind), change.id, change.name, change.rank, change.old_value,
+                   change.new_value, change.new_id, change.new_name)
+
+
+@dataclass(frozen=True)
+class Favorite:
+    """One favourite: ``taxon_id``, ``created_at`` (aware UTC ``datetime``) and, when the
+    list was resolved against a :class:`~stol.Taxonomy`, its ``taxon`` (``None`` when the
+    database lacks it)."""
+    taxon_id: int
+    created_at: datetime.datetime
+    taxon: Optional[Taxon] = field(default=None, compare=False)
+
+
+class FavoriteList(list):
+    """The calling user's favourites, newest first (:class:`Favorite` objects)."""
+
+
+def parse_time(text: str) -> datetime.datetime:
+    """``2026-02-26T10:15:30.123Z`` as an aware UTC ``datetime``."""
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    return datetime.datetime.fromisoformat(text)

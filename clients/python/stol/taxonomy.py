@@ -1,0 +1,567 @@
+"""``Taxonomy``: the taxonomy service (``taxonomy.sock``, PROTOCOL.md §4) from Python."""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+from . import _transport, errors
+from ._proto import taxonomy_pb2 as pb
+from .answers import (Comparison, Database, Detail, Lineage, NameIds, Newick, Node, PairComparison, Reference,
+                      Relative, Relatives, SearchHit, SearchResults, Status, SubtreeNode, SubtreeNodes, Taxon,
+                      TaxonChange, TaxonInRelease, TaxonList, TaxonMap, Trait, main_rank_number, _MATCHES,
+                      _SOURCES, _name)
+
+__all__ = ["Taxonomy", "newick"]
+
+#: Queries, pairs, names or ids per batch request (the server's limit, PROTOCOL.md §9).
+BATCH_SIZE = 1000
+#: Largest page of ``children`` (PROTOCOL.md §9).
+CHILDREN_PAGE = 500
+#: Room left in a batch request for everything but its queries (id, release, language...).
+_ENVELOPE_BYTES = 1024
+#: The values of every ``ranks`` argument, as ``RankView``.
+_VIEWS = {"main": pb.RANK_VIEW_MAIN, "all": pb.RANK_VIEW_ALL}
+
+Query = Union[int, str]
+
+
+def _view(ranks: str) -> int:
+    try:
+        return _VIEWS[ranks]
+    except KeyError:
+        raise errors.InvalidRequestError("ranks must be 'main' (the eight main ranks) or 'all' (the source's whole "
+                                         "tree), not %r" % (ranks,)) from None
+
+
+def _query(value: Query) -> str:
+    if isinstance(value, bool):
+        raise TypeError("a taxon id or a name, not %r" % (value,))
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return value.strip()
+    try:  # numpy integers, pandas' Int64 values
+        return str(int(value))  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        raise TypeError("a taxon id (int) or a name (str), not %r" % (value,)) from None
+
+
+def _varint_size(value: int) -> int:
+    size = 1
+    while value >= 0x80:
+        value >>= 7
+        size += 1
+    return size
+
+
+def _field_cost(size: int) -> int:
+    """Bytes of a length-delimited field of ``size`` bytes (tag, length, value)."""
+    return 1 + _varint_size(size) + size
+
+
+def _string_cost(value: str) -> int:
+    return _field_cost(len(value.encode("utf-8")))
+
+
+def _pair_cost(pair: Tuple[str, str]) -> int:
+    return _field_cost(_string_cost(pair[0]) + _string_cost(pair[1]))
+
+
+def _chunks(values: Iterable, cost=_string_cost, limit: int = BATCH_SIZE) -> Iterator[list]:
+    """Batches of at most ``limit`` values whose request stays under 64 KiB (a single
+    value too large for a request is left alone: sending it raises RequestTooLargeError)."""
+    budget = _transport.MAX_REQUEST_BYTES - _ENVELOPE_BYTES
+    batch: list = []
+    size = 0
+    for value in values:
+        value_cost = cost(value)
+        if batch and (len(batch) == limit or size + value_cost > budget):
+            yield batch
+            batch, size = [], 0
+        batch.append(value)
+        size += value_cost
+    if batch:
+        yield batch
+
+
+def newick(depths: Sequence[int], labels: Sequence[str]) -> str:
+    """Newick text of a tree given in preorder with depths (the ``subtree`` answer's
+    form), every node labelled; exactly what ``stol-client tree --format newick``
+    writes (``Sources/STOLModel/Newick.swift``)."""
+    if len(depths) != len(labels):
+        raise ValueError("one label per node")
+    if not depths:
+        return ";"
+    parts: List[str] = []
+    open_nodes: List[int] = []
+    for node, depth in enumerate(depths):
+        while open_nodes and depths[open_nodes[-1]] >= depth:
+            parts.append(")" + _newick_label(labels[open_nodes.pop()]))
+        if node > 0 and open_nodes and depth > depths[open_nodes[-1]] and node != open_nodes[-1] + 1:
+            parts.append(",")
+        if node + 1 < len(depths) and depths[node + 1] > depth:
+            parts.append("(")
+            open_nodes.append(node)
+        else:
+            parts.append(_newick_label(labels[node]))
+    while open_nodes:
+        parts.append(")" + _newick_label(labels[open_nodes.pop()]))
+    return "".join(parts) + ";"
+
+
+_NEWICK_SPECIAL = frozenset(" \t\n()[]':;,_")
+
+
+def _newick_label(label: str) -> str:
+    if label and not any(char in _NEWICK_SPECIAL for char in label):
+        return label
+    return "'" + label.replace("'", "''") + "'"
+
+
+class Taxonomy:
+    """The STOL taxonomy service: lookups, lineages, common ancestors, search,
+    browsing, subtrees and closest relatives, answered by the shared
+    ``stol-taxonomyd`` (nothing is loaded into this process).
+
+    ``release`` pins every answer to one installed release (``"2024.9.7"``, or
+    ``"bundled"``; ``None``: the service's default, see :meth:`status`). Without it,
+    each batch (:meth:`lineage` over many ids, :meth:`taxa`, :meth:`name2id`,
+    :meth:`compare_pairs`, :meth:`lca`, :meth:`children`) is answered from the one
+    release that was the default when it started, as ``stol-client`` does, and every
+    answer says which release it came from (``.release``).
+
+    ``language`` (a BCP-47 tag, default ``"en"``) selects common names.
+    ``runtime_dir`` (default ``$STOL_RUNTIME_DIR``, else ``/run/stol``) or
+    ``socket_path`` says where the service listens. ``timeout`` is the deadline in
+    seconds for each answer (``None``: wait for ever); a stopped daemon raises
+    :class:`~stol.ServiceNotRunningError`, a wedged one
+    :class:`~stol.StolTimeoutError`, never a hang. ``window`` is the number of batch
+    requests in flight at once.
+
+    One object may be used from one thread at a time; its single calls share a
+    connection, each batch iterator has one of its own (so other calls may be made
+    while iterating). Use it as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, release: Optional[str] = None, *, language: str = "en", runtime_dir: Optional[str] = None,
+                 socket_path: Optional[str] = None, timeout: Optional[float] = _transport.DEFAULT_TIMEOUT,
+                 window: int = _transport.PIPELINE_WINDOW):
+        self.release = release or None
+        self.language = language
+        self.path = socket_path or _transport.socket_path("taxonomy", runtime_dir)
+        self.timeout = timeout
+        self.window = window
+        self._connection = self._connect()
+        #: The last answer envelope of a single call (``stol.v1.TaxonomyResponse``), for debugging.
+        self.last_response = None
+        self._database: Optional[Database] = None
+
+    def _connect(self) -> _transport.Connection:
+        return _transport.Connection("taxonomy", self.path, pb.TaxonomyResponse, self.timeout)
+
+    def close(self) -> None:
+        """Closes the connection (the next call opens a new one)."""
+        self._connection.close()
+
+    def __enter__(self) -> "Taxonomy":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return "Taxonomy(release=%r, path=%r)" % (self.release, self.path)
+
+    @property
+    def database(self) -> Optional[Database]:
+        """The database that gave the latest answer (``None`` before the first). When its
+        ``fingerprint`` changes, the service switched databases: refresh cached answers."""
+        return self._database
+
+    # --- plumbing --------------------------------------------------------------------
+
+    def _call(self, field: str, release: Optional[str] = None, **body):
+        pinned = release if release is not None else self.release
+        try:
+            request = pb.TaxonomyRequest(release=pinned or "", **{field: body})
+        except ValueError as exc:  # an id beyond int64
+            raise errors.InvalidRequestError("%s: %s" % (field, exc)) from None
+        answer = self._connection.call(request)
+        self.last_response = answer
+        return answer, self._note(answer)
+
+    def _note(self, answer) -> str:
+        if answer.HasField("database"):
+            self._database = Database.from_pb(answer.database)
+            return answer.database.release
+        return ""
+
+    def _result(self, answer, field: str):
+        case = answer.WhichOneof("result")
+        if case != field:
+            raise errors.ProtocolViolationError("the taxonomy service answered %s with %s" % (field, case))
+        return getattr(answer, field)
+
+    def _batch_release(self, connection: _transport.Connection) -> str:
+        """The release a batch is answered from: the pinned one, or the default now
+        (one ``status`` request), so that a switch in the middle mixes nothing."""
+        if self.release:
+            return self.release
+        request = pb.TaxonomyRequest()
+        request.status.SetInParent()
+        answer = connection.call(request)
+        release = self._note(answer)
+        return "" if release == "unknown" else release
+
+    def _pipeline(self, requests: Iterable, field: str) -> Iterator[Tuple[object, str, object]]:
+        """(result, release, envelope) for each request, several in flight on a connection of its own."""
+        connection = self._connect()
+        try:
+            release = self._batch_release(connection)
+
+            def prepare(request):
+                if release:
+                    request.release = release
+            for answer in connection.pipeline(requests, self.window, prepare):
+                yield self._result(answer, field), self._note(answer) or release, answer
+        finally:
+            connection.close()
+
+    def _language(self, language: Optional[str]) -> str:
+        return self.language if language is None else language
+
+    # --- single taxa -----------------------------------------------------------------
+
+    def status(self) -> Status:
+        """The service's status: the answering database, its counts, the default
+        release and every installed release (``stol-client status``)."""
+        answer, release = self._call("status")
+        return Status.from_pb(self._result(answer, "status"), release)
+
+    def releases(self) -> List[str]:
+        """The names of the releases that can be pinned (``"bundled"`` first)."""
+        return [info.release for info in self.status().releases]
+
+    def taxon(self, taxon_id: int, language: Optional[str] = None) -> Taxon:
+        """One taxon by id (``get_taxon``). An id the source merged into another is
+        answered as that taxon (``merged_from`` set).
+
+        Raises :class:`~stol.NotFoundError`, :class:`~stol.TaxonDeletedError`, or
+        :class:`~stol.InvalidRequestError` for an id <= 0."""
+        answer, release = self._call("get_taxon", taxon_id=int(taxon_id), language=self._language(language))
+        merged = {m.old_id: m.new_id for m in answer.merged}
+        return Taxon.from_pb(self._result(answer, "taxon"), release, int(taxon_id) if merged else None)
+
+    def taxa(self, taxon_ids: Iterable[int], language: Optional[str] = None) -> TaxonMap:
+        """Many taxa by id (``get_taxa``, 1000 per request, several in flight):
+        ``{asked id: Taxon}``. Ids the database lacks (unknown, deleted, <= 0) are not
+        errors: they are listed in ``.missing``; merged ids map to their new taxon."""
+        language = self._language(language)
+        result = TaxonMap()
+        asked = list(dict.fromkeys(int(value) for value in taxon_ids))  # once each, in order
+        wanted = [i for i in asked if 0 < i <= 1 << 53]  # others have no taxon anywhere
+
+        def requests():
+            for start in range(0, len(wanted), BATCH_SIZE):
+                yield pb.TaxonomyRequest(get_taxa={"taxon_ids": wanted[start:start + BATCH_SIZE],
+                                                   "language": language})
+        batches = iter(range(0, len(wanted), BATCH_SIZE))
+        for answer, release, envelope in self._pipeline(requests(), "taxa"):
+            start = next(batches)
+            result.release = release
+            found = {t.id: t for t in answer.taxa}
+            merged = {m.old_id: m.new_id for m in envelope.merged}  # answered as the taxon it went to
+            result.merged.update(merged)
+            for taxon_id in wanted[start:start + BATCH_SIZE]:
+                if taxon_id in merged and merged[taxon_id] in found:
+                    result[taxon_id] = Taxon.from_pb(found[merged[taxon_id]], release, taxon_id)
+                elif taxon_id in found:
+                    result[taxon_id] = Taxon.from_pb(found[taxon_id], release)
+        result.missing.extend(i for i in asked if i not in result)
+        return result
+
+    def ancestors(self, taxon_id: int, ranks: str = "main", language: Optional[str] = None) -> TaxonList:
+        """The lineage of one taxon as :class:`Taxon` objects, root first, the taxon
+        excluded (``ancestors``); ``ranks="all"``: the source's whole tree."""
+        answer, release = self._call("ancestors", taxon_id=int(taxon_id), language=self._language(language),
+                                     ranks=_view(ranks))
+        return TaxonList((Taxon.from_pb(t, release) for t in self._result(answer, "ancestors").taxa), release)
+
+    def detail(self, taxon_id: int, language: Optional[str] = None) -> Detail:
+        """Everything about one taxon: names by language, synonyms, traits,
+        references and lineage (``detail``)."""
+        answer, release = self._call("detail", taxon_id=int(taxon_id), language=self._language(language))
+        d = self._result(answer, "detail")
+        return Detail(
+            taxon=Taxon.from_pb(d.taxon, release), lineage=[Taxon.from_pb(t, release) for t in d.lineage],
+            names={group.language: [n.name for n in group.names] for group in d.names},
+            synonyms=list(d.synonyms), traits=[Trait(t.key, t.value, t.unit) for t in d.traits],
+            references=[Reference(r.citation, r.url, r.ref_type) for r in d.references], release=release)
+
+    def roots(self, language: Optional[str] = None) -> TaxonList:
+        """The top of the tree: the taxa without a parent in the eight-rank view (``roots``)."""
+        answer, release = self._call("roots", language=self._language(language))
+        page = self._result(answer, "roots")
+        return TaxonList((Taxon.from_pb(t, release) for t in page.taxa), release, page.total)
+
+    def children(self, taxon_id: int, ranks: str = "main", language: Optional[str] = None) -> TaxonList:
+        """All children of a taxon, by scientific name (``children``, paged here 500 at
+        a time). ``ranks="all"``: the source's own children (a species' strains)."""
+        language = self._language(language)
+        view = _view(ranks)
+        connection = self._connect()
+        try:
+            release = self._batch_release(connection)
+            first = self._page(connection, taxon_id, 0, language, view, release)
+            taxa = TaxonList((Taxon.from_pb(t, release) for t in first.taxa), release, first.total)
+
+            def requests():
+                for offset in range(len(first.taxa), first.total, CHILDREN_PAGE):
+                    yield self._page_request(taxon_id, offset, language, view, release)
+            for answer in connection.pipeline(requests(), self.window):
+                taxa.extend(Taxon.from_pb(t, release) for t in self._result(answer, "children").taxa)
+            return taxa
+        finally:
+            connection.close()
+
+    @staticmethod
+    def _page_request(taxon_id, offset, language, view, release):
+        request = pb.TaxonomyRequest(release=release)
+        request.children.taxon_id = int(taxon_id)
+        request.children.offset = offset
+        request.children.limit = CHILDREN_PAGE
+        request.children.language = language
+        request.children.ranks = view
+        return request
+
+    def _page(self, connection, taxon_id, offset, language, view, release):
+        answer = connection.call(self._page_request(taxon_id, offset, language, view, release))
+        self.last_response = answer
+        self._note(answer)
+        return self._result(answer, "children")
+
+    # --- lineages --------------------------------------------------------------------
+
+    def lineage(self, ids: Union[Query, Iterable[Query]], ranks: str = "main",
+                language: Optional[str] = None) -> Union[Lineage, Iterator[Lineage]]:
+        """Lineages (``lineage_batch``, compact form, 1000 queries per request, several
+        requests in flight).
+
+        ``ids``: one taxon id or exact name, which returns one :class:`Lineage` (and
+        raises :class:`~stol.NotFoundError` or another typed error when it names
+        nothing); or an iterable of them (ints, decimal strings or exact scientific or
+        common names), which returns an **iterator** of :class:`Lineage`, one per
+        query in order, read and sent lazily, so any number of ids fits in little
+        memory; a query that names nothing yields a Lineage whose ``error`` is set.
+
+        ``ranks="main"``: the eight main ranks; ``"all"``: the source's whole tree
+        (``root;cellular organisms;Eukaryota;...``, NCBI's rank names).
+        Each lineage runs from the root to the taxon, the taxon included."""
+        view = _view(ranks)  # checked now, not at the first next()
+        language = self._language(language)
+        if isinstance(ids, (int, str)) and not isinstance(ids, bool):  # one request on the shared connection
+            answer, release = self._call("lineage_batch", queries=[_query(ids)], language=language, ranks=view,
+                                         form=pb.LINEAGE_FORM_COMPACT)
+            single = Lineage.from_pb(self._result(answer, "lineage_batch").results[0], release)
+            if single.error is not None:
+                raise single.error
+            return single
+        return self._lineages(ids, view, language)
+
+    def _lineages(self, ids: Iterable[Query], view: int, language: str) -> Iterator[Lineage]:
+        def requests():
+            for batch in _chunks(_query(value) for value in ids):
+                request = pb.TaxonomyRequest()
+                request.lineage_batch.queries.extend(batch)
+                request.lineage_batch.language = language
+                request.lineage_batch.ranks = view
+                request.lineage_batch.form = pb.LINEAGE_FORM_COMPACT
+                yield request
+        for answer, release, _ in self._pipeline(requests(), "lineage_batch"):
+            for result in answer.results:
+                yield Lineage.from_pb(result, release)
+
+    # --- common ancestors ------------------------------------------------------------
+
+    def compare(self, a: int, b: int, ranks: str = "main", language: Optional[str] = None) -> Comparison:
+        """Two taxa compared (``compare``): lowest common ancestor, both paths up to it,
+        distance, shared clade, trait similarity (``stol-client compare A B``)."""
+        answer, release = self._call("compare", taxon_a=int(a), taxon_b=int(b), language=self._language(language),
+                                     ranks=_view(ranks))
+        return Comparison.from_pb(self._result(answer, "compare"), release)
+
+    def compare_pairs(self, pairs: Iterable[Tuple[Query, Query]], ranks: str = "main") -> Iterator[PairComparison]:
+        """Common ancestors of many pairs (``compare_batch``, 1000 pairs per request,
+        several in flight): an iterator of :class:`PairComparison`, one per pair in
+        order. Each side is an id or an exact name; a side naming nothing sets the
+        pair's ``error``."""
+        return self._compare_pairs(pairs, _view(ranks))  # the view checked now, not at the first next()
+
+    def _compare_pairs(self, pairs: Iterable[Tuple[Query, Query]], view: int) -> Iterator[PairComparison]:
+        def requests():
+            for batch in _chunks(((_query(a), _query(b)) for a, b in pairs), _pair_cost):
+                request = pb.TaxonomyRequest()
+                request.compare_batch.ranks = view
+                for a, b in batch:
+                    request.compare_batch.pairs.add(a=a, b=b)
+                yield request
+        for answer, release, _ in self._pipeline(requests(), "compare_batch"):
+            for result in answer.results:
+                yield PairComparison.from_pb(result, release)
+
+    def lca(self, ids: Iterable[Query], ranks: str = "main") -> Optional[Node]:
+        """The lowest common ancestor of all ``ids`` (ids or exact names), as a
+        :class:`Node`; ``None`` when some have no common ancestor (different roots of
+        the eight-rank view). A taxon is its own ancestor: ``lca([x])`` is ``x``.
+
+        Computed by the server pair by pair (``compare_batch``), in rounds that halve
+        the list, so ``n`` ids take about log2(n) round trips. Raises the typed error
+        of an id or name that names nothing."""
+        level = [_query(value) for value in ids]
+        if not level:
+            raise errors.InvalidRequestError("lca needs at least one taxon")
+        if len(level) == 1:
+            level.append(level[0])
+        node: Optional[Node] = None
+        while len(level) > 1:
+            pairs = list(zip(level[0::2], level[1::2]))
+            carry = [level[-1]] if len(level) % 2 else []
+            level = []
+            for result in self.compare_pairs(pairs, ranks):
+                if result.error is not None:
+                    raise result.error
+                if result.lca is None:
+                    return None
+                node = result.lca
+                level.append(str(result.lca.id))
+            level.extend(carry)
+        return node
+
+    # --- names -----------------------------------------------------------------------
+
+    def name2id(self, names: Union[str, Iterable[str]]) -> NameIds:
+        """Every taxon each name belongs to (``name_lookup``, 1000 names per request):
+        ``{name: [ids]}`` as ete4's ``get_name_translator``. Exact scientific names
+        (several ids when ambiguous; at most 100 listed, ``.totals`` has the count),
+        or a common name or synonym (one taxon). Names no taxon carries are in
+        ``.missing``."""
+        if isinstance(names, str):
+            names = [names]
+        result = NameIds()
+
+        def requests():
+            for batch in _chunks(name.strip() for name in names):
+                request = pb.TaxonomyRequest()
+                request.name_lookup.names.extend(batch)
+                yield request
+        for answer, release, _ in self._pipeline(requests(), "name_lookup"):
+            result.release = release
+            for item in answer.results:
+                if item.HasField("error"):
+                    if item.error.code == errors.NotFoundError.CODE:
+                        result.missing.append(item.name)
+                        continue
+                    raise errors.from_pb(item.error)
+                result[item.name] = list(item.ids)
+                result.ranks[item.name] = list(item.ranks)
+                result.matches[item.name] = _name(_MATCHES, item.match)
+                if item.total:
+                    result.totals[item.name] = item.total
+        return result
+
+    def search(self, text: str, limit: int = 20, *, rank: Optional[str] = None, prefix: bool = False,
+               phrase: bool = False, fuzzy: bool = True, conservation: Sequence[str] = (),
+               language: Optional[str] = None) -> SearchResults:
+        """Search scientific, common (any language) and synonym names (``search``),
+        best first: ``limit`` hits (at most 200), only of ``rank`` if given (a main
+        rank), ``prefix``: the last word is a prefix (autocomplete), ``phrase``: the
+        words adjacent and in order, ``fuzzy``: complete fewer than 3 hits with
+        approximate matches, ``conservation``: IUCN codes (``["EN", "CR"]``).
+
+        Raises :class:`~stol.InvalidRequestError` for a query without letters or
+        digits, over 512 bytes, or a limit over 200."""
+        answer, release = self._call("search", query=text, limit=int(limit), rank=main_rank_number(rank),
+                                     prefix=prefix, language=self._language(language),
+                                     conservation=list(conservation), phrase=phrase, no_fuzzy=not fuzzy)
+        hits = self._result(answer, "search").hits
+        return SearchResults((SearchHit(Taxon.from_pb(h.taxon, release), h.matched_name, _name(_MATCHES, h.match_type),
+                                        h.score, h.fuzzy, h.edit_distance) for h in hits), release)
+
+    # --- trees -----------------------------------------------------------------------
+
+    def subtree(self, taxon_id: int, format: str = "newick", ranks: str = "main",
+                max_taxa: int = 10000) -> Union[Newick, SubtreeNodes]:
+        """The whole subtree of a taxon (``subtree``), in one request.
+
+        ``format="newick"``: one Newick string (:class:`Newick`, every node labelled
+        with its scientific name, quoted where needed), the same text as
+        ``stol-client tree ID --format newick``; ``format="nodes"``: a list of
+        :class:`SubtreeNode` in preorder. Children come in name order (``ranks="main"``)
+        or id order (``"all"``, the source's whole tree). A subtree of more than
+        ``max_taxa`` taxa (at most 50,000) raises :class:`~stol.InvalidRequestError`
+        with its size, never a cut tree."""
+        if format not in ("newick", "nodes"):
+            raise errors.InvalidRequestError("format must be 'newick' or 'nodes', not %r" % (format,))
+        answer, release = self._call("subtree", taxon_id=int(taxon_id), ranks=_view(ranks), max_taxa=int(max_taxa))
+        tree = self._result(answer, "subtree")
+        if format == "newick":
+            return Newick(newick(list(tree.depths), list(tree.names)), release)
+        nodes = SubtreeNodes(release=release)
+        stack: List[int] = []
+        for taxon_id, depth, name, rank in zip(tree.ids, tree.depths, tree.names, tree.ranks):
+            del stack[depth:]
+            nodes.append(SubtreeNode(taxon_id, stack[-1] if stack else None, depth, rank, name))
+            stack.append(taxon_id)
+        return nodes
+
+    def relatives(self, taxon_id: int, n: int = 10, *, computed: bool = False, ranks: str = "main",
+                  max_candidates: int = 0, language: Optional[str] = None) -> Relatives:
+        """The ``n`` (1-100) closest species of a species (``relatives``), by distance,
+        then name, then id. ``computed``: compute on the tree even when the
+        precomputed table could answer (same list); ``ranks="all"``: by NCBI's edges;
+        ``max_candidates``: stop after that many nodes (0: 1,000,000), setting
+        ``truncated``. Raises :class:`~stol.InvalidRequestError` for a taxon that is
+        not a species (nor below one)."""
+        answer, release = self._call("relatives", taxon_id=int(taxon_id), n=int(n), computed=computed,
+                                     language=self._language(language), max_candidates=int(max_candidates),
+                                     ranks=_view(ranks))
+        r = self._result(answer, "relatives")
+        return Relatives(Taxon.from_pb(r.taxon, release),
+                         [Relative(x.rank_order, Taxon.from_pb(x.taxon, release), Taxon.from_pb(x.lca, release),
+                                   x.lca_depth, x.distance) for x in r.relatives],
+                         _name(_SOURCES, r.source), r.truncated, r.candidates_examined, release)
+
+    # --- releases --------------------------------------------------------------------
+
+    def history(self, taxon_id: int) -> List[TaxonInRelease]:
+        """One id through the bundled database and every installed release, oldest
+        first (``history``): present, renamed, moved, merged or deleted."""
+        answer, _ = self._call("history", release="", taxon_id=int(taxon_id))
+        return [TaxonInRelease(r.release, r.present, r.name, r.rank, r.parent_id, r.merged_into, r.deleted,
+                               r.build_time) for r in self._result(answer, "history").releases]
+
+    def diff(self, from_release: str, to_release: str, taxon_ids: Optional[Iterable[int]] = None
+             ) -> Iterator[TaxonChange]:
+        """What changed between two installed releases (``diff``), in id order, page
+        by page: every id, or only ``taxon_ids`` (e.g. a user's favourites)."""
+        if taxon_ids is not None:
+            ids = [int(i) for i in taxon_ids]
+            for start in range(0, len(ids), BATCH_SIZE):
+                answer, _ = self._call("diff", release="", from_release=from_release, to_release=to_release,
+                                       taxon_ids=ids[start:start + BATCH_SIZE])
+                yield from (TaxonChange.from_pb(c) for c in self._result(answer, "diff").changes)
+            return
+        after = 0
+        while True:
+            answer, _ = self._call("diff", release="", from_release=from_release, to_release=to_release,
+                                   after_id=after)
+            page = self._result(answer, "diff")
+            yield from (TaxonChange.from_pb(c) for c in page.changes)
+            if page.done:
+                return
+            after = page.next_after_id
+
+    def diagnostics(self) -> str:
+        """The service's plain-text diagnostics report (no queries, no user ids)."""
+        answer, _ = self._call("diagnostics")
+        return self._result(answer, "diagnostics").report

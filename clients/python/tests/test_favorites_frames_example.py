@@ -1,0 +1,164 @@
+"""``stol.Favorites``, the pandas helper and the Kraken example against the real
+daemons, checked against ``stol-client``."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import _stack
+
+import stol
+
+STACK = None
+
+
+def setUpModule():
+    global STACK
+    STACK = _stack.start()
+
+
+def tearDownModule():
+    if STACK is not None:
+        STACK.close()
+
+
+class FavoritesRoundTrip(unittest.TestCase):
+    def setUp(self):
+        self.favorites = stol.Favorites(runtime_dir=STACK.runtime)
+        self.addCleanup(self.favorites.close)
+        self.favorites.clear()
+
+    def test_add_list_remove(self):
+        favorites = self.favorites
+        self.assertEqual(favorites.list(), [])
+        self.assertTrue(favorites.add(9689))
+        self.assertFalse(favorites.add(9689))  # already there: no change
+        time.sleep(0.01)  # times have milliseconds; equal times list by id
+        self.assertTrue(favorites.add(9694))
+        time.sleep(0.01)
+        self.assertTrue(favorites.add(123456789))  # ids are not checked against the taxonomy
+
+        listed = favorites.list()
+        self.assertEqual([f.taxon_id for f in listed], [123456789, 9694, 9689])  # newest first
+        cli = STACK.cli_json("fav", "list")
+        self.assertEqual([e["taxon_id"] for e in cli["entries"]], [f.taxon_id for f in listed])
+        self.assertEqual([e["created_at"] for e in cli["entries"]],
+                         [f.created_at.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (f.created_at.microsecond // 1000)
+                          for f in listed])
+        self.assertTrue(all(f.created_at.tzinfo is datetime.timezone.utc for f in listed))
+        self.assertIn(9689, favorites)
+        self.assertEqual(len(favorites), 3)
+        self.assertEqual(STACK.cli_json("fav", "count")["count"], 3)
+
+        with stol.Taxonomy(runtime_dir=STACK.runtime) as taxonomy:
+            named = favorites.list(taxonomy)
+        self.assertEqual([f.taxon.name if f.taxon else None for f in named], [None, "Panthera tigris", "Panthera leo"])
+        self.assertEqual([e.get("scientific_name") for e in cli["entries"]], [None, "Panthera tigris", "Panthera leo"])
+
+        self.assertTrue(favorites.remove(9689))
+        self.assertFalse(favorites.remove(9689))
+        self.assertFalse(STACK.cli_json("fav", "is", "9689")["is_favorite"])
+        self.assertNotIn(9689, favorites)
+        self.assertEqual(favorites.ids(), [123456789, 9694])
+        self.assertGreater(favorites.storage_bytes(), 0)
+        self.assertEqual(favorites.clear(), 2)
+        self.assertEqual(favorites.count(), 0)
+
+    def test_changes_by_the_cli_are_seen_and_toggle(self):
+        self.assertEqual(STACK.cli("fav", "add", "9690").returncode, 0)
+        self.assertEqual(list(self.favorites), [9690])
+        self.assertFalse(self.favorites.toggle(9690))
+        self.assertTrue(self.favorites.toggle(9690))
+        self.assertTrue(STACK.cli_json("fav", "is", "9690")["is_favorite"])
+
+    def test_invalid_ids_are_typed_errors(self):
+        for bad in (0, -1, (1 << 53) + 1, 1 << 70):
+            with self.subTest(taxon_id=bad):
+                with self.assertRaises(stol.InvalidRequestError) as caught:
+                    self.favorites.add(bad)
+                self.assertEqual(caught.exception.code, 1)
+        self.assertEqual(self.favorites.count(), 0)  # the connection stays usable
+
+    def test_forget_me(self):
+        self.favorites.add(9689)
+        self.favorites.forget_me()
+        self.assertEqual(self.favorites.storage_bytes(), 0)
+        self.assertEqual(self.favorites.list(), [])
+
+
+class LineageFrame(unittest.TestCase):
+    def setUp(self):
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            self.skipTest("pandas is not installed (optional)")
+
+    def test_a_column_of_ids_in_a_frame_of_lineages_out(self):
+        import pandas as pd
+        ids = pd.Series([9689, 9694, 424242, 9688], index=["a", "b", "c", "d"], name="taxid")
+        with stol.Taxonomy(runtime_dir=STACK.runtime) as taxonomy:
+            frame = stol.lineage_frame(ids, taxonomy)
+            expected = [taxonomy.lineage(i) for i in (9689, 9694)]
+        self.assertEqual(list(frame.index), ["a", "b", "c", "d"])
+        self.assertEqual(frame.loc["a", "lineage"], str(expected[0]))
+        self.assertEqual(frame.loc["b", "genus"], "Panthera")
+        self.assertEqual(frame.loc["b", "species"], "Panthera tigris")
+        self.assertEqual(frame.loc["c", "error"], "NOT_FOUND")
+        self.assertTrue(pd.isna(frame.loc["c", "id"]))
+        self.assertTrue(pd.isna(frame.loc["d", "species"]))
+        self.assertEqual(frame.loc["d", "rank"], "genus")
+        self.assertEqual(str(frame["id"].dtype), "Int64")
+        self.assertEqual(set(frame["release"]), {expected[0].release})
+
+
+class KrakenExample(unittest.TestCase):
+    SCRIPT = os.path.join(_stack.PACKAGE_ROOT, "examples", "kraken_report_lineages.py")
+
+    def test_adds_the_lineage_column(self):
+        report = ("# a comment line\n"
+                  " 40.00\t400\t400\tU\t0\tunclassified\n"
+                  " 30.00\t300\t10\tG\t9688\t          Panthera\n"
+                  " 20.00\t200\t200\tS\t9689\t            Panthera leo\n"
+                  " 10.00\t100\t100\tS\t424242\t            Unknownia nihil\n"
+                  "  5.00\t50\t50\t500\t40\t2\tS\t9694\t            Panthera tigris\n")  # minimizer columns
+        with tempfile.NamedTemporaryFile("w", suffix=".kreport", delete=False) as file:
+            file.write(report)
+        self.addCleanup(os.unlink, file.name)
+        env = dict(STACK.env, PYTHONPATH=_stack.PACKAGE_ROOT)
+        result = subprocess.run([sys.executable, self.SCRIPT, file.name], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = result.stdout.splitlines()
+        self.assertEqual(len(lines), 6)
+        self.assertEqual(lines[0], "# a comment line")
+        columns = [line.split("\t") for line in lines[1:]]
+        with stol.Taxonomy(runtime_dir=STACK.runtime) as taxonomy:
+            expected = {i: str(taxonomy.lineage(i)) for i in (9688, 9689, 9694)}
+        self.assertEqual(columns[0][-1], "")
+        self.assertEqual(columns[1][-1], expected[9688])
+        self.assertEqual(columns[2][-1], expected[9689])
+        self.assertEqual(columns[3][-1], "")
+        self.assertEqual(columns[4][-1], expected[9694])
+        self.assertEqual(columns[2][:-1], report.splitlines()[3].split("\t"))
+        self.assertIn("1 of 5 taxids not found", result.stderr)
+
+        cli = STACK.cli("lineage", "--no-header", stdin="9689\n")
+        self.assertEqual(cli.stdout.rstrip("\n").split("\t")[-1], expected[9689])
+
+    def test_no_service_is_one_sentence(self):
+        env = dict(os.environ, PYTHONPATH=_stack.PACKAGE_ROOT, STOL_RUNTIME_DIR=tempfile.gettempdir() + "/nowhere")
+        result = subprocess.run([sys.executable, self.SCRIPT, "-"], input=" 1\t1\t1\tS\t9689\tx\n", env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+        self.assertEqual(result.returncode, 5)
+        self.assertIn("is not running", result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
