@@ -18,7 +18,7 @@ DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 HOOKS_SCRATCH := $(CURDIR)/.build-hooks
 HOOKS_BIN     = $(shell $(SWIFT) build -c release --scratch-path $(HOOKS_SCRATCH) --show-bin-path 2>/dev/null)
 # Debian packages the build, the tests and `make run` need.
-DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev pkg-config systemd util-linux python3 python3-venv
+DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev python3-protobuf pkg-config systemd util-linux python3 python3-venv
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug build-hooks db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions
@@ -215,6 +215,8 @@ test: deps build check-modules man completions build-hooks
 	  BIN_DIR="$(HOOKS_BIN)" > /dev/null
 	STOL_INSTALL_ROOT=$(SYSTEM_TEST_ROOT) $(SWIFT) test --skip-build --disable-swift-testing
 	python3 -m unittest discover -s Pipeline/scripts -p 'test_*.py'
+	@# The Python package against the real daemons, on Debian's python3 and python3-protobuf.
+	STOL_BIN_DIR="$(RELEASE_BIN)" /usr/bin/python3 -m unittest discover -s clients/python/tests
 	python3 Pipeline/scripts/relevance.py --queries Tests/relevance/everyday-queries.tsv --check-only
 	SWIFT=$(SWIFT) Tests/fuzz/run_fuzzers.sh --runs $(FUZZ_RUNS) --seed $(FUZZ_SEED)
 
