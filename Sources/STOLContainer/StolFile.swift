@@ -105,7 +105,7 @@ public enum StolFile {
     /// Verifies the file open as `fd` against the trusted keys at `now` (Unix seconds).
     /// A delta (kind 2) needs `delta`: its base, and the files it is applied in; its
     /// result is left in `delta`'s output file and `output` is not called.
-    public static func verify(fileDescriptor fd: Int32, trust: TrustedKeys, now: Int64 = currentTime(),
+    public static func verify(fileDescriptor fd: Int32, trust: TrustedKeys, now: Int64 = TrustedKeys.currentTime(),
                               options: VerifyOptions = .init(), delta: DeltaWorkspace? = nil,
                               events: (Event) throws(StolFormatError) -> Void = { _ in },
                               output: (UnsafeRawBufferPointer) throws(StolFormatError) -> Void) throws(StolFormatError) -> Verified {
@@ -117,12 +117,12 @@ public enum StolFile {
     public static func verify(bytes: [UInt8], publicKey: Ed25519.PublicKey, options: VerifyOptions = .init(),
                               events: (Event) throws(StolFormatError) -> Void = { _ in },
                               output: (UnsafeRawBufferPointer) throws(StolFormatError) -> Void = { _ in }) throws(StolFormatError) -> Verified {
-        try verify(MemorySource(bytes: bytes), trust: .trusting(publicKey), now: currentTime(), options: options, delta: nil,
+        try verify(MemorySource(bytes: bytes), trust: .trusting(publicKey), now: TrustedKeys.currentTime(), options: options, delta: nil,
                    events: events, output: output)
     }
 
     /// Verifies an in-memory file against a set of keys (tests, vectors).
-    public static func verify(bytes: [UInt8], trust: TrustedKeys, now: Int64 = currentTime(), options: VerifyOptions = .init(),
+    public static func verify(bytes: [UInt8], trust: TrustedKeys, now: Int64 = TrustedKeys.currentTime(), options: VerifyOptions = .init(),
                               delta: DeltaWorkspace? = nil,
                               output: (UnsafeRawBufferPointer) throws(StolFormatError) -> Void = { _ in }) throws(StolFormatError) -> Verified {
         try verify(MemorySource(bytes: bytes), trust: trust, now: now, options: options, delta: delta, events: { _ in }, output: output)
@@ -137,7 +137,7 @@ public enum StolFile {
         try verify(path: path, trust: .trusting(publicKey), options: options, extractTo: destination, events: events)
     }
 
-    public static func verify(path: String, trust: TrustedKeys, now: Int64 = currentTime(), options: VerifyOptions = .init(),
+    public static func verify(path: String, trust: TrustedKeys, now: Int64 = TrustedKeys.currentTime(), options: VerifyOptions = .init(),
                               basePath: String? = nil, extractTo destination: String? = nil,
                               events: (Event) -> Void = { _ in }) throws(StolFormatError) -> Verified {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -155,9 +155,6 @@ public enum StolFile {
         try typed { try file.commit(mode: 0o644) }
         return verified
     }
-
-    /// Unix seconds now: when a key's `not-after` is compared.
-    public static func currentTime() -> Int64 { TrustedKeys.currentTime() }
 
     static func verify(_ source: some ByteSource, trust: TrustedKeys, now: Int64, options: VerifyOptions, delta: DeltaWorkspace?,
                        events: (Event) throws(StolFormatError) -> Void,

@@ -23,7 +23,7 @@ public struct KeyID: Hashable, Sendable, Comparable, CustomStringConvertible {
         guard digits.count == Self.byteCount * 2 else { return nil }
         var bytes: [UInt8] = []
         for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = Self.nibble(digits[index]), let low = Self.nibble(digits[index + 1]) else { return nil }
+            guard let high = SigningKeyFile.hexValue(digits[index]), let low = SigningKeyFile.hexValue(digits[index + 1]) else { return nil }
             bytes.append(high << 4 | low)
         }
         self.bytes = bytes
@@ -32,15 +32,6 @@ public struct KeyID: Hashable, Sendable, Comparable, CustomStringConvertible {
     public var description: String { bytes.hexString }
 
     public static func < (lhs: KeyID, rhs: KeyID) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x61...0x66: c - 0x61 + 10
-        case 0x41...0x46: c - 0x41 + 10
-        default: nil
-        }
-    }
 }
 
 extension Ed25519.PublicKey {

@@ -57,6 +57,15 @@ extension SHA256 {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .fileUnreadable("\(path): \(errnoDescription())") }
         defer { close(fd) }
+        do {
+            return try hash(fileDescriptor: fd)
+        } catch {
+            throw .fileUnreadable("\(path): \(error.message)")
+        }
+    }
+
+    /// SHA-256 of what `fd` holds from its current position to the end (1 MiB reads).
+    public static func hash(fileDescriptor fd: Int32) throws(StolFormatError) -> (digest: [UInt8], bytes: UInt64) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         var hasher = SHA256()
@@ -65,7 +74,7 @@ extension SHA256 {
             let got = read(fd, buffer.baseAddress!, buffer.count)
             if got < 0 {
                 if errno == EINTR { continue }
-                throw .fileUnreadable("\(path): \(errnoDescription())")
+                throw .fileUnreadable(errnoDescription())
             }
             if got == 0 { break }
             hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<got]))

@@ -121,7 +121,8 @@ public enum SigningKeyFile {
         return bytes
     }
 
-    private static func hexValue(_ c: UInt8) -> UInt8? {
+    /// One hex digit's value (either case); key files and key ids share it.
+    static func hexValue(_ c: UInt8) -> UInt8? {
         switch c {
         case 0x30...0x39: c - 0x30
         case 0x61...0x66: c - 0x61 + 10

@@ -305,7 +305,7 @@ public final class ImportCoordinator: StreamingFramedService {
         let base = OwnedFileDescriptor(fd)
         let digest: [UInt8]
         do {
-            digest = try SHA256.hash(fileAt: "/proc/self/fd/\(fd)").digest
+            digest = try SHA256.hash(fileDescriptor: fd).digest
         } catch {
             throw ImportError.storage("cannot read the installed release \(release): \(error)")
         }

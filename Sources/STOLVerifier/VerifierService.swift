@@ -51,7 +51,7 @@ public final class VerifierService: StreamingFramedService, @unchecked Sendable 
 
         public init(allowedUID: UInt32, trustedKeys: Result<TrustedKeys, ImportError>,
                     options: StolFile.VerifyOptions = .init(supportedSchemaVersions: TaxonomySchema.supportedVersions),
-                    chunkBytes: Int = ImportLimits.chunkBytes, now: @escaping @Sendable () -> Int64 = StolFile.currentTime) {
+                    chunkBytes: Int = ImportLimits.chunkBytes, now: @escaping @Sendable () -> Int64 = TrustedKeys.currentTime) {
             self.allowedUID = allowedUID
             self.trustedKeys = trustedKeys
             self.options = options
@@ -240,7 +240,7 @@ public final class VerifierService: StreamingFramedService, @unchecked Sendable 
     /// be the database's own (only a faulty signer writes a header that disagrees).
     static func checkLabels(_ header: StolHeader, facts: DatabaseFacts) throws(ImportError) {
         guard header.formatVersion == 2 else { return }
-        let release = facts.provenance?.release ?? ReleaseName.unknown
+        let release = facts.release
         let namespace = facts.provenance?.idNamespace ?? ReleaseName.unknown
         guard release == header.release, namespace == header.idNamespace else {
             throw .databaseCorrupt(check: .provenance, detail:

@@ -304,9 +304,9 @@ struct Delta: ParsableCommand {
         } catch {
             throw fail("delta failed: \(error)", status: 2)
         }
-        let baseLabels: StolFile.Labels, labels: StolFile.Labels, version: UInt32, baseVersion: UInt32
+        let baseLabels: StolFile.Labels, labels: StolFile.Labels, version: UInt32
         do {
-            baseVersion = try Sign.databaseSchemaVersion(base)
+            _ = try Sign.databaseSchemaVersion(base)  // the base must be a database sign would accept
             baseLabels = try Sign.labels(base)
             version = try Sign.databaseSchemaVersion(input)
             labels = try Sign.labels(input)
@@ -316,7 +316,6 @@ struct Delta: ParsableCommand {
         guard baseLabels.idNamespace == labels.idNamespace else {
             throw fail("delta failed: the base's ids are \(baseLabels.idNamespace), the new database's \(labels.idNamespace)", status: 1)
         }
-        _ = baseVersion
         do {
             let started = Date()
             let written = try StolFile.writeDelta(base: base, baseRelease: baseLabels.release, input: input, to: output,

@@ -179,7 +179,7 @@ final class StolFormatVersion2Tests: XCTestCase {
                                               to: root + "/etc/release.pub", overwrite: false)
         let keys = TrustedKeys.load(locations: [root + "/usr", root + "/etc"])
         XCTAssertEqual(keys.entries[key.publicKey.keyID]?.notAfter, PublicKeyFile.parseDate("2020-01-01"))
-        XCTAssertThrowsError(try keys.key(for: key.publicKey.keyID, now: StolFile.currentTime())) {
+        XCTAssertThrowsError(try keys.key(for: key.publicKey.keyID, now: TrustedKeys.currentTime())) {
             XCTAssertEqual(($0 as? StolFormatError)?.code, .keyExpired)
         }
     }
