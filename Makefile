@@ -44,6 +44,10 @@ TMPFILESDIR  := $(PREFIX)/lib/tmpfiles.d
 BASHCOMPDIR  := $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR   := $(PREFIX)/share/zsh/vendor-completions
 FISHCOMPDIR  := $(PREFIX)/share/fish/vendor_completions.d
+# The Python package `stol` (clients/python): pure Python, so into Debian's directory that
+# every python3 version reads. Not byte-compiled here: a .deb's postinst does it (dh_python3),
+# and without it python3 compiles at import.
+PYTHONDIR    ?= $(PREFIX)/lib/python3/dist-packages
 UNITS        := $(wildcard systemd/*.service systemd/*.socket systemd/*.target)
 # The public key installed as $(DATADIR)/keys/release.pub (the one key the verifier
 # trusts): RELEASE_KEY=FILE. Without it an installed key is kept (an upgrade never
@@ -82,7 +86,7 @@ help:
 	@echo "make check-modules  every target declares what it imports and uses what it declares; stol-client depends on no server module; the link graph follows the privilege boundary, in Package.swift and in the release binaries (nm, readelf: stol-importd links no inflate, StolFile, DatabaseChecks, VerifierService or SQLite VFS; stol-verifyd no NIOPosix, NIOExtras, ServiceLifecycle, libsystemd or coordinator; no installed binary names a test hook's variable), and each binary rule fails on a binary that breaks it (--self-test)"
 	@echo "make check-lca  compare, lineages and children on the real server against NCBI's nodes.dmp: 10,000 random and 10,000 near pairs, nodes of every rank, both rank modes (PAIRS=N)"
 	@echo "make check-diff  stol-client diff of two full NCBI releases on the real server against a plain comparison of their nodes.dmp/names.dmp, with its wall time and the server's peak RSS (DIFF_FROM=2023.11.4 DIFF_TO=2024.9.7; builds a missing release once)"
-	@echo "make proto  regenerate Sources/STOLProtocol/Generated from protocol/*.proto"
+	@echo "make proto  regenerate Sources/STOLProtocol/Generated and clients/python/stol/_proto from protocol/*.proto"
 	@echo "make install  install for systemd (PREFIX=/usr, DESTDIR=, RELEASE_KEY=FILE; an installed key is kept, INSTALL_DEV_KEY=1 for the development key); make uninstall removes it"
 
 ## Installs the Debian packages that are missing (apt-get as root, or sudo).
@@ -246,7 +250,8 @@ fault: deps
 	$(SWIFT) build --build-tests
 	STOL_FAULT_KILLS=$${KILLS:-1000} $(SWIFT) test --skip-build --disable-swift-testing --filter ImportFaultInjectionTests
 
-## Regenerates the protobuf Swift code (commit the result). Needs protoc (Debian
+## Regenerates the protobuf Swift code and the Python package's modules (commit the result;
+## clients/python/regenerate.sh makes their imports package-relative). Needs protoc (Debian
 ## protobuf-compiler) and builds protoc-gen-swift 1.39.0 from the package's resolved checkout
 ## (the version Package.swift pins), so no network beyond Debian's is needed.
 PROTOC_GEN_SWIFT := .build-proto/swift-protobuf/.build/release/protoc-gen-swift
@@ -261,6 +266,7 @@ proto: $(PROTOC_GEN_SWIFT)
 	rm -f Sources/STOLProtocol/Generated/*.pb.swift
 	protoc --plugin=protoc-gen-swift=$(PROTOC_GEN_SWIFT) --swift_out=Visibility=Public:Sources/STOLProtocol/Generated \
 	  -I protocol protocol/*.proto
+	clients/python/regenerate.sh
 
 ## Taxonomy on the full NCBI reference build (made once into $(OUT)/reference.sqlite and .stol),
 ## favourites, the import of $(OUT)/reference.stol through importd and a sandboxed verifier, another user's p99
@@ -372,7 +378,7 @@ install: build man completions
 
 ## The files alone, from what is built (no build step: the system test stages a tree with it);
 ## the executables from BIN_DIR (default: the release build).
-install-files:
+install-files: install-python
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
 	  $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DATADIR)/keys $(DESTDIR)$(DOCDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
 	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
@@ -402,9 +408,22 @@ install-files:
 	install -m 0644 $(GENERATED)/completions/zsh/* $(DESTDIR)$(ZSHCOMPDIR)/
 	install -m 0644 $(GENERATED)/completions/fish/* $(DESTDIR)$(FISHCOMPDIR)/
 
+## The Python package alone, into $(PYTHONDIR) (needs nothing built: its protobuf modules
+## are committed); `make install-files` and `make uninstall` include these two.
+.PHONY: install-python uninstall-python
+install-python:
+	install -d $(DESTDIR)$(PYTHONDIR)/stol/_proto
+	install -m 0644 clients/python/stol/*.py $(DESTDIR)$(PYTHONDIR)/stol/
+	install -m 0644 clients/python/stol/_proto/*.py $(DESTDIR)$(PYTHONDIR)/stol/_proto/
+
+uninstall-python:
+	rm -f $(DESTDIR)$(PYTHONDIR)/stol/*.py $(DESTDIR)$(PYTHONDIR)/stol/_proto/*.py
+	rm -rf $(DESTDIR)$(PYTHONDIR)/stol/__pycache__ $(DESTDIR)$(PYTHONDIR)/stol/_proto/__pycache__
+	-rmdir $(DESTDIR)$(PYTHONDIR)/stol/_proto $(DESTDIR)$(PYTHONDIR)/stol 2>/dev/null
+
 ## Removes what `make install` installed; /var/lib/stol (favourites, the reference
 ## database) is left alone: remove it yourself once no one needs it.
-uninstall:
+uninstall: uninstall-python
 	-@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then systemctl disable --now stol.target $(notdir $(filter %.socket,$(UNITS))) 2>/dev/null; fi
 	rm -f $(addprefix $(DESTDIR)$(LIBEXECDIR)/,$(DAEMONS)) $(addprefix $(DESTDIR)$(BINDIR)/,$(COMMANDS))
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(UNITS)))
