@@ -15,6 +15,9 @@ public enum ClientError: Error, CustomStringConvertible {
     case timedOut(service: String, after: Duration)
     case usage(String)
     case local(String)
+    /// A file given to read is not what the command takes (a damaged or foreign
+    /// favourites export or backup); nothing was changed.
+    case badFile(String)
 
     /// Exit codes (documented in `stol-client --help` and the README).
     public enum ExitCode: Int32 {
@@ -28,6 +31,7 @@ public enum ClientError: Error, CustomStringConvertible {
         case verificationFailed = 7
         case unimplemented = 8
         case deleted = 9
+        case badFile = 65  // sysexits EX_DATAERR
     }
 
     public var exitCode: ExitCode {
@@ -35,6 +39,7 @@ public enum ClientError: Error, CustomStringConvertible {
         case .serviceNotRunning, .timedOut: .serviceUnavailable
         case .socketPermissionDenied: .permissionDenied
         case .usage: .usage
+        case .badFile: .badFile
         case .local, .transport: .failure
         case .server(let error):
             switch error.code {
@@ -66,7 +71,7 @@ public enum ClientError: Error, CustomStringConvertible {
         case .timedOut(let service, let after):
             "the \(service) service did not answer within \(after.components.seconds) s (stopped, or overloaded); "
                 + "--timeout SECONDS waits longer, 0 for ever"
-        case .usage(let message), .local(let message):
+        case .usage(let message), .local(let message), .badFile(let message):
             message
         }
     }

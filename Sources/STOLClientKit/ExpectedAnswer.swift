@@ -128,6 +128,24 @@ extension Stol_V1_Forgotten: ExpectedAnswer {
     }
 }
 
+extension Stol_V1_Merged: ExpectedAnswer {
+    public static func extract(from response: Stol_V1_FavoritesResponse) -> Self? {
+        if case .merged(let value) = response.result { value } else { nil }
+    }
+}
+
+extension Stol_V1_BackupDone: ExpectedAnswer {
+    public static func extract(from response: Stol_V1_FavoritesResponse) -> Self? {
+        if case .backup(let value) = response.result { value } else { nil }
+    }
+}
+
+extension Stol_V1_RestoreStaging: ExpectedAnswer {
+    public static func extract(from response: Stol_V1_FavoritesResponse) -> Self? {
+        if case .staging(let value) = response.result { value } else { nil }
+    }
+}
+
 // MARK: - Import answers
 
 extension Stol_V1_ImportStatus: ExpectedAnswer {

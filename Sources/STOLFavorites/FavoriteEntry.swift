@@ -30,6 +30,25 @@ public struct FavoriteEntry: Codable, Equatable, Sendable, FetchableRecord, Tabl
         createdAt = row[1]
     }
 
+    /// Whether `text` has the one form SQLite writes here,
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ` with a real calendar date and time, so entries
+    /// merged from a file sort and display like those the daemon made.
+    public static func isValidTimestamp(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 24 else { return false }
+        let shape = Array("dddd-dd-ddTdd:dd:dd.dddZ".utf8)
+        for (byte, expected) in zip(bytes, shape) {
+            if expected == UInt8(ascii: "d") {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return false }
+            } else if byte != expected {
+                return false
+            }
+        }
+        func number(_ range: Range<Int>) -> Int { range.reduce(0) { $0 * 10 + Int(bytes[$1] - UInt8(ascii: "0")) } }
+        let (month, day, hour, minute, second) = (number(5..<7), number(8..<10), number(11..<13), number(14..<16), number(17..<19))
+        return (1...12).contains(month) && (1...31).contains(day) && hour < 24 && minute < 60 && second < 60
+    }
+
     enum CodingKeys: String, CodingKey {
         case taxonID = "taxon_id"
         case createdAt = "created_at"

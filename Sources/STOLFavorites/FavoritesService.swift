@@ -12,9 +12,11 @@ public struct FavoritesService: FramedService {
     public typealias Response = Stol_V1_FavoritesResponse
 
     public let registry: FavoritesRegistry
+    public let backup: FavoritesBackup
 
     public init(registry: FavoritesRegistry) {
         self.registry = registry
+        self.backup = FavoritesBackup(registry: registry)
     }
 
     /// Serves the favourites kept under `directory` (one `<uid>.sqlite` per user).
@@ -28,6 +30,12 @@ public struct FavoritesService: FramedService {
         }
         let uid = context.peer.uid
         context.logger.debug("favourites request", metadata: ["uid": "\(uid)", "body": "\(body)"])
+        switch body {
+        case .backup, .prepareRestore, .restore:
+            return await administer(body, requestID: request.id, context: context)
+        default:
+            break
+        }
         // The store stays open (and the same) until the notice is taken: the
         // request is in flight for the registry until then.
         return await registry.withStore(for: uid) { store in
@@ -49,6 +57,47 @@ public struct FavoritesService: FramedService {
             }
             return response
         }
+    }
+
+    /// Backup and restore of every user's favourites: root only (uid 0 by
+    /// SO_PEERCRED), and they use no store of the caller's own.
+    private func administer(_ body: Request.OneOf_Body, requestID: UInt64, context: RequestContext) async -> Response {
+        var response = Response()
+        response.id = requestID
+        do throws(FavoritesError) {
+            switch body {
+            case .backup:
+                guard context.peer.uid == 0 else { throw .notRoot(operation: "back up favourites") }
+                let made = try await backup.backupAll()
+                var done = Stol_V1_BackupDone()
+                done.directory = made.directory
+                done.users = made.users.map { copy in
+                    .with { $0.uid = copy.uid; $0.fileName = copy.fileName; $0.favorites = UInt64(copy.favorites) }
+                }
+                context.logger.info("favourites backed up", metadata: ["users": "\(made.users.count)"])
+                response.result = .backup(done)
+            case .prepareRestore:
+                guard context.peer.uid == 0 else { throw .notRoot(operation: "restore favourites") }
+                let directory = try backup.prepareRestore()
+                response.result = .staging(.with { $0.directory = directory })
+            case .restore(let restore):
+                guard context.peer.uid == 0 else { throw .notRoot(operation: "restore favourites") }
+                let merged = try await backup.restore(uid: restore.uid, fileName: restore.fileName,
+                                                      checkOnly: restore.checkOnly)
+                context.logger.debug("favourites restored", metadata: ["uid": "\(restore.uid)", "added": "\(merged?.added ?? 0)"])
+                response.result = .merged(.with {
+                    $0.uid = restore.uid
+                    $0.added = UInt64(merged?.added ?? 0)
+                    $0.alreadyPresent = UInt64(merged?.alreadyPresent ?? 0)
+                })
+            default:
+                throw .storageFailure("not an administrative request")
+            }
+        } catch {
+            response.result = .error(error.protocolError.proto)
+            context.logger.debug("favourites administration refused", metadata: ["error": "\(error.protocolError.message)"])
+        }
+        return response
     }
 
     /// Is-favourite and count, answered on the event loop from the user's
@@ -116,6 +165,14 @@ public struct FavoritesService: FramedService {
         case .forgetMe:
             try await store.forgetMe()
             return .forgotten(Stol_V1_Forgotten())
+        case .merge(let merge):
+            let merged = try await store.merge(merge.entries.map { FavoriteEntry(taxonID: $0.taxonID, createdAt: $0.createdAt) })
+            var wire = Stol_V1_Merged()
+            wire.added = UInt64(merged.added)
+            wire.alreadyPresent = UInt64(merged.alreadyPresent)
+            return .merged(wire)
+        case .backup, .prepareRestore, .restore:
+            throw .storageFailure("an administrative request reached a user's store")  // routed to administer(_:) first
         }
     }
 

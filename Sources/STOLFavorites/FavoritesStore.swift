@@ -98,6 +98,61 @@ public actor FavoritesStore {
         return isFavorite
     }
 
+    /// Adds the entries that are not favourites yet, each with the time it carries
+    /// (a user's `fav import`, an administrator's restore), in one transaction: all
+    /// of them or, on an error, none. Never removes anything, and a favourite that
+    /// is present keeps its own time. Returns how many were added and how many
+    /// were there already (an id given twice counts once, at its earliest time).
+    public func merge(_ entries: [FavoriteEntry]) throws(FavoritesError) -> (added: Int, alreadyPresent: Int) {
+        var earliest: [Int64: String] = [:]
+        for entry in entries {
+            try Self.validate(entry.taxonID)
+            guard FavoriteEntry.isValidTimestamp(entry.createdAt) else {
+                throw .invalidTimestamp(taxonID: entry.taxonID, entry.createdAt)
+            }
+            if let seen = earliest[entry.taxonID], seen <= entry.createdAt { continue }
+            earliest[entry.taxonID] = entry.createdAt
+        }
+        guard !earliest.isEmpty else { return (0, 0) }
+        let database = try openCreatingIfNeeded()
+        let new = memory.withLock { memory in earliest.keys.filter { !memory.ids.contains($0) } }
+        let count = memory.withLock { $0.ids.count }
+        if count + new.count > Self.maximumFavorites {
+            throw .limitReached(Self.maximumFavorites)
+        }
+        let added = try write(database) { db in
+            var added: [Int64] = []
+            for id in new.sorted() {
+                try db.execute(sql: "INSERT OR IGNORE INTO favorites (taxon_id, created_at) VALUES (?, ?)",
+                               arguments: [id, earliest[id]!])
+                if db.changesCount > 0 { added.append(id) }
+            }
+            return added
+        }
+        memory.withLock { $0.ids.formUnion(added) }
+        return (added.count, earliest.count - added.count)
+    }
+
+    /// Copies the user's file to `destination` (a new file) with SQLite's online
+    /// backup API, then switches the copy to a rollback journal so it is one
+    /// self-contained file. This actor runs it, so none of the user's requests
+    /// can change the file half-way: the copy holds every favourite acknowledged
+    /// before it began. Nil when the user has no file; else the rows copied.
+    public func backup(to destination: String) throws(FavoritesError) -> Int? {
+        guard let database = try open(creating: false) else { return nil }
+        do {
+            let copy = try DatabaseQueue(path: destination)
+            defer { try? copy.close() }
+            try database.backup(to: copy)
+            return try copy.writeWithoutTransaction { db in
+                _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE")
+                return try FavoriteEntry.fetchCount(db)
+            }
+        } catch {
+            throw failure(error)
+        }
+    }
+
     /// Answered from memory: no disk I/O per heart icon.
     public func isFavorite(_ taxonID: Int64) throws(FavoritesError) -> Bool {
         try Self.validate(taxonID)

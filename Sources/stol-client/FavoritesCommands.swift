@@ -36,13 +36,16 @@ struct Favorites: ParsableCommand {
               stol-client fav toggle 9689               # by id
               stol-client fav list --sort common --lang es
               stol-client fav export > my-species.txt   # names only, no ids or dates
+              stol-client fav export --format json > backup.json && stol-client fav import backup.json
               stol-client fav clear --yes
 
-            Exit codes: 0 ok, 3 no taxon has that name, 5 a service is not running, \
-            6 ambiguous name or invalid id, 64 usage or confirmation refused.
+            Exit codes: 0 ok, 3 no taxon has that name, 4 not allowed (backup and restore are \
+            root's), 5 a service is not running, 6 ambiguous name, invalid id or a damaged backup \
+            file, 64 usage or confirmation refused, 65 a damaged or foreign export given to import.
             """,
         subcommands: [FavAdd.self, FavRemove.self, FavToggle.self, FavIs.self, FavList.self, FavExport.self,
-                      FavCount.self, FavClear.self, FavStorage.self, FavForget.self, FavCheck.self])
+                      FavImport.self, FavCount.self, FavClear.self, FavStorage.self, FavForget.self, FavCheck.self,
+                      FavBackup.self, FavRestore.self])
 }
 
 /// Sends one favourites request and returns the answer it expects (a notice of
@@ -225,24 +228,46 @@ struct FavList: ParsableCommand {
     }
 }
 
+/// What `fav export` writes: names to share, or the whole list to keep.
+enum FavoriteExportFormat: String, ExpressibleByArgument, CaseIterable {
+    case text, json
+}
+
 struct FavExport: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "export", abstract: "Print your favourites as plain text to share: names only.",
+        commandName: "export", abstract: "Print your favourites: names to share, or --format json to keep and import.",
         discussion: """
-            The text has no taxon ids and no dates, only display names, so it can be shared \
-            without revealing anything else:
+            By default (--format text) the output has no taxon ids and no dates, only display \
+            names, so it can be shared without revealing anything else:
 
               My Favourite Species — Species: Tree of Life
 
               1. Panthera leo (lion)
               2. Quercus robur (English oak)
 
-            Redirect it to a file: stol-client fav export > favourites.txt
+            --format json writes everything `fav import` needs to bring your favourites back, here \
+            or on another machine: each id with the time it was saved, and its names in the \
+            active release for a reader ({"format": "stol-favorites", "version": 1, "release", \
+            "count", "favorites": [{"taxon_id", "created_at", "scientific_name", "common_name", \
+            "rank"}]}, newest first). It works while the taxonomy service is down (names empty).
+
+              stol-client fav export > favourites.txt
+              stol-client fav export --format json > favourites.json
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var options: FavoriteListOptions
+    @Option(help: ArgumentHelp("text (names to share) or json (ids, times and names: what `fav import` reads).",
+                               valueName: "format"))
+    var format: FavoriteExportFormat = .text
+
     func run() throws {
         try global.run { () throws(ClientError) in
+            if format == .json {
+                let listing = try options.listing(global, namesRequired: false)
+                let document = FavoritesExportDocument(listing: listing, release: AnsweringRelease.identity?.release ?? "")
+                print(TextFormatter.json(document))
+                return
+            }
             let listing = try options.listing(global, namesRequired: true)
             print(global.json ? TextFormatter.json(listing.exportJSON(options.sort)) : listing.exportText(options.sort))
         }

@@ -104,6 +104,42 @@ public nonisolated struct Stol_V1_FavoritesRequest: Sendable {
     set {body = .forgetMe(newValue)}
   }
 
+  /// Adds entries with the times they carry (a user's `fav import`); never removes.
+  public var merge: Stol_V1_MergeFavorites {
+    get {
+      if case .merge(let v)? = body {return v}
+      return Stol_V1_MergeFavorites()
+    }
+    set {body = .merge(newValue)}
+  }
+
+  /// Root only: a consistent copy of every user's file (SQLite's online backup).
+  public var backup: Stol_V1_BackupFavorites {
+    get {
+      if case .backup(let v)? = body {return v}
+      return Stol_V1_BackupFavorites()
+    }
+    set {body = .backup(newValue)}
+  }
+
+  /// Root only: where to place a backed-up file for RestoreFavorites.
+  public var prepareRestore: Stol_V1_PrepareRestore {
+    get {
+      if case .prepareRestore(let v)? = body {return v}
+      return Stol_V1_PrepareRestore()
+    }
+    set {body = .prepareRestore(newValue)}
+  }
+
+  /// Root only: merges one staged backed-up file into that user's favourites.
+  public var restore: Stol_V1_RestoreFavorites {
+    get {
+      if case .restore(let v)? = body {return v}
+      return Stol_V1_RestoreFavorites()
+    }
+    set {body = .restore(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -116,6 +152,14 @@ public nonisolated struct Stol_V1_FavoritesRequest: Sendable {
     case clear(Stol_V1_ClearFavorites)
     case storage(Stol_V1_StorageBytes)
     case forgetMe(Stol_V1_ForgetMe)
+    /// Adds entries with the times they carry (a user's `fav import`); never removes.
+    case merge(Stol_V1_MergeFavorites)
+    /// Root only: a consistent copy of every user's file (SQLite's online backup).
+    case backup(Stol_V1_BackupFavorites)
+    /// Root only: where to place a backed-up file for RestoreFavorites.
+    case prepareRestore(Stol_V1_PrepareRestore)
+    /// Root only: merges one staged backed-up file into that user's favourites.
+    case restore(Stol_V1_RestoreFavorites)
 
   }
 
@@ -191,6 +235,32 @@ public nonisolated struct Stol_V1_FavoritesResponse: Sendable {
     set {result = .forgotten(newValue)}
   }
 
+  /// merge, restore
+  public var merged: Stol_V1_Merged {
+    get {
+      if case .merged(let v)? = result {return v}
+      return Stol_V1_Merged()
+    }
+    set {result = .merged(newValue)}
+  }
+
+  public var backup: Stol_V1_BackupDone {
+    get {
+      if case .backup(let v)? = result {return v}
+      return Stol_V1_BackupDone()
+    }
+    set {result = .backup(newValue)}
+  }
+
+  /// prepare_restore
+  public var staging: Stol_V1_RestoreStaging {
+    get {
+      if case .staging(let v)? = result {return v}
+      return Stol_V1_RestoreStaging()
+    }
+    set {result = .staging(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -202,6 +272,11 @@ public nonisolated struct Stol_V1_FavoritesResponse: Sendable {
     case cleared(Stol_V1_Cleared)
     case storage(Stol_V1_Storage)
     case forgotten(Stol_V1_Forgotten)
+    /// merge, restore
+    case merged(Stol_V1_Merged)
+    case backup(Stol_V1_BackupDone)
+    /// prepare_restore
+    case staging(Stol_V1_RestoreStaging)
 
   }
 
@@ -398,13 +473,138 @@ public nonisolated struct Stol_V1_Forgotten: Sendable {
   public init() {}
 }
 
+/// As many entries as fit the 64 KiB request frame (stol-client sends 1000); each entry's
+/// created_at in the form FavoriteEntry gives (ISO-8601 UTC with milliseconds).
+/// All of a request's entries are added in one transaction, or none (INVALID_REQUEST
+/// names the first bad entry; the 50,000 limit too).
+public nonisolated struct Stol_V1_MergeFavorites: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var entries: [Stol_V1_FavoriteEntry] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_Merged: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// ids that were not favourites, now added with their time
+  public var added: UInt64 = 0
+
+  /// ids that were favourites already: their time is kept
+  public var alreadyPresent: UInt64 = 0
+
+  /// restore: whose favourites
+  public var uid: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Each user's file is copied with SQLite's online backup API while their
+/// requests wait (one user's operations are serialised), into a new directory
+/// the daemon owns (0700); the caller (root) copies the files out and removes it.
+public nonisolated struct Stol_V1_BackupFavorites: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_UserBackup: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var uid: UInt32 = 0
+
+  /// inside BackupDone.directory: "<uid>.sqlite"
+  public var fileName: String = String()
+
+  /// rows in the copy
+  public var favorites: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_BackupDone: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// absolute path, in the daemon's state directory
+  public var directory: String = String()
+
+  /// ascending uid
+  public var users: [Stol_V1_UserBackup] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_PrepareRestore: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A directory the daemon owns and reads: the caller (root) places a backed-up
+/// file there, owned by the daemon's user, then names it in RestoreFavorites.
+public nonisolated struct Stol_V1_RestoreStaging: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var directory: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_RestoreFavorites: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var uid: UInt32 = 0
+
+  /// a plain name inside RestoreStaging.directory
+  public var fileName: String = String()
+
+  /// Check the file (as a restore does) without merging it: a restore of many
+  /// users checks every file first, so a damaged one changes nobody's favourites.
+  public var checkOnly: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "stol.v1"
 
 nonisolated extension Stol_V1_FavoritesRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FavoritesRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}add\0\u{1}remove\0\u{1}toggle\0\u{3}is_favorite\0\u{1}list\0\u{1}count\0\u{1}clear\0\u{1}storage\0\u{3}forget_me\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}add\0\u{1}remove\0\u{1}toggle\0\u{3}is_favorite\0\u{1}list\0\u{1}count\0\u{1}clear\0\u{1}storage\0\u{3}forget_me\0\u{1}merge\0\u{1}backup\0\u{3}prepare_restore\0\u{1}restore\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -530,6 +730,58 @@ nonisolated extension Stol_V1_FavoritesRequest: SwiftProtobuf.Message, SwiftProt
           self.body = .forgetMe(v)
         }
       }()
+      case 19: try {
+        var v: Stol_V1_MergeFavorites?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .merge(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .merge(v)
+        }
+      }()
+      case 20: try {
+        var v: Stol_V1_BackupFavorites?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .backup(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .backup(v)
+        }
+      }()
+      case 21: try {
+        var v: Stol_V1_PrepareRestore?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .prepareRestore(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .prepareRestore(v)
+        }
+      }()
+      case 22: try {
+        var v: Stol_V1_RestoreFavorites?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .restore(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .restore(v)
+        }
+      }()
       default: break
       }
     }
@@ -580,6 +832,22 @@ nonisolated extension Stol_V1_FavoritesRequest: SwiftProtobuf.Message, SwiftProt
       guard case .forgetMe(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
     }()
+    case .merge?: try {
+      guard case .merge(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+    }()
+    case .backup?: try {
+      guard case .backup(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+    }()
+    case .prepareRestore?: try {
+      guard case .prepareRestore(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
+    }()
+    case .restore?: try {
+      guard case .restore(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -595,7 +863,7 @@ nonisolated extension Stol_V1_FavoritesRequest: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Stol_V1_FavoritesResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FavoritesResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}notice\0\u{2}\u{7}error\0\u{1}state\0\u{1}list\0\u{1}count\0\u{1}cleared\0\u{1}storage\0\u{1}forgotten\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}notice\0\u{2}\u{7}error\0\u{1}state\0\u{1}list\0\u{1}count\0\u{1}cleared\0\u{1}storage\0\u{1}forgotten\0\u{1}merged\0\u{1}backup\0\u{1}staging\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -696,6 +964,45 @@ nonisolated extension Stol_V1_FavoritesResponse: SwiftProtobuf.Message, SwiftPro
           self.result = .forgotten(v)
         }
       }()
+      case 16: try {
+        var v: Stol_V1_Merged?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .merged(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .merged(v)
+        }
+      }()
+      case 17: try {
+        var v: Stol_V1_BackupDone?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .backup(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .backup(v)
+        }
+      }()
+      case 18: try {
+        var v: Stol_V1_RestoreStaging?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .staging(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .staging(v)
+        }
+      }()
       default: break
       }
     }
@@ -740,6 +1047,18 @@ nonisolated extension Stol_V1_FavoritesResponse: SwiftProtobuf.Message, SwiftPro
     case .forgotten?: try {
       guard case .forgotten(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+    }()
+    case .merged?: try {
+      guard case .merged(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
+    }()
+    case .backup?: try {
+      guard case .backup(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
+    }()
+    case .staging?: try {
+      guard case .staging(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
     }()
     case nil: break
     }
@@ -1179,6 +1498,259 @@ nonisolated extension Stol_V1_Forgotten: SwiftProtobuf.Message, SwiftProtobuf._M
   }
 
   public static func ==(lhs: Stol_V1_Forgotten, rhs: Stol_V1_Forgotten) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_MergeFavorites: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MergeFavorites"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entries\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.entries) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.entries.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.entries, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_MergeFavorites, rhs: Stol_V1_MergeFavorites) -> Bool {
+    if lhs.entries != rhs.entries {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_Merged: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Merged"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}added\0\u{3}already_present\0\u{1}uid\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.added) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.alreadyPresent) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.added != 0 {
+      try visitor.visitSingularUInt64Field(value: self.added, fieldNumber: 1)
+    }
+    if self.alreadyPresent != 0 {
+      try visitor.visitSingularUInt64Field(value: self.alreadyPresent, fieldNumber: 2)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_Merged, rhs: Stol_V1_Merged) -> Bool {
+    if lhs.added != rhs.added {return false}
+    if lhs.alreadyPresent != rhs.alreadyPresent {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_BackupFavorites: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BackupFavorites"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_BackupFavorites, rhs: Stol_V1_BackupFavorites) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_UserBackup: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UserBackup"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}file_name\0\u{1}favorites\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.fileName) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.favorites) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 1)
+    }
+    if !self.fileName.isEmpty {
+      try visitor.visitSingularStringField(value: self.fileName, fieldNumber: 2)
+    }
+    if self.favorites != 0 {
+      try visitor.visitSingularUInt64Field(value: self.favorites, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_UserBackup, rhs: Stol_V1_UserBackup) -> Bool {
+    if lhs.uid != rhs.uid {return false}
+    if lhs.fileName != rhs.fileName {return false}
+    if lhs.favorites != rhs.favorites {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_BackupDone: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BackupDone"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}directory\0\u{1}users\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.directory) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.users) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.directory.isEmpty {
+      try visitor.visitSingularStringField(value: self.directory, fieldNumber: 1)
+    }
+    if !self.users.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.users, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_BackupDone, rhs: Stol_V1_BackupDone) -> Bool {
+    if lhs.directory != rhs.directory {return false}
+    if lhs.users != rhs.users {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_PrepareRestore: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PrepareRestore"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_PrepareRestore, rhs: Stol_V1_PrepareRestore) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_RestoreStaging: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RestoreStaging"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}directory\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.directory) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.directory.isEmpty {
+      try visitor.visitSingularStringField(value: self.directory, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_RestoreStaging, rhs: Stol_V1_RestoreStaging) -> Bool {
+    if lhs.directory != rhs.directory {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_RestoreFavorites: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RestoreFavorites"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}file_name\0\u{3}check_only\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.fileName) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.checkOnly) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 1)
+    }
+    if !self.fileName.isEmpty {
+      try visitor.visitSingularStringField(value: self.fileName, fieldNumber: 2)
+    }
+    if self.checkOnly != false {
+      try visitor.visitSingularBoolField(value: self.checkOnly, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_RestoreFavorites, rhs: Stol_V1_RestoreFavorites) -> Bool {
+    if lhs.uid != rhs.uid {return false}
+    if lhs.fileName != rhs.fileName {return false}
+    if lhs.checkOnly != rhs.checkOnly {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

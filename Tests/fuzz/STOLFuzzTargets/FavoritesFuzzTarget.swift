@@ -22,7 +22,7 @@ public final class FavoritesFuzzTarget: FuzzTarget {
     let service: FavoritesService
     static let uid: UInt32 = 4242
     static let context = RequestContext(peer: PeerCredentials(pid: 1, uid: uid, gid: uid), logger: quietLogger)
-    static let allowedErrors: Set<Stol_V1_ErrorCode> = [.invalidRequest, .unimplemented]
+    static let allowedErrors: Set<Stol_V1_ErrorCode> = [.invalidRequest, .unimplemented, .permissionDenied]
 
     init(service: FavoritesService) {
         self.service = service

@@ -44,6 +44,22 @@ struct FavoritesModel {
             ids.removeAll()
             fileExists = false
             return .forgotten(Stol_V1_Forgotten())
+        case .merge(let merge):
+            // Refused whole when one entry is bad; the limit is out of a fuzz run's reach.
+            guard merge.entries.allSatisfy({ Self.isValid($0.taxonID) && FavoriteEntry.isValidTimestamp($0.createdAt) }) else {
+                return Self.invalid
+            }
+            let given = Set(merge.entries.map(\.taxonID))
+            let new = given.subtracting(ids)
+            if !given.isEmpty { fileExists = true }
+            ids.formUnion(new)
+            return .merged(.with {
+                $0.added = UInt64(new.count)
+                $0.alreadyPresent = UInt64(given.count - new.count)
+            })
+        case .backup, .prepareRestore, .restore:
+            // The fuzzed peer is not root: backup and restore are refused, nothing changes.
+            return .error(.with { $0.code = .permissionDenied })
         }
     }
 

@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 from . import common_pb2 as common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0f\x66\x61vorites.proto\x12\x07stol.v1\x1a\x0c\x63ommon.proto\"\x9b\x03\n\x10\x46\x61voritesRequest\x12\n\n\x02id\x18\x01 \x01(\x04\x12#\n\x03\x61\x64\x64\x18\n \x01(\x0b\x32\x14.stol.v1.AddFavoriteH\x00\x12)\n\x06remove\x18\x0b \x01(\x0b\x32\x17.stol.v1.RemoveFavoriteH\x00\x12)\n\x06toggle\x18\x0c \x01(\x0b\x32\x17.stol.v1.ToggleFavoriteH\x00\x12*\n\x0bis_favorite\x18\r \x01(\x0b\x32\x13.stol.v1.IsFavoriteH\x00\x12&\n\x04list\x18\x0e \x01(\x0b\x32\x16.stol.v1.ListFavoritesH\x00\x12(\n\x05\x63ount\x18\x0f \x01(\x0b\x32\x17.stol.v1.CountFavoritesH\x00\x12(\n\x05\x63lear\x18\x10 \x01(\x0b\x32\x17.stol.v1.ClearFavoritesH\x00\x12(\n\x07storage\x18\x11 \x01(\x0b\x32\x15.stol.v1.StorageBytesH\x00\x12&\n\tforget_me\x18\x12 \x01(\x0b\x32\x11.stol.v1.ForgetMeH\x00\x42\x06\n\x04\x62ody\"\xbe\x02\n\x11\x46\x61voritesResponse\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x0e\n\x06notice\x18\x02 \x01(\t\x12\x1f\n\x05\x65rror\x18\t \x01(\x0b\x32\x0e.stol.v1.ErrorH\x00\x12\'\n\x05state\x18\n \x01(\x0b\x32\x16.stol.v1.FavoriteStateH\x00\x12%\n\x04list\x18\x0b \x01(\x0b\x32\x15.stol.v1.FavoriteListH\x00\x12\x1f\n\x05\x63ount\x18\x0c \x01(\x0b\x32\x0e.stol.v1.CountH\x00\x12#\n\x07\x63leared\x18\r \x01(\x0b\x32\x10.stol.v1.ClearedH\x00\x12#\n\x07storage\x18\x0e \x01(\x0b\x32\x10.stol.v1.StorageH\x00\x12\'\n\tforgotten\x18\x0f \x01(\x0b\x32\x12.stol.v1.ForgottenH\x00\x42\x08\n\x06result\"\x1f\n\x0b\x41\x64\x64\x46\x61vorite\x12\x10\n\x08taxon_id\x18\x01 \x01(\x03\"\"\n\x0eRemoveFavorite\x12\x10\n\x08taxon_id\x18\x01 \x01(\x03\"\"\n\x0eToggleFavorite\x12\x10\n\x08taxon_id\x18\x01 \x01(\x03\"\x1e\n\nIsFavorite\x12\x10\n\x08taxon_id\x18\x01 \x01(\x03\"\x0f\n\rListFavorites\"\x10\n\x0e\x43ountFavorites\"\x10\n\x0e\x43learFavorites\"\x0e\n\x0cStorageBytes\"\n\n\x08\x46orgetMe\"G\n\rFavoriteState\x12\x10\n\x08taxon_id\x18\x01 \x01(\x03\x12\x13\n\x0bis_favorite\x18\x02 \x01(\x08\x12\x0f\n\x07\x63hanged\x18\x03 \x01(\x08\"5\n\rFavoriteEntry\x12\x10\n\x08taxon_id\x18\x01 \x01(\x03\x12\x12\n\ncreated_at\x18\x02 \x01(\t\"7\n\x0c\x46\x61voriteList\x12\'\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x16.stol.v1.FavoriteEntry\"\x16\n\x05\x43ount\x12\r\n\x05\x63ount\x18\x01 \x01(\x04\"\x1a\n\x07\x43leared\x12\x0f\n\x07removed\x18\x01 \x01(\x04\"\x18\n\x07Storage\x12\r\n\x05\x62ytes\x18\x01 \x01(\x04\"\x0b\n\tForgottenb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0f\x66\x61vorites.proto\x12\x07stol.v1\x1a\x0c\x63ommon.proto\"\xd3\x04\n\x10\x46\x61voritesRequest\x12\n\n\x02id\x18\x01 \x01(\x04\x12#\n\x03\x61\x64\x64\x18\n \x01(\x0b\x32\x14.stol.v1.AddFavoriteH\x00\x12)\n\x06remove\x18\x0b \x01(\x0b\x32\x17.stol.v1.RemoveFavoriteH\x00\x12)\n\x06toggle\x18\x0c \x01(\x0b\x32\x17.stol.v1.ToggleFavoriteH\x00\x12*\n\x0bis_favorite\x18\r \x01(\x0b\x32\x13.stol.v1.IsFavoriteH\x00\x12&\n\x04list\x18\x0e \x01(\x0b\x32\x16.stol.v1.ListFavoritesH\x00\x12(\n\x05\x63ount\x18\x0f \x01(\x0b\x32\x17.stol.v1.CountFavoritesH\x00\x12(\n\x05\x63lear\x18\x10 \x01(\x0b\x32\x17.stol.v1.ClearFavoritesH\x00\x12(\n\x07storage\x18\x11 \x01(\x0b\x32\x15.stol.v1.StorageBytesH\x00\x12&\n\tforget_me\x18\x12 \x01(\x0b\x32\x11.stol.v1.ForgetMeH\x00\x12(\n\x05merge\x18\x13 \x01(\x0b\x32\x17.stol.v1.MergeFavoritesH\x00\x12*\n\x06\x62\x61\x63kup\x18\x14 \x01(\x0b\x32\x18.stol.v1.BackupFavoritesH\x00\x12\x32\n\x0fprepare_restore\x18\x15 \x01(\x0b\x32\x17.stol.v1.PrepareRestoreH\x00\x12,\n\x07restore\x18\x16 \x01(\x0b\x32\x19.stol.v1.RestoreFavoritesH\x00\x42\x06\n\x04\x62ody\"\xb4\x03\n\x11\x46\x61voritesResponse\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x0e\n\x06notice\x18\x02 \x01(\t\x12\x1f\n\x05\x65rror\x18\t \x01(\x0b\x32\x0e.stol.v1.ErrorH\x00\x12\'\n\x05state\x18\n \x01(\x0b\x32\x16.stol.v1.FavoriteStateH\x00\x12%\n\x04list\x18\x0b \x01(\x0b\x32\x15.stol.v1.FavoriteListH\x00\x12\x1f\n\x05\x63ount\x18\x0c \x01(\x0b\x32\x0e.stol.v1.CountH\x00\x12#\n\x07\x63leared\x18\r \x01(\x0b\x32\x10.stol.v1.ClearedH\x00\x12#\n\x07storage\x18\x0e \x01(\x0b\x32\x10.stol.v1.StorageH\x00\x12\'\n\tforgotten\x18\x0f \x01(\x0b\x32\x12.stol.v1.ForgottenH\x00\x12!\n\x06merged\x18\x10 \x01(\x0b\x32\x0f.stol.v1.MergedH\x00\x12%\n\x06\x62\x61\x63kup\x18\x11 \x01(\x0b\x32\x13.stol.v1.BackupDoneH\x00\x12*\n\x07staging\x18\x12 \x01(\x0b\x32\x17.stol.v1.RestoreStagingH\x00\x42\x08\n\x06result\"\x1f\n\x0b\x41\x64\x64\x46\x61vorite\x12\x10\n\x08taxon_id\x18\x01 \x01(\x03\"\"\n\x0eRemoveFavorite\x12\x10\n\x08taxon_id\x18\x01 \x01(\x03\"\"\n\x0eToggleFavorite\x12\x10\n\x08taxon_id\x18\x01 \x01(\x03\"\x1e\n\nIsFavorite\x12\x10\n\x08taxon_id\x18\x01 \x01(\x03\"\x0f\n\rListFavorites\"\x10\n\x0e\x43ountFavorites\"\x10\n\x0e\x43learFavorites\"\x0e\n\x0cStorageBytes\"\n\n\x08\x46orgetMe\"G\n\rFavoriteState\x12\x10\n\x08taxon_id\x18\x01 \x01(\x03\x12\x13\n\x0bis_favorite\x18\x02 \x01(\x08\x12\x0f\n\x07\x63hanged\x18\x03 \x01(\x08\"5\n\rFavoriteEntry\x12\x10\n\x08taxon_id\x18\x01 \x01(\x03\x12\x12\n\ncreated_at\x18\x02 \x01(\t\"7\n\x0c\x46\x61voriteList\x12\'\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x16.stol.v1.FavoriteEntry\"\x16\n\x05\x43ount\x12\r\n\x05\x63ount\x18\x01 \x01(\x04\"\x1a\n\x07\x43leared\x12\x0f\n\x07removed\x18\x01 \x01(\x04\"\x18\n\x07Storage\x12\r\n\x05\x62ytes\x18\x01 \x01(\x04\"\x0b\n\tForgotten\"9\n\x0eMergeFavorites\x12\'\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x16.stol.v1.FavoriteEntry\"=\n\x06Merged\x12\r\n\x05\x61\x64\x64\x65\x64\x18\x01 \x01(\x04\x12\x17\n\x0f\x61lready_present\x18\x02 \x01(\x04\x12\x0b\n\x03uid\x18\x03 \x01(\r\"\x11\n\x0f\x42\x61\x63kupFavorites\"?\n\nUserBackup\x12\x0b\n\x03uid\x18\x01 \x01(\r\x12\x11\n\tfile_name\x18\x02 \x01(\t\x12\x11\n\tfavorites\x18\x03 \x01(\x04\"C\n\nBackupDone\x12\x11\n\tdirectory\x18\x01 \x01(\t\x12\"\n\x05users\x18\x02 \x03(\x0b\x32\x13.stol.v1.UserBackup\"\x10\n\x0ePrepareRestore\"#\n\x0eRestoreStaging\x12\x11\n\tdirectory\x18\x01 \x01(\t\"F\n\x10RestoreFavorites\x12\x0b\n\x03uid\x18\x01 \x01(\r\x12\x11\n\tfile_name\x18\x02 \x01(\t\x12\x12\n\ncheck_only\x18\x03 \x01(\x08\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'favorites_pb2', globals())
@@ -22,39 +22,55 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   _FAVORITESREQUEST._serialized_start=43
-  _FAVORITESREQUEST._serialized_end=454
-  _FAVORITESRESPONSE._serialized_start=457
-  _FAVORITESRESPONSE._serialized_end=775
-  _ADDFAVORITE._serialized_start=777
-  _ADDFAVORITE._serialized_end=808
-  _REMOVEFAVORITE._serialized_start=810
-  _REMOVEFAVORITE._serialized_end=844
-  _TOGGLEFAVORITE._serialized_start=846
-  _TOGGLEFAVORITE._serialized_end=880
-  _ISFAVORITE._serialized_start=882
-  _ISFAVORITE._serialized_end=912
-  _LISTFAVORITES._serialized_start=914
-  _LISTFAVORITES._serialized_end=929
-  _COUNTFAVORITES._serialized_start=931
-  _COUNTFAVORITES._serialized_end=947
-  _CLEARFAVORITES._serialized_start=949
-  _CLEARFAVORITES._serialized_end=965
-  _STORAGEBYTES._serialized_start=967
-  _STORAGEBYTES._serialized_end=981
-  _FORGETME._serialized_start=983
-  _FORGETME._serialized_end=993
-  _FAVORITESTATE._serialized_start=995
-  _FAVORITESTATE._serialized_end=1066
-  _FAVORITEENTRY._serialized_start=1068
-  _FAVORITEENTRY._serialized_end=1121
-  _FAVORITELIST._serialized_start=1123
-  _FAVORITELIST._serialized_end=1178
-  _COUNT._serialized_start=1180
-  _COUNT._serialized_end=1202
-  _CLEARED._serialized_start=1204
-  _CLEARED._serialized_end=1230
-  _STORAGE._serialized_start=1232
-  _STORAGE._serialized_end=1256
-  _FORGOTTEN._serialized_start=1258
-  _FORGOTTEN._serialized_end=1269
+  _FAVORITESREQUEST._serialized_end=638
+  _FAVORITESRESPONSE._serialized_start=641
+  _FAVORITESRESPONSE._serialized_end=1077
+  _ADDFAVORITE._serialized_start=1079
+  _ADDFAVORITE._serialized_end=1110
+  _REMOVEFAVORITE._serialized_start=1112
+  _REMOVEFAVORITE._serialized_end=1146
+  _TOGGLEFAVORITE._serialized_start=1148
+  _TOGGLEFAVORITE._serialized_end=1182
+  _ISFAVORITE._serialized_start=1184
+  _ISFAVORITE._serialized_end=1214
+  _LISTFAVORITES._serialized_start=1216
+  _LISTFAVORITES._serialized_end=1231
+  _COUNTFAVORITES._serialized_start=1233
+  _COUNTFAVORITES._serialized_end=1249
+  _CLEARFAVORITES._serialized_start=1251
+  _CLEARFAVORITES._serialized_end=1267
+  _STORAGEBYTES._serialized_start=1269
+  _STORAGEBYTES._serialized_end=1283
+  _FORGETME._serialized_start=1285
+  _FORGETME._serialized_end=1295
+  _FAVORITESTATE._serialized_start=1297
+  _FAVORITESTATE._serialized_end=1368
+  _FAVORITEENTRY._serialized_start=1370
+  _FAVORITEENTRY._serialized_end=1423
+  _FAVORITELIST._serialized_start=1425
+  _FAVORITELIST._serialized_end=1480
+  _COUNT._serialized_start=1482
+  _COUNT._serialized_end=1504
+  _CLEARED._serialized_start=1506
+  _CLEARED._serialized_end=1532
+  _STORAGE._serialized_start=1534
+  _STORAGE._serialized_end=1558
+  _FORGOTTEN._serialized_start=1560
+  _FORGOTTEN._serialized_end=1571
+  _MERGEFAVORITES._serialized_start=1573
+  _MERGEFAVORITES._serialized_end=1630
+  _MERGED._serialized_start=1632
+  _MERGED._serialized_end=1693
+  _BACKUPFAVORITES._serialized_start=1695
+  _BACKUPFAVORITES._serialized_end=1712
+  _USERBACKUP._serialized_start=1714
+  _USERBACKUP._serialized_end=1777
+  _BACKUPDONE._serialized_start=1779
+  _BACKUPDONE._serialized_end=1846
+  _PREPARERESTORE._serialized_start=1848
+  _PREPARERESTORE._serialized_end=1864
+  _RESTORESTAGING._serialized_start=1866
+  _RESTORESTAGING._serialized_end=1901
+  _RESTOREFAVORITES._serialized_start=1903
+  _RESTOREFAVORITES._serialized_end=1973
 # @@protoc_insertion_point(module_scope)
