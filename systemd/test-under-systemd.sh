@@ -389,6 +389,18 @@ info=$(inside stat -c '%a %U' /var/lib/stol/favorites)
 [[ $info == "700 stol-favorites" ]] || fail "/var/lib/stol/favorites is '$info', expected '700 stol-favorites'"
 progress "ok: two users' favourites stay separate; /var/lib/stol/favorites (0700) and its files (0600) belong to stol-favorites"
 
+# --- favourites backup and restore by root, through the sandboxed daemon
+expect 4 "fav backup is denied to uid 4242" setpriv --reuid=4242 --regid=4242 --clear-groups stol-client fav backup /tmp/favbackup-4242
+expect 0 "fav backup (root)" stol-client fav backup /srv/favbackup
+info=$(inside stat -c '%a %U' /srv/favbackup/4242.sqlite) || fail "the backup holds no copy of uid 4242's favourites"
+[[ $info == "600 root" ]] || fail "/srv/favbackup/4242.sqlite is '$info', expected '600 root'"
+expect 0 "fav clear (uid 4242)" setpriv --reuid=4242 --regid=4242 --clear-groups stol-client fav clear --yes
+expect 0 "fav restore (root)" stol-client fav restore /srv/favbackup
+[[ $out == *"uid 4242: 1 added"* ]] || fail "the restore did not bring uid 4242's favourite back: $out"
+expect 0 "fav list (uid 4242) after the restore" setpriv --reuid=4242 --regid=4242 --clear-groups stol-client fav list
+[[ $out == *9606* ]] || fail "uid 4242's favourite 9606 is not back after the restore: $out"
+progress "ok: root's online backup of every user's favourites and its restore work under the daemon's sandbox"
+
 # --- import coordinator and verifier
 expect 0 "db status (root)" stol-client db status
 admin_gid=$(inside getent group stol-admin | cut -d: -f3)
