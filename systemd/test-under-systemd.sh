@@ -19,78 +19,25 @@
 # journal), 77 this machine cannot run systemd as PID 1 (not root, no unshare,
 # no overlayfs or cgroup2).
 #
-# Nothing is written to the host: every mount lives in a new mount namespace
-# that dies with the test, and the root systemd boots into is an overlay whose
-# upper layer is a tmpfs (so /etc/passwd, /etc/systemd/system, /var/lib/stol,
-# the journal ... are all copies). /proc/sys is read-only and the UTS, IPC,
-# network, PID and cgroup namespaces are private, so systemd cannot change the
-# hostname, sysctls or the host's cgroups either. The only host-side traces are
-# a temporary directory and one empty cgroup, both removed on exit (trap),
-# whatever happens.
+# Nothing is written to the host (systemd/boot-lib.sh, which boots it, says how).
 set -euo pipefail
 
 self=$(readlink -f "$0")
 target=stol-test.target
-mask_keep=" systemd-journald.service systemd-journald.socket systemd-journald-dev-log.socket "
+test_name=test-under-systemd
+source "$(dirname "$self")/boot-lib.sh"
 
 # ---------------------------------------------------------------------------
 # Stage 2: runs as PID 1 of the new PID namespace, inside the new mount
 # namespace. Builds the root, then becomes systemd.
 # ---------------------------------------------------------------------------
 if [[ ${1:-} == __boot ]]; then
-  tmp=$2 install=$3
-  root=$tmp/root
-  set -x
-  mount -t tmpfs -o mode=0755 stol-rw "$tmp/rw"
-  mkdir "$tmp/rw/upper" "$tmp/rw/work"
-  # The host's / with every write going to a tmpfs, and the installed tree copied in
-  # (overlayfs refuses a lower layer inside another one, so it cannot be a layer).
-  mount -t overlay -o "lowerdir=/,upperdir=$tmp/rw/upper,workdir=$tmp/rw/work" stol-root "$root"
+  install=$3
+  boot_mount_root "$2"
+  # The installed tree copied in (overlayfs refuses a lower layer inside another one,
+  # so it cannot be a layer).
   cp -a "$install"/. "$root"/
-  # No Swift toolchain in the booted system: the installed binaries must not need one.
-  if [[ -d $root/opt/swift ]]; then mount -t tmpfs -o mode=0755 stol-no-toolchain "$root/opt/swift"; fi
-
-  # API file systems, as a container manager provides them.
-  mount -t proc -o nosuid,nodev,noexec proc "$root/proc"
-  for p in sys sysrq-trigger; do
-    [[ -e $root/proc/$p ]] || continue
-    mount --bind "$root/proc/$p" "$root/proc/$p"
-    mount -o remount,bind,ro "$root/proc/$p"
-  done
-  mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$root/sys"
-  # Rooted at our own cgroup (cgroup namespace): systemd manages only that subtree.
-  mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 "$root/sys/fs/cgroup"
-  mount -t tmpfs -o mode=0755,nosuid,strictatime stol-dev "$root/dev"
-  for node in "null 1 3" "zero 1 5" "full 1 7" "random 1 8" "urandom 1 9" "tty 5 0"; do
-    set -- $node
-    mknod -m 0666 "$root/dev/$1" c "$2" "$3"
-  done
-  mkdir -m 0755 "$root/dev/pts" && mkdir -m 1777 "$root/dev/shm"
-  mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,nosuid,noexec devpts "$root/dev/pts"
-  ln -s pts/ptmx "$root/dev/ptmx"
-  ln -s /proc/self/fd "$root/dev/fd"
-  ln -s /proc/self/fd/0 "$root/dev/stdin"; ln -s /proc/self/fd/1 "$root/dev/stdout"; ln -s /proc/self/fd/2 "$root/dev/stderr"
-  mount -t tmpfs -o mode=1777,nosuid,nodev stol-shm "$root/dev/shm"
-  mount -t tmpfs -o mode=0755,nosuid,nodev stol-run "$root/run"
-  mount -t tmpfs -o mode=1777,nosuid,nodev stol-tmp "$root/tmp"
-
-  # Only our units: the host's enablement links are hidden, every unit the
-  # distribution pulls into early boot is masked but journald, and generators
-  # (fstab, getty, sysv ...) are disabled.
-  mount -t tmpfs -o mode=0755 stol-units "$root/etc/systemd/system"
-  printf '[Unit]\nDescription=STOL boot test: stol.target and nothing else\nWants=stol.target\nAfter=stol.target\nAllowIsolate=yes\n' \
-    > "$root/etc/systemd/system/$target"
-  ln -s "$target" "$root/etc/systemd/system/default.target"
-  for unit in "$root"/usr/lib/systemd/system/*.target.wants/*; do
-    name=${unit##*/}
-    if [[ $mask_keep != *" $name "* && ! -e $root/etc/systemd/system/$name ]]; then
-      ln -s /dev/null "$root/etc/systemd/system/$name"
-    fi
-  done
-  mkdir -p "$root/etc/systemd/system-generators"
-  for generator in "$root"/usr/lib/systemd/system-generators/* "$root"/usr/local/lib/systemd/system-generators/*; do
-    if [[ -e $generator ]]; then ln -sf /dev/null "$root/etc/systemd/system-generators/${generator##*/}"; fi
-  done
+  boot_populate_root
   # The packaging steps of the README: users, directories, enabling.
   systemd-sysusers --root="$root" "$root/usr/lib/sysusers.d/stol.conf"
   systemd-tmpfiles --root="$root" --create "$root/usr/lib/tmpfiles.d/stol.conf"
@@ -108,25 +55,12 @@ if [[ ${1:-} == __boot ]]; then
   chmod 0755 "$root/srv/stol-test"
   chmod 0644 "$root"/srv/stol-test/*
 
-  mkdir "$root/.stol-old-root"
-  cd "$root"
-  pivot_root . .stol-old-root
-  umount -l /.stol-old-root
-  rmdir /.stol-old-root
-  set +x
-  exec env -i container=stol-test /lib/systemd/systemd --system --unit="$target" --show-status=no
+  boot_exec_systemd
 fi
 
 # ---------------------------------------------------------------------------
 # Stage 1: on the host.
 # ---------------------------------------------------------------------------
-skip() { echo "test-under-systemd: SKIPPED: $*" >&2; exit 77; }
-started=${EPOCHREALTIME/./}
-progress() {
-  local ms=$(( (${EPOCHREALTIME/./} - started) / 1000 ))
-  printf '[%3d.%02ds] %s\n' $((ms / 1000)) $((ms % 1000 / 10)) "$*"
-}
-
 install=${1:?usage: $0 INSTALL_ROOT (a make install-files DESTDIR= tree)}
 install=$(readlink -f "$install")
 for path in usr/libexec/stol/stol-taxonomyd usr/libexec/stol/stol-favoritesd usr/libexec/stol/stol-importd \
@@ -145,67 +79,8 @@ for daemon in stol-taxonomyd stol-favoritesd stol-importd stol-verifyd; do
   done
 done
 
-[[ $(id -u) == 0 ]] || skip "needs root to boot systemd as PID 1 in namespaces"
-for tool in unshare nsenter setpriv pivot_root systemd-sysusers systemd-tmpfiles systemctl timeout python3; do
-  command -v "$tool" >/dev/null || skip "$tool not installed"
-done
-[[ -x /lib/systemd/systemd ]] || skip "/lib/systemd/systemd not installed (apt-get install systemd)"
-grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null || skip "no overlayfs"
-grep -qw overlay /proc/filesystems || skip "no overlayfs"
-if [[ $(stat -fc %T /sys/fs/cgroup 2>/dev/null) == cgroup2fs ]]; then
-  cgroup_root=/sys/fs/cgroup
-elif [[ $(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null) == cgroup2fs ]]; then
-  cgroup_root=/sys/fs/cgroup/unified
-else
-  skip "no cgroup2 hierarchy mounted"
-fi
-unshare --mount --pid --fork --uts --ipc --net --cgroup true 2>/dev/null || skip "unshare cannot create namespaces here"
-probe=$(mktemp -d /tmp/stol-systemd-probe.XXXXXX)
-unshare --mount --propagation private /bin/sh -c "
-  mount -t tmpfs probe '$probe' && mkdir '$probe/u' '$probe/w' '$probe/m' '$probe/c' &&
-  mount -t overlay -o lowerdir=/,upperdir='$probe/u',workdir='$probe/w' probe '$probe/m' &&
-  mount -t cgroup2 probe '$probe/c'" 2>/dev/null || { rm -rf "$probe"; skip "cannot mount tmpfs, overlayfs over / and cgroup2 in a mount namespace"; }
-rm -rf "$probe"
-
-tmp=$(mktemp -d /tmp/stol-systemd.XXXXXX)
-chmod 0755 "$tmp"
-mkdir "$tmp/rw" "$tmp/root"
-cgroup=$cgroup_root/stol-systemd-test.${tmp##*.}
-unshare_pid=
-systemd_pid=
-# A deadline of our own, so that the cleanup below always gets to run before
-# any caller's timeout kills us (commands inside are limited to 30 s each).
-deadline=${STOL_SYSTEMD_TEST_DEADLINE:-180}
-( trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
-  sleep "$deadline" & sleeper=$!
-  wait "$sleeper" && kill -TERM $$ ) < /dev/null > /dev/null 2>&1 &
-watchdog_pid=$!
-
-cleanup() {
-  local status=$?
-  trap - EXIT INT TERM
-  if [[ -n $unshare_pid ]] && kill -0 "$unshare_pid" 2>/dev/null; then
-    # Ask politely, then end the namespace: its PID 1 dies, and with it every process in it.
-    [[ -n $systemd_pid ]] && kill -RTMIN+4 "$systemd_pid" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$unshare_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$unshare_pid" 2>/dev/null || true
-    [[ -n $systemd_pid ]] && kill -KILL "$systemd_pid" 2>/dev/null || true
-  fi
-  [[ -n $unshare_pid ]] && wait "$unshare_pid" 2>/dev/null || true
-  if [[ -d $cgroup ]]; then
-    for _ in $(seq 50); do
-      find "$cgroup" -depth -type d -exec rmdir {} + 2>/dev/null || true
-      [[ -d $cgroup ]] || break
-      sleep 0.1
-    done
-    [[ -d $cgroup ]] && echo "test-under-systemd: warning: could not remove $cgroup" >&2
-  fi
-  rm -rf "$tmp"
-  kill "$watchdog_pid" 2>/dev/null || true
-  exit "$status"
-}
-trap cleanup EXIT
-trap 'echo "test-under-systemd: FAILED: interrupted, or still running after $deadline s" >&2; exit 1' INT TERM
+boot_preflight systemd-sysusers systemd-tmpfiles python3
+boot_setup
 
 # The test's own signing key, the database signed with it, a larger one (random
 # padding: an import that lasts long enough to be killed in the middle), and a
@@ -232,108 +107,8 @@ hostile_client=$(dirname "$self")/../Tests/tools/hostile_client.py
 [[ -r $hostile_client ]] || { echo "test-under-systemd: $hostile_client not found (run the script from the repository)" >&2; exit 1; }
 cp "$hostile_client" "$tmp/hostile_client.py"
 
-# Runs a command inside the booted system (all its namespaces and its root).
-inside() {
-  timeout 30 nsenter --target "$systemd_pid" --all --root --wd -- \
-    /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-    SYSTEMD_PAGER=cat SYSTEMD_COLORS=0 "$@"
-}
-
-diagnostics() {
-  [[ -n $systemd_pid ]] && kill -0 "$systemd_pid" 2>/dev/null || {
-    echo "--- boot log"; cat "$tmp/boot.log" 2>/dev/null | tail -60; return; }
-  echo "--- systemctl list-units --all 'stol*'"
-  inside systemctl --no-pager list-units --all 'stol*' 2>&1 || true
-  echo "--- systemctl --failed"
-  inside systemctl --no-pager --failed 2>&1 || true
-  echo "--- journal (last 80 lines)"
-  inside journalctl --no-pager -b -n 80 2>&1 || true
-}
-
-fail() {
-  echo "test-under-systemd: FAILED: $*" >&2
-  diagnostics >&2
-  exit 1
-}
-
-# Runs a command inside, keeping its output in $out and its status in $rc.
-capture() {
-  rc=0
-  out=$(inside "$@" 2>&1) || rc=$?
-}
-
-# expect STATUS DESCRIPTION COMMAND...: the command inside must end with STATUS.
-expect() {
-  local want=$1 what=$2
-  shift 2
-  capture "$@"
-  [[ $rc == "$want" ]] || fail "$what: expected exit $want, got $rc: $out"
-  progress "ok: $what (exit $rc)"
-}
-
-property() { inside systemctl show --value -p "$2" "$1"; }
-
-# expect_property UNIT PROPERTY VALUE
-expect_property() {
-  local value
-  value=$(property "$1" "$2")
-  [[ $value == "$3" ]] || fail "$1: $2 is '$value', expected '$3'"
-}
-
-property_is() { [[ $(property "$1" "$2") == "$3" ]]; }
-property_above() { (( $(property "$1" "$2") > $3 )); }
-
-# wait_for SECONDS DESCRIPTION COMMAND...: polls (every 0.1 s) until the command succeeds
-# (a command, not a value: "$(...)" in the arguments would be evaluated only once).
-wait_for() {
-  local seconds=$1 what=$2
-  shift 2
-  for _ in $(seq $((seconds * 10))); do
-    "$@" && return 0
-    sleep 0.1
-  done
-  fail "$what: still not so after $seconds s"
-}
-
-as_user() { local uid=$1; shift; setpriv --reuid="$uid" --regid="$uid" --clear-groups "$@"; }
-
-# A drop-in for UNIT (the test's own configuration on top of the installed unit).
-drop_in() {
-  local unit=$1 name=$2 text=$3
-  inside mkdir -p "/etc/systemd/system/$unit.d"
-  printf '%s\n' "$text" | inside tee "/etc/systemd/system/$unit.d/$name.conf" >/dev/null
-  inside systemctl daemon-reload
-}
-remove_drop_in() { inside rm -f "/etc/systemd/system/$1.d/$2.conf"; inside systemctl daemon-reload; }
-
 # ---------------------------------------------------------------------------
-progress "booting systemd $(/lib/systemd/systemd --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p') as PID 1 in private namespaces from the installed tree $install (work dir $tmp)"
-mkdir "$cgroup" 2>/dev/null || skip "cannot create a cgroup in $cgroup_root"
-( echo "$BASHPID" > "$cgroup/cgroup.procs"
-  exec unshare --mount --propagation private --uts --ipc --net --pid --fork --cgroup --kill-child \
-    /bin/bash "$self" __boot "$tmp" "$install" ) > "$tmp/boot.log" 2>&1 < /dev/null &
-unshare_pid=$!
-
-for _ in $(seq 200); do
-  kill -0 "$unshare_pid" 2>/dev/null || fail "the namespace exited during boot"
-  child=$(cat "/proc/$unshare_pid/task/$unshare_pid/children" 2>/dev/null || true)
-  child=${child%% *}
-  if [[ -n $child && $(cat "/proc/$child/comm" 2>/dev/null) == systemd ]]; then
-    systemd_pid=$child
-    break
-  fi
-  sleep 0.05
-done
-[[ -n $systemd_pid ]] || fail "systemd did not start as PID 1 within 10 s"
-progress "systemd is PID 1 of the namespace (host pid $systemd_pid)"
-
-state=
-for _ in $(seq 300); do
-  state=$(inside systemctl is-system-running 2>/dev/null || true)
-  [[ $state == running || $state == degraded ]] && break
-  sleep 0.1
-done
-[[ $state == running ]] || fail "the system did not finish booting cleanly (state '$state')"
+boot_start "the installed tree $install" "$install"
 for socket in taxonomy favorites import verify; do
   inside test -S "/run/stol/$socket.sock" || fail "/run/stol/$socket.sock does not exist"
 done
@@ -606,13 +381,5 @@ done
 progress "ok: stop ended stol-taxonomyd.service with result success; stopping stol.target stops every socket and daemon"
 
 # --- power off
-inside systemctl poweroff --no-block >/dev/null 2>&1 || true
-for _ in $(seq 600); do kill -0 "$unshare_pid" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$unshare_pid" 2>/dev/null; then
-  echo "--- processes still in the namespace" >&2
-  find "$cgroup" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r ps -o pid,user,args -p >&2 || true
-  fail "systemd did not power off within 60 s"
-fi
-wait "$unshare_pid" 2>/dev/null || true
-unshare_pid=
+boot_poweroff
 progress "powered off; all checks passed"
