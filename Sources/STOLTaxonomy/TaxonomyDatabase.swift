@@ -41,6 +41,9 @@ public final class TaxonomyDatabase: Sendable {
     public let release: String
     /// `schema_version.applied_at`: when the pipeline built it.
     public let buildTime: String
+    /// The language tags of its names (`names.lang`), so a request for a language
+    /// it has no names in is told so instead of silently getting none.
+    public let languages: Set<String>
     private let readers: [DatabaseQueue]
     /// The connection the in-memory indexes are built from, none of the readers:
     /// a request that found every reader busy and waited on the one the build
@@ -90,6 +93,7 @@ public final class TaxonomyDatabase: Sendable {
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             var described = ReleaseFacts()
+            var languages: Set<String> = []
             let facts = try queue.inDatabase { db -> [Int] in
                 let tables = try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type IN ('table')"))
                 described = try ReleaseFacts.read(db)
@@ -98,6 +102,14 @@ public final class TaxonomyDatabase: Sendable {
                 guard missing.isEmpty else {
                     throw TaxonomyError.databaseUnusable(path: path, reason: "missing tables \(missing.joined(separator: ", "))")
                 }
+                // One index seek per language (idx_names_lang), not a scan of every name.
+                languages = try Set(String.fetchAll(db, sql: """
+                    WITH RECURSIVE tags(tag) AS (
+                        SELECT min(lang) FROM names
+                        UNION ALL
+                        SELECT (SELECT min(lang) FROM names WHERE lang > tag) FROM tags WHERE tag IS NOT NULL)
+                    SELECT tag FROM tags WHERE tag IS NOT NULL AND tag <> ''
+                    """))
                 let layout = TaxonomyLayout(schemaVersion: version)
                 let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa") ?? 0
                 let treeNodes = try layout.wholeTreeTable(schemaVersion: version).map { table in
@@ -120,6 +132,7 @@ public final class TaxonomyDatabase: Sendable {
             provenance = described.provenance
             release = kind == .bundled ? ReleaseName.bundled : ReleaseName.of(provenance)
             buildTime = described.buildTime
+            self.languages = languages
             layout = TaxonomyLayout(schemaVersion: facts[0])
             taxaCount = facts[1]
             speciesCount = facts[2]

@@ -63,4 +63,19 @@ final class ClientRoughEdgeTests: XCTestCase {
         let entry = rest[..<(rest.range(of: "--help")?.lowerBound ?? rest.endIndex)]
         XCTAssertEqual(entry.components(separatedBy: "default").count - 1, 1, "two defaults were shown: \(entry)")
     }
+
+    func testAnUnknownLanguage_isRefusedWithTheReleasesLanguages_notSilentlyWithoutCommonNames() throws {
+        for arguments in [["taxon", "9689"], ["search", "lion"], ["ancestors", "9689"], ["children", "9688"]] {
+            let result = try stack.client(arguments + ["--lang", "xx"])
+            XCTAssertEqual(result.status, 6, "\(arguments): an unknown --lang answered without common names: \(result.stdout)")
+            XCTAssertTrue(result.stderr.contains("no names in language 'xx'"), result.stderr)
+            XCTAssertTrue(result.stderr.contains("es"), "the languages the release has are listed: \(result.stderr)")
+        }
+        let typo = try stack.client(["taxon", "9689", "--lang", "ES"])
+        XCTAssertTrue(typo.stderr.contains("did you mean es?"), typo.stderr)
+        let spanish = try stack.client(["taxon", "9689", "--lang", "es", "--json"])
+        XCTAssertEqual(spanish.status, 0, spanish.stderr)
+        XCTAssertTrue(spanish.stdout.contains("le\u{f3}n") || spanish.stdout.contains("león"), "a known language still answers: \(spanish.stdout)")
+        XCTAssertEqual(try stack.client(["taxon", "9689", "--lang", "en"]).status, 0, "the default language is always accepted")
+    }
 }

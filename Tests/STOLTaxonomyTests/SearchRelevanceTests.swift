@@ -104,6 +104,8 @@ final class SearchRelevanceTests: XCTestCase {
         ])
         try writeTSV(directory, "VernacularName.tsv", [
             "taxonID\tname\tlanguage\tpreferred", "3511\toaks\teng\ttrue", "9913\tcattle\teng\ttrue",
+            // A Spanish name, so that the database has names in Spanish at all.
+            "38942\troble común\tspa\ttrue",
         ])
         try writeTSV(directory, "TaxonProperty.tsv", [
             "taxonID\tproperty\tvalue\tunit\treference", "562\thabitat\thost-associated\t\t",

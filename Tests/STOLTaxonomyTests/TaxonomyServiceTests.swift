@@ -58,8 +58,12 @@ final class TaxonomyServiceTests: XCTestCase {
         XCTAssertEqual(try taxon(getTaxon3).commonName, "pedunculate oak")
         let getTaxon4 = await harness.getTaxon(9606)
         XCTAssertEqual(try taxon(getTaxon4).commonName, "human")
+        // A language the database has no names in is refused, naming those it has,
+        // rather than answered without a common name.
         let getTaxon5 = await harness.getTaxon(9689, language: "ja")
-        XCTAssertEqual(try taxon(getTaxon5).commonName, "", "no Japanese name")
+        guard case .error(let error) = getTaxon5.result else { return XCTFail("ja answered \(getTaxon5)") }
+        XCTAssertEqual(error.code, .invalidRequest)
+        XCTAssertTrue(error.message.contains("no names in language 'ja'") && error.message.contains("es, "), error.message)
     }
 
     func testGetTaxon_forARoot_hasNoParentAndDomainRank() async throws {

@@ -10,7 +10,7 @@ struct LineageBatchHandler: TaxonomyRequestHandler {
 
     static func answer(_ body: Stol_V1_LineageBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.queries.count, "queries")
-        return .lineageBatch(try context.queries.lineageBatch(body.queries, language: RequestChecks.language(body.language),
+        return .lineageBatch(try context.queries.lineageBatch(body.queries, language: try RequestChecks.language(body.language, in: context.database),
                                                               ranks: body.ranks, form: body.form))
     }
 }

@@ -6,14 +6,14 @@ import STOLProtocol
 struct GetTaxonHandler: TaxonomyRequestHandler {
     static func answer(_ body: Stol_V1_GetTaxonRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)
-        return .taxon(try context.queries.taxon(id: body.taxonID, language: RequestChecks.language(body.language)))
+        return .taxon(try context.queries.taxon(id: body.taxonID, language: try RequestChecks.language(body.language, in: context.database)))
     }
 }
 
 struct DetailHandler: TaxonomyRequestHandler {
     static func answer(_ body: Stol_V1_TaxonDetailRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)
-        return .detail(try context.queries.detail(of: body.taxonID, language: RequestChecks.language(body.language)))
+        return .detail(try context.queries.detail(of: body.taxonID, language: try RequestChecks.language(body.language, in: context.database)))
     }
 }
 
@@ -22,13 +22,13 @@ struct ChildrenHandler: TaxonomyRequestHandler {
         try RequestChecks.id(body.taxonID)
         let limit = try RequestChecks.pageSize(body.limit)
         return .children(try context.queries.children(of: body.taxonID, offset: Int(body.offset), limit: limit,
-                                                      language: RequestChecks.language(body.language), ranks: body.ranks))
+                                                      language: try RequestChecks.language(body.language, in: context.database), ranks: body.ranks))
     }
 }
 
 struct RootsHandler: TaxonomyRequestHandler {
     static func answer(_ body: Stol_V1_RootsRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
-        .roots(try context.queries.roots(language: RequestChecks.language(body.language)))
+        .roots(try context.queries.roots(language: try RequestChecks.language(body.language, in: context.database)))
     }
 }
 
@@ -40,7 +40,7 @@ struct GetTaxaHandler: TaxonomyRequestHandler {
     static func answer(_ body: Stol_V1_GetTaxaRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.taxonIds.count, "ids")
         for id in body.taxonIds { try RequestChecks.id(id) }
-        let answer = try context.queries.taxa(ids: body.taxonIds, language: RequestChecks.language(body.language))
+        let answer = try context.queries.taxa(ids: body.taxonIds, language: try RequestChecks.language(body.language, in: context.database))
         context.merged.append(contentsOf: answer.merged)
         return .taxa(answer.response)
     }

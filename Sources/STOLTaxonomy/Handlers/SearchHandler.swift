@@ -31,7 +31,7 @@ struct SearchHandler: TaxonomyRequestHandler {
         context.logger.debug("search", metadata: ["query": "\(body.query)"])
         var result = Stol_V1_SearchResponse()
         let options = SearchOptions(rank: rank, conservation: statuses, limit: Int(limit),
-                                    language: RequestChecks.language(body.language), fuzzy: !body.noFuzzy)
+                                    language: try RequestChecks.language(body.language, in: context.database), fuzzy: !body.noFuzzy)
         result.hits = try SearchEngine(queries: context.queries).search(query, options: options)
         return .search(result)
     }

@@ -66,8 +66,22 @@ enum RequestChecks {
         }
     }
 
-    static func language(_ requested: String) -> String {
-        requested.isEmpty ? "en" : requested
+    /// The language of common names a request asks for: "en" when it names none;
+    /// one the database has no names in is refused (a typo such as `--lang sp`
+    /// would otherwise answer every taxon without its common name, silently).
+    static func language(_ requested: String, in database: TaxonomyDatabase) throws(TaxonomyError) -> String {
+        if requested.isEmpty || requested == "en" || database.languages.contains(requested) {
+            return requested.isEmpty ? "en" : requested
+        }
+        let known = database.languages.sorted()
+        let shown = known.prefix(30).joined(separator: ", ") + (known.count > 30 ? ", …" : "")
+        var hint = ""
+        if let close = known.first(where: { $0.lowercased() == requested.lowercased()
+                                            || $0.lowercased() == requested.lowercased().split(separator: "-").first.map(String.init) }) {
+            hint = "; did you mean \(close)?"
+        }
+        throw .invalidArgument("release \(database.release) has no names in language '\(requested.prefix(35))'\(hint) "
+                               + "(it has: \(shown.isEmpty ? "none" : shown))")
     }
 
     /// IUCN Red List categories (`protocol/PROTOCOL.md` §4, `conservation`).

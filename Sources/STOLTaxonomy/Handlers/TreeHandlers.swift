@@ -14,7 +14,7 @@ struct AncestorsHandler: TaxonomyRequestHandler {
         try RequestChecks.id(body.taxonID)
         var list = Stol_V1_TaxonList()
         list.taxa = body.ranks == .all ? try context.queries.ancestorsOnFullTree(of: body.taxonID)
-            : try context.queries.ancestors(of: body.taxonID, language: RequestChecks.language(body.language))
+            : try context.queries.ancestors(of: body.taxonID, language: try RequestChecks.language(body.language, in: context.database))
         return .ancestors(list)
     }
 }
@@ -29,7 +29,7 @@ struct CompareHandler: TaxonomyRequestHandler {
         try RequestChecks.id(body.taxonB)
         let queries = context.queries
         if body.ranks == .all { return .compare(try queries.compareOnFullTree(body.taxonA, body.taxonB)) }
-        var answer = try queries.compare(body.taxonA, body.taxonB, language: RequestChecks.language(body.language))
+        var answer = try queries.compare(body.taxonA, body.taxonB, language: try RequestChecks.language(body.language, in: context.database))
         if answer.hasDistance { answer.distanceMain = answer.distance }
         // The main-rank distance is the view's own (a strain counts as one step below
         // its species, as in its main-rank lineage); NCBI's edges come from the whole tree.
@@ -64,7 +64,7 @@ struct RelativesHandler: TaxonomyRequestHandler {
         }
         return .relatives(try context.queries.relatives(of: body.taxonID, n: n, computed: body.computed,
                                                         maximumCandidates: guardLimit,
-                                                        language: RequestChecks.language(body.language)))
+                                                        language: try RequestChecks.language(body.language, in: context.database)))
     }
 }
 
