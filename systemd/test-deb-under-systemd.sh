@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# Tests the Debian packages as an administrator uses them, the way piuparts does,
+# on a real systemd 252 booted as PID 1 in private namespaces on a throw-away
+# copy-on-write view of / (systemd/boot-lib.sh; nothing reaches the host):
+#
+#   install   apt-get install ./stol_OLD.deb ./python3-stol_OLD.deb (offline): users,
+#             groups and /var/lib/stol made, stol.target and the sockets enabled and
+#             listening, no daemon running until a request starts it
+#   use       two users (alice in stol-admin, bob) each keep their own favourites;
+#             alice imports and activates a signed reference database whose key the
+#             operator put in /etc/stol/keys; Python's stol module answers
+#   upgrade   apt-get install ./stol_NEW.deb ...: the running daemons restarted on the
+#             new binaries; favourites, the installed reference, the operator's key and
+#             an edited conffile kept
+#   remove    dpkg -r: programs, units and sockets gone; /var/lib/stol, users, groups
+#             and /etc/stol kept
+#   purge     dpkg -P: /var/lib/stol, /etc/stol, the users and groups gone; no file
+#             under /etc, /usr or /var that was not there before the install (piuparts'
+#             check, less dpkg's and apt's own records, logs and caches)
+#
+#   systemd/test-deb-under-systemd.sh DEB_DIR
+#
+# DEB_DIR holds two builds of the packages (`make deb-package DEB_OUT=DIR`, then
+# again with DEB_VERSION= a higher version): stol_V_amd64.deb and
+# python3-stol_V_all.deb for each version V; the lower is installed, the higher is
+# the upgrade. Exit status: 0 all checks passed, 1 a check failed (with the reason
+# and the journal), 77 this machine cannot run systemd as PID 1 (not root, no
+# unshare, no overlayfs or cgroup2).
+set -euo pipefail
+
+self=$(readlink -f "$0")
+target=stol-deb-test.target
+test_name=test-deb-under-systemd
+source "$(dirname "$self")/boot-lib.sh"
+
+# ---------------------------------------------------------------------------
+# Stage 2: the host's / as it is (no STOL installed), the packages in /srv/stol-test.
+# ---------------------------------------------------------------------------
+if [[ ${1:-} == __boot ]]; then
+  debs=$3
+  boot_mount_root "$2"
+  boot_populate_root
+  # A container image's policy-rc.d forbids every service start (exit 101); a
+  # machine an administrator installs on has none.
+  rm -f "$root/usr/sbin/policy-rc.d"
+  mkdir -p "$root/srv/stol-test"
+  cp "$debs"/*.deb "$root/srv/stol-test/"
+  chmod 0755 "$root/srv/stol-test"
+  chmod 0644 "$root"/srv/stol-test/*
+  boot_exec_systemd
+fi
+
+# ---------------------------------------------------------------------------
+# Stage 1: on the host.
+# ---------------------------------------------------------------------------
+deb_dir=${1:?usage: $0 DEB_DIR (two builds of stol_*_amd64.deb and python3-stol_*_all.deb)}
+deb_dir=$(readlink -f "$deb_dir")
+versions=()
+for deb in "$deb_dir"/stol_*_amd64.deb; do
+  [[ -e $deb ]] || continue
+  version=${deb##*/stol_}; version=${version%_amd64.deb}
+  [[ -e $deb_dir/python3-stol_${version}_all.deb ]] ||
+    { echo "$test_name: $deb_dir/python3-stol_${version}_all.deb not found (built with $deb)" >&2; exit 1; }
+  versions+=("$version")
+done
+(( ${#versions[@]} >= 2 )) || {
+  echo "$test_name: $deb_dir needs two builds of the packages (make deb-package DEB_OUT=$deb_dir, then again with DEB_VERSION=<higher>)" >&2
+  exit 1
+}
+old=${versions[0]} new=${versions[0]}
+for version in "${versions[@]}"; do
+  if dpkg --compare-versions "$version" lt "$old"; then old=$version; fi
+  if dpkg --compare-versions "$version" gt "$new"; then new=$version; fi
+done
+[[ $old != "$new" ]] || { echo "$test_name: the packages in $deb_dir all have version $old: an upgrade needs a higher one" >&2; exit 1; }
+
+boot_preflight dpkg
+boot_setup 420
+boot_start "the host's / (packages $old and $new from $deb_dir)" "$deb_dir"
+progress "booted into $target: no STOL installed yet"
+[[ ! -e /usr/lib/systemd/system/stol.target ]] || fail "STOL is installed on the host: this test starts from a machine without it"
+
+# Runs a command inside with more time (package operations, signing).
+slow() { INSIDE_TIMEOUT=300 "$@"; }
+apt_get() { slow capture env DEBIAN_FRONTEND=noninteractive apt-get -y -q --no-install-recommends "$@"; }
+# The files a package may leave behind (piuparts' check): everything under /etc, /usr,
+# /var and /srv, less dpkg's and apt's records, caches (man-db's index) and logs, and
+# the test's own files.
+snapshot() {
+  inside sh -c 'find /etc /usr /var /srv -xdev \
+    \( -path /var/lib/dpkg -o -path /var/lib/apt -o -path /var/cache -o -path /var/log -o -path /srv/stol-test \) -prune \
+    -o -print | sort' > "$1"
+}
+# Commands run inside as one of the lab's users, with the groups the system gives them.
+alice=(setpriv --reuid=alice --regid=alice --init-groups)
+bob=(setpriv --reuid=bob --regid=bob --init-groups)
+
+# --- two users of the lab, created before anything of STOL is there
+expect 0 "useradd alice" useradd --create-home --shell /bin/bash alice
+expect 0 "useradd bob" useradd --create-home --shell /bin/bash bob
+snapshot "$tmp/before.list"
+[[ -s $tmp/before.list ]] || fail "could not list the files before the install"
+
+# --- install, as an administrator does: apt with the local files, offline
+apt_get install "/srv/stol-test/stol_${old}_amd64.deb" "/srv/stol-test/python3-stol_${old}_all.deb"
+(( rc == 0 )) || fail "apt-get install of $old failed: $out"
+[[ $out != *"Could not execute systemctl"* && $out != *"Failed to"* ]] || fail "the install printed an error: $out"
+progress "ok: apt-get install ./stol_${old}_amd64.deb ./python3-stol_${old}_all.deb (offline)"
+capture dpkg-query -W -f '${Status} ${Version}' stol python3-stol
+[[ $out == "install ok installed $old"*"install ok installed $old" ]] || fail "dpkg does not have both packages installed at $old: $out"
+for user in stol-taxonomy stol-favorites stol-import; do
+  inside getent passwd "$user" >/dev/null || fail "the install did not create the user $user"
+done
+admin_gid=$(inside getent group stol-admin | cut -d: -f3)
+[[ -n $admin_gid ]] || fail "the install did not create the group stol-admin"
+for entry in "/var/lib/stol 755 root" "/var/lib/stol/databases 755 stol-import" "/var/lib/stol/favorites 700 stol-favorites"; do
+  set -- $entry
+  info=$(inside stat -c '%a %U' "$1") || fail "the install did not create $1"
+  [[ $info == "$2 $3" ]] || fail "$1 is '$info', expected '$2 $3'"
+done
+progress "ok: the users stol-taxonomy, stol-favorites, stol-import and the group stol-admin exist (systemd-sysusers); /var/lib/stol as tmpfiles.d says"
+expect_property stol.target UnitFileState enabled
+for socket in taxonomy favorites import verify; do
+  expect_property "stol-${socket}d.socket" UnitFileState enabled
+  expect_property "stol-${socket}d.socket" ActiveState active
+  inside test -S "/run/stol/$socket.sock" || fail "/run/stol/$socket.sock does not exist after the install"
+done
+for daemon in stol-taxonomyd stol-favoritesd stol-importd; do
+  expect_property "$daemon.service" ActiveState inactive
+done
+capture sh -c 'systemd-analyze verify --man=no /lib/systemd/system/stol*'
+[[ $rc == 0 && -z $out ]] || fail "systemd-analyze verify complained about the packaged units: $out"
+capture dpkg-query -W -f '${Conffiles}' stol
+[[ $out == *"/etc/stol/keys/revoked "* ]] || fail "/etc/stol/keys/revoked is not a conffile of stol: $out"
+capture man -w stol-client stol-taxonomyd
+[[ $rc == 0 ]] || fail "man pages not found: $out"
+inside test -s /usr/share/bash-completion/completions/stol-client || fail "no bash completion for stol-client"
+progress "ok: stol.target and the four sockets enabled and listening, no daemon started yet; units verified; conffile, man pages, completions in place"
+
+# --- use: the first request starts each daemon; two users, their own favourites
+expect 0 "stol-client status (bob; socket activation starts stol-taxonomyd)" "${bob[@]}" stol-client status
+expect_property stol-taxonomyd.service ActiveState active
+[[ $(inside ps -o user= -p "$(property stol-taxonomyd.service MainPID)" | tr -d ' ') == stol-taxonomy ]] ||
+  fail "stol-taxonomyd does not run as stol-taxonomy"
+expect 0 "usermod -aG stol-admin alice (the README's step)" usermod -aG stol-admin alice
+expect 0 "fav add 9689 (alice)" "${alice[@]}" stol-client fav add 9689
+expect 0 "fav add 9606 (bob)" "${bob[@]}" stol-client fav add 9606
+expect 0 "fav list (alice)" "${alice[@]}" stol-client fav list
+[[ $out == *9689* && $out != *9606* ]] || fail "alice does not see exactly her own favourites: $out"
+expect 0 "fav list (bob)" "${bob[@]}" stol-client fav list
+[[ $out == *9606* && $out != *9689* ]] || fail "bob does not see exactly his own favourites: $out"
+expect 0 "python3 -c 'import stol' (bob): a taxon and his favourites" "${bob[@]}" python3 -c \
+  'import stol; t = stol.Taxonomy().taxon(9689); print(t.name, t.release); print(stol.Favorites().ids())'
+[[ $out == *"Panthera leo"* && $out == *"[9606]"* ]] || fail "the Python package did not answer as expected: $out"
+progress "ok: alice and bob each see only their own favourite; python3-stol answers from /usr/lib/python3/dist-packages"
+
+# --- an imported reference: the operator trusts a key in /etc/stol/keys
+expect 0 "stol-pipeline keygen (the test's signing key)" stol-pipeline keygen --private-key /root/test-signing.key
+expect 0 "install the public key as /etc/stol/keys/test.pub" install -m 0644 /root/test-signing.key.pub /etc/stol/keys/test.pub
+slow expect 0 "stol-pipeline sign the bundled database" stol-pipeline sign --key /root/test-signing.key --level 1 \
+  --input /usr/share/stol/bundled.sqlite --output /srv/stol-test/reference.stol
+expect 0 "chmod 0644 reference.stol" chmod 0644 /srv/stol-test/reference.stol
+expect 4 "db import is denied to bob (not in stol-admin)" "${bob[@]}" stol-client db import /srv/stol-test/reference.stol
+slow expect 0 "db import (alice, in stol-admin)" "${alice[@]}" stol-client db import /srv/stol-test/reference.stol
+expect 0 "db activate (alice)" "${alice[@]}" stol-client db activate
+expect 0 "status (bob) after the activation" "${bob[@]}" stol-client status
+[[ $out == *"active database:  reference"* ]] || fail "the taxonomy server does not serve the imported reference: $out"
+capture sh -c 'ls /var/lib/stol/databases/releases/'
+[[ $out == *.sqlite && $out != *$'\n'* ]] || fail "expected one release in /var/lib/stol/databases/releases, found: $out"
+release_file=/var/lib/stol/databases/releases/$out
+state_before=$(inside sha256sum "$release_file" /var/lib/stol/databases/activation.json) || fail "no installed release or activation.json"
+progress "ok: alice imported and activated a reference signed with a key from /etc/stol/keys; bob's queries switched to it"
+
+# --- upgrade to the newer build
+echo "# kept across upgrades (an operator's note)" | inside tee -a /etc/stol/keys/revoked >/dev/null
+expect 0 "search lion (bob; stol-taxonomyd runs)" "${bob[@]}" stol-client search lion
+expect 0 "fav count (alice; stol-favoritesd runs)" "${alice[@]}" stol-client fav count
+declare -A pid_before
+for daemon in stol-taxonomyd stol-favoritesd; do
+  expect_property "$daemon.service" ActiveState active
+  pid_before[$daemon]=$(property "$daemon.service" MainPID)
+done
+apt_get install "/srv/stol-test/stol_${new}_amd64.deb" "/srv/stol-test/python3-stol_${new}_all.deb"
+(( rc == 0 )) || fail "apt-get install of $new (the upgrade) failed: $out"
+[[ $out == *"Unpacking stol ($new) over ($old)"* ]] || fail "apt-get did not upgrade stol from $old to $new: $out"
+progress "ok: apt-get install ./stol_${new}_amd64.deb ./python3-stol_${new}_all.deb upgraded $old -> $new"
+capture dpkg-query -W -f '${Status} ${Version}' stol python3-stol
+[[ $out == "install ok installed $new"*"install ok installed $new" ]] || fail "dpkg does not have both packages at $new: $out"
+for daemon in stol-taxonomyd stol-favoritesd; do
+  expect_property "$daemon.service" ActiveState active
+  pid=$(property "$daemon.service" MainPID)
+  [[ $pid != "${pid_before[$daemon]}" ]] || fail "$daemon (pid $pid) was not restarted by the upgrade"
+  capture readlink "/proc/$pid/exe"
+  [[ $out == "/usr/libexec/stol/$daemon" ]] || fail "$daemon runs '$out', not the upgraded /usr/libexec/stol/$daemon"
+done
+for socket in taxonomy favorites import verify; do
+  expect_property "stol-${socket}d.socket" ActiveState active
+done
+expect 0 "fav list (alice) after the upgrade" "${alice[@]}" stol-client fav list
+[[ $out == *9689* && $out != *9606* ]] || fail "alice's favourites did not survive the upgrade as they were: $out"
+expect 0 "fav list (bob) after the upgrade" "${bob[@]}" stol-client fav list
+[[ $out == *9606* && $out != *9689* ]] || fail "bob's favourites did not survive the upgrade as they were: $out"
+state_after=$(inside sha256sum "$release_file" /var/lib/stol/databases/activation.json) || fail "the installed release is gone after the upgrade"
+[[ $state_after == "$state_before" ]] || fail "the upgrade changed the installed release or its activation: $state_before -> $state_after"
+expect 0 "status (bob) after the upgrade" "${bob[@]}" stol-client status
+[[ $out == *"active database:  reference"* ]] || fail "the imported reference is no longer active after the upgrade: $out"
+capture grep -c "kept across upgrades" /etc/stol/keys/revoked
+[[ $out == 1 ]] || fail "the upgrade lost the operator's change to the conffile /etc/stol/keys/revoked"
+inside test -s /etc/stol/keys/test.pub || fail "the upgrade removed the operator's key /etc/stol/keys/test.pub"
+expect 0 "db import (alice) after the upgrade: the key is still trusted" "${alice[@]}" stol-client db import /srv/stol-test/reference.stol
+expect 0 "python3 -c 'import stol' (alice) after the upgrade" "${alice[@]}" python3 -c 'import stol; print(stol.Favorites().ids())'
+[[ $out == *"[9689]"* ]] || fail "the Python package did not answer after the upgrade: $out"
+progress "ok: the upgrade restarted the running daemons on the new binaries; favourites, the installed and active reference, the operator's key and conffile edit survived"
+
+# --- remove: programs gone, state kept
+slow expect 0 "dpkg -r stol python3-stol" dpkg -r stol python3-stol
+capture dpkg-query -W -f '${Status}' stol
+[[ $out == "deinstall ok config-files" ]] || fail "after dpkg -r, expected stol to keep its conffiles: $out"
+capture dpkg-query -W -f '${Status}' python3-stol
+[[ $rc != 0 || $out == *" not-installed" ]] || fail "after dpkg -r, python3-stol is still installed: $out"
+for path in /usr/bin/stol-client /usr/bin/stol-pipeline /usr/libexec/stol /usr/share/stol /lib/systemd/system/stol.target \
+            /lib/systemd/system/stol-taxonomyd.socket /usr/lib/python3/dist-packages/stol /run/stol; do
+  ! inside test -e "$path" || fail "$path is still there after dpkg -r"
+done
+for unit in stol-taxonomyd.socket stol-taxonomyd.service stol-favoritesd.service stol-importd.socket stol.target; do
+  expect_property "$unit" ActiveState inactive
+done
+capture pgrep -u stol-taxonomy,stol-favorites,stol-import
+[[ -z $out ]] || fail "STOL processes still run after dpkg -r: $out"
+capture sh -c 'ls /var/lib/stol/favorites/'
+[[ $out == *"$(inside id -u alice).sqlite"* && $out == *"$(inside id -u bob).sqlite"* ]] || fail "dpkg -r removed favourites: $out"
+after_remove=$(inside sha256sum "$release_file" /var/lib/stol/databases/activation.json) || fail "dpkg -r removed the installed release"
+[[ $after_remove == "$state_before" ]] || fail "dpkg -r changed the installed release"
+for user in stol-taxonomy stol-favorites stol-import; do
+  inside getent passwd "$user" >/dev/null || fail "dpkg -r removed the user $user"
+done
+inside test -s /etc/stol/keys/revoked || fail "dpkg -r removed the conffile /etc/stol/keys/revoked"
+progress "ok: dpkg -r: programs, units, sockets and the Python package gone, no STOL process; favourites, the release, users and /etc/stol kept"
+
+# --- purge: state, configuration, users and groups gone; nothing left behind
+slow expect 0 "dpkg -P stol python3-stol" dpkg -P stol python3-stol
+capture dpkg-query -W -f '${Status}\n' stol
+[[ $rc != 0 || $out == "unknown ok not-installed" ]] || fail "dpkg still knows stol after the purge: $out"
+for path in /var/lib/stol /etc/stol /run/stol; do
+  ! inside test -e "$path" || fail "$path is still there after dpkg -P"
+done
+for user in stol-taxonomy stol-favorites stol-import; do
+  ! inside getent passwd "$user" >/dev/null || fail "the user $user is still there after dpkg -P"
+done
+for group in stol-taxonomy stol-favorites stol-import stol-admin; do
+  ! inside getent group "$group" >/dev/null || fail "the group $group is still there after dpkg -P"
+done
+capture id -nG alice
+[[ $out != *stol-admin* ]] || fail "alice is still in stol-admin after the purge: $out"
+capture systemctl list-unit-files --no-legend 'stol*'
+out=$(grep -v "^$target " <<< "$out" || true)
+[[ -z $out ]] || fail "units of stol are still known after the purge: $out"
+snapshot "$tmp/after.list"
+left=$(comm -13 "$tmp/before.list" "$tmp/after.list")
+gone=$(comm -23 "$tmp/before.list" "$tmp/after.list")
+[[ -z $left && -z $gone ]] ||
+  fail "the file system is not as it was before the install: left behind: ${left:-none}; gone: ${gone:-none}"
+progress "ok: dpkg -P: /var/lib/stol, /etc/stol, /run/stol, the users and groups gone; /etc, /usr, /var and /srv hold the same files as before the install"
+
+boot_poweroff
+progress "powered off; all checks passed"
