@@ -18,10 +18,11 @@ DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 HOOKS_SCRATCH := $(CURDIR)/.build-hooks
 HOOKS_BIN     = $(shell $(SWIFT) build -c release --scratch-path $(HOOKS_SCRATCH) --show-bin-path 2>/dev/null)
 # Debian packages the build, the tests and `make run` need.
-DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev python3-protobuf pkg-config systemd util-linux python3 python3-venv
+DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev python3-protobuf pkg-config systemd util-linux python3 python3-venv \
+  debhelper dh-python dpkg-dev lintian
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug build-hooks db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions
+.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug build-hooks db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -88,6 +89,7 @@ help:
 	@echo "make check-diff  stol-client diff of two full NCBI releases on the real server against a plain comparison of their nodes.dmp/names.dmp, with its wall time and the server's peak RSS (DIFF_FROM=2023.11.4 DIFF_TO=2024.9.7; builds a missing release once)"
 	@echo "make proto  regenerate Sources/STOLProtocol/Generated and clients/python/stol/_proto from protocol/*.proto"
 	@echo "make install  install for systemd (PREFIX=/usr, DESTDIR=, RELEASE_KEY=FILE; an installed key is kept, INSTALL_DEV_KEY=1 for the development key); make uninstall removes it"
+	@echo "make deb   the Debian packages stol and python3-stol into out/deb, then lintian (RELEASE_KEY=FILE ships that key; DEB_VERSION=V another version of the same tree; docs/debian.md)"
 
 ## Installs the Debian packages that are missing (apt-get as root, or sudo).
 deps:
@@ -217,7 +219,14 @@ test: deps build check-modules man completions build-hooks
 	@"$(RELEASE_BIN)/stol-pipeline" build --source Pipeline/curated --output $(GENERATED)/curated.sqlite > /dev/null
 	@$(MAKE) --no-print-directory install-files DESTDIR=$(SYSTEM_TEST_ROOT) BUNDLED_DB=$(GENERATED)/curated.sqlite \
 	  BIN_DIR="$(HOOKS_BIN)" > /dev/null
-	STOL_INSTALL_ROOT=$(SYSTEM_TEST_ROOT) $(SWIFT) test --skip-build --disable-swift-testing
+	@# The Debian packages of the release build, twice: the second, a newer version of the same
+	@# tree, is the upgrade of the package boot test (SystemdDebianPackageTests, STOL_DEB_DIR).
+	@rm -rf $(DEB_TEST_DIR) && mkdir -p $(DEB_TEST_DIR)
+	@for version in "" $(DEB_CHANGELOG_VERSION)+upgrade1; do \
+	  log=$$($(MAKE) --no-print-directory deb-package DEB_OUT=$(DEB_TEST_DIR) DEB_VERSION=$$version DEB_OPTIONS="-Zgzip -z1" \
+	    BUNDLED_DB=$(GENERATED)/curated.sqlite 2>&1) || { echo "$$log" | tail -40; exit 1; }; \
+	done
+	STOL_INSTALL_ROOT=$(SYSTEM_TEST_ROOT) STOL_DEB_DIR=$(DEB_TEST_DIR) $(SWIFT) test --skip-build --disable-swift-testing
 	python3 -m unittest discover -s Pipeline/scripts -p 'test_*.py'
 	@# The Python package against the real daemons, on Debian's python3 and python3-protobuf.
 	STOL_BIN_DIR="$(RELEASE_BIN)" /usr/bin/python3 -m unittest discover -s clients/python/tests
@@ -346,20 +355,24 @@ bench-peers: $(if $(BENCH_PEERS_BIN),,build)
 clean: stop
 	rm -rf .build $(HOOKS_SCRATCH) $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
 
-## Man pages (swift-argument-parser's generate-manual, from each command's --help):
-## section 1 for the commands, 8 for the daemons.
+## Man pages (swift-argument-parser's generate-manual, from each command's --help, through
+## man/build_manual.py: non-ASCII kept, daemon synopses without "subcommand", and the
+## ENVIRONMENT, FILES, EXIT STATUS and SEE ALSO of man/sections/): section 1 for the commands, 8 for the daemons.
 man: build
 	@$(SWIFT) build --product generate-manual >/dev/null
 	@rm -rf $(GENERATED)/man && mkdir -p $(GENERATED)/man
-	@for tool in $(COMMANDS); do "$(DEBUG_BIN)/generate-manual" "$(RELEASE_BIN)/$$tool" --section 1 -o $(GENERATED)/man; done
-	@for tool in $(DAEMONS); do "$(DEBUG_BIN)/generate-manual" "$(RELEASE_BIN)/$$tool" --section 8 -o $(GENERATED)/man; done
+	@os="STOL $$("$(RELEASE_BIN)/stol-client" --version | cut -d' ' -f2)"; \
+	python3 man/build_manual.py --generate-manual "$(DEBUG_BIN)/generate-manual" --os "$$os" --section 1 \
+	  --output $(GENERATED)/man $(addprefix $(RELEASE_BIN)/,$(COMMANDS)) && \
+	python3 man/build_manual.py --generate-manual "$(DEBUG_BIN)/generate-manual" --os "$$os" --section 8 \
+	  --output $(GENERATED)/man $(addprefix $(RELEASE_BIN)/,$(DAEMONS))
 	@ls $(GENERATED)/man
 
 ## Shell completions of stol-client and stol-pipeline (bash, zsh, fish).
 completions: build
 	@rm -rf $(GENERATED)/completions && mkdir -p $(GENERATED)/completions/{bash,zsh,fish}
 	@for tool in $(COMMANDS); do \
-	  "$(RELEASE_BIN)/$$tool" --generate-completion-script bash > $(GENERATED)/completions/bash/$$tool; \
+	  "$(RELEASE_BIN)/$$tool" --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/completions/bash/$$tool; \
 	  "$(RELEASE_BIN)/$$tool" --generate-completion-script zsh > $(GENERATED)/completions/zsh/_$$tool; \
 	  "$(RELEASE_BIN)/$$tool" --generate-completion-script fish > $(GENERATED)/completions/fish/$$tool.fish; \
 	done
@@ -436,3 +449,26 @@ uninstall: uninstall-python
 	-rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/keys $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
 	-@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then systemctl daemon-reload 2>/dev/null; fi
 	@echo "uninstalled; the users stol-taxonomy, stol-favorites, stol-import, the group stol-admin and /var/lib/stol remain"
+
+## The Debian packages (docs/debian.md): stol_<version>_amd64.deb and python3-stol_<version>_all.deb
+## in $(DEB_OUT), from the release build, the man pages, the completions and the bundled database,
+## then lintian (exit 1 on an error). debian/make-deb.sh runs dpkg-buildpackage -b in a staged
+## copy of debian/, whose rules install with install-files and compile nothing. The version is
+## debian/changelog's (its upstream part must be STOLVersion.current); DEB_VERSION=V (above it)
+## builds the same tree as a newer package. RELEASE_KEY=FILE ships that public key as
+## /usr/share/stol/keys/release.pub (without it the package ships no key: /etc/stol/keys).
+DEB_OUT     ?= $(OUT)/deb
+DEB_VERSION ?=
+# Options of dpkg-deb --build: none is xz (smallest); make test uses -Zgzip -z1 (fastest).
+DEB_OPTIONS ?=
+DEB_CHANGELOG_VERSION = $(shell dpkg-parsechangelog -l debian/changelog -S Version)
+DEB_TEST_DIR := $(GENERATED)/deb-test
+deb: build man completions
+	@test -s $(BUNDLED_DB) || $(MAKE) --no-print-directory db
+	@$(MAKE) --no-print-directory deb-package
+	lintian --fail-on error $(DEB_OUT)/stol_$(or $(DEB_VERSION),$(DEB_CHANGELOG_VERSION))_amd64.changes
+
+## The packages from what is built already (no Swift build, no lintian): what `make test` boots.
+deb-package:
+	STOL_BIN_DIR="$(BIN_DIR)" STOL_BUNDLED_DB="$(BUNDLED_DB)" STOL_RELEASE_KEY="$(RELEASE_KEY)" \
+	  DEB_VERSION="$(DEB_VERSION)" STOL_DPKG_DEB_OPTIONS="$(DEB_OPTIONS)" debian/make-deb.sh $(DEB_OUT)

@@ -13,7 +13,7 @@
 #   DEB_VERSION       the packages' version; empty: debian/changelog's. Another one
 #                     (it must sort above the changelog's) builds the same tree as a
 #                     newer package: the staged changelog gets an entry for it.
-#   STOL_DEB_COMPRESSION  dpkg-deb -Z (xz by default; gzip is much faster)
+#   STOL_DPKG_DEB_OPTIONS options of dpkg-deb --build (none: xz; "-Zgzip -z1" is much faster)
 #
 # dpkg-buildpackage -b runs in a staged copy of debian/ (OUTDIR/.stage/stol-VERSION/),
 # so the repository's work tree gets none of its files; debian/rules installs into it
@@ -40,6 +40,12 @@ if [[ $version != "$changelog_version" ]] && ! dpkg --compare-versions "$version
   exit 1
 fi
 
+release_key=
+if [[ -n ${STOL_RELEASE_KEY:-} ]]; then
+  release_key=$(readlink -f "$STOL_RELEASE_KEY")
+  [[ -s $release_key ]] || { echo "make-deb: STOL_RELEASE_KEY=$STOL_RELEASE_KEY is not a readable key file" >&2; exit 1; }
+fi
+
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 stage=$out/.stage
@@ -60,7 +66,7 @@ fi
 echo "make-deb: building stol $version from $STOL_BIN_DIR into $out"
 ( cd "$stage/stol-$version" &&
   STOL_SOURCE=$repo STOL_BIN_DIR=$STOL_BIN_DIR STOL_BUNDLED_DB=$STOL_BUNDLED_DB \
-  STOL_RELEASE_KEY=${STOL_RELEASE_KEY:-} STOL_DEB_COMPRESSION=${STOL_DEB_COMPRESSION:-} \
+  STOL_RELEASE_KEY=$release_key STOL_DPKG_DEB_OPTIONS=${STOL_DPKG_DEB_OPTIONS:-} \
   dpkg-buildpackage -b --no-sign )
 for file in "$stage"/*_"$version"_*.deb "$stage"/*_"$version"_*.changes "$stage"/*_"$version"_*.buildinfo; do
   mv -f "$file" "$out/"
