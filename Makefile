@@ -355,17 +355,13 @@ bench-peers: $(if $(BENCH_PEERS_BIN),,build)
 clean: stop
 	rm -rf .build $(HOOKS_SCRATCH) $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
 
-## Man pages (swift-argument-parser's generate-manual, from each command's --help, through
-## man/build_manual.py: non-ASCII kept, daemon synopses without "subcommand", and the
-## ENVIRONMENT, FILES, EXIT STATUS and SEE ALSO of man/sections/): section 1 for the commands, 8 for the daemons.
+## Man pages (swift-argument-parser's generate-manual, from each command's --help):
+## section 1 for the commands, 8 for the daemons.
 man: build
 	@$(SWIFT) build --product generate-manual >/dev/null
 	@rm -rf $(GENERATED)/man && mkdir -p $(GENERATED)/man
-	@os="STOL $$("$(RELEASE_BIN)/stol-client" --version | cut -d' ' -f2)"; \
-	python3 man/build_manual.py --generate-manual "$(DEBUG_BIN)/generate-manual" --os "$$os" --section 1 \
-	  --output $(GENERATED)/man $(addprefix $(RELEASE_BIN)/,$(COMMANDS)) && \
-	python3 man/build_manual.py --generate-manual "$(DEBUG_BIN)/generate-manual" --os "$$os" --section 8 \
-	  --output $(GENERATED)/man $(addprefix $(RELEASE_BIN)/,$(DAEMONS))
+	@for tool in $(COMMANDS); do "$(DEBUG_BIN)/generate-manual" "$(RELEASE_BIN)/$$tool" --section 1 -o $(GENERATED)/man; done
+	@for tool in $(DAEMONS); do "$(DEBUG_BIN)/generate-manual" "$(RELEASE_BIN)/$$tool" --section 8 -o $(GENERATED)/man; done
 	@ls $(GENERATED)/man
 
 ## Shell completions of stol-client and stol-pipeline (bash, zsh, fish).
