@@ -230,6 +230,8 @@ test: deps build check-modules man completions build-hooks
 	python3 -m unittest discover -s Pipeline/scripts -p 'test_*.py'
 	@# The Python package against the real daemons, on Debian's python3 and python3-protobuf.
 	STOL_BIN_DIR="$(RELEASE_BIN)" /usr/bin/python3 -m unittest discover -s clients/python/tests
+	@# The man pages and the help they come from: sections, characters, exit codes, no hand-broken sentence.
+	STOL_BIN_DIR="$(RELEASE_BIN)" STOL_MAN_DIR=$(GENERATED)/man python3 -m unittest discover -s man
 	python3 Pipeline/scripts/relevance.py --queries Tests/relevance/everyday-queries.tsv --check-only
 	SWIFT=$(SWIFT) Tests/fuzz/run_fuzzers.sh --runs $(FUZZ_RUNS) --seed $(FUZZ_SEED)
 
@@ -355,13 +357,17 @@ bench-peers: $(if $(BENCH_PEERS_BIN),,build)
 clean: stop
 	rm -rf .build $(HOOKS_SCRATCH) $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
 
-## Man pages (swift-argument-parser's generate-manual, from each command's --help):
-## section 1 for the commands, 8 for the daemons.
+## Man pages (swift-argument-parser's generate-manual, from each command's --help, through
+## man/build_manual.py: non-ASCII kept, daemon synopses without "subcommand", and the
+## ENVIRONMENT, FILES, EXIT STATUS and SEE ALSO of man/sections/): section 1 for the commands, 8 for the daemons.
 man: build
 	@$(SWIFT) build --product generate-manual >/dev/null
 	@rm -rf $(GENERATED)/man && mkdir -p $(GENERATED)/man
-	@for tool in $(COMMANDS); do "$(DEBUG_BIN)/generate-manual" "$(RELEASE_BIN)/$$tool" --section 1 -o $(GENERATED)/man; done
-	@for tool in $(DAEMONS); do "$(DEBUG_BIN)/generate-manual" "$(RELEASE_BIN)/$$tool" --section 8 -o $(GENERATED)/man; done
+	@os="STOL $$("$(RELEASE_BIN)/stol-client" --version | cut -d' ' -f2)"; \
+	python3 man/build_manual.py --generate-manual "$(DEBUG_BIN)/generate-manual" --os "$$os" --section 1 \
+	  --output $(GENERATED)/man $(addprefix $(RELEASE_BIN)/,$(COMMANDS)) && \
+	python3 man/build_manual.py --generate-manual "$(DEBUG_BIN)/generate-manual" --os "$$os" --section 8 \
+	  --output $(GENERATED)/man $(addprefix $(RELEASE_BIN)/,$(DAEMONS))
 	@ls $(GENERATED)/man
 
 ## Shell completions of stol-client and stol-pipeline (bash, zsh, fish).

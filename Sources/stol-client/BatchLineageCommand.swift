@@ -11,8 +11,8 @@ struct Lineage: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Lineages of ids or exact names read from stdin (one per line): TSV, or JSON lines with --jsonl.",
         discussion: """
-            Each input line is a taxon id or an exact scientific or common name. The TSV starts with a
-            `#` line naming the release that answers the whole batch (with JSON lines that line goes to
+            Each input line is a taxon id or an exact scientific or common name. The TSV starts with a \
+            `#` line naming the release that answers the whole batch (with JSON lines that line goes to \
             standard error; --no-header leaves it out).
             Output, one line per input:
               TSV:   query, id, rank, scientific name, lineage (root first, `;`-separated, the taxon last):
@@ -20,7 +20,7 @@ struct Lineage: ParsableCommand {
                      or: query, then the error code (NOT_FOUND, INVALID_REQUEST) and the message
               --jsonl (or --json): the LineageResult message as one JSON object per line, the lineage
                      as Taxon objects (root first, the taxon itself in `taxon`)
-            With --ranks all the lineage is NCBI's own (every node, e.g. root;cellular organisms;Eukaryota;
+            With --ranks all the lineage is NCBI's own (every node, e.g. root;cellular organisms;Eukaryota; \
             Opisthokonta;Metazoa;…) and the rank column is NCBI's rank (no rank, clade, …).
             A name that fits several taxa is INVALID_REQUEST listing their ids, never a silent pick.
             Exit code 0 when every query was found, 3 when some were not.

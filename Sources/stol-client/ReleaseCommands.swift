@@ -9,8 +9,8 @@ struct Diff: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List every id added, deleted, merged, renamed, moved or changed in rank between two installed releases.",
         discussion: """
-            Compares the source's own nodes (every NCBI node, with its rank as NCBI spells it) of
-            FROM and TO (names as `db list` shows them; `bundled` for the bundled database). Output,
+            Compares the source's own nodes (every NCBI node, with its rank as NCBI spells it) of \
+            FROM and TO (names as `db list` shows them; `bundled` for the bundled database). Output, \
             one line per change, in id order (an id renamed and moved has two lines):
               TSV:   kind, id, rank, scientific name (in TO; in FROM when it is gone), old, new
                      kind: added (new: its parent), deleted, merged (new: the id it went to),
@@ -18,8 +18,8 @@ struct Diff: ParsableCommand {
                      rank_changed (old and new ranks)
                      The first line is a `#` comment naming both releases (--no-header leaves it out).
               --jsonl (or --json): the TaxonChange message, one JSON object per line
-            Then a summary by kind and rank on stderr (--summary: only the summary, on stdout; as one
-            JSON object with --json). `merged` needs a release built from NCBI's own taxdump (merged.dmp);
+            Then a summary by kind and rank on stderr (--summary: only the summary, on stdout; as one \
+            JSON object with --json). `merged` needs a release built from NCBI's own taxdump (merged.dmp); \
             the PyPI snapshots lack it, so there a merged id shows as deleted.
             Example: stol-client diff 2023.11.4 2024.9.7 --summary
             """)
@@ -125,7 +125,7 @@ struct History: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show one taxon id in the bundled database and every installed release, oldest release first.",
         discussion: """
-            For each release: its name, rank and parent there, or that it is absent (merged into
+            For each release: its name, rank and parent there, or that it is absent (merged into \
             another id, or deleted, where the release records it). --json prints the HistoryResponse.
             Example: stol-client history 9689
             """)

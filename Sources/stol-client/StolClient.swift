@@ -18,10 +18,10 @@ struct StolClient: ParsableCommand {
             Talks to the STOL daemons over Unix sockets in $STOL_RUNTIME_DIR (default /run/stol).
             Every command prints human-readable text, or JSON with --json.
 
-            Exit codes: 0 ok, 1 failure, 3 not found (a taxon, or the release --release names), 4 permission denied,
-            5 service not running or busy, 6 invalid request, 7 file failed verification,
-            8 not supported by this server (a newer operation),
-            9 the taxon was deleted from the source (NCBI delnodes.dmp),
+            Exit codes: 0 ok, 1 failure, 3 not found (a taxon, or the release --release names), 4 permission denied, \
+            5 service not running or busy, 6 invalid request, 7 file failed verification, \
+            8 not supported by this server (a newer operation), \
+            9 the taxon was deleted from the source (NCBI delnodes.dmp), \
             64 usage (bad arguments, or a confirmation refused), 65 a damaged or foreign file to read (fav import).
 
             Examples:

@@ -46,7 +46,7 @@ struct Cite: ParsableCommand {
         discussion: """
             For a methods section: the line the release's builder recorded, e.g.
               Schoch CL, et al. NCBI Taxonomy: a comprehensive update … (release 2024.9.7)
-            with --json: the release's provenance (source, release, id_namespace, licence, attribution,
+            with --json: the release's provenance (source, release, id_namespace, licence, attribution, \
             citation, tool, built).
             """)
     @OptionGroup var global: GlobalOptions

@@ -30,16 +30,16 @@ struct Compare: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Compare two taxa: common ancestor, paths, distance, shared clade, trait similarity; or many pairs with --batch.",
         discussion: """
-            With --batch, pairs are read from stdin, one per line: two ids or exact names separated by a tab
-            (or, for ids, by spaces). The TSV starts with a `#` line naming the release that answers
+            With --batch, pairs are read from stdin, one per line: two ids or exact names separated by a tab \
+            (or, for ids, by spaces). The TSV starts with a `#` line naming the release that answers \
             the whole batch (--no-header leaves it out). Output, one line per pair:
               TSV:   a, b, common ancestor id, its rank, its name, distance on the main ranks, distance on
                      NCBI's tree (edges; empty when the database keeps only the main ranks)
                      or: a, b, the error code (NOT_FOUND, INVALID_REQUEST) and the message;
                      or: a, b, UNRELATED (a database of the main ranks only: different roots)
               --jsonl: the CompareBatchResult message as one JSON object per line
-            With --ranks all the common ancestor is NCBI's own (e.g. 131567 cellular organisms); with the
-            default --ranks main it is the nearest taxon of a main rank at or above it. Exit code 0 when every
+            With --ranks all the common ancestor is NCBI's own (e.g. 131567 cellular organisms); with the \
+            default --ranks main it is the nearest taxon of a main rank at or above it. Exit code 0 when every \
             pair was answered, 3 when some taxon was not found.
             """)
     @OptionGroup var global: GlobalOptions
@@ -133,9 +133,9 @@ struct NameToIDs: ParsableCommand {
         commandName: "name2id",
         abstract: "Ids of the taxa each name read from stdin belongs to, all of them when there are several.",
         discussion: """
-            Each input line is a name: a scientific name matched exactly (then with its first letter
-            capitalised) among all taxa of the database (NCBI's whole tree when it has it), else a common
-            name or synonym. The TSV starts with a `#` line naming the release that answers the whole
+            Each input line is a name: a scientific name matched exactly (then with its first letter \
+            capitalised) among all taxa of the database (NCBI's whole tree when it has it), else a common \
+            name or synonym. The TSV starts with a `#` line naming the release that answers the whole \
             batch (--no-header leaves it out). Output, one line per name:
               TSV:   name, ids (ascending, comma-separated), unique or ambiguous, ranks (comma-separated)
                      or: name, NOT_FOUND, the message

@@ -11,11 +11,14 @@ struct Build: ParsableCommand {
             Formats: coldp (Catalogue of Life Data Package), ncbi (NCBI taxdump: nodes.dmp, names.dmp, \
             merged.dmp), gbif (GBIF backbone DwC-A: Taxon.tsv, VernacularName.tsv), ott (Open Tree \
             Taxonomy: taxonomy.tsv, synonyms.tsv). Progress of long reads goes to stderr.
-            Example: stol-pipeline build --format ncbi --source .cache/ncbi/taxdump --drop-placeholders \
-            --subset 40674 --output out/mammals.sqlite
-            The bundled database (make build-db): stol-pipeline build --format ncbi --source .cache/ncbi/taxdump \
-            --drop-placeholders --overlay Pipeline/curated --only-named-species \
-            --keep-released Pipeline/released-ids/curated-2026.11.tsv --output out/bundled.sqlite
+
+            Examples: the mammals of NCBI, then the bundled database as `make build-db` builds it.
+              stol-pipeline build --format ncbi --source .cache/ncbi/taxdump \\
+                --drop-placeholders --subset 40674 --output out/mammals.sqlite
+              stol-pipeline build --format ncbi --source .cache/ncbi/taxdump \\
+                --drop-placeholders --overlay Pipeline/curated --only-named-species \\
+                --keep-released Pipeline/released-ids/curated-2026.11.tsv \\
+                --output out/bundled.sqlite
             """)
 
     @Option(help: "Directory of the source dataset.")
