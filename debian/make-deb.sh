@@ -40,6 +40,11 @@ if [[ $version != "$changelog_version" ]] && ! dpkg --compare-versions "$version
   exit 1
 fi
 
+# Paths as absolute ones: dpkg-buildpackage runs in the staged copy.
+bin_dir=$(readlink -f "$STOL_BIN_DIR")
+bundled_db=$(readlink -f "$STOL_BUNDLED_DB")
+[[ -x $bin_dir/stol-taxonomyd ]] || { echo "make-deb: no release binaries in STOL_BIN_DIR=$STOL_BIN_DIR (make build)" >&2; exit 1; }
+[[ -s $bundled_db ]] || { echo "make-deb: no database at STOL_BUNDLED_DB=$STOL_BUNDLED_DB (make db)" >&2; exit 1; }
 release_key=
 if [[ -n ${STOL_RELEASE_KEY:-} ]]; then
   release_key=$(readlink -f "$STOL_RELEASE_KEY")
@@ -63,9 +68,9 @@ if [[ $version != "$changelog_version" ]]; then
     cat "$repo/debian/changelog"; } > "$stage/stol-$version/debian/changelog"
 fi
 
-echo "make-deb: building stol $version from $STOL_BIN_DIR into $out"
+echo "make-deb: building stol $version from $bin_dir into $out"
 ( cd "$stage/stol-$version" &&
-  STOL_SOURCE=$repo STOL_BIN_DIR=$STOL_BIN_DIR STOL_BUNDLED_DB=$STOL_BUNDLED_DB \
+  STOL_SOURCE=$repo STOL_BIN_DIR=$bin_dir STOL_BUNDLED_DB=$bundled_db \
   STOL_RELEASE_KEY=$release_key STOL_DPKG_DEB_OPTIONS=${STOL_DPKG_DEB_OPTIONS:-} \
   dpkg-buildpackage -b --no-sign )
 for file in "$stage"/*_"$version"_*.deb "$stage"/*_"$version"_*.changes "$stage"/*_"$version"_*.buildinfo; do
