@@ -411,7 +411,10 @@ install-files: install-python
 	@DISPLAY_PATH=$(DATADIR)/keys/release.pub DISPLAY_OPERATOR_DIR=$(SYSCONFDIR)/stol/keys \
 	  systemd/install-release-key.sh $(DESTDIR)$(DATADIR)/keys/release.pub \
 	  "$(RELEASE_KEY)" "$(STOL_TRUSTED_KEY)" "$(INSTALL_DEV_KEY)" $(DESTDIR)$(SYSCONFDIR)/stol/keys
-	install -m 0644 README.md protocol/PROTOCOL.md protocol/STOL-FORMAT.md $(DESTDIR)$(DOCDIR)/
+	@# Where the README and docs/ link them: protocol/ beside README.md.
+	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/
+	install -d $(DESTDIR)$(DOCDIR)/protocol
+	install -m 0644 protocol/PROTOCOL.md protocol/STOL-FORMAT.md $(DESTDIR)$(DOCDIR)/protocol/
 	@# The README links docs/…: the design documents and benchmark notes keep their places.
 	install -d $(DESTDIR)$(DOCDIR)/docs/design $(DESTDIR)$(DOCDIR)/docs/benchmarks
 	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/docs/
@@ -444,7 +447,8 @@ uninstall: uninstall-python
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(UNITS)))
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/stol.conf $(DESTDIR)$(TMPFILESDIR)/stol.conf
 	rm -f $(DESTDIR)$(DATADIR)/bundled.sqlite $(DESTDIR)$(DATADIR)/keys/release.pub
-	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,README.md PROTOCOL.md STOL-FORMAT.md)
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,README.md protocol/PROTOCOL.md protocol/STOL-FORMAT.md)
+	-rmdir $(DESTDIR)$(DOCDIR)/protocol 2>/dev/null
 	rm -rf $(DESTDIR)$(DOCDIR)/docs
 	rm -f $(foreach t,$(COMMANDS),$(DESTDIR)$(MANDIR)/man1/$(t)*.1) $(foreach t,$(DAEMONS),$(DESTDIR)$(MANDIR)/man8/$(t).8)
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(COMMANDS)) $(foreach t,$(COMMANDS),$(DESTDIR)$(ZSHCOMPDIR)/_$(t) $(DESTDIR)$(FISHCOMPDIR)/$(t).fish)
