@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""STOL against taxopy, ete4 and taxoniq on the same NCBI 2024 snapshot (issues 14 and 20; `make bench-peers`).
+"""STOL against taxopy, ete4 and taxoniq on the same NCBI 2024 snapshot (issues 14, 20 and 23; `make bench-peers`).
 
 Three workloads, each run as ONE whole process per tool, so that every time
 includes the interpreter's (or client's) start and the data load:
@@ -66,6 +66,17 @@ checked and held to the same targets (--no-format-rows leaves them out):
   lineage column; for --format, the lowest node of each rank of the template, as taxonkit fills it) and the
   taxon id; a row the client does not have is "not available in this build" (NOT EVALUATED).
 
+Issue 23: one more row per workload, "STOL python": the same questions through the Python package `stol`
+(clients/python) instead of stol-client, ONE process of Debian's python3 with python3-protobuf (--python) per run,
+interpreter start, `import stol` and connect included, against the same stack (its STOL_RUNTIME_DIR, the package
+on PYTHONPATH), writing the normalised form itself (--no-python-rows leaves them out):
+
+  lineage  peer_workloads/stol_python_lineage.py: Taxonomy().lineage(ids, ranks="all", names=False), one iterator
+  lca      peer_workloads/stol_python_lca.py: Taxonomy().compare_pairs(pairs, ranks="all"), one iterator
+
+  Held to the targets of every STOL row (speed, agreement, the server's memory) and to one of its own: the Python
+  process's peak RSS (/usr/bin/time, as every tool) at most 100 MB; the table's RSS is the server's plus it.
+
 Wall time: the median of --repeat runs (default 3; min and max are printed); the runs
 of the tools alternate (run 1 of every tool, then run 2, …) so that a busy moment of the
 machine does not fall on one tool only. Peak RSS: /usr/bin/time -f %M (ru_maxrss of the
@@ -81,11 +92,12 @@ taxon", "lineage lacks the non-main-rank nodes", "LCA is a non-main-rank node: i
 nearest main-rank ancestor answers", "name shared by several taxa resolves to one of
 them"); then the peers against each other.
 
-Targets (issues 14 and 20), each a ratio computed in this run, for every STOL row:
+Targets (issues 14, 20 and 23), each a ratio computed in this run, for every STOL row:
   - STOL at least 3x faster than the fastest peer on each workload (client start included), in every output
-    format (the table's "x fastest" column, "ratios_to_fastest_peer" in --json);
-  - STOL agrees 100 % with taxopy on lineage and LCA, in every output format;
-  - the STOL server's peak memory under 400 MB.
+    format and from Python (the table's "x fastest" column, "ratios_to_fastest_peer" in --json);
+  - STOL agrees 100 % with taxopy on lineage and LCA, in every output format and from Python;
+  - the STOL server's peak memory under 400 MB;
+  - the STOL python process's peak memory at most 100 MB.
 MET/MISSED per target; exit status 1 when any is missed (as stol-bench), 0 otherwise, 2
 when the run could not be made (missing database, venv or data), 130 when interrupted.
 
@@ -171,6 +183,7 @@ MAIN_RANKS = frozenset({"superkingdom", "domain", "kingdom", "phylum", "class", 
 
 SPEED_TARGET = 3.0          # STOL at least this many times faster than the fastest peer
 MEMORY_TARGET_MB = 400.0    # STOL server peak
+PYTHON_MEMORY_TARGET_MB = 100.0   # the STOL python row's process (issue 23)
 AGREEMENT_TARGET = 100.0    # % identical to taxopy on lineage and LCA
 
 
@@ -862,6 +875,7 @@ class StolStack:
         self.startup_hwm_kb = 0
         self.clear_refs_works = True
         self.binaries_info: dict = {}
+        self.python = "/usr/bin/python3"   # runs the STOL python rows (--python)
 
     def env(self) -> dict:
         return dict(os.environ, STOL_RUNTIME_DIR=str(self.runtime), STOL_STATE_DIR=str(self.state),
@@ -989,6 +1003,8 @@ class StolCommand:
     def text(self) -> str:
         if self.key == "per-process":
             return "compare --json A B, one process per pair"
+        if self.key in PYTHON_KEYS:
+            return f"python3 {self.subcommand}: stol.Taxonomy().{self.options[0]}"
         return " ".join(("stol-client", self.subcommand) + self.options)
 
 
@@ -1020,6 +1036,31 @@ STOL_FORMAT_ROWS = {
 }
 # Keys whose answers are names (the named form), not ids.
 NAMED_KEYS = frozenset({"names-all", "format-all"})
+
+# Issue 23: the row run through the Python package instead of stol-client. subcommand: its program in
+# peer_workloads/ (already writing the normalised form); options[0]: the call it makes, for the table.
+STOL_PYTHON = "STOL python"
+STOL_PYTHON_ROWS = {
+    "lineage": StolCommand("lineage", "python-lineage", "stol_python_lineage.py",
+                           ("lineage(ids, ranks='all', names=False)",), True),
+    "lca": StolCommand("lca", "python-lca", "stol_python_lca.py", ("compare_pairs(pairs, ranks='all')",), True),
+}
+PYTHON_KEYS = frozenset(c.key for c in STOL_PYTHON_ROWS.values())
+PYTHON_PACKAGE = REPO_ROOT / "clients" / "python"
+
+
+def python_rows(args, workload: str) -> list[str]:
+    """[STOL_PYTHON] when the workload has a Python row and it is wanted, else []."""
+    return [] if args.no_stol or args.no_python_rows or workload not in STOL_PYTHON_ROWS else [STOL_PYTHON]
+
+
+def python_row_missing(stack: "StolStack", command: StolCommand) -> str | None:
+    """Why the Python row cannot run here (None when its program, the package and the interpreter are there)."""
+    if not (SCRIPTS / "peer_workloads" / command.subcommand).is_file() or not (PYTHON_PACKAGE / "stol").is_dir():
+        return f"{command.text}: not available in this build"
+    if not os.access(stack.python, os.X_OK):
+        return f"{command.text}: listed but fails here ({stack.python} not found: apt-get install python3 python3-protobuf)"
+    return None
 
 
 def is_stol(tool: str) -> bool:
@@ -1063,6 +1104,10 @@ def stol_run_command(stack: StolStack, command: StolCommand, source: Path,
                      raw: Path) -> tuple[list[str], Path | None, Path | None]:
     """(argv, stdin, stdout) of one STOL run of `command` over the queries of `source`, answers into `raw`."""
     runtime = ["--runtime-dir", str(stack.runtime)]
+    if command.key in PYTHON_KEYS:
+        # env execs the interpreter in its own process: /usr/bin/time's peak RSS is the Python process's.
+        return ["env", f"PYTHONPATH={PYTHON_PACKAGE}", f"STOL_RUNTIME_DIR={stack.runtime}", stack.python,
+                str(SCRIPTS / "peer_workloads" / command.subcommand), str(source), str(raw)], None, None
     if command.key == "per-process":
         return [sys.executable, "-c", COMPARE_LOOP, str(stack.client), str(stack.runtime), str(source), str(raw)], \
             None, None
@@ -1089,6 +1134,15 @@ def parse_stol_answer(command: StolCommand, query: str, line: str):
     if key == "lineage-names":
         lineage = parse_stol_lineage_jsonl(line)[1]
         return lineage if isinstance(lineage, Err) else (lineage[-1],)
+    if key in PYTHON_KEYS:   # the normalised form already, each line naming its query
+        if command.workload == "lca":
+            a, b, answer = parse_lca_line(line)
+            echoed = f"{a} {b}"
+        else:
+            echoed, answer = parse_lineage_line(line)
+        if echoed != query:
+            raise ValueError(f"the answer for {echoed!r} stands where {query!r} was asked")
+        return answer
     raise ValueError(f"unknown STOL command {key}")
 
 
@@ -1114,7 +1168,11 @@ def normalise_stol(command: StolCommand, queries: Sequence[str], raw: Path, targ
 def probe_stol_command(stack: StolStack, command: StolCommand, probe: Path, scratch: Path) -> str | None:
     """None when this client lists `command` in its --help AND it answers the probe queries (exit 0 or 3, one
     readable answer per query); else why not."""
-    if not client_supports(stack.client, command.subcommand, [o for o in command.options if o.startswith("--")]):
+    if command.key in PYTHON_KEYS:
+        missing = python_row_missing(stack, command)
+        if missing:
+            return missing
+    elif not client_supports(stack.client, command.subcommand, [o for o in command.options if o.startswith("--")]):
         return f"{command.text}: not available in this build"
     raw = scratch / f"probe-{command.key}.raw"
     argv, stdin, stdout = stol_run_command(stack, command, probe, raw)
@@ -1210,6 +1268,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--no-format-rows", action="store_true",
                    help="time only the row named STOL per workload, not one row per output format (STOL tsv, "
                         "jsonl, json, format)")
+    p.add_argument("--no-python-rows", action="store_true",
+                   help="leave out the STOL python rows (lineage and LCA through the Python package, issue 23)")
+    p.add_argument("--python", type=Path, default=Path("/usr/bin/python3"),
+                   help="the interpreter of the STOL python rows: Debian's python3 with python3-protobuf "
+                        "(default: %(default)s)")
     p.add_argument("--json", type=Path, help="write every result to this JSON file")
     args = p.parse_args(argv)
     # Absolute, not resolved: the venv's bin/python is a symlink that must stay inside the venv.
@@ -1284,6 +1347,7 @@ def run_benchmark(args) -> int:
     try:
         if not args.no_stol:
             stack = StolStack(args.bin.resolve(), args.database.resolve())
+            stack.python = str(args.python)
             warm_rng = random.Random(f"stol-bench-peers:{args.seed}:warm")
             stack.start([nodes.ids[warm_rng.randrange(len(nodes))] for _ in range(1000)])
             for w in args.workloads:
@@ -1294,9 +1358,18 @@ def run_benchmark(args) -> int:
                 except Abort as e:
                     failures.setdefault(w, {})[STOL] = str(e)
                     log(f"STOL {w}: {e}")
+                probe = write_probe(w, inputs["files"][w], stack.scratch)
+                for row in python_rows(args, w):
+                    command = STOL_PYTHON_ROWS[w]
+                    problem = probe_stol_command(stack, command, probe, stack.scratch)
+                    if problem is None:
+                        stol_rows[w][row] = StolChoice(command, [])
+                        log(f"{row} {w}: {command.text}")
+                    else:
+                        failures.setdefault(w, {})[row] = problem
+                        log(f"{row} {w}: {problem}")
                 if args.no_format_rows:
                     continue
-                probe = write_probe(w, inputs["files"][w], stack.scratch)
                 for row, command in STOL_FORMAT_ROWS[w]:
                     problem = probe_stol_command(stack, command, probe, stack.scratch)
                     if problem is None:
@@ -1308,7 +1381,7 @@ def run_benchmark(args) -> int:
         for workload in args.workloads:
             tools = list(args.peer_list) + ([] if args.no_stol else
                                             [STOL] + [row for row, _ in STOL_FORMAT_ROWS[workload]
-                                                      if not args.no_format_rows])
+                                                      if not args.no_format_rows]) + python_rows(args, workload)
             source = inputs["files"][workload]
             queries = read_lines(str(source))
             sources = {t: source for t in tools}
@@ -1459,7 +1532,21 @@ def stol_row_names(args, workload: str) -> list[str]:
     """The STOL rows of a workload, in the table's order."""
     if args.no_stol:
         return []
-    return [STOL] + ([] if args.no_format_rows else [row for row, _ in STOL_FORMAT_ROWS[workload]])
+    return ([STOL] + ([] if args.no_format_rows else [row for row, _ in STOL_FORMAT_ROWS[workload]])
+            + python_rows(args, workload))
+
+
+def python_memory_target(workload: str, summary: dict | None, why: str) -> dict:
+    """Issue 23's memory target of the STOL python row: its process's peak RSS (the most of its runs)."""
+    name = f"{workload}: {STOL_PYTHON} process peak memory <= {PYTHON_MEMORY_TARGET_MB:g} MB"
+    if summary is None:
+        absent = why.endswith("not available in this build")
+        return {"target": name, "verdict": "NOT EVALUATED" if absent else "MISSED",
+                "detail": f"{STOL_PYTHON} did not run ({why or 'see above'})"}
+    mb = summary["client_peak_rss_mb"]
+    return {"target": name, "verdict": "MET" if 0 < mb <= PYTHON_MEMORY_TARGET_MB else "MISSED",
+            "detail": f"{mb:.1f} MB, the most of its runs (/usr/bin/time; the server's {summary['server_peak_rss_mb']:.0f} MB "
+                      "apart)"}
 
 
 def speed_ratios(results: dict) -> None:
@@ -1504,7 +1591,8 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
             note = []
             if is_stol(tool):
                 note.append(summary["mode"])
-                note.append(f"server {summary['server_peak_rss_mb']:.0f} + client {summary['client_peak_rss_mb']:.0f} MB")
+                client = "python" if tool == STOL_PYTHON else "client"
+                note.append(f"server {summary['server_peak_rss_mb']:.0f} + {client} {summary['client_peak_rss_mb']:.0f} MB")
                 if summary["scale"] != 1:
                     note.append(f"agreement over the {summary['queries_run']:,} pairs run")
                 if summary["command"] in NAMED_KEYS:
@@ -1529,7 +1617,7 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
 
     # Targets.
     print()
-    print("targets (issues 14 and 20: every STOL row, each output format), computed in this run:")
+    print("targets (issues 14, 20 and 23: every STOL row, each output format, from Python), computed in this run:")
     missed = []
     if args.no_stol:
         print("  none evaluated (--no-stol)")
@@ -1572,6 +1660,10 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
         targets.append({"target": f"STOL server peak memory < {MEMORY_TARGET_MB:g} MB",
                         "verdict": "MET" if 0 < mb < MEMORY_TARGET_MB else "MISSED",
                         "detail": f"{mb:.1f} MB VmHWM over the whole run (index build, warm-up and every workload)"})
+    for workload in args.workloads:
+        if python_rows(args, workload):
+            targets.append(python_memory_target(workload, results[workload].get(STOL_PYTHON),
+                                                failures.get(workload, {}).get(STOL_PYTHON, "")))
     for t in targets:
         print(f"  {t['verdict']:13} {t['target']}: {t['detail']}")
         if t["verdict"] == "MISSED":

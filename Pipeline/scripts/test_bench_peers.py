@@ -332,6 +332,63 @@ class ClassificationTests(unittest.TestCase):
         self.assertTrue(example.startswith("63221: taxopy 1;131567;2759;") and example.endswith("| STOL !NOT_FOUND"))
 
 
+class StolPythonRowTests(unittest.TestCase):
+    """Issue 23's rows through the Python package: their command, answers and targets."""
+
+    class Args:
+        no_stol = False
+        no_python_rows = False
+        no_format_rows = False
+
+    def test_the_rows_exist_for_lineage_and_lca_only_and_can_be_left_out(self):
+        args = self.Args()
+        self.assertEqual(bp.stol_row_names(args, "lineage")[-1], bp.STOL_PYTHON)
+        self.assertEqual(bp.stol_row_names(args, "lca")[-1], bp.STOL_PYTHON)
+        self.assertNotIn(bp.STOL_PYTHON, bp.stol_row_names(args, "names"))
+        self.assertTrue(bp.is_stol(bp.STOL_PYTHON))
+        args.no_python_rows = True
+        self.assertNotIn(bp.STOL_PYTHON, bp.stol_row_names(args, "lineage"))
+        args.no_python_rows, args.no_stol = False, True
+        self.assertEqual(bp.stol_row_names(args, "lca"), [])
+
+    def test_its_process_runs_the_package_against_the_stack(self):
+        class Stack:
+            runtime = bp.Path("/tmp/run-x")
+            python = "/usr/bin/python3"
+        command = bp.STOL_PYTHON_ROWS["lineage"]
+        argv, stdin, stdout = bp.stol_run_command(Stack(), command, bp.Path("/in.txt"), bp.Path("/out.raw"))
+        self.assertEqual(argv[:4], ["env", f"PYTHONPATH={bp.PYTHON_PACKAGE}", "STOL_RUNTIME_DIR=/tmp/run-x",
+                                    "/usr/bin/python3"])
+        self.assertTrue(argv[4].endswith("peer_workloads/stol_python_lineage.py"))
+        self.assertTrue(os.path.isfile(argv[4]))
+        self.assertEqual(argv[5:], ["/in.txt", "/out.raw"])
+        self.assertIsNone(stdin)
+        self.assertIsNone(stdout)
+        self.assertTrue(os.path.isfile(os.path.join(bp.PYTHON_PACKAGE, "stol", "__init__.py")))
+        self.assertIn("names=False", command.text)
+
+    def test_answers_are_read_as_written_and_must_answer_the_query_asked(self):
+        lineage, lca = bp.STOL_PYTHON_ROWS["lineage"], bp.STOL_PYTHON_ROWS["lca"]
+        self.assertEqual(bp.parse_stol_answer(lineage, "9606", lineage_line("9606", HUMAN)), HUMAN)
+        self.assertEqual(bp.parse_stol_answer(lineage, "7", lineage_line("7", NOT_FOUND)), NOT_FOUND)
+        self.assertEqual(bp.parse_stol_answer(lca, "9606 9689", lca_line("9606", "9689", 1437010)), 1437010)
+        self.assertIsNone(bp.parse_stol_answer(lca, "9606 2", lca_line("9606", "2", None)))
+        with self.assertRaisesRegex(ValueError, "where '9689' was asked"):
+            bp.parse_stol_answer(lineage, "9689", lineage_line("9606", HUMAN))
+        with self.assertRaises(ValueError):
+            bp.parse_stol_answer(lca, "9689 9606", lca_line("9606", "9689", 1437010))
+
+    def test_the_memory_target_is_the_python_process(self):
+        met = bp.python_memory_target("lineage", {"client_peak_rss_mb": 31.5, "server_peak_rss_mb": 380.0}, "")
+        self.assertEqual(met["verdict"], "MET")
+        self.assertIn("31.5 MB", met["detail"])
+        self.assertEqual(bp.python_memory_target("lca", {"client_peak_rss_mb": 100.5, "server_peak_rss_mb": 1},
+                                                 "")["verdict"], "MISSED")
+        self.assertEqual(bp.python_memory_target("lca", None, "exit status 1")["verdict"], "MISSED")
+        self.assertEqual(bp.python_memory_target("lca", None, "x: not available in this build")["verdict"],
+                         "NOT EVALUATED")
+
+
 class ClientSupportTests(unittest.TestCase):
     """client_supports on fake clients whose --help is what swift-argument-parser prints."""
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import os
+import select
 import socket
 import struct
 import threading
@@ -173,13 +174,18 @@ class Connection:
 
     # --- frames ----------------------------------------------------------------------
 
-    def _send(self, frame: bytes, idle_check: bool = True) -> None:
+    def _send(self, frame: bytes, idle_check: bool = True, read_meanwhile: bool = False) -> None:
         """Sends one frame. ``idle_check``: first replace a connection the server has
-        closed (only when no answer is outstanding on it)."""
+        closed (only when no answer is outstanding on it). ``read_meanwhile``: other
+        requests are in flight, so their answers are read into the buffer whenever the
+        socket cannot take more of this one (:meth:`_send_reading`)."""
         sock = self._connected(idle_check)
         try:
-            sock.settimeout(self.timeout)
-            sock.sendall(frame)
+            if read_meanwhile:
+                self._send_reading(sock, frame)
+            else:
+                sock.settimeout(self.timeout)
+                sock.sendall(frame)
         except socket.timeout as exc:
             self.close()
             raise errors.StolTimeoutError("the %s service did not take the request within %g s (stopped, or "
@@ -192,6 +198,43 @@ class Connection:
             if refusal is not None:
                 raise refusal from exc
             raise _ClosedBetweenFrames() from exc
+
+    def _send_reading(self, sock: socket.socket, frame: bytes) -> None:
+        """``sendall`` that reads answers while the socket cannot take more of ``frame``.
+
+        The server stops reading requests while its answers to earlier ones wait
+        unsent (PROTOCOL.md §1.3, §4.3), and a pipelined request may not fit in the socket's
+        buffer (1000 long names are 60 KB; four in flight, 240 KB): blocking in the
+        send until the server reads it would wait for this client to read the answers
+        it is not reading, until the server closes the connection after 30 s. So the
+        answers are read into the buffer meanwhile; they are decoded in order later.
+        Within one deadline of ``timeout`` seconds."""
+        view = memoryview(frame)
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        poller = select.poll()  # not select(): a notebook may hold descriptors above 1024
+        poller.register(sock, select.POLLIN | select.POLLOUT)
+        sock.setblocking(False)
+        try:
+            while view:
+                try:
+                    view = view[sock.send(view):]
+                    continue
+                except (BlockingIOError, InterruptedError):
+                    pass
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise socket.timeout("timed out")
+                events = poller.poll(None if left is None else max(1, int(left * 1000)))
+                if any(mask & (select.POLLIN | select.POLLHUP | select.POLLERR) for _, mask in events):
+                    try:
+                        chunk = sock.recv(262144)
+                    except (BlockingIOError, InterruptedError):
+                        continue
+                    if not chunk:
+                        raise ConnectionResetError("the server closed the connection")
+                    self._buffer += chunk
+        finally:
+            sock.settimeout(self.timeout)
 
     def _refusal(self) -> Optional[errors.StolError]:
         try:
@@ -349,7 +392,7 @@ class Connection:
                     frame = encode_frame(request)
                     in_flight.append((request.id, frame))
                     try:
-                        self._send(frame, idle_check=len(in_flight) == 1)
+                        self._send(frame, idle_check=len(in_flight) == 1, read_meanwhile=len(in_flight) > 1)
                     except _ClosedBetweenFrames:
                         resends = self._resend(in_flight, resends)
                 if not in_flight:
@@ -380,7 +423,7 @@ class Connection:
         self.close()
         for index, (_, frame) in enumerate(list(in_flight)):
             try:
-                self._send(frame, idle_check=index == 0)
+                self._send(frame, idle_check=index == 0, read_meanwhile=index > 0)
             except _ClosedBetweenFrames:
                 return self._resend(in_flight, resends)
         return resends

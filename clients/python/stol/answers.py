@@ -34,6 +34,11 @@ _SOURCES = ("", "precomputed", "computed")
 _CHANGES = ("", "added", "deleted", "merged", "renamed", "moved", "rank_changed")
 
 
+def _main_rank(value: int) -> str:
+    """The name of a ``Rank`` value; "" for none (0) or one this package does not know."""
+    return _RANKS[value] if 0 < value < len(_RANKS) else ""
+
+
 def _name(table: Tuple[str, ...], value: int) -> str:
     # Open enums (§10): a value from a newer server is kept as its number.
     return table[value] if 0 <= value < len(table) else str(value)
@@ -155,16 +160,19 @@ class Lineage:
     nothing: then ``error`` is the typed exception (:class:`~stol.NotFoundError`,
     :class:`~stol.InvalidRequestError` for an ambiguous name or a bad id,
     :class:`~stol.TaxonDeletedError`) and the lists are empty. ``merged_from`` is
-    the id asked for when the source merged it into ``taxon``.
+    the id asked for when the source merged it into ``taxon``. A lineage asked for
+    with ``names=False`` has its ``ids`` only: ``ranks`` and ``names`` are ``None``
+    (``taxon`` is complete).
     """
 
-    __slots__ = ("query", "taxon", "ids", "ranks", "names", "merged_from", "error", "release")
+    __slots__ = ("query", "_taxon", "_taxon_pb", "ids", "ranks", "names", "merged_from", "error", "release")
 
-    def __init__(self, query: str, taxon: Optional[Node], ids: Tuple[int, ...], ranks: Tuple[str, ...],
-                 names: Tuple[str, ...], merged_from: Optional[int], error: Optional[errors.StolError],
+    def __init__(self, query: str, taxon: Optional[Node], ids: Tuple[int, ...], ranks: Optional[Tuple[str, ...]],
+                 names: Optional[Tuple[str, ...]], merged_from: Optional[int], error: Optional[errors.StolError],
                  release: str):
         self.query = query
-        self.taxon = taxon
+        self._taxon = taxon
+        self._taxon_pb = None  # the ids form's taxon message, until ``taxon`` is first read
         self.ids = ids
         self.ranks = ranks
         self.names = names
@@ -172,9 +180,21 @@ class Lineage:
         self.error = error
         self.release = release
 
+    @property
+    def taxon(self) -> Optional[Node]:
+        """The taxon the query named (a :class:`Node`), ``None`` when it named nothing."""
+        message = self._taxon_pb
+        if message is not None:  # made on first use: a batch of ids that only wants ids never pays for it
+            self._taxon = Node(message.id, message.source_rank or _main_rank(message.rank), message.scientific_name)
+            self._taxon_pb = None
+        return self._taxon
+
     @classmethod
-    def from_pb(cls, result, release: str) -> "Lineage":
-        """From a ``stol.v1.LineageResult`` of the compact form."""
+    def from_pb(cls, result, release: str, names: bool = True) -> "Lineage":
+        """From a ``stol.v1.LineageResult`` of the compact form (or of the ids form,
+        ``names=False``: ``ranks`` and ``names`` are then ``None``)."""
+        if not names:
+            return cls._from_ids_form(result, release)
         if result.HasField("error"):
             return cls(result.query, None, (), (), (), None, errors.from_pb(result.error), release)
         taxon = result.taxon
@@ -192,26 +212,52 @@ class Lineage:
         return cls(result.query, Node(taxon.id, rank, taxon.scientific_name), ids, ranks, names,
                    result.merged_from or None, None, release)
 
+    @classmethod
+    def _from_ids_form(cls, result, release: str) -> "Lineage":
+        """From a ``LineageResult`` of the ids form (LINEAGE_FORM_IDS), with as few field
+        reads as can be: a batch of 100,000 makes one per query, and protobuf's field
+        reads, not the server, then set the pace."""
+        taxon = result.taxon
+        taxon_id = taxon.id
+        if not taxon_id:  # no taxon: the query named nothing (ids are > 0)
+            error = errors.from_pb(result.error) if result.HasField("error") else errors.ProtocolViolationError(
+                "the answer to %r has neither a taxon nor an error" % (result.query,))
+            return cls(result.query, None, (), None, None, None, error, release)
+        lineage = cls(result.query, None, (*result.lineage_ids, taxon_id), None, None, result.merged_from or None,
+                      None, release)
+        lineage._taxon_pb = taxon
+        return lineage
+
     @property
     def found(self) -> bool:
         """Whether the query named a taxon."""
         return self.error is None
 
+    def _named(self) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+        """(ranks, names); a lineage of ids only says so rather than failing on ``None``."""
+        if self.names is None or self.ranks is None:
+            raise ValueError("the lineage of %r was asked for with names=False: it has ids only "
+                             "(ask with names=True for ranks and names)" % (self.query,))
+        return self.ranks, self.names
+
     @property
     def nodes(self) -> List[Node]:
         """The lineage as :class:`Node` objects, root first, the taxon last."""
-        return [Node(*entry) for entry in zip(self.ids, self.ranks, self.names)]
+        ranks, names = self._named()
+        return [Node(*entry) for entry in zip(self.ids, ranks, names)]
 
     @property
     def rank_names(self) -> Dict[str, str]:
         """``{rank: scientific name}`` along the lineage (taxopy's ``rank_name_dictionary``);
         a rank that occurs twice keeps its lowest entry."""
-        return dict(zip(self.ranks, self.names))
+        ranks, names = self._named()
+        return dict(zip(ranks, names))
 
     @property
     def rank_ids(self) -> Dict[str, int]:
         """``{rank: id}`` along the lineage."""
-        return dict(zip(self.ranks, self.ids))
+        ranks, _ = self._named()
+        return dict(zip(ranks, self.ids))
 
     def __iter__(self):
         return iter(self.nodes)
@@ -220,6 +266,9 @@ class Lineage:
         return len(self.ids)
 
     def __str__(self) -> str:
+        """Names joined by ``;`` (ids, for a lineage asked for with ``names=False``)."""
+        if self.names is None:
+            return ";".join(map(str, self.ids))
         return ";".join(self.names)
 
     def __repr__(self) -> str:

@@ -242,6 +242,37 @@ class BatchesEqualTheCLI(unittest.TestCase):
             self.assertEqual(list(lineage.ids), [t["id"] for t in path])
             self.assertEqual(list(lineage.ranks), [t.get("source_rank", "") for t in path])
 
+    def test_lineage_ids_only(self):
+        """names=False (the ids form): the same ids and taxon as with names, what
+        `stol-client lineage --ranks all --ids` prints, and no names to misuse."""
+        queries = [str(i) for i in Sample.spread(40)] + ["Panthera leo", "424242", "no such taxon"]
+        for ranks in ("all", "main"):
+            with self.subTest(ranks=ranks):
+                named = list(TX.lineage(queries, ranks=ranks))
+                bare = list(TX.lineage(queries, ranks=ranks, names=False))
+                self.assertEqual([b.query for b in bare], queries)
+                for full, ids_only in zip(named, bare):
+                    self.assertEqual(ids_only.ids, full.ids, full.query)
+                    self.assertEqual(ids_only.taxon, full.taxon, full.query)
+                    self.assertEqual(type(ids_only.error), type(full.error), full.query)
+                    self.assertIsNone(ids_only.ranks)
+                    self.assertIsNone(ids_only.names)
+        cli = STACK.cli("lineage", "--ranks", "all", "--ids", "--no-header", stdin="".join(q + "\n" for q in queries))
+        rows = [line.split("\t") for line in cli.stdout.splitlines()]
+        self.assertEqual(len(rows), len(queries))
+        for lineage, row in zip(TX.lineage(queries, ranks="all", names=False), rows):
+            if lineage.error is None:
+                self.assertEqual(";".join(map(str, lineage.ids)), row[4], lineage.query)
+                self.assertEqual((lineage.taxon.id, lineage.taxon.rank, lineage.taxon.name),
+                                 (int(row[1]), row[2], row[3]))
+        lion = TX.lineage(9689, ranks="all", names=False)
+        self.assertEqual(lion.ids, TX.lineage(9689, ranks="all").ids)
+        self.assertEqual(str(lion), ";".join(map(str, lion.ids)))
+        with self.assertRaisesRegex(ValueError, "names=False"):
+            lion.rank_names
+        with self.assertRaises(stol.NotFoundError):
+            TX.lineage(424242, names=False)
+
     def test_lineage_of_one_raises_typed(self):
         self.assertEqual(TX.lineage("Panthera leo").taxon.id, 9689)
         self.assertEqual(TX.lineage(9689).rank_names["genus"], "Panthera")

@@ -206,6 +206,32 @@ class FakeServers(unittest.TestCase):
         ids = list(range(1, 8001))  # 8 requests of 1000, in two windows of 4
         self.assertEqual([lineage.taxon.id for lineage in tx.lineage(ids)], ids)
 
+    def test_a_server_that_stops_reading_while_its_answers_wait_is_not_deadlocked(self):
+        """Like stol-taxonomyd, this server reads no request while it is writing an answer
+        (here 1 MB each), and the client's pipelined requests (60 KB each, 8 in flight) do not
+        fit in the socket's buffer: a client that blocked in its send without reading the
+        answers would wait until its deadline."""
+        def handler(connection, number):
+            while True:
+                request = read_request(connection)
+                if request is None:
+                    return
+                answer = taxonomy_pb2.TaxonomyResponse(id=request.id, database={"release": "bundled"})
+                if request.HasField("status"):
+                    answer.status.SetInParent()
+                else:
+                    for query in request.lineage_batch.queries:
+                        answer.lineage_batch.results.add(query=query, taxon={"id": 1, "scientific_name": "x" * 1000})
+                body = answer.SerializeToString()  # over the 64 KiB of a request: framed here
+                connection.sendall(struct.pack(">I", len(body)) + body)  # blocks until the client reads
+        server = self.serve(handler)
+        tx = stol.Taxonomy(socket_path=server.path, timeout=5, window=8)
+        names = ["Name %055d" % i for i in range(16000)]
+        started = time.monotonic()
+        self.assertEqual([lineage.query for lineage in tx.lineage(names)], names)
+        self.assertLess(time.monotonic() - started, 5)
+        self.assertEqual(server.connections, 1)
+
     def test_reconnects_when_the_server_closed_between_answers(self):
         def handler(connection, number):
             request = read_request(connection)
