@@ -12,11 +12,12 @@ STOL_TRUSTED_KEY ?= $(CURDIR)/.cache/keys/dev-signing.key.pub
 BUNDLED_DB   := $(OUT)/bundled.sqlite
 RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
 DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
-# The static release build again, with the environment-armed test hooks compiled in
-# (STOL_TEST_HOOKS; Package.swift defines it for debug builds only): what the systemd
-# boot test of `make test` installs, since its daemons run without a Swift toolchain.
+# The installed products again, statically linked like `make build` but a debug build, which has the
+# environment-armed test hooks compiled in (Package.swift defines STOL_TEST_HOOKS for debug builds
+# only): what the systemd boot test of `make test` installs, since its daemons run without a Swift
+# toolchain. Debug, not release: it builds in about half the time, and the boot test times nothing.
 HOOKS_SCRATCH := $(CURDIR)/.build-hooks
-HOOKS_BIN     = $(shell $(SWIFT) build -c release --scratch-path $(HOOKS_SCRATCH) --show-bin-path 2>/dev/null)
+HOOKS_BIN     = $(shell $(SWIFT) build --scratch-path $(HOOKS_SCRATCH) --show-bin-path 2>/dev/null)
 # Debian packages the build, the tests and `make run` need.
 DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev python3-protobuf pkg-config systemd util-linux python3 python3-venv \
   debhelper dh-python dpkg-dev lintian
@@ -107,12 +108,11 @@ build: deps
 build-debug: deps
 	$(SWIFT) build
 
-## The installed products again, static and optimised like `make build`, with the test hooks
+## The installed products again, static like `make build`, as a debug build with the test hooks
 ## (STOL_TEST_HOOKS) compiled in, into .build-hooks: only `make test` installs them, for the boot test.
 build-hooks: deps
 	@for product in $(DAEMONS) $(COMMANDS); do \
-	  $(SWIFT) build -c release --static-swift-stdlib -Xswiftc -DSTOL_TEST_HOOKS --scratch-path $(HOOKS_SCRATCH) \
-	    --product $$product || exit 1; \
+	  $(SWIFT) build --static-swift-stdlib --scratch-path $(HOOKS_SCRATCH) --product $$product || exit 1; \
 	done
 
 ## NCBI 2024 (downloaded once into .cache/) without placeholders, named species only,
@@ -211,28 +211,64 @@ check-modules: build
 	@python3 Tests/tools/check_binaries.py --bin "$(RELEASE_BIN)"
 	@python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)"
 
-test: deps build check-modules man completions build-hooks
+## The whole suite, as independent jobs side by side (make -j, each job's output printed whole when it
+## ends): the fuzz targets (their own build directory) and the hook build for the boot test start at once,
+## beside the release build; after it the debug build of the tests, then three XCTest shards of about
+## equal time (Tests/tools/xctest_shard.py), the two systemd boot tests, the Python suites and the man
+## pages' checks. TEST_JOBS=1 runs one job at a time.
+TEST_JOBS    ?= 4
+XCTEST_SHARDS := 1 2 3
+BOOT_TESTS   := SystemdBootTests,SystemdDebianPackageTests
+XCTEST_BUNDLE = $(DEBUG_BIN)/stolPackageTests.xctest
+test: deps
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-fuzz test-python test-boot \
+	  $(addprefix test-xctest-,$(XCTEST_SHARDS)); status=$$?; \
+	echo "make test: $$([ $$status = 0 ] && echo passed || echo FAILED) in $$(( $$(date +%s) - start )) s"; exit $$status
+
+.PHONY: test-release test-debug test-stage test-debs test-fuzz test-python test-boot $(addprefix test-xctest-,$(XCTEST_SHARDS))
+test-release: build check-modules man completions
+
+## The tests' debug build (in .build, so after the release build: SwiftPM locks the directory).
+test-debug: test-release
 	$(SWIFT) build --build-tests
+
+## The tree the boot test installs: the hook build's binaries (build-hooks), the curated database.
+test-stage: test-release build-hooks
 	@# The hook rules of check_binaries.py fail on the hook-enabled build, as they must.
 	python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)" --hooks-bin "$(HOOKS_BIN)"
 	@rm -rf $(SYSTEM_TEST_ROOT) && mkdir -p $(SYSTEM_TEST_ROOT)
 	@"$(RELEASE_BIN)/stol-pipeline" build --source Pipeline/curated --output $(GENERATED)/curated.sqlite > /dev/null
 	@$(MAKE) --no-print-directory install-files DESTDIR=$(SYSTEM_TEST_ROOT) BUNDLED_DB=$(GENERATED)/curated.sqlite \
 	  BIN_DIR="$(HOOKS_BIN)" > /dev/null
-	@# The Debian packages of the release build, twice: the second, a newer version of the same
-	@# tree, is the upgrade of the package boot test (SystemdDebianPackageTests, STOL_DEB_DIR).
+
+## The Debian packages of the release build, twice: the second, a newer version of the same
+## tree, is the upgrade of the package boot test (SystemdDebianPackageTests, STOL_DEB_DIR).
+test-debs: test-stage
 	@rm -rf $(DEB_TEST_DIR) && mkdir -p $(DEB_TEST_DIR)
 	@for version in "" $(DEB_CHANGELOG_VERSION)+upgrade1; do \
 	  log=$$($(MAKE) --no-print-directory deb-package DEB_OUT=$(DEB_TEST_DIR) DEB_VERSION=$$version DEB_OPTIONS="-Zgzip -z1" \
 	    BUNDLED_DB=$(GENERATED)/curated.sqlite 2>&1) || { echo "$$log" | tail -40; exit 1; }; \
 	done
-	STOL_INSTALL_ROOT=$(SYSTEM_TEST_ROOT) STOL_DEB_DIR=$(DEB_TEST_DIR) $(SWIFT) test --skip-build --disable-swift-testing
+
+$(addprefix test-xctest-,$(XCTEST_SHARDS)): test-xctest-%: test-debug
+	python3 Tests/tools/xctest_shard.py $(XCTEST_BUNDLE) $* $(words $(XCTEST_SHARDS)) --exclude $(BOOT_TESTS)
+
+## The installed system and the Debian packages under a real systemd (XCTest wrappers of the scripts).
+test-boot: test-debug test-stage test-debs
+	STOL_INSTALL_ROOT=$(SYSTEM_TEST_ROOT) STOL_DEB_DIR=$(DEB_TEST_DIR) $(XCTEST_BUNDLE) \
+	  $(shell echo $(BOOT_TESTS) | sed 's/[^,]*/STOLIntegrationTests.&/g')
+
+test-python: test-release
 	python3 -m unittest discover -s Pipeline/scripts -p 'test_*.py'
 	@# The Python package against the real daemons, on Debian's python3 and python3-protobuf.
 	STOL_BIN_DIR="$(RELEASE_BIN)" /usr/bin/python3 -m unittest discover -s clients/python/tests
 	@# The man pages and the help they come from: sections, characters, exit codes, no hand-broken sentence.
 	STOL_BIN_DIR="$(RELEASE_BIN)" STOL_MAN_DIR=$(GENERATED)/man python3 -m unittest discover -s man
 	python3 Pipeline/scripts/relevance.py --queries Tests/relevance/everyday-queries.tsv --check-only
+
+## Each fuzz target for FUZZ_RUNS inputs (its own build in .build-fuzz).
+test-fuzz:
 	SWIFT=$(SWIFT) Tests/fuzz/run_fuzzers.sh --runs $(FUZZ_RUNS) --seed $(FUZZ_SEED)
 
 ## Fuzzing (README, "Fuzzing"): the libFuzzer targets of Tests/fuzz, built with

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Runs one shard of the XCTest bundle: the test classes split into COUNT groups of about equal time.
 
-    Tests/tools/xctest_shard.py BUNDLE INDEX COUNT      # INDEX in 1...COUNT
+    Tests/tools/xctest_shard.py BUNDLE INDEX COUNT [--exclude CLASS,...]   # INDEX in 1...COUNT
     Tests/tools/xctest_shard.py BUNDLE --weights        # print each class's time from `swift test` output on stdin
 
-`make test` runs the shards side by side (Tests/tools/run_suites.py). A class
+`make test` runs the shards side by side (make -j, targets test-xctest-N). A class
 stays whole in one shard: its tests share what its setUp and static fixtures
 build. The split is the longest-processing-time rule over the seconds in
 Tests/tools/xctest-weights.tsv (a class not listed there counts 1 s), so it is
 the same on every machine for the same classes; every class the bundle lists
-(`--list-tests`) is in exactly one shard. The bundle is run directly with the
+(`--list-tests`) is in exactly one shard, but those --exclude names
+(Module.Class, or just Class), which another suite runs. The bundle is run directly with the
 shard's classes (swift-corelibs-xctest takes a comma-separated list of
 Module.Class), not through `swift test`, which would wait for the lock other
 shards hold on .build. The exit status is the bundle's.
@@ -68,14 +69,20 @@ def main() -> int:
     if len(sys.argv) == 3 and sys.argv[2] == "--weights":
         print_weights()
         return 0
-    if len(sys.argv) != 4:
+    arguments = sys.argv[1:]
+    excluded: set[str] = set()
+    if len(arguments) == 5 and arguments[3] == "--exclude":
+        excluded = {name for name in arguments[4].split(",") if name}
+        arguments = arguments[:3]
+    if len(arguments) != 3:
         print(__doc__, file=sys.stderr)
         return 64
-    bundle, index, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    bundle, index, count = arguments[0], int(arguments[1]), int(arguments[2])
     if not 1 <= index <= count:
         print(f"xctest_shard: INDEX must be 1...{count}", file=sys.stderr)
         return 64
-    mine = shards(classes(bundle), count, weights())[index - 1]
+    names = [n for n in classes(bundle) if n not in excluded and n.split(".", 1)[-1] not in excluded]
+    mine = shards(names, count, weights())[index - 1]
     expected = sum(weights().get(name, 1.0) for name in mine)
     print(f"xctest_shard: shard {index}/{count}: {len(mine)} classes, about {expected:.0f} s: {', '.join(mine)}", flush=True)
     os.execv(bundle, [bundle, ",".join(mine)])
