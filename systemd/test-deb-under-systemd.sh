@@ -109,6 +109,11 @@ apt_get install "/srv/stol-test/stol_${old}_amd64.deb" "/srv/stol-test/python3-s
 (( rc == 0 )) || fail "apt-get install of $old failed: $out"
 [[ $out != *"Could not execute systemctl"* && $out != *"Failed to"* ]] || fail "the install printed an error: $out"
 progress "ok: apt-get install ./stol_${old}_amd64.deb ./python3-stol_${old}_all.deb (offline)"
+capture ls /opt/swift
+[[ -z $out ]] || fail "the Swift toolchain is visible inside: $out"
+capture ldd /usr/libexec/stol/stol-taxonomyd /usr/libexec/stol/stol-verifyd /usr/bin/stol-client
+[[ $out != *swift* && $out != *"not found"* ]] || fail "a packaged binary links a Swift library: $out"
+progress "ok: the packaged release binaries link no Swift library and run with the toolchain hidden"
 capture dpkg-query -W -f '${Status} ${Version}' stol python3-stol
 [[ $out == "install ok installed $old"*"install ok installed $old" ]] || fail "dpkg does not have both packages installed at $old: $out"
 for user in stol-taxonomy stol-favorites stol-import; do

@@ -97,8 +97,21 @@ final class StackHarness {
         // "the file exists" would then return before the new one listens.
         unlink(socketPath(daemon))
         activators[daemon] = try ChildProcess.spawn("/usr/bin/python3", arguments, stdout: .file(log))
-        guard waitUntil(seconds: 4, interval: 0.02, { FileManager.default.fileExists(atPath: socketPath(daemon)) }) else {
-            throw TestSupportError("\(daemon.binary) socket did not appear: \(self.log(daemon))")
+        // Listening, not merely present: between bind(2) and listen(2) a connect is refused, and on
+        // a busy machine (make test runs suites side by side) the activator can be descheduled there.
+        // Read from /proc/net/unix, since a connect would start the daemon. A deadline, not a pause.
+        guard waitUntil(seconds: 30, interval: 0.02, { Self.isListening(socketPath(daemon)) }) else {
+            throw TestSupportError("\(daemon.binary) socket is not listening: \(self.log(daemon))")
+        }
+    }
+
+    /// Whether a Unix socket bound to `path` listens (`__SO_ACCEPTCON` in /proc/net/unix).
+    static func isListening(_ path: String) -> Bool {
+        guard let table = try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8) else { return false }
+        return table.split(separator: "\n").dropFirst().contains { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 8, fields[7] == path, let flags = Int(fields[3], radix: 16) else { return false }
+            return flags & 0x10000 != 0
         }
     }
 
