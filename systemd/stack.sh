@@ -120,8 +120,12 @@ start() {
       -E STOL_LOG_LEVEL="${STOL_LOG_LEVEL:-info}" "${passed[@]}" \
       "$bin/stol-${name}d" >>"$runtime/$name.log" 2>&1 < /dev/null &
     echo $! > "$runtime/$name.pid"
-    for _ in $(seq 100); do [[ -S $runtime/$name.sock ]] && break; sleep 0.05; done
-    [[ -S $runtime/$name.sock ]] || { echo "stol-${name}d did not come up; see $runtime/$name.log" >&2; exit 1; }
+    # Listening, not merely bound: a connect between bind(2) and listen(2) is refused, and
+    # on a busy machine the activator can wait there for a while (up to 30 s here).
+    local pid=$! waited
+    for waited in $(seq 600); do holds_listener "$pid" "$runtime/$name.sock" && break; sleep 0.05; done
+    holds_listener "$pid" "$runtime/$name.sock" ||
+      { echo "stol-${name}d did not come up; see $runtime/$name.log" >&2; exit 1; }
   done
   echo "started 4 daemons (socket-activated: each starts on its first connection); sockets in $runtime"
 }
