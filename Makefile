@@ -17,11 +17,11 @@ DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-d
   debhelper dh-python dpkg-dev lintian
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-debug db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
+.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-products build-debug db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
 
 # The executables; `make build` links each with the Swift runtime inside
-# (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
-PRODUCTS     := stol-taxonomyd stol-favoritesd stol-importd stol-verifyd stol-client stol-pipeline stol-bench
+# (--static-swift-stdlib), so that they run where no Swift toolchain is installed;
+# besides these, it builds stol-bench (make bench).
 DAEMONS      := stol-taxonomyd stol-favoritesd stol-importd stol-verifyd
 COMMANDS     := stol-client stol-pipeline
 
@@ -94,8 +94,12 @@ deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-build: deps
-	@for product in $(PRODUCTS); do \
+build: build-products
+	$(SWIFT) build -c release --static-swift-stdlib --product stol-bench
+
+## What is installed (the daemons and the commands), without stol-bench: what make test needs.
+build-products: deps
+	@for product in $(DAEMONS) $(COMMANDS); do \
 	  $(SWIFT) build -c release --static-swift-stdlib --product $$product || exit 1; \
 	done
 
@@ -194,7 +198,7 @@ SYSTEM_TEST_ROOT := $(CURDIR)/.build-install
 ## The module graph of Package.swift is the graph of the code (Tests/tools/check_module_graph.py),
 ## and the release binaries keep the privilege boundary (Tests/tools/check_binaries.py: what it
 ## checks, then each binary rule run on a binary that must break it).
-check-modules: build
+check-modules: build-products
 	@python3 Tests/tools/check_module_graph.py
 	@python3 Tests/tools/check_binaries.py --bin "$(RELEASE_BIN)"
 	@python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)"
@@ -215,7 +219,7 @@ test: deps
 	echo "make test: $$([ $$status = 0 ] && echo passed || echo FAILED) in $$(( $$(date +%s) - start )) s"; exit $$status
 
 .PHONY: test-release test-debug test-curated test-stage test-debs test-fuzz test-python test-boot $(addprefix test-xctest-,$(XCTEST_SHARDS))
-test-release: build check-modules man completions
+test-release: build-products check-modules man completions
 
 ## The tests' debug build (in .build, so after the release build: SwiftPM locks the directory).
 test-debug: test-release
@@ -391,7 +395,7 @@ clean: stop
 ## Man pages (swift-argument-parser's generate-manual, from each command's --help, through
 ## man/build_manual.py: non-ASCII kept, daemon synopses without "subcommand", and the
 ## ENVIRONMENT, FILES, EXIT STATUS and SEE ALSO of man/sections/): section 1 for the commands, 8 for the daemons.
-man: build
+man: build-products
 	@$(SWIFT) build --product generate-manual >/dev/null
 	@rm -rf $(GENERATED)/man && mkdir -p $(GENERATED)/man
 	@os="STOL $$("$(RELEASE_BIN)/stol-client" --version | cut -d' ' -f2)"; \
@@ -402,7 +406,7 @@ man: build
 	@ls $(GENERATED)/man
 
 ## Shell completions of stol-client and stol-pipeline (bash, zsh, fish).
-completions: build
+completions: build-products
 	@rm -rf $(GENERATED)/completions && mkdir -p $(GENERATED)/completions/{bash,zsh,fish}
 	@for tool in $(COMMANDS); do \
 	  "$(RELEASE_BIN)/$$tool" --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/completions/bash/$$tool; \

@@ -228,6 +228,9 @@ public final class ImportCoordinator: StreamingFramedService {
         // installed release's to the byte, so nothing is replaced and nothing changes.
         if header.formatVersion == 2, try isInstalled(release: release, sha256: header.contentSHA256) {
             context.logger.notice("release already installed with this content; nothing changed", metadata: ["release": "\(release)"])
+            // Removed before the answer, not after (the defer): once told "nothing changed",
+            // a client may look at the state directory at once, and it must find it as it was.
+            staged.discard()
             try? send(done(release: release, alreadyInstalled: true, header: header))
             return
         }
