@@ -63,7 +63,7 @@ GENERATED    := $(CURDIR)/.build-generated
 
 help:
 	@echo "make run    install packages, build (release), build the bundled DB, start the stack, demo"
-	@echo "make test   the whole test suite (unit, component, integration), then each fuzz target for FUZZ_RUNS (2000) inputs"
+	@echo "make test   the whole suite side by side (make -j; TEST_JOBS=1 one job at a time): builds, XCTest in 3 shards, both systemd boot tests, the Python, man and pipeline tests, each fuzz target for FUZZ_RUNS (2000) inputs"
 	@echo "make fuzz   build the libFuzzer targets (ASan) into .build-fuzz and run each for FUZZ_SECONDS (60); FUZZ_TARGETS=fuzz-verifier for one"
 	@echo "make fuzz-seeds  rewrite the generated seed inputs of Tests/fuzz/corpus (from protocol/vectors and a small database)"
 	@echo "make stop   stop the stack started by make run"
@@ -205,29 +205,34 @@ check-modules: build-products
 
 ## The whole suite, as independent jobs side by side (make -j, each job's output printed whole when it
 ## ends): the fuzz targets (their own build directory, at a lower priority: they are not on the
-## longest path) start at once beside the release build; after it the debug build of the tests, then
-## three XCTest shards of about equal time (Tests/tools/xctest_shard.py), the two systemd boot tests,
-## the Python suites and the man pages' checks. TEST_JOBS=1 runs one job at a time.
+## longest path) start at once beside the release build; after it check-modules and the debug build of
+## the tests; after that three XCTest shards of about equal time (Tests/tools/xctest_shard.py) and,
+## beside them, the man pages, the two systemd boot tests, the Python suites and the man pages' checks.
+## The longest path: release build, debug build, shards. TEST_JOBS=1 runs one job at a time.
 TEST_JOBS    ?= 4
 XCTEST_SHARDS := 1 2 3
 BOOT_TESTS   := SystemdBootTests,SystemdDebianPackageTests
 XCTEST_BUNDLE = $(DEBUG_BIN)/stolPackageTests.xctest
 test: deps
 	@start=$$(date +%s); \
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-fuzz test-python test-boot \
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-fuzz check-modules test-python test-boot \
 	  $(addprefix test-xctest-,$(XCTEST_SHARDS)); status=$$?; \
 	echo "make test: $$([ $$status = 0 ] && echo passed || echo FAILED) in $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: test-release test-debug test-curated test-stage test-debs test-fuzz test-python test-boot $(addprefix test-xctest-,$(XCTEST_SHARDS))
-test-release: build-products check-modules man completions
+.PHONY: test-debug test-docs test-curated test-stage test-debs test-fuzz test-python test-boot $(addprefix test-xctest-,$(XCTEST_SHARDS))
 
 ## The tests' debug build (in .build, so after the release build: SwiftPM locks the directory).
-test-debug: test-release
+test-debug: build-products
 	$(SWIFT) build --build-tests
+
+## The man pages and completions, after the debug build: generate-manual is built in .build too, and
+## the shards, which need neither, start as soon as the debug build is there.
+test-docs: test-debug
+	@$(MAKE) --no-print-directory man completions NO_BUILD=1
 
 ## The tree the boot test installs: the debug build's executables (they have the test hooks) with the
 ## Swift runtime libraries they load copied beside them, and the curated database.
-test-stage: test-debug test-curated
+test-stage: test-docs test-curated
 	@# The hook rules of check_binaries.py fail on the hook-enabled build, as they must.
 	python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)" --hooks-bin "$(DEBUG_BIN)"
 	@rm -rf $(SYSTEM_TEST_ROOT) && mkdir -p $(SYSTEM_TEST_ROOT)
@@ -240,10 +245,10 @@ test-stage: test-debug test-curated
 ## The Debian packages of the release build, twice: the second, a newer version of the same
 ## tree, is the upgrade of the package boot test (SystemdDebianPackageTests, STOL_DEB_DIR).
 ## The small database the staged tree and the packages of make test carry (the committed curated source).
-test-curated: test-release
+test-curated: build-products
 	@"$(RELEASE_BIN)/stol-pipeline" build --source Pipeline/curated --output $(GENERATED)/curated.sqlite > /dev/null
 
-test-debs: test-curated
+test-debs: test-docs test-curated
 	@rm -rf $(DEB_TEST_DIR) && mkdir -p $(DEB_TEST_DIR)
 	@for version in "" $(DEB_CHANGELOG_VERSION)+upgrade1; do \
 	  log=$$($(MAKE) --no-print-directory deb-package DEB_OUT=$(DEB_TEST_DIR) DEB_VERSION=$$version DEB_OPTIONS="-Zgzip -z1" \
@@ -258,7 +263,7 @@ test-boot: test-debug test-stage test-debs
 	STOL_INSTALL_ROOT=$(SYSTEM_TEST_ROOT) STOL_DEB_DIR=$(DEB_TEST_DIR) $(XCTEST_BUNDLE) \
 	  $(shell echo $(BOOT_TESTS) | sed 's/[^,]*/STOLIntegrationTests.&/g')
 
-test-python: test-release
+test-python: test-docs
 	python3 -m unittest discover -s Pipeline/scripts -p 'test_*.py'
 	@# The Python package against the real daemons, on Debian's python3 and python3-protobuf.
 	STOL_BIN_DIR="$(RELEASE_BIN)" /usr/bin/python3 -m unittest discover -s clients/python/tests
@@ -395,7 +400,7 @@ clean: stop
 ## Man pages (swift-argument-parser's generate-manual, from each command's --help, through
 ## man/build_manual.py: non-ASCII kept, daemon synopses without "subcommand", and the
 ## ENVIRONMENT, FILES, EXIT STATUS and SEE ALSO of man/sections/): section 1 for the commands, 8 for the daemons.
-man: build-products
+man: $(if $(NO_BUILD),,build-products)
 	@$(SWIFT) build --product generate-manual >/dev/null
 	@rm -rf $(GENERATED)/man && mkdir -p $(GENERATED)/man
 	@os="STOL $$("$(RELEASE_BIN)/stol-client" --version | cut -d' ' -f2)"; \
@@ -406,7 +411,7 @@ man: build-products
 	@ls $(GENERATED)/man
 
 ## Shell completions of stol-client and stol-pipeline (bash, zsh, fish).
-completions: build-products
+completions: $(if $(NO_BUILD),,build-products)
 	@rm -rf $(GENERATED)/completions && mkdir -p $(GENERATED)/completions/{bash,zsh,fish}
 	@for tool in $(COMMANDS); do \
 	  "$(RELEASE_BIN)/$$tool" --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/completions/bash/$$tool; \
