@@ -204,15 +204,19 @@ check-modules: build-products
 	@python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)"
 
 ## The whole suite, as independent jobs side by side (make -j, each job's output printed whole when it
-## ends): the fuzz targets (their own build directory, at a lower priority: they are not on the
-## longest path) start at once beside the release build; after it check-modules and the debug build of
-## the tests; after that three XCTest shards of about equal time (Tests/tools/xctest_shard.py) and,
-## beside them, the man pages, the two systemd boot tests, the Python suites and the man pages' checks.
-## The longest path: release build, debug build, shards. TEST_JOBS=1 runs one job at a time.
-TEST_JOBS    ?= 4
+## ends). From the start, side by side: the release build, the debug build of the tests (in .build-test)
+## and, at a lower priority (they are not on the longest path), the fuzz targets (in .build-fuzz). After
+## the release build: check-modules, the man pages, the Python suites and the man pages' checks; after
+## the debug build: three XCTest shards of about equal time (Tests/tools/xctest_shard.py); after both:
+## the two systemd boot tests. TEST_JOBS=1 runs one job at a time.
+TEST_JOBS    ?= 6
 XCTEST_SHARDS := 1 2 3
 BOOT_TESTS   := SystemdBootTests,SystemdDebianPackageTests
-XCTEST_BUNDLE = $(DEBUG_BIN)/stolPackageTests.xctest
+# The tests' debug build has a build directory of its own, so that it compiles beside the release
+# build (SwiftPM locks a build directory for the whole of a build); `swift test` keeps using .build.
+TEST_SCRATCH := $(CURDIR)/.build-test
+TEST_BIN      = $(shell $(SWIFT) build --scratch-path $(TEST_SCRATCH) --show-bin-path 2>/dev/null)
+XCTEST_BUNDLE = $(TEST_BIN)/stolPackageTests.xctest
 test: deps
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-fuzz check-modules test-python test-boot \
@@ -221,33 +225,32 @@ test: deps
 
 .PHONY: test-debug test-docs test-curated test-stage test-debs test-fuzz test-python test-boot $(addprefix test-xctest-,$(XCTEST_SHARDS))
 
-## The tests' debug build (in .build, so after the release build: SwiftPM locks the directory).
-test-debug: build-products
-	$(SWIFT) build --build-tests
+## The tests' debug build, from the start, beside the release build (its own build directory).
+test-debug: deps
+	$(SWIFT) build --build-tests --scratch-path $(TEST_SCRATCH)
 
-## The man pages and completions, after the debug build: generate-manual is built in .build too, and
-## the shards, which need neither, start as soon as the debug build is there.
-test-docs: test-debug
+## The man pages and completions of the release build (generate-manual is built in .build, after it).
+test-docs: build-products
 	@$(MAKE) --no-print-directory man completions NO_BUILD=1
 
 ## The tree the boot test installs: the debug build's executables (they have the test hooks) with the
 ## Swift runtime libraries they load copied beside them, and the curated database.
-test-stage: test-docs test-curated
+test-stage: test-debug test-docs test-curated
 	@# The hook rules of check_binaries.py fail on the hook-enabled build, as they must.
-	python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)" --hooks-bin "$(DEBUG_BIN)"
+	python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)" --hooks-bin "$(TEST_BIN)"
 	@rm -rf $(SYSTEM_TEST_ROOT) && mkdir -p $(SYSTEM_TEST_ROOT)
 	@$(MAKE) --no-print-directory install-files DESTDIR=$(SYSTEM_TEST_ROOT) BUNDLED_DB=$(GENERATED)/curated.sqlite \
-	  BIN_DIR="$(DEBUG_BIN)" > /dev/null
+	  BIN_DIR="$(TEST_BIN)" > /dev/null
 	@for dir in $(SYSTEM_TEST_ROOT)$(LIBEXECDIR) $(SYSTEM_TEST_ROOT)$(BINDIR); do \
 	  ldd $$dir/stol-* | awk '$$3 ~ /^\/opt\/swift\// { print $$3 }' | sort -u | xargs -r install -m 0644 -t $$dir || exit 1; \
 	done
 
-## The Debian packages of the release build, twice: the second, a newer version of the same
-## tree, is the upgrade of the package boot test (SystemdDebianPackageTests, STOL_DEB_DIR).
 ## The small database the staged tree and the packages of make test carry (the committed curated source).
 test-curated: build-products
 	@"$(RELEASE_BIN)/stol-pipeline" build --source Pipeline/curated --output $(GENERATED)/curated.sqlite > /dev/null
 
+## The Debian packages of the release build, twice: the second, a newer version of the same
+## tree, is the upgrade of the package boot test (SystemdDebianPackageTests, STOL_DEB_DIR).
 test-debs: test-docs test-curated
 	@rm -rf $(DEB_TEST_DIR) && mkdir -p $(DEB_TEST_DIR)
 	@for version in "" $(DEB_CHANGELOG_VERSION)+upgrade1; do \
@@ -395,7 +398,7 @@ bench-peers: $(if $(BENCH_PEERS_BIN),,build)
 	  --database "$(BENCH_PEERS_DB)" --json "$(BENCH_PEERS_JSON)" $(BENCH_PEERS_ARGS)
 
 clean: stop
-	rm -rf .build .build-hooks $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
+	rm -rf .build .build-hooks $(TEST_SCRATCH) $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
 
 ## Man pages (swift-argument-parser's generate-manual, from each command's --help, through
 ## man/build_manual.py: non-ASCII kept, daemon synopses without "subcommand", and the

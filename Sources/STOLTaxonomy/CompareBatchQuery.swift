@@ -50,7 +50,7 @@ extension TaxonomyQueries {
 
     /// The node a query names; a merged id gives the node it went to (`a_id`/`b_id`
     /// then name that taxon).
-    private func node(_ db: Database, _ query: String, _ tree: TaxonomyTree, _ indexes: MemoryIndexes) throws -> Int {
+    func node(_ db: Database, _ query: String, _ tree: TaxonomyTree, _ indexes: MemoryIndexes) throws -> Int {
         let id = try resolve(db, query.trimmingBlanks, exactNames: indexes.exactNames, wholeTree: indexes.wholeTree)
         if let node = tree.index(of: id) { return node }
         switch try retired(db, id) {

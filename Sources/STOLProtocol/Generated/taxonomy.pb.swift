@@ -505,6 +505,14 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     set {body = .history(newValue)}
   }
 
+  public var lcaBatch: Stol_V1_LcaBatchRequest {
+    get {
+      if case .lcaBatch(let v)? = body {return v}
+      return Stol_V1_LcaBatchRequest()
+    }
+    set {body = .lcaBatch(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -525,6 +533,7 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     case getTaxa(Stol_V1_GetTaxaRequest)
     case diff(Stol_V1_DiffRequest)
     case history(Stol_V1_HistoryRequest)
+    case lcaBatch(Stol_V1_LcaBatchRequest)
 
   }
 
@@ -706,6 +715,14 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
     set {_uniqueStorage()._result = .history(newValue)}
   }
 
+  public var lcaBatch: Stol_V1_LcaBatchResponse {
+    get {
+      if case .lcaBatch(let v)? = _storage._result {return v}
+      return Stol_V1_LcaBatchResponse()
+    }
+    set {_uniqueStorage()._result = .lcaBatch(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -727,6 +744,7 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
     case taxa(Stol_V1_TaxaResponse)
     case diff(Stol_V1_DiffResponse)
     case history(Stol_V1_HistoryResponse)
+    case lcaBatch(Stol_V1_LcaBatchResponse)
 
   }
 
@@ -1977,6 +1995,105 @@ public nonisolated struct Stol_V1_HistoryResponse: Sendable {
   public init() {}
 }
 
+/// The common ancestor of each of many sets of taxa (`stol-client lca`): the plain
+/// lowest common ancestor of the members found, or with `majority` the deepest
+/// taxon holding more than that share of the members' weight (taxopy's
+/// find_majority_vote, the consensus of CAT/BAT and MMseqs2's taxonomy).
+public nonisolated struct Stol_V1_LcaBatchRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// at most 1000 sets, and at most 10000 members in all
+  public var sets: [Stol_V1_TaxonSet] = []
+
+  /// RANK_VIEW_MAIN: members and answer on the eight ranks; ALL: NCBI's own tree
+  public var ranks: Stol_V1_RankView = .main
+
+  /// 0: the plain LCA of every member found; else 0 < majority < 1
+  public var majority: Double = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_TaxonSet: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// echoed (a read id, a contig, a line number)
+  public var key: String = String()
+
+  /// decimal ids or exact names, as in a lineage batch
+  public var members: [String] = []
+
+  /// empty: every member weighs 1; else one positive weight per member
+  public var weights: [Double] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_LcaSetResult: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var key: String = String()
+
+  /// 0 with an error
+  public var taxonID: Int64 = 0
+
+  /// the source's rank with RANK_VIEW_ALL, else the main rank
+  public var rank: String = String()
+
+  public var name: String = String()
+
+  /// share of the weight of the members found whose lineage holds the taxon
+  public var support: Double = 0
+
+  /// the same share among the members whose lineage reaches the taxon's depth
+  public var agreement: Double = 0
+
+  /// members found (the answer is theirs)
+  public var members: UInt32 = 0
+
+  /// members that name no single taxon (unknown, deleted, ambiguous names), in input order
+  public var notFound: [String] = []
+
+  /// INVALID_REQUEST (bad weights, no member found, no majority) for this set alone
+  public var error: Stol_V1_Error {
+    get {_error ?? Stol_V1_Error()}
+    set {_error = newValue}
+  }
+  /// Returns true if `error` has been explicitly set.
+  public var hasError: Bool {self._error != nil}
+  /// Clears the value of `error`. Subsequent reads from it will return its default value.
+  public mutating func clearError() {self._error = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _error: Stol_V1_Error? = nil
+}
+
+public nonisolated struct Stol_V1_LcaBatchResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// one per set, in order
+  public var results: [Stol_V1_LcaSetResult] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "stol.v1"
@@ -2011,7 +2128,7 @@ nonisolated extension Stol_V1_ChangeKind: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}release\0\u{2}\u{8}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{3}get_taxa\0\u{1}diff\0\u{1}history\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}release\0\u{2}\u{8}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{3}get_taxa\0\u{1}diff\0\u{1}history\0\u{3}lca_batch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2242,6 +2359,19 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
           self.body = .history(v)
         }
       }()
+      case 31: try {
+        var v: Stol_V1_LcaBatchRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .lcaBatch(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .lcaBatch(v)
+        }
+      }()
       default: break
       }
     }
@@ -2327,6 +2457,10 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
       guard case .history(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
     }()
+    case .lcaBatch?: try {
+      guard case .lcaBatch(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -2343,7 +2477,7 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{1}merged\0\u{2}\u{6}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{1}taxa\0\u{1}diff\0\u{1}history\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{1}merged\0\u{2}\u{6}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{1}taxa\0\u{1}diff\0\u{1}history\0\u{3}lca_batch\0")
 
   fileprivate class _StorageClass {
     var _id: UInt64 = 0
@@ -2619,6 +2753,19 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
             _storage._result = .history(v)
           }
         }()
+        case 31: try {
+          var v: Stol_V1_LcaBatchResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .lcaBatch(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .lcaBatch(v)
+          }
+        }()
         default: break
         }
       }
@@ -2712,6 +2859,10 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
       case .history?: try {
         guard case .history(let v)? = _storage._result else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
+      }()
+      case .lcaBatch?: try {
+        guard case .lcaBatch(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
       }()
       case nil: break
       }
@@ -5093,6 +5244,190 @@ nonisolated extension Stol_V1_HistoryResponse: SwiftProtobuf.Message, SwiftProto
   public static func ==(lhs: Stol_V1_HistoryResponse, rhs: Stol_V1_HistoryResponse) -> Bool {
     if lhs.taxonID != rhs.taxonID {return false}
     if lhs.releases != rhs.releases {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_LcaBatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LcaBatchRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sets\0\u{1}ranks\0\u{1}majority\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.sets) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.ranks) }()
+      case 3: try { try decoder.decodeSingularDoubleField(value: &self.majority) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.sets.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.sets, fieldNumber: 1)
+    }
+    if self.ranks != .main {
+      try visitor.visitSingularEnumField(value: self.ranks, fieldNumber: 2)
+    }
+    if self.majority.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.majority, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_LcaBatchRequest, rhs: Stol_V1_LcaBatchRequest) -> Bool {
+    if lhs.sets != rhs.sets {return false}
+    if lhs.ranks != rhs.ranks {return false}
+    if lhs.majority != rhs.majority {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_TaxonSet: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TaxonSet"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}members\0\u{1}weights\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 2: try { try decoder.decodeRepeatedStringField(value: &self.members) }()
+      case 3: try { try decoder.decodeRepeatedDoubleField(value: &self.weights) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
+    }
+    if !self.members.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.members, fieldNumber: 2)
+    }
+    if !self.weights.isEmpty {
+      try visitor.visitPackedDoubleField(value: self.weights, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_TaxonSet, rhs: Stol_V1_TaxonSet) -> Bool {
+    if lhs.key != rhs.key {return false}
+    if lhs.members != rhs.members {return false}
+    if lhs.weights != rhs.weights {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_LcaSetResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LcaSetResult"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{3}taxon_id\0\u{1}rank\0\u{1}name\0\u{1}support\0\u{1}agreement\0\u{1}members\0\u{3}not_found\0\u{1}error\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.taxonID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.rank) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 5: try { try decoder.decodeSingularDoubleField(value: &self.support) }()
+      case 6: try { try decoder.decodeSingularDoubleField(value: &self.agreement) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.members) }()
+      case 8: try { try decoder.decodeRepeatedStringField(value: &self.notFound) }()
+      case 9: try { try decoder.decodeSingularMessageField(value: &self._error) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
+    }
+    if self.taxonID != 0 {
+      try visitor.visitSingularInt64Field(value: self.taxonID, fieldNumber: 2)
+    }
+    if !self.rank.isEmpty {
+      try visitor.visitSingularStringField(value: self.rank, fieldNumber: 3)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 4)
+    }
+    if self.support.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.support, fieldNumber: 5)
+    }
+    if self.agreement.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.agreement, fieldNumber: 6)
+    }
+    if self.members != 0 {
+      try visitor.visitSingularUInt32Field(value: self.members, fieldNumber: 7)
+    }
+    if !self.notFound.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.notFound, fieldNumber: 8)
+    }
+    try { if let v = self._error {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_LcaSetResult, rhs: Stol_V1_LcaSetResult) -> Bool {
+    if lhs.key != rhs.key {return false}
+    if lhs.taxonID != rhs.taxonID {return false}
+    if lhs.rank != rhs.rank {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.support != rhs.support {return false}
+    if lhs.agreement != rhs.agreement {return false}
+    if lhs.members != rhs.members {return false}
+    if lhs.notFound != rhs.notFound {return false}
+    if lhs._error != rhs._error {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_LcaBatchResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LcaBatchResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}results\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.results) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.results.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.results, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_LcaBatchResponse, rhs: Stol_V1_LcaBatchResponse) -> Bool {
+    if lhs.results != rhs.results {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -25,6 +25,17 @@ struct CompareBatchHandler: TaxonomyRequestHandler {
     }
 }
 
+/// The common ancestor or majority taxon of each set: at most 1000 sets, 10,000 members.
+struct LcaBatchHandler: TaxonomyRequestHandler {
+    static func runsInline(_ body: Stol_V1_LcaBatchRequest, database: TaxonomyDatabase) -> Bool { false }
+    static func isBulk(_ body: Stol_V1_LcaBatchRequest) -> Bool { true }
+
+    static func answer(_ body: Stol_V1_LcaBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
+        try RequestChecks.batch(body.sets.count, "sets")
+        return .lcaBatch(try context.queries.lcaBatch(body))
+    }
+}
+
 /// Every taxon of each name: at most 1000 names, at most 100 ids listed per name
 /// (``TaxonomyQueries/maximumIDsPerName``; `total` says how many when more).
 struct NameLookupHandler: TaxonomyRequestHandler {
