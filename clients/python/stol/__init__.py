@@ -20,7 +20,8 @@ class per protocol error code (:class:`NotFoundError`, ...). The sockets are in
 
 from . import answers, errors
 from .answers import (MAIN_RANKS, Comparison, Database, Detail, Favorite, Lineage, NameIds, Newick, Node,
-                      PairComparison, Relatives, SearchHit, SearchResults, Status, SubtreeNode, Taxon, TaxonMap)
+                      PairComparison, Relatives, SearchHit, SearchResults, SetConsensus, Status, SubtreeNode, Taxon,
+                      TaxonMap)
 from .errors import *  # noqa: F401,F403 - one exception class per error code
 from .errors import __all__ as _error_names
 from .favorites import Favorites, FavoritesNotice
@@ -31,5 +32,5 @@ __version__ = "0.1.0"
 
 __all__ = ["Taxonomy", "Favorites", "FavoritesNotice", "lineage_frame", "answers", "errors", "MAIN_RANKS",
            "Comparison", "Database", "Detail", "Favorite", "Lineage", "NameIds", "Newick", "Node",
-           "PairComparison", "Relatives", "SearchHit", "SearchResults", "Status", "SubtreeNode", "Taxon",
-           "TaxonMap"] + [name for name in _error_names if name not in ("error_class", "from_code")]
+           "PairComparison", "Relatives", "SearchHit", "SearchResults", "SetConsensus", "Status", "SubtreeNode",
+           "Taxon", "TaxonMap"] + [name for name in _error_names if name not in ("error_class", "from_code")]

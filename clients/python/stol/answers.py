@@ -18,7 +18,7 @@ from . import errors
 
 __all__ = [
     "MAIN_RANKS", "Database", "Taxon", "Node", "TaxonList", "TaxonMap", "Lineage", "Comparison",
-    "PairComparison", "SearchHit", "SearchResults", "Relative", "Relatives", "NameIds", "Newick",
+    "PairComparison", "SetConsensus", "SearchHit", "SearchResults", "Relative", "Relatives", "NameIds", "Newick",
     "SubtreeNode", "SubtreeNodes", "Detail", "Trait", "Reference", "ReleaseInfo", "Status",
     "TaxonInRelease", "TaxonChange", "Favorite", "FavoriteList",
 ]
@@ -341,6 +341,58 @@ class PairComparison:
         return cls(result.a, result.b, result.a_id, result.b_id, lca, result.distance_main,
                    result.distance_all if result.HasField("distance_all") else None, result.unrelated,
                    error, release)
+
+
+@dataclass(frozen=True)
+class SetConsensus:
+    """The answer for one set of :meth:`~stol.Taxonomy.lca_sets` or
+    :meth:`~stol.Taxonomy.majority_vote` (``LcaSetResult``).
+
+    ``key``: the set's key as given (its position in the input, from 0, when none was
+    given). ``taxon``: the common ancestor, or with a majority the consensus taxon, as
+    a :class:`Node` (the rank is the source's spelling with ``ranks="all"``, else the
+    main rank); ``None`` with an ``error``.
+
+    ``support``: the share of the found members' weight whose lineage holds ``taxon``
+    (1.0 for the plain common ancestor; what taxopy calls ``agreement``).
+    ``agreement``: the same share among the members whose lineage reaches
+    ``taxon``'s depth (a member placed only higher neither agrees nor disagrees).
+
+    ``members``: how many members named a taxon (the answer is theirs);
+    ``not_found``: the members that name no single taxon (unknown, deleted, an
+    ambiguous name; with ``ranks="main"`` also a taxon above every main rank), in
+    input order: they are listed and never fail the set.
+
+    ``error``: the typed exception for this set alone, not raised
+    (:class:`~stol.InvalidRequestError`: no member names a taxon, no common ancestor,
+    no taxon holds the majority, weights that do not match the members;
+    :class:`~stol.RequestTooLargeError`: a set too large for one request even with
+    its repeated members merged), else ``None``. ``release``: the release that
+    answered."""
+    key: object
+    taxon: Optional[Node]
+    support: float
+    agreement: float
+    members: int
+    not_found: List[str]
+    error: Optional[errors.StolError]
+    release: str
+
+    @classmethod
+    def from_pb(cls, result, key: object, release: str,
+                asked: Optional[List[str]] = None) -> "SetConsensus":
+        """From a ``stol.v1.LcaSetResult``. ``asked``: the members as the caller gave
+        them when the set was sent with its repeated members merged; ``not_found`` and
+        ``members`` then count every occurrence, as for the set sent whole."""
+        error = errors.from_pb(result.error) if result.HasField("error") else None
+        taxon = Node(result.taxon_id, result.rank, result.name) if result.taxon_id and error is None else None
+        not_found = list(result.not_found)
+        members = result.members
+        if asked is not None:
+            missing = set(not_found)
+            not_found = [member for member in asked if member in missing]
+            members = len(asked) - len(not_found)
+        return cls(key, taxon, result.support, result.agreement, members, not_found, error, release)
 
 
 @dataclass(frozen=True)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import collections
 import itertools
-from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Deque, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _transport, errors
 from ._proto import taxonomy_pb2 as pb
 from .answers import (Comparison, Database, Detail, Lineage, NameIds, Newick, Node, PairComparison, Reference,
-                      Relative, Relatives, SearchHit, SearchResults, Status, SubtreeNode, SubtreeNodes, Taxon,
-                      TaxonChange, TaxonInRelease, TaxonList, TaxonMap, Trait, main_rank_number, _MATCHES,
+                      Relative, Relatives, SearchHit, SearchResults, SetConsensus, Status, SubtreeNode, SubtreeNodes,
+                      Taxon, TaxonChange, TaxonInRelease, TaxonList, TaxonMap, Trait, main_rank_number, _MATCHES,
                       _SOURCES, _name)
 
 __all__ = ["Taxonomy", "newick"]
@@ -120,6 +121,91 @@ def _chunks(values: Iterable, cost: Callable[..., int] = _string_cost, limit: in
                 batch = batch[:index]
                 break
         yield batch
+
+
+#: Sets and members of one ``lca_batch`` request (the server's limits, PROTOCOL.md §4.2).
+LCA_SETS = 1000
+LCA_MEMBERS = 10_000
+
+
+def _fraction(majority: Optional[float]) -> float:
+    """The wire's ``majority``: 0 for none (the plain common ancestor), else 0 < F < 1."""
+    if majority is None or majority == 0:
+        return 0.0
+    try:
+        value = float(majority)
+    except (TypeError, ValueError):
+        raise TypeError("majority must be a number, not %r" % (majority,)) from None
+    if not 0.0 < value < 1.0:
+        raise errors.InvalidRequestError("majority must be more than 0 and less than 1 (e.g. 0.5), not %r"
+                                         % (majority,))
+    return value
+
+
+def _is_members(value) -> bool:
+    """Whether ``value`` is a collection of members (not one member)."""
+    if isinstance(value, (str, bytes, int)):
+        return False
+    try:
+        iter(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _taxon_set(item, index: int) -> Tuple[object, List[str], Optional[List[float]]]:
+    """(key, members as queries, weights or None) of one set of ``lca_sets``."""
+    if isinstance(item, dict):
+        key, members, weights = item.get("key", index), item.get("members", ()), item.get("weights")
+    elif isinstance(item, tuple) and len(item) in (2, 3) and _is_members(item[1]):
+        key, members = item[0], item[1]
+        weights = item[2] if len(item) == 3 else None
+    elif _is_members(item):
+        key, members, weights = index, item, None
+    else:
+        raise TypeError("a set of lca_sets is a list of members, (key, members[, weights]) or a dict, not %r"
+                        % (item,))
+    queries = [_query(member) for member in members]
+    if weights is not None:
+        weights = [float(weight) for weight in weights] or None
+    return key, queries, weights
+
+
+def _set_cost(queries: List[str], weights: Optional[List[float]]) -> int:
+    """Bytes of a ``TaxonSet`` as a field of the request (no key: keys stay here)."""
+    joined = "".join(queries)
+    if joined.isascii() and (not queries or max(map(len, queries)) < 128):
+        size = len(joined) + 2 * len(queries)  # tag, one-byte length, the id or name
+    else:
+        size = sum(map(_string_cost, queries))
+    if weights:
+        size += _field_cost(8 * len(weights))  # packed doubles
+    return _field_cost(size)
+
+
+def _fitted(queries: List[str], weights: Optional[List[float]]
+            ) -> Tuple[List[str], Optional[List[float]], Optional[List[str]], Optional[errors.StolError]]:
+    """A set made to fit one request: as it is when it fits, else its repeated members
+    merged with their weights added (the vote and the ancestor are the same). Returns
+    (members, weights, the members as asked when merged, the error when it cannot fit)."""
+    budget = _transport.MAX_REQUEST_BYTES - _ENVELOPE_BYTES
+    if len(queries) <= LCA_MEMBERS and _set_cost(queries, weights) <= budget:
+        return queries, weights, None, None
+    if weights is not None:
+        if len(weights) != len(queries):
+            return queries, weights, None, errors.InvalidRequestError(
+                "%d weights for %d members" % (len(weights), len(queries)))
+        if not all(0.0 < weight < float("inf") for weight in weights):
+            return queries, weights, None, errors.InvalidRequestError("weights must be positive numbers")
+    merged: dict = {}
+    for member, weight in zip(queries, weights if weights is not None else itertools.repeat(1.0)):
+        merged[member] = merged.get(member, 0.0) + weight
+    members, summed = list(merged), list(merged.values())
+    if len(members) > LCA_MEMBERS or _set_cost(members, summed) > budget:
+        return queries, weights, None, errors.RequestTooLargeError(
+            "a set of %d distinct members does not fit one request (at most %d members and %d bytes); "
+            "split it" % (len(members), LCA_MEMBERS, _transport.MAX_REQUEST_BYTES))
+    return members, summed, queries, None
 
 
 def newick(depths: Sequence[int], labels: Sequence[str]) -> str:
@@ -460,12 +546,40 @@ class Taxonomy:
         :class:`Node`; ``None`` when some have no common ancestor (different roots of
         the eight-rank view). A taxon is its own ancestor: ``lca([x])`` is ``x``.
 
-        Computed by the server pair by pair (``compare_batch``), in rounds that halve
-        the list, so ``n`` ids take about log2(n) round trips. Raises the typed error
-        of an id or name that names nothing."""
-        level = [_query(value) for value in ids]
-        if not level:
+        One ``lca_batch`` request on the shared connection, whatever the number of ids
+        (more than one request holds, about 6,000 ids, are sent as several sets and
+        their ancestors joined in a second round). Raises the typed error of the first
+        id or name that names nothing (:class:`~stol.NotFoundError`,
+        :class:`~stol.TaxonDeletedError`, ...), as :meth:`compare` would for it. For
+        many sets, or to have unknown members listed rather than raised, use
+        :meth:`lca_sets`."""
+        view = _view(ranks)
+        asked = [_query(value) for value in ids]
+        if not asked:
             raise errors.InvalidRequestError("lca needs at least one taxon")
+        members = list(dict.fromkeys(asked))  # once each: the same ancestor
+        chunks = list(_chunks(members, limit=LCA_MEMBERS))
+        if len(chunks) == 1:
+            answer, release = self._call("lca_batch", sets=[{"members": members}], ranks=view)
+            results = [self._set_results(answer, [(0, None)], release)[0]]
+        else:
+            results = list(self._lca_batch(((i, chunk, None) for i, chunk in enumerate(chunks)), 0.0, view))
+        if any(result.not_found for result in results):
+            # The typed error of the first member naming nothing, exactly as compare_batch gives it.
+            return self._lca_by_pairs(asked, view)
+        for result in results:
+            if result.error is not None:
+                if isinstance(result.error, errors.InvalidRequestError):
+                    return None  # every member was found: the members have no common ancestor
+                raise result.error
+        if len(results) == 1:
+            return results[0].taxon
+        return self.lca([result.taxon.id for result in results], ranks)  # type: ignore[union-attr]
+
+    def _lca_by_pairs(self, level: List[str], view: int) -> Optional[Node]:
+        """The common ancestor by ``compare_batch`` in rounds that halve the list (the
+        way ``lca`` worked before ``lca_batch``): raises the first member's typed error."""
+        level = list(level)
         if len(level) == 1:
             level.append(level[0])
         node: Optional[Node] = None
@@ -473,7 +587,7 @@ class Taxonomy:
             pairs = list(zip(level[0::2], level[1::2]))
             carry = [level[-1]] if len(level) % 2 else []
             level = []
-            for result in self.compare_pairs(pairs, ranks):
+            for result in self._compare_pairs(pairs, view):
                 if result.error is not None:
                     raise result.error
                 if result.lca is None:
@@ -482,6 +596,155 @@ class Taxonomy:
                 level.append(str(result.lca.id))
             level.extend(carry)
         return node
+
+    def lca_sets(self, sets: Iterable, majority: Optional[float] = None,
+                 ranks: str = "main") -> Iterator[SetConsensus]:
+        """The common ancestor, or the consensus taxon, of each of many sets of taxa
+        (``lca_batch``, as ``stol-client lca``): an **iterator** of
+        :class:`SetConsensus`, one per set in input order, read and sent lazily (at
+        most 1000 sets, 10,000 members and 64 KiB per request, several requests in
+        flight, one release for the whole batch).
+
+        ``sets`` yields, for each set, one of:
+
+        - its members: a list (or any iterable but a tuple of two or three whose
+          second item is itself a list of members) of ids or exact names; the key is
+          then the set's position, from 0;
+        - ``(key, members)`` or ``(key, members, weights)``: any key (a read id, a
+          contig name), handed back as it is; ``weights`` one positive number per
+          member, or empty/``None`` for all 1;
+        - a dict ``{"key": ..., "members": [...], "weights": [...]}`` (key and
+          weights optional).
+
+        ``majority=None``: the plain lowest common ancestor of every member found.
+        ``majority=F`` (0 < F < 1): taxopy's ``find_majority_vote``, the consensus of
+        CAT/BAT and MMseqs2's taxonomy: the deepest taxon holding more than ``F`` of
+        the members' weight, alone (see :meth:`majority_vote`).
+        ``ranks="main"``: members and answers on the eight main ranks (a member of
+        another rank stands for its nearest main-rank ancestor); ``"all"``: NCBI's
+        whole tree, as taxopy and ete4 see it.
+
+        Members that name no single taxon are listed in ``not_found`` and the set is
+        answered from the others; a set that cannot be answered carries its typed
+        ``error`` (nothing is raised for one set). A set too large for one request is
+        sent with its repeated members merged, their weights added (the same answer; on
+        weighted sets up to the rounding of the sums), and fails alone with
+        :class:`~stol.RequestTooLargeError` when that is still too large."""
+        fraction = _fraction(majority)  # both checked now, not at the first next()
+        view = _view(ranks)
+        return self._lca_batch((_taxon_set(item, index) for index, item in enumerate(sets)), fraction, view)
+
+    def majority_vote(self, members: Iterable[Query], fraction: float = 0.5,
+                      weights: Optional[Sequence[float]] = None, ranks: str = "all") -> SetConsensus:
+        """The consensus taxon of one set (``lca_batch`` with ``majority``, one request
+        on the shared connection), as taxopy's ``find_majority_vote(taxa, taxdb,
+        fraction, weights)``: the members' lineages, root first, are lined up by depth
+        and read from the deepest level up; a level answers when one taxon there
+        weighs more than any other alone and more than ``fraction`` of the total
+        weight. A taxon weighs what the members at or below it weigh; the members whose
+        lineage ends above the level count together as one more contender that never
+        answers. ``weights``: one positive weight per member (``None`` or empty: 1
+        each). ``ranks="all"`` (the default): NCBI's whole tree, taxopy's answers;
+        ``"main"``: the eight main ranks.
+
+        Returns a :class:`SetConsensus` (``.taxon`` the answer, ``.support`` what
+        taxopy calls ``agreement``). Raises the set's typed error when it has no
+        answer: :class:`~stol.InvalidRequestError` (also a ``ValueError``) when no
+        member names a taxon, no taxon holds the majority, or the weights do not
+        match; ``fraction`` outside (0, 1) raises it before anything is sent.
+
+        Differences from taxopy: a single member is accepted (its own taxon answers;
+        taxopy requires two); members that name no taxon are listed in ``not_found``
+        and the vote is taken among the others (taxopy raises ``TaxidError`` when the
+        ``Taxon`` is made); members may be names as well as ids; taxopy's
+        ``MajorityVoteError`` is :class:`~stol.InvalidRequestError` here; and
+        ``.agreement`` is STOL's own score (the share among the members reaching the
+        answer's depth), not taxopy's."""
+        view = _view(ranks)
+        share = _fraction(fraction)
+        if not share:
+            raise errors.InvalidRequestError("fraction must be more than 0 and less than 1, not %r" % (fraction,))
+        key, queries, weights_list = _taxon_set((None, members, weights), 0)
+        queries, weights_list, asked, problem = _fitted(queries, weights_list)
+        if problem is not None:
+            raise problem
+        body = {"members": queries}
+        if weights_list:
+            body["weights"] = weights_list
+        answer, release = self._call("lca_batch", sets=[body], ranks=view, majority=share)
+        result = self._set_results(answer, [(key, asked)], release)[0]
+        if result.error is not None:
+            raise result.error
+        return result
+
+    def _set_results(self, answer, slots: List[Tuple[object, Optional[List[str]]]],
+                     release: str) -> List[SetConsensus]:
+        """The results of a single ``lca_batch`` request answered on the shared connection."""
+        results = self._result(answer, "lca_batch").results
+        if len(results) != len(slots):
+            raise errors.ProtocolViolationError("the taxonomy service answered %d sets for %d"
+                                                % (len(results), len(slots)))
+        return [SetConsensus.from_pb(result, key, release, asked) for result, (key, asked) in zip(results, slots)]
+
+    def _lca_batch(self, sets: Iterable[Tuple[object, List[str], Optional[List[float]]]], fraction: float,
+                   view: int) -> Iterator[SetConsensus]:
+        """The pipelined ``lca_batch`` of (key, members, weights) sets: requests cut at
+        the server's limits, each with the slots of its sets (key and the members as
+        asked when merged) or the ready answers of sets refused here, in order."""
+        budget = _transport.MAX_REQUEST_BYTES - _ENVELOPE_BYTES
+        waiting: Deque[list] = collections.deque()  # per request sent: its slots, in order
+        tail: List[SetConsensus] = []  # sets refused here after the last request
+
+        def requests():
+            request = None
+            slots: list = []
+            count = members = size = 0
+            for key, queries, weights in sets:
+                cost = _set_cost(queries, weights)
+                asked = None
+                if len(queries) > LCA_MEMBERS or cost > budget:
+                    queries, weights, asked, problem = _fitted(queries, weights)
+                    if problem is not None:
+                        slots.append(SetConsensus(key, None, 0.0, 0.0, 0, [], problem, self.release or ""))
+                        continue
+                    cost = _set_cost(queries, weights)
+                if request is not None and (count == LCA_SETS or members + len(queries) > LCA_MEMBERS
+                                            or size + cost > budget):
+                    waiting.append(slots)
+                    yield request
+                    request, slots = None, []
+                if request is None:
+                    request = pb.TaxonomyRequest()
+                    request.lca_batch.ranks = view
+                    request.lca_batch.majority = fraction
+                    count = members = size = 0
+                added = request.lca_batch.sets.add()
+                added.members.extend(queries)
+                if weights:
+                    added.weights.extend(weights)
+                slots.append((key, asked))
+                count += 1
+                members += len(queries)
+                size += cost
+            if request is not None:
+                waiting.append(slots)
+                yield request
+            else:
+                tail.extend(slots)
+
+        for answer, release, _ in self._pipeline(requests(), "lca_batch"):
+            results = iter(answer.results)
+            slots = waiting.popleft()
+            for slot in slots:
+                if isinstance(slot, SetConsensus):
+                    yield slot
+                    continue
+                result = next(results, None)
+                if result is None:
+                    raise errors.ProtocolViolationError("the taxonomy service answered fewer sets than asked")
+                key, asked = slot
+                yield SetConsensus.from_pb(result, key, release, asked)
+        yield from tail
 
     # --- names -----------------------------------------------------------------------
 
