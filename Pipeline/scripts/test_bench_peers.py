@@ -17,8 +17,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "pee
 
 import bench_peers as bp  # noqa: E402
 from normalise import (  # noqa: E402
-    NOT_FOUND, Err, lca_line, lca_of_lineages, lineage_line, names_line, normalise_lineage, parse_lca_line,
-    parse_lineage_line, parse_names_line,
+    NOT_FOUND, Err, lca_line, lca_of_lineages, lineage_line, majority_line, names_line, normalise_lineage,
+    parse_lca_line, parse_lineage_line, parse_majority_line, parse_names_line,
 )
 
 # taxid -> (parent, rank), from nodes.dmp.
@@ -340,10 +340,11 @@ class StolPythonRowTests(unittest.TestCase):
         no_python_rows = False
         no_format_rows = False
 
-    def test_the_rows_exist_for_lineage_and_lca_only_and_can_be_left_out(self):
+    def test_the_rows_exist_for_lineage_lca_and_majority_and_can_be_left_out(self):
         args = self.Args()
         self.assertEqual(bp.stol_row_names(args, "lineage")[-1], bp.STOL_PYTHON)
         self.assertEqual(bp.stol_row_names(args, "lca")[-1], bp.STOL_PYTHON)
+        self.assertEqual(bp.stol_row_names(args, "majority"), ["STOL", "STOL jsonl", bp.STOL_PYTHON])
         self.assertNotIn(bp.STOL_PYTHON, bp.stol_row_names(args, "names"))
         self.assertTrue(bp.is_stol(bp.STOL_PYTHON))
         args.no_python_rows = True
@@ -387,6 +388,84 @@ class StolPythonRowTests(unittest.TestCase):
         self.assertEqual(bp.python_memory_target("lca", None, "exit status 1")["verdict"], "MISSED")
         self.assertEqual(bp.python_memory_target("lca", None, "x: not available in this build")["verdict"],
                          "NOT EVALUATED")
+
+
+class MajorityTests(unittest.TestCase):
+    """Issue 24's majority workload: its normalised form, stol-client lca's output, the difference classes and the
+    drawing of the sets."""
+
+    def test_lines_round_trip(self):
+        line = majority_line("9606 9689 9606", (9606, 2 / 3))
+        self.assertEqual(line, "9606 9689 9606\t9606\t0.6667\n")
+        self.assertEqual(parse_majority_line(line), ("9606 9689 9606", (9606, "0.6667")))
+        self.assertEqual(parse_majority_line(majority_line("1 2", None)), ("1 2", None))
+        self.assertEqual(parse_majority_line(majority_line("1 2", NOT_FOUND)), ("1 2", NOT_FOUND))
+        # STOL's support printed with 4 decimals reads as taxopy's agreement written here.
+        self.assertEqual(majority_line("s", (9606, "0.6500")), majority_line("s", (9606, 13 / 20)))
+
+    def test_stol_client_lca_tsv_and_jsonl(self):
+        self.assertEqual(bp.parse_stol_lca_tsv("3\t9605\tgenus\tHomo\t0.6500\t0.7222\t20\t\n"),
+                         ("3", (9605, "0.6500")))
+        self.assertEqual(bp.parse_stol_lca_tsv("4\tINVALID_REQUEST\tno taxon holds more than 0.5 of the "
+                                               "members' weight\n"), ("4", None))
+        self.assertEqual(bp.parse_stol_lca_tsv("5\tINVALID_REQUEST\tno member of the set names a taxon\n"),
+                         ("5", NOT_FOUND))
+        self.assertEqual(bp.parse_stol_lca_tsv("6\tINVALID_REQUEST\t3 weights for 2 members\n"),
+                         ("6", Err("INVALID_REQUEST")))
+        self.assertEqual(bp.parse_stol_lca_jsonl(json.dumps({"key": "3", "taxon_id": "9605", "rank": "genus",
+                                                             "support": 0.65, "members": 20})), ("3", (9605, "0.6500")))
+        self.assertEqual(bp.parse_stol_lca_jsonl(json.dumps({"key": "4", "error": {
+            "code": "ERROR_CODE_INVALID_REQUEST", "message": "no taxon holds more than 0.5"}})), ("4", None))
+
+    def test_the_client_must_answer_in_input_order(self):
+        command = bp.STOL_COMMANDS["majority"][0]
+        self.assertEqual(command.subcommand, "lca")
+        self.assertEqual(command.options[:4], ("--majority", "0.5", "--ranks", "all"))
+        row = "2\t9605\tgenus\tHomo\t1.0000\t1.0000\t2\t\n"
+        self.assertEqual(bp.parse_stol_answer(command, "9606 63221", row, 1), (9605, "1.0000"))
+        with self.assertRaisesRegex(ValueError, "set 2 stands where set 1"):
+            bp.parse_stol_answer(command, "9606 63221", row, 0)
+        python = bp.STOL_PYTHON_ROWS["majority"]
+        self.assertEqual(bp.parse_stol_answer(python, "9606 63221", majority_line("9606 63221", (9605, 1.0))),
+                         (9605, "1.0000"))
+        self.assertIn("lca_sets", python.text)
+
+    def test_classes(self):
+        self.assertIsNone(bp.classify_majority((9606, "0.5500"), (9606, "0.5500"), parent_of))
+        self.assertEqual(bp.classify_majority((9606, "0.6000"), (9606, "0.5500"), parent_of),
+                         "same taxon, another support")
+        self.assertEqual(bp.classify_majority((9605, "0.6000"), (9606, "0.5500"), parent_of),
+                         "answers an ancestor of the reference's taxon (higher)")
+        self.assertEqual(bp.classify_majority((63221, "0.6000"), (9606, "0.5500"), parent_of),
+                         "answers a descendant of the reference's taxon (deeper)")
+        self.assertEqual(bp.classify_majority((9689, "0.6000"), (9606, "0.5500"), parent_of), "another taxon")
+        self.assertEqual(bp.classify_majority((9606, "0.6000"), NOT_FOUND, parent_of),
+                         "a member unknown to the reference: it fails the set (TaxidError), STOL answers from the "
+                         "others")
+        self.assertEqual(bp.classify_majority(None, (9606, "0.5500"), parent_of),
+                         "no majority found (the reference finds one)")
+        self.assertEqual(bp.classify_majority((9606, "0.5500"), None, parent_of),
+                         "finds a majority the reference does not")
+        self.assertEqual(bp.classify_majority(NOT_FOUND, (9606, "0.5500"), parent_of),
+                         "error NOT_FOUND (the reference answers)")
+
+    def test_sets_are_drawn_under_a_genus_seeded(self):
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".dmp", delete=False) as f:
+            for taxid, (parent, rank) in TREE.items():
+                f.write(f"{taxid}\t|\t{parent}\t|\t{rank}\t|\t\t|\n")
+        self.addCleanup(os.unlink, f.name)
+        nodes = bp.Nodes(bp.Path(f.name))
+        start, children = bp.children_index(nodes)
+        self.assertEqual(sorted(children[start[9605]:start[9606]]), [9606])
+        self.assertEqual(sorted(children[start[1]:start[2]]), [131567])   # root 1 is not its own child
+        sets = bp.majority_sets(nodes, 50, 20, seed=1)
+        self.assertEqual(sets, bp.majority_sets(nodes, 50, 20, seed=1))
+        self.assertNotEqual(sets, bp.majority_sets(nodes, 50, 20, seed=2))
+        self.assertTrue(all(len(members) == 20 and all(m in TREE for m in members) for members in sets))
+        genus_members = {9605, 9606, 63221, 9688, 9689, 561, 562}   # at or below a genus
+        # At least 12 of 20 from one genus' subtree (at most 8 others).
+        self.assertTrue(all(sum(m in genus_members for m in members) >= 12 for members in sets))
 
 
 class ClientSupportTests(unittest.TestCase):

@@ -6,6 +6,9 @@ per input line and in input order, so that they can be compared line by line:
     lineage:  QUERY \t 1;131567;2759;…;TAXON     (ids, root first, the taxon last, root 1 included)
     LCA:      A \t B \t LCA_ID                    (or NONE when the two have no common ancestor)
     name:     NAME \t ID,ID,…                     (every id the tool gives, ascending)
+    majority: SET \t TAXON \t SUPPORT             (the set as read, its ids separated by spaces; the consensus
+                                                  taxon and taxopy's agreement, STOL's support, with 4 decimals;
+                                                  NONE when no taxon holds the majority)
 
 A query the tool cannot answer is `!CODE` in the answer column (`!NOT_FOUND`,
 `!MERGED`, `!DELETED`, …).
@@ -86,6 +89,26 @@ def lineage_line(query: str, answer: Sequence[int] | Err) -> str:
 
 def lca_line(a: str, b: str, answer: int | None | Err) -> str:
     return f"{a}\t{b}\t{format_answer(answer)}\n"
+
+
+def majority_line(query: str, answer: tuple[int, float | str] | None | Err) -> str:
+    """A set's consensus: (taxon, support) written as TAXON \t SUPPORT with 4 decimals, NONE or !CODE."""
+    if answer is None or isinstance(answer, Err):
+        return f"{query}\t{format_answer(answer)}\n"
+    taxon, support = answer
+    return f"{query}\t{int(taxon)}\t{float(support):.4f}\n"
+
+
+def parse_majority_line(line: str) -> tuple[str, tuple[int, str] | None | Err]:
+    """(set, (taxon, support as written)) or (set, None) or (set, Err)."""
+    query, _, rest = line.rstrip("\n").partition("\t")
+    err = _parse_error(rest)
+    if err:
+        return query, err
+    if rest == "NONE":
+        return query, None
+    taxon, _, support = rest.partition("\t")
+    return query, (int(taxon), support)
 
 
 def names_line(name: str, answer: Iterable[int] | Err) -> str:
