@@ -546,9 +546,9 @@ class Taxonomy:
         :class:`Node`; ``None`` when some have no common ancestor (different roots of
         the eight-rank view). A taxon is its own ancestor: ``lca([x])`` is ``x``.
 
-        One ``lca_batch`` request on the shared connection, whatever the number of ids
-        (more than one request holds, about 6,000 ids, are sent as several sets and
-        their ancestors joined in a second round). Raises the typed error of the first
+        One ``lca_batch`` request on the shared connection. More ids than one request
+        holds (about 7,000 of 7 digits; a repeated id counts once) are sent as several
+        sets, whose ancestors are joined in a second round. Raises the typed error of the first
         id or name that names nothing (:class:`~stol.NotFoundError`,
         :class:`~stol.TaxonDeletedError`, ...), as :meth:`compare` would for it. For
         many sets, or to have unknown members listed rather than raised, use
