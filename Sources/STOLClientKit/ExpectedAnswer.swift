@@ -90,6 +90,12 @@ extension Stol_V1_SubtreeResponse: ExpectedAnswer {
     }
 }
 
+extension Stol_V1_InducedTreeResponse: ExpectedAnswer {
+    public static func extract(from response: Stol_V1_TaxonomyResponse) -> Self? {
+        if case .inducedTree(let value) = response.result { value } else { nil }
+    }
+}
+
 // MARK: - Favourites answers
 
 extension Stol_V1_FavoriteState: ExpectedAnswer {

@@ -79,7 +79,7 @@ public struct TaxonomyService: FramedService {
     public func encoding<Encoded: Sendable>(_ response: Response, context: RequestContext,
                                             _ encode: @escaping @Sendable () -> Encoded) async -> Encoded {
         switch response.result {
-        case .lineageBatch?, .compareBatch?, .lcaBatch?, .nameLookup?, .subtree?, .taxa?, .diagnostics?, .diff?: break
+        case .lineageBatch?, .compareBatch?, .lcaBatch?, .inducedTree?, .nameLookup?, .subtree?, .taxa?, .diagnostics?, .diff?: break
         case .relatives(let relatives)? where relatives.relatives.count > 20: break
         default: return encode()
         }
@@ -97,6 +97,7 @@ public struct TaxonomyService: FramedService {
         case .lineageBatch(let body): return LineageBatchHandler.isBulk(body)
         case .compareBatch(let body): return CompareBatchHandler.isBulk(body)
         case .lcaBatch(let body): return LcaBatchHandler.isBulk(body)
+        case .inducedTree(let body): return InducedTreeHandler.isBulk(body)
         case .nameLookup(let body): return NameLookupHandler.isBulk(body)
         case .diagnostics(let body): return DiagnosticsHandler.isBulk(body)
         case .diff(let body): return DiffHandler.isBulk(body)
@@ -150,6 +151,7 @@ public struct TaxonomyService: FramedService {
         case .lineageBatch(let body): return LineageBatchHandler.runsInline(body, database: database)
         case .compareBatch(let body): return CompareBatchHandler.runsInline(body, database: database)
         case .lcaBatch(let body): return LcaBatchHandler.runsInline(body, database: database)
+        case .inducedTree(let body): return InducedTreeHandler.runsInline(body, database: database)
         case .nameLookup(let body): return NameLookupHandler.runsInline(body, database: database)
         case .diagnostics(let body): return DiagnosticsHandler.runsInline(body, database: database)
         case .diff(let body): return DiffHandler.runsInline(body, database: database)
@@ -228,6 +230,7 @@ public struct TaxonomyService: FramedService {
         case .lineageBatch: "lineage_batch"
         case .compareBatch: "compare_batch"
         case .lcaBatch: "lca_batch"
+        case .inducedTree: "induced_tree"
         case .nameLookup: "name_lookup"
         case .subtree: "subtree"
         case .getTaxa: "get_taxa"
@@ -259,6 +262,7 @@ public struct TaxonomyService: FramedService {
         case .lineageBatch(let body): return try LineageBatchHandler.answer(body, &context)
         case .compareBatch(let body): return try CompareBatchHandler.answer(body, &context)
         case .lcaBatch(let body): return try LcaBatchHandler.answer(body, &context)
+        case .inducedTree(let body): return try InducedTreeHandler.answer(body, &context)
         case .nameLookup(let body): return try NameLookupHandler.answer(body, &context)
         case .diagnostics(let body): return try DiagnosticsHandler.answer(body, &context)
         case .diff(let body): return try DiffHandler.answer(body, &context)

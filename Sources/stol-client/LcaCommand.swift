@@ -62,9 +62,17 @@ struct LowestCommonAncestor: ParsableCommand {
         }
     }
 
-    /// Sets and members per request: the server's limits (1000 sets, 10,000 members).
+    /// Sets and members per request: the server's limits (1000 sets, 10,000 members), and
+    /// bytes of the sets, kept under the 64 KiB request frame with room for the envelope.
     static let setsPerRequest = 1000
     static let membersPerRequest = 10_000
+    static let bytesPerRequest = 60_000
+
+    /// An upper bound of the bytes `set` takes in a request: each string with its tag and a
+    /// length of up to 3 bytes, each weight 8 bytes, the set's own tag and length.
+    static func encodedBound(_ set: Stol_V1_TaxonSet) -> Int {
+        set.members.reduce(set.key.utf8.count + 4 + 8) { $0 + $1.utf8.count + 4 } + set.weights.count * 8 + 6
+    }
 
     func run() throws {
         var missing = false
@@ -74,19 +82,48 @@ struct LowestCommonAncestor: ParsableCommand {
             let client = try global.batchTaxonomy()
             header.write(to: output, json: json)
             var reader = LcaSetReader(group: group.map { ($0, column, weightColumn) }, weighted: weighted)
+            /// A set read but left for the next request (it would not fit), with the comments before it.
+            struct Carried {
+                var item: LcaSetReader.Item?
+                var comments: [String] = []
+                /// The comments first, one at a time, then the set.
+                mutating func take() -> LcaSetReader.Item? {
+                    if !comments.isEmpty { return .comment(comments.removeFirst()) }
+                    defer { item = nil }
+                    return item
+                }
+            }
+            var carried = Carried()
             /// Per request, what to print before each set's answer: the comment lines that came before it.
             var comments: [[[String]]] = []
             try client.pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
-                var sets: [Stol_V1_TaxonSet] = [], before: [String] = [], pending: [[String]] = [], members = 0
-                while sets.count < Self.setsPerRequest, members < Self.membersPerRequest, let item = try reader.next() {
+                var sets: [Stol_V1_TaxonSet] = [], before: [String] = [], pending: [[String]] = [], members = 0, bytes = 0
+                func nextItem() throws(ClientError) -> LcaSetReader.Item? {
+                    if let item = carried.take() { return item }
+                    return try reader.next()
+                }
+                while sets.count < Self.setsPerRequest, let item = try nextItem() {
                     switch item {
                     case .comment(let line): before.append(line)
                     case .set(let set):
+                        let size = Self.encodedBound(set)
+                        // A set that would overflow this request starts the next one.
+                        if !sets.isEmpty, members + set.members.count > Self.membersPerRequest || bytes + size > Self.bytesPerRequest {
+                            carried.item = item
+                            break
+                        }
                         sets.append(set)
                         members += set.members.count
+                        bytes += size
                         pending.append(before)
                         before = []
                     }
+                    if carried.item != nil { break }
+                }
+                if !before.isEmpty, carried.item != nil {
+                    // Comments read before a set that moved to the next request go with it.
+                    carried.comments = before
+                    before = []
                 }
                 if !before.isEmpty {
                     // Comments after the last set: printed once the requests before them are answered.

@@ -17,6 +17,15 @@ struct Tree: ParsableCommand {
               children in name order.
             --format jsonl: one JSON object per taxon, in the same order: id, parent_id, depth, rank, name.
             A subtree of more than --max-taxa taxa (default 10,000, at most 50,000) is refused with its size.
+
+            --taxa: the smallest tree connecting the taxa read from stdin (ids or exact names, one per \
+            line; at most 10,000), as ete4's get_topology builds it: their lineages joined, every node \
+            that was not asked for and has one child left out (--keep-single-children keeps them), \
+            the top at the first node from the root that branches or was asked for. Ids and names that \
+            name nothing are listed on stderr (and in --format jsonl as a last object \
+            {"not_found": [...]}) and the rest is answered; exit 3 then. Children in name order; on \
+            the main ranks, taxa under several domains hang from an unnamed top (id 0).
+              stol-client tree --taxa --ranks all --format newick --label id < taxids.txt
             """)
     enum Format: String, ExpressibleByArgument, CaseIterable { case text, newick, jsonl }
 
@@ -28,8 +37,19 @@ struct Tree: ParsableCommand {
     @Option(help: "Levels below the start to show (1–8; text only).") var depth: Int = 2
     @Option(help: "Children shown per taxon (at most 500); the rest are summarised (text only).") var limit: UInt32 = 50
     @Option(help: "Largest subtree to export (newick, jsonl; at most 50,000).") var maxTaxa: UInt32 = 10_000
+    @Flag(help: "The smallest tree connecting the taxa read from stdin (see below), instead of a subtree.") var taxa = false
+    @Flag(help: "With --taxa: keep the nodes that were not asked for and have one child (ete4's intermediate_nodes).")
+    var keepSingleChildren = false
+    enum Label: String, ExpressibleByArgument, CaseIterable { case name, id }
+    @Option(help: ArgumentHelp("Newick labels: name (scientific names) or id (taxids, as ete4's get_topology).", valueName: "name|id"))
+    var label: Label = .name
 
     func validate() throws {
+        if taxa {
+            guard id == nil else { throw ValidationError("--taxa reads the taxa from stdin; give no id") }
+            return
+        }
+        guard !keepSingleChildren else { throw ValidationError("--keep-single-children goes with --taxa") }
         if format != .text {
             guard id != nil else { throw ValidationError("--format \(format.rawValue) needs a taxon id") }
             guard (1...50_000).contains(maxTaxa) else { throw ValidationError("--max-taxa must be 1…50000") }
@@ -37,6 +57,7 @@ struct Tree: ParsableCommand {
     }
 
     func run() throws {
+        if taxa { return try induced() }
         if format != .text { return try export() }
         try global.run { () throws(ClientError) in
             guard (1...8).contains(depth) else { throw .usage("--depth must be 1…8") }
@@ -90,6 +111,60 @@ struct Tree: ParsableCommand {
                 lines.forEach { print($0) }
             }
         }
+    }
+
+    /// The smallest tree connecting the taxa of stdin, from one request.
+    private func induced() throws {
+        var missing = false
+        try global.run { () throws(ClientError) in
+            var request = Stol_V1_TaxonomyRequest()
+            var body = Stol_V1_InducedTreeRequest()
+            body.ranks = ranks.ranks.wire
+            body.keepSingleChildren = keepSingleChildren
+            while let line = readLine() {
+                let query = line.trimmingBlanks
+                guard !query.isEmpty, !query.hasPrefix("#") else { continue }
+                if let id = Int64(query) { body.taxonIds.append(id) } else { body.names.append(query) }
+            }
+            guard body.taxonIds.count + body.names.count <= 10_000 else {
+                throw .usage("at most 10,000 taxa per tree, got \(body.taxonIds.count + body.names.count)")
+            }
+            request.inducedTree = body
+            let answer = try global.taxonomy().ask(request, as: Stol_V1_InducedTreeResponse.self)
+            missing = !answer.notFound.isEmpty
+            let depths = answer.depths.map(Int.init)
+            switch format {
+            case .newick:
+                print(Newick.write(depths: depths, labels: label == .id
+                                   ? answer.ids.map { $0 == 0 ? "" : String($0) } : answer.names))
+            case .jsonl:
+                let output = BufferedOutput()
+                var stack: [Int64] = []
+                for (index, taxonID) in answer.ids.enumerated() {
+                    stack.removeLast(max(0, stack.count - depths[index]))
+                    let parent = stack.last.map { "\($0)" } ?? "null"
+                    output.line("{\"id\":\(taxonID),\"parent_id\":\(parent),\"depth\":\(depths[index]),"
+                                + "\"rank\":\(TextFormatter.jsonString(answer.ranks[index])),"
+                                + "\"name\":\(TextFormatter.jsonString(answer.names[index])),\"requested\":\(answer.requested[index])}")
+                    stack.append(taxonID)
+                }
+                if missing {
+                    output.line("{\"not_found\":[" + answer.notFound.map(TextFormatter.jsonString).joined(separator: ",") + "]}")
+                }
+                output.flush()
+            case .text:
+                for (index, taxonID) in answer.ids.enumerated() {
+                    let mark = answer.requested[index] ? "" : "  (joins)"
+                    print(String(repeating: "  ", count: depths[index])
+                          + (taxonID == 0 ? "(several roots)" : "\(taxonID)  \(answer.names[index])  (\(answer.ranks[index]))\(mark)"))
+                }
+            }
+            if missing {
+                let shown = answer.notFound.prefix(20).joined(separator: ", ") + (answer.notFound.count > 20 ? ", …" : "")
+                FileHandle.standardError.write(Data("not found (\(answer.notFound.count)): \(shown)\n".utf8))
+            }
+        }
+        if missing { throw ExitCode(ClientError.ExitCode.notFound.rawValue) }
     }
 
     /// Newick or JSON lines of the whole subtree, from one request.

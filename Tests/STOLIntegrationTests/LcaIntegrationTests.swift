@@ -90,4 +90,15 @@ final class LcaIntegrationTests: XCTestCase {
             XCTAssertEqual(rows(sets).map { $0[1] }, rows(compared).map { $0[2] }, "--ranks \(view)")
         }
     }
+
+    func testSetsThatTogetherPassTheRequestFrame_areSentInSeveralRequests_andAllAnswered() throws {
+        // 700 sets of 20 members: about 84 KB of members, more than one 64 KiB request holds.
+        let line = Array(repeating: "9689", count: 19).joined(separator: "\t") + "\t9694\n"
+        let result = try lca(["--majority", "0.5"], input: String(repeating: line, count: 700))
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let lines = rows(result)
+        XCTAssertEqual(lines.count, 700)
+        XCTAssertEqual(Set(lines.map { $0[1] }), ["9689"])
+        XCTAssertEqual(lines.last?[0], "700")
+    }
 }

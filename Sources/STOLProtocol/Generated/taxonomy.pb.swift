@@ -513,6 +513,14 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     set {body = .lcaBatch(newValue)}
   }
 
+  public var inducedTree: Stol_V1_InducedTreeRequest {
+    get {
+      if case .inducedTree(let v)? = body {return v}
+      return Stol_V1_InducedTreeRequest()
+    }
+    set {body = .inducedTree(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -534,6 +542,7 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     case diff(Stol_V1_DiffRequest)
     case history(Stol_V1_HistoryRequest)
     case lcaBatch(Stol_V1_LcaBatchRequest)
+    case inducedTree(Stol_V1_InducedTreeRequest)
 
   }
 
@@ -723,6 +732,14 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
     set {_uniqueStorage()._result = .lcaBatch(newValue)}
   }
 
+  public var inducedTree: Stol_V1_InducedTreeResponse {
+    get {
+      if case .inducedTree(let v)? = _storage._result {return v}
+      return Stol_V1_InducedTreeResponse()
+    }
+    set {_uniqueStorage()._result = .inducedTree(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -745,6 +762,7 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
     case diff(Stol_V1_DiffResponse)
     case history(Stol_V1_HistoryResponse)
     case lcaBatch(Stol_V1_LcaBatchResponse)
+    case inducedTree(Stol_V1_InducedTreeResponse)
 
   }
 
@@ -2094,6 +2112,56 @@ public nonisolated struct Stol_V1_LcaBatchResponse: Sendable {
   public init() {}
 }
 
+/// The smallest tree that connects a set of taxa (`stol-client tree --taxa`), as ete4's
+/// get_topology builds it. Ids travel packed (10,000 fit a request), names beside them.
+public nonisolated struct Stol_V1_InducedTreeRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// at most 10,000 ids and names together
+  public var taxonIds: [Int64] = []
+
+  /// exact scientific or common names
+  public var names: [String] = []
+
+  public var ranks: Stol_V1_RankView = .main
+
+  /// false: a node not asked for with one child is left out (ete4's intermediate_nodes=False)
+  public var keepSingleChildren: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_InducedTreeResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Preorder; a node's parent is the last one before it a level up. Id 0 (no name) is the
+  /// unnamed top joining several roots of the main ranks' forest.
+  public var ids: [Int64] = []
+
+  public var depths: [UInt32] = []
+
+  public var names: [String] = []
+
+  /// main rank names, or the source's ranks with RANK_VIEW_ALL
+  public var ranks: [String] = []
+
+  /// the node was one of the taxa asked for
+  public var requested: [Bool] = []
+
+  /// ids (in decimal) and names that name no single taxon, in input order
+  public var notFound: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "stol.v1"
@@ -2128,7 +2196,7 @@ nonisolated extension Stol_V1_ChangeKind: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}release\0\u{2}\u{8}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{3}get_taxa\0\u{1}diff\0\u{1}history\0\u{3}lca_batch\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}release\0\u{2}\u{8}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{3}get_taxa\0\u{1}diff\0\u{1}history\0\u{3}lca_batch\0\u{3}induced_tree\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2372,6 +2440,19 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
           self.body = .lcaBatch(v)
         }
       }()
+      case 32: try {
+        var v: Stol_V1_InducedTreeRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .inducedTree(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .inducedTree(v)
+        }
+      }()
       default: break
       }
     }
@@ -2461,6 +2542,10 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
       guard case .lcaBatch(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
     }()
+    case .inducedTree?: try {
+      guard case .inducedTree(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -2477,7 +2562,7 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{1}merged\0\u{2}\u{6}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{1}taxa\0\u{1}diff\0\u{1}history\0\u{3}lca_batch\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{1}merged\0\u{2}\u{6}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{1}taxa\0\u{1}diff\0\u{1}history\0\u{3}lca_batch\0\u{3}induced_tree\0")
 
   fileprivate class _StorageClass {
     var _id: UInt64 = 0
@@ -2766,6 +2851,19 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
             _storage._result = .lcaBatch(v)
           }
         }()
+        case 32: try {
+          var v: Stol_V1_InducedTreeResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .inducedTree(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .inducedTree(v)
+          }
+        }()
         default: break
         }
       }
@@ -2863,6 +2961,10 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
       case .lcaBatch?: try {
         guard case .lcaBatch(let v)? = _storage._result else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
+      }()
+      case .inducedTree?: try {
+        guard case .inducedTree(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
       }()
       case nil: break
       }
@@ -5428,6 +5530,106 @@ nonisolated extension Stol_V1_LcaBatchResponse: SwiftProtobuf.Message, SwiftProt
 
   public static func ==(lhs: Stol_V1_LcaBatchResponse, rhs: Stol_V1_LcaBatchResponse) -> Bool {
     if lhs.results != rhs.results {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_InducedTreeRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".InducedTreeRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_ids\0\u{1}names\0\u{1}ranks\0\u{3}keep_single_children\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedInt64Field(value: &self.taxonIds) }()
+      case 2: try { try decoder.decodeRepeatedStringField(value: &self.names) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.ranks) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.keepSingleChildren) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.taxonIds.isEmpty {
+      try visitor.visitPackedInt64Field(value: self.taxonIds, fieldNumber: 1)
+    }
+    if !self.names.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.names, fieldNumber: 2)
+    }
+    if self.ranks != .main {
+      try visitor.visitSingularEnumField(value: self.ranks, fieldNumber: 3)
+    }
+    if self.keepSingleChildren != false {
+      try visitor.visitSingularBoolField(value: self.keepSingleChildren, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_InducedTreeRequest, rhs: Stol_V1_InducedTreeRequest) -> Bool {
+    if lhs.taxonIds != rhs.taxonIds {return false}
+    if lhs.names != rhs.names {return false}
+    if lhs.ranks != rhs.ranks {return false}
+    if lhs.keepSingleChildren != rhs.keepSingleChildren {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_InducedTreeResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".InducedTreeResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ids\0\u{1}depths\0\u{1}names\0\u{1}ranks\0\u{1}requested\0\u{3}not_found\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedInt64Field(value: &self.ids) }()
+      case 2: try { try decoder.decodeRepeatedUInt32Field(value: &self.depths) }()
+      case 3: try { try decoder.decodeRepeatedStringField(value: &self.names) }()
+      case 4: try { try decoder.decodeRepeatedStringField(value: &self.ranks) }()
+      case 5: try { try decoder.decodeRepeatedBoolField(value: &self.requested) }()
+      case 6: try { try decoder.decodeRepeatedStringField(value: &self.notFound) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.ids.isEmpty {
+      try visitor.visitPackedInt64Field(value: self.ids, fieldNumber: 1)
+    }
+    if !self.depths.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.depths, fieldNumber: 2)
+    }
+    if !self.names.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.names, fieldNumber: 3)
+    }
+    if !self.ranks.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.ranks, fieldNumber: 4)
+    }
+    if !self.requested.isEmpty {
+      try visitor.visitPackedBoolField(value: self.requested, fieldNumber: 5)
+    }
+    if !self.notFound.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.notFound, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_InducedTreeResponse, rhs: Stol_V1_InducedTreeResponse) -> Bool {
+    if lhs.ids != rhs.ids {return false}
+    if lhs.depths != rhs.depths {return false}
+    if lhs.names != rhs.names {return false}
+    if lhs.ranks != rhs.ranks {return false}
+    if lhs.requested != rhs.requested {return false}
+    if lhs.notFound != rhs.notFound {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

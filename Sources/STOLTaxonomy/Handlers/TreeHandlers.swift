@@ -82,3 +82,13 @@ struct SubtreeHandler: TaxonomyRequestHandler {
         return .subtree(try context.queries.subtree(of: body.taxonID, ranks: body.ranks, maximumTaxa: maximum))
     }
 }
+
+/// The smallest tree connecting up to 10,000 taxa: a walk of their lineages, on the task pool.
+struct InducedTreeHandler: TaxonomyRequestHandler {
+    static func runsInline(_ body: Stol_V1_InducedTreeRequest, database: TaxonomyDatabase) -> Bool { false }
+    static func isBulk(_ body: Stol_V1_InducedTreeRequest) -> Bool { true }
+
+    static func answer(_ body: Stol_V1_InducedTreeRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
+        .inducedTree(try context.queries.inducedTree(body))
+    }
+}
