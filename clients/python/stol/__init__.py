@@ -21,7 +21,7 @@ class per protocol error code (:class:`NotFoundError`, ...). The sockets are in
 from . import answers, errors
 from .answers import (MAIN_RANKS, Comparison, Database, Detail, Favorite, Lineage, NameIds, Newick, Node,
                       PairComparison, Relatives, SearchHit, SearchResults, SetConsensus, Status, SubtreeNode, Taxon,
-                      TaxonMap)
+                      TaxonMap, TopologyNode)
 from .errors import *  # noqa: F401,F403 - one exception class per error code
 from .errors import __all__ as _error_names
 from .favorites import Favorites, FavoritesNotice
@@ -33,4 +33,4 @@ __version__ = "0.1.0"
 __all__ = ["Taxonomy", "Favorites", "FavoritesNotice", "lineage_frame", "answers", "errors", "MAIN_RANKS",
            "Comparison", "Database", "Detail", "Favorite", "Lineage", "NameIds", "Newick", "Node",
            "PairComparison", "Relatives", "SearchHit", "SearchResults", "SetConsensus", "Status", "SubtreeNode",
-           "Taxon", "TaxonMap"] + [name for name in _error_names if name not in ("error_class", "from_code")]
+           "Taxon", "TaxonMap", "TopologyNode"] + [name for name in _error_names if name not in ("error_class", "from_code")]

@@ -498,6 +498,28 @@ class SubtreeNodes(list):
 
 
 @dataclass(frozen=True)
+class TopologyNode:
+    """One node of :meth:`~stol.Taxonomy.topology` in preorder: as :class:`SubtreeNode`,
+    and ``requested``, whether it was one of the taxa asked for (the others join them)."""
+    id: int
+    parent_id: Optional[int]
+    depth: int
+    rank: str
+    name: str
+    requested: bool
+
+
+class TopologyNodes(list):
+    """The tree of :meth:`~stol.Taxonomy.topology` as :class:`TopologyNode` objects in
+    preorder, with ``release`` and ``not_found`` (what named no single taxon)."""
+
+    def __init__(self, nodes=(), release: str = "", not_found=()):
+        super().__init__(nodes)
+        self.release = release
+        self.not_found = list(not_found)
+
+
+@dataclass(frozen=True)
 class Trait:
     """A trait: ``key``, ``value`` and its SI ``unit`` (empty for a categorical trait)."""
     key: str

@@ -10,7 +10,8 @@ from . import _transport, errors
 from ._proto import taxonomy_pb2 as pb
 from .answers import (Comparison, Database, Detail, Lineage, NameIds, Newick, Node, PairComparison, Reference,
                       Relative, Relatives, SearchHit, SearchResults, SetConsensus, Status, SubtreeNode, SubtreeNodes,
-                      Taxon, TaxonChange, TaxonInRelease, TaxonList, TaxonMap, Trait, main_rank_number, _MATCHES,
+                      Taxon, TaxonChange, TaxonInRelease, TaxonList, TaxonMap, TopologyNode, TopologyNodes, Trait,
+                      main_rank_number, _MATCHES,
                       _SOURCES, _name)
 
 __all__ = ["Taxonomy", "newick"]
@@ -820,6 +821,47 @@ class Taxonomy:
         for taxon_id, depth, name, rank in zip(tree.ids, tree.depths, tree.names, tree.ranks):
             del stack[depth:]
             nodes.append(SubtreeNode(taxon_id, stack[-1] if stack else None, depth, rank, name))
+            stack.append(taxon_id)
+        return nodes
+
+    def topology(self, taxa: Iterable[Query], format: str = "newick", ranks: str = "all", *,
+                 keep_single_children: bool = False, label: str = "name") -> Union[Newick, TopologyNodes]:
+        """The smallest tree connecting ``taxa`` (ids or exact names; at most 10,000), in
+        one request (``induced_tree``), as ete4's ``get_topology(taxids,
+        intermediate_nodes=keep_single_children)`` builds it: their lineages joined,
+        each node that was not asked for and has one child left out, the top at the
+        first node from the root that branches or was asked for.
+
+        ``format="newick"``: a :class:`Newick` string labelled with scientific names
+        (``label="id"``: taxids, as ete4 names its nodes), the same text as ``stol-client
+        tree --taxa --format newick``; ``format="nodes"``: :class:`TopologyNodes` in
+        preorder. Either way ``.not_found`` lists the ids and names that name no single
+        taxon: the tree is that of the others (ete4 raises on the first unknown id)."""
+        if format not in ("newick", "nodes"):
+            raise errors.InvalidRequestError("format must be 'newick' or 'nodes', not %r" % (format,))
+        if label not in ("name", "id"):
+            raise errors.InvalidRequestError("label must be 'name' or 'id', not %r" % (label,))
+        ids: List[int] = []
+        names: List[str] = []
+        for value in taxa:
+            query = _query(value)
+            if query.lstrip("-").isdigit():
+                ids.append(int(query))
+            elif query:
+                names.append(query)
+        answer, release = self._call("induced_tree", taxon_ids=ids, names=names, ranks=_view(ranks),
+                                     keep_single_children=bool(keep_single_children))
+        tree = self._result(answer, "induced_tree")
+        if format == "newick":
+            labels = [str(i) if i else "" for i in tree.ids] if label == "id" else list(tree.names)
+            text = Newick(newick(list(tree.depths), labels), release)
+            text.not_found = list(tree.not_found)
+            return text
+        nodes = TopologyNodes(release=release, not_found=tree.not_found)
+        stack: List[int] = []
+        for taxon_id, depth, name, rank, requested in zip(tree.ids, tree.depths, tree.names, tree.ranks, tree.requested):
+            del stack[depth:]
+            nodes.append(TopologyNode(taxon_id, stack[-1] if stack else None, depth, rank, name, requested))
             stack.append(taxon_id)
         return nodes
 
