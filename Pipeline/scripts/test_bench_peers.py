@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "pee
 import bench_peers as bp  # noqa: E402
 from normalise import (  # noqa: E402
     NOT_FOUND, Err, lca_line, lca_of_lineages, lineage_line, majority_line, names_line, normalise_lineage,
-    parse_lca_line, parse_lineage_line, parse_majority_line, parse_names_line,
+    parse_lca_line, parse_lineage_line, parse_majority_line, parse_names_line, parse_tree_lines, tree_lines,
 )
 
 # taxid -> (parent, rank), from nodes.dmp.
@@ -466,6 +466,168 @@ class MajorityTests(unittest.TestCase):
         genus_members = {9605, 9606, 63221, 9688, 9689, 561, 562}   # at or below a genus
         # At least 12 of 20 from one genus' subtree (at most 8 others).
         self.assertTrue(all(sum(m in genus_members for m in members) >= 12 for members in sets))
+
+
+class TopologyTests(unittest.TestCase):
+    """Issue 24's topology workload: Newick and JSON lines read into (node, parent) edges, the trees compared as
+    unordered trees, the difference classes, the sized runs and their options."""
+
+    # The smallest tree connecting human, lion and E. coli as ete4's get_topology(intermediate_nodes=False) builds
+    # it from TREE: the one-child nodes not asked for left out, then the root 1's only child (cellular organisms) in
+    # its place.
+    ASKED = {9606, 9689, 562}
+    TREE_OF_ASKED = {131567: None, 1437010: 131567, 562: 131567, 9606: 1437010, 9689: 1437010}
+
+    def test_newick_as_ete4_and_stol_client_write_it(self):
+        # ete4: write(parser=8, format_root_node=True); stol-client tree --taxa --format newick --label id.
+        self.assertEqual(bp.newick_tree("((9606,9689)1437010,562)131567;\n"), self.TREE_OF_ASKED)
+        self.assertEqual(bp.newick_tree("(562,(9689,9606)1437010)131567;"), self.TREE_OF_ASKED)   # any order
+        self.assertEqual(bp.newick_tree("9606;"), {9606: None})
+
+    def test_newick_labels_lengths_and_comments(self):
+        nodes = bp.parse_newick("(('Homo sapiens':0.1,'it''s'[&&NHX:rank=species]) Homo_x : 2,,b)'';")
+        self.assertEqual(nodes, [("", None), ("Homo x", 0), ("Homo sapiens", 1), ("it's", 1), ("", 0), ("b", 0)])
+        self.assertEqual(bp.parse_newick(";"), [])
+
+    def test_newick_that_is_not_one_tree_is_refused(self):
+        for text in ("(1,2)3", "(1,2;", "1,2);", "(1,2)3;(4);", "(1,2)3; 4", "(1 2)3;", "(1,2)3 4;", "('1,2)3;",
+                     "(1:x,2)3;", "(1,2)3[;"):
+            with self.subTest(text=text), self.assertRaises(ValueError):
+                bp.parse_newick(text)
+        with self.assertRaisesRegex(ValueError, "not a taxid"):
+            bp.newick_tree("(9606,Homo)9605;")
+        with self.assertRaisesRegex(ValueError, "not a taxid"):
+            bp.newick_tree("(9606,)9605;")       # an unlabelled node (stol-client's top of a forest of domains)
+        with self.assertRaisesRegex(ValueError, "labels two nodes"):
+            bp.newick_tree("(9606,9606)9605;")
+
+    def test_a_deep_tree_does_not_overflow_the_stack(self):
+        depth = 5000
+        text = "(" * depth + "0" + "".join(f"){i + 1}" for i in range(depth)) + ";"
+        tree = bp.newick_tree(text)
+        self.assertEqual(len(tree), depth + 1)
+        self.assertIsNone(tree[depth])
+        self.assertEqual(tree[0], 1)
+
+    def test_stol_client_jsonl(self):
+        lines = [json.dumps({"id": 131567, "parent_id": None, "depth": 0, "rank": "cellular root",
+                             "name": "cellular organisms", "requested": False}),
+                 '{"id":1437010,"parent_id":131567,"depth":1,"rank":"clade","name":"Boreoeutheria","requested":false}',
+                 '{"id":9606,"parent_id":1437010,"depth":2,"rank":"species","name":"Homo sapiens","requested":true}',
+                 '{"id":"9689","parent_id":"1437010","depth":2,"rank":"species","name":"Panthera leo","requested":true}',
+                 '{"id":562,"parent_id":131567,"depth":1,"rank":"species","name":"Escherichia coli","requested":true}',
+                 '{"not_found":["99999999","Nothing"]}', ""]
+        self.assertEqual(bp.parse_stol_tree_jsonl(lines), (self.TREE_OF_ASKED, ["99999999", "Nothing"]))
+        with self.assertRaisesRegex(ValueError, "two lines"):
+            bp.parse_stol_tree_jsonl(lines[:3] + lines[2:3])
+
+    def test_tree_lines_round_trip(self):
+        text = tree_lines(self.TREE_OF_ASKED)
+        self.assertEqual(text.splitlines()[0], "562\t131567")            # ascending by node
+        self.assertIn("131567\t-\n", text)
+        self.assertEqual(parse_tree_lines(text.splitlines()), self.TREE_OF_ASKED)
+
+    def test_the_stol_rows_normalise_their_tree(self):
+        import tempfile
+        directory = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(directory))
+        raw, target = bp.Path(directory, "raw"), bp.Path(directory, "tsv")
+        newick = bp.STOL_COMMANDS["topology"][0]
+        self.assertEqual(newick.text, "stol-client tree --taxa --ranks all --format newick --label id")
+        raw.write_text("((9606,9689)1437010,562)131567;\n")
+        bp.normalise_stol(newick, ["9606", "9689", "562"], raw, target)
+        self.assertEqual(target.read_text(), tree_lines(self.TREE_OF_ASKED))
+        jsonl = dict(bp.STOL_FORMAT_ROWS["topology"])["STOL jsonl"]
+        self.assertEqual(jsonl.options, ("--taxa", "--ranks", "all", "--format", "jsonl"))
+        raw.write_text('{"id":131567,"parent_id":null}\n{"id":562,"parent_id":131567}\n')
+        bp.normalise_stol(jsonl, ["562"], raw, target)
+        self.assertEqual(target.read_text(), "562\t131567\n131567\t-\n")
+        # The Python row's program writes the package's Newick (Taxonomy.topology(..., label="id")).
+        python = bp.STOL_PYTHON_ROWS["topology"]
+        self.assertEqual((python.subcommand, python.key in bp.PYTHON_KEYS), ("stol_python_topology.py", True))
+        raw.write_text("(562,(9689,9606)1437010)131567;\n")
+        bp.normalise_stol(python, ["9606", "9689", "562"], raw, target)
+        self.assertEqual(target.read_text(), tree_lines(self.TREE_OF_ASKED))
+
+    def test_identical_trees_in_any_order(self):
+        agreement = bp.compare_trees(dict(reversed(list(self.TREE_OF_ASKED.items()))), self.TREE_OF_ASKED,
+                                     self.ASKED, parent_of, "STOL", "ete4")
+        self.assertEqual((agreement.total, agreement.identical, agreement.classes), (5, 5, {}))
+
+    def test_classes(self):
+        ref, asked = self.TREE_OF_ASKED, self.ASKED
+
+        def kind(node, **changes):
+            got = dict(ref)
+            for key, value in changes.items():
+                if value == "absent":
+                    got.pop(int(key[1:]), None)
+                else:
+                    got[int(key[1:])] = value
+            return bp.classify_topology_node(node, got, ref, asked, parent_of)
+        self.assertIsNone(kind(9606))
+        self.assertIsNone(kind(7))                                               # in neither tree
+        self.assertEqual(kind(562, n562="absent"), "a taxon asked for is missing from the tree")
+        self.assertEqual(kind(1437010, n1437010="absent", n9606=131567, n9689=131567),
+                         "a joining node of the reference's tree (not asked for) is missing")
+        self.assertEqual(kind(2, n2=131567, n562=2),
+                         "an extra node not asked for with one child (the reference leaves such nodes out)")
+        self.assertEqual(kind(562, n2=131567, n562=2), "hangs from a lower node (a node between added)")
+        self.assertEqual(kind(9606, n9606=131567), "hangs from a higher node (a node between left out)")
+        self.assertEqual(kind(9606, n9606=562), "another parent")
+        self.assertEqual(kind(33154, n33154=131567, n1437010=33154, n9605=33154),
+                         "an extra joining node (not asked for)")
+        self.assertEqual(bp.classify_topology_node(9605, {**ref, 9605: 131567}, ref, asked | {9605}, parent_of),
+                         "a taxon asked for that the reference's tree lacks")
+        # ete4 keeps the root 1 when it has several children; a tree topped by cellular organisms differs there.
+        ete4 = {1: None, **ref, 131567: 1}
+        self.assertEqual(bp.classify_topology_node(131567, ref, ete4, asked, parent_of),
+                         "the top of the tree, where the reference's tree has it under a parent")
+        self.assertEqual(bp.classify_topology_node(131567, ete4, ref, asked, parent_of),
+                         "under a parent, where the reference's tree has it as the top")
+
+    def test_agreement_is_over_the_nodes_of_both_trees(self):
+        got = {**self.TREE_OF_ASKED, 2: 131567, 562: 2}
+        agreement = bp.compare_trees(got, self.TREE_OF_ASKED, self.ASKED, parent_of, "STOL", "ete4")
+        self.assertEqual((agreement.total, agreement.identical), (6, 4))
+        self.assertEqual(agreement.classes["hangs from a lower node (a node between added)"],
+                         {"count": 1, "example": "562 (asked for): ete4 under 131567 | STOL under 2"})
+        self.assertEqual(agreement.classes["an extra node not asked for with one child (the reference leaves such "
+                                           "nodes out)"]["example"], "2: ete4 absent | STOL under 131567")
+
+    def test_tree_summary(self):
+        self.assertEqual(bp.tree_summary(self.TREE_OF_ASKED, self.ASKED | {1437010, 7}),
+                         {"nodes": 5, "leaves": 3, "requested_in_tree": 4, "requested_inner": 1, "top": 131567})
+
+    def test_one_run_per_size(self):
+        import contextlib
+        import io
+        args = bp.parse_args(["--only", "topology", "--only", "majority"])
+        self.assertEqual(args.workloads, ["majority", "topology-1000", "topology-10000"])
+        self.assertEqual(bp.parse_args(["--only", "topology", "--topology-sizes", "500,2_000,500"]).workloads,
+                         ["topology-500", "topology-2000"])
+        self.assertEqual(bp.parse_args([]).workloads[-2:], ["topology-1000", "topology-10000"])
+        for sizes in ("1", "10001", "ten", ""):
+            with self.subTest(sizes=sizes), self.assertRaises(SystemExit), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                bp.parse_args(["--topology-sizes", sizes])
+        self.assertEqual([bp.base_workload(w) for w in ("topology-1000", "lineage", "majority")],
+                         ["topology", "lineage", "majority"])
+        self.assertEqual(bp.workload_reference("topology-10000"), "ete4")
+        self.assertEqual(bp.workload_reference("majority"), "taxopy")
+        self.assertEqual(bp.workload_peers(args, "topology-1000"), ["ete4"])
+        self.assertEqual(bp.stol_row_names(args, "topology-1000"), ["STOL", "STOL jsonl", "STOL python"])
+        self.assertEqual(bp.stol_row_names(bp.parse_args(["--no-python-rows"]), "topology-10000"),
+                         ["STOL", "STOL jsonl"])
+
+    def test_the_taxa_are_drawn_seeded_distinct_one_draw_per_size(self):
+        ids = list(range(100, 200))
+        draw = bp.topology_taxids(ids, 20, seed=1)
+        self.assertEqual(draw, bp.topology_taxids(ids, 20, seed=1))
+        self.assertNotEqual(draw, bp.topology_taxids(ids, 20, seed=2))
+        self.assertEqual(len(set(draw)), 20)
+        self.assertTrue(set(draw) <= set(ids))
+        self.assertEqual(len(bp.topology_taxids(ids, 500, seed=1)), 100)
 
 
 class ClientSupportTests(unittest.TestCase):

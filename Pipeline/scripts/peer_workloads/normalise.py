@@ -9,6 +9,8 @@ per input line and in input order, so that they can be compared line by line:
     majority: SET \t TAXON \t SUPPORT             (the set as read, its ids separated by spaces; the consensus
                                                   taxon and taxopy's agreement, STOL's support, with 4 decimals;
                                                   NONE when no taxon holds the majority)
+    topology: NODE \t PARENT                      (one line per node of the tree, ascending by node; the top's
+                                                  PARENT is -; a whole run answers one tree)
 
 A query the tool cannot answer is `!CODE` in the answer column (`!NOT_FOUND`,
 `!MERGED`, `!DELETED`, …).
@@ -109,6 +111,22 @@ def parse_majority_line(line: str) -> tuple[str, tuple[int, str] | None | Err]:
         return query, None
     taxon, _, support = rest.partition("\t")
     return query, (int(taxon), support)
+
+
+def tree_lines(parents: dict[int, int | None]) -> str:
+    """A tree as its (node, parent) edges, one line per node, ascending; the top (no parent) has `-`."""
+    return "".join(f"{node}\t{'-' if parent is None else parent}\n" for node, parent in sorted(parents.items()))
+
+
+def parse_tree_lines(lines: Iterable[str]) -> dict[int, int | None]:
+    """node -> parent (None for the top) from tree_lines' text."""
+    parents: dict[int, int | None] = {}
+    for line in lines:
+        if not line.strip():
+            continue
+        node, _, parent = line.rstrip("\n").partition("\t")
+        parents[int(node)] = None if parent == "-" else int(parent)
+    return parents
 
 
 def names_line(name: str, answer: Iterable[int] | Err) -> str:
