@@ -12,15 +12,26 @@ extension TaxonomyQueries {
     /// Ids listed per name; more are counted in `total`.
     public static let maximumIDsPerName = 100
 
-    public func lookUpNames(_ names: [String]) throws(TaxonomyError) -> Stol_V1_NameLookupResponse {
+    ///
+    /// With `within` (an id or exact name), only the taxa under it answer, the others
+    /// are listed as `outside_ids`: the higher taxon GBIF's species match takes to tell
+    /// homonyms apart. Each result says how it matched, with a confidence, and whether
+    /// its taxa lie under several kingdoms.
+    public func lookUpNames(_ names: [String], within: String = "") throws(TaxonomyError) -> Stol_V1_NameLookupResponse {
         let indexes = database.memoryIndexes
         let full = database.fullTreeCount > 0
         if full && indexes == nil { throw .memoryIndexesLoading }  // then names come from the tree's index
+        let hint = within.trimmingBlanks
+        if !hint.isEmpty && indexes?.tree == nil { throw .memoryIndexesLoading }
         let tree = indexes?.wholeTree
         let table = layout.wholeTreeTable(schemaVersion: database.schemaVersion) ?? "taxa"
         let sql = "SELECT id, rank FROM \(table) WHERE scientific_name = ? ORDER BY id LIMIT \(Self.maximumIDsPerName + 1)"
         return try database.read { db in
             var response = Stol_V1_NameLookupResponse()
+            var withinNode: Int?
+            if !hint.isEmpty, let indexes, let tree = indexes.tree {
+                withinNode = try self.node(db, hint, tree, indexes)
+            }
             for name in names {
                 var result = Stol_V1_NameLookupResult()
                 result.name = name
@@ -51,7 +62,10 @@ extension TaxonomyQueries {
                             result.ranks.append(row[1])
                         }
                     }
-                    if !result.ids.isEmpty { result.match = .scientific }
+                    if !result.ids.isEmpty {
+                        result.match = .scientific
+                        result.kind = attempt == 0 ? .exact : .capitalised
+                    }
                 }
                 if result.ids.isEmpty, !trimmed.isEmpty {
                     let folded = SearchQuery.words(in: trimmed).joined(separator: " ")
@@ -64,12 +78,74 @@ extension TaxonomyQueries {
                                                                 arguments: [id]) ?? ""]
                         }
                         result.match = .common
+                        result.kind = .common
                     }
                 }
-                if result.ids.isEmpty { result.error = TaxonomyError.nameNotFound.protocolError.proto }
+                if let tree = indexes?.tree, !result.ids.isEmpty {
+                    Self.judge(&result, tree: tree, within: withinNode)
+                }
+                if result.ids.isEmpty && result.error.code == .unspecified {
+                    result.error = TaxonomyError.nameNotFound.protocolError.proto
+                }
                 response.results.append(result)
             }
             return response
         }
+    }
+
+    /// Narrows `result` to the taxa under `within` (the rest become `outside_ids`; none
+    /// left is NOT_FOUND saying where they are), flags taxa under several kingdoms, and
+    /// sets the confidence: 100 for an exact name, 90 capitalised, 80 a common name or
+    /// synonym, divided among the taxa it fits.
+    static func judge(_ result: inout Stol_V1_NameLookupResult, tree: TaxonomyTree, within: Int?) {
+        if let within {
+            var inside: [(Int64, String)] = [], outside: [Int64] = []
+            for (id, rank) in zip(result.ids, result.ranks) {
+                if let node = tree.index(of: id), isUnder(node, within, tree) { inside.append((id, rank)) } else { outside.append(id) }
+            }
+            result.ids = inside.map(\.0)
+            result.ranks = inside.map(\.1)
+            result.outsideIds = outside
+            if result.total > 0 && !outside.isEmpty { result.total = 0 }  // the first 100 only were judged
+            if inside.isEmpty {
+                result.error = ProtocolError(.notFound, "no taxon named '\(result.name.prefix(80))' under \(tree.name(of: within)) "
+                                             + "(\(outside.count) elsewhere, in outside_ids)").proto
+                result.kind = .none
+                return
+            }
+        }
+        let kingdoms = Set(result.ids.compactMap { tree.index(of: $0) }.map { kingdom(of: $0, tree) })
+        result.severalKingdoms = kingdoms.count > 1
+        let base: Double = switch result.kind {
+        case .exact: 100
+        case .capitalised: 90
+        case .common: 80
+        default: 0
+        }
+        let fits = max(1, result.total > 0 ? Int(result.total) : result.ids.count)
+        result.confidence = UInt32((base / Double(fits)).rounded())
+    }
+
+    private static func isUnder(_ node: Int, _ ancestor: Int, _ tree: TaxonomyTree) -> Bool {
+        var current: Int? = node
+        while let at = current {
+            if at == ancestor { return true }
+            current = tree.parent(of: at)
+        }
+        return false
+    }
+
+    /// The kingdom a node lies under (itself included), else its domain (NCBI's
+    /// superkingdom), else its topmost ancestor.
+    private static func kingdom(of node: Int, _ tree: TaxonomyTree) -> Int {
+        var current: Int? = node, domain: Int?, top = node
+        while let at = current {
+            let rank = tree.rank(of: at)
+            if rank == "kingdom" { return at }
+            if rank == "superkingdom" || rank == "domain" || tree.mainRank(of: at) == .domain { domain = at }
+            top = at
+            current = tree.parent(of: at)
+        }
+        return domain ?? top
     }
 }

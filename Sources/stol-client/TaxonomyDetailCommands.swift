@@ -139,11 +139,19 @@ struct NameToIDs: ParsableCommand {
             batch (--no-header leaves it out). Output, one line per name:
               TSV:   name, ids (ascending, comma-separated), unique or ambiguous, ranks (comma-separated)
                      or: name, NOT_FOUND, the message
-              --jsonl: the NameLookupResult message as one JSON object per line
+              --jsonl: the NameLookupResult message as one JSON object per line: also how it matched \
+            (kind: exact, capitalised, common), a confidence (0–100), several_kingdoms when the taxa lie \
+            under more than one kingdom (Bacteria: a domain and a stick insect genus), and with --within \
+            the taxa elsewhere (outside_ids)
+            --within TAXON (an id or exact name) keeps only the taxa under it: `echo Bacteria | \
+            stol-client name2id --within Insecta` gives the stick insect genus. A name with no taxon \
+            under it is NOT_FOUND, saying how many there are elsewhere.
             Exit code 0 when every name was found, 3 when some were not.
             """)
     @OptionGroup var global: GlobalOptions
     @Flag(help: "One JSON object per line instead of TSV.") var jsonl = false
+    @Option(help: ArgumentHelp("Only taxa under this one (an id or exact name), to tell homonyms apart.", valueName: "TAXON"))
+    var within: String?
     @OptionGroup var header: BatchHeaderOption
 
     func run() throws {
@@ -161,7 +169,7 @@ struct NameToIDs: ParsableCommand {
                 }
                 guard !names.isEmpty else { return nil }
                 var request = Stol_V1_TaxonomyRequest()
-                request.nameLookup = .with { $0.names = names }
+                request.nameLookup = .with { $0.names = names; $0.within = within ?? "" }
                 return request
             }, onAnswer: { (response) throws(ClientError) in
                 guard case .nameLookup(let answer) = response.result else { throw .local("unexpected answer") }

@@ -289,6 +289,55 @@ public nonisolated enum Stol_V1_LineageForm: SwiftProtobuf.Enum, Swift.CaseItera
 
 }
 
+/// How a name met its taxa (GBIF's species match answers alike).
+public nonisolated enum Stol_V1_MatchKind: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case none // = 0
+
+  /// a scientific name exactly as given
+  case exact // = 1
+
+  /// a scientific name once its first letter was capitalised
+  case capitalised // = 2
+
+  /// a common name or synonym, case and accents folded
+  case common // = 3
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .none
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .none
+    case 1: self = .exact
+    case 2: self = .capitalised
+    case 3: self = .common
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .none: return 0
+    case .exact: return 1
+    case .capitalised: return 2
+    case .common: return 3
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Stol_V1_MatchKind] = [
+    .none,
+    .exact,
+    .capitalised,
+    .common,
+  ]
+
+}
+
 public nonisolated enum Stol_V1_ChangeKind: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
   case unspecified // = 0
@@ -1778,6 +1827,9 @@ public nonisolated struct Stol_V1_NameLookupRequest: Sendable {
   /// at most 1000
   public var names: [String] = []
 
+  /// an id or exact name: only taxa under it (itself included) answer; empty: all
+  public var within: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1811,6 +1863,17 @@ public nonisolated struct Stol_V1_NameLookupResult: Sendable {
 
   /// how many taxa carry the name when `ids` lists only the first 100 (0: `ids` is all)
   public var total: UInt32 = 0
+
+  public var kind: Stol_V1_MatchKind = .none
+
+  /// 0–100: 100 for one taxon by its exact name; less for a folded match, less again per
+  public var confidence: UInt32 = 0
+
+  /// other taxon the name also fits
+  public var severalKingdoms: Bool = false
+
+  /// across the tree of life, such as Bacteria (a domain and a stick insect genus)
+  public var outsideIds: [Int64] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2188,6 +2251,10 @@ nonisolated extension Stol_V1_RelativesSource: SwiftProtobuf._ProtoNameProviding
 
 nonisolated extension Stol_V1_LineageForm: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LINEAGE_FORM_TAXA\0\u{1}LINEAGE_FORM_COMPACT\0\u{1}LINEAGE_FORM_IDS\0")
+}
+
+nonisolated extension Stol_V1_MatchKind: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MATCH_KIND_NONE\0\u{1}MATCH_KIND_EXACT\0\u{1}MATCH_KIND_CAPITALISED\0\u{1}MATCH_KIND_COMMON\0")
 }
 
 nonisolated extension Stol_V1_ChangeKind: SwiftProtobuf._ProtoNameProviding {
@@ -4864,7 +4931,7 @@ nonisolated extension Stol_V1_CompareBatchResponse: SwiftProtobuf.Message, Swift
 
 nonisolated extension Stol_V1_NameLookupRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".NameLookupRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}names\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}names\0\u{1}within\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4873,6 +4940,7 @@ nonisolated extension Stol_V1_NameLookupRequest: SwiftProtobuf.Message, SwiftPro
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedStringField(value: &self.names) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.within) }()
       default: break
       }
     }
@@ -4882,11 +4950,15 @@ nonisolated extension Stol_V1_NameLookupRequest: SwiftProtobuf.Message, SwiftPro
     if !self.names.isEmpty {
       try visitor.visitRepeatedStringField(value: self.names, fieldNumber: 1)
     }
+    if !self.within.isEmpty {
+      try visitor.visitSingularStringField(value: self.within, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_NameLookupRequest, rhs: Stol_V1_NameLookupRequest) -> Bool {
     if lhs.names != rhs.names {return false}
+    if lhs.within != rhs.within {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4894,7 +4966,7 @@ nonisolated extension Stol_V1_NameLookupRequest: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Stol_V1_NameLookupResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".NameLookupResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}ids\0\u{1}ranks\0\u{1}match\0\u{1}error\0\u{1}total\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}ids\0\u{1}ranks\0\u{1}match\0\u{1}error\0\u{1}total\0\u{1}kind\0\u{1}confidence\0\u{3}several_kingdoms\0\u{3}outside_ids\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4908,6 +4980,10 @@ nonisolated extension Stol_V1_NameLookupResult: SwiftProtobuf.Message, SwiftProt
       case 4: try { try decoder.decodeSingularEnumField(value: &self.match) }()
       case 5: try { try decoder.decodeSingularMessageField(value: &self._error) }()
       case 6: try { try decoder.decodeSingularUInt32Field(value: &self.total) }()
+      case 7: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
+      case 8: try { try decoder.decodeSingularUInt32Field(value: &self.confidence) }()
+      case 9: try { try decoder.decodeSingularBoolField(value: &self.severalKingdoms) }()
+      case 10: try { try decoder.decodeRepeatedInt64Field(value: &self.outsideIds) }()
       default: break
       }
     }
@@ -4936,6 +5012,18 @@ nonisolated extension Stol_V1_NameLookupResult: SwiftProtobuf.Message, SwiftProt
     if self.total != 0 {
       try visitor.visitSingularUInt32Field(value: self.total, fieldNumber: 6)
     }
+    if self.kind != .none {
+      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 7)
+    }
+    if self.confidence != 0 {
+      try visitor.visitSingularUInt32Field(value: self.confidence, fieldNumber: 8)
+    }
+    if self.severalKingdoms != false {
+      try visitor.visitSingularBoolField(value: self.severalKingdoms, fieldNumber: 9)
+    }
+    if !self.outsideIds.isEmpty {
+      try visitor.visitPackedInt64Field(value: self.outsideIds, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4946,6 +5034,10 @@ nonisolated extension Stol_V1_NameLookupResult: SwiftProtobuf.Message, SwiftProt
     if lhs.match != rhs.match {return false}
     if lhs._error != rhs._error {return false}
     if lhs.total != rhs.total {return false}
+    if lhs.kind != rhs.kind {return false}
+    if lhs.confidence != rhs.confidence {return false}
+    if lhs.severalKingdoms != rhs.severalKingdoms {return false}
+    if lhs.outsideIds != rhs.outsideIds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -44,6 +44,6 @@ struct NameLookupHandler: TaxonomyRequestHandler {
 
     static func answer(_ body: Stol_V1_NameLookupRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.names.count, "names")
-        return .nameLookup(try context.queries.lookUpNames(body.names))
+        return .nameLookup(try context.queries.lookUpNames(body.names, within: body.within))
     }
 }

@@ -454,7 +454,11 @@ class NameIds(dict):
     ambiguous; never a silent pick), ascending. Names no taxon carries are left out
     and listed in ``missing``. ``ranks`` gives each name's ranks (parallel to its ids),
     ``matches`` how it matched (``"scientific"`` or ``"common"``), ``totals`` the real
-    number of taxa for a name whose list was cut at 100 ids; ``release`` the release."""
+    number of taxa for a name whose list was cut at 100 ids; ``release`` the release.
+    ``kinds`` says how each name matched (``"exact"``, ``"capitalised"``, ``"common"``),
+    ``confidence`` 0-100 (shared among the taxa a name fits), ``several_kingdoms`` the
+    names whose taxa lie under more than one kingdom (``Bacteria``), and with
+    ``within=`` ``outside`` the taxa of each name the hint ruled out."""
 
     def __init__(self, release: str = ""):
         super().__init__()
@@ -463,6 +467,10 @@ class NameIds(dict):
         self.ranks: Dict[str, List[str]] = {}
         self.matches: Dict[str, str] = {}
         self.totals: Dict[str, int] = {}
+        self.kinds: Dict[str, str] = {}
+        self.confidence: Dict[str, int] = {}
+        self.several_kingdoms: List[str] = []
+        self.outside: Dict[str, List[int]] = {}
 
 
 class Newick(str):

@@ -97,5 +97,18 @@ class Topology(unittest.TestCase):
             self.assertEqual(got, expected, sorted(taxa))
 
 
+class NamesInContext(unittest.TestCase):
+    def test_within_keepsTheTaxaUnderTheHint_withKindsAndConfidence(self):
+        plain = TX.name2id(["Panthera", "lion", "panthera leo"])
+        self.assertEqual(plain.kinds, {"Panthera": "exact", "lion": "common", "panthera leo": "capitalised"})
+        self.assertEqual(plain.confidence["Panthera"], 100)
+        hinted = TX.name2id(["Panthera", "Quercus"], within="Mammalia")
+        self.assertEqual(hinted["Panthera"], [9688])
+        self.assertEqual(hinted.missing, ["Quercus"])
+        self.assertEqual(hinted.outside["Quercus"], [3511])
+        cli = STACK.cli_json("name2id", "--within", "Mammalia", "--no-header", stdin="Quercus\n")
+        self.assertEqual(cli["outside_ids"], [3511])
+
+
 if __name__ == "__main__":
     unittest.main()
