@@ -3,17 +3,38 @@ import STOLProtocol
 
 /// The TSV lines of `stol-client lineage`: query, id, rank, scientific name, then the
 /// lineage (names or ids, root first, `;`-separated, the taxon last; or a taxonkit
-/// template filled); or query, error code, message.
+/// template filled, or both: the lineage, then the template as a last column); or
+/// query, error code, message.
 public struct LineageTSV {
     public let ids: Bool
     public let template: LineageFormat?
-    /// The ranks any placeholder of a template stands for: only their nodes can fill it.
-    private static let placeholderRanks: [[UInt8]] = Set(LineageFormat.placeholders.values.joined()).map { Array($0.utf8) }
+    /// With a template: the lineage column is kept and the filled template follows it.
+    public let keepLineage: Bool
+    /// The rank spellings any placeholder of a template stands for, with the placeholder's
+    /// position in ``LineageFormat/all``: only their nodes can fill it.
+    private static let placeholderRanks: [(rank: [UInt8], slot: Int)] = LineageFormat.rankSlots.map { (Array($0.rank.utf8), $0.slot) }
 
-    public init(ids: Bool, template: LineageFormat?) {
+    public init(ids: Bool, template: LineageFormat?, keepLineage: Bool = false) {
         self.ids = ids
         self.template = template
+        self.keepLineage = keepLineage && template != nil
     }
+
+    /// The line of column names (`--column-names`): `query id rank name lineage`, the last
+    /// one `format` when the template replaces the lineage, and `format` after it when both are written.
+    public var columnNames: String {
+        let last = template == nil ? ["lineage"] : keepLineage ? ["lineage", "format"] : ["format"]
+        return (["query", "id", "rank", "name"] + last).joined(separator: "\t")
+    }
+
+    /// The line of Kraken's `0` (unclassified), a query never sent: id 0, rank `no rank`, name
+    /// `unclassified`, an empty lineage (a template filled from nothing).
+    public func unclassifiedLine(query: String) -> String {
+        var line = "\(query)\t0\tno rank\tunclassified\t"
+        if let template { line += (keepLineage ? "\t" : "") + template.format(names: Self.noNames) }
+        return line
+    }
+    private static let noNames = [String?](repeating: nil, count: LineageFormat.all.count)
 
     /// The main rank a node of the whole tree has in the taxa form: the server's own
     /// mapping of the source's rank (`TaxonRank(sourceRank:)`, superkingdom → domain).
@@ -27,16 +48,18 @@ public struct LineageTSV {
         if result.hasError { return "\(result.query)\t\(result.error.code.name)\t\(result.error.message)" }
         let taxon = result.taxon
         let rank = taxon.sourceRank.isEmpty ? TextFormatter.rankName(taxon.rank) : taxon.sourceRank
+        var columns = [result.query, String(taxon.id), rank, taxon.scientificName]
+        if template == nil || keepLineage {
+            let lineage = ids ? (result.lineageIds + [taxon.id]).map(String.init)
+                : result.lineageNames.isEmpty && !result.lineage.isEmpty ? (result.lineage + [taxon]).map(\.scientificName)
+                : result.lineageNames + [taxon.scientificName]
+            columns.append(lineage.joined(separator: ";"))
+        }
         if let template {
             let lineage = Array(zip(result.lineageRanks, result.lineageNames)) + [(rank, taxon.scientificName)]
-            return [result.query, String(taxon.id), rank, taxon.scientificName,
-                    template.format(lineage.map { (rank: $0.0, name: $0.1) })].joined(separator: "\t")
+            columns.append(template.format(lineage.map { (rank: $0.0, name: $0.1) }))
         }
-        let lineage = ids ? (result.lineageIds + [taxon.id]).map(String.init)
-            : result.lineageNames.isEmpty && !result.lineage.isEmpty ? (result.lineage + [taxon]).map(\.scientificName)
-            : result.lineageNames + [taxon.scientificName]
-        return [result.query, String(taxon.id), rank, taxon.scientificName, lineage.joined(separator: ";")]
-            .joined(separator: "\t")
+        return columns.joined(separator: "\t")
     }
 
     /// A result read in place (``LineageBatchIndex``) from `bytes`, the answer's: the same
@@ -58,31 +81,34 @@ public struct LineageTSV {
         out.append(tab)
         out.append(contentsOf: taxon.scientificName.utf8)
         out.append(tab)
+        if template == nil || keepLineage {
+            if ids {
+                for id in index.ids[result.ids] {
+                    ProtobufJSONWriter.appendInt(id, to: &out)
+                    out.append(semicolon)
+                }
+                ProtobufJSONWriter.appendInt(taxon.id, to: &out)
+            } else {
+                for name in index.names[result.names] {
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[name]))
+                    out.append(semicolon)
+                }
+                out.append(contentsOf: taxon.scientificName.utf8)
+            }
+        }
         if let template {
+            if keepLineage { out.append(tab) }
             // Only the nodes of a placeholder's ranks can fill the template (LineageFormat.format
             // looks up nothing else), so only theirs become strings.
-            var lineage: [(rank: String, name: String)] = []
+            var names = Self.noNames
             for offset in 0..<min(result.ranks.count, result.names.count) {
                 let rankBytes = UnsafeBufferPointer(rebasing: bytes[index.ranks[result.ranks.lowerBound + offset]])
-                guard Self.placeholderRanks.contains(where: { $0.elementsEqual(rankBytes) }) else { continue }
-                lineage.append((String(decoding: rankBytes, as: UTF8.self),
-                                String(decoding: UnsafeBufferPointer(rebasing: bytes[index.names[result.names.lowerBound + offset]]),
-                                       as: UTF8.self)))
+                guard let slot = Self.placeholderRanks.first(where: { $0.rank.elementsEqual(rankBytes) })?.slot else { continue }
+                names[slot] = String(decoding: UnsafeBufferPointer(rebasing: bytes[index.names[result.names.lowerBound + offset]]),
+                                     as: UTF8.self)
             }
-            lineage.append((rank, taxon.scientificName))
-            out.append(contentsOf: template.format(lineage).utf8)
-        } else if ids {
-            for id in index.ids[result.ids] {
-                ProtobufJSONWriter.appendInt(id, to: &out)
-                out.append(semicolon)
-            }
-            ProtobufJSONWriter.appendInt(taxon.id, to: &out)
-        } else {
-            for name in index.names[result.names] {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[name]))
-                out.append(semicolon)
-            }
-            out.append(contentsOf: taxon.scientificName.utf8)
+            if let slot = LineageFormat.slot(ofRank: rank) { names[slot] = taxon.scientificName }
+            out.append(contentsOf: template.format(names: names).utf8)
         }
     }
 }

@@ -2,39 +2,112 @@
 /// `reformat -f "{k};{p};{c};{o};{f};{g};{s}"` writes it, so that pipelines built
 /// around taxonkit's columns take `stol-client lineage --format` unchanged.
 ///
-/// Placeholders: `{k}` superkingdom (or domain), `{K}` kingdom, `{p}` phylum,
-/// `{c}` class, `{o}` order, `{f}` family, `{g}` genus, `{s}` species, `{S}`
-/// subspecies, `{t}` strain, `{r}` realm; a rank the lineage lacks gives an empty
-/// field. Anything else in the template is copied as it is.
+/// Placeholders: `{k}` domain (NCBI's spellings before and after 2025: superkingdom,
+/// domain, and `acellular root`, the rank of Viruses since 2025), `{K}` kingdom,
+/// `{p}` phylum, `{c}` class, `{o}` order, `{f}` family, `{g}` genus, `{s}` species,
+/// `{S}` subspecies, `{t}` strain, `{r}` realm; or the rank's name instead of its
+/// letter (`{domain}`, `{superkingdom}` and `{d}` are `{k}`, `{phylum}` is `{p}`, …).
+/// Anything else in the template is copied as it is.
+///
+/// A rank the lineage lacks gives an empty field, or with ``fillMissing`` the fill
+/// template's text (taxonkit's `--fill-miss-rank`: `unclassified Felidae genus`).
+/// With ``prefixRanks`` every non-empty field starts with its rank's prefix as
+/// MetaPhlAn and QIIME write them (`d__`, `k__`, `p__`, …).
 public struct LineageFormat: Sendable, Equatable {
     public enum ParseError: Error, Equatable, CustomStringConvertible {
         case unknownPlaceholder(String)
         case unclosedBrace
+        case unknownFillVariable(String)
 
         public var description: String {
             switch self {
             case .unknownPlaceholder(let name):
-                "unknown placeholder {\(name)}; use {k} {K} {p} {c} {o} {f} {g} {s} {S} {t} {r}"
+                "unknown placeholder {\(name)}; use {k} {K} {p} {c} {o} {f} {g} {s} {S} {t} {r} (or the rank's name: {domain}, {genus}, …)"
             case .unclosedBrace: "a '{' without its '}'"
+            case .unknownFillVariable(let name): "unknown variable {\(name)} in the fill template; use {higher} {higher_rank} {rank}"
             }
         }
     }
 
-    /// The ranks each placeholder stands for (the source's spellings, and the main ranks' names).
-    public static let placeholders: [Character: Set<String>] = [
-        "k": ["superkingdom", "domain"], "K": ["kingdom"], "p": ["phylum", "division"], "c": ["class"],
-        "o": ["order"], "f": ["family"], "g": ["genus"], "s": ["species"], "S": ["subspecies"],
-        "t": ["strain"], "r": ["realm"],
+    /// A placeholder of the template: one of the ranks a lineage is written in.
+    public struct Placeholder: Sendable, Equatable {
+        /// The letter taxonkit gives it (`k`, `K`, `p`, …).
+        public let letter: Character
+        /// The rank's name, as the fill's `{rank}` writes it.
+        public let name: String
+        /// The ranks, as the sources spell them, that fill it (old and new spellings alike).
+        public let ranks: [String]
+        /// The prefix of `--prefix-ranks`.
+        public let prefix: String
+        /// How deep the rank is: a missing rank's `{higher}` is the nearest filled placeholder of a smaller level.
+        public let level: Int
+        /// Other names that stand for it in a template.
+        let aliases: [String]
+    }
+
+    /// Every placeholder, from the top of the tree down. The domain is `k` (taxonkit's
+    /// superkingdom) and prefixed `d__` as GTDB and QIIME write it; the kingdom is `K`
+    /// and `k__`. Realm is the top of virus taxonomy, at the domain's level.
+    public static let all: [Placeholder] = [
+        .init(letter: "k", name: "domain", ranks: ["domain", "superkingdom", "acellular root"], prefix: "d__", level: 0,
+              aliases: ["d", "domain", "superkingdom"]),
+        .init(letter: "r", name: "realm", ranks: ["realm"], prefix: "r__", level: 0, aliases: ["realm"]),
+        .init(letter: "K", name: "kingdom", ranks: ["kingdom"], prefix: "k__", level: 1, aliases: ["kingdom"]),
+        .init(letter: "p", name: "phylum", ranks: ["phylum", "division"], prefix: "p__", level: 2, aliases: ["phylum", "division"]),
+        .init(letter: "c", name: "class", ranks: ["class"], prefix: "c__", level: 3, aliases: ["class"]),
+        .init(letter: "o", name: "order", ranks: ["order"], prefix: "o__", level: 4, aliases: ["order"]),
+        .init(letter: "f", name: "family", ranks: ["family"], prefix: "f__", level: 5, aliases: ["family"]),
+        .init(letter: "g", name: "genus", ranks: ["genus"], prefix: "g__", level: 6, aliases: ["genus"]),
+        .init(letter: "s", name: "species", ranks: ["species"], prefix: "s__", level: 7, aliases: ["species"]),
+        .init(letter: "S", name: "subspecies", ranks: ["subspecies"], prefix: "t__", level: 8, aliases: ["subspecies"]),
+        .init(letter: "t", name: "strain", ranks: ["strain"], prefix: "T__", level: 9, aliases: ["strain"]),
     ]
+
+    /// The ranks each placeholder stands for (the source's spellings, and the main ranks' names).
+    public static let placeholders: [Character: [String]] = Dictionary(uniqueKeysWithValues: all.map { ($0.letter, $0.ranks) })
+
+    /// Every rank spelling a placeholder takes, each with its placeholder's position in ``all``.
+    public static let rankSlots: [(rank: String, slot: Int)] = all.enumerated().flatMap { slot, placeholder in
+        placeholder.ranks.map { ($0, slot) }
+    }
+    private static let slotOfRank: [String: Int] = Dictionary(rankSlots.map { ($0.rank, $0.slot) }, uniquingKeysWith: { a, _ in a })
+    private static let slotOfName: [String: Int] = {
+        var names: [String: Int] = [:]
+        for (slot, placeholder) in all.enumerated() {
+            names[String(placeholder.letter)] = slot
+            for alias in placeholder.aliases { names[alias] = slot }
+        }
+        return names
+    }()
+
+    /// The placeholder a source's rank fills, as its position in ``all`` (nil for any other rank).
+    public static func slot(ofRank rank: String) -> Int? { slotOfRank[rank] }
+
+    /// The default text of a missing rank with `--fill-missing`, as taxonkit's `-F` writes it.
+    public static let defaultFill = "unclassified {higher} {rank}"
 
     enum Piece: Equatable, Sendable {
         case text(String)
-        case rank(Character)
+        case rank(Int)
+    }
+
+    enum FillPiece: Equatable, Sendable {
+        case text(String)
+        case higher, higherRank, rank
     }
 
     let pieces: [Piece]
+    /// The fill template of a missing rank, nil to leave it empty.
+    let fill: [FillPiece]?
+    public let prefixRanks: Bool
 
-    public init(_ template: String) throws(ParseError) {
+    /// - Parameters:
+    ///   - fillMissing: the text of a rank the lineage lacks (e.g. ``defaultFill``): `{higher}` the
+    ///     name of the nearest rank above it that the lineage has, `{higher_rank}` that rank's name,
+    ///     `{rank}` the missing rank's name. A fill naming `{higher}` or `{higher_rank}` leaves the
+    ///     field empty when no rank above is there (the top of a lineage, an unclassified line).
+    ///   - prefixRanks: every non-empty field starts with its placeholder's prefix (`d__`, `k__`, `p__`, …).
+    public init(_ template: String, fillMissing: String? = nil, prefixRanks: Bool = false) throws(ParseError) {
         var pieces: [Piece] = []
         var text = ""
         var iterator = Array(template)[...]
@@ -42,25 +115,89 @@ public struct LineageFormat: Sendable, Equatable {
             guard character == "{" else { text.append(character); continue }
             guard let close = iterator.firstIndex(of: "}") else { throw .unclosedBrace }
             let name = String(iterator[iterator.startIndex..<close])
-            guard name.count == 1, let key = name.first, Self.placeholders[key] != nil else { throw .unknownPlaceholder(name) }
+            guard let slot = Self.slotOfName[name] else { throw .unknownPlaceholder(name) }
             if !text.isEmpty { pieces.append(.text(text)); text = "" }
-            pieces.append(.rank(key))
+            pieces.append(.rank(slot))
             iterator = iterator[(close + 1)...]
         }
         if !text.isEmpty { pieces.append(.text(text)) }
         self.pieces = pieces
+        self.fill = try fillMissing.map(Self.parseFill)
+        self.prefixRanks = prefixRanks
     }
+
+    private static func parseFill(_ template: String) throws(ParseError) -> [FillPiece] {
+        var pieces: [FillPiece] = []
+        var text = ""
+        var iterator = Array(template)[...]
+        while let character = iterator.popFirst() {
+            guard character == "{" else { text.append(character); continue }
+            guard let close = iterator.firstIndex(of: "}") else { throw .unclosedBrace }
+            let name = String(iterator[iterator.startIndex..<close])
+            let piece: FillPiece
+            switch name {
+            case "higher": piece = .higher
+            case "higher_rank": piece = .higherRank
+            case "rank": piece = .rank
+            default: throw .unknownFillVariable(name)
+            }
+            if !text.isEmpty { pieces.append(.text(text)); text = "" }
+            pieces.append(piece)
+            iterator = iterator[(close + 1)...]
+        }
+        if !text.isEmpty { pieces.append(.text(text)) }
+        return pieces
+    }
+
+    /// Whether a missing rank is filled (``init(_:fillMissing:prefixRanks:)``).
+    public var fillsMissing: Bool { fill != nil }
 
     /// The template filled from a lineage given as (rank, name) pairs, root first;
     /// for a rank that occurs twice the lowest one counts.
     public func format(_ lineage: [(rank: String, name: String)]) -> String {
-        var byRank: [String: String] = [:]
-        for (rank, name) in lineage { byRank[rank] = name }
-        return pieces.map { piece in
+        var names = [String?](repeating: nil, count: Self.all.count)
+        for (rank, name) in lineage {
+            if let slot = Self.slotOfRank[rank] { names[slot] = name }
+        }
+        return format(names: names)
+    }
+
+    /// The template filled from the name of each placeholder (indexed as ``all``; nil
+    /// where the lineage has none): what ``format(_:)`` gives once the lineage is sorted
+    /// into placeholders (``slot(ofRank:)``).
+    public func format(names: [String?]) -> String {
+        var out = ""
+        for piece in pieces {
             switch piece {
-            case .text(let text): text
-            case .rank(let key): Self.placeholders[key]!.lazy.compactMap { byRank[$0] }.first ?? ""
+            case .text(let text): out += text
+            case .rank(let slot):
+                guard let value = names[slot] ?? filled(slot, names), !value.isEmpty else { continue }
+                if prefixRanks { out += Self.all[slot].prefix }
+                out += value
             }
-        }.joined()
+        }
+        return out
+    }
+
+    /// The fill of the missing placeholder `slot`, or nil (no fill, or none above it when the fill names it).
+    private func filled(_ slot: Int, _ names: [String?]) -> String? {
+        guard let fill else { return nil }
+        let level = Self.all[slot].level
+        var higher: (name: String, rank: String, level: Int)?
+        for (other, placeholder) in Self.all.enumerated() where placeholder.level < level {
+            guard let name = names[other], !name.isEmpty else { continue }
+            if placeholder.level > higher?.level ?? -1 { higher = (name, placeholder.name, placeholder.level) }
+        }
+        var out = ""
+        for piece in fill {
+            switch piece {
+            case .text(let text): out += text
+            case .rank: out += Self.all[slot].name
+            case .higher, .higherRank:
+                guard let higher else { return nil }
+                out += piece == .higher ? higher.name : higher.rank
+            }
+        }
+        return out
     }
 }

@@ -13,17 +13,39 @@ struct Lineage: ParsableCommand {
         discussion: """
             Each input line is a taxon id or an exact scientific or common name. The TSV starts with a \
             `#` line naming the release that answers the whole batch (with JSON lines that line goes to \
-            standard error; --no-header leaves it out).
-            Output, one line per input:
-              TSV:   query, id, rank, scientific name, lineage (root first, `;`-separated, the taxon last):
-                     names, or ids with --ids
-                     or: query, then the error code (NOT_FOUND, INVALID_REQUEST) and the message
-              --jsonl (or --json): the LineageResult message as one JSON object per line, the lineage
-                     as Taxon objects (root first, the taxon itself in `taxon`)
+            standard error; --no-header leaves it out), then with --column-names a line naming the columns.
+            Output, one line per input line, in order (`paste` lines it up with the input):
+              TSV:   query, id, rank, scientific name, lineage (root first, `;`-separated,
+                     the taxon last: names, or ids with --ids)
+                     or: query, the error code (NOT_FOUND, INVALID_REQUEST), the message
+                     a blank line: an empty line; a `#` comment line: copied as it is
+                     Kraken's 0 (unclassified, not looked up): 0, 0, no rank,
+                     unclassified, an empty lineage
+              --jsonl (or --json): the LineageResult message as one JSON object per
+                     line, the lineage as Taxon objects (root first, the taxon in `taxon`)
+                     a blank line: {"query":"","skipped":"blank"}
+                     a comment: {"query":"# …","skipped":"comment"}
+                     0: {"query":"0","taxon":{"id":0,"scientific_name":"unclassified",…}}
             With --ranks all the lineage is NCBI's own (every node, e.g. root;cellular organisms;Eukaryota; \
             Opisthokonta;Metazoa;…) and the rank column is NCBI's rank (no rank, clade, …).
+            --format writes the lineage column in a taxonkit-style template instead (--keep-lineage: the \
+            lineage stays and the template is a last column, both in one pass). A placeholder is a rank's \
+            letter or name: {k} or {domain} (NCBI's superkingdom before 2025, domain since, and the acellular \
+            root Viruses), {K} kingdom, {p} phylum, {c} class, {o} order, {f} family, {g} genus, {s} species, \
+            {S} subspecies, {t} strain, {r} realm. A rank the lineage lacks is empty, or with --fill-missing \
+            the fill template's text: {higher} the name of the nearest rank above it in the lineage, \
+            {higher_rank} that rank, {rank} the missing one (default "unclassified {higher} {rank}", e.g. \
+            unclassified Felidae genus; a fill naming {higher} stays empty when nothing is above). \
+            --prefix-ranks starts every non-empty field with its rank's prefix: d__ domain, k__ kingdom, \
+            p__, c__, o__, f__, g__, s__, t__ subspecies, T__ strain, r__ realm.
             A name that fits several taxa is INVALID_REQUEST listing their ids, never a silent pick.
-            Exit code 0 when every query was found, 3 when some were not.
+            Exit code 0 when every query was found, 3 when some were not (blank lines, comments and 0 count as found).
+            Examples:
+              cut -f3 kraken.out | stol-client lineage --no-header | paste kraken.out -
+              stol-client lineage --format "{k};{p};{c};{o};{f};{g};{s}" \\
+                --fill-missing --prefix-ranks < ids.txt
+              stol-client lineage --ranks all --column-names \\
+                --format "{k};{p};{c};{o};{f};{g};{s}" --keep-lineage < ids.txt
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var language: LanguageOption
@@ -31,16 +53,42 @@ struct Lineage: ParsableCommand {
     @Flag(help: "One JSON object per line instead of TSV.") var jsonl = false
     @Flag(help: "The lineage column as ids instead of names.") var ids = false
     @OptionGroup var header: BatchHeaderOption
+    @Flag(help: ArgumentHelp("A first line naming the columns (query, id, rank, name, lineage or format), after the `#` line."))
+    var columnNames = false
     @Option(help: ArgumentHelp("The lineage column in a taxonkit-style template instead, e.g. \"{k};{p};{c};{o};{f};{g};{s}\" "
-                               + "({k} superkingdom/domain, {K} kingdom, {p} {c} {o} {f} {g} {s}, {S} subspecies, {t} strain, "
-                               + "{r} realm; a missing rank is empty).", valueName: "TEMPLATE"))
+                               + "({k} or {domain} superkingdom/domain, {K} kingdom, {p} {c} {o} {f} {g} {s}, {S} subspecies, "
+                               + "{t} strain, {r} realm; a missing rank is empty).", valueName: "TEMPLATE"))
     var format: String?
+    @Flag(help: ArgumentHelp("With --format: keep the lineage column and add the filled template as a last column."))
+    var keepLineage = false
+    @Flag(help: ArgumentHelp("With --format: a missing rank is written as the fill template says (default "
+                             + "\"unclassified {higher} {rank}\", e.g. unclassified Felidae genus)."))
+    var fillMissing = false
+    @Option(help: ArgumentHelp("The text of a missing rank ({higher}: the nearest rank above it that the lineage has, "
+                               + "{higher_rank}: that rank, {rank}: the missing one); implies --fill-missing.",
+                               valueName: "TEMPLATE"))
+    var fillTemplate: String?
+    @Flag(help: ArgumentHelp("With --format: every non-empty field starts with its rank's prefix (d__ domain, k__ kingdom, "
+                             + "p__, c__, o__, f__, g__, s__, t__ subspecies, T__ strain, r__ realm)."))
+    var prefixRanks = false
+
+    /// The template of --format with its options.
+    func lineageFormat() throws(LineageFormat.ParseError) -> LineageFormat? {
+        guard let format else { return nil }
+        let fill = fillTemplate ?? (fillMissing ? LineageFormat.defaultFill : nil)
+        return try LineageFormat(format, fillMissing: fill, prefixRanks: prefixRanks)
+    }
 
     func validate() throws {
-        if let format {
-            do { _ = try LineageFormat(format) } catch { throw ValidationError("--format: \(error)") }
-            guard !ids, !jsonl else { throw ValidationError("--format writes names; it goes without --ids and --jsonl") }
+        if format != nil {
+            do { _ = try lineageFormat() } catch { throw ValidationError("--format: \(error)") }
+            guard !ids, !jsonl, !global.json else {
+                throw ValidationError("--format writes names in TSV; it goes without --ids, --jsonl and --json")
+            }
+        } else if keepLineage || fillMissing || fillTemplate != nil || prefixRanks {
+            throw ValidationError("--keep-lineage, --fill-missing, --fill-template and --prefix-ranks go with --format")
         }
+        if columnNames && (jsonl || global.json) { throw ValidationError("--column-names is for TSV; JSON lines name their fields") }
     }
     @Option(help: "Queries per request (1–1000).") var batchSize: Int = 1000
 
@@ -56,29 +104,49 @@ struct Lineage: ParsableCommand {
             // authors, IUCN status), so it is asked for there.
             let wholeTree = ranks.ranks == .all
             let form: Stol_V1_LineageForm = json ? (wholeTree ? .compact : .taxa) : ids ? .ids : .compact
-            let template = try format.map { text throws(ClientError) in
-                do { return try LineageFormat(text) } catch { throw .usage("--format: \(error)") }
-            }
+            let template: LineageFormat?
+            do { template = try lineageFormat() } catch { throw .usage("--format: \(error)") }
             let output = BufferedOutput()
             header.write(to: output, json: json)
-            let tsv = LineageTSV(ids: ids, template: template)
+            let tsv = LineageTSV(ids: ids, template: template, keepLineage: keepLineage)
+            if columnNames { output.line(tsv.columnNames) }
             var wholeTreeJSON = WholeTreeLineageJSON(mainRank: LineageTSV.mainRank)
             var index = LineageBatchIndex()
-            let next = { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
-                var pending: [String] = []
-                while pending.count < batchSize, let line = readLine() {
-                    let query = line.trimmingBlanks
-                    if !query.isEmpty { pending.append(query) }
+            // Per request in flight, its input lines (queries, blank lines, comments, Kraken's 0),
+            // printed in order when its answer comes: one output line per input line.
+            var slots = LineageBatchSlots()
+            func local(_ slot: LineageBatchSlots.Slot) {
+                if json {
+                    output.line { LineageBatchSlots.appendJSON(slot, to: &$0) }
+                } else {
+                    output.line(LineageBatchSlots.tsv(slot, tsv))
                 }
-                guard !pending.isEmpty else { return nil }
+            }
+            let next = { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
+                while slots.queries.count < batchSize, let line = readLine() {
+                    if let now = slots.add(line) { local(now) }
+                }
+                guard let queries = slots.send() else { return nil }
                 var request = Stol_V1_TaxonomyRequest()
                 request.lineageBatch = .with {
-                    $0.queries = pending
+                    $0.queries = queries
                     $0.language = language.language
                     $0.ranks = ranks.ranks.wire
                     $0.form = form
                 }
                 return request
+            }
+            /// The input lines of the request answered with `count` results.
+            func answered(_ count: Int) throws(ClientError) -> LineageBatchSlots.Request {
+                let request = slots.answered()
+                guard count == request.queries else {
+                    throw .local("the taxonomy service answered \(count) lineages for \(request.queries) queries")
+                }
+                return request
+            }
+            /// Each answer prints the next result (`answer(i)`), the other lines their own.
+            func interleave<E: Error>(_ request: LineageBatchSlots.Request, _ answer: (Int) throws(E) -> Void) throws(E) {
+                try request.walk(answer: answer, local: { (slot) throws(E) in local(slot) })
             }
             func noteMerged(_ old: Int64, into new: Int64) {
                 let note = "note: taxon \(old) was merged into \(new) by NCBI; its line answers for \(new)\n"
@@ -100,7 +168,7 @@ struct Lineage: ParsableCommand {
             }
             func decodedBatch(_ response: Stol_V1_TaxonomyResponse) throws(ClientError) {
                 guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
-                answer.results.forEach(show)
+                interleave(try answered(answer.results.count)) { show(answer.results[$0]) }
             }
             if form == .taxa {
                 try client.pipeline(next: next, onAnswer: decodedBatch)
@@ -110,19 +178,24 @@ struct Lineage: ParsableCommand {
                 // it cannot read) is decoded by swift-protobuf as before.
                 try client.pipeline(next: next, rawResult: Self.lineageBatchField) { (response, raw) throws(ClientError) in
                     guard let raw else { return try decodedBatch(response) }
+                    let read = raw.bytes.withUnsafeBufferPointer { bytes in (try? index.read(bytes, raw.value)) != nil }
+                    if !read {
+                        let batch: Stol_V1_LineageBatchResponse
+                        do {
+                            batch = try Stol_V1_LineageBatchResponse(serializedBytes: Array(raw.bytes[raw.value]))
+                        } catch {
+                            throw .local("the taxonomy service's lineage batch answer cannot be read: \(error)")
+                        }
+                        return interleave(try answered(batch.results.count)) { show(batch.results[$0]) }
+                    }
+                    let lines = try answered(index.results.count)
                     do {
                         try raw.bytes.withUnsafeBufferPointer { bytes in
-                            do {
-                                try index.read(bytes, raw.value)
-                            } catch {
-                                let batch = try Stol_V1_LineageBatchResponse(serializedBytes: Array(bytes[raw.value]))
-                                batch.results.forEach(show)
-                                return
-                            }
-                            for result in index.results {
+                            try interleave(lines) { position in
+                                let result = index.results[position]
                                 guard result.plain, let taxon = result.taxon else {
                                     show(try LineageBatchIndex.decode(result, in: bytes))
-                                    continue
+                                    return
                                 }
                                 if result.mergedFrom != 0 { noteMerged(result.mergedFrom, into: taxon.id) }
                                 if json {

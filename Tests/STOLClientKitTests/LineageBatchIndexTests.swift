@@ -19,8 +19,12 @@ final class LineageBatchIndexTests: XCTestCase {
     ]
     private static let ranks = ["no rank", "clade", "superkingdom", "kingdom", "phylum", "division", "class", "order",
                                 "family", "genus", "species", "subspecies", "strain", "species subgroup",
-                                "a rank of more than sixteen bytes", "", "realm", "domain"]
+                                "a rank of more than sixteen bytes", "", "realm", "domain",
+                                "acellular root"]
     private static let template = try! LineageFormat("{k};{K};{p};{c};{o};{f};{g};{s};{S};{t};{r}")
+    /// Fill and prefixes, and placeholders written as rank names.
+    private static let filled = try! LineageFormat("{domain}|{superkingdom}|{K}|{phylum}|{c}|{o}|{f}|{g}|{s}|{S}|{t}|{realm}",
+                                                   fillMissing: "{rank} of {higher} ({higher_rank})", prefixRanks: true)
 
     /// Each result's lines, written from the bytes and from swift-protobuf's decoding.
     private func assertSameLines(_ batch: [UInt8], _ what: String, file: StaticString = #filePath, line: UInt = #line) throws {
@@ -38,11 +42,14 @@ final class LineageBatchIndexTests: XCTestCase {
                 XCTAssertEqual(String(decoding: raw, as: UTF8.self), String(decoding: reference, as: UTF8.self),
                                "\(what): JSON", file: file, line: line)
                 for tsv in [LineageTSV(ids: false, template: nil), LineageTSV(ids: true, template: nil),
-                            LineageTSV(ids: false, template: Self.template)] {
+                            LineageTSV(ids: false, template: Self.template), LineageTSV(ids: false, template: Self.filled),
+                            LineageTSV(ids: false, template: Self.template, keepLineage: true),
+                            LineageTSV(ids: false, template: Self.filled, keepLineage: true)] {
                     raw = []
                     try tsv.append(result, of: index, in: bytes, to: &raw)
                     XCTAssertEqual(String(decoding: raw, as: UTF8.self), tsv.line(message),
-                                   "\(what): TSV ids \(tsv.ids) template \(tsv.template != nil)", file: file, line: line)
+                                   "\(what): TSV ids \(tsv.ids) template \(String(describing: tsv.template)) keep \(tsv.keepLineage)",
+                                   file: file, line: line)
                 }
                 if result.plain {
                     var taxon = message.taxon
