@@ -190,6 +190,13 @@ class Lineage:
         return self._taxon
 
     @classmethod
+    def unclassified(cls, query: str, release: str, names: bool = True) -> "Lineage":
+        """Kraken's taxon 0, "unclassified", as ``stol-client lineage`` answers it: the
+        taxon 0 and an empty lineage (the TSV's lineage column is empty), no error."""
+        empty = () if names else None
+        return cls(query, Node(0, "no rank", "unclassified"), (), empty, empty, None, None, release)
+
+    @classmethod
     def from_pb(cls, result, release: str, names: bool = True) -> "Lineage":
         """From a ``stol.v1.LineageResult`` of the compact form (or of the ids form,
         ``names=False``: ``ranks`` and ``names`` are then ``None``)."""

@@ -501,8 +501,21 @@ class Taxonomy:
 
     def _lineages(self, ids: Iterable[Query], view: int, language: str, form: int,
                   names: bool) -> Iterator[Lineage]:
+        # Kraken's 0 (unclassified) is answered here, never sent, in its place among the
+        # answers: `order` holds, in input order, None for a query sent and "0" for one
+        # answered here (it runs ahead of the answers by the requests in flight).
+        order: Deque[Optional[str]] = collections.deque()
+
+        def sent():
+            for query in map(_query, ids):
+                if query == "0":
+                    order.append(query)
+                    continue
+                order.append(None)
+                yield query
+
         def requests():
-            for batch in _chunks(map(_query, ids)):
+            for batch in _chunks(sent()):
                 request = pb.TaxonomyRequest()
                 request.lineage_batch.queries.extend(batch)
                 request.lineage_batch.language = language
@@ -510,9 +523,18 @@ class Taxonomy:
                 request.lineage_batch.form = form
                 yield request
         make = Lineage.from_pb if names else Lineage._from_ids_form
+        last_release = ""
         for answer, release, _ in self._pipeline(requests(), "lineage_batch"):
+            last_release = release
             for result in answer.results:
+                while order and order[0] is not None:
+                    yield Lineage.unclassified(order.popleft(), release, names)
+                order.popleft()
                 yield make(result, release)
+        while order:
+            query = order.popleft()
+            if query is not None:
+                yield Lineage.unclassified(query, last_release, names)
 
     # --- common ancestors ------------------------------------------------------------
 
