@@ -5,7 +5,6 @@ back whole and in order."""
 from __future__ import annotations
 
 import itertools
-import time
 import unittest
 
 import _stack
