@@ -100,7 +100,7 @@ build: build-products
 ## What is installed (the daemons and the commands), without stol-bench: what make test needs.
 build-products: deps
 	@for product in $(DAEMONS) $(COMMANDS); do \
-	  $(SWIFT) build -c release --static-swift-stdlib --product $$product || exit 1; \
+	  $(RELEASE_NICE) $(SWIFT) build -c release --static-swift-stdlib --product $$product || exit 1; \
 	done
 
 build-debug: deps
@@ -204,11 +204,12 @@ check-modules: build-products
 	@python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)"
 
 ## The whole suite, as independent jobs side by side (make -j, each job's output printed whole when it
-## ends). From the start, side by side: the release build, the debug build of the tests (in .build-test)
-## and, at a lower priority (they are not on the longest path), the fuzz targets (in .build-fuzz). After
-## the release build: check-modules, the man pages, the Python suites and the man pages' checks; after
-## the debug build: three XCTest shards of about equal time (Tests/tools/xctest_shard.py); after both:
-## the two systemd boot tests. TEST_JOBS=1 runs one job at a time.
+## ends). From the start, side by side: the debug build of the tests (in .build-test), the release build
+## and the fuzz targets (in .build-fuzz), these two at lower priorities since less waits for them. After
+## the debug build: three XCTest shards of about equal time (Tests/tools/xctest_shard.py), the man pages
+## and completions, the Python suites, the man pages' checks and the boot test of the installed tree,
+## all on the debug build. After the release build: check-modules, the Debian packages and their boot
+## test. TEST_JOBS=1 runs one job at a time.
 TEST_JOBS    ?= 6
 XCTEST_SHARDS := 1 2 3
 BOOT_TESTS   := SystemdBootTests,SystemdDebianPackageTests
@@ -219,25 +220,26 @@ TEST_BIN      = $(shell $(SWIFT) build --scratch-path $(TEST_SCRATCH) --show-bin
 XCTEST_BUNDLE = $(TEST_BIN)/stolPackageTests.xctest
 test: deps
 	@start=$$(date +%s); \
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-fuzz check-modules test-python test-boot \
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target RELEASE_NICE="nice -n 4" \
+	  test-fuzz check-modules test-hook-rules test-python test-boot-tree test-boot-deb \
 	  $(addprefix test-xctest-,$(XCTEST_SHARDS)); status=$$?; \
 	echo "make test: $$([ $$status = 0 ] && echo passed || echo FAILED) in $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: test-debug test-docs test-curated test-stage test-debs test-fuzz test-python test-boot $(addprefix test-xctest-,$(XCTEST_SHARDS))
+.PHONY: test-debug test-docs test-curated test-stage test-debs test-fuzz test-python test-hook-rules test-boot-tree \
+  test-boot-deb $(addprefix test-xctest-,$(XCTEST_SHARDS))
 
 ## The tests' debug build, from the start, beside the release build (its own build directory).
 test-debug: deps
 	$(SWIFT) build --build-tests --scratch-path $(TEST_SCRATCH)
 
-## The man pages and completions of the release build (generate-manual is built in .build, after it).
-test-docs: build-products
-	@$(MAKE) --no-print-directory man completions NO_BUILD=1
+## The man pages and completions, from the debug build's help (the same text as the release build's,
+## with one more line naming the test hooks' variables in stol-importd(8) and stol-verifyd(8)).
+test-docs: test-debug
+	@$(MAKE) --no-print-directory man completions NO_BUILD=1 MAN_BIN="$(TEST_BIN)" MAN_SCRATCH="--scratch-path $(TEST_SCRATCH)"
 
 ## The tree the boot test installs: the debug build's executables (they have the test hooks) with the
 ## Swift runtime libraries they load copied beside them, and the curated database.
-test-stage: test-debug test-docs test-curated
-	@# The hook rules of check_binaries.py fail on the hook-enabled build, as they must.
-	python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)" --hooks-bin "$(TEST_BIN)"
+test-stage: test-docs test-curated
 	@rm -rf $(SYSTEM_TEST_ROOT) && mkdir -p $(SYSTEM_TEST_ROOT)
 	@$(MAKE) --no-print-directory install-files DESTDIR=$(SYSTEM_TEST_ROOT) BUNDLED_DB=$(GENERATED)/curated.sqlite \
 	  BIN_DIR="$(TEST_BIN)" > /dev/null
@@ -245,13 +247,17 @@ test-stage: test-debug test-docs test-curated
 	  ldd $$dir/stol-* | awk '$$3 ~ /^\/opt\/swift\// { print $$3 }' | sort -u | xargs -r install -m 0644 -t $$dir || exit 1; \
 	done
 
+## The hook rules of check_binaries.py fail on the hook-enabled (debug) build, as they must.
+test-hook-rules: build-products test-debug
+	python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)" --hooks-bin "$(TEST_BIN)"
+
 ## The small database the staged tree and the packages of make test carry (the committed curated source).
-test-curated: build-products
-	@"$(RELEASE_BIN)/stol-pipeline" build --source Pipeline/curated --output $(GENERATED)/curated.sqlite > /dev/null
+test-curated: test-debug
+	@"$(TEST_BIN)/stol-pipeline" build --source Pipeline/curated --output $(GENERATED)/curated.sqlite > /dev/null
 
 ## The Debian packages of the release build, twice: the second, a newer version of the same
 ## tree, is the upgrade of the package boot test (SystemdDebianPackageTests, STOL_DEB_DIR).
-test-debs: test-docs test-curated
+test-debs: build-products test-docs test-curated
 	@rm -rf $(DEB_TEST_DIR) && mkdir -p $(DEB_TEST_DIR)
 	@for version in "" $(DEB_CHANGELOG_VERSION)+upgrade1; do \
 	  log=$$($(MAKE) --no-print-directory deb-package DEB_OUT=$(DEB_TEST_DIR) DEB_VERSION=$$version DEB_OPTIONS="-Zgzip -z1" \
@@ -262,16 +268,17 @@ $(addprefix test-xctest-,$(XCTEST_SHARDS)): test-xctest-%: test-debug
 	python3 Tests/tools/xctest_shard.py $(XCTEST_BUNDLE) $* $(words $(XCTEST_SHARDS)) --exclude $(BOOT_TESTS)
 
 ## The installed system and the Debian packages under a real systemd (XCTest wrappers of the scripts).
-test-boot: test-debug test-stage test-debs
-	STOL_INSTALL_ROOT=$(SYSTEM_TEST_ROOT) STOL_DEB_DIR=$(DEB_TEST_DIR) $(XCTEST_BUNDLE) \
-	  $(shell echo $(BOOT_TESTS) | sed 's/[^,]*/STOLIntegrationTests.&/g')
+test-boot-tree: test-stage
+	STOL_INSTALL_ROOT=$(SYSTEM_TEST_ROOT) $(XCTEST_BUNDLE) STOLIntegrationTests.SystemdBootTests
+test-boot-deb: test-debs
+	STOL_DEB_DIR=$(DEB_TEST_DIR) $(XCTEST_BUNDLE) STOLIntegrationTests.SystemdDebianPackageTests
 
 test-python: test-docs
 	python3 -m unittest discover -s Pipeline/scripts -p 'test_*.py'
-	@# The Python package against the real daemons, on Debian's python3 and python3-protobuf.
-	STOL_BIN_DIR="$(RELEASE_BIN)" /usr/bin/python3 -m unittest discover -s clients/python/tests
+	@# The Python package against the real daemons (the debug build's), on Debian's python3 and python3-protobuf.
+	STOL_BIN_DIR="$(TEST_BIN)" /usr/bin/python3 -m unittest discover -s clients/python/tests
 	@# The man pages and the help they come from: sections, characters, exit codes, no hand-broken sentence.
-	STOL_BIN_DIR="$(RELEASE_BIN)" STOL_MAN_DIR=$(GENERATED)/man python3 -m unittest discover -s man
+	STOL_BIN_DIR="$(TEST_BIN)" STOL_MAN_DIR=$(GENERATED)/man python3 -m unittest discover -s man
 	python3 Pipeline/scripts/relevance.py --queries Tests/relevance/everyday-queries.tsv --check-only
 
 ## Each fuzz target for FUZZ_RUNS inputs (its own build in .build-fuzz).
@@ -403,23 +410,28 @@ clean: stop
 ## Man pages (swift-argument-parser's generate-manual, from each command's --help, through
 ## man/build_manual.py: non-ASCII kept, daemon synopses without "subcommand", and the
 ## ENVIRONMENT, FILES, EXIT STATUS and SEE ALSO of man/sections/): section 1 for the commands, 8 for the daemons.
+# The tools whose help the man pages and completions are made from (make test: the debug build's),
+# and the build directory generate-manual is built in (empty: .build).
+MAN_BIN      = $(RELEASE_BIN)
+MAN_SCRATCH ?=
 man: $(if $(NO_BUILD),,build-products)
-	@$(SWIFT) build --product generate-manual >/dev/null
+	@$(SWIFT) build $(MAN_SCRATCH) --product generate-manual >/dev/null
 	@rm -rf $(GENERATED)/man && mkdir -p $(GENERATED)/man
-	@os="STOL $$("$(RELEASE_BIN)/stol-client" --version | cut -d' ' -f2)"; \
-	python3 man/build_manual.py --generate-manual "$(DEBUG_BIN)/generate-manual" --os "$$os" --section 1 \
-	  --output $(GENERATED)/man $(addprefix $(RELEASE_BIN)/,$(COMMANDS)) && \
-	python3 man/build_manual.py --generate-manual "$(DEBUG_BIN)/generate-manual" --os "$$os" --section 8 \
-	  --output $(GENERATED)/man $(addprefix $(RELEASE_BIN)/,$(DAEMONS))
+	@generator="$$($(SWIFT) build $(MAN_SCRATCH) --show-bin-path)/generate-manual"; \
+	os="STOL $$("$(MAN_BIN)/stol-client" --version | cut -d' ' -f2)"; \
+	python3 man/build_manual.py --generate-manual "$$generator" --os "$$os" --section 1 \
+	  --output $(GENERATED)/man $(addprefix $(MAN_BIN)/,$(COMMANDS)) && \
+	python3 man/build_manual.py --generate-manual "$$generator" --os "$$os" --section 8 \
+	  --output $(GENERATED)/man $(addprefix $(MAN_BIN)/,$(DAEMONS))
 	@ls $(GENERATED)/man
 
 ## Shell completions of stol-client and stol-pipeline (bash, zsh, fish).
 completions: $(if $(NO_BUILD),,build-products)
 	@rm -rf $(GENERATED)/completions && mkdir -p $(GENERATED)/completions/{bash,zsh,fish}
 	@for tool in $(COMMANDS); do \
-	  "$(RELEASE_BIN)/$$tool" --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/completions/bash/$$tool; \
-	  "$(RELEASE_BIN)/$$tool" --generate-completion-script zsh > $(GENERATED)/completions/zsh/_$$tool; \
-	  "$(RELEASE_BIN)/$$tool" --generate-completion-script fish > $(GENERATED)/completions/fish/$$tool.fish; \
+	  "$(MAN_BIN)/$$tool" --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/completions/bash/$$tool; \
+	  "$(MAN_BIN)/$$tool" --generate-completion-script zsh > $(GENERATED)/completions/zsh/_$$tool; \
+	  "$(MAN_BIN)/$$tool" --generate-completion-script fish > $(GENERATED)/completions/fish/$$tool.fish; \
 	done
 
 ## Installs everything a systemd machine needs (see README, "Deploying on a systemd
