@@ -18,8 +18,7 @@ final class InducedTreeIntegrationTests: XCTestCase {
     }
 
     private func tree(_ arguments: [String], input: String) throws -> StackHarness.Result {
-        try ChildProcess.run(StackHarness.binDirectory + "/stol-client", ["tree", "--taxa"] + arguments,
-                             environment: ["STOL_RUNTIME_DIR": stack.runtimeDirectory], input: input)
+        try stack.client(["tree", "--taxa"] + arguments, input: input)
     }
 
     func testNewick_joinsTheTaxaAtTheirAncestors_andListsWhatNamesNothing() throws {

@@ -19,8 +19,7 @@ final class LcaIntegrationTests: XCTestCase {
     }
 
     private func lca(_ arguments: [String], input: String) throws -> StackHarness.Result {
-        try ChildProcess.run(StackHarness.binDirectory + "/stol-client", ["lca", "--no-header"] + arguments,
-                             environment: ["STOL_RUNTIME_DIR": stack.runtimeDirectory], input: input)
+        try stack.client(["lca", "--no-header"] + arguments, input: input)
     }
 
     private func rows(_ result: StackHarness.Result) -> [[String]] {
@@ -83,9 +82,7 @@ final class LcaIntegrationTests: XCTestCase {
         let input = pairs.map { "\($0.0)\t\($0.1)\n" }.joined()
         for view in ["main", "all"] {
             let sets = try lca(["--ranks", view], input: input)
-            let compared = try ChildProcess.run(StackHarness.binDirectory + "/stol-client",
-                                                ["compare", "--batch", "--no-header", "--ranks", view],
-                                                environment: ["STOL_RUNTIME_DIR": stack.runtimeDirectory], input: input)
+            let compared = try stack.client(["compare", "--batch", "--no-header", "--ranks", view], input: input)
             XCTAssertEqual(sets.status, 0, sets.stderr)
             XCTAssertEqual(rows(sets).map { $0[1] }, rows(compared).map { $0[2] }, "--ranks \(view)")
         }

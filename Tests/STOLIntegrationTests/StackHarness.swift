@@ -156,6 +156,12 @@ final class StackHarness {
         return try Self.run(command, all, environment: extra.merging(["STOL_RUNTIME_DIR": runtimeDirectory]) { $1 })
     }
 
+    /// Runs the real client with `input` as its standard input (a batch command).
+    func client(_ arguments: [String], input: String) throws -> Result {
+        try ChildProcess.run(Self.binDirectory + "/stol-client", arguments,
+                             environment: ["STOL_RUNTIME_DIR": runtimeDirectory], input: input)
+    }
+
     /// Runs a command to completion (see ``ChildProcess/run``).
     static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
         try ChildProcess.run(executable, arguments, environment: environment)

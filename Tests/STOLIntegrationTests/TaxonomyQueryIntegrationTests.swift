@@ -30,8 +30,7 @@ final class TaxonomyQueryIntegrationTests: XCTestCase {
 
     /// Runs the client with `input` as its standard input.
     private func client(_ arguments: [String], input: String) throws -> StackHarness.Result {
-        try ChildProcess.run(StackHarness.binDirectory + "/stol-client", arguments,
-                             environment: ["STOL_RUNTIME_DIR": stack.runtimeDirectory], input: input)
+        try stack.client(arguments, input: input)
     }
 
     /// Every node of the source is a taxon (schema 3): nodes outside the eight ranks,
