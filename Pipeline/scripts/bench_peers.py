@@ -1814,18 +1814,10 @@ def run_benchmark(args) -> int:
                     failures.setdefault(w, {})[STOL] = str(e)
                     log(f"STOL {w}: {e}")
                 probe = write_probe(w, inputs["files"][w], stack.scratch)
-                for row in python_rows(args, w):
-                    command = STOL_PYTHON_ROWS[base_workload(w)]
-                    problem = probe_stol_command(stack, command, probe, stack.scratch)
-                    if problem is None:
-                        stol_rows[w][row] = StolChoice(command, [])
-                        log(f"{row} {w}: {command.text}")
-                    else:
-                        failures.setdefault(w, {})[row] = problem
-                        log(f"{row} {w}: {problem}")
-                if args.no_format_rows:
-                    continue
-                for row, command in STOL_FORMAT_ROWS[base_workload(w)]:
+                rows = [(row, STOL_PYTHON_ROWS[base_workload(w)]) for row in python_rows(args, w)]
+                if not args.no_format_rows:
+                    rows += STOL_FORMAT_ROWS[base_workload(w)]
+                for row, command in rows:  # each row timed only if its probe answers
                     problem = probe_stol_command(stack, command, probe, stack.scratch)
                     if problem is None:
                         stol_rows[w][row] = StolChoice(command, [])

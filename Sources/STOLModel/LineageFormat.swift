@@ -108,45 +108,50 @@ public struct LineageFormat: Sendable, Equatable {
     ///     field empty when no rank above is there (the top of a lineage, an unclassified line).
     ///   - prefixRanks: every non-empty field starts with its placeholder's prefix (`d__`, `k__`, `p__`, …).
     public init(_ template: String, fillMissing: String? = nil, prefixRanks: Bool = false) throws(ParseError) {
-        var pieces: [Piece] = []
-        var text = ""
-        var iterator = Array(template)[...]
-        while let character = iterator.popFirst() {
-            guard character == "{" else { text.append(character); continue }
-            guard let close = iterator.firstIndex(of: "}") else { throw .unclosedBrace }
-            let name = String(iterator[iterator.startIndex..<close])
-            guard let slot = Self.slotOfName[name] else { throw .unknownPlaceholder(name) }
-            if !text.isEmpty { pieces.append(.text(text)); text = "" }
-            pieces.append(.rank(slot))
-            iterator = iterator[(close + 1)...]
+        let pieces = try Self.split(template).map { (part) throws(ParseError) -> Piece in
+            switch part {
+            case .text(let text): return .text(text)
+            case .name(let name):
+                guard let slot = Self.slotOfName[name] else { throw .unknownPlaceholder(name) }
+                return .rank(slot)
+            }
         }
-        if !text.isEmpty { pieces.append(.text(text)) }
         self.pieces = pieces
         self.fill = try fillMissing.map(Self.parseFill)
         self.prefixRanks = prefixRanks
     }
 
     private static func parseFill(_ template: String) throws(ParseError) -> [FillPiece] {
-        var pieces: [FillPiece] = []
+        try split(template).map { (part) throws(ParseError) -> FillPiece in
+            switch part {
+            case .text(let text): return .text(text)
+            case .name("higher"): return .higher
+            case .name("higher_rank"): return .higherRank
+            case .name("rank"): return .rank
+            case .name(let name): throw .unknownFillVariable(name)
+            }
+        }
+    }
+
+    /// A template's literal text and `{name}`s, in order (the one scanner of both templates).
+    private enum Part {
+        case text(String)
+        case name(String)
+    }
+
+    private static func split(_ template: String) throws(ParseError) -> [Part] {
+        var parts: [Part] = []
         var text = ""
         var iterator = Array(template)[...]
         while let character = iterator.popFirst() {
             guard character == "{" else { text.append(character); continue }
             guard let close = iterator.firstIndex(of: "}") else { throw .unclosedBrace }
-            let name = String(iterator[iterator.startIndex..<close])
-            let piece: FillPiece
-            switch name {
-            case "higher": piece = .higher
-            case "higher_rank": piece = .higherRank
-            case "rank": piece = .rank
-            default: throw .unknownFillVariable(name)
-            }
-            if !text.isEmpty { pieces.append(.text(text)); text = "" }
-            pieces.append(piece)
+            if !text.isEmpty { parts.append(.text(text)); text = "" }
+            parts.append(.name(String(iterator[iterator.startIndex..<close])))
             iterator = iterator[(close + 1)...]
         }
-        if !text.isEmpty { pieces.append(.text(text)) }
-        return pieces
+        if !text.isEmpty { parts.append(.text(text)) }
+        return parts
     }
 
     /// Whether a missing rank is filled (``init(_:fillMissing:prefixRanks:)``).

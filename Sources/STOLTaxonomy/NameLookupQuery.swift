@@ -101,7 +101,7 @@ extension TaxonomyQueries {
         if let within {
             var inside: [(Int64, String)] = [], outside: [Int64] = []
             for (id, rank) in zip(result.ids, result.ranks) {
-                if let node = tree.index(of: id), isUnder(node, within, tree) { inside.append((id, rank)) } else { outside.append(id) }
+                if let node = tree.index(of: id), tree.lowestCommonAncestor(node, within) == within { inside.append((id, rank)) } else { outside.append(id) }
             }
             result.ids = inside.map(\.0)
             result.ranks = inside.map(\.1)
@@ -124,15 +124,6 @@ extension TaxonomyQueries {
         }
         let fits = max(1, result.total > 0 ? Int(result.total) : result.ids.count)
         result.confidence = UInt32((base / Double(fits)).rounded())
-    }
-
-    private static func isUnder(_ node: Int, _ ancestor: Int, _ tree: TaxonomyTree) -> Bool {
-        var current: Int? = node
-        while let at = current {
-            if at == ancestor { return true }
-            current = tree.parent(of: at)
-        }
-        return false
     }
 
     /// The kingdom a node lies under (itself included), else its domain (NCBI's

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import STOLClientKit
+import STOLFileSystem
 import STOLProtocol
 
 // MARK: - A user's own export and import
@@ -127,7 +128,6 @@ struct FavBackup: ParsableCommand {
             let manifest = FavoritesBackupManifest(format: FavoritesBackupManifest.formatName, version: 1,
                                                    takenAt: ISO8601DateFormatter().string(from: Date()), users: users)
             try BackupFiles.write(Data(TextFormatter.json(manifest).utf8), to: directory + "/manifest.json", owner: nil)
-            BackupFiles.syncDirectory(directory)
             let total = users.reduce(0) { $0 + $1.favorites }
             print(global.json ? TextFormatter.json(manifest)
                   : "backed up the favourites of \(users.count) users (\(total) favourites) into \(directory)")
@@ -187,7 +187,7 @@ struct FavRestore: ParsableCommand {
 }
 
 /// The files of a backup directory, written so that a crash leaves either the old
-/// or the whole new file (temporary name, fsync, rename), mode 0600.
+/// or the whole new file (``AtomicFile``), mode 0600.
 enum BackupFiles {
     struct UserFile { let uid: UInt32; let path: String }
 
@@ -226,32 +226,18 @@ enum BackupFiles {
         try write(data, to: destination, owner: owner)
     }
 
+    /// Through the package's one atomic, durable writer (a temporary file, fsync, rename,
+    /// fsync of the directory), handed to `owner` before it is published.
     static func write(_ data: Data, to path: String, owner: (uid_t, gid_t)?) throws(ClientError) {
-        let temporary = path + ".partial"
-        unlink(temporary)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw .local("cannot create \(temporary): \(String(cString: strerror(errno)))") }
-        var failed: Int32 = 0
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 { if errno == EINTR { continue }; failed = errno; return }
-                offset += written
+        do throws(AtomicFileError) {
+            let file = try AtomicFile(path: path)
+            try file.append(Array(data))
+            if let owner, fchown(file.fd, owner.0, owner.1) != 0 {
+                throw AtomicFileError(path: path, operation: "hand over", errno: errno)
             }
+            try file.commit(mode: 0o600)
+        } catch {
+            throw .local("cannot write \(path): \(error)")
         }
-        if failed == 0, let owner, fchown(fd, owner.0, owner.1) != 0 { failed = errno }
-        if failed == 0, fsync(fd) != 0 { failed = errno }
-        close(fd)
-        guard failed == 0, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(failed == 0 ? errno : failed))
-            unlink(temporary)
-            throw .local("cannot write \(path): \(reason)")
-        }
-    }
-
-    static func syncDirectory(_ path: String) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 { fsync(fd); close(fd) }
     }
 }
