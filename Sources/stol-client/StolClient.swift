@@ -36,7 +36,7 @@ struct StolClient: ParsableCommand {
             """,
         version: "stol-client \(STOLVersion.current)",
         subcommands: [Status.self, TaxonCommand.self, Children.self, Roots.self, Ancestors.self, Search.self,
-                      Detail.self, Compare.self, Relatives.self, Tree.self, Lineage.self, LowestCommonAncestor.self, NameToIDs.self, Diagnostics.self,
+                      Detail.self, Compare.self, Relatives.self, Tree.self, Lineage.self, LowestCommonAncestor.self, NameToIDs.self, Filter.self, Annotate.self, Diagnostics.self,
                       Favorites.self, Database.self, Cite.self, Diff.self, History.self]
     )
 }

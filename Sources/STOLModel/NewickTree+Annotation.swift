@@ -1,0 +1,105 @@
+/// Taxonomy on the nodes of a user's tree, as ete4's `NCBITaxa.annotate_tree`
+/// puts it there: `stol-client annotate` and the Python package's `annotate`.
+extension NewickTree {
+    /// One taxon of a lineage.
+    public struct Rung: Sendable, Equatable {
+        public let id: TaxonID
+        public let name: String
+        public let rank: String
+        /// Filled where the lineage lookup leaves it empty (whole-tree lineages carry no common names).
+        public var commonName: String
+        public init(id: TaxonID, name: String, rank: String, commonName: String = "") {
+            self.id = id
+            self.name = name
+            self.rank = rank
+            self.commonName = commonName
+        }
+    }
+
+    /// What a node is annotated with: its taxon's lineage, root first, the taxon last.
+    public struct Annotation: Sendable, Equatable {
+        public var lineage: [Rung]
+        /// True when the node's own label named the taxon; false for an inner node given
+        /// the common ancestor of its leaves.
+        public let fromLabel: Bool
+        public var taxon: Rung { lineage[lineage.count - 1] }
+    }
+
+    /// The labels to look up, by node: every leaf's, and the inner nodes' unless their
+    /// labels are support values (`internalSupport`, ete4's default parser). Empty
+    /// labels name nothing.
+    public func queries(internalSupport: Bool) -> [(node: Int, label: String)] {
+        nodes.indices.compactMap { index in
+            let node = nodes[index]
+            guard !node.label.isEmpty, node.children.isEmpty || !internalSupport else { return nil }
+            return (index, node.label)
+        }
+    }
+
+    /// Every node's annotation: the lineage found for its own label (`found`, by node),
+    /// else for an inner node the common part of its annotated leaves' lineages — their
+    /// lowest common ancestor, as ete4 gives it with `ignore_unclassified=True` (leaves
+    /// that name nothing do not pull it up to the root). A node with neither has none.
+    public func annotations(found: [Int: [Rung]]) -> [Int: Annotation] {
+        var result: [Int: Annotation] = [:]
+        // Preorder lists a node before its children: backwards, children come first.
+        var leafPrefix = [[Rung]?](repeating: nil, count: nodes.count)
+        for index in nodes.indices.reversed() {
+            let node = nodes[index]
+            if node.children.isEmpty {
+                leafPrefix[index] = found[index]
+            } else {
+                var common: [Rung]?
+                for child in node.children {
+                    guard let lineage = leafPrefix[child] else { continue }
+                    guard let sofar = common else { common = lineage; continue }
+                    var length = 0
+                    while length < min(sofar.count, lineage.count), sofar[length].id == lineage[length].id { length += 1 }
+                    common = Array(sofar.prefix(length))
+                }
+                leafPrefix[index] = common
+            }
+            if let own = found[index], !own.isEmpty {
+                result[index] = Annotation(lineage: own, fromLabel: true)
+            } else if !node.children.isEmpty, let common = leafPrefix[index], !common.isEmpty {
+                result[index] = Annotation(lineage: common, fromLabel: false)
+            }
+        }
+        return result
+    }
+
+    /// How an annotated node's label is written.
+    public enum LabelChoice: String, Sendable, CaseIterable {
+        /// The label as it was (an inner node without one stays without).
+        case keep
+        /// The taxon's scientific name.
+        case name
+        /// The taxon's id.
+        case id
+    }
+
+    /// An annotated node's content: the label (`choice`), its length, and NHX holding its
+    /// own properties and ete4's six (`common_name`, `lineage`, `named_lineage`, `rank`,
+    /// `sci_name`, `taxid`, in that order, as ete4 writes them: lists joined with `|`, each
+    /// of `:;(),[]=` in a value made `_`), which replace its own of the same key.
+    public func content(of index: Int, annotation: Annotation, label choice: LabelChoice) -> String {
+        let node = nodes[index]
+        let taxon = annotation.taxon
+        let ours: [Property] = [
+            Property(key: "common_name", value: Self.nhxValue(taxon.commonName)),
+            Property(key: "lineage", value: annotation.lineage.map { String($0.id) }.joined(separator: "|")),
+            Property(key: "named_lineage", value: annotation.lineage.map { Self.nhxValue($0.name) }.joined(separator: "|")),
+            Property(key: "rank", value: Self.nhxValue(taxon.rank)),
+            Property(key: "sci_name", value: Self.nhxValue(taxon.name)),
+            Property(key: "taxid", value: String(taxon.id)),
+        ]
+        let replaced = Set(ours.map(\.key))
+        let label = switch choice {
+        case .keep: node.label
+        case .name: taxon.name
+        case .id: String(taxon.id)
+        }
+        return Self.content(label: label, length: node.length,
+                            properties: node.properties.filter { !replaced.contains($0.key) } + ours)
+    }
+}

@@ -1,0 +1,136 @@
+import ArgumentParser
+import Foundation
+import STOLClientKit
+import STOLModel
+import STOLProtocol
+
+/// `stol-client annotate`: taxonomy on the nodes of a Newick tree the user already
+/// has, as ete4's `NCBITaxa.annotate_tree` puts it there (``NewickTree``).
+struct Annotate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Put taxonomy (taxid, name, rank, lineage) on the nodes of a Newick tree whose labels are taxids or names.",
+        discussion: """
+            Reads one Newick tree (FILE, or stdin) as ete4 reads it with parser=1: labels bare or \
+            quoted, branch lengths, NHX comments [&&NHX:key=value:…]; other [comments] are dropped. \
+            Each label that is a taxid or an exact scientific or common name is looked up on NCBI's \
+            whole tree; an inner node's label too, unless --internal-support says inner labels are \
+            support values. An inner node without a taxon of its own gets the lowest common ancestor \
+            of its annotated leaves (ete4's ignore_unclassified).
+            --format newick (default): the tree as it was, each annotated node with ete4's \
+            properties in NHX, as ete4's write gives them: \
+            [&&NHX:common_name=…:lineage=1|131567|…:named_lineage=root|cellular organisms|…:rank=…:sci_name=…:taxid=…] \
+            (its own NHX properties are kept, ours replace those of the same key); ete4's \
+            Tree(text, parser=1) reads them back. --label name or id writes the taxon's name or id \
+            as the annotated nodes' label instead of the label they had.
+            --format jsonl: one JSON object per node in preorder: node, parent, label, leaf, and \
+            when annotated taxid, sci_name, rank, common_name, lineage, named_lineage and from \
+            ("label", or "leaves" for a common ancestor).
+            Leaves whose label names no single taxon (unknown, an ambiguous name) are left exactly \
+            as they were and listed on stderr (and with jsonl in a last {"not_found": […]}); exit 3 \
+            then, else 0. A malformed tree is refused (exit 65) with the byte where reading failed.
+            Examples:
+              stol-client annotate species.nwk > annotated.nwk
+              stol-client tree --taxa --format newick --label id < taxids.txt | stol-client annotate --label name
+            """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case newick, jsonl }
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var language: LanguageOption
+    @Argument(help: "The Newick file (default: stdin).") var file: String?
+    @Option(help: "newick or jsonl.") var format: Format = .newick
+    @Option(help: ArgumentHelp("The label of an annotated node: keep (as it was), name or id.", valueName: "keep|name|id"))
+    var label: NewickTree.LabelChoice = .keep
+    @Flag(help: "Inner nodes' labels are support values (ete4's default parser): kept, not looked up.")
+    var internalSupport = false
+
+    /// Queries per request: the server's limit for a lineage batch.
+    static let batchSize = 1000
+
+    func run() throws {
+        var missing = false
+        try global.run { () throws(ClientError) in
+            let text: String
+            if let file {
+                guard let data = FileManager.default.contents(atPath: file) else { throw .local("cannot read \(file)") }
+                text = String(decoding: data, as: UTF8.self)
+            } else {
+                text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            }
+            let tree: NewickTree
+            do { tree = try NewickTree(parsing: text) } catch { throw .badFile("\(file ?? "stdin"): \(error)") }
+            let queries = tree.queries(internalSupport: internalSupport)
+            let labels = Array(Set(queries.map(\.label))).sorted()
+            var lineages: [String: [NewickTree.Rung]] = [:]
+            var sent = 0
+            var inFlight: [[String]] = []
+            let client = try global.batchTaxonomy()
+            try client.pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
+                guard sent < labels.count else { return nil }
+                let batch = Array(labels[sent..<min(labels.count, sent + Self.batchSize)])
+                sent += batch.count
+                inFlight.append(batch)
+                var request = Stol_V1_TaxonomyRequest()
+                request.lineageBatch = .with {
+                    $0.queries = batch
+                    $0.ranks = .all
+                    $0.form = .taxa
+                    $0.language = language.language
+                }
+                return request
+            }, onAnswer: { (response) throws(ClientError) in
+                guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
+                let batch = inFlight.removeFirst()
+                guard answer.results.count == batch.count else {
+                    throw .local("the taxonomy service answered \(answer.results.count) lineages for \(batch.count) labels")
+                }
+                for (query, result) in zip(batch, answer.results) where !result.hasError && result.hasTaxon {
+                    lineages[query] = (result.lineage + [result.taxon]).map {
+                        NewickTree.Rung(id: $0.id, name: $0.scientificName, rank: $0.sourceRank, commonName: $0.commonName)
+                    }
+                }
+            })
+            var found: [Int: [NewickTree.Rung]] = [:]
+            for (node, label) in queries { if let lineage = lineages[label] { found[node] = lineage } }
+            var annotations = tree.annotations(found: found)
+            // Whole-tree lineages carry no common names: the annotated taxa's own, in one more pass.
+            let named = try client.taxa(ids: Array(Set(annotations.values.map(\.taxon.id))), language: language.language)
+            for (node, annotation) in annotations {
+                annotations[node]?.lineage[annotation.lineage.count - 1].commonName = named[annotation.taxon.id]?.commonName ?? ""
+            }
+            let notFound = queries.filter { tree.nodes[$0.node].children.isEmpty && found[$0.node] == nil }.map(\.label)
+            missing = !notFound.isEmpty
+            let output = BufferedOutput()
+            switch format {
+            case .newick:
+                output.line(tree.written { node in
+                    annotations[node].map { tree.content(of: node, annotation: $0, label: label) }
+                })
+            case .jsonl:
+                for (index, node) in tree.nodes.enumerated() {
+                    var line = "{\"node\":\(index),\"parent\":\(node.parent.map(String.init) ?? "null"),"
+                        + "\"label\":\(TextFormatter.jsonString(node.label)),\"leaf\":\(node.children.isEmpty)"
+                    if let annotation = annotations[index] {
+                        let taxon = annotation.taxon
+                        line += ",\"taxid\":\(taxon.id),\"sci_name\":\(TextFormatter.jsonString(taxon.name))"
+                            + ",\"rank\":\(TextFormatter.jsonString(taxon.rank))"
+                            + ",\"common_name\":\(TextFormatter.jsonString(taxon.commonName))"
+                            + ",\"lineage\":[" + annotation.lineage.map { String($0.id) }.joined(separator: ",") + "]"
+                            + ",\"named_lineage\":[" + annotation.lineage.map { TextFormatter.jsonString($0.name) }.joined(separator: ",") + "]"
+                            + ",\"from\":\"\(annotation.fromLabel ? "label" : "leaves")\""
+                    }
+                    output.line(line + "}")
+                }
+                if missing { output.line("{\"not_found\":[" + notFound.map(TextFormatter.jsonString).joined(separator: ",") + "]}") }
+            }
+            output.flush()
+            if missing {
+                let shown = notFound.prefix(20).joined(separator: ", ") + (notFound.count > 20 ? ", …" : "")
+                FileHandle.standardError.write(Data("not found, left as they were (\(notFound.count)): \(shown)\n".utf8))
+            }
+        }
+        if missing { throw ExitCode(ClientError.ExitCode.notFound.rawValue) }
+    }
+}
+
+extension NewickTree.LabelChoice: ExpressibleByArgument {}

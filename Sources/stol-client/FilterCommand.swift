@@ -1,0 +1,152 @@
+import ArgumentParser
+import Foundation
+import STOLClientKit
+import STOLModel
+import STOLProtocol
+
+/// `stol-client filter`: taxonkit's `filter`: the lines of stdin whose taxon's rank
+/// is in a range, for profile tables and id lists. The ranks come from NCBI's own
+/// tree (lineage batches on RANK_VIEW_ALL, 1000 queries per request, several in
+/// flight); the order of ranks is ``RankOrder``, the rules ``RankFilter``.
+struct Filter: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Keep the lines of stdin whose taxon's rank is in a range (taxonkit filter), for id lists and TSV columns.",
+        discussion: """
+            Each line of stdin holds a taxon id or an exact name, alone or in the --column of a TSV \
+            (1-based, default 1). The lines that pass are written as they were, in order; a line \
+            starting with # (a header, a comment) is copied, a blank line left out.
+            Ranks are NCBI's own (the whole tree), in the order --list-order prints, top down; the \
+            spellings on one line are one rank (superkingdom and domain, realm; acellular root and \
+            cellular root, NCBI's ranks of Viruses and cellular organisms since 2025), so a script \
+            works on releases before and after NCBI's 2025 renaming.
+              --lower-than R: ranks below R (R itself excluded); --higher-than R: above R
+              --rank R (repeatable, or comma-separated): exactly these; with --lower-than or \
+            --higher-than, these as well (lower than or equal to)
+              neither: every taxon with an ordered rank, and the others
+            A taxon without an ordered rank (no rank, clade, a rank the order does not list) is kept \
+            unless --discard-noranks; with --save-predictable-noranks (which needs --lower-than and \
+            implies --discard-noranks) it is kept when its nearest ranked ancestor is at or below the \
+            --lower-than rank (a no-rank serotype under a species passes --lower-than genus).
+            A merged id is judged by the taxon it was merged into (the line is written as it was). \
+            Kraken's 0 (unclassified) has no rank and is left out. Ids and names that name no single \
+            taxon are left out and listed on stderr; exit 3 then, else 0.
+            Examples:
+              stol-client filter --lower-than genus --rank genus < taxids.txt
+              stol-client filter --rank species --column 2 < profile.tsv
+              stol-client filter --lower-than species --discard-noranks --save-predictable-noranks < ids.txt
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: ArgumentHelp("Keep taxa of ranks below this one (e.g. genus).", valueName: "RANK")) var lowerThan: String?
+    @Option(help: ArgumentHelp("Keep taxa of ranks above this one (e.g. family).", valueName: "RANK")) var higherThan: String?
+    @Option(name: .customLong("rank"), help: ArgumentHelp(
+        "Keep taxa of this rank (repeatable, or comma-separated); with --lower-than or --higher-than, as well.",
+        valueName: "RANK"))
+    var equalTo: [String] = []
+    @Flag(help: "Leave out taxa without an ordered rank (no rank, clade).") var discardNoranks = false
+    @Flag(help: ArgumentHelp("With --lower-than: keep a taxon without an ordered rank when its nearest ranked ancestor "
+                             + "is at or below the --lower-than rank (implies --discard-noranks)."))
+    var savePredictableNoranks = false
+    @Option(help: ArgumentHelp("The column (1-based) of a TSV that holds the id or name.", valueName: "N")) var column: Int = 1
+    @Flag(help: "Print the order of ranks (top down, one level per line, its spellings comma-separated) and exit.")
+    var listOrder = false
+
+    /// The filter the options describe.
+    func rankFilter() throws(RankFilter.ConfigurationError) -> RankFilter {
+        let ranks = equalTo.flatMap { $0.split(separator: ",").map { String($0).trimmingBlanks } }.filter { !$0.isEmpty }
+        return try RankFilter(lowerThan: lowerThan, higherThan: higherThan, equalTo: ranks,
+                              discardNoranks: discardNoranks, savePredictableNoranks: savePredictableNoranks)
+    }
+
+    func validate() throws {
+        guard column >= 1 else { throw ValidationError("--column counts from 1") }
+        do { _ = try rankFilter() } catch { throw ValidationError("\(error)") }
+    }
+
+    /// Queries per request: the server's limit for a lineage batch.
+    static let batchSize = 1000
+
+    func run() throws {
+        if listOrder {
+            RankOrder.levels.forEach { print($0.joined(separator: ",")) }
+            print(RankOrder.unordered.map { "!" + $0 }.joined(separator: ","))
+            return
+        }
+        let filter: RankFilter
+        do { filter = try rankFilter() } catch { throw ValidationError("\(error)") }
+        var notFound: [String] = []
+        try global.run { () throws(ClientError) in
+            let client = try global.batchTaxonomy()
+            let output = BufferedOutput()
+            /// An input line: copied (a comment), or waiting for its query's answer.
+            enum Line { case copy(String), query(String) }
+            /// Per request in flight, its lines in order.
+            var pending: [[Line]] = []
+            var exhausted = false
+            try client.pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
+                guard !exhausted else { return nil }
+                var lines: [Line] = [], queries: [String] = []
+                while queries.count < Self.batchSize {
+                    guard let line = readLine() else { exhausted = true; break }
+                    if line.hasPrefix("#") { lines.append(.copy(line)); continue }
+                    guard !line.trimmingBlanks.isEmpty else { continue }
+                    let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+                    let field = column <= fields.count ? String(fields[column - 1]).trimmingBlanks : ""
+                    // Kraken's 0 is unclassified: no rank, never kept; an empty field names nothing.
+                    if field == "0" { continue }
+                    if field.isEmpty {
+                        notFound.append("line without column \(column): \(line.prefix(60))")
+                        continue
+                    }
+                    lines.append(.query(line))
+                    queries.append(field)
+                }
+                if queries.isEmpty {
+                    // Comments after the last query: written once every answer before them is.
+                    if !lines.isEmpty {
+                        if pending.isEmpty {
+                            for case .copy(let text) in lines { output.line(text) }
+                        } else {
+                            pending[pending.count - 1] += lines
+                        }
+                    }
+                    return nil
+                }
+                pending.append(lines)
+                var request = Stol_V1_TaxonomyRequest()
+                request.lineageBatch = .with {
+                    $0.queries = queries
+                    $0.ranks = .all
+                    $0.form = .compact
+                }
+                return request
+            }, onAnswer: { (response) throws(ClientError) in
+                guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
+                let lines = pending.removeFirst()
+                var results = answer.results.makeIterator()
+                for line in lines {
+                    switch line {
+                    case .copy(let text): output.line(text)
+                    case .query(let text):
+                        guard let result = results.next() else {
+                            throw .local("the taxonomy service answered \(answer.results.count) lineages for fewer queries")
+                        }
+                        guard !result.hasError, result.hasTaxon else {
+                            notFound.append(result.query)
+                            continue
+                        }
+                        if filter.keeps(rank: result.taxon.sourceRank, ancestorRanks: result.lineageRanks.reversed()) {
+                            output.line(text)
+                        }
+                    }
+                }
+            })
+            output.flush()
+        }
+        if !notFound.isEmpty {
+            let shown = notFound.prefix(20).joined(separator: ", ") + (notFound.count > 20 ? ", …" : "")
+            FileHandle.standardError.write(Data("not found, left out (\(notFound.count)): \(shown)\n".utf8))
+            throw ExitCode(ClientError.ExitCode.notFound.rawValue)
+        }
+    }
+}
