@@ -115,14 +115,16 @@ public struct NewickTree: Sendable, Equatable {
             while let byte = current, Self.blanks.contains(byte) { position += 1 }
         }
 
-        /// Blanks and comments that are not NHX (between tokens).
+        /// Blanks and comments, up to an NHX comment (which belongs to the node before it).
         mutating func skipBlanksAndComments() throws(ParseError) {
             while true {
                 skipBlanks()
-                guard current == UInt8(ascii: "[") else { return }
+                guard current == UInt8(ascii: "["), !bytes[position...].starts(with: Self.nhx) else { return }
                 _ = try bracketed()
             }
         }
+
+        static let nhx = Array("[&&NHX".utf8)
 
         /// The text of a `[…]` at the cursor, without its brackets.
         mutating func bracketed() throws(ParseError) -> String {
