@@ -20,7 +20,7 @@ __all__ = [
     "MAIN_RANKS", "Database", "Taxon", "Node", "TaxonList", "TaxonMap", "Lineage", "Comparison",
     "PairComparison", "SetConsensus", "SearchHit", "SearchResults", "Relative", "Relatives", "NameIds", "Newick",
     "SubtreeNode", "SubtreeNodes", "Detail", "Trait", "Reference", "ReleaseInfo", "Status",
-    "TaxonInRelease", "TaxonChange", "Favorite", "FavoriteList",
+    "TaxonInRelease", "TaxonChange", "Favorite", "FavoriteList", "FormattedLineage", "FilteredTaxa",
 ]
 
 #: The eight main ranks, root first (``Rank`` 1-8 of common.proto).
@@ -282,6 +282,70 @@ class Lineage:
         if self.error is not None:
             return "Lineage(%r, error=%r)" % (self.query, self.error)
         return "Lineage(%r, %r)" % (self.query, str(self))
+
+
+class FormattedLineage:
+    """One query of :meth:`~stol.Taxonomy.lineage_format`: ``text``, the template filled
+    from the query's lineage (``str()`` of the object is the text, the 5th column of
+    ``stol-client lineage --format``), and the :class:`Lineage` it was filled from
+    (``lineage``: ids, ranks and names, what ``--keep-lineage`` adds, at no extra cost).
+
+    A query that names nothing has ``error`` set (the typed exception, not raised) and an
+    empty ``text``, as :meth:`~stol.Taxonomy.lineage` answers it; Kraken's 0 is the empty
+    lineage formatted (every field empty, or filled where the fill needs no rank above)."""
+
+    __slots__ = ("query", "text", "lineage", "release")
+
+    def __init__(self, query: str, text: str, lineage: Lineage, release: str):
+        self.query = query
+        self.text = text
+        self.lineage = lineage
+        self.release = release
+
+    @property
+    def taxon(self) -> Optional[Node]:
+        """The taxon the query named, ``None`` when it named nothing."""
+        return self.lineage.taxon
+
+    @property
+    def error(self) -> Optional[errors.StolError]:
+        """The typed error of a query that named nothing, else ``None``."""
+        return self.lineage.error
+
+    @property
+    def found(self) -> bool:
+        """Whether the query named a taxon."""
+        return self.lineage.error is None
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, FormattedLineage):
+            return NotImplemented
+        return (self.query, self.text, self.release) == (other.query, other.text, other.release)
+
+    def __repr__(self) -> str:
+        if self.error is not None:
+            return "FormattedLineage(%r, error=%r)" % (self.query, self.error)
+        return "FormattedLineage(%r, %r)" % (self.query, self.text)
+
+
+class FilteredTaxa(list):
+    """The inputs of :meth:`~stol.Taxonomy.filter` that passed, **as they were given**
+    (an int stays an int, a name its string), in input order, repeats kept, as
+    taxonkit's ``filter`` writes its input lines. ``taxa`` is the parallel list of the
+    taxa they were judged by (a :class:`Node`: a merged id's is the taxon it went to).
+    ``not_found`` lists the inputs that name no single taxon (unknown, deleted, an
+    ambiguous name), each occurrence in input order: they are left out, never silently.
+    Kraken's 0 (unclassified, no rank) is left out and not listed. ``release`` is the
+    release that answered."""
+
+    def __init__(self, release: str = ""):
+        super().__init__()
+        self.taxa: List[Node] = []
+        self.not_found: list = []
+        self.release = release
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ __all__ = [
     # the client's side
     "StolConnectionError", "ServiceNotRunningError", "SocketPermissionError",
     "StolTimeoutError", "ConnectionLostError", "ProtocolViolationError", "RequestTooLargeError",
+    "NewickError",
     "error_class", "from_code",
 ]
 
@@ -214,6 +215,22 @@ class ProtocolViolationError(StolError):
 class RequestTooLargeError(StolError, ValueError):
     """A request would be over the protocol's 65,536-byte limit; it was not sent."""
     NAME = "REQUEST_TOO_LARGE"
+
+
+class NewickError(StolError, ValueError):
+    """A Newick text this package cannot read (:meth:`~stol.Taxonomy.annotate`,
+    :func:`stol.trees.parse_newick`): unbalanced parentheses, no ``;`` at the end, text
+    after it, an unclosed quote or ``[``, a branch length that is not a number. Raised
+    before anything is sent. ``position`` is the offset (from 0) in the text where the
+    problem was found, also in ``details`` with its ``line`` and ``column`` (from 1)."""
+    NAME = "NEWICK_SYNTAX"
+
+    def __init__(self, message: str, position: int, text: str = ""):
+        line = text.count("\n", 0, position) + 1
+        column = position - (text.rfind("\n", 0, position) + 1) + 1
+        super().__init__("%s at position %d (line %d, column %d)" % (message, position, line, column),
+                         details={"position": str(position), "line": str(line), "column": str(column)})
+        self.position = position
 
 
 _BY_CODE: Dict[int, Type[StolError]] = {

@@ -8,11 +8,14 @@ from typing import Callable, Deque, Iterable, Iterator, List, Optional, Sequence
 
 from . import _transport, errors
 from ._proto import taxonomy_pb2 as pb
-from .answers import (Comparison, Database, Detail, Lineage, NameIds, Newick, Node, PairComparison, Reference,
-                      Relative, Relatives, SearchHit, SearchResults, SetConsensus, Status, SubtreeNode, SubtreeNodes,
-                      Taxon, TaxonChange, TaxonInRelease, TaxonList, TaxonMap, TopologyNode, TopologyNodes, Trait,
-                      main_rank_number, _MATCHES,
+from .answers import (Comparison, Database, Detail, FilteredTaxa, FormattedLineage, Lineage, NameIds, Newick, Node,
+                      PairComparison, Reference, Relative, Relatives, SearchHit, SearchResults, SetConsensus, Status,
+                      SubtreeNode, SubtreeNodes, Taxon, TaxonChange, TaxonInRelease, TaxonList, TaxonMap, TopologyNode,
+                      TopologyNodes, Trait, main_rank_number, _MATCHES,
                       _SOURCES, _name)
+from .lineage_format import LineageFormat
+from .ranks import RankFilter
+from .trees import NewickNode, nhx_value, parse_newick, write_newick
 
 __all__ = ["Taxonomy", "newick"]
 
@@ -243,6 +246,21 @@ def _newick_label(label: str) -> str:
     return "'" + label.replace("'", "''") + "'"
 
 
+def _common_prefix(a: Tuple[int, ...], b: Tuple[int, ...]) -> Tuple[int, ...]:
+    """The longest common prefix of two lineages (one of them when it is the prefix)."""
+    if a is b:
+        return a
+    shorter = min(len(a), len(b))
+    index = 0
+    while index < shorter and a[index] == b[index]:
+        index += 1
+    if index == len(a):
+        return a
+    if index == len(b):
+        return b
+    return a[:index]
+
+
 class Taxonomy:
     """The STOL taxonomy service: lookups, lineages, common ancestors, search,
     browsing, subtrees and closest relatives, answered by the shared
@@ -338,11 +356,15 @@ class Taxonomy:
         release = self._note(answer)
         return "" if release == "unknown" else release
 
-    def _pipeline(self, requests: Iterable, field: str) -> Iterator[Tuple[object, str, object]]:
-        """(result, release, envelope) for each request, several in flight on a connection of its own."""
+    def _pipeline(self, requests: Iterable, field: str,
+                  release: Optional[str] = None) -> Iterator[Tuple[object, str, object]]:
+        """(result, release, envelope) for each request, several in flight on a connection of its own.
+        ``release``: pin the requests to it (a second round of a batch, on the first round's
+        release) instead of asking which release is the default."""
         connection = self._connect()
         try:
-            release = self._batch_release(connection)
+            if not release:
+                release = self._batch_release(connection)
 
             def prepare(request):
                 if release:
@@ -535,6 +557,116 @@ class Taxonomy:
             query = order.popleft()
             if query is not None:
                 yield Lineage.unclassified(query, last_release, names)
+
+    def lineage_format(self, ids: Union[Query, Iterable[Query]], template: Union[str, LineageFormat], *,
+                       fill: Union[None, bool, str] = None, prefix_ranks: bool = False, ranks: str = "all",
+                       language: Optional[str] = None) -> Union[FormattedLineage, Iterator[FormattedLineage]]:
+        """Lineages written in a taxonkit-style template (taxonkit's ``reformat``,
+        ``stol-client lineage --ranks all --format TEMPLATE``): the lineage batch of
+        :meth:`lineage` (1000 queries per request, several in flight), each lineage filled
+        into the template here (:class:`~stol.LineageFormat`, the port of the Swift
+        client's ``LineageFormat``).
+
+        ``template``: e.g. ``"{k};{p};{c};{o};{f};{g};{s}"``; placeholders ``{k}`` (or
+        ``{domain}``, ``{superkingdom}``, ``{d}``: NCBI's superkingdom, domain, and the
+        acellular root of Viruses) ``{K}`` kingdom ``{p}`` ``{c}`` ``{o}`` ``{f}`` ``{g}``
+        ``{s}`` ``{S}`` subspecies ``{t}`` strain ``{r}`` realm, or a rank's name. ``fill``:
+        ``None`` a missing rank is empty, ``True`` taxonkit's ``"unclassified {higher}
+        {rank}"``, or a fill template of your own (``{higher}``, ``{higher_rank}``,
+        ``{rank}``). ``prefix_ranks``: ``d__``, ``k__``, ``p__``, ... before each non-empty
+        field. A :class:`~stol.LineageFormat` may be passed as ``template`` instead (then
+        leave ``fill`` and ``prefix_ranks`` alone). The template is checked now, before any
+        request: a bad one raises :class:`~stol.InvalidRequestError` (a ``ValueError``).
+
+        ``ranks="all"`` (the default, unlike ``stol-client lineage``): NCBI's own ranks,
+        so that subspecies, strains and realms fill their placeholders; ``"main"``: the
+        eight main ranks only.
+
+        One id or name returns one :class:`~stol.FormattedLineage` (and raises the typed
+        error when it names nothing, as :meth:`lineage` does); an iterable returns an
+        **iterator** of them, one per query in input order, lazily, a query that names
+        nothing carrying its ``error`` and an empty ``text``. Each has ``text`` (its
+        ``str()``), the ``lineage`` it was filled from (what ``--keep-lineage`` adds) and
+        ``release``. Kraken's 0 (unclassified) is not sent: its text is the empty lineage
+        formatted, as the command line writes it."""
+        if isinstance(template, LineageFormat):
+            if fill is not None or prefix_ranks:
+                raise TypeError("fill and prefix_ranks belong to the LineageFormat given as template")
+            layout = template
+        else:
+            layout = LineageFormat(template, fill, prefix_ranks)
+        view = _view(ranks)
+        language = self._language(language)
+        if isinstance(ids, (int, str)) and not isinstance(ids, bool):
+            query = _query(ids)
+            if query == "0":
+                single = Lineage.unclassified(query, self.release or "")
+            else:
+                answer, release = self._call("lineage_batch", queries=[query], language=language, ranks=view,
+                                             form=pb.LINEAGE_FORM_COMPACT)
+                single = Lineage.from_pb(self._result(answer, "lineage_batch").results[0], release)
+                if single.error is not None:
+                    raise single.error
+            return FormattedLineage(single.query, layout.format(single), single, single.release)
+        return self._formatted(self._lineages(ids, view, language, pb.LINEAGE_FORM_COMPACT, True), layout)
+
+    @staticmethod
+    def _formatted(lineages: Iterator[Lineage], layout: LineageFormat) -> Iterator[FormattedLineage]:
+        for lineage in lineages:
+            text = "" if lineage.error is not None else layout.format(lineage)
+            yield FormattedLineage(lineage.query, text, lineage, lineage.release)
+
+    def filter(self, ids: Union[Query, Iterable[Query]], *, lower_than: Optional[str] = None,
+               higher_than: Optional[str] = None, rank: Union[None, str, Iterable[str]] = None,
+               discard_noranks: bool = False, save_predictable_noranks: bool = False) -> FilteredTaxa:
+        """The inputs whose taxon's rank is in a range: taxonkit's ``filter`` (``stol-client
+        filter``), on NCBI's own ranks (lineage batches of ``ranks="all"``, 1000 queries per
+        request, several in flight). The order of ranks and the rules are
+        :mod:`stol.ranks` (:class:`~stol.RankFilter`, the port of the Swift client's
+        ``RankOrder.swift``).
+
+        ``lower_than`` / ``higher_than``: ranks strictly below / above it (not both);
+        ``rank``: exactly these (a str, comma-separated ones, or a list); with a bound as
+        well, these too (``lower_than="genus", rank="genus"``: the genus and below); none
+        of the three: every ranked taxon. Spellings on one level are one rank
+        (``superkingdom`` = ``domain`` = ``realm``; ``acellular root`` = ``cellular
+        root``). A taxon without an ordered rank (``no rank``, ``clade``) is kept unless
+        ``discard_noranks``; ``save_predictable_noranks`` (needs ``lower_than``, implies
+        ``discard_noranks``) keeps it when its nearest ranked ancestor is at or below the
+        ``lower_than`` rank. Bad options raise :class:`~stol.InvalidRequestError` before
+        any request.
+
+        Returns :class:`~stol.FilteredTaxa`: a list of the inputs that pass **as they were
+        given**, in input order (repeats kept), with ``.taxa`` (the parallel list of
+        :class:`Node`, the taxon each was judged by: a merged id's is the taxon it was
+        merged into), ``.not_found`` (the inputs that name no single taxon, left out) and
+        ``.release``. Kraken's 0 (unclassified, no rank) is left out silently. The whole
+        list is made before it returns; to stream a file larger than memory, apply
+        ``RankFilter(...).keeps_lineage(lineage.ranks)`` to ``lineage(ids, ranks="all")``."""
+        rule = RankFilter(lower_than, higher_than, rank, discard_noranks, save_predictable_noranks)
+        if isinstance(ids, (int, str)) and not isinstance(ids, bool):
+            ids = [ids]
+        given: Deque[object] = collections.deque()  # the inputs as given, ahead of their answers
+
+        def feed():
+            for item in ids:  # type: ignore[union-attr]
+                given.append(item)
+                yield item
+        result = FilteredTaxa(self.release or "")
+        for lineage in self._lineages(feed(), pb.RANK_VIEW_ALL, self.language, pb.LINEAGE_FORM_COMPACT, True):
+            item = given.popleft()
+            if lineage.release:
+                result.release = lineage.release
+            if lineage.error is not None:
+                result.not_found.append(item)
+                continue
+            taxon = lineage.taxon
+            if taxon is None or taxon.id == 0:  # Kraken's 0: unclassified, no rank
+                continue
+            if rule.keeps_lineage(lineage.ranks):  # type: ignore[arg-type]
+                result.append(item)
+                result.taxa.append(taxon)
+        return result
 
     # --- common ancestors ------------------------------------------------------------
 
@@ -896,6 +1028,120 @@ class Taxonomy:
             nodes.append(TopologyNode(taxon_id, stack[-1] if stack else None, depth, rank, name, requested))
             stack.append(taxon_id)
         return nodes
+
+    def annotate(self, newick: str, *, internal_support: bool = False, label: str = "keep",
+                 language: Optional[str] = None) -> Newick:
+        """A Newick tree whose node labels are taxids or exact names, annotated as ete4's
+        ``NCBITaxa.annotate_tree`` does (with ``ignore_unclassified=True``), in NHX that
+        ete4's ``Tree(text, parser=1)`` reads back.
+
+        The tree is read as ete4 reads it with ``parser=1`` (:mod:`stol.trees`: quoted or
+        bare labels, lengths kept as written, NHX comments kept, other comments dropped);
+        a text it cannot read raises :class:`~stol.NewickError` with the position, before
+        any request. Internal labels are taxa too, unless ``internal_support=True``: then
+        they are support values, kept as they are and never looked up.
+
+        Every distinct label (a taxid or an exact scientific or common name) is looked up
+        once through the lineage batch on NCBI's whole tree (``ranks="all"``). A node
+        whose label names a taxon gets ``taxid``, ``sci_name``, ``common_name`` (empty when
+        the taxon has none in ``language``), ``rank`` (NCBI's), ``lineage`` (ids, root
+        first, ending with the taxon) and ``named_lineage`` (their scientific names). An
+        internal node whose label is empty or names nothing gets the same for the lowest
+        common ancestor of its annotated leaves (the longest common prefix of their
+        lineages); without annotated leaves below it, it stays as it was. A label that
+        names nothing (unknown, deleted, an ambiguous name, Kraken's 0) is listed in
+        ``.not_found``; such a leaf stays exactly as it was (label, length, its own NHX).
+
+        The text written: the structure, labels and lengths as read (labels quoted only
+        where Newick needs it); on each annotated node an NHX comment with its own earlier
+        pairs and the six properties (ours replace a pair of the same key), keys sorted
+        and lists joined with ``|``, each of ``:;(),[]=`` in a value written ``_``, as
+        ete4's writer does. ``label``: ``"keep"`` the original label, ``"name"`` the
+        scientific name or ``"id"`` the taxid on annotated nodes (a support value is
+        always kept).
+
+        Returns a :class:`~stol.Newick` (the text) with ``.not_found`` (labels, each once,
+        in preorder), ``.release`` (the release that answered; the pinned one, or ``""``,
+        when nothing was looked up) and ``.tree`` (the root :class:`~stol.trees.NewickNode`,
+        each annotated node's ``props`` holding the Python values)."""
+        if label not in ("keep", "name", "id"):
+            raise errors.InvalidRequestError("label must be 'keep', 'name' or 'id', not %r" % (label,))
+        root = parse_newick(newick)
+        nodes: List[NewickNode] = list(root.traverse())  # preorder
+
+        def is_taxon_label(node: NewickNode) -> bool:
+            return bool(node.label) and not (internal_support and node.children)
+        queries: dict = {}  # label -> its query, each label once, in preorder
+        for node in nodes:
+            if is_taxon_label(node) and node.label not in queries:
+                queries[node.label] = _query(node.label)
+        sent = list(dict.fromkeys(q for q in queries.values() if q and q != "0"))  # 0 is Kraken's, no taxon
+        found = {}  # query -> its Lineage
+        release = self.release or ""
+        for query, lineage in zip(sent, self._lineages(sent, pb.RANK_VIEW_ALL, self._language(language),
+                                                       pb.LINEAGE_FORM_COMPACT, True)):
+            release = lineage.release or release
+            if lineage.error is None and lineage.taxon is not None and lineage.taxon.id:
+                found[query] = lineage
+        named = {}  # id -> (scientific name, rank) of every taxon on a lineage found
+        for lineage in found.values():
+            named.update(zip(lineage.ids, zip(lineage.names, lineage.ranks)))  # type: ignore[arg-type]
+
+        # Children before parents: each node's own taxon, and the common prefix of the
+        # lineages of the annotated leaves below it.
+        targets: List[Tuple[NewickNode, Tuple[int, ...]]] = []
+        below: dict = {}  # id(node) -> the common prefix of its annotated leaves' lineages (None: none)
+        for node in reversed(nodes):
+            own = found.get(queries[node.label]) if is_taxon_label(node) else None
+            lineage_ids = own.ids if own is not None else None
+            if node.children:
+                prefix = None
+                for child in node.children:
+                    child_prefix = below.pop(id(child))
+                    if child_prefix is not None:
+                        prefix = child_prefix if prefix is None else _common_prefix(prefix, child_prefix)
+                below[id(node)] = prefix
+                target = lineage_ids if lineage_ids is not None else prefix
+            else:
+                below[id(node)] = lineage_ids
+                target = lineage_ids
+            if target:
+                targets.append((node, target))
+
+        common = self._common_names({target[-1] for _, target in targets}, release, language)
+        for node, target in targets:
+            taxid = target[-1]
+            props = {"taxid": taxid, "sci_name": named[taxid][0], "common_name": common.get(taxid, ""),
+                     "rank": named[taxid][1], "lineage": list(target),
+                     "named_lineage": [named[i][0] for i in target]}
+            node.props = props
+            pairs = {key: nhx_value(value) for key, value in node.nhx}
+            pairs.update((key, nhx_value(value)) for key, value in props.items())
+            node.nhx = sorted(pairs.items())
+            if label != "keep" and not (internal_support and node.children):
+                node.label = props["sci_name"] if label == "name" else str(taxid)  # type: ignore[assignment]
+        text = Newick(write_newick(root), release)
+        text.not_found = [name for name, query in queries.items() if query not in found]
+        text.tree = root
+        return text
+
+    def _common_names(self, ids, release: str, language: Optional[str]) -> dict:
+        """``{id: common name}`` of taxa (``get_taxa``, pipelined), pinned to ``release``:
+        the lineage batch of whole-tree lineages carries no common names."""
+        wanted = sorted(ids)
+        if not wanted:
+            return {}
+        language = self._language(language)
+
+        def requests():
+            for start in range(0, len(wanted), BATCH_SIZE):
+                yield pb.TaxonomyRequest(get_taxa={"taxon_ids": wanted[start:start + BATCH_SIZE],
+                                                   "language": language})
+        names = {}
+        for answer, _, _ in self._pipeline(requests(), "taxa", release=release):
+            for taxon in answer.taxa:
+                names[taxon.id] = taxon.common_name
+        return names
 
     def relatives(self, taxon_id: int, n: int = 10, *, computed: bool = False, ranks: str = "main",
                   max_candidates: int = 0, language: Optional[str] = None) -> Relatives:
