@@ -47,6 +47,16 @@ extension TaxonomyTree {
         return Int(a)
     }
 
+    /// Whether `node` lies under `ancestor` in the whole tree (a node is under itself):
+    /// a walk up from `node` to `ancestor`'s depth, so a search `--within` a clade checks
+    /// each candidate in as many steps as the two are levels apart.
+    public func isDescendant(_ node: Int, of ancestor: Int) -> Bool {
+        var current = Int32(node)
+        let top = depth(of: ancestor)
+        while current >= 0, depth(of: Int(current)) > top { current = parents[Int(current)] }
+        return current == Int32(ancestor)
+    }
+
     /// How two nodes are related: the one comparison every `compare` answer is made of.
     public struct Comparison: Sendable, Equatable {
         /// The lowest common ancestor on the source's tree.

@@ -12,14 +12,19 @@ public struct SearchOptions: Sendable {
     public var language: String
     /// Complete fewer than three results with approximate matches (docs/design/queries-and-algorithms.md §7.4).
     public var fuzzy: Bool
+    /// An id or exact name: only taxa under it (itself included) answer; empty: all.
+    public var within: String
+    /// ``within``'s node in the whole tree, once the search has resolved it.
+    var withinNode: Int?
 
     public init(rank: TaxonRank? = nil, conservation: Set<String> = [], limit: Int = 20, language: String = "en",
-                fuzzy: Bool = true) {
+                fuzzy: Bool = true, within: String = "") {
         self.rank = rank
         self.conservation = conservation
         self.limit = limit
         self.language = language
         self.fuzzy = fuzzy
+        self.within = within
     }
 }
 
@@ -58,15 +63,34 @@ struct SearchEngine {
     func search(_ query: SearchQuery, options: SearchOptions) throws(TaxonomyError) -> [Stol_V1_SearchHit] {
         guard !query.isEmpty else { return [] }
         let indexes = database.memoryIndexes
+        let within = options.within.trimmingBlanks
+        // The whole tree answers "is it under that taxon?"; it is built in the first
+        // seconds after a start or a switch.
+        if !within.isEmpty && indexes?.tree == nil { throw .memoryIndexesLoading }
         return try database.read { db in
-            let (candidates, verified) = try exactCandidates(db, query, options: options, indexes: indexes)
+            var options = options
+            /// Whether a candidate lies under the `within` taxon (always, without one).
+            var inside: (TaxonID) -> Bool = { _ in true }
+            if !within.isEmpty, let indexes, let tree = indexes.tree {
+                let top: Int
+                do {
+                    top = try queries.node(db, within, tree, indexes)
+                } catch TaxonomyError.nameNotFound, TaxonomyError.taxonNotFound {
+                    throw TaxonomyError.withinNotFound(within)
+                }
+                options.withinNode = top
+                inside = { id in tree.index(of: id).map { tree.isDescendant($0, of: top) } ?? false }
+            }
+            var (candidates, verified) = try exactCandidates(db, query, options: options, indexes: indexes)
+            if options.withinNode != nil { candidates = candidates.filter(inside) }
             var preferred = Set<TaxonID>()  // hits matched by their preferred common name
             var hits = try score(db, candidates, query: query, options: options, verified: verified, preferred: &preferred)
             // Autocomplete (prefix mode) completes what was typed; comparing a
             // prefix with whole names would suggest unrelated short names.
             if hits.count < 3 && options.fuzzy && !query.prefix {
                 let found = Set(hits.map(\.taxon.id))
-                let fuzzyIDs = try fuzzyCandidates(db, query, options: options, indexes: indexes).filter { !found.contains($0) }
+                let fuzzyIDs = try fuzzyCandidates(db, query, options: options, indexes: indexes)
+                    .filter { !found.contains($0) && inside($0) }
                 hits += try scoreFuzzy(db, fuzzyIDs, query: query, options: options)
             }
             // Match quality first; among equal matches the taxon most users mean
@@ -361,7 +385,7 @@ struct SearchEngine {
     private func gatheredCandidates(_ db: Database, _ query: SearchQuery, options: SearchOptions,
                                     indexes: MemoryIndexes?) throws -> ([TaxonID], Set<TaxonID>) {
         let cap = Self.candidateCap
-        if !options.conservation.isEmpty || options.rank != nil, let indexes, indexes.tree != nil {
+        if !options.conservation.isEmpty || options.rank != nil, options.withinNode == nil, let indexes, indexes.tree != nil {
             // Filters answered in memory (``FilteredSearchIndex``): taxa above species come
             // from the word index of their names.
             let filtered = indexes.filteredSearch
@@ -442,6 +466,22 @@ struct SearchEngine {
                        indexes: MemoryIndexes?) throws -> [TaxonID] {
         let expression = SearchQuery.expression(groups, prefix: prefix)
         guard !expression.isEmpty else { return [] }
+        if let top = options.withinNode, let indexes, let tree = indexes.tree {
+            // Under a taxon: FTS5's matches in its order, each checked in the tree (its
+            // place, its rank, its status) until `limit` pass; the same walk as a rank
+            // filter below, so a small clade is not starved by the words' other matches.
+            var ids: [TaxonID] = []
+            let rows = try TaxonID.fetchCursor(db.cachedStatement(sql: "SELECT rowid FROM fts_taxa WHERE fts_taxa MATCH ?"),
+                                               arguments: [expression])
+            while ids.count < limit, let id = try rows.next() {
+                guard let node = tree.index(of: id), tree.isDescendant(node, of: top) else { continue }
+                if let rank = options.rank, tree.mainRank(of: node) != rank { continue }
+                if !options.conservation.isEmpty,
+                   !options.conservation.contains(indexes.filteredSearch.conservation[id] ?? "") { continue }
+                ids.append(id)
+            }
+            return ids
+        }
         let (filter, arguments) = searchFilter(options)
         if filter.isEmpty {
             return try TaxonID.fetchAll(db.cachedStatement(sql: "SELECT rowid FROM fts_taxa WHERE fts_taxa MATCH ? LIMIT ?"),

@@ -21,6 +21,8 @@ public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
     case fullTreeAbsent
     /// A name that fits several taxa, where one was needed.
     case ambiguousName(String, [TaxonID])
+    /// The taxon a search is limited to (`within`) names nothing.
+    case withinNotFound(String)
     /// A request pinned a release that is not installed (`installed`: the ones that are).
     case releaseNotInstalled(String, installed: [String])
     case query(String)
@@ -36,6 +38,8 @@ public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
                           details: ["taxon_id": String(id)])
         case .nameNotFound:
             ProtocolError(.notFound, "no taxon has exactly this scientific or common name")
+        case .withinNotFound(let text):
+            ProtocolError(.notFound, "within: no taxon has the id or exact name '\(text.prefix(80))'")
         case .databaseUnusable(let path, let reason):
             ProtocolError(.unavailable, "taxonomy database \(path) is unusable: \(reason)")
         case .noDatabase(let detail):

@@ -1195,6 +1195,9 @@ public nonisolated struct Stol_V1_SearchRequest: Sendable {
   /// never complete few results with approximate matches
   public var noFuzzy: Bool = false
 
+  /// an id or exact name: only taxa under it (itself included) answer; empty: all
+  public var within: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3702,7 +3705,7 @@ nonisolated extension Stol_V1_TaxonList: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Stol_V1_SearchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SearchRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{1}limit\0\u{1}rank\0\u{1}prefix\0\u{1}language\0\u{1}conservation\0\u{1}phrase\0\u{3}no_fuzzy\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{1}limit\0\u{1}rank\0\u{1}prefix\0\u{1}language\0\u{1}conservation\0\u{1}phrase\0\u{3}no_fuzzy\0\u{1}within\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3718,6 +3721,7 @@ nonisolated extension Stol_V1_SearchRequest: SwiftProtobuf.Message, SwiftProtobu
       case 6: try { try decoder.decodeRepeatedStringField(value: &self.conservation) }()
       case 7: try { try decoder.decodeSingularBoolField(value: &self.phrase) }()
       case 8: try { try decoder.decodeSingularBoolField(value: &self.noFuzzy) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.within) }()
       default: break
       }
     }
@@ -3748,6 +3752,9 @@ nonisolated extension Stol_V1_SearchRequest: SwiftProtobuf.Message, SwiftProtobu
     if self.noFuzzy != false {
       try visitor.visitSingularBoolField(value: self.noFuzzy, fieldNumber: 8)
     }
+    if !self.within.isEmpty {
+      try visitor.visitSingularStringField(value: self.within, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3760,6 +3767,7 @@ nonisolated extension Stol_V1_SearchRequest: SwiftProtobuf.Message, SwiftProtobu
     if lhs.conservation != rhs.conservation {return false}
     if lhs.phrase != rhs.phrase {return false}
     if lhs.noFuzzy != rhs.noFuzzy {return false}
+    if lhs.within != rhs.within {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

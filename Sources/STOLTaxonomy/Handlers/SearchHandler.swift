@@ -28,10 +28,14 @@ struct SearchHandler: TaxonomyRequestHandler {
         guard statuses.isSubset(of: RequestChecks.conservationCodes) else {
             throw TaxonomyError.invalidArgument("conservation codes are \(RequestChecks.conservationCodes.sorted().joined(separator: ", "))")
         }
+        guard body.within.utf8.count <= ProtocolLimits.maximumQueryBytes else {
+            throw TaxonomyError.invalidArgument("within longer than \(ProtocolLimits.maximumQueryBytes) bytes")
+        }
         context.logger.debug("search", metadata: ["query": "\(body.query)"])
         var result = Stol_V1_SearchResponse()
         let options = SearchOptions(rank: rank, conservation: statuses, limit: Int(limit),
-                                    language: try RequestChecks.language(body.language, in: context.database), fuzzy: !body.noFuzzy)
+                                    language: try RequestChecks.language(body.language, in: context.database), fuzzy: !body.noFuzzy,
+                                    within: body.within)
         result.hits = try SearchEngine(queries: context.queries).search(query, options: options)
         return .search(result)
     }
