@@ -1033,7 +1033,7 @@ class Taxonomy:
                  language: Optional[str] = None) -> Newick:
         """A Newick tree whose node labels are taxids or exact names, annotated as ete4's
         ``NCBITaxa.annotate_tree`` does (with ``ignore_unclassified=True``), in NHX that
-        ete4's ``Tree(text, parser=1)`` reads back.
+        ete4's ``Tree(text, parser=1)`` reads back; ``stol-client annotate`` does the same.
 
         The tree is read as ete4 reads it with ``parser=1`` (:mod:`stol.trees`: quoted or
         bare labels, lengths kept as written, NHX comments kept, other comments dropped);
@@ -1048,22 +1048,25 @@ class Taxonomy:
         first, ending with the taxon) and ``named_lineage`` (their scientific names). An
         internal node whose label is empty or names nothing gets the same for the lowest
         common ancestor of its annotated leaves (the longest common prefix of their
-        lineages); without annotated leaves below it, it stays as it was. A label that
-        names nothing (unknown, deleted, an ambiguous name, Kraken's 0) is listed in
-        ``.not_found``; such a leaf stays exactly as it was (label, length, its own NHX).
+        lineages); without annotated leaves below it, it stays as it was. A leaf whose
+        label names nothing (unknown, deleted, an ambiguous name, Kraken's 0) stays
+        exactly as it was, byte for byte (label, length, its own NHX and comments), and
+        its label is listed in ``.not_found``.
 
-        The text written: the structure, labels and lengths as read (labels quoted only
-        where Newick needs it); on each annotated node an NHX comment with its own earlier
-        pairs and the six properties (ours replace a pair of the same key), keys sorted
-        and lists joined with ``|``, each of ``:;(),[]=`` in a value written ``_``, as
-        ete4's writer does. ``label``: ``"keep"`` the original label, ``"name"`` the
-        scientific name or ``"id"`` the taxid on annotated nodes (a support value is
-        always kept).
+        The text written: the structure as read, every node left as it was written back
+        as the text had it; an annotated node as its label (quoted only where Newick
+        needs it), its length, and an NHX comment holding its own earlier pairs and the
+        six properties (ours replace a pair of the same key), written as ete4's writer
+        writes a node's props: keys sorted, lists joined with ``|``, each of ``:;(),[]=``
+        in a value made ``_``. ``label``: ``"keep"`` the original label, ``"name"`` the
+        scientific name or ``"id"`` the taxid on every annotated node (with
+        ``internal_support``, an annotated inner node's support value too).
 
-        Returns a :class:`~stol.Newick` (the text) with ``.not_found`` (labels, each once,
-        in preorder), ``.release`` (the release that answered; the pinned one, or ``""``,
-        when nothing was looked up) and ``.tree`` (the root :class:`~stol.trees.NewickNode`,
-        each annotated node's ``props`` holding the Python values)."""
+        Returns a :class:`~stol.Newick` (the text) with ``.not_found`` (the labels of the
+        leaves that name nothing, in preorder, one per leaf), ``.release`` (the release
+        that answered; the pinned one, or ``""``, when nothing was looked up) and ``.tree``
+        (the root :class:`~stol.trees.NewickNode`, each annotated node's ``props`` holding
+        the Python values)."""
         if label not in ("keep", "name", "id"):
             raise errors.InvalidRequestError("label must be 'keep', 'name' or 'id', not %r" % (label,))
         root = parse_newick(newick)
@@ -1108,6 +1111,8 @@ class Taxonomy:
             if target:
                 targets.append((node, target))
 
+        not_found = [node.label for node in nodes if not node.children and node.label
+                     and queries[node.label] not in found]
         common = self._common_names({target[-1] for _, target in targets}, release, language)
         for node, target in targets:
             taxid = target[-1]
@@ -1118,10 +1123,11 @@ class Taxonomy:
             pairs = {key: nhx_value(value) for key, value in node.nhx}
             pairs.update((key, nhx_value(value)) for key, value in props.items())
             node.nhx = sorted(pairs.items())
-            if label != "keep" and not (internal_support and node.children):
+            if label != "keep":
                 node.label = props["sci_name"] if label == "name" else str(taxid)  # type: ignore[assignment]
+            node.source = None  # written from its parts
         text = Newick(write_newick(root), release)
-        text.not_found = [name for name, query in queries.items() if query not in found]
+        text.not_found = not_found
         text.tree = root
         return text
 

@@ -8,22 +8,28 @@ Reading:
   ``)`` or ``;``, blanks around it dropped and blanks inside kept (``Homo sapiens``
   unquoted is one label, as in ete4);
 - a branch length after ``:`` is kept as its original text (``0.50`` stays ``0.50``)
-  and must be a decimal number;
-- an NHX comment ``[&&NHX:k=v:k2=v2]`` in a node's content (before or after its label
-  or length) is read into (key, value) pairs, kept in order; every other ``[...]``
+  and must be a number (decimal, or ``inf``/``nan`` as ete4's ``float`` reads them);
+- an NHX comment ``[&&NHX:k=v:k2=v2]`` in a node's content (after its label or its
+  length) is read into (key, value) pairs, kept in order; every other ``[...]``
   comment is skipped; blanks and newlines between tokens are ignored;
-- ``;`` ends the tree; only blanks may follow it.
+- ``;`` ends the tree; only blanks and comments may follow it (one tree per text).
 
 Errors (unbalanced parentheses, no ``;``, text after it, an unclosed quote or ``[``, a
-length that is not a number) raise :class:`~stol.NewickError` naming the position.
-Both reading and writing are loops over an explicit stack: a caterpillar 100,000
-levels deep never meets Python's recursion limit.
+length that is not a number, an NHX field without ``=``) raise
+:class:`~stol.NewickError` naming the position (characters from 0, line and
+column). Both reading and writing are loops over an explicit stack: a caterpillar
+100,000 levels deep never meets Python's recursion limit.
 
-Writing gives the structure, labels and lengths as read: a label is quoted only where
+Writing gives the structure as read. A node read from the text keeps its text
+(``source``: its label, length and comments as they were, blanks around them
+dropped) and is written back so, byte for byte, until its ``source`` is set to
+``None``; a node without one is written from its parts: the label quoted only where
 Newick needs it, as ete4's ``quote()`` does (blanks, ``()[]':;,``; single quotes,
-inner ones doubled; also a label starting with ``"``, which a reader would take for a
-quote), and NHX pairs are written ``[&&NHX:k=v:...]`` in their stored order.
-Skipped comments and blanks are not written.
+inner ones doubled; also a label starting with ``"``, which ete4 would write bare and
+then fail to read), ``:length``, and its NHX pairs in their stored order.
+
+``Sources/STOLModel/NewickTree.swift`` is the Swift client's reader and writer of the
+same Newick (``stol-client annotate``).
 """
 
 from __future__ import annotations
@@ -39,7 +45,8 @@ _BLANKS = " \t\r\n"
 _SKIP_BLANKS = re.compile(r"[ \t\r\n]*")
 _BARE_LABEL = re.compile(r"[^:\[,();]*")
 _LENGTH = re.compile(r"[^ \t\r\n\[,();:]*")
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)",
+                     re.IGNORECASE)
 _QUOTE_IF = frozenset(" \t\r\n()[]':;,")
 _NHX_ESCAPED = str.maketrans({c: "_" for c in ":;(),[]="})
 
@@ -47,19 +54,22 @@ _NHX_ESCAPED = str.maketrans({c: "_" for c in ":;(),[]="})
 class NewickNode:
     """One node of a Newick tree: ``label`` (unquoted), ``length`` (the text after
     ``:`` as written, ``None`` without one), ``nhx`` (the (key, value) pairs of its NHX
-    comments, in order), ``children`` (empty for a leaf) and ``props`` (what
-    :meth:`~stol.Taxonomy.annotate` found for it: ``taxid``, ``sci_name``,
-    ``common_name``, ``rank``, ``lineage`` and ``named_lineage`` as Python values;
-    empty for a node it left as it was)."""
+    comments, in order), ``children`` (empty for a leaf), ``source`` (its content as
+    the text had it, written back as it is; ``None``: written from label, length and
+    NHX) and ``props`` (what :meth:`~stol.Taxonomy.annotate` found for it: ``taxid``,
+    ``sci_name``, ``common_name``, ``rank``, ``lineage`` and ``named_lineage`` as Python
+    values; empty for a node it left as it was)."""
 
-    __slots__ = ("label", "length", "nhx", "children", "props")
+    __slots__ = ("label", "length", "nhx", "children", "source", "props")
 
     def __init__(self, label: str = "", length: Optional[str] = None,
-                 nhx: Optional[List[Tuple[str, str]]] = None, children: Optional[List["NewickNode"]] = None):
+                 nhx: Optional[List[Tuple[str, str]]] = None, children: Optional[List["NewickNode"]] = None,
+                 source: Optional[str] = None):
         self.label = label
         self.length = length
         self.nhx: List[Tuple[str, str]] = [] if nhx is None else nhx
         self.children: List[NewickNode] = [] if children is None else children
+        self.source = source
         self.props: Dict[str, object] = {}
 
     @property
@@ -109,7 +119,7 @@ def _nhx_pairs(body: str, position: int, text: str) -> List[Tuple[str, str]]:
         if not item:
             continue  # "[&&NHX:]", "a=1::b=2": nothing there
         key, equals, value = item.partition("=")
-        if not equals or not key:
+        if not equals:
             raise NewickError("an NHX field without 'key=': %r" % (item,), position, text)
         pairs.append((key, value))
     return pairs
@@ -122,8 +132,9 @@ def parse_newick(text: str) -> NewickNode:
         raise TypeError("a Newick text is a str, not %r" % (type(text).__name__,))
     end = len(text)
 
-    def skip(index: int, sink: List[Tuple[str, str]]) -> int:
-        """After blanks and comments from ``index``; NHX pairs go to ``sink``."""
+    def skip(index: int, sink: Optional[List[Tuple[str, str]]]) -> int:
+        """After blanks and comments from ``index``; NHX pairs go to ``sink`` (``None``:
+        stop before an NHX comment, which belongs to the node that follows)."""
         while True:
             index = _SKIP_BLANKS.match(text, index).end()
             if index >= end or text[index] != "[":
@@ -133,11 +144,14 @@ def parse_newick(text: str) -> NewickNode:
                 raise NewickError("a '[' without its ']'", index, text)
             body = text[index + 1:close]
             if body == "&&NHX" or body.startswith("&&NHX:"):
+                if sink is None:
+                    return index
                 sink.extend(_nhx_pairs(body, index, text))
             index = close + 1
 
     def content(index: int, node: NewickNode) -> int:
         """Reads a node's label, length and NHX from ``index``; returns where they end."""
+        start = index = skip(index, None)
         index = skip(index, node.nhx)
         if index < end and text[index] in "'\"":
             quote, start = text[index], index
@@ -160,7 +174,7 @@ def parse_newick(text: str) -> NewickNode:
                 raise NewickError("text after a quoted label", index, text)
         else:
             stop = _BARE_LABEL.match(text, index).end()
-            node.label = text[index:stop].strip(_BLANKS)
+            node.label = text[index:stop].strip()  # any white space, as ete4's unquote() and the Swift reader
             index = skip(stop, node.nhx)
         if index < end and text[index] == ":":
             index = skip(index + 1, node.nhx)
@@ -172,20 +186,18 @@ def parse_newick(text: str) -> NewickNode:
                 raise NewickError("the branch length %r is not a number" % (length,), index, text)
             node.length = length
             index = skip(stop, node.nhx)
+        node.source = text[start:index].strip(_BLANKS)
         return index
 
     index = 0
     opened: List[Tuple[NewickNode, int]] = []  # the internal nodes open, with the position of their '('
-    pending: List[Tuple[str, str]] = []  # NHX pairs read before a node's '(' or label
     while True:
-        index = skip(index, pending)
+        index = skip(index, None)
         if index < end and text[index] == "(":
-            opened.append((NewickNode(nhx=pending), index))
-            pending = []
+            opened.append((NewickNode(), index))
             index += 1
             continue
-        node = NewickNode(nhx=pending)
-        pending = []
+        node = NewickNode()
         index = content(index, node)
         while True:  # after a whole node: a sibling, the end of its parent, or the end
             if index >= end:
@@ -210,7 +222,7 @@ def parse_newick(text: str) -> NewickNode:
             if character == ";":
                 if opened:
                     raise NewickError("no ')' for the '(' at position %d" % opened[-1][1], index, text)
-                rest = _SKIP_BLANKS.match(text, index + 1).end()
+                rest = skip(index + 1, None)
                 if rest < end:
                     raise NewickError("text after the ';' that ends the tree", rest, text)
                 return node
@@ -218,6 +230,8 @@ def parse_newick(text: str) -> NewickNode:
 
 
 def _content(node: NewickNode) -> str:
+    if node.source is not None:
+        return node.source
     out = quote_label(node.label)
     if node.length is not None:
         out += ":" + node.length

@@ -7,6 +7,8 @@ served database has."""
 
 from __future__ import annotations
 
+import os
+import re
 import unittest
 
 import _samples
@@ -126,6 +128,20 @@ class Templates(unittest.TestCase):
         self.assertEqual(LineageFormat("{r};{k}", prefix_ranks=True).format(SARS_2025), "r__Riboviria;d__Viruses")
         self.assertEqual([p.prefix for p in PLACEHOLDERS],
                          ["d__", "r__", "k__", "p__", "c__", "o__", "f__", "g__", "s__", "t__", "T__"])
+
+    def test_thePlaceholders_areTheSwiftClientsTable(self):
+        """LineageFormat.swift is the other copy: both must fill templates alike."""
+        path = os.path.join(_stack.REPOSITORY, "Sources", "STOLModel", "LineageFormat.swift")
+        if not os.path.isfile(path):
+            self.skipTest("no Swift sources here (%s)" % path)
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+        rows = re.findall(r'\.init\(letter: "(.)", name: "([^"]*)", ranks: \[([^\]]*)\], prefix: "([^"]*)", '
+                          r'level: (\d+),\s*aliases: \[([^\]]*)\]\)', source)
+        swift = [(letter, name, tuple(re.findall(r'"([^"]*)"', spellings)), prefix, int(level),
+                  tuple(re.findall(r'"([^"]*)"', aliases))) for letter, name, spellings, prefix, level, aliases in rows]
+        self.assertEqual(swift, [(p.letter, p.name, p.ranks, p.prefix, p.level, p.aliases) for p in PLACEHOLDERS])
+        self.assertIn('defaultFill = "%s"' % DEFAULT_FILL, source)
 
     def test_aLineageObject_isFormattedFromItsRanksAndNames(self):
         ids = tuple(range(1, len(LION_2025) + 1))
