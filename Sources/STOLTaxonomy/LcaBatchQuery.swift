@@ -51,7 +51,11 @@ extension TaxonomyQueries {
                 found.append((node, set.weights.isEmpty ? 1 : set.weights[index]))
             } catch let error as TaxonomyError {
                 switch error {
-                case .taxonNotFound, .taxonDeleted, .nameNotFound, .ambiguousName: result.notFound.append(member)
+                // A member that names nothing (0, a negative id, an empty field, an unknown or
+                // ambiguous name) is listed, and the set answered from the others: one bad
+                // member never fails the set, nor the request (as induced_tree lists them).
+                case .taxonNotFound, .taxonDeleted, .nameNotFound, .ambiguousName, .invalidArgument:
+                    result.notFound.append(member)
                 default: throw error
                 }
             }

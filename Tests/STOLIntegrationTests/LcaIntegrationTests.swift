@@ -52,6 +52,19 @@ final class LcaIntegrationTests: XCTestCase {
         XCTAssertEqual(rows(nothing).first?[1], "INVALID_REQUEST", nothing.stdout)
     }
 
+    func testKrakensZeroAndNegativeIds_areListedMembers_neverAFailedRequest() throws {
+        // A read's hits with Kraken's 0 (unclassified) among them, and a negative id.
+        let result = try lca([], input: "9689\t0\t9694\n-5\t9606\n9606\t9598\n")
+        XCTAssertEqual(result.status, 3, "members not found are exit 3: \(result.stderr)")
+        let lines = rows(result)
+        XCTAssertEqual(lines.count, 3, "every set answered: \(result.stdout) \(result.stderr)")
+        XCTAssertEqual(lines[0][1], "9688")
+        XCTAssertEqual(lines[0][7], "0")
+        XCTAssertEqual(lines[1][1], "9606", "the set is answered from its one good member")
+        XCTAssertEqual(lines[1][7], "-5")
+        XCTAssertEqual(lines[2][7], "")
+    }
+
     func testMajority_isTheDeepestTaxonHoldingMoreThanTheShare_weightsCount() throws {
         let input = "9689,9689,9694\n9689:1,9694:3\n"
         let half = try lca(["--majority", "0.5", "--weighted"], input: input.replacingOccurrences(of: "9689,9689,9694", with: "9689:1,9689:1,9694:1"))
