@@ -232,6 +232,9 @@ test: deps
 test-debug: deps
 	$(SWIFT) build --build-tests --scratch-path $(TEST_SCRATCH)
 
+## The tests' build leaves out stol-bench and the fuzz executables (Package.swift, STOL_BUILD_TESTS_ONLY).
+test-debug test-docs: export STOL_BUILD_TESTS_ONLY = 1
+
 ## The man pages and completions, from the debug build's help (the same text as the release build's,
 ## with one more line naming the test hooks' variables in stol-importd(8) and stol-verifyd(8)).
 test-docs: test-debug

@@ -246,3 +246,14 @@ let package = Package(
     ]
 )
 
+
+/// `make test` builds the tests (`.build-test`) with `STOL_BUILD_TESTS_ONLY` set: the XCTest
+/// bundle and the six products the tests run, without stol-bench and the five fuzz
+/// executables, which nothing in that build runs (`make bench` builds stol-bench in release,
+/// and the fuzz targets are built sanitized in `.build-fuzz`): six modules and six links
+/// fewer before the first test starts.
+if Context.environment["STOL_BUILD_TESTS_ONLY"] != nil {
+    let tools: Set<String> = ["stol-bench", "fuzz-frame-decoder", "fuzz-taxonomy", "fuzz-favorites", "fuzz-import",
+                              "fuzz-verifier"]
+    package.targets.removeAll { tools.contains($0.name) }
+}
