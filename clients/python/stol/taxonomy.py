@@ -1114,15 +1114,23 @@ class Taxonomy:
         not_found = [node.label for node in nodes if not node.children and node.label
                      and queries[node.label] not in found]
         common = self._common_names({target[-1] for _, target in targets}, release, language)
+        written: dict = {}  # taxid -> (its props, their NHX pairs): many nodes share a taxon
         for node, target in targets:
             taxid = target[-1]
-            props = {"taxid": taxid, "sci_name": named[taxid][0], "common_name": common.get(taxid, ""),
-                     "rank": named[taxid][1], "lineage": list(target),
-                     "named_lineage": [named[i][0] for i in target]}
-            node.props = props
-            pairs = {key: nhx_value(value) for key, value in node.nhx}
-            pairs.update((key, nhx_value(value)) for key, value in props.items())
-            node.nhx = sorted(pairs.items())
+            known = written.get(taxid)
+            if known is None:
+                props = {"taxid": taxid, "sci_name": named[taxid][0], "common_name": common.get(taxid, ""),
+                         "rank": named[taxid][1], "lineage": list(target),
+                         "named_lineage": [named[i][0] for i in target]}
+                known = written[taxid] = (props, sorted((key, nhx_value(value)) for key, value in props.items()))
+            props, ours = known
+            node.props = {key: list(value) if isinstance(value, list) else value for key, value in props.items()}
+            if node.nhx:
+                pairs = {key: nhx_value(value) for key, value in node.nhx}
+                pairs.update(ours)
+                node.nhx = sorted(pairs.items())
+            else:
+                node.nhx = list(ours)
             if label != "keep":
                 node.label = props["sci_name"] if label == "name" else str(taxid)  # type: ignore[assignment]
             node.source = None  # written from its parts

@@ -136,6 +136,8 @@ def parse_newick(text: str) -> NewickNode:
         """After blanks and comments from ``index``; NHX pairs go to ``sink`` (``None``:
         stop before an NHX comment, which belongs to the node that follows)."""
         while True:
+            if index >= end or text[index] not in " \t\r\n[":  # the common case, without the regex
+                return index
             index = _SKIP_BLANKS.match(text, index).end()
             if index >= end or text[index] != "[":
                 return index

@@ -8,7 +8,7 @@ every rank the database offers rather than a hand-picked few."""
 from __future__ import annotations
 
 import random
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 import _stack  # noqa: F401 - first: it puts this checkout's package on sys.path
 
@@ -22,30 +22,36 @@ import stol
 NOTABLE_IDS = [1, 131567, 2, 2157, 2759, 10239, 2559587, 9606, 9598, 9605, 207598, 10090, 10116, 9689, 562, 83333,
                511145, 161, 90371, 11676, 2697049, 694009, 3055, 4932, 1280, 424242, 999999999]
 
-_CACHE: Dict[str, Dict[int, str]] = {}
+_CACHE: Dict[str, Dict[int, Tuple[str, str]]] = {}
 
 
-def tree_ranks(tx: stol.Taxonomy) -> Dict[int, str]:
-    """``{id: rank}`` of every node of the served whole tree (``ranks="all"``), read
-    with ``subtree`` (50,000 nodes at most per answer), splitting a subtree too large
-    for one answer into its children's."""
+def tree_nodes(tx: stol.Taxonomy) -> Dict[int, Tuple[str, str]]:
+    """``{id: (rank, scientific name)}`` of every node of the served whole tree
+    (``ranks="all"``), read with ``subtree`` (50,000 nodes at most per answer),
+    splitting a subtree too large for one answer into its children's."""
     key = tx.path
     if key in _CACHE:
         return _CACHE[key]
     tops = sorted({tx.lineage(root.id, ranks="all", names=False).ids[0] for root in tx.roots()})
-    ranks: Dict[int, str] = {}
+    nodes: Dict[int, Tuple[str, str]] = {}
     pending = list(tops)
     while pending:
         top = pending.pop()
         try:
-            nodes = tx.subtree(top, format="nodes", ranks="all", max_taxa=50000)
+            answer = tx.subtree(top, format="nodes", ranks="all", max_taxa=50000)
         except stol.InvalidRequestError:
-            ranks[top] = tx.lineage(top, ranks="all").taxon.rank
+            taxon = tx.lineage(top, ranks="all").taxon
+            nodes[top] = (taxon.rank, taxon.name)
             pending.extend(child.id for child in tx.children(top, ranks="all"))
             continue
-        ranks.update((node.id, node.rank) for node in nodes)
-    _CACHE[key] = ranks
-    return ranks
+        nodes.update((node.id, (node.rank, node.name)) for node in answer)
+    _CACHE[key] = nodes
+    return nodes
+
+
+def tree_ranks(tx: stol.Taxonomy) -> Dict[int, str]:
+    """``{id: rank}`` of every node of the served whole tree."""
+    return {taxon_id: rank for taxon_id, (rank, _) in tree_nodes(tx).items()}
 
 
 def sample_ids(tx: stol.Taxonomy, per_rank: int = 6, seed: int = 24) -> List[int]:

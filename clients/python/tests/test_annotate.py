@@ -1,0 +1,486 @@
+"""``stol.trees`` and ``Taxonomy.annotate``: ete4's ``NCBITaxa.annotate_tree`` on a
+user's Newick tree. The reader and writer on hand-written trees (quotes, lengths as
+typed, NHX, comments, malformed input with its position, a caterpillar 100,000
+levels deep); the annotation on made-up answers (no daemon: each node's properties,
+the common ancestor of inner nodes, unknown leaves untouched byte for byte, support
+values, NHX merged and escaped as ete4 writes it, and, where ete4 is installed, ete4
+itself reading our text back and writing the same bytes); and against the real
+daemons: every node's properties are the service's own lineage answers, over a tree
+of ids and names of every rank the served database has, and the same text as
+``stol-client annotate`` when the built client has it."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import tempfile
+import unittest
+
+import _samples
+import _stack
+
+import stol
+from stol.answers import Lineage, Node
+from stol.trees import NewickNode, nhx_value, parse_newick, quote_label, write_newick
+
+#: The virtual environment of `make bench-peers` (ete4 4.4, no protobuf): ete4 runs there,
+#: in its own interpreter, on the text a test wrote.
+PEERS_PYTHON = os.path.join(_stack.REPOSITORY, ".cache", "peers-venv", "bin", "python")
+
+ROOT = [(1, "no rank", "root"), (131567, "no rank", "cellular organisms"), (2759, "superkingdom", "Eukaryota"),
+        (314146, "superorder", "Euarchontoglires")]
+HOMININAE = ROOT + [(207598, "subfamily", "Homininae")]
+HUMAN = HOMININAE + [(9605, "genus", "Homo"), (9606, "species", "Homo sapiens")]
+CHIMP = HOMININAE + [(9596, "genus", "Pan"), (9598, "species", "Pan troglodytes")]
+MURINAE = ROOT + [(39107, "subfamily", "Murinae")]
+MOUSE = MURINAE + [(10088, "genus", "Mus"), (862507, "subgenus", "Mus"), (10090, "species", "Mus musculus")]
+RAT = MURINAE + [(10114, "genus", "Rattus"), (10116, "species", "Rattus norvegicus")]
+O157 = ROOT[:2] + [(2, "superkingdom", "Bacteria"), (561, "genus", "Escherichia"), (562, "species", "Escherichia coli"),
+                   (83334, "serotype", "Escherichia coli O157:H7")]
+ODD = ROOT[:2] + [(99517, "genus", "'Oreofraga'"), (85628, "species group", "16SrVIII (Loofah witches'-broom group)")]
+
+KNOWN = {"9606": HUMAN, "Homo sapiens": HUMAN, "9598": CHIMP, "207598": HOMININAE, "10090": MOUSE,
+         "Rattus norvegicus": RAT, "Escherichia coli O157:H7": O157, "83334": O157, "85628": ODD}
+COMMON = {9606: "human", 9598: "chimpanzee", 10090: "house mouse", 10116: "brown rat"}
+
+BRIEF_TREE = "((9606,9598)207598,(10090,'Rattus norvegicus'):0.5,unknownleaf[&&NHX:x=1]);"
+
+
+def lineage_of(query, entries, release="fake"):
+    ids = tuple(e[0] for e in entries)
+    return Lineage(query, Node(*entries[-1]), ids, tuple(e[1] for e in entries), tuple(e[2] for e in entries),
+                   None, None, release)
+
+
+class FakeTaxonomy(stol.Taxonomy):
+    """A Taxonomy whose lineage batch and common names are answered from the tables
+    above, recording what it was asked."""
+
+    def __init__(self, known=None, common=None):
+        self.release = None
+        self.language = "en"
+        self.known = KNOWN if known is None else known
+        self.common = COMMON if common is None else common
+        self.sent = []
+
+    def _lineages(self, ids, view, language, form, names):
+        for query in ids:
+            self.sent.append(query)
+            entries = self.known.get(query)
+            if entries is None:
+                yield Lineage(query, None, (), (), (), None, stol.NotFoundError("no taxon has this name"), "fake")
+            else:
+                yield lineage_of(query, entries)
+
+    def _common_names(self, ids, release, language):
+        return {taxon_id: self.common.get(taxon_id, "") for taxon_id in ids}
+
+
+def expected_nhx(entries, common="", own=()):
+    """The NHX text ete4 writes for a node annotated with this lineage."""
+    pairs = {key: nhx_value(value) for key, value in own}
+    pairs.update({"taxid": str(entries[-1][0]), "sci_name": nhx_value(entries[-1][2]), "common_name": nhx_value(common),
+                  "rank": nhx_value(entries[-1][1]), "lineage": "|".join(str(e[0]) for e in entries),
+                  "named_lineage": nhx_value([e[2] for e in entries])})
+    return "[&&NHX:" + ":".join("%s=%s" % item for item in sorted(pairs.items())) + "]"
+
+
+class Reading(unittest.TestCase):
+    def test_labelsQuotesLengthsAndNHX_areRead_commentsSkipped(self):
+        root = parse_newick(" ( 'a b':1.50 [a comment], \"c\"\"d\"[&&NHX:x=1:y=two],'it''s' ,\n"
+                            "  Homo sapiens : 2e-3 )inner:0[&&NHX:s=9] [done];\n")
+        self.assertEqual([n.label for n in root.traverse()], ["inner", "a b", 'c"d', "it's", "Homo sapiens"])
+        self.assertEqual([n.length for n in root.traverse()], ["0", "1.50", None, None, "2e-3"])
+        self.assertEqual(root.children[1].nhx, [("x", "1"), ("y", "two")])
+        self.assertEqual(root.nhx, [("s", "9")])
+        self.assertEqual([n.is_leaf for n in root.traverse()], [False, True, True, True, True])
+        self.assertEqual(parse_newick("A;").label, "A")
+        self.assertEqual([n.label for n in parse_newick("(,(,));").traverse()], [""] * 5)
+        self.assertEqual(parse_newick("(a:-1,b:+.5e+3,c:inf,d:NaN);").children[1].length, "+.5e+3")
+
+    def test_nhxOtherThanEte4s_isAComment_andEmptyFieldsAreNothing(self):
+        root = parse_newick("(a[&BEAST=1][&&NHX:k=v::=e],b[&&NHX]);")
+        self.assertEqual(root.children[0].nhx, [("k", "v"), ("", "e")])
+        self.assertEqual(root.children[1].nhx, [])
+
+    def test_unchangedNodes_areWrittenBackAsTheTextHadThem(self):
+        for text in ["((A:0.1,B:0.2)95:0.3,('Homo sapiens',C[&&NHX:k=v]):1,D);", "A;", "(,(,));",
+                     "('unneeded':1.0,'x''y' [kept comment]:2[&&NHX:a=(1)])'r':0.50;"]:
+            self.assertEqual(write_newick(parse_newick(text)), text)
+        self.assertEqual(write_newick(parse_newick(" ( A , B )\n[done] ;\n[after]")), "(A,B);")
+
+    def test_nodesWithoutSource_areWrittenFromTheirParts_quotedOnlyWhereNeeded(self):
+        tree = NewickNode(children=[NewickNode("Homo sapiens", "0.5"), NewickNode("Homo_sapiens", nhx=[("k", "v")]),
+                                    NewickNode("it's"), NewickNode('"quoted'), NewickNode("O157:H7,[x];(y)")],
+                          label="root")
+        self.assertEqual(write_newick(tree),
+                         "('Homo sapiens':0.5,Homo_sapiens[&&NHX:k=v],'it''s','\"quoted','O157:H7,[x];(y)')root;")
+
+    def test_quotedLabels_readBackAsWritten_forAnyCharacters(self):
+        rng = random.Random(11)
+        alphabet = "ab Z_\t()[]':;,\"&=|é-"
+        for _ in range(500):
+            labels = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 12))).strip() or "x"
+                      for _ in range(3)]
+            tree = NewickNode(children=[NewickNode(label) for label in labels[:2]], label=labels[2])
+            text = write_newick(tree)
+            self.assertEqual([n.label for n in parse_newick(text).traverse()], [labels[2]] + labels[:2], text)
+        self.assertEqual(quote_label("Escherichia coli O157:H7"), "'Escherichia coli O157:H7'")
+        self.assertEqual(quote_label("Homo_sapiens"), "Homo_sapiens")
+        self.assertEqual(quote_label(""), "")
+
+    def test_nhxValues_escapeWhatEte4Escapes(self):
+        self.assertEqual(nhx_value("a:b;c(d)e,f[g]h=i|j k"), "a_b_c_d_e_f_g_h_i|j k")
+        self.assertEqual(nhx_value([1, 131567, 2]), "1|131567|2")
+        self.assertEqual(nhx_value(["root", "E. coli O157:H7"]), "root|E. coli O157_H7")
+        self.assertEqual(nhx_value(""), "")
+
+    def test_malformedTrees_areNewickErrors_atTheirPosition(self):
+        cases = [("((a,b);", 6, "no ')' for the '(' at position 0"), ("(a,b)", 5, "does not end with ';'"),
+                 ("(a,b));", 5, "a ')' without its '('"), ("(a,b); (c,d);", 7, "text after the ';'"),
+                 ("('a,b);", 1, "without its closing quote"), ("(a[&&NHX:x=1,b);", 2, "a '[' without its ']'"),
+                 ("(a:x1,b);", 3, "not a number"), ("(a:,b);", 3, "without a branch length"),
+                 ("(a[&&NHX:novalue],b);", 2, "without 'key='"), ("a,b;", 1, "a ',' outside parentheses"),
+                 ("a(b);", 1, "unexpected '('"), ("('a'b,c);", 4, "text after a quoted label"),
+                 ("", 0, "does not end with ';'"), ("(a,\nb [x;", 6, "a '[' without its ']'")]
+        for text, position, message in cases:
+            with self.subTest(text=text):
+                with self.assertRaises(stol.NewickError) as caught:
+                    parse_newick(text)
+                self.assertIn(message, caught.exception.message)
+                self.assertEqual(caught.exception.position, position)
+                self.assertEqual(caught.exception.details["position"], str(position))
+                self.assertIsInstance(caught.exception, ValueError)
+        with self.assertRaises(stol.NewickError) as caught:
+            parse_newick("(a,\nb [x;")
+        self.assertEqual((caught.exception.details["line"], caught.exception.details["column"]), ("2", "3"))
+
+    def test_aCaterpillar100000Deep_parsesAndWritesWithoutRecursion(self):
+        depth = 100_000
+        text = "(x," * depth + "y" + ")" * depth + ";"
+        root = parse_newick(text)
+        self.assertEqual(sum(1 for _ in root.traverse()), 2 * depth + 1)
+        self.assertEqual(write_newick(root), text)
+
+
+class Annotation(unittest.TestCase):
+    """``Taxonomy.annotate`` on made-up answers (FakeTaxonomy)."""
+
+    def test_eachNode_getsItsTaxon_innerNodesTheirLeavesAncestor_unknownLeavesStayAsTheyWere(self):
+        tx = FakeTaxonomy()
+        text = tx.annotate(BRIEF_TREE)
+        murinae_node = "(10090%s,'Rattus norvegicus'%s):0.5%s" % (
+            expected_nhx(MOUSE, "house mouse"), expected_nhx(RAT, "brown rat"), expected_nhx(MURINAE))
+        self.assertEqual(text, "((9606%s,9598%s)207598%s,%s,unknownleaf[&&NHX:x=1])%s;" % (
+            expected_nhx(HUMAN, "human"), expected_nhx(CHIMP, "chimpanzee"), expected_nhx(HOMININAE), murinae_node,
+            expected_nhx(ROOT)))
+        self.assertEqual(text.not_found, ["unknownleaf"])
+        self.assertEqual(text.release, "fake")
+        self.assertEqual(sorted(tx.sent), sorted(["207598", "9606", "9598", "10090", "Rattus norvegicus",
+                                                  "unknownleaf"]))
+        root = text.tree
+        self.assertEqual(root.props, {"taxid": 314146, "sci_name": "Euarchontoglires", "common_name": "",
+                                      "rank": "superorder", "lineage": [1, 131567, 2759, 314146],
+                                      "named_lineage": ["root", "cellular organisms", "Eukaryota", "Euarchontoglires"]})
+        self.assertEqual(root.children[2].props, {})
+
+    def test_theNHXText_isExactlyWhatEte4Writes_forOneNode(self):
+        text = FakeTaxonomy().annotate("(9606,x);")
+        self.assertIn("9606[&&NHX:common_name=human:lineage=1|131567|2759|314146|207598|9605|9606:named_lineage=root|"
+                      "cellular organisms|Eukaryota|Euarchontoglires|Homininae|Homo|Homo sapiens:rank=species:"
+                      "sci_name=Homo sapiens:taxid=9606]", text)
+        self.assertTrue(text.endswith(")[&&NHX:common_name=human:lineage=1|131567|2759|314146|207598|9605|9606:"
+                                      "named_lineage=root|cellular organisms|Eukaryota|Euarchontoglires|Homininae|"
+                                      "Homo|Homo sapiens:rank=species:sci_name=Homo sapiens:taxid=9606];"),
+                        "one annotated leaf: the root's ancestor is that taxon")
+
+    def test_unknownLeaves_untouchedByteForByte_withTheirQuotesCommentsAndNHX(self):
+        leaves = ["'my leaf' [a comment]:0.10[&&NHX:k=v(1)]", "\"dq\"\"x\":1", "nobody", "'0'"]
+        text = FakeTaxonomy().annotate("(9606," + ",".join(leaves) + ");")
+        for leaf in leaves:
+            self.assertIn("," + leaf, text)
+        self.assertEqual(text.not_found, ["my leaf", 'dq"x', "nobody", "0"])
+
+    def test_innerLabels_areTaxaToo_unlessTheyAreSupportValues(self):
+        tree = "((9606,9598)95,(10090,nobody)80:0.2,(x,y)z)100;"
+        tx = FakeTaxonomy()
+        text = tx.annotate(tree)
+        self.assertIn("95", tx.sent)
+        self.assertIn("z", tx.sent)
+        self.assertEqual(text.not_found, ["nobody", "x", "y"], "inner labels that name nothing are not listed")
+        self.assertEqual(text.tree.children[0].props["taxid"], 207598)
+        self.assertEqual(text.tree.children[1].props["taxid"], 10090, "the unknown leaf does not pull it up")
+        self.assertEqual(text.tree.children[2].props, {}, "no annotated leaf below: left as it was")
+        self.assertIn(",(x,y)z)", text)
+        supported = FakeTaxonomy()
+        text = supported.annotate(tree, internal_support=True)
+        self.assertEqual(sorted(supported.sent), sorted(["9606", "9598", "10090", "nobody", "x", "y"]))
+        self.assertIn(")95[&&NHX:", text)
+        self.assertIn(")80:0.2[&&NHX:", text)
+        self.assertTrue(text.endswith(")100%s;" % expected_nhx(ROOT)))
+
+    def test_labelChoice_writesTheNameOrTheId_onAnnotatedNodesOnly(self):
+        named = FakeTaxonomy().annotate("('Escherichia coli O157:H7',(9606,9598)95,nobody);", label="name")
+        self.assertTrue(named.startswith("('Escherichia coli O157:H7'[&&NHX:"))
+        self.assertIn("sci_name=Escherichia coli O157_H7:taxid=83334]", named)
+        self.assertIn("named_lineage=root|cellular organisms|Bacteria|Escherichia|Escherichia coli|"
+                      "Escherichia coli O157_H7:", named)
+        self.assertIn(")Homininae[&&NHX:", named)
+        self.assertIn(",nobody)", named)
+        self.assertTrue(named.endswith(")'cellular organisms'%s;" % expected_nhx(ROOT[:2])))
+        ids = FakeTaxonomy().annotate("('Escherichia coli O157:H7',(9606,9598)95,nobody);", label="id")
+        self.assertTrue(ids.startswith("(83334[&&NHX:"))
+        self.assertIn(")207598[&&NHX:", ids)
+        self.assertTrue(ids.endswith(")131567%s;" % expected_nhx(ROOT[:2])))
+        support = FakeTaxonomy().annotate("((9606,9598)95,10090);", label="name", internal_support=True)
+        self.assertIn(")Homininae[&&NHX:", support, "the support value gives way to the name, as in stol-client")
+        with self.assertRaises(stol.InvalidRequestError):
+            FakeTaxonomy().annotate("A;", label="taxid")
+
+    def test_ownNHX_isKept_oursReplaceTheSameKeys_allSortedAndEscapedAsEte4(self):
+        text = FakeTaxonomy().annotate("(9606[&&NHX:zz=1:taxid=old:aa=(b)],x[&&NHX:zz=(1)]);")
+        own = [("zz", "1"), ("taxid", "old"), ("aa", "(b)")]
+        self.assertIn("9606" + expected_nhx(HUMAN, "human", own), text)
+        self.assertIn("aa=_b_:common_name=human:", text)
+        self.assertIn(":taxid=9606:zz=1]", text)
+        self.assertIn(",x[&&NHX:zz=(1)])", text, "an unknown leaf's own NHX is not touched")
+
+    def test_eachDistinctLabel_isAskedOnce_andNeitherEmptyLabelsNorZero(self):
+        tx = FakeTaxonomy()
+        text = tx.annotate("((9606,9606,0),(,'  '),Homo sapiens,9606);")
+        self.assertEqual(sorted(tx.sent), ["9606", "Homo sapiens"])
+        self.assertEqual(text.not_found, ["0", "  "])
+        self.assertEqual(text.tree.children[0].props["taxid"], 9606)
+
+    def test_aTreeWithoutTaxa_isWrittenAsItWas(self):
+        tx = FakeTaxonomy()
+        text = tx.annotate("((a,b),(c,d)e)f;")
+        self.assertEqual(text, "((a,b),(c,d)e)f;")
+        self.assertEqual(text.not_found, ["a", "b", "c", "d"])
+
+    def test_malformedTree_raisesBeforeAnyRequest(self):
+        tx = FakeTaxonomy()
+        with self.assertRaises(stol.NewickError):
+            tx.annotate("((9606,9598);")
+        self.assertEqual(tx.sent, [])
+
+    def test_aCaterpillar100000Deep_isAnnotatedWithoutRecursion(self):
+        depth = 100_000
+        text = "(a," * depth + "b" + ")" * depth + ";"
+        short = {"a": [(1, "no rank", "root"), (5, "species", "A")],
+                 "b": [(1, "no rank", "root"), (6, "genus", "G"), (7, "species", "B")]}
+        result = FakeTaxonomy(short).annotate(text)
+        self.assertEqual(result.tree.props["taxid"], 1)
+        deepest, chain = result.tree, 0
+        while deepest.children:
+            deepest = deepest.children[-1]
+            chain += 1
+        self.assertEqual((chain, deepest.props["taxid"]), (depth, 7))
+        back = list(parse_newick(result).traverse())
+        self.assertEqual(len(back), 2 * depth + 1)
+        self.assertTrue(all(dict(n.nhx)["taxid"] for n in back))
+        self.assertEqual(dict(back[-3].nhx)["lineage"], "1", "the innermost pair (a, b): the root")
+
+    def test_ete4_readsOurTextBack_andWritesTheSameBytes(self):
+        if not os.access(PEERS_PYTHON, os.X_OK):
+            self.skipTest("ete4's virtual environment (make bench-peers) is not here: %s" % PEERS_PYTHON)
+        check = subprocess.run([PEERS_PYTHON, "-c", "import ete4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if check.returncode != 0:
+            self.skipTest("ete4 does not import in %s" % PEERS_PYTHON)
+        trees = [BRIEF_TREE, "('Escherichia coli O157:H7':0.25,(9606,9598)95,nobody,85628);",
+                 "(9606[&&NHX:zz=1:taxid=old:aa=(b)],x[&&NHX:zz=1]);"]
+        cases = [(tree, label) for tree in trees for label in ("keep", "name", "id")]
+        texts = [FakeTaxonomy().annotate(tree, label=label) for tree, label in cases]
+        for (tree, label), ours, theirs in zip(cases, texts, ete4_read(texts)):
+            with self.subTest(tree=tree, label=label):
+                expected = [dict([("name", n.label)] + ([("dist", float(n.length))] if n.length else []) + n.nhx)
+                            for n in parse_newick(ours).traverse()]
+                self.assertEqual(theirs["props"], expected)
+                self.assertEqual(theirs["written"], ours, "ete4 writes the tree it read as we wrote it")
+                annotated = [p for p in theirs["props"] if "taxid" in p]
+                self.assertTrue(annotated)
+                for props in annotated:
+                    self.assertEqual(set(props) - {"name", "dist", "x", "zz", "aa"},
+                                     {"taxid", "sci_name", "common_name", "rank", "lineage", "named_lineage"})
+
+
+def ete4_read(texts):
+    """ete4's Tree(text, parser=1) in its own interpreter (one run for all texts): for
+    each, every node's props in preorder (ete4 leaves an empty name out) and its
+    write(parser=1) of the tree, the root's content included."""
+    script = ("import json, sys\nfrom ete4 import Tree\nout = []\n"
+              "for text in json.load(open(sys.argv[1])):\n"
+              "    t = Tree(text, parser=1)\n"
+              "    props = [dict(n.props, name=n.props.get('name', '')) for n in t.traverse('preorder')]\n"
+              "    out.append({'props': props, 'written': t.write(parser=1, props=None, format_root_node=True)})\n"
+              "print(json.dumps(out))\n")
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(list(texts), f)
+    try:
+        result = subprocess.run([PEERS_PYTHON, "-c", script, f.name], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                universal_newlines=True, timeout=300)
+    finally:
+        os.unlink(f.name)
+    if result.returncode != 0:
+        raise AssertionError("ete4 could not read our text: %s" % result.stderr[-2000:])
+    return json.loads(result.stdout)
+
+
+STACK = None
+TX = None
+
+
+def setUpModule():
+    global STACK, TX
+    try:
+        STACK = _stack.start()
+    except unittest.SkipTest as skip:
+        STACK = skip  # the daemon tests skip; the tests above run anyway
+        return
+    TX = stol.Taxonomy(runtime_dir=STACK.runtime, timeout=60)
+
+
+def tearDownModule():
+    if TX is not None:
+        TX.close()
+    if isinstance(STACK, _stack.Stack):
+        STACK.close()
+
+
+def common_prefix(lineages):
+    prefix = None
+    for lineage in lineages:
+        if prefix is None:
+            prefix = list(lineage)
+            continue
+        length = 0
+        while length < min(len(prefix), len(lineage)) and prefix[length] == lineage[length]:
+            length += 1
+        del prefix[length:]
+    return prefix
+
+
+class AgainstTheService(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not isinstance(STACK, _stack.Stack):
+            raise unittest.SkipTest(str(STACK))
+
+    def expectations(self, root, internal_support=False):
+        """What each node (preorder) must carry, from lineage(ranks="all") and taxon()
+        answers asked here one by one: the NHX text of its six properties, or None."""
+        nodes = list(root.traverse())
+        labels = {n.label for n in nodes if n.label and not (internal_support and n.children)}
+        lineages = {}
+        for label in labels:
+            try:
+                lineages[label] = TX.lineage(label, ranks="all")
+            except (stol.NotFoundError, stol.InvalidRequestError, stol.TaxonDeletedError):
+                pass
+        named = {}
+        for lineage in lineages.values():
+            named.update(zip(lineage.ids, zip(lineage.names, lineage.ranks)))
+        def below(node):
+            stack, out = [node], []
+            while stack:
+                current = stack.pop()
+                if not current.children and current.label in lineages:
+                    out.append(lineages[current.label].ids)
+                stack.extend(current.children)
+            return out
+        expected = []
+        for node in nodes:
+            own = lineages.get(node.label) if not (internal_support and node.children) else None
+            ids = list(own.ids) if own is not None else (common_prefix(below(node)) if node.children else None)
+            if not ids:
+                expected.append(None)
+                continue
+            taxid = ids[-1]
+            expected.append({"taxid": str(taxid), "sci_name": nhx_value(named[taxid][0]),
+                             "common_name": nhx_value(TX.taxon(taxid).common_name), "rank": nhx_value(named[taxid][1]),
+                             "lineage": "|".join(map(str, ids)), "named_lineage": nhx_value([named[i][0] for i in ids])})
+        not_found = [n.label for n in nodes if not n.children and n.label and n.label not in lineages]
+        return expected, not_found
+
+    def check(self, tree, **options):
+        result = TX.annotate(tree, **options)
+        source = parse_newick(tree)
+        expected, not_found = self.expectations(source, options.get("internal_support", False))
+        written = list(parse_newick(result).traverse())
+        self.assertEqual(len(written), len(expected))
+        for before, after, props in zip(source.traverse(), written, expected):
+            if props is None:
+                self.assertEqual(after.source, before.source, "a node left as it was is written as it was")
+                continue
+            pairs = dict(after.nhx)
+            self.assertEqual({k: pairs[k] for k in props}, props, after.label)
+            self.assertEqual(after.length, before.length)
+        self.assertEqual(result.not_found, not_found)
+        self.assertTrue(result.release)
+        return result, expected
+
+    def test_theBriefsTree_eachNodeCarriesTheServicesAnswers(self):
+        result, expected = self.check(BRIEF_TREE)
+        self.assertEqual(result.not_found, ["unknownleaf"])
+        self.assertIn(",unknownleaf[&&NHX:x=1])", result)
+        self.assertEqual(expected[1]["taxid"], "207598")
+        leaves = [TX.lineage(q, ranks="all").ids for q in ("9606", "9598", "10090", "Rattus norvegicus")]
+        self.assertEqual(result.tree.props["lineage"], common_prefix(leaves))
+        self.assertEqual(result.tree.children[1].props["lineage"], common_prefix(leaves[2:]))
+        human = TX.lineage(9606, ranks="all")
+        self.assertEqual(result.tree.children[0].children[0].props["lineage"], list(human.ids))
+        self.assertEqual(result.tree.children[0].children[0].props["common_name"], TX.taxon(9606).common_name)
+
+    def test_treeOfEveryRank_idsAndNames_eachNodeCarriesTheServicesAnswers(self):
+        rng = random.Random(8)
+        ids = _samples.sample_ids(TX, per_rank=3)
+        found = [lineage for lineage in TX.lineage(ids, ranks="all") if lineage.found]
+        labels = [str(i) for i in ids] + [lineage.taxon.name for lineage in found[:25]] + ["nobody", "424242"]
+        nodes = [quote_label(label) for label in labels]
+        while len(nodes) > 1:
+            rng.shuffle(nodes)
+            size = rng.choice([2, 2, 3])
+            group, nodes = nodes[:size], nodes[size:]
+            inner = rng.choice(["", "", str(rng.choice(ids)), "clade_%d" % len(nodes)])
+            length = rng.choice(["", ":0.5", ":1e-3"])
+            nodes.append("(" + ",".join(group) + ")" + quote_label(inner) + length)
+        tree = nodes[0] + ";"
+        result, expected = self.check(tree)
+        self.assertGreater(sum(1 for e in expected if e), len(labels) // 2)
+        result, _ = self.check(tree, internal_support=True)
+        self.check(tree, label="name")
+
+    def test_namesWithNewicksCharacters_areQuotedAndReadBack(self):
+        special = sorted(name for _, name in _samples.tree_nodes(TX).values()
+                         if any(c in name for c in "()[]':;,"))[:40]
+        if not special:
+            self.skipTest("no name with ()[]':;, in this database")
+        tree = "(" + ",".join(quote_label(name) for name in special) + ");"
+        result, expected = self.check(tree)
+        back = parse_newick(result)
+        self.assertEqual([n.label for n in back.children], special)
+        named, _ = self.check(tree, label="name")
+        self.assertEqual([n.label for n in parse_newick(named).children], special)
+
+    def test_sameTextAsTheClientsAnnotate(self):
+        help_text = STACK.cli("annotate", "--help")
+        if help_text.returncode != 0 or "--internal-support" not in help_text.stdout:
+            self.skipTest("this stol-client has no annotate command (%s)" % STACK.bin)
+        trees = [BRIEF_TREE, "((9606:0.1,9598:0.2)Homininae:0.3,('Mus musculus',nobody[&&NHX:a=1]):1,10116)95;"]
+        for tree in trees:
+            for options in ({}, {"label": "name"}, {"label": "id"}, {"internal_support": True}):
+                args = ["--label", options["label"]] if "label" in options else []
+                args += ["--internal-support"] if options.get("internal_support") else []
+                with self.subTest(tree=tree, options=options):
+                    cli = STACK.cli("annotate", *args, stdin=tree)
+                    ours = TX.annotate(tree, **options)
+                    self.assertEqual(cli.stdout, ours + "\n")
+                    self.assertEqual(cli.returncode, 3 if ours.not_found else 0)
+                    if ours.not_found:
+                        self.assertIn("(%d): %s" % (len(ours.not_found), ", ".join(ours.not_found)), cli.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
