@@ -17,10 +17,11 @@ import stol
 #: NCBI ids worth asking whatever the sample holds: the root and `cellular
 #: organisms`, the domains, species, a subspecies (161), strains (E. coli K-12 and
 #: MG1655), a serovar (90371), Viruses and viruses of several ranks (the realm
-#: Riboviria, HIV-1, SARS-CoV-2 and its species), and ids no release has. Those a
-#: database lacks are answered NOT_FOUND, which the tests check too.
+#: Riboviria, HIV-1, SARS-CoV-2 and its species), 424242 (a species of NCBI's whole
+#: tree that the smaller databases lack), and ids no release has (999999999,
+#: 2^31 - 1). Those a database lacks are answered NOT_FOUND, which the tests check too.
 NOTABLE_IDS = [1, 131567, 2, 2157, 2759, 10239, 2559587, 9606, 9598, 9605, 207598, 10090, 10116, 9689, 562, 83333,
-               511145, 161, 90371, 11676, 2697049, 694009, 3055, 4932, 1280, 424242, 999999999]
+               511145, 161, 90371, 11676, 2697049, 694009, 3055, 4932, 1280, 424242, 999999999, 2147483647]
 
 _CACHE: Dict[str, Dict[int, Tuple[str, str]]] = {}
 

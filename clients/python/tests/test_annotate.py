@@ -437,7 +437,7 @@ class AgainstTheService(unittest.TestCase):
         rng = random.Random(8)
         ids = _samples.sample_ids(TX, per_rank=3)
         found = [lineage for lineage in TX.lineage(ids, ranks="all") if lineage.found]
-        labels = [str(i) for i in ids] + [lineage.taxon.name for lineage in found[:25]] + ["nobody", "424242"]
+        labels = [str(i) for i in ids] + [lineage.taxon.name for lineage in found[:25]] + ["nobody", "999999999"]
         nodes = [quote_label(label) for label in labels]
         while len(nodes) > 1:
             rng.shuffle(nodes)

@@ -270,13 +270,13 @@ class AgainstTheClient(unittest.TestCase):
         self.assertIsInstance(one, stol.FormattedLineage)
         self.assertEqual(one.text, LineageFormat(SEVEN).format(TX.lineage(9606, ranks="all")))
         with self.assertRaises(stol.NotFoundError):
-            TX.lineage_format(424242, SEVEN)
+            TX.lineage_format(999999999, SEVEN)
         zero = TX.lineage_format(0, "{k}:{s}", fill="?")
         self.assertEqual((zero.text, zero.taxon.id, zero.error), ("?:?", 0, None))
 
     def test_keepLineage_theLineageTravelsWithTheText(self):
-        for answer, lineage in zip(TX.lineage_format([9606, 424242, 0], SEVEN),
-                                   TX.lineage([9606, 424242, 0], ranks="all")):
+        for answer, lineage in zip(TX.lineage_format([9606, 999999999, 0], SEVEN),
+                                   TX.lineage([9606, 999999999, 0], ranks="all")):
             self.assertEqual(answer.lineage.ids, lineage.ids)
             self.assertEqual(answer.lineage.names, lineage.names)
             self.assertEqual(answer.release, lineage.release)
