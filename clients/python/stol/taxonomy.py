@@ -1081,8 +1081,9 @@ class Taxonomy:
         sent = list(dict.fromkeys(q for q in queries.values() if q and q != "0"))  # 0 is Kraken's, no taxon
         found = {}  # query -> its Lineage
         release = self.release or ""
-        for query, lineage in zip(sent, self._lineages(sent, pb.RANK_VIEW_ALL, self._language(language),
-                                                       pb.LINEAGE_FORM_COMPACT, True)):
+        answers = self._lineages(sent, pb.RANK_VIEW_ALL, self._language(language), pb.LINEAGE_FORM_COMPACT,
+                                 True) if sent else ()  # no label to look up: no connection either
+        for query, lineage in zip(sent, answers):
             release = lineage.release or release
             if lineage.error is None and lineage.taxon is not None and lineage.taxon.id:
                 found[query] = lineage

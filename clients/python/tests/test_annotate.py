@@ -260,6 +260,11 @@ class Annotation(unittest.TestCase):
         self.assertEqual(text, "((a,b),(c,d)e)f;")
         self.assertEqual(text.not_found, ["a", "b", "c", "d"])
 
+    def test_aTreeWithoutLabels_asksNothing(self):
+        tx = stol.Taxonomy(socket_path="/nonexistent/stol-taxonomy.sock", timeout=5)  # a request would raise
+        text = tx.annotate("((,):1,)[&&NHX:k=v];")
+        self.assertEqual((text, text.not_found, text.release), ("((,):1,)[&&NHX:k=v];", [], ""))
+
     def test_malformedTree_raisesBeforeAnyRequest(self):
         tx = FakeTaxonomy()
         with self.assertRaises(stol.NewickError):
@@ -400,7 +405,8 @@ class AgainstTheService(unittest.TestCase):
             taxid = ids[-1]
             expected.append({"taxid": str(taxid), "sci_name": nhx_value(named[taxid][0]),
                              "common_name": nhx_value(TX.taxon(taxid).common_name), "rank": nhx_value(named[taxid][1]),
-                             "lineage": "|".join(map(str, ids)), "named_lineage": nhx_value([named[i][0] for i in ids])})
+                             "lineage": "|".join(map(str, ids)),
+                             "named_lineage": nhx_value([named[i][0] for i in ids])})
         not_found = [n.label for n in nodes if not n.children and n.label and n.label not in lineages]
         return expected, not_found
 

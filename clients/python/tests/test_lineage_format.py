@@ -115,7 +115,8 @@ class Templates(unittest.TestCase):
 
     def test_fillTemplate_ofItsOwn_withAndWithoutHigher(self):
         layout = LineageFormat("{K}|{S}", fill="{rank} under {higher_rank} {higher}")
-        self.assertEqual(layout.format(MG1655), "kingdom under domain Bacteria|subspecies under species Escherichia coli")
+        self.assertEqual(layout.format(MG1655),
+                         "kingdom under domain Bacteria|subspecies under species Escherichia coli")
         self.assertEqual(LineageFormat("{k};{r};{s}", fill="NA").format([]), "NA;NA;NA")
         self.assertEqual(LineageFormat("{r}", fill="no {rank}").format(LION_2024), "no realm")
 
@@ -124,7 +125,8 @@ class Templates(unittest.TestCase):
         self.assertEqual(layout.format(SUBSPECIES),
                          "d__Bacteria||k__unclassified Bacteria kingdom|p__Spirochaetota|c__Spirochaetia|"
                          "o__Spirochaetales|f__Treponemataceae|g__Treponema|s__Treponema pallidum|"
-                         "t__Treponema pallidum subsp. pallidum|T__unclassified Treponema pallidum subsp. pallidum strain")
+                         "t__Treponema pallidum subsp. pallidum|"
+                         "T__unclassified Treponema pallidum subsp. pallidum strain")
         self.assertEqual(LineageFormat("{r};{k}", prefix_ranks=True).format(SARS_2025), "r__Riboviria;d__Viruses")
         self.assertEqual([p.prefix for p in PLACEHOLDERS],
                          ["d__", "r__", "k__", "p__", "c__", "o__", "f__", "g__", "s__", "t__", "T__"])
