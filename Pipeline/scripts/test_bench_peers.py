@@ -606,7 +606,7 @@ class TopologyTests(unittest.TestCase):
         self.assertEqual(args.workloads, ["majority", "topology-1000", "topology-10000"])
         self.assertEqual(bp.parse_args(["--only", "topology", "--topology-sizes", "500,2_000,500"]).workloads,
                          ["topology-500", "topology-2000"])
-        self.assertEqual(bp.parse_args([]).workloads[-2:], ["topology-1000", "topology-10000"])
+        self.assertEqual(bp.parse_args([]).workloads[-4:-2], ["topology-1000", "topology-10000"])
         for sizes in ("1", "10001", "ten", ""):
             with self.subTest(sizes=sizes), self.assertRaises(SystemExit), \
                     contextlib.redirect_stderr(io.StringIO()):
@@ -628,6 +628,247 @@ class TopologyTests(unittest.TestCase):
         self.assertEqual(len(set(draw)), 20)
         self.assertTrue(set(draw) <= set(ids))
         self.assertEqual(len(bp.topology_taxids(ids, 500, seed=1)), 100)
+
+
+class AnnotateTests(unittest.TestCase):
+    """The annotate workload: its input (the topology tree with unknown leaves), the annotated trees read into nodes
+    (ete4's records, STOL's NHX read back, STOL's JSON lines) and compared node by node with ete4's."""
+
+    TOPOLOGY = "((9606,9689)1437010,562)131567;"
+    NAMES = {1: "root", 131567: "cellular organisms", 1437010: "Boreoeutheria", 9606: "Homo sapiens",
+             9689: "Panthera leo", 562: "Escherichia coli", 2: "Bacteria", 1224: "Pseudomonadota",
+             1236: "Gammaproteobacteria", 91347: "Enterobacterales", 543: "Enterobacteriaceae", 561: "Escherichia"}
+
+    def ete4_props(self, taxid, common=""):
+        """A node's properties as ete4's annotate_tree holds them in memory (names of this test's few taxa)."""
+        chain = [t for t in lineage(taxid)]
+        return {"common_name": common, "lineage": chain, "named_lineage": [self.NAMES.get(t, str(t)) for t in chain],
+                "rank": rank_of(taxid), "sci_name": self.NAMES.get(taxid, str(taxid)), "taxid": taxid}
+
+    def ete4_records(self):
+        """ete4_annotate.py --props of "((9606,9689)1437010,(562,unknown_1));" (the last inner node unlabelled)."""
+        unknown = {"common_name": "", "lineage": [], "named_lineage": [], "rank": "Unknown", "sci_name": "unknown_1",
+                   "taxid": None}
+        return [{"node": 0, "parent": None, "label": "131567", "leaf": False, "props": self.ete4_props(131567)},
+                {"node": 1, "parent": 0, "label": "1437010", "leaf": False, "props": self.ete4_props(1437010)},
+                {"node": 2, "parent": 1, "label": "9606", "leaf": True, "props": self.ete4_props(9606, "human")},
+                {"node": 3, "parent": 1, "label": "9689", "leaf": True, "props": self.ete4_props(9689, "lion")},
+                {"node": 4, "parent": 0, "label": "", "leaf": False, "props": self.ete4_props(562)},
+                {"node": 5, "parent": 4, "label": "562", "leaf": True, "props": self.ete4_props(562)},
+                {"node": 6, "parent": 4, "label": "unknown_1", "leaf": True, "props": unknown}]
+
+    def stol_read_back(self):
+        """The same tree as stol-client annotate writes it and ete4's Tree(text, parser=1) reads it (strings; the
+        unknown leaf without properties; STOL's own common names)."""
+        records = []
+        for record in self.ete4_records():
+            props = {k: bp.nhx_value(v) for k, v in record["props"].items()}
+            if record["label"] == "unknown_1":
+                props = {}
+            elif props["taxid"] == "9606":
+                props["common_name"] = "human"
+            elif props["taxid"] == "9689":
+                props["common_name"] = "Lion"          # STOL's preferred common name differs in case
+            elif props["taxid"] == "562":
+                props["common_name"] = "E. coli"      # ete4 holds none
+            records.append(dict(record, props=props))
+        return records
+
+    def test_write_newick_round_trips_and_quotes_as_ete4(self):
+        nodes = bp.parse_newick(self.TOPOLOGY)
+        labels = [label for label, _ in nodes]
+        children = {}
+        for index, (_, parent) in enumerate(nodes):
+            if parent is not None:
+                children.setdefault(parent, []).append(index)
+        self.assertEqual(bp.write_newick(labels, children, 0), self.TOPOLOGY)
+        self.assertEqual(bp.write_newick(["a b", "it's", "x"], {0: [1, 2]}, 0), "('it''s',x)'a b';")
+        self.assertEqual(bp.write_newick(["9606"], {}, 0), "9606;")
+
+    def test_the_input_is_the_topology_tree_with_unknown_leaves_placed_from_the_seed(self):
+        text = bp.annotate_input(self.TOPOLOGY, seed=1, size=3)
+        self.assertEqual(text, bp.annotate_input(self.TOPOLOGY, seed=1, size=3))
+        nodes = bp.parse_newick(text)
+        labels = [label for label, _ in nodes]
+        self.assertEqual(len(nodes), 5 + 5 + 2)                  # 5 unknown leaves, 2 new unlabelled inner nodes
+        self.assertEqual(sorted(l for l in labels if l.startswith("unknown")),   # parse_newick reads _ as a blank
+                         [f"unknown {i}" for i in range(1, 6)])
+        self.assertEqual(labels.count(""), 2)
+        self.assertIn("unknown_1", text)
+        # Every taxon of the topology tree is still there, under the same taxon or under a new unlabelled node.
+        kept = {label: parent for label, parent in nodes if label.isdigit()}
+        self.assertEqual(set(kept), {"131567", "1437010", "9606", "9689", "562"})
+        parent_label = {label: (nodes[p][0] if p is not None else None) for label, p in nodes if label}
+        self.assertEqual([parent_label[f"unknown {i}"] for i in (3, 4, 5)].count(""), 3)
+        paired = [label for label, p in nodes if label.isdigit() and p is not None and nodes[p][0] == ""]
+        self.assertEqual(len(paired), 1)                          # the leaf beside unknown_3
+        self.assertNotEqual(text, bp.annotate_input(self.TOPOLOGY, seed=1, size=4))
+
+    def test_nhx_values_as_ete4_writes_them(self):
+        self.assertEqual(bp.nhx_value([1, 131567, 2]), "1|131567|2")
+        self.assertEqual(bp.nhx_value("Escherichia coli O157:H7 (strain=x; y), [z]"),
+                         "Escherichia coli O157_H7 _strain_x_ y__ _z_")
+        self.assertEqual(bp.nhx_value("O157:H7", escape=False), "O157:H7")
+        self.assertEqual(bp.nhx_value(None), "None")
+        self.assertEqual(bp.nhx_value([""]), "")
+        self.assertEqual(bp.nhx_value(bp.nhx_value("a:b")), "a_b")     # read back, the same again
+
+    def test_nodes_of_ete4_and_of_stol_jsonl(self):
+        ete4 = bp.annotated_nodes(self.ete4_records(), escape=True)
+        self.assertEqual(ete4[2], bp.AnnotatedNode("9606", True, 1, {
+            "taxid": "9606", "sci_name": "Homo sapiens", "rank": "species", "lineage": "|".join(map(str, HUMAN)),
+            "named_lineage": "|".join(self.NAMES.get(t, str(t)) for t in HUMAN), "common_name": "human"}))
+        lines = ['{"node":0,"parent":null,"label":"9605","leaf":false,"taxid":9605,"sci_name":"Homo",'
+                 '"rank":"genus","common_name":"","lineage":[1,9605],"named_lineage":["root","Homo"],"from":"label"}',
+                 '{"node":1,"parent":0,"label":"9606","leaf":true,"taxid":9606,"sci_name":"Homo sapiens",'
+                 '"rank":"species","common_name":"human","lineage":[1,9605,9606],'
+                 '"named_lineage":["root","Homo","Homo sapiens"],"from":"label"}',
+                 '{"node":2,"parent":0,"label":"x:y","leaf":true}',
+                 '{"not_found":["x:y"]}']
+        records, not_found = bp.parse_stol_annotate_jsonl(lines)
+        self.assertEqual(not_found, ["x:y"])
+        nodes = bp.annotated_nodes(records, escape=False)
+        self.assertEqual(nodes[1].props["lineage"], "1|9605|9606")
+        self.assertEqual(nodes[2], bp.AnnotatedNode("x:y", True, 0, {}))
+        with self.assertRaisesRegex(ValueError, "preorder position"):
+            bp.annotated_nodes(records[1:], escape=False)
+
+    def test_an_agreeing_pair_reports_the_common_names_apart(self):
+        ref = bp.annotated_nodes(self.ete4_records(), escape=True)
+        got = bp.annotated_nodes(self.stol_read_back(), escape=True)
+        agreement, extra = bp.compare_annotations(got, ref, "STOL", "ete4")
+        self.assertEqual((agreement.total, agreement.identical, agreement.classes), (7, 7, {}))
+        self.assertEqual(extra["annotated_both"], 6)
+        self.assertEqual(extra["common_name"], {"same": 1, "both_empty": 2, "different": 1, "only_ete4": 0,
+                                                "only_STOL": 2})   # E. coli twice: its leaf and the node above
+        self.assertEqual(extra["common_name_examples"]["different"], ["9689 Panthera leo: ete4 'lion' | STOL 'Lion'"])
+        self.assertEqual(extra["common_name_examples"]["only_STOL"], ["562 Escherichia coli: ete4 '' | STOL 'E. coli'"])
+
+    def test_names_compare_as_ete4_writes_them_or_as_they_are(self):
+        records = self.ete4_records()
+        records[5]["props"]["sci_name"] = "Escherichia coli O157:H7"
+        back = self.stol_read_back()
+        back[5]["props"]["sci_name"] = "Escherichia coli O157_H7"     # STOL's NHX, read back
+        agreement, _ = bp.compare_annotations(bp.annotated_nodes(back, escape=True),
+                                              bp.annotated_nodes(records, escape=True), "STOL", "ete4")
+        self.assertEqual(agreement.identical, 7)
+        # The JSON lines hold the name as it is: compared with ete4's in memory, unescaped.
+        agreement, _ = bp.compare_annotations(bp.annotated_nodes(back, escape=False),
+                                              bp.annotated_nodes(records, escape=False), "STOL jsonl", "ete4")
+        self.assertEqual(list(agreement.classes), ["differs in sci_name"])
+
+    def test_a_disagreement_shows_the_node_and_both_values(self):
+        back = self.stol_read_back()
+        back[2]["props"]["rank"] = "subspecies"
+        back[3]["props"]["lineage"] = back[3]["props"]["lineage"].replace("|9688|", "|")
+        back[3]["props"]["taxid"] = "9688"
+        agreement, extra = bp.compare_annotations(bp.annotated_nodes(back, escape=True),
+                                                  bp.annotated_nodes(self.ete4_records(), escape=True), "STOL", "ete4")
+        self.assertEqual((agreement.total, agreement.identical), (7, 5))
+        self.assertEqual(agreement.classes["differs in rank"],
+                         {"count": 1, "example": "node 2 9606 (leaf) 'Homo sapiens': rank: ete4 'species' | "
+                                                 "STOL 'subspecies'"})
+        example = agreement.classes["differs in taxid, lineage"]["example"]
+        self.assertTrue(example.startswith("node 3 9689 (leaf) 'Panthera leo': taxid: ete4 '9689' | STOL '9688'; "
+                                           "lineage: ete4 [27:] '9688|9689' (29 items) | STOL [27:] '9689' (28 items)"),
+                        example)
+        self.assertEqual(extra["annotated_both"], 4)
+
+    def test_unknown_leaves_agree_when_both_sides_leave_them_without_a_taxon(self):
+        records = self.ete4_records()
+        # An inner node above unknown leaves only: ete4's _common_lineage gives [''], STOL leaves it as it was.
+        records.append({"node": 7, "parent": 0, "label": "", "leaf": False,
+                        "props": {"common_name": "", "lineage": [""], "named_lineage": [""], "rank": "Unknown",
+                                  "sci_name": "", "taxid": ""}})
+        back = self.stol_read_back() + [{"node": 7, "parent": 0, "label": "", "leaf": False, "props": {}}]
+        for escape in (True, False):
+            agreement, extra = bp.compare_annotations(bp.annotated_nodes(back, escape=escape),
+                                                      bp.annotated_nodes(records, escape=escape), "STOL", "ete4")
+            self.assertEqual((agreement.total, agreement.identical), (8, 8))
+            unknown = extra["without_taxon_both"]
+            self.assertEqual(len(unknown), 2)
+            leaf = next(v for k, v in unknown.items() if k.startswith("leaf"))
+            self.assertEqual(leaf, {"count": 1, "labels": ["unknown_1"]})
+            self.assertIn("leaf: ete4 taxid='None', rank='Unknown', lineage '', sci_name the label | STOL no "
+                          "properties (left as it was)", unknown)
+            self.assertIn("inner node: ete4 taxid='', rank='Unknown', lineage '', sci_name '' | STOL no properties "
+                          "(left as it was)", unknown)
+            self.assertEqual(extra["annotated_both"], 6)
+        # An unknown taxid: ete4 keeps the number as taxid, with rank Unknown and no lineage: no taxon either.
+        self.assertTrue(bp.is_unannotated({"taxid": "99999999", "rank": "Unknown", "lineage": ""}))
+        self.assertFalse(bp.is_unannotated({"taxid": "9606", "rank": "species", "lineage": "1|9606"}))
+
+    def test_one_side_without_a_taxon_and_trees_that_do_not_match(self):
+        ref = bp.annotated_nodes(self.ete4_records(), escape=True)
+        back = self.stol_read_back()
+        back[4]["props"] = {}
+        back[6]["props"] = {"taxid": "1", "rank": "no rank", "lineage": "1", "sci_name": "root"}
+        agreement, _ = bp.compare_annotations(bp.annotated_nodes(back, escape=True), ref, "STOL", "ete4")
+        self.assertEqual(set(agreement.classes), {"left without a taxon, where the reference annotates the node",
+                                                  "annotated, where the reference finds no taxon"})
+        self.assertIn("node 4 (unlabelled) (inner): ete4 taxid='562'",
+                      agreement.classes["left without a taxon, where the reference annotates the node"]["example"])
+        moved = self.stol_read_back()
+        moved[3]["parent"] = 0
+        agreement, _ = bp.compare_annotations(bp.annotated_nodes(moved[:-1], escape=True), ref, "STOL", "ete4")
+        self.assertEqual(set(agreement.classes), {
+            "another node at this place (label, leaf or parent differs: the trees do not match)",
+            "a node of the reference's tree missing (the trees do not match)"})
+        self.assertEqual(agreement.total, 7)
+
+    def test_the_origin_of_common_names_once_per_taxon(self):
+        genbank = {9606: "human", 9689: "lion", 131567: "cellular organisms"}
+        stol = bp.common_name_origin(bp.annotated_nodes(self.stol_read_back(), escape=True), genbank, escape=True)
+        self.assertEqual({k: v["count"] for k, v in stol.items()},
+                         {"names.dmp's GenBank common name": 1, "another name": 2,
+                          "none, though names.dmp has a GenBank common name": 1,
+                          "none (names.dmp has no GenBank common name)": 1})     # 562 once, the unknown leaf never
+        self.assertEqual(stol["another name"]["examples"], ["9689 Panthera leo: 'Lion' (GenBank 'lion')",
+                                                            "562 Escherichia coli: 'E. coli'"])
+        records = self.ete4_records()
+        records[3]["props"]["common_name"] = "Panthera leo"     # ete4 4.4.0's database: the scientific name
+        ete4 = bp.common_name_origin(bp.annotated_nodes(records, escape=False), genbank, escape=False)
+        self.assertEqual(ete4["the scientific name"]["count"], 1)
+
+    def test_the_normalised_form(self):
+        nodes = bp.annotated_nodes(self.stol_read_back(), escape=True)
+        lines = bp.annotation_lines(nodes).splitlines()
+        self.assertEqual(lines[0].split("\t")[:6], ["0", "-", "131567", "inner", "131567", "cellular organisms"])
+        self.assertEqual(lines[6], "6\t4\tunknown_1\tleaf\t-")
+
+    def test_the_workload_its_rows_and_its_answers(self):
+        import tempfile
+        args = bp.parse_args(["--only", "annotate", "--only", "topology", "--topology-sizes", "100,200"])
+        self.assertEqual(args.workloads, ["topology-100", "topology-200", "annotate-100", "annotate-200"])
+        self.assertEqual(bp.parse_args([]).workloads[-2:], ["annotate-1000", "annotate-10000"])
+        self.assertEqual(bp.base_workload("annotate-1000"), "annotate")
+        self.assertEqual(bp.workload_reference("annotate-1000"), "ete4")
+        self.assertEqual(bp.workload_peers(args, "annotate-100"), ["ete4"])
+        self.assertEqual(bp.stol_row_names(args, "annotate-100"), ["STOL", "STOL jsonl", "STOL python"])
+        self.assertEqual(bp.STOL_COMMANDS["annotate"][0].text, "stol-client annotate")
+        jsonl = dict(bp.STOL_FORMAT_ROWS["annotate"])["STOL jsonl"]
+        self.assertEqual(jsonl.text, "stol-client annotate --format jsonl")
+        self.assertEqual(bp.STOL_PYTHON_ROWS["annotate"].subcommand, "stol_python_annotate.py")
+        out = bp.Path("/o")
+        self.assertEqual(bp.answer_path(out, "STOL jsonl", "annotate-100", "annotate-jsonl"),
+                         bp.Path("/o/stol-jsonl-annotate-100.jsonl"))
+        self.assertEqual(bp.answer_path(out, "ete4", "annotate-100"), bp.Path("/o/ete4-annotate-100.nwk"))
+        self.assertEqual(bp.answer_path(out, "ete4", "topology-100"), bp.Path("/o/ete4-topology-100.tsv"))
+        directory = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(directory))
+        raw, target = bp.Path(directory, "raw"), bp.Path(directory, "target")
+        newick = "((9606[&&NHX:taxid=9606],unknown_1)9605[&&NHX:rank=genus:taxid=9605]);\n"
+        raw.write_text(newick)
+        bp.normalise_stol(bp.STOL_COMMANDS["annotate"][0], [newick.strip()], raw, target)
+        self.assertEqual(target.read_text(), newick)               # kept as written, read with ete4's parser later
+        raw.write_text("((9606,unknown_1)9605;\n")
+        with self.assertRaises(ValueError):
+            bp.normalise_stol(bp.STOL_COMMANDS["annotate"][0], ["x"], raw, target)
+        raw.write_text('{"node":0,"parent":null,"label":"9606","leaf":true,"taxid":9606}\n')
+        bp.normalise_stol(jsonl, ["x"], raw, target)
+        raw.write_text('{"not_found":["x"]}\n')
+        with self.assertRaises(ValueError):
+            bp.normalise_stol(jsonl, ["x"], raw, target)
 
 
 class ClientSupportTests(unittest.TestCase):
