@@ -22,6 +22,10 @@ extension NewickTree {
         /// True when the node's own label named the taxon; false for an inner node given
         /// the common ancestor of its leaves.
         public let fromLabel: Bool
+        public init(lineage: [Rung], fromLabel: Bool) {
+            self.lineage = lineage
+            self.fromLabel = fromLabel
+        }
         public var taxon: Rung { lineage[lineage.count - 1] }
     }
 
@@ -80,8 +84,9 @@ extension NewickTree {
 
     /// An annotated node's content: the label (`choice`), its length, and NHX holding its
     /// own properties and ete4's six (`common_name`, `lineage`, `named_lineage`, `rank`,
-    /// `sci_name`, `taxid`, in that order, as ete4 writes them: lists joined with `|`, each
-    /// of `:;(),[]=` in a value made `_`), which replace its own of the same key.
+    /// `sci_name`, `taxid`), ours replacing its own of the same key, all as ete4's `write`
+    /// gives them: keys in sorted order, lists joined with `|`, each of `:;(),[]=` in a
+    /// value made `_`.
     public func content(of index: Int, annotation: Annotation, label choice: LabelChoice) -> String {
         let node = nodes[index]
         let taxon = annotation.taxon
@@ -99,7 +104,7 @@ extension NewickTree {
         case .name: taxon.name
         case .id: String(taxon.id)
         }
-        return Self.content(label: label, length: node.length,
-                            properties: node.properties.filter { !replaced.contains($0.key) } + ours)
+        let own = node.properties.filter { !replaced.contains($0.key) }.map { Property(key: $0.key, value: Self.nhxValue($0.value)) }
+        return Self.content(label: label, length: node.length, properties: (own + ours).sorted { $0.key < $1.key })
     }
 }

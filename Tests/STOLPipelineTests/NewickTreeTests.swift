@@ -111,6 +111,18 @@ final class NewickTreeTests: XCTestCase {
         XCTAssertTrue(written.contains(")Euarchontoglires[&&NHX:"), "the root is named after its taxon too: \(written)")
     }
 
+    func testOwnNHXProperties_areSortedAndEscapedWithOurs_asEte4WritesThem() throws {
+        let tree = try NewickTree(parsing: "(A[&&NHX:zz=1:aa=(b):taxid=7]:0.5,'\"q');")
+        XCTAssertEqual(tree.nodes[1].length, "0.5", "NHX before the length is read too")
+        let lineage = [root, Rung(id: 9606, name: "Homo sapiens", rank: "species")]
+        let content = tree.content(of: 1, annotation: .init(lineage: lineage, fromLabel: true), label: .keep)
+        XCTAssertEqual(content, "A:0.5[&&NHX:aa=_b_:common_name=:lineage=1|9606:named_lineage=root|Homo sapiens:rank=species"
+                       + ":sci_name=Homo sapiens:taxid=9606:zz=1]", "ours replace taxid=7; all sorted, all escaped")
+        XCTAssertEqual(tree.nodes[2].label, "\"q")
+        XCTAssertEqual(NewickTree.quoted("\"q"), "'\"q'", "a label starting with a double quote is quoted")
+        XCTAssertEqual(try NewickTree(parsing: "(" + NewickTree.quoted("\"q") + ");").nodes[1].label, "\"q")
+    }
+
     func testQueries_skipInnerSupportValues_whenAsked() throws {
         let tree = try NewickTree(parsing: "((9606,9598)95,(10090,)80)root;")
         XCTAssertEqual(tree.queries(internalSupport: false).map(\.label), ["root", "95", "9606", "9598", "80", "10090"])
