@@ -1116,14 +1116,22 @@ class Taxonomy:
                      and queries[node.label] not in found]
         common = self._common_names({target[-1] for _, target in targets}, release, language)
         written: dict = {}  # taxid -> (its props, their NHX pairs): many nodes share a taxon
+        escaped: dict = {}  # id -> its scientific name as NHX writes it: each name escaped once,
+        # not once per lineage it is on (a tree of 10,000 taxa holds some 400,000 of them)
         for node, target in targets:
             taxid = target[-1]
             known = written.get(taxid)
             if known is None:
-                props = {"taxid": taxid, "sci_name": named[taxid][0], "common_name": common.get(taxid, ""),
-                         "rank": named[taxid][1], "lineage": list(target),
-                         "named_lineage": [named[i][0] for i in target]}
-                known = written[taxid] = (props, sorted((key, nhx_value(value)) for key, value in props.items()))
+                names = [named[i][0] for i in target]
+                props = {"taxid": taxid, "sci_name": names[-1], "common_name": common.get(taxid, ""),
+                         "rank": named[taxid][1], "lineage": list(target), "named_lineage": names}
+                for i, name in zip(target, names):
+                    if i not in escaped:
+                        escaped[i] = nhx_value(name)
+                ours = [("common_name", nhx_value(props["common_name"])), ("lineage", "|".join(map(str, target))),
+                        ("named_lineage", "|".join([escaped[i] for i in target])), ("rank", nhx_value(props["rank"])),
+                        ("sci_name", escaped[taxid]), ("taxid", str(taxid))]  # sorted by key, as ete4 writes
+                known = written[taxid] = (props, ours)
             props, ours = known
             node.props = {key: list(value) if isinstance(value, list) else value for key, value in props.items()}
             if node.nhx:
