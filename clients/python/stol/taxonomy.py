@@ -945,18 +945,22 @@ class Taxonomy:
 
     def search(self, text: str, limit: int = 20, *, rank: Optional[str] = None, prefix: bool = False,
                phrase: bool = False, fuzzy: bool = True, conservation: Sequence[str] = (),
-               language: Optional[str] = None) -> SearchResults:
+               within: Optional[Query] = None, language: Optional[str] = None) -> SearchResults:
         """Search scientific, common (any language) and synonym names (``search``),
         best first: ``limit`` hits (at most 200), only of ``rank`` if given (a main
         rank), ``prefix``: the last word is a prefix (autocomplete), ``phrase``: the
         words adjacent and in order, ``fuzzy``: complete fewer than 3 hits with
-        approximate matches, ``conservation``: IUCN codes (``["EN", "CR"]``).
+        approximate matches, ``conservation``: IUCN codes (``["EN", "CR"]``),
+        ``within``: only taxa under this one (an id or exact name, itself included;
+        ``search("Bacteria", within="Phasmatodea")`` is the stick insect genus).
 
         Raises :class:`~stol.InvalidRequestError` for a query without letters or
-        digits, over 512 bytes, or a limit over 200."""
+        digits, over 512 bytes, or a limit over 200, and :class:`~stol.NotFoundError`
+        when ``within`` names nothing."""
         answer, release = self._call("search", query=text, limit=int(limit), rank=main_rank_number(rank),
                                      prefix=prefix, language=self._language(language),
-                                     conservation=list(conservation), phrase=phrase, no_fuzzy=not fuzzy)
+                                     conservation=list(conservation), phrase=phrase, no_fuzzy=not fuzzy,
+                                     within="" if within is None else _query(within))
         hits = self._result(answer, "search").hits
         return SearchResults((SearchHit(Taxon.from_pb(h.taxon, release), h.matched_name, _name(_MATCHES, h.match_type),
                                         h.score, h.fuzzy, h.edit_distance) for h in hits), release)

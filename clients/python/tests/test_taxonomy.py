@@ -154,13 +154,18 @@ class SingleAnswersEqualTheCLI(unittest.TestCase):
                                       ("Pantera leo", [], {}),
                                       ("cat", ["--rank", "family", "--limit", "5"], {"rank": "family", "limit": 5}),
                                       ("león", ["--lang", "es"], {"language": "es"}),
-                                      ("lion", ["--no-fuzzy", "--limit", "50"], {"fuzzy": False, "limit": 50})]:
+                                      ("lion", ["--no-fuzzy", "--limit", "50"], {"fuzzy": False, "limit": 50}),
+                                      ("lion", ["--within", "Pterois"], {"within": "Pterois"}),
+                                      ("Mus", ["--within", "862507"], {"within": 862507})]:
             with self.subTest(text=text, options=options):
                 cli = STACK.cli_json("search", *text.split(), *options)
                 hits = TX.search(text, **kwargs)
                 self.assertEqual(TX.last_response.search, parse(cli, taxonomy_pb2.SearchResponse()))
                 self.assertEqual([h.taxon.id for h in hits], [h["taxon"]["id"] for h in cli.get("hits", [])])
         self.assertEqual(TX.search("lion")[0].taxon.id, 9689)
+        self.assertEqual(TX.search("lion", within="Pterois")[0].taxon.id, 185886, "the red lionfish, not the lion")
+        with self.assertRaises(stol.NotFoundError):
+            TX.search("lion", within="no such taxon")
 
     def test_relatives(self):
         for taxon_id, n, computed in [(9689, 5, False), (9689, 20, True), (9606, 3, False)]:
