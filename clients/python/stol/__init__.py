@@ -22,8 +22,8 @@ class per protocol error code (:class:`NotFoundError`, ...). The sockets are in
 """
 
 from . import answers, errors, ranks, trees
-from .answers import (MAIN_RANKS, Comparison, Database, Detail, Favorite, FilteredTaxa, FormattedLineage, Lineage,
-                      NameIds, Newick, Node, PairComparison, Relatives, SearchHit, SearchResults, SetConsensus, Status,
+from .answers import (MAIN_RANKS, Comparison, Database, Detail, Favorite, FilteredTaxa, FilterStream, FormattedLineage,
+                      Lineage, NameIds, Newick, Node, PairComparison, Relatives, SearchHit, SearchResults, SetConsensus, Status,
                       SubtreeNode, Taxon, TaxonMap, TopologyNode)
 from .errors import *  # noqa: F401,F403 - one exception class per error code
 from .errors import __all__ as _error_names
@@ -37,6 +37,6 @@ __version__ = "0.1.0"
 
 __all__ = ["Taxonomy", "Favorites", "FavoritesNotice", "lineage_frame", "answers", "errors", "ranks", "trees",
            "MAIN_RANKS", "LineageFormat", "RankFilter",
-           "Comparison", "Database", "Detail", "Favorite", "FilteredTaxa", "FormattedLineage", "Lineage", "NameIds",
-           "Newick", "Node", "PairComparison", "Relatives", "SearchHit", "SearchResults", "SetConsensus", "Status",
+           "Comparison", "Database", "Detail", "Favorite", "FilteredTaxa", "FilterStream", "FormattedLineage", "Lineage",
+           "NameIds", "Newick", "Node", "PairComparison", "Relatives", "SearchHit", "SearchResults", "SetConsensus", "Status",
            "SubtreeNode", "Taxon", "TaxonMap", "TopologyNode"] + [name for name in _error_names if name not in ("error_class", "from_code")]

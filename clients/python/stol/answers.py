@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from . import errors
 
@@ -346,6 +346,23 @@ class FilteredTaxa(list):
         self.taxa: List[Node] = []
         self.not_found: list = []
         self.release = release
+
+
+class FilterStream:
+    """What :meth:`~stol.Taxonomy.filter_stream` gives: an iterator of ``(input, Node)``
+    pairs that pass the filter, in input order, read lazily. ``not_found`` (the inputs
+    that name no single taxon) and ``release`` fill in as it is read."""
+
+    def __init__(self, release: str = ""):
+        self.not_found: list = []
+        self.release = release
+        self._source: Iterator = iter(())
+
+    def __iter__(self) -> "FilterStream":
+        return self
+
+    def __next__(self):
+        return next(self._source)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import Callable, Deque, Iterable, Iterator, List, Optional, Sequence
 
 from . import _transport, errors
 from ._proto import taxonomy_pb2 as pb
-from .answers import (Comparison, Database, Detail, FilteredTaxa, FormattedLineage, Lineage, NameIds, Newick, Node,
+from .answers import (Comparison, Database, Detail, FilteredTaxa, FilterStream, FormattedLineage, Lineage, NameIds, Newick, Node,
                       PairComparison, Reference, Relative, Relatives, SearchHit, SearchResults, SetConsensus, Status,
                       SubtreeNode, SubtreeNodes, Taxon, TaxonChange, TaxonInRelease, TaxonList, TaxonMap, TopologyNode,
                       TopologyNodes, Trait, main_rank_number, _MATCHES,
@@ -641,32 +641,51 @@ class Taxonomy:
         :class:`Node`, the taxon each was judged by: a merged id's is the taxon it was
         merged into), ``.not_found`` (the inputs that name no single taxon, left out) and
         ``.release``. Kraken's 0 (unclassified, no rank) is left out silently. The whole
-        list is made before it returns; to stream a file larger than memory, apply
-        ``RankFilter(...).keeps_lineage(lineage.ranks)`` to ``lineage(ids, ranks="all")``."""
+        list is made before it returns; :meth:`filter_stream` gives the same lazily."""
+        stream = self.filter_stream(ids, lower_than=lower_than, higher_than=higher_than, rank=rank,
+                                    discard_noranks=discard_noranks, save_predictable_noranks=save_predictable_noranks)
+        result = FilteredTaxa(stream.release)
+        for item, taxon in stream:
+            result.append(item)
+            result.taxa.append(taxon)
+        result.not_found = stream.not_found
+        result.release = stream.release
+        return result
+
+    def filter_stream(self, ids: Union[Query, Iterable[Query]], *, lower_than: Optional[str] = None,
+                      higher_than: Optional[str] = None, rank: Union[None, str, Iterable[str]] = None,
+                      discard_noranks: bool = False, save_predictable_noranks: bool = False) -> FilterStream:
+        """:meth:`filter`, lazily, for inputs larger than memory (a profile of millions of
+        rows read line by line): an iterator of ``(input as given, Node)`` pairs that pass,
+        in input order, reading ``ids`` only as far as the requests in flight need. Its
+        ``.not_found`` and ``.release`` grow as it is read (whole once it is exhausted).
+        Bad options raise :class:`~stol.InvalidRequestError` here, before any request."""
         rule = RankFilter(lower_than, higher_than, rank, discard_noranks, save_predictable_noranks)
         if isinstance(ids, (int, str)) and not isinstance(ids, bool):
             ids = [ids]
+        stream = FilterStream(self.release or "")
+        stream._source = self._filtered(ids, rule, stream)  # type: ignore[arg-type]
+        return stream
+
+    def _filtered(self, ids: Iterable[Query], rule: RankFilter, stream: FilterStream) -> Iterator[Tuple[object, Node]]:
         given: Deque[object] = collections.deque()  # the inputs as given, ahead of their answers
 
         def feed():
-            for item in ids:  # type: ignore[union-attr]
+            for item in ids:
                 given.append(item)
                 yield item
-        result = FilteredTaxa(self.release or "")
         for lineage in self._lineages(feed(), pb.RANK_VIEW_ALL, self.language, pb.LINEAGE_FORM_COMPACT, True):
             item = given.popleft()
             if lineage.release:
-                result.release = lineage.release
+                stream.release = lineage.release
             if lineage.error is not None:
-                result.not_found.append(item)
+                stream.not_found.append(item)
                 continue
             taxon = lineage.taxon
             if taxon is None or taxon.id == 0:  # Kraken's 0: unclassified, no rank
                 continue
             if rule.keeps_lineage(lineage.ranks):  # type: ignore[arg-type]
-                result.append(item)
-                result.taxa.append(taxon)
-        return result
+                yield item, taxon
 
     # --- common ancestors ------------------------------------------------------------
 

@@ -319,6 +319,30 @@ class AgainstTheService(unittest.TestCase):
                 self.assertTrue(kept.release)
                 self.assertLess(len(kept), len(self.queries))
 
+    def test_filterStream_givesFiltersAnswer_readingItsInputLazily(self):
+        options = {"lower_than": "genus", "discard_noranks": True}
+        whole = TX.filter(self.queries, **options)
+        stream = TX.filter_stream(iter(self.queries), **options)
+        pairs = list(stream)
+        self.assertEqual([item for item, _ in pairs], list(whole))
+        self.assertEqual([taxon.id for _, taxon in pairs], [taxon.id for taxon in whole.taxa])
+        self.assertEqual(stream.not_found, whole.not_found)
+        self.assertEqual(stream.release, whole.release)
+        # 20,000 inputs, read only as far as the requests in flight need: after the first
+        # pair, at most a few batches of 1000 were taken from the generator.
+        taken = []
+
+        def many():
+            for i in range(20000):
+                taken.append(i)
+                yield 9606
+        lazy = TX.filter_stream(many(), rank="species")
+        first = next(lazy, None)
+        if first is None:
+            self.skipTest("this database has no species 9606")
+        self.assertEqual(first[0], 9606)
+        self.assertLess(len(taken), 10000, "the whole input was read before the first answer")
+
     def test_inputsComeBackAsGiven_intsAsInts(self):
         kept = TX.filter([9606, "9606", " 9606 ", 0, 999999999], rank="species")
         if not kept:
