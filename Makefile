@@ -98,10 +98,9 @@ build: build-products
 	$(SWIFT) build -c release --static-swift-stdlib --product stol-bench
 
 ## What is installed (the daemons and the commands), without stol-bench: what make test needs.
+## One build of the six products (Package.swift, STOL_BUILD_PRODUCTS_ONLY: no test or tool target).
 build-products: deps
-	@for product in $(DAEMONS) $(COMMANDS); do \
-	  $(RELEASE_NICE) $(SWIFT) build -c release --static-swift-stdlib --product $$product || exit 1; \
-	done
+	STOL_BUILD_PRODUCTS_ONLY=1 $(RELEASE_NICE) $(SWIFT) build -c release --static-swift-stdlib
 
 build-debug: deps
 	$(SWIFT) build
@@ -262,10 +261,11 @@ test-curated: test-debug
 ## tree, is the upgrade of the package boot test (SystemdDebianPackageTests, STOL_DEB_DIR).
 test-debs: build-products test-docs test-curated
 	@rm -rf $(DEB_TEST_DIR) && mkdir -p $(DEB_TEST_DIR)
-	@for version in "" $(DEB_CHANGELOG_VERSION)+upgrade1; do \
-	  log=$$($(MAKE) --no-print-directory deb-package DEB_OUT=$(DEB_TEST_DIR) DEB_VERSION=$$version DEB_OPTIONS="-Zgzip -z1" \
-	    BUNDLED_DB=$(GENERATED)/curated.sqlite 2>&1) || { echo "$$log" | tail -40; exit 1; }; \
-	done
+	@# Both versions side by side (each in its own stage): they wait for the release build, the last to end.
+	@pids=; for version in "" $(DEB_CHANGELOG_VERSION)+upgrade1; do \
+	  ( log=$$($(MAKE) --no-print-directory deb-package DEB_OUT=$(DEB_TEST_DIR) DEB_VERSION=$$version DEB_OPTIONS="-Zgzip -z1" \
+	    BUNDLED_DB=$(GENERATED)/curated.sqlite 2>&1) || { echo "$$log" | tail -40; exit 1; } ) & pids="$$pids $$!"; \
+	done; status=0; for pid in $$pids; do wait $$pid || status=1; done; exit $$status
 
 $(addprefix test-xctest-,$(XCTEST_SHARDS)): test-xctest-%: test-debug
 	python3 Tests/tools/xctest_shard.py $(XCTEST_BUNDLE) $* $(words $(XCTEST_SHARDS)) --exclude $(BOOT_TESTS)

@@ -247,13 +247,23 @@ let package = Package(
 )
 
 
+/// stol-bench and the five fuzz executables: no product, and nothing a test runs.
+let tools: Set<String> = ["stol-bench", "fuzz-frame-decoder", "fuzz-taxonomy", "fuzz-favorites", "fuzz-import",
+                          "fuzz-verifier"]
+
 /// `make test` builds the tests (`.build-test`) with `STOL_BUILD_TESTS_ONLY` set: the XCTest
-/// bundle and the six products the tests run, without stol-bench and the five fuzz
-/// executables, which nothing in that build runs (`make bench` builds stol-bench in release,
-/// and the fuzz targets are built sanitized in `.build-fuzz`): six modules and six links
-/// fewer before the first test starts.
+/// bundle and the six products the tests run, without the tools (`make bench` builds
+/// stol-bench in release, and the fuzz targets are built sanitized in `.build-fuzz`): six
+/// modules and six links fewer before the first test starts.
 if Context.environment["STOL_BUILD_TESTS_ONLY"] != nil {
-    let tools: Set<String> = ["stol-bench", "fuzz-frame-decoder", "fuzz-taxonomy", "fuzz-favorites", "fuzz-import",
-                              "fuzz-verifier"]
     package.targets.removeAll { tools.contains($0.name) }
+}
+
+/// `make build-products` builds the six products in one `swift build` with
+/// `STOL_BUILD_PRODUCTS_ONLY` set: no test target, no test-support library, no tool. One
+/// build lets llbuild link two statically linked products at once and plans the package
+/// once, where a build per product planned six times and linked one after another.
+if Context.environment["STOL_BUILD_PRODUCTS_ONLY"] != nil {
+    let support = tools.union(["STOLTestFixtures", "STOLFuzzTargets"])
+    package.targets.removeAll { $0.type == .test || support.contains($0.name) }
 }

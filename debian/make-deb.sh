@@ -15,7 +15,7 @@
 #                     newer package: the staged changelog gets an entry for it.
 #   STOL_DPKG_DEB_OPTIONS options of dpkg-deb --build (none: xz; "-Zgzip -z1" is much faster)
 #
-# dpkg-buildpackage -b runs in a staged copy of debian/ (OUTDIR/.stage/stol-VERSION/),
+# dpkg-buildpackage -b runs in a staged copy of debian/ (OUTDIR/.stage-VERSION/stol-VERSION/),
 # so the repository's work tree gets none of its files; debian/rules installs into it
 # with `make -C <repository> install-files`. The .deb, .changes and .buildinfo files
 # end up in OUTDIR.
@@ -53,7 +53,8 @@ fi
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-stage=$out/.stage
+# A stage per version: make test builds its two versions side by side.
+stage=$out/.stage-$version
 rm -rf "$stage"
 mkdir -p "$stage/stol-$version"
 cp -a "$repo/debian" "$stage/stol-$version/debian"
