@@ -1096,15 +1096,7 @@ def common_name_origin(nodes: Sequence[AnnotatedNode], genbank: dict, escape: bo
 
 def load_genbank_common_names(path: Path, wanted: set) -> dict:
     """The GenBank common name of each id of `wanted`, from names.dmp."""
-    names = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            fields = line.split("\t|\t")
-            if len(fields) >= 4 and fields[3].startswith("genbank common name"):
-                taxid = int(fields[0])
-                if taxid in wanted:
-                    names[taxid] = fields[1]
-    return names
+    return load_names(path, wanted, "genbank common name")
 
 
 def annotation_lines(nodes: Sequence[AnnotatedNode]) -> str:
@@ -1125,8 +1117,8 @@ def annotation_lines(nodes: Sequence[AnnotatedNode]) -> str:
 # taxopy's lineage (ids) written with the snapshot's scientific names (names.dmp), as STOL would print it.
 FORMAT_TEMPLATE = "{k};{p};{c};{o};{f};{g};{s}"
 # taxonkit's placeholders as stol-client --format reads them (Sources/STOLModel/LineageFormat.swift).
-FORMAT_PLACEHOLDERS = {"k": ("superkingdom", "domain"), "K": ("kingdom",), "p": ("phylum", "division"),
-                       "c": ("class",), "o": ("order",), "f": ("family",), "g": ("genus",), "s": ("species",),
+FORMAT_PLACEHOLDERS = {"k": ("superkingdom", "domain", "acellular root"), "K": ("kingdom",),
+                       "p": ("phylum", "division"), "c": ("class",), "o": ("order",), "f": ("family",), "g": ("genus",), "s": ("species",),
                        "S": ("subspecies",), "t": ("strain",), "r": ("realm",)}
 
 
@@ -1179,11 +1171,16 @@ def classify_named(got, ref) -> str | None:
 
 def load_scientific_names(path: Path, wanted: set) -> dict:
     """The scientific name of each id of `wanted`, from names.dmp."""
+    return load_names(path, wanted, "scientific name")
+
+
+def load_names(path: Path, wanted: set, name_class: str) -> dict:
+    """The name of class `name_class` of each id of `wanted`, from names.dmp (one pass)."""
     names = {}
     with open(path, encoding="utf-8") as f:
         for line in f:
             fields = line.split("\t|\t")
-            if len(fields) >= 4 and fields[3].startswith("scientific name"):
+            if len(fields) >= 4 and fields[3].startswith(name_class):
                 taxid = int(fields[0])
                 if taxid in wanted:
                     names[taxid] = fields[1]

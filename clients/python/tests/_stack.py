@@ -125,3 +125,23 @@ def start() -> Stack:
     except BaseException:
         shutil.rmtree(stack.directory, ignore_errors=True)
         raise
+
+
+def module_setup(timeout: float = 60):
+    """``(STACK, TX)`` for a test module's ``setUpModule``: a started :class:`Stack` and a
+    ``stol.Taxonomy`` on it; or, where daemons cannot run, the ``SkipTest`` saying why and
+    ``None`` (the module's daemon classes skip on it, its other tests still run)."""
+    import stol
+    try:
+        stack = start()
+    except unittest.SkipTest as skip:
+        return skip, None
+    return stack, stol.Taxonomy(runtime_dir=stack.runtime, timeout=timeout)
+
+
+def module_teardown(stack, tx) -> None:
+    """What :func:`module_setup` started, closed (``tearDownModule``)."""
+    if tx is not None:
+        tx.close()
+    if isinstance(stack, Stack):
+        stack.close()

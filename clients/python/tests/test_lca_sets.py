@@ -173,19 +173,11 @@ TX = None
 
 def setUpModule():
     global STACK, TX
-    try:
-        STACK = _stack.start()
-    except unittest.SkipTest as skip:
-        STACK = skip   # the daemon classes skip; the batching tests above run anyway
-        return
-    TX = stol.Taxonomy(runtime_dir=STACK.runtime, timeout=60)
+    STACK, TX = _stack.module_setup()  # a SkipTest in STACK: the daemon classes skip, the others run
 
 
 def tearDownModule():
-    if TX is not None:
-        TX.close()
-    if isinstance(STACK, _stack.Stack):
-        STACK.close()
+    _stack.module_teardown(STACK, TX)
 
 
 def taxopy_majority(lineages, fraction, weights=None):
