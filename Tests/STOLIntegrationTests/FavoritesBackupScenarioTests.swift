@@ -122,7 +122,12 @@ final class FavoritesBackupScenarioTests: XCTestCase {
         final class Writers: @unchecked Sendable {
             let stack: StackHarness
             init(_ stack: StackHarness) { self.stack = stack }
-            let acknowledged = Mutex([UInt32: [Int64: Bool]]())
+            /// Per user, each acknowledged id with the epoch its add started in.
+            let acknowledged = Mutex([UInt32: [Int64: Int]]())
+            /// Raised once the victim's clear has returned: an add that started after it
+            /// committed after the clear. (An add acknowledged after the clear may have
+            /// committed before it, and been cleared: its client exited late.)
+            let epoch = Atomic(0)
             let stop = Atomic(false)
             let progress = DispatchSemaphore(value: 0)
             let done = DispatchGroup()
@@ -137,8 +142,9 @@ final class FavoritesBackupScenarioTests: XCTestCase {
                 var id = Int64(1_000_000 * (index + 1))
                 while !writers.stop.load(ordering: .relaxed) {
                     id += 1
+                    let started = writers.epoch.load(ordering: .sequentiallyConsistent)
                     guard let result = try? writers.stack.fav(["add", "\(id)"], uid: uid), result.status == 0 else { continue }
-                    writers.acknowledged.withLock { $0[uid, default: [:]][id] = true }
+                    writers.acknowledged.withLock { $0[uid, default: [:]][id] = started }
                     writers.progress.signal()
                 }
             }
@@ -172,7 +178,7 @@ final class FavoritesBackupScenarioTests: XCTestCase {
         // One user loses everything while all three keep writing; the restore brings it back.
         let victim = users[0]
         assertOK(try stack.fav(["clear", "--yes"], uid: victim))
-        let clearedAt = acknowledged()[victim]!
+        writers.epoch.store(1, ordering: .sequentiallyConsistent)
         let restore = try stack.fav(["restore", directory])
         assertOK(restore)
         XCTAssertTrue(restore.stdout.contains("uid \(victim): "), restore.stdout)
@@ -183,8 +189,9 @@ final class FavoritesBackupScenarioTests: XCTestCase {
         for (id, time) in copies[victim]! {
             XCTAssertEqual(live[id], time, "favourite \(id) is back with its original time")
         }
-        let sinceTheClear = after[victim]!.subtracting(clearedAt)
-        XCTAssertTrue(sinceTheClear.isSubset(of: Set(live.keys)), "the restore removed what was saved after the backup")
+        let sinceTheClear = Set(writers.acknowledged.withLock { $0[victim, default: [:]] }.filter { $0.value >= 1 }.keys)
+        XCTAssertTrue(sinceTheClear.isSubset(of: Set(live.keys)),
+                      "the restore removed what was saved after the clear: \(sinceTheClear.subtracting(live.keys).sorted())")
         for uid in users.dropFirst() {
             XCTAssertTrue(after[uid]!.isSubset(of: Set(try favourites(uid: uid).keys)), "uid \(uid) lost a favourite")
         }

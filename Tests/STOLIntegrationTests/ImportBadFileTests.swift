@@ -23,7 +23,9 @@ final class ImportBadFileTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(cases.count, 30)
         for (index, corpusCase) in cases.enumerated() {
             let file = try stack.writeFile(corpusCase.bytes, name: "bad-\(index).stol")
-            let result = try stack.client(["db", "import", "--json", file])
+            // The gzip bomb inflates 4 GiB before the verifier stops it: minutes for a debug
+            // build on two loaded cores (make test's), where 60 s killed the client once.
+            let result = try stack.client(["db", "import", "--json", file], timeoutSeconds: 600)
             XCTAssertEqual(StackHarness.errorCode(result), corpusCase.serviceCode ?? corpusCase.code,
                            "\(corpusCase.name): \(result.stdout) \(result.stderr)")
             XCTAssertEqual(result.status, 7, "\(corpusCase.name): a verification failure exits 7")

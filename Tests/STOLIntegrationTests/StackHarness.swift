@@ -144,8 +144,9 @@ final class StackHarness {
     /// Runs the real client (it finds the sockets through `STOL_RUNTIME_DIR`), as
     /// another user through `setpriv` when `uid` is given. Standard input is
     /// /dev/null, as for a script.
+    /// Runs the real client (as `uid`, through setpriv), killed after `timeoutSeconds`.
     func client(_ arguments: [String], uid: UInt32? = nil, groups: [UInt32] = [],
-                environment extra: [String: String] = [:]) throws -> Result {
+                environment extra: [String: String] = [:], timeoutSeconds: Double = 60) throws -> Result {
         var command = Self.binDirectory + "/stol-client"
         var all = arguments
         if let uid {
@@ -153,7 +154,8 @@ final class StackHarness {
             all = ["--reuid=\(uid)", "--regid=\(uid)", groupArgument, command] + all
             command = "/usr/bin/setpriv"
         }
-        return try Self.run(command, all, environment: extra.merging(["STOL_RUNTIME_DIR": runtimeDirectory]) { $1 })
+        return try ChildProcess.run(command, all, environment: extra.merging(["STOL_RUNTIME_DIR": runtimeDirectory]) { $1 },
+                                    timeoutSeconds: timeoutSeconds)
     }
 
     /// Runs the real client with `input` as its standard input (a batch command).
