@@ -12,13 +12,19 @@
 # to $FUZZ_BUILD/artifacts/<target>/. Exit status 1 when any target failed.
 #
 # Environment: FUZZ_BUILD (.build-fuzz), FUZZ_SANITIZE (fuzzer,address), SWIFT (swift),
-# FUZZ_RSS_MB (1024: libFuzzer's -rss_limit_mb), FUZZ_TIMEOUT (10: seconds per input).
+# FUZZ_RSS_MB (1024: libFuzzer's -rss_limit_mb), FUZZ_TIMEOUT (10: seconds per input),
+# FUZZ_SCOPE: `all` (default, `make fuzz`): coverage and AddressSanitizer in every module,
+# the dependencies' too (swift-nio's ByteToMessageHandler, swift-protobuf's decoder);
+# `package` (`make test`): in the package's own modules only (Package.swift,
+# STOL_FUZZ_SANITIZE), the dependencies built plain: a fifth less to build and each input
+# faster (fuzz-taxonomy 133 inputs/s instead of 80), for make test's fixed 2,000 inputs.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 SWIFT=${SWIFT:-swift}
 BUILD=${FUZZ_BUILD:-.build-fuzz}
 SANITIZE=${FUZZ_SANITIZE:-fuzzer,address}
+SCOPE=${FUZZ_SCOPE:-all}
 RSS_MB=${FUZZ_RSS_MB:-1024}
 TIMEOUT=${FUZZ_TIMEOUT:-10}
 ALL_TARGETS=(fuzz-frame-decoder fuzz-taxonomy fuzz-favorites fuzz-import fuzz-verifier)
@@ -51,8 +57,15 @@ options() {
 # Swift code gets libFuzzer's coverage (and AddressSanitizer) from -sanitize; the C
 # shims (the SQLite VFS that reads the verifier's untrusted database, the socket and
 # sandbox calls) get the same from clang, so that a bad pointer there is caught too.
-flags=(-Xswiftc -sanitize="$SANITIZE" -Xswiftc -DFUZZING -Xcc -fsanitize=fuzzer-no-link)
-case ",$SANITIZE," in *,address,*) flags+=(-Xcc -fsanitize=address) ;; esac
+# Scope `all`: every module, from the command line; scope `package`: Package.swift adds
+# the same flags to the package's own targets when STOL_FUZZ_SANITIZE is set.
+case $SCOPE in
+  all)
+    flags=(-Xswiftc -sanitize="$SANITIZE" -Xswiftc -DFUZZING -Xcc -fsanitize=fuzzer-no-link)
+    case ",$SANITIZE," in *,address,*) flags+=(-Xcc -fsanitize=address) ;; esac ;;
+  package) export STOL_FUZZ_SANITIZE=$SANITIZE; flags=() ;;
+  *) echo "FUZZ_SCOPE is all or package, not $SCOPE" >&2; exit 64 ;;
+esac
 
 started=$(date +%s)
 for target in "${targets[@]}"; do
@@ -105,7 +118,7 @@ for target in "${targets[@]}"; do
 done
 
 echo
-echo "fuzzing summary (sanitizers: $SANITIZE; build $((built - started)) s, runs $(( $(date +%s) - built )) s)"
+echo "fuzzing summary (sanitizers: $SANITIZE in $SCOPE; build $((built - started)) s, runs $(( $(date +%s) - built )) s)"
 printf '%-20s %-12s %9s %9s %9s %9s\n' target result inputs "inputs/s" "peak MiB" coverage
 printf '%s\n' "${summary[@]}"
 exit $failed
