@@ -291,9 +291,11 @@ test-python: test-docs
 ## Each fuzz target for FUZZ_RUNS inputs (its own build in .build-fuzz-test).
 ## Sanitized in the package's own modules only (FUZZ_SCOPE=package, its own build directory):
 ## make fuzz sanitizes the dependencies too.
+## The build at nice 10; the runs (about 70 CPU-seconds) at the normal priority, or they wait for
+## everything else and end last.
 test-fuzz:
-	SWIFT=$(SWIFT) FUZZ_SCOPE=package FUZZ_BUILD=.build-fuzz-test nice -n 10 Tests/fuzz/run_fuzzers.sh \
-	  --runs $(FUZZ_RUNS) --seed $(FUZZ_SEED)
+	SWIFT=$(SWIFT) FUZZ_SCOPE=package FUZZ_BUILD=.build-fuzz-test FUZZ_BUILD_NICE="nice -n 10" \
+	  Tests/fuzz/run_fuzzers.sh --runs $(FUZZ_RUNS) --seed $(FUZZ_SEED)
 
 ## Fuzzing (README, "Fuzzing"): the libFuzzer targets of Tests/fuzz, built with
 ## -sanitize=fuzzer,address into .build-fuzz; a crash, a hang (-timeout) or memory

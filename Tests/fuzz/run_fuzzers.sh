@@ -13,6 +13,8 @@
 #
 # Environment: FUZZ_BUILD (.build-fuzz), FUZZ_SANITIZE (fuzzer,address), SWIFT (swift),
 # FUZZ_RSS_MB (1024: libFuzzer's -rss_limit_mb), FUZZ_TIMEOUT (10: seconds per input),
+# FUZZ_BUILD_NICE (a prefix for the build, e.g. "nice -n 10": make test builds at a low
+# priority, and runs its few CPU-seconds of inputs at the normal one),
 # FUZZ_SCOPE: `all` (default, `make fuzz`): coverage and AddressSanitizer in every module,
 # the dependencies' too (swift-nio's ByteToMessageHandler, swift-protobuf's decoder);
 # `package` (`make test`): in the package's own modules only (Package.swift,
@@ -25,6 +27,7 @@ SWIFT=${SWIFT:-swift}
 BUILD=${FUZZ_BUILD:-.build-fuzz}
 SANITIZE=${FUZZ_SANITIZE:-fuzzer,address}
 SCOPE=${FUZZ_SCOPE:-all}
+BUILD_NICE=${FUZZ_BUILD_NICE:-}
 RSS_MB=${FUZZ_RSS_MB:-1024}
 TIMEOUT=${FUZZ_TIMEOUT:-10}
 ALL_TARGETS=(fuzz-frame-decoder fuzz-taxonomy fuzz-favorites fuzz-import fuzz-verifier)
@@ -69,7 +72,8 @@ esac
 
 started=$(date +%s)
 for target in "${targets[@]}"; do
-  "$SWIFT" build -c debug --build-path "$BUILD" "${flags[@]}" --product "$target" 2>&1 \
+  # shellcheck disable=SC2086
+  $BUILD_NICE "$SWIFT" build -c debug --build-path "$BUILD" "${flags[@]}" --product "$target" 2>&1 \
     | grep -E "error|Build of" || { echo "cannot build $target" >&2; exit 2; }
 done
 built=$(date +%s)
