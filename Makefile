@@ -223,7 +223,7 @@ TEST_BIN      = $(shell $(SWIFT) build --scratch-path $(TEST_SCRATCH) --show-bin
 XCTEST_BUNDLE = $(TEST_BIN)/stolPackageTests.xctest
 test: deps
 	@start=$$(date +%s); \
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target RELEASE_NICE="nice -n 4" \
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target RELEASE_NICE="nice -n 2" \
 	  test-fuzz check-modules test-hook-rules test-python test-boot-tree test-boot-deb \
 	  $(addprefix test-xctest-,$(XCTEST_SHARDS)); status=$$?; \
 	echo "make test: $$([ $$status = 0 ] && echo passed || echo FAILED) in $$(( $$(date +%s) - start )) s"; exit $$status
