@@ -101,7 +101,7 @@ extension TaxonomyQueries {
         if let within {
             var inside: [(Int64, String)] = [], outside: [Int64] = []
             for (id, rank) in zip(result.ids, result.ranks) {
-                if let node = tree.index(of: id), tree.lowestCommonAncestor(node, within) == within { inside.append((id, rank)) } else { outside.append(id) }
+                if let node = tree.index(of: id), tree.isDescendant(node, of: within) { inside.append((id, rank)) } else { outside.append(id) }
             }
             result.ids = inside.map(\.0)
             result.ranks = inside.map(\.1)

@@ -10,7 +10,6 @@ import unittest
 
 import _stack
 
-import stol
 
 STACK = None
 TX = None
@@ -18,15 +17,13 @@ TX = None
 
 def setUpModule():
     global STACK, TX
-    STACK = _stack.start()
-    TX = stol.Taxonomy(runtime_dir=STACK.runtime, timeout=60)
+    STACK, TX = _stack.module_setup()
+    if TX is None:
+        raise STACK  # every test here needs the daemons: the whole module skips, saying why
 
 
 def tearDownModule():
-    if TX is not None:
-        TX.close()
-    if STACK is not None:
-        STACK.close()
+    _stack.module_teardown(STACK, TX)
 
 
 def ete4_edges(taxa, lineages, intermediate_nodes=False):
