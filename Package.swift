@@ -196,8 +196,10 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),
-        /// The client's own code without a server: its JSON lines against swift-protobuf's encoder.
+        /// The client's own code without a server: its JSON lines against swift-protobuf's encoder, its
+        /// batches (input, cuts, order) against a service a test thread plays on a real socket.
         .testTarget(name: "STOLClientKitTests", dependencies: ["STOLClientKit", "STOLProtocol", "STOLModel", "STOLTestFixtures",
+                                                               "STOLTransport", "CSTOLSocket",
                                                                .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         .testTarget(name: "STOLPipelineTests", dependencies: ["STOLTestFixtures", "STOLPipeline", "STOLModel",
                                                               .product(name: "GRDB", package: "GRDB.swift"),
