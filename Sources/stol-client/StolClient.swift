@@ -22,7 +22,8 @@ struct StolClient: ParsableCommand {
             5 service not running or busy, 6 invalid request, 7 file failed verification, \
             8 not supported by this server (a newer operation), \
             9 the taxon was deleted from the source (NCBI delnodes.dmp), \
-            64 usage (bad arguments, or a confirmation refused), 65 a damaged or foreign file to read (fav import).
+            64 usage (bad arguments, or a confirmation refused), 65 a damaged or foreign file to read (fav import), \
+            or a line of standard input longer than 64 KiB (batch commands).
 
             Examples:
               stol-client search lion
