@@ -1,6 +1,5 @@
 import GRDB
 import STOLModel
-import STOLProtocol
 
 /// What became of an id the database does not hold: NCBI merges taxa (the old id
 /// lives on in `merged.dmp`) and deletes others (`delnodes.dmp`); schema 2 keeps
@@ -33,27 +32,5 @@ extension TaxonomyQueries {
     func retired(_ db: Database, _ id: TaxonID) throws -> RetiredID? {
         guard database.schemaVersion >= TaxonomySchema.fullTreeVersion else { return nil }
         return try RetiredID.lookup(db, id)
-    }
-}
-
-extension Stol_V1_TaxonomyRequest {
-    /// The same request with `old` replaced by `new` wherever it names a taxon by id.
-    func replacingTaxonID(_ old: TaxonID, with new: TaxonID) -> Stol_V1_TaxonomyRequest {
-        var request = self
-        func swap(_ id: inout Int64) { if id == old { id = new } }
-        switch request.body {
-        case .getTaxon(var get): swap(&get.taxonID); request.body = .getTaxon(get)
-        case .children(var children): swap(&children.taxonID); request.body = .children(children)
-        case .ancestors(var ancestors): swap(&ancestors.taxonID); request.body = .ancestors(ancestors)
-        case .detail(var detail): swap(&detail.taxonID); request.body = .detail(detail)
-        case .relatives(var relatives): swap(&relatives.taxonID); request.body = .relatives(relatives)
-        case .subtree(var subtree): swap(&subtree.taxonID); request.body = .subtree(subtree)
-        case .compare(var compare):
-            swap(&compare.taxonA)
-            swap(&compare.taxonB)
-            request.body = .compare(compare)
-        default: break
-        }
-        return request
     }
 }

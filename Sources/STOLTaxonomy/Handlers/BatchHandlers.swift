@@ -2,11 +2,11 @@ import STOLModel
 import STOLProtocol
 
 // Batches: up to 1000 queries, names or pairs per request, each answered on its
-// own (a miss is that line's error), always on the task pool.
+// own (a miss is that line's error, a merged id that line's `merged`), always bulk work.
 
 struct LineageBatchHandler: TaxonomyRequestHandler {
-    static func runsInline(_ body: Stol_V1_LineageBatchRequest, database: TaxonomyDatabase) -> Bool { false }
-    static func isBulk(_ body: Stol_V1_LineageBatchRequest) -> Bool { true }
+    static let operation = "lineage_batch"
+    static func cost(_ body: Stol_V1_LineageBatchRequest) -> RequestCost { .bulk }
 
     static func answer(_ body: Stol_V1_LineageBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.queries.count, "queries")
@@ -16,8 +16,8 @@ struct LineageBatchHandler: TaxonomyRequestHandler {
 }
 
 struct CompareBatchHandler: TaxonomyRequestHandler {
-    static func runsInline(_ body: Stol_V1_CompareBatchRequest, database: TaxonomyDatabase) -> Bool { false }
-    static func isBulk(_ body: Stol_V1_CompareBatchRequest) -> Bool { true }
+    static let operation = "compare_batch"
+    static func cost(_ body: Stol_V1_CompareBatchRequest) -> RequestCost { .bulk }
 
     static func answer(_ body: Stol_V1_CompareBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.pairs.count, "pairs")
@@ -27,8 +27,8 @@ struct CompareBatchHandler: TaxonomyRequestHandler {
 
 /// The common ancestor or majority taxon of each set: at most 1000 sets, 10,000 members.
 struct LcaBatchHandler: TaxonomyRequestHandler {
-    static func runsInline(_ body: Stol_V1_LcaBatchRequest, database: TaxonomyDatabase) -> Bool { false }
-    static func isBulk(_ body: Stol_V1_LcaBatchRequest) -> Bool { true }
+    static let operation = "lca_batch"
+    static func cost(_ body: Stol_V1_LcaBatchRequest) -> RequestCost { .bulk }
 
     static func answer(_ body: Stol_V1_LcaBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.sets.count, "sets")
@@ -39,8 +39,8 @@ struct LcaBatchHandler: TaxonomyRequestHandler {
 /// Every taxon of each name: at most 1000 names, at most 100 ids listed per name
 /// (``TaxonomyQueries/maximumIDsPerName``; `total` says how many when more).
 struct NameLookupHandler: TaxonomyRequestHandler {
-    static func runsInline(_ body: Stol_V1_NameLookupRequest, database: TaxonomyDatabase) -> Bool { false }
-    static func isBulk(_ body: Stol_V1_NameLookupRequest) -> Bool { true }
+    static let operation = "name_lookup"
+    static func cost(_ body: Stol_V1_NameLookupRequest) -> RequestCost { .bulk }
 
     static func answer(_ body: Stol_V1_NameLookupRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.names.count, "names")

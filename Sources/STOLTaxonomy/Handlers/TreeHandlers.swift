@@ -3,12 +3,11 @@ import STOLProtocol
 
 // Questions about places in the tree: ancestors, common ancestors, closest
 // relatives, subtrees. On the whole tree they are answered from memory once it is
-// loaded; until then they wait off the event loop.
+// loaded; until then they wait on the task pool (``RequestCost/inline``).
 
 struct AncestorsHandler: TaxonomyRequestHandler {
-    static func runsInline(_ body: Stol_V1_AncestorsRequest, database: TaxonomyDatabase) -> Bool {
-        body.ranks != .all || database.memoryIndexes?.wholeTree != nil
-    }
+    static let operation = "ancestors"
+    static var mergedIDFields: [WritableKeyPath<Stol_V1_AncestorsRequest, Int64>] { [\.taxonID] }
 
     static func answer(_ body: Stol_V1_AncestorsRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)
@@ -20,9 +19,8 @@ struct AncestorsHandler: TaxonomyRequestHandler {
 }
 
 struct CompareHandler: TaxonomyRequestHandler {
-    static func runsInline(_ body: Stol_V1_CompareRequest, database: TaxonomyDatabase) -> Bool {
-        body.ranks != .all || database.memoryIndexes?.wholeTree != nil
-    }
+    static let operation = "compare"
+    static var mergedIDFields: [WritableKeyPath<Stol_V1_CompareRequest, Int64>] { [\.taxonA, \.taxonB] }
 
     static func answer(_ body: Stol_V1_CompareRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonA)
@@ -46,13 +44,13 @@ struct RelativesHandler: TaxonomyRequestHandler {
     static let defaultCount = 10
     static let maximumCount = 100
 
-    /// Computed relatives wait for the in-memory tree (seconds after a start), on the pool.
-    static func runsInline(_ body: Stol_V1_RelativesRequest, database: TaxonomyDatabase) -> Bool {
-        body.ranks == .all ? false : database.memoryIndexes?.tree != nil
-    }
+    static let operation = "relatives"
+    static var mergedIDFields: [WritableKeyPath<Stol_V1_RelativesRequest, Int64>] { [\.taxonID] }
 
-    /// On NCBI's whole tree the search may examine a million nodes.
-    static func isBulk(_ body: Stol_V1_RelativesRequest) -> Bool { body.ranks == .all }
+    /// On NCBI's whole tree the search may examine a million nodes. On the main
+    /// ranks it is inline: from the table, or computed on the in-memory tree, which
+    /// it waits for on the pool in the seconds after a start.
+    static func cost(_ body: Stol_V1_RelativesRequest) -> RequestCost { body.ranks == .all ? .bulk : .inline }
 
     static func answer(_ body: Stol_V1_RelativesRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)
@@ -70,8 +68,9 @@ struct RelativesHandler: TaxonomyRequestHandler {
 
 /// A whole subtree: at most `max_taxa` (default 10,000, at most 50,000), refused with its size beyond.
 struct SubtreeHandler: TaxonomyRequestHandler {
-    static func runsInline(_ body: Stol_V1_SubtreeRequest, database: TaxonomyDatabase) -> Bool { false }
-    static func isBulk(_ body: Stol_V1_SubtreeRequest) -> Bool { true }
+    static let operation = "subtree"
+    static var mergedIDFields: [WritableKeyPath<Stol_V1_SubtreeRequest, Int64>] { [\.taxonID] }
+    static func cost(_ body: Stol_V1_SubtreeRequest) -> RequestCost { .bulk }
 
     static func answer(_ body: Stol_V1_SubtreeRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)
@@ -83,10 +82,10 @@ struct SubtreeHandler: TaxonomyRequestHandler {
     }
 }
 
-/// The smallest tree connecting up to 10,000 taxa: a walk of their lineages, on the task pool.
+/// The smallest tree connecting up to 10,000 taxa: a walk of their lineages, bulk work.
 struct InducedTreeHandler: TaxonomyRequestHandler {
-    static func runsInline(_ body: Stol_V1_InducedTreeRequest, database: TaxonomyDatabase) -> Bool { false }
-    static func isBulk(_ body: Stol_V1_InducedTreeRequest) -> Bool { true }
+    static let operation = "induced_tree"
+    static func cost(_ body: Stol_V1_InducedTreeRequest) -> RequestCost { .bulk }
 
     static func answer(_ body: Stol_V1_InducedTreeRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         .inducedTree(try context.queries.inducedTree(body))
