@@ -38,7 +38,7 @@ enum ReleaseDiff {
         let name: String
         let queue: DatabaseQueue
         /// Its schema version (retired ids are recorded from schema 2 on) and build time.
-        let facts: ReleaseFacts
+        let facts: DatabaseFacts
 
         init(name: String, path: String) throws(TaxonomyError) {
             self.name = name
@@ -47,7 +47,7 @@ enum ReleaseDiff {
             configuration.label = "diff"
             do {
                 queue = try DatabaseQueue(path: path, configuration: configuration)
-                facts = try queue.inDatabase(ReleaseFacts.read)
+                facts = try queue.inDatabase { db in try DatabaseFacts.read(db) }
             } catch {
                 throw .databaseUnusable(path: path, reason: "\(error)")
             }
