@@ -7,14 +7,19 @@ On a database with NCBI's whole tree (schema 3's `taxa`, or schema 2's
 it, the database's own with Python's sqlite3) and checks
 `stol-client compare --batch` in both rank modes for --pairs random pairs and as
 many near pairs (common ancestor 1-4 levels up, ancestor/descendant pairs, a
-taxon with itself): with --ranks all the LCA is NCBI's and distance_all the edges
-between the two; with --ranks main the LCA is the nearest node of a main rank at
-or above it (NCBI's own when none is), and distance_main the main-rank nodes on
-both paths below NCBI's LCA. Every pair must have a common ancestor. Then the
-lineages of 20 nodes of every rank and --pairs random nodes in both rank modes
-(`lineage --ids`: NCBI's chain; on the main ranks its main-rank nodes, the node
-last), and NCBI's own children of 300 random nodes (`children --ranks all`: in
-name order, bytes then id, with the right total).
+taxon with itself), as PROTOCOL.md's *One comparison* defines them: with --ranks
+all the LCA is NCBI's and distance_all the edges between the two; with --ranks
+main the LCA is the deepest taxon of both main lineages (NCBI's own when they
+share none), and distance_main the taxa of the two main lineages below it, where
+a node's main lineage is its main-rank ancestors, each of a rank above the one
+below it (taxonkit's reformat), then itself if of a main rank. Every pair must
+have a common ancestor. A sample of the pairs (--singles) is asked again one at
+a time (`compare A B --json`, both views) and as sets of two (`lca`, both views):
+the same common ancestor and distances. Then the lineages of 20 nodes of every
+rank and --pairs random nodes in both rank modes (`lineage --ids`: NCBI's chain;
+on the main ranks the main lineage, the node last), and NCBI's own children of
+300 random nodes (`children --ranks all`: in name order, bytes then id, with the
+right total).
 
 Otherwise (schema 1, or a database without the whole tree), the eight-rank check:
 
@@ -81,6 +86,41 @@ def start_server(binaries, database, scratch):
 
 
 MAIN_RANKS = {"superkingdom", "domain", "kingdom", "phylum", "division", "class", "order", "family", "genus", "species"}
+# The main ranks' levels from the top; "acellular root" is NCBI's rank of Viruses since 2025.
+MAIN_LEVEL = {"superkingdom": 0, "domain": 0, "acellular root": 0, "kingdom": 1, "phylum": 2, "division": 2, "class": 3,
+              "order": 4, "family": 5, "genus": 6, "species": 7}
+MAIN_RANKS = set(MAIN_LEVEL)
+
+
+def main_lineage(parents, ranks, taxon):
+    """The taxon's main lineage, root first: each main-rank ancestor of a rank above the
+    last one kept (taxonkit's reformat skips a rank inversion), then the taxon itself
+    when it is of a main rank."""
+    level = MAIN_LEVEL.get(ranks[taxon], 99)
+    kept = [taxon] if ranks[taxon] in MAIN_LEVEL else []
+    for ancestor in lineage(parents, taxon)[1:]:
+        if MAIN_LEVEL.get(ranks[ancestor], 99) < level:
+            kept.append(ancestor)
+            level = MAIN_LEVEL[ranks[ancestor]]
+    return list(reversed(kept))
+
+
+def shared_prefix(a, b):
+    count = 0
+    while count < min(len(a), len(b)) and a[count] == b[count]:
+        count += 1
+    return count
+
+
+def expected_pair(parents, ranks, a, b):
+    """(NCBI's LCA, the common ancestor on the main ranks, distance_main, distance_all)."""
+    line_a, line_b = lineage(parents, a), lineage(parents, b)
+    on_b = set(line_b)
+    lca = next(taxon for taxon in line_a if taxon in on_b)
+    main_a, main_b = main_lineage(parents, ranks, a), main_lineage(parents, ranks, b)
+    shared = shared_prefix(main_a, main_b)
+    main_lca = main_a[shared - 1] if shared else lca
+    return lca, main_lca, len(main_a) + len(main_b) - 2 * shared, line_a.index(lca) + line_b.index(lca)
 
 
 def load_nodes_dmp(path):
@@ -133,7 +173,9 @@ def check_lineages_and_children(args, parents, ranks, rng, scratch, client):
             continue
         for taxon, answer in zip(ids, answers):
             chain = list(reversed(lineage(parents, taxon)))  # root first, the taxon last
-            want = chain if mode == "all" else [t for t in chain[:-1] if ranks[t] in MAIN_RANKS] + [taxon]
+            want = chain if mode == "all" else main_lineage(parents, ranks, taxon)
+            if mode == "main" and ranks[taxon] not in MAIN_RANKS:
+                want = want + [taxon]  # `lineage` shows the taxon last, of a main rank or not
             got = [int(x) for x in answer.split("\t")[-1].split(";") if x]
             if got != want:
                 disagreements += 1
@@ -162,6 +204,36 @@ def check_lineages_and_children(args, parents, ranks, rng, scratch, client):
                 print(f"DISAGREE children --ranks all {parent}: {page.get('total')} of {len(children[parent])}, "
                       f"first {got[:5]} expected {want[:5]}")
     print(f"children of {checked} nodes on NCBI's tree (name order, totals): checked", flush=True)
+    return disagreements
+
+
+def check_singles_and_sets(args, parents, ranks, pairs, rng, scratch, client):
+    """A sample of the pairs one at a time (`compare A B --json`) and as sets of two
+    (`lca`), in both views: the same answers as the batch's definition."""
+    sample = rng.sample(pairs, min(len(pairs), args.singles))
+    disagreements = 0
+    for mode in ("main", "all"):
+        sets = subprocess.run([client, "lca", "--ranks", mode, "--no-header", "--runtime-dir", scratch, "--timeout", "600"],
+                              input="".join(f"{a}\t{b}\n" for a, b in sample), capture_output=True, text=True)
+        set_answers = sets.stdout.splitlines()
+        if sets.returncode != 0 or len(set_answers) != len(sample):
+            print(f"DISAGREE: lca --ranks {mode}: exit {sets.returncode}, {len(set_answers)} answers for {len(sample)}")
+            disagreements += 1
+            continue
+        for (a, b), set_answer in zip(sample, set_answers):
+            lca, main_lca, main_steps, all_steps = expected_pair(parents, ranks, a, b)
+            shown = main_lca if mode == "main" else lca
+            run = subprocess.run([client, "compare", str(a), str(b), "--ranks", mode, "--json", "--runtime-dir", scratch],
+                                 capture_output=True, text=True)
+            got = json.loads(run.stdout or "{}")
+            single = (got.get("lca", {}).get("id"), got.get("distance_main", 0), got.get("distance_all", 0))
+            from_set = int(set_answer.split("\t")[1]) if len(set_answer.split("\t")) > 1 else None
+            if single != (shown, main_steps, all_steps) or from_set != shown:
+                disagreements += 1
+                if disagreements <= 20:
+                    print(f"DISAGREE {mode} {a} {b}: expected lca {shown} main {main_steps} all {all_steps}; "
+                          f"compare gave {single}, lca gave {set_answer}")
+    print(f"{len(sample):,} pairs through compare and lca in both rank modes: {disagreements} disagreements", flush=True)
     return disagreements
 
 
@@ -221,21 +293,15 @@ def check_full_tree(args, parents, ranks, rng):
                     continue
                 for (a, b), answer in zip(pairs, answers):
                     fields = answer.split("\t")
-                    line_a, line_b = lineage(parents, a), lineage(parents, b)
-                    on_b = set(line_b)
-                    lca = next(taxon for taxon in line_a if taxon in on_b)
-                    steps_a, steps_b = line_a.index(lca), line_b.index(lca)
-                    main_steps = sum(1 for t in line_a[:steps_a] if ranks[t] in MAIN_RANKS) + \
-                        sum(1 for t in line_b[:steps_b] if ranks[t] in MAIN_RANKS)
-                    shown = lca
-                    if mode == "main":
-                        shown = next((t for t in lineage(parents, lca) if ranks[t] in MAIN_RANKS), lca)
-                    want = [str(a), str(b), str(shown), None, None, str(main_steps), str(steps_a + steps_b)]
+                    lca, main_lca, main_steps, all_steps = expected_pair(parents, ranks, a, b)
+                    shown = main_lca if mode == "main" else lca
+                    want = [str(a), str(b), str(shown), None, None, str(main_steps), str(all_steps)]
                     if len(fields) != 7 or any(w is not None and w != f for w, f in zip(want, fields)):
                         disagreements += 1
                         if disagreements <= 20:
                             print(f"DISAGREE --ranks {mode} {a} {b}: expected lca {shown} main {main_steps} "
-                                  f"all {steps_a + steps_b}, got {answer}")
+                                  f"all {all_steps}, got {answer}")
+            disagreements += check_singles_and_sets(args, parents, ranks, pairs, rng, scratch, client)
             disagreements += check_lineages_and_children(args, parents, ranks, rng, scratch, client)
         finally:
             server.terminate()
@@ -252,6 +318,8 @@ def main():
     parser.add_argument("--pairs", type=int, default=None,
                         help="random pairs to check (default 10,000 plus as many near pairs on the whole tree; 500 otherwise)")
     parser.add_argument("--seed", type=int, default=2024, help="random seed (default 2024)")
+    parser.add_argument("--singles", type=int, default=500,
+                        help="pairs of the whole-tree check also asked one at a time and as sets of two (default 500)")
     parser.add_argument("--nodes-dmp", default=None,
                         help="NCBI's nodes.dmp: the expected answers come from it (and tree_nodes must equal it)")
     args = parser.parse_args()

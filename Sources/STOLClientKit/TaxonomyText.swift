@@ -58,9 +58,11 @@ extension TextFormatter {
         if result.hasLca {
             lines.append("common ancestor:  \(displayRank(result.lca)) \(result.lca.scientificName) (depth \(result.lcaDepth))")
         }
-        if result.hasDistance { lines.append("distance:         \(result.distance) rank\(result.distance == 1 ? "" : "s") apart") }
-        if result.hasDistanceAll {
-            lines.append("both distances:   \(result.distanceMain) main-rank taxa, \(result.distanceAll) edges of NCBI's tree")
+        // Both distances as the server defines them (protocol/PROTOCOL.md, `compare`).
+        if result.hasDistanceMain {
+            let main = "\(result.distanceMain) main-rank taxa below the common ancestor"
+            let all = result.hasDistanceAll ? ", \(result.distanceAll) edge\(result.distanceAll == 1 ? "" : "s") of the source's tree" : ""
+            lines.append("distance:         \(main)\(all)")
         }
         lines.append("path A → LCA:     \(result.pathA.map(\.scientificName).joined(separator: " > "))")
         lines.append("path B → LCA:     \(result.pathB.map(\.scientificName).joined(separator: " > "))")

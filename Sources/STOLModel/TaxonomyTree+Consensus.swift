@@ -37,6 +37,18 @@ extension TaxonomyTree {
         return result
     }
 
+    /// The common ancestor of a set as `compare` shows a pair's (``Comparison``): on the
+    /// whole tree the lowest common ancestor; on the main ranks the deepest taxon of
+    /// every member's main lineage, or the source's own common ancestor when they share
+    /// none (above every domain). Nil for no node, or nodes under different roots.
+    public func commonAncestor(of nodes: [Int], in view: View) -> Int? {
+        guard let lca = lowestCommonAncestor(of: nodes) else { return nil }
+        guard view == .main else { return lca }
+        let members = nodes.compactMap { node($0, in: .main) }
+        guard members.count == nodes.count else { return lca }
+        return lowestCommonAncestor(of: members, in: .main) ?? lca
+    }
+
     /// The deepest taxon held by more than `fraction` of the members' weight, as
     /// taxopy defines it: the lineages are lined up by depth from the root and read
     /// from the deepest level up; a level answers when one taxon there has the

@@ -57,32 +57,43 @@ extension TaxonomyTree {
         return current == Int32(ancestor)
     }
 
-    /// How two nodes are related: the one comparison every `compare` answer is made of.
+    /// How two nodes are related: the one comparison every `compare` answer is made of
+    /// (protocol/PROTOCOL.md, `compare`).
     public struct Comparison: Sendable, Equatable {
         /// The lowest common ancestor on the source's tree.
         public var lca: Int
-        /// The nearest node of a main rank at or above ``lca``; ``lca`` itself when
-        /// there is none (above every domain: NCBI's "cellular organisms", its root).
+        /// The common ancestor on the main ranks: the deepest taxon of both main
+        /// lineages (each node's view ancestors, and itself when it is of a main rank);
+        /// ``lca`` when they share none (above every domain: NCBI's "cellular
+        /// organisms", its root).
         public var mainLCA: Int
         /// Edges of the source's tree on the path between the two.
         public var distanceAll: Int
-        /// Nodes of a main rank on both paths below ``lca`` (the ancestor excluded):
-        /// the distance in the eight-rank view.
+        /// Taxa of the two main lineages below ``mainLCA``: the distance in the
+        /// eight-rank view, where a node outside it is not counted.
         public var distanceMain: Int
     }
 
     /// Nil when the two are under different roots (a forest of main ranks only).
     public func compare(_ a: Int, _ b: Int) -> Comparison? {
         guard let lca = lowestCommonAncestor(a, b) else { return nil }
-        var main = lca
-        while !isInView(main), let parent = parent(of: main) { main = parent }
-        if !isInView(main) { main = lca }
-        return Comparison(lca: lca, mainLCA: main,
+        let main = mainLowestCommonAncestor(a, b)
+        return Comparison(lca: lca, mainLCA: main ?? lca,
                           distanceAll: depth(of: a) + depth(of: b) - 2 * depth(of: lca),
-                          distanceMain: mainCount(a) + mainCount(b) - 2 * mainCount(lca))
+                          distanceMain: mainCount(a) + mainCount(b) - 2 * (main.map(mainCount) ?? 0))
     }
 
-    /// Nodes of a main rank from the root down to `node`, itself included.
+    /// The deepest taxon on both main lineages, nil when they share none. Each node
+    /// stands on the main ranks for itself, or (outside them) for its view parent. The
+    /// view's parents skip a main-rank ancestor whose rank is not above the node's
+    /// (taxonkit's `reformat`), so with such rank inversions this view's own common
+    /// ancestor may lie above the nearest main-rank node over the source's.
+    public func mainLowestCommonAncestor(_ a: Int, _ b: Int) -> Int? {
+        guard let x = node(a, in: .main), let y = node(b, in: .main) else { return nil }
+        return lowestCommonAncestor(x, y, in: .main)
+    }
+
+    /// The length of `node`'s main lineage: its view ancestors, and itself when it is of a main rank.
     private func mainCount(_ node: Int) -> Int { Int(mainDepths[node]) + (isInView(node) ? 1 : 0) }
 
     /// The roots of `view`, in name order.

@@ -3,53 +3,82 @@ import STOLModel
 import STOLProtocol
 
 extension TaxonomyQueries {
-    /// Compares two taxa (docs/design/queries-and-algorithms.md §4): lowest common ancestor, both
-    /// paths up to it, distance `depth(a) + depth(b) − 2·depth(lca)`, a sentence
-    /// naming the shared clade, and the Jaccard similarity of their traits.
-    ///
-    /// The LCA is found by the path-to-root method on the two lineages (§3 there)
-    /// (at most eight taxa each), which the answer needs anyway for the paths;
-    /// taxa in different root trees have no LCA and are answered as unrelated.
-    public func compare(_ a: TaxonID, _ b: TaxonID, language: String) throws(TaxonomyError) -> Stol_V1_CompareResponse {
-        try database.read { db in
-            guard let (taxonA, ancestorsA) = try lineage(db, of: a, language: language) else { throw TaxonomyError.taxonNotFound(a) }
-            guard let (taxonB, ancestorsB) = try lineage(db, of: b, language: language) else { throw TaxonomyError.taxonNotFound(b) }
-            var result = Stol_V1_CompareResponse()
-            result.taxonA = taxonA
-            result.taxonB = taxonB
-            let fullA = ancestorsA + [taxonA], fullB = ancestorsB + [taxonB]
-            var shared = 0
-            while shared < min(fullA.count, fullB.count) && fullA[shared].id == fullB[shared].id { shared += 1 }
-            if shared == 0 {
-                result.relation = .unrelated
-                result.pathA = [taxonA]
-                result.pathB = [taxonB]
-                result.sharedClade = "They share no ancestor in this database: \(Self.describe(fullA[0])) and "
-                    + "\(Self.describe(fullB[0])) are separate roots"
-            } else {
-                let lca = fullA[shared - 1]
-                result.lca = lca
-                result.lcaDepth = UInt32(shared - 1)
-                result.pathA = Array(fullA[(shared - 1)...].reversed())
-                result.pathB = Array(fullB[(shared - 1)...].reversed())
-                result.distance = UInt32(fullA.count - shared + fullB.count - shared)
-                if a == b {
-                    result.relation = .same
-                    result.sharedClade = "Both are the same taxon: \(Self.describe(lca))"
-                } else {
-                    result.relation = lca.id == a ? .aAncestorOfB : (lca.id == b ? .bAncestorOfA : .related)
-                    result.sharedClade = "Both are in \(Self.describe(lca))"
-                }
+    /// Compares two taxa (docs/design/queries-and-algorithms.md §4) on the in-memory
+    /// tree (``PairComparison``): the common ancestor, both paths up to it, both
+    /// distances and a sentence naming the shared clade; SQL adds the taxa's common
+    /// names in `language` (main ranks) and the Jaccard similarity of their traits.
+    /// On the whole tree (`ranks` `.all`) the taxa are whole-tree taxa (§4.1).
+    public func compare(_ a: TaxonID, _ b: TaxonID, language: String,
+                        ranks: Stol_V1_RankView = .main) throws(TaxonomyError) -> Stol_V1_CompareResponse {
+        let (tree, wholeTree) = try comparisonTree(ranks)
+        guard let nodeA = tree.index(of: a) else { throw .taxonNotFound(a) }
+        guard let nodeB = tree.index(of: b) else { throw .taxonNotFound(b) }
+        let pair = PairComparison(nodeA, nodeB, on: tree, view: ranks == .all ? .all : .main)
+        return try database.read { db in
+            var byID: [TaxonID: Stol_V1_Taxon] = [:]
+            if ranks != .all {
+                let nodes = Set(pair.path(from: nodeA) + pair.path(from: nodeB))
+                byID = try taxa(db, ids: nodes.map(tree.id(at:)), language: language)
             }
+            // A node `taxa` lacks (schema 2 keeps the whole tree beside the view) is named by the tree.
+            var result = pair.response(wholeTree: wholeTree) { node in byID[tree.id(at: node)] ?? Self.treeTaxon(tree, node) }
             if let similarity = try traitSimilarity(db, a, b) { result.traitSimilarity = similarity }
             return result
         }
     }
 
-    /// "order Carnivora"
-    static func describe(_ taxon: Stol_V1_Taxon) -> String {
-        let rank = TaxonomyQueries.modelRank(taxon.rank)?.rawValue ?? "taxon"
-        return "\(rank) \(taxon.scientificName)"
+    /// Common ancestors and distances of many pairs in one round trip, each pair as
+    /// ``compare(_:_:language:ranks:)`` answers it (``PairComparison``); a query that
+    /// names nothing fails its pair alone.
+    public func compareBatch(_ pairs: [Stol_V1_TaxonPair], ranks: Stol_V1_RankView) throws(TaxonomyError) -> Stol_V1_CompareBatchResponse {
+        let (tree, wholeTree) = try comparisonTree(ranks)
+        let indexes = database.memoryIndexes!
+        let view: TaxonomyTree.View = ranks == .all ? .all : .main
+        return try database.read { db in
+            var response = Stol_V1_CompareBatchResponse()
+            response.results = pairs.map { pair in
+                var result = Stol_V1_CompareBatchResult()
+                result.a = pair.a
+                result.b = pair.b
+                do {
+                    let a = try node(db, pair.a, tree, indexes), b = try node(db, pair.b, tree, indexes)
+                    PairComparison(a, b, on: tree, view: view).fill(&result, wholeTree: wholeTree)
+                } catch let error as TaxonomyError {
+                    result.error = error.protocolError.proto
+                } catch {
+                    result.error = TaxonomyError.query("\(error)").protocolError.proto
+                }
+                return result
+            }
+            return response
+        }
+    }
+
+    /// The tree every comparison is made on, and whether it is the source's whole
+    /// tree (schemas 2 and 3; `distance_all` is given then). A comparison waits for
+    /// it rather than answer from SQL meanwhile: the same request gets the same
+    /// answer whenever it is asked.
+    private func comparisonTree(_ ranks: Stol_V1_RankView) throws(TaxonomyError) -> (TaxonomyTree, wholeTree: Bool) {
+        if ranks == .all && database.fullTreeCount == 0 { throw .fullTreeAbsent }
+        guard let indexes = database.memoryIndexes, let tree = indexes.tree else { throw .memoryIndexesLoading }
+        guard ranks != .all || indexes.holdsWholeTree else { throw .fullTreeAbsent }
+        return (tree, indexes.holdsWholeTree)
+    }
+
+    /// The node a query names; a merged id gives the node it went to (`a_id`/`b_id`
+    /// then name that taxon).
+    func node(_ db: Database, _ query: String, _ tree: TaxonomyTree, _ indexes: MemoryIndexes) throws -> Int {
+        let id = try resolve(db, query.trimmingBlanks, exactNames: indexes.exactNames, wholeTree: indexes.wholeTree)
+        if let node = tree.index(of: id) { return node }
+        switch try retired(db, id) {
+        case .merged(let new)?:
+            if let node = tree.index(of: new) { return node }
+        case .deleted?:
+            throw TaxonomyError.taxonDeleted(id)
+        case nil:
+            break
+        }
+        throw TaxonomyError.taxonNotFound(id)
     }
 
     /// Jaccard similarity of the two taxa's `key=value` trait sets; nil unless both have traits.

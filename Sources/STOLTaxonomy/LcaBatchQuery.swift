@@ -44,8 +44,11 @@ extension TaxonomyQueries {
         var found: [(node: Int, weight: Double)] = []
         for (index, member) in set.members.enumerated() {
             do {
-                guard let node = tree.node(try self.node(db, member, tree, indexes), in: view) else {
-                    result.notFound.append(member)  // above every main rank: no main lineage
+                let named = try self.node(db, member, tree, indexes)
+                // The plain common ancestor takes every member as `compare` takes a pair's;
+                // a vote counts each member on its lineage in the view.
+                guard let node = fraction == 0 ? named : tree.node(named, in: view) else {
+                    result.notFound.append(member)  // above every main rank: no main lineage to vote on
                     continue
                 }
                 found.append((node, set.weights.isEmpty ? 1 : set.weights[index]))
@@ -64,7 +67,7 @@ extension TaxonomyQueries {
         guard !found.isEmpty else { return refuse("no member of the set names a taxon") }
         let answer: TaxonomyTree.Consensus?
         if fraction == 0 {
-            answer = tree.lowestCommonAncestor(of: found.map(\.node), in: view).map { .init(node: $0, support: 1, agreement: 1) }
+            answer = tree.commonAncestor(of: found.map(\.node), in: view).map { .init(node: $0, support: 1, agreement: 1) }
         } else {
             answer = tree.majorityVote(found, fraction: fraction, in: view)
         }

@@ -38,9 +38,11 @@ struct Compare: ParsableCommand {
                      or: a, b, the error code (NOT_FOUND, INVALID_REQUEST) and the message;
                      or: a, b, UNRELATED (a database of the main ranks only: different roots)
               --jsonl: the CompareBatchResult message as one JSON object per line
-            With --ranks all the common ancestor is NCBI's own (e.g. 131567 cellular organisms); with the \
-            default --ranks main it is the nearest taxon of a main rank at or above it. Exit code 0 when every \
-            pair was answered, 3 when some taxon was not found.
+            Each pair is answered as `compare A B` answers it. With --ranks all the common ancestor is \
+            NCBI's own (e.g. 131567 cellular organisms); with the default --ranks main it is the deepest \
+            taxon of both main-rank lineages (NCBI's own when they share none, above every domain). The \
+            distance on the main ranks counts the taxa of a main rank below it: a subspecies and its \
+            species are 0 apart. Exit code 0 when every pair was answered, 3 when some taxon was not found.
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var language: LanguageOption

@@ -202,13 +202,17 @@ final class TaxonomyQueryIntegrationTests: XCTestCase {
 
     /// LCA and distance from the server agree with a parent-pointer walk over the
     /// database file, done here, for random pairs of every node (on the main ranks:
-    /// the view's parents, `main_parent_id`).
+    /// the view's parents, `main_parent_id`; the distance counts the taxa of a main
+    /// rank below the common ancestor), and `compare --batch` answers each pair as
+    /// `compare` does.
     func testCompare_randomPairs_agreeWithAParentPointerWalkOverTheFile() throws {
-        let parents = try DatabaseQueue(path: stack.database).read { db in
-            try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT id, main_parent_id AS parent_id FROM taxa").map {
-                ($0["id"] as Int64, $0["parent_id"] as Int64?)
-            })
+        let rows = try DatabaseQueue(path: stack.database).read { db in
+            try Row.fetchAll(db, sql: "SELECT id, main_parent_id AS parent_id, main_rank IS NOT NULL AS is_main FROM taxa").map {
+                ($0["id"] as Int64, $0["parent_id"] as Int64?, $0["is_main"] as Bool)
+            }
         }
+        let parents = Dictionary(uniqueKeysWithValues: rows.map { ($0.0, $0.1) })
+        let isMain = Dictionary(uniqueKeysWithValues: rows.map { ($0.0, $0.2) })
         func path(_ id: Int64) -> [Int64] {
             var path = [id]
             while let parent = parents[path.last!] ?? nil { path.append(parent) }
@@ -220,17 +224,30 @@ final class TaxonomyQueryIntegrationTests: XCTestCase {
             state = state &* 6364136223846793005 &+ 1442695040888963407
             return Int(state >> 33) % ids.count
         }
+        var pairs: [(Int64, Int64)] = []
+        var singles: [String] = []
         for _ in 0..<25 {
             let a = ids[next()], b = ids[next()]
             let pathA = path(a), pathB = Set(path(b))
             let result = try json(["compare", String(a), String(b)])
             if let lca = pathA.first(where: { pathB.contains($0) }) {
                 XCTAssertEqual((result["lca"] as? [String: Any])?["id"] as? Int, Int(lca), "\(a) vs \(b)")
-                let distance = path(a).count + path(b).count - 2 * path(lca).count
-                XCTAssertEqual(result["distance"] as? Int ?? 0, distance, "\(a) vs \(b)")
+                let below = { (id: Int64) in path(id).prefix { $0 != lca }.filter { isMain[$0]! }.count }
+                XCTAssertEqual(result["distance"] as? Int ?? 0, below(a) + below(b), "\(a) vs \(b)")
+                XCTAssertEqual(result["distance_main"] as? Int ?? 0, below(a) + below(b), "\(a) vs \(b)")
+                pairs.append((a, b))
+                singles.append("\(lca)\t\(below(a) + below(b))")
             } else {
                 XCTAssertEqual(result["relation"] as? String, "RELATION_UNRELATED", "\(a) vs \(b)")
             }
         }
+        XCTAssertGreaterThan(pairs.count, 10)
+        let batch = try client(["compare", "--batch", "--no-header"], input: pairs.map { "\($0.0)\t\($0.1)\n" }.joined())
+        // a, b, lca_id, lca_rank, lca_name, distance_main, …
+        let answered = batch.stdout.split(separator: "\n").map { line -> String in
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            return "\(fields[2])\t\(fields[5])"
+        }
+        XCTAssertEqual(answered, singles, "compare --batch answers each pair as compare does")
     }
 }

@@ -107,14 +107,18 @@ final class CompareTests: XCTestCase {
 
     /// The server's LCA and distance agree with a parent-pointer walk written here,
     /// independently of the server's code, for random pairs of the curated tree: every
-    /// node, those outside the eight ranks on their main-rank lineage (`main_parent_id`).
+    /// node, those outside the eight ranks on their main-rank lineage (`main_parent_id`),
+    /// where the distance counts the taxa of a main rank below the common ancestor.
     func testCompare_randomPairs_agreeWithAnIndependentParentPointerWalk() async throws {
         let curated = try ServiceHarness(self, bundledSource: curatedSourceDirectory)
-        let parents = try await DatabaseQueue(path: curated.bundledPath).read { db in
-            try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT id, main_parent_id AS parent_id FROM taxa").map {
-                ($0["id"] as Int64, $0["parent_id"] as Int64?)
-            })
+        let rows = try await DatabaseQueue(path: curated.bundledPath).read { db in
+            try Row.fetchAll(db, sql: "SELECT id, main_parent_id AS parent_id, main_rank IS NOT NULL AS is_main FROM taxa").map {
+                ($0["id"] as Int64, $0["parent_id"] as Int64?, $0["is_main"] as Bool)
+            }
         }
+        let parents = Dictionary(uniqueKeysWithValues: rows.map { ($0.0, $0.1) })
+        let isMain = Dictionary(uniqueKeysWithValues: rows.map { ($0.0, $0.2) })
+        XCTAssertTrue(isMain.values.contains(false), "the curated tree has nodes outside the eight ranks")
         func pathToRoot(_ id: Int64) -> [Int64] {
             var path = [id]
             while let parent = parents[path.last!] ?? nil { path.append(parent) }
@@ -130,8 +134,9 @@ final class CompareTests: XCTestCase {
             guard case .compare(let result)? = await curated.compare(a, b).result else { return XCTFail("no answer for \(a), \(b)") }
             if let lca {
                 XCTAssertEqual(result.lca.id, lca, "\(a) vs \(b)")
-                let depth = { (id: Int64) in pathToRoot(id).count - 1 }
-                XCTAssertEqual(Int(result.distance), depth(a) + depth(b) - 2 * depth(lca), "\(a) vs \(b)")
+                let below = { (id: Int64) in pathToRoot(id).prefix { $0 != lca }.filter { isMain[$0]! }.count }
+                XCTAssertEqual(Int(result.distance), below(a) + below(b), "\(a) vs \(b)")
+                XCTAssertEqual(result.distanceMain, result.distance, "\(a) vs \(b)")
             } else {
                 XCTAssertEqual(result.relation, .unrelated, "\(a) vs \(b)")
             }

@@ -80,8 +80,14 @@ final class EveryNodeTests: XCTestCase {
         let harness = try await harness()
         guard case .compare(let compare)? = await harness.compare(9695, 9694).result else { return XCTFail("no compare") }
         XCTAssertEqual(compare.lca.id, 9688, "the Asiatic lion and the tiger meet at Panthera")
-        XCTAssertEqual(compare.distance, 3, "subspecies → lion → Panthera ← tiger")
-        XCTAssertEqual(compare.distanceMain, 3)
+        XCTAssertEqual(compare.pathA.map(\.id), [9695, 9689, 9688], "the subspecies, then its main-rank ancestors")
+        XCTAssertEqual(compare.distanceMain, 2, "lion and tiger below Panthera; the subspecies is of no main rank")
+        XCTAssertEqual(compare.distance, 2, "the main ranks' distance")
+        XCTAssertEqual(compare.distanceAll, 3, "subspecies → lion → Panthera ← tiger")
+        guard case .compare(let own)? = await harness.compare(9695, 9689).result else { return XCTFail("no compare") }
+        XCTAssertEqual(own.relation, .bAncestorOfA)
+        XCTAssertEqual(own.distanceMain, 0, "a subspecies and its species are 0 main-rank taxa apart")
+        XCTAssertEqual(own.distanceAll, 1)
         let relatives = await harness.send(.relatives(.with { $0.taxonID = 9695; $0.n = 10 }))
         guard case .relatives(let answer)? = relatives.result else { return XCTFail("\(relatives)") }
         XCTAssertEqual(answer.taxon.id, 9689, "answered for its species")

@@ -21,21 +21,14 @@ struct AncestorsHandler: TaxonomyRequestHandler {
 struct CompareHandler: TaxonomyRequestHandler {
     static let operation = "compare"
     static var mergedIDFields: [WritableKeyPath<Stol_V1_CompareRequest, Int64>] { [\.taxonA, \.taxonB] }
+    // Both views compare on the in-memory tree: inline, and before it is loaded on
+    // the pool, which waits for it (``RequestCost/inline``).
 
     static func answer(_ body: Stol_V1_CompareRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonA)
         try RequestChecks.id(body.taxonB)
-        let queries = context.queries
-        if body.ranks == .all { return .compare(try queries.compareOnFullTree(body.taxonA, body.taxonB)) }
-        var answer = try queries.compare(body.taxonA, body.taxonB, language: try RequestChecks.language(body.language, in: context.database))
-        if answer.hasDistance { answer.distanceMain = answer.distance }
-        // The main-rank distance is the view's own (a strain counts as one step below
-        // its species, as in its main-rank lineage); NCBI's edges come from the whole tree.
-        if let both = queries.distancesOnFullTree(body.taxonA, body.taxonB) {
-            if !answer.hasDistance { answer.distanceMain = both.main }
-            answer.distanceAll = both.all
-        }
-        return .compare(answer)
+        let language = body.ranks == .all ? "en" : try RequestChecks.language(body.language, in: context.database)
+        return .compare(try context.queries.compare(body.taxonA, body.taxonB, language: language, ranks: body.ranks))
     }
 }
 

@@ -367,10 +367,12 @@ class FilterStream:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Two taxa compared (``CompareResponse``): their lowest common ancestor ``lca``
-    (``None`` when ``relation`` is ``"unrelated"``), the paths from each up to it
-    (both ends included), ``distance`` in edges of the answered view, ``distance_main``
-    and ``distance_all`` (NCBI's edges; ``None`` without the whole tree),
+    """Two taxa compared (``CompareResponse``, defined in PROTOCOL.md's *One
+    comparison*): their common ancestor ``lca`` as the view shows it (``None`` when
+    ``relation`` is ``"unrelated"``), the paths from each up to it (both ends
+    included), ``distance_main`` (taxa of the two main lineages below it),
+    ``distance_all`` (NCBI's edges; ``None`` without the whole tree), ``distance``
+    (the answered view's: ``distance_main`` on the main ranks, else ``distance_all``),
     ``shared_clade`` ("Both are in order Carnivora"), ``trait_similarity`` (Jaccard;
     ``None`` unless both have traits), ``relation`` (``"same"``, ``"a_ancestor_of_b"``,
     ``"b_ancestor_of_a"``, ``"related"``, ``"unrelated"``), ``lca_depth``."""
@@ -406,10 +408,10 @@ class Comparison:
 @dataclass(frozen=True)
 class PairComparison:
     """One pair of :meth:`~stol.Taxonomy.compare_pairs` (``CompareBatchResult``): the
-    queries ``a`` and ``b`` as given, the ids they named, the common ancestor ``lca``
-    (a :class:`Node`; ``None`` when ``unrelated``), ``distance_main`` (main-rank taxa
-    on both paths below it) and ``distance_all`` (NCBI's edges; ``None`` without the
-    whole tree). ``error`` is the typed exception when a query named nothing."""
+    queries ``a`` and ``b`` as given, the ids they named, and the pair as
+    :meth:`~stol.Taxonomy.compare` answers it: the common ancestor ``lca`` (a
+    :class:`Node`; ``None`` when ``unrelated``), ``distance_main`` and ``distance_all``
+    (``None`` without the whole tree). ``error`` is the typed exception when a query named nothing."""
     a: str
     b: str
     a_id: int
