@@ -253,17 +253,19 @@ public final class ReferenceDatabaseStore: Sendable {
     /// tables (trusted: it was verified before it was installed).
     static func read(path: String) throws(ImportError) -> DatabaseFacts {
         let db: ReadOnlySQLite
-        let row: [ReadOnlySQLite.Value]
         do {
             db = try ReadOnlySQLite(path: path)
-            row = try db.rows("SELECT max(version), max(applied_at) FROM schema_version").first ?? []
         } catch {
             throw .databaseCorrupt(check: .schemaVersionRow, detail: error.message)
         }
-        let version = UInt32(clamping: row.first?.integer ?? 0)
-        try DatabaseTables.shape(db, version: Int(version))
-        return DatabaseFacts(schemaVersion: version, buildTime: row.last?.text ?? "",
-                             provenance: try DatabaseTables.provenance(db))
+        let facts: DatabaseFacts
+        do throws(DatabaseFactsError) {
+            facts = try DatabaseFacts.read(db)
+        } catch {
+            throw ImportError(error)
+        }
+        try DatabaseTables.shape(db, version: Int(facts.schemaVersion))
+        return facts
     }
 
     static func storageError(_ error: Error) -> ImportError {

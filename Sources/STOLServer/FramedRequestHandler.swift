@@ -115,7 +115,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
             let promise = context.eventLoop.makePromise(of: ByteBuffer.self)
             promise.completeWithTask {
                 let response = await service.respond(to: request, context: requestContext)
-                return await service.encoding(response, context: requestContext) {
+                return await service.encoding(response, to: request, context: requestContext) {
                     Self.encode(response, requestID: request.id, maximumFrameBytes: maximumFrameBytes, logger: logger)
                 }
             }

@@ -113,8 +113,8 @@ public final class PinnedReleases: Sendable {
         var configuration = Configuration()
         configuration.readonly = true
         if let queue = try? DatabaseQueue(path: path, configuration: configuration) {
-            if let facts = try? queue.inDatabase(ReleaseFacts.read) {
-                info.schemaVersion = UInt32(clamping: facts.schemaVersion)
+            if let facts = try? queue.inDatabase({ db in try DatabaseFacts.read(db) }) {
+                info.schemaVersion = facts.schemaVersion
                 info.buildTime = facts.buildTime
                 if let provenance = facts.provenance { info.provenance = Stol_V1_Provenance(provenance) }
             }

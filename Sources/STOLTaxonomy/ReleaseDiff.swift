@@ -38,7 +38,7 @@ enum ReleaseDiff {
         let name: String
         let queue: DatabaseQueue
         /// Its schema version (retired ids are recorded from schema 2 on) and build time.
-        let facts: ReleaseFacts
+        let facts: DatabaseFacts
 
         init(name: String, path: String) throws(TaxonomyError) {
             self.name = name
@@ -47,7 +47,7 @@ enum ReleaseDiff {
             configuration.label = "diff"
             do {
                 queue = try DatabaseQueue(path: path, configuration: configuration)
-                facts = try queue.inDatabase(ReleaseFacts.read)
+                facts = try queue.inDatabase { db in try DatabaseFacts.read(db) }
             } catch {
                 throw .databaseUnusable(path: path, reason: "\(error)")
             }
@@ -55,7 +55,7 @@ enum ReleaseDiff {
 
         /// What the release records of an id it lacks (merged, deleted), if it records that.
         func retired(_ db: Database, _ id: Int64) throws -> RetiredID? {
-            facts.schemaVersion >= TaxonomySchema.fullTreeVersion ? try RetiredID.lookup(db, id) : nil
+            try RetiredID.lookup(db, id, schemaVersion: Int(facts.schemaVersion))
         }
 
         func read<T>(_ body: (Database) throws -> T) throws(TaxonomyError) -> T {

@@ -1,6 +1,5 @@
 import GRDB
 import STOLModel
-import STOLProtocol
 
 /// What became of an id the database does not hold: NCBI merges taxa (the old id
 /// lives on in `merged.dmp`) and deletes others (`delnodes.dmp`); schema 2 keeps
@@ -10,9 +9,10 @@ public enum RetiredID: Equatable, Sendable {
     case merged(into: TaxonID)
     case deleted
 
-    /// What `db` (of schema 2 or later: it has `merged_ids` and `deleted_ids`) records of
-    /// `id`; nil when neither.
-    static func lookup(_ db: Database, _ id: TaxonID) throws -> RetiredID? {
+    /// What `db`, a database of `schemaVersion`, records of `id`; nil when neither,
+    /// or when its schema records neither (1: no `merged_ids`, no `deleted_ids`).
+    static func lookup(_ db: Database, _ id: TaxonID, schemaVersion: Int) throws -> RetiredID? {
+        guard schemaVersion >= TaxonomySchema.fullTreeVersion else { return nil }
         if let new = try TaxonID.fetchOne(db.cachedStatement(sql: "SELECT new_id FROM merged_ids WHERE old_id = ?"), arguments: [id]) {
             return .merged(into: new)
         }
@@ -21,39 +21,9 @@ public enum RetiredID: Equatable, Sendable {
         }
         return nil
     }
-}
 
-extension TaxonomyQueries {
-    /// Nil when the id was neither merged nor deleted (or the database is of schema 1).
-    public func retired(_ id: TaxonID) throws(TaxonomyError) -> RetiredID? {
-        guard database.schemaVersion >= TaxonomySchema.fullTreeVersion else { return nil }
-        return try database.read { db in try retired(db, id) }
-    }
-
-    func retired(_ db: Database, _ id: TaxonID) throws -> RetiredID? {
-        guard database.schemaVersion >= TaxonomySchema.fullTreeVersion else { return nil }
-        return try RetiredID.lookup(db, id)
-    }
-}
-
-extension Stol_V1_TaxonomyRequest {
-    /// The same request with `old` replaced by `new` wherever it names a taxon by id.
-    func replacingTaxonID(_ old: TaxonID, with new: TaxonID) -> Stol_V1_TaxonomyRequest {
-        var request = self
-        func swap(_ id: inout Int64) { if id == old { id = new } }
-        switch request.body {
-        case .getTaxon(var get): swap(&get.taxonID); request.body = .getTaxon(get)
-        case .children(var children): swap(&children.taxonID); request.body = .children(children)
-        case .ancestors(var ancestors): swap(&ancestors.taxonID); request.body = .ancestors(ancestors)
-        case .detail(var detail): swap(&detail.taxonID); request.body = .detail(detail)
-        case .relatives(var relatives): swap(&relatives.taxonID); request.body = .relatives(relatives)
-        case .subtree(var subtree): swap(&subtree.taxonID); request.body = .subtree(subtree)
-        case .compare(var compare):
-            swap(&compare.taxonA)
-            swap(&compare.taxonB)
-            request.body = .compare(compare)
-        default: break
-        }
-        return request
+    /// What `database` records of `id`, on one of its connections.
+    static func lookup(_ db: Database, _ id: TaxonID, in database: TaxonomyDatabase) throws -> RetiredID? {
+        try lookup(db, id, schemaVersion: database.schemaVersion)
     }
 }

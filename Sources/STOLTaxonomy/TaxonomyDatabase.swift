@@ -8,9 +8,10 @@ import Synchronization
 
 /// One taxonomy database file, opened read-only.
 ///
-/// Opening checks what the server relies on (schema version not newer than this
-/// build, required tables present) so that an unusable reference database is
-/// detected at switch time and the bundled one keeps serving.
+/// Opening checks what the server relies on (required tables present, its facts
+/// by their one reader's rules, ``DatabaseFacts``, and a schema version this build
+/// understands) so that an unusable reference database is detected at switch
+/// time and the bundled one keeps serving.
 ///
 /// Several read-only connections serve concurrent requests (one GRDB queue
 /// would serialise every client behind one thread). The in-memory indexes
@@ -92,53 +93,50 @@ public final class TaxonomyDatabase: Sendable {
         }
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
-            var described = ReleaseFacts()
-            var languages: Set<String> = []
-            let facts = try queue.inDatabase { db -> [Int] in
+            let (facts, counts, languages) = try queue.inDatabase { db throws -> (DatabaseFacts, DatabaseCounts, Set<String>) in
                 let tables = try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type IN ('table')"))
-                described = try ReleaseFacts.read(db)
-                let version = described.schemaVersion
-                let missing = TaxonomySchema.requiredTables(version: version).filter { !tables.contains($0) }
-                guard missing.isEmpty else {
-                    throw TaxonomyError.databaseUnusable(path: path, reason: "missing tables \(missing.joined(separator: ", "))")
+                func requireTables(of version: Int) throws {
+                    let missing = TaxonomySchema.requiredTables(version: version).filter { !tables.contains($0) }
+                    guard missing.isEmpty else {
+                        throw TaxonomyError.databaseUnusable(path: path, reason: "missing tables \(missing.joined(separator: ", "))")
+                    }
                 }
+                // A file that is no taxonomy database (an empty file is a valid empty
+                // SQLite database) is told by the tables every version has, before its facts.
+                try requireTables(of: 1)
+                let facts: DatabaseFacts
+                do throws(DatabaseFactsError) {
+                    facts = try DatabaseFacts.read(db)
+                } catch {
+                    throw TaxonomyError.databaseUnusable(path: path, reason: error.description)
+                }
+                guard TaxonomySchema.supportedVersions.contains(facts.schemaVersion) else {
+                    throw TaxonomyError.databaseUnusable(
+                        path: path, reason: "schema version \(facts.schemaVersion); this server understands 1...\(TaxonomySchema.currentVersion)")
+                }
+                let version = Int(facts.schemaVersion)
+                try requireTables(of: version)
                 // One index seek per language (idx_names_lang), not a scan of every name.
-                languages = try Set(String.fetchAll(db, sql: """
+                let languages = try Set(String.fetchAll(db, sql: """
                     WITH RECURSIVE tags(tag) AS (
                         SELECT min(lang) FROM names
                         UNION ALL
                         SELECT (SELECT min(lang) FROM names WHERE lang > tag) FROM tags WHERE tag IS NOT NULL)
                     SELECT tag FROM tags WHERE tag IS NOT NULL AND tag <> ''
                     """))
-                let layout = TaxonomyLayout(schemaVersion: version)
-                let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa") ?? 0
-                let treeNodes = try layout.wholeTreeTable(schemaVersion: version).map { table in
-                    table == "taxa" ? count : try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
-                } ?? 0
-                let species = try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa WHERE \(layout.mainRank) = 'species'") ?? 0
-                let names = try Int.fetchOne(db, sql: "SELECT count(*) FROM names") ?? 0
-                // rank_order runs 1…N for every species that has N relatives or more.
-                let relatives = try Int.fetchOne(db, sql: """
-                    SELECT count(*) FROM top_n_relatives
-                    WHERE taxon_id = (SELECT taxon_id FROM top_n_relatives WHERE rank_order = 1 LIMIT 1)
-                    """) ?? 0
-                return [version, count, species, names, relatives, treeNodes]
+                return (facts, try DatabaseCounts.fetch(db, schemaVersion: version), languages)
             }
-            guard facts[0] >= 1, TaxonomySchema.supportedVersions.contains(UInt32(facts[0])) else {
-                throw TaxonomyError.databaseUnusable(
-                    path: path, reason: "schema version \(facts[0]); this server understands 1...\(TaxonomySchema.currentVersion)")
-            }
-            schemaVersion = facts[0]
-            provenance = described.provenance
-            release = kind == .bundled ? ReleaseName.bundled : ReleaseName.of(provenance)
-            buildTime = described.buildTime
+            schemaVersion = Int(facts.schemaVersion)
+            provenance = facts.provenance
+            release = kind == .bundled ? ReleaseName.bundled : facts.release
+            buildTime = facts.buildTime
             self.languages = languages
-            layout = TaxonomyLayout(schemaVersion: facts[0])
-            taxaCount = facts[1]
-            speciesCount = facts[2]
-            namesCount = facts[3]
-            precomputedRelatives = facts[4]
-            fullTreeCount = facts[5]
+            layout = TaxonomyLayout(schemaVersion: schemaVersion)
+            taxaCount = counts.taxa
+            speciesCount = counts.species
+            namesCount = counts.names
+            precomputedRelatives = counts.precomputedRelatives
+            fullTreeCount = counts.wholeTreeNodes
             var readers = [queue]
             for _ in 1..<Self.readerCount { readers.append(try DatabaseQueue(path: path, configuration: configuration)) }
             self.readers = readers
@@ -197,6 +195,16 @@ public final class TaxonomyDatabase: Sendable {
 
     /// The in-memory indexes if they are built already (never waits).
     public var memoryIndexes: MemoryIndexes? { indexes.built }
+
+    /// The in-memory tree when it holds the source's whole tree, or why it cannot
+    /// answer: absent from the database (schema 1), still loading, or not built (the
+    /// diagnostics report says why).
+    func wholeTree() throws(TaxonomyError) -> TaxonomyTree {
+        guard fullTreeCount > 0 else { throw .fullTreeAbsent }
+        guard let indexes = memoryIndexes else { throw .memoryIndexesLoading }
+        guard let tree = indexes.wholeTree else { throw .fullTreeAbsent }
+        return tree
+    }
 
     /// The in-memory indexes, once built: suspends the calling task meanwhile,
     /// holding no thread (a request that needs them must not take one of the

@@ -51,11 +51,12 @@ public protocol FramedService: Sendable {
     /// it would hold up every other connection on its event loop.
     func respondInline(to request: Request, context: RequestContext) -> Response?
 
-    /// Runs `encode`, the serialisation of an answer ``respond(to:context:)`` made,
-    /// where the service wants its cost paid: a megabyte answer takes milliseconds,
-    /// and on the task pool (one thread per core) two of them leave no thread for
-    /// other users' requests. By default right here.
-    func encoding<Encoded: Sendable>(_ response: Response, context: RequestContext,
+    /// Runs `encode`, the serialisation of the answer ``respond(to:context:)`` made
+    /// to `request`, where the service wants its cost paid: a megabyte answer takes
+    /// milliseconds, and on the task pool (one thread per core) two of them leave no
+    /// thread for other users' requests. The request is there so that the rule that
+    /// placed the work can place its answer. By default right here.
+    func encoding<Encoded: Sendable>(_ response: Response, to request: Request, context: RequestContext,
                                      _ encode: @escaping @Sendable () -> Encoded) async -> Encoded
 }
 
@@ -63,7 +64,7 @@ extension FramedService {
     /// By default every request goes to the task pool.
     public func respondInline(to request: Request, context: RequestContext) -> Response? { nil }
 
-    public func encoding<Encoded: Sendable>(_ response: Response, context: RequestContext,
+    public func encoding<Encoded: Sendable>(_ response: Response, to request: Request, context: RequestContext,
                                             _ encode: @escaping @Sendable () -> Encoded) async -> Encoded {
         encode()
     }

@@ -1,5 +1,6 @@
 import Foundation
 import STOLImportCore
+import STOLModel
 import Synchronization
 
 /// ``DatabaseChecks`` on a thread of its own, so that the verified bytes can be

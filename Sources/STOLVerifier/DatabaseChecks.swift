@@ -9,7 +9,11 @@ import STOLModel
 /// 1. it is an SQLite 3 database (the first 16 bytes, checked while inflating);
 /// 2. `schema_version` holds exactly one row, equal to the (signed) header's version;
 /// 3. `PRAGMA integrity_check` answers `ok`;
-/// 4. every table, column and index of ``TaxonomySchema`` the server reads exists.
+/// 4. every table, column and index of ``TaxonomySchema`` the server reads exists;
+/// 5. the `provenance` table, when there is one, is whole and names a valid release.
+///
+/// Steps 2 and 5 are the rules of the one reader of a database's facts
+/// (``DatabaseFacts``), which the coordinator and the server read it with too.
 ///
 /// Every failure is ``ImportError/databaseCorrupt(check:detail:)`` naming the step.
 public enum DatabaseChecks {
@@ -23,7 +27,7 @@ public enum DatabaseChecks {
         }
     }
 
-    /// Checks 2–4 on the database at `path`, opened read-only. `progress` gets
+    /// Checks 2–5 on the database at `path`, opened read-only. `progress` gets
     /// 0…1 during the integrity check; `isCancelled` is polled while it runs.
     public static func run(path: String, headerSchemaVersion: UInt32,
                            progress: @escaping (Double) -> Void = { _ in },
@@ -31,7 +35,7 @@ public enum DatabaseChecks {
         try run(.path(path), headerSchemaVersion: headerSchemaVersion, progress: progress, isCancelled: isCancelled)
     }
 
-    /// Checks 2–4 on the database in the file open as `descriptor` (the verifier's scratch file).
+    /// Checks 2–5 on the database in the file open as `descriptor` (the verifier's scratch file).
     public static func run(descriptor: Int32, headerSchemaVersion: UInt32,
                            progress: @escaping (Double) -> Void = { _ in },
                            isCancelled: @escaping () -> Bool = { false }) throws(ImportError) -> DatabaseFacts {
@@ -52,26 +56,26 @@ public enum DatabaseChecks {
         var facts = try schemaVersion(db, header: headerSchemaVersion)
         try integrity(db, progress: progress, isCancelled: isCancelled)
         try DatabaseTables.shape(db, version: Int(facts.schemaVersion))
-        facts.provenance = try DatabaseTables.provenance(db)
+        do throws(DatabaseFactsError) {
+            facts.provenance = try DatabaseFacts.readProvenance(db)
+        } catch {
+            throw ImportError(error)
+        }
         return facts
     }
 
     static func schemaVersion(_ db: ReadOnlySQLite, header: UInt32) throws(ImportError) -> DatabaseFacts {
-        let row: [ReadOnlySQLite.Value]
-        do {
-            row = try db.rows("SELECT count(*), min(version), max(version), max(applied_at) FROM schema_version").first ?? []
+        let facts: DatabaseFacts
+        do throws(DatabaseFactsError) {
+            facts = try DatabaseFacts.readSchemaVersion(db)
         } catch {
-            throw .databaseCorrupt(check: .schemaVersionRow, detail: "cannot read schema_version: \(error.message)")
+            throw ImportError(error)
         }
-        let count = row.first?.integer ?? 0
-        guard count == 1 else {
-            throw .databaseCorrupt(check: .schemaVersionRow, detail: "schema_version must hold exactly one row, it holds \(count)")
-        }
-        guard let version = row[1].integer, version == Int64(header) else {
+        guard facts.schemaVersion == header else {
             throw .databaseCorrupt(check: .schemaVersionRow,
-                                   detail: "the signed header says schema version \(header), the database says \(row[1].text ?? "NULL")")
+                                   detail: "the signed header says schema version \(header), the database says \(facts.schemaVersion)")
         }
-        return DatabaseFacts(schemaVersion: header, buildTime: row[3].text ?? "")
+        return facts
     }
 
     /// `PRAGMA integrity_check`, with SQLite's progress handler for progress and cancellation.

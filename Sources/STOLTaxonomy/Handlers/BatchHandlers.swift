@@ -2,48 +2,48 @@ import STOLModel
 import STOLProtocol
 
 // Batches: up to 1000 queries, names or pairs per request, each answered on its
-// own (a miss is that line's error), always on the task pool.
+// own (a miss is that line's error, a merged id that line's `merged`), always bulk work.
 
 struct LineageBatchHandler: TaxonomyRequestHandler {
-    static func runsInline(_ body: Stol_V1_LineageBatchRequest, database: TaxonomyDatabase) -> Bool { false }
-    static func isBulk(_ body: Stol_V1_LineageBatchRequest) -> Bool { true }
+    static let operation = "lineage_batch"
+    static func cost(_ body: Stol_V1_LineageBatchRequest) -> RequestCost { .bulk }
 
     static func answer(_ body: Stol_V1_LineageBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.queries.count, "queries")
-        return .lineageBatch(try context.queries.lineageBatch(body.queries, language: try RequestChecks.language(body.language, in: context.database),
+        return .lineageBatch(try LineageQueries(database: context.database).lineageBatch(body.queries, language: try RequestChecks.language(body.language, in: context.database),
                                                               ranks: body.ranks, form: body.form))
     }
 }
 
 struct CompareBatchHandler: TaxonomyRequestHandler {
-    static func runsInline(_ body: Stol_V1_CompareBatchRequest, database: TaxonomyDatabase) -> Bool { false }
-    static func isBulk(_ body: Stol_V1_CompareBatchRequest) -> Bool { true }
+    static let operation = "compare_batch"
+    static func cost(_ body: Stol_V1_CompareBatchRequest) -> RequestCost { .bulk }
 
     static func answer(_ body: Stol_V1_CompareBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.pairs.count, "pairs")
-        return .compareBatch(try context.queries.compareBatch(body.pairs, ranks: body.ranks))
+        return .compareBatch(try ComparisonQueries(database: context.database).compareBatch(body.pairs, ranks: body.ranks))
     }
 }
 
 /// The common ancestor or majority taxon of each set: at most 1000 sets, 10,000 members.
 struct LcaBatchHandler: TaxonomyRequestHandler {
-    static func runsInline(_ body: Stol_V1_LcaBatchRequest, database: TaxonomyDatabase) -> Bool { false }
-    static func isBulk(_ body: Stol_V1_LcaBatchRequest) -> Bool { true }
+    static let operation = "lca_batch"
+    static func cost(_ body: Stol_V1_LcaBatchRequest) -> RequestCost { .bulk }
 
     static func answer(_ body: Stol_V1_LcaBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.sets.count, "sets")
-        return .lcaBatch(try context.queries.lcaBatch(body))
+        return .lcaBatch(try ComparisonQueries(database: context.database).lcaBatch(body))
     }
 }
 
 /// Every taxon of each name: at most 1000 names, at most 100 ids listed per name
-/// (``TaxonomyQueries/maximumIDsPerName``; `total` says how many when more).
+/// (``NameQueries/maximumIDsPerName``; `total` says how many when more).
 struct NameLookupHandler: TaxonomyRequestHandler {
-    static func runsInline(_ body: Stol_V1_NameLookupRequest, database: TaxonomyDatabase) -> Bool { false }
-    static func isBulk(_ body: Stol_V1_NameLookupRequest) -> Bool { true }
+    static let operation = "name_lookup"
+    static func cost(_ body: Stol_V1_NameLookupRequest) -> RequestCost { .bulk }
 
     static func answer(_ body: Stol_V1_NameLookupRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.names.count, "names")
-        return .nameLookup(try context.queries.lookUpNames(body.names, within: body.within))
+        return .nameLookup(try NameQueries(database: context.database).lookUpNames(body.names, within: body.within))
     }
 }

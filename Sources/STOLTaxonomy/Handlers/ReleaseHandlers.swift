@@ -4,8 +4,8 @@ import STOLProtocol
 /// What changed between two releases, a page at a time (``ReleaseDiff``): bulk work,
 /// read from the two files.
 struct DiffHandler: TaxonomyRequestHandler {
-    static func runsInline(_ body: Stol_V1_DiffRequest, database: TaxonomyDatabase) -> Bool { false }
-    static func isBulk(_ body: Stol_V1_DiffRequest) -> Bool { true }
+    static let operation = "diff"
+    static func cost(_ body: Stol_V1_DiffRequest) -> RequestCost { .bulk }
 
     static func answer(_ body: Stol_V1_DiffRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         guard !body.fromRelease.isEmpty, !body.toRelease.isEmpty else {
@@ -31,7 +31,8 @@ struct DiffHandler: TaxonomyRequestHandler {
 
 /// One id through the bundled database and every installed release, oldest first.
 struct HistoryHandler: TaxonomyRequestHandler {
-    static func runsInline(_ body: Stol_V1_HistoryRequest, database: TaxonomyDatabase) -> Bool { false }
+    static let operation = "history"
+    static func cost(_ body: Stol_V1_HistoryRequest) -> RequestCost { .pool }
 
     static func answer(_ body: Stol_V1_HistoryRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)

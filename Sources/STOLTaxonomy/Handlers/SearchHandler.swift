@@ -4,7 +4,8 @@ import STOLProtocol
 /// Search: the query at most 512 bytes with a letter or digit, the limit at most
 /// 200 (default 20), a known rank, IUCN codes only; on the task pool.
 struct SearchHandler: TaxonomyRequestHandler {
-    static func runsInline(_ body: Stol_V1_SearchRequest, database: TaxonomyDatabase) -> Bool { false }
+    static let operation = "search"
+    static func cost(_ body: Stol_V1_SearchRequest) -> RequestCost { .pool }
 
     static func answer(_ body: Stol_V1_SearchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         guard body.query.utf8.count <= ProtocolLimits.maximumQueryBytes else {
@@ -19,7 +20,7 @@ struct SearchHandler: TaxonomyRequestHandler {
         let rank: TaxonRank?
         if body.rank == .unspecified {
             rank = nil
-        } else if let modelRank = TaxonomyQueries.modelRank(body.rank) {
+        } else if let modelRank = TaxonRank(body.rank) {
             rank = modelRank
         } else {
             throw TaxonomyError.invalidArgument("unknown rank \(body.rank.rawValue)")
@@ -36,7 +37,7 @@ struct SearchHandler: TaxonomyRequestHandler {
         let options = SearchOptions(rank: rank, conservation: statuses, limit: Int(limit),
                                     language: try RequestChecks.language(body.language, in: context.database), fuzzy: !body.noFuzzy,
                                     within: body.within)
-        result.hits = try SearchEngine(queries: context.queries).search(query, options: options)
+        result.hits = try SearchEngine(database: context.database).search(query, options: options)
         return .search(result)
     }
 }

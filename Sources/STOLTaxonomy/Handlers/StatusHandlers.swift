@@ -4,6 +4,8 @@ import STOLProtocol
 
 /// What serves and how it stands: from memory, inline.
 struct StatusHandler: TaxonomyRequestHandler {
+    static let operation = "status"
+
     static func answer(_ body: Stol_V1_StatusRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         let selection = context.selection, database = selection.database, provider = context.service.provider
         var status = Stol_V1_StatusResponse()
@@ -52,10 +54,10 @@ struct StatusHandler: TaxonomyRequestHandler {
     }
 }
 
-/// The plain-text report for bug reports (never query text or user ids); on the pool.
+/// The plain-text report for bug reports (never query text or user ids); bulk work.
 struct DiagnosticsHandler: TaxonomyRequestHandler {
-    static func runsInline(_ body: Stol_V1_DiagnosticsRequest, database: TaxonomyDatabase) -> Bool { false }
-    static func isBulk(_ body: Stol_V1_DiagnosticsRequest) -> Bool { true }
+    static let operation = "diagnostics"
+    static func cost(_ body: Stol_V1_DiagnosticsRequest) -> RequestCost { .bulk }
 
     static func answer(_ body: Stol_V1_DiagnosticsRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         var diagnostics = Stol_V1_DiagnosticsResponse()

@@ -2,34 +2,59 @@ import Logging
 import STOLModel
 import STOLProtocol
 
-/// How one kind of taxonomy request is answered: where it runs, how it is
-/// checked, and what it answers. One conformance per request body; the service
-/// only dispatches (``TaxonomyService``).
+/// How one kind of taxonomy request is answered: its name in the statistics, where
+/// it runs, which of its ids a merge replaces, how it is checked and what it
+/// answers. One conformance per request body, named once in
+/// ``TaxonomyRequestTable``; ``TaxonomyService`` reads these and nothing else,
+/// so a new request is a new handler and one row of that table.
 ///
 /// Every handler checks its request before it does any work, and bounds its
 /// answer before it builds it: a request that would cost more than the protocol
 /// allows is refused with a typed `INVALID_REQUEST` naming the limit, or answered
 /// with a marked truncation (`name_lookup`'s `total`).
 protocol TaxonomyRequestHandler {
-    associatedtype Body
+    associatedtype Body: Sendable
 
-    /// True when the request is answered on the event loop that read it: a lookup
-    /// by id or through an index, tens to hundreds of microseconds, from what is
-    /// already in memory. Anything that may take longer (a scan, a batch, a wait
-    /// for the in-memory trees) runs on the task pool instead.
-    static func runsInline(_ body: Body, database: TaxonomyDatabase) -> Bool
+    /// The request's name in the request counts and the diagnostics report (the
+    /// body's field name in `protocol/taxonomy.proto`); never its arguments.
+    static var operation: String { get }
 
-    /// True for bulk work (batches, subtrees, whole-tree relatives): it runs on the
-    /// lower-priority threads of ``BulkExecutor``, so that it never delays another
-    /// user's lookups on a busy machine.
-    static func isBulk(_ body: Body) -> Bool
+    /// Where the request runs, from the request alone (``RequestCost``): what the
+    /// database has loaded decides nothing here, so the answer's encoding can be
+    /// placed by the same rule.
+    static func cost(_ body: Body) -> RequestCost
+
+    /// The request's fields that name one taxon by id: when such an id was merged
+    /// into another (NCBI's `merged.dmp`), the service answers the request again with
+    /// the new id in these fields and says so in the envelope's `merged`. Empty for
+    /// requests that name no single taxon, and for batches, which answer each of
+    /// their merged ids themselves (``TaxonomyRequestContext/merged``).
+    static var mergedIDFields: [WritableKeyPath<Body, Int64>] { get }
 
     static func answer(_ body: Body, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result
 }
 
 extension TaxonomyRequestHandler {
-    static func runsInline(_ body: Body, database: TaxonomyDatabase) -> Bool { true }
-    static func isBulk(_ body: Body) -> Bool { false }
+    static func cost(_ body: Body) -> RequestCost { .inline }
+    static var mergedIDFields: [WritableKeyPath<Body, Int64>] { [] }
+}
+
+/// Where a request runs: what it may cost decides which threads it may hold.
+enum RequestCost: Sendable, Equatable {
+    /// On the event loop that read it: a lookup by id or through an index, tens to
+    /// hundreds of microseconds from what is in memory. One that finds the
+    /// in-memory indexes still loading (``TaxonomyError/memoryIndexesLoading``, in
+    /// the seconds after a start or a switch) is handed to the task pool, which
+    /// waits for them holding no thread.
+    case inline
+    /// On the task pool: it may take milliseconds (a search, a release's history),
+    /// which would hold up every other connection of an event loop.
+    case pool
+    /// On the lower-priority threads of ``BulkExecutor``, paced per user
+    /// (``BulkPacer``), its answer encoded there too: batches, subtrees, whole-tree
+    /// relatives, whose work and answers grow with the request, so that they never
+    /// delay another user's lookups on a busy machine.
+    case bulk
 }
 
 /// What a handler answers with: the database selected for the request, the
@@ -41,49 +66,5 @@ struct TaxonomyRequestContext {
     /// Merged ids a batch answered as their new taxa (the envelope's `merged`).
     var merged: [Stol_V1_MergedTaxon] = []
 
-    var queries: TaxonomyQueries { TaxonomyQueries(database: selection.database) }
     var database: TaxonomyDatabase { selection.database }
-}
-
-/// The checks the handlers share.
-enum RequestChecks {
-    static func id(_ id: Int64) throws(TaxonomyError) {
-        guard id > 0 else { throw .invalidArgument("taxon ids are positive integers, got \(id)") }
-    }
-
-    static func pageSize(_ requested: UInt32) throws(TaxonomyError) -> Int {
-        if requested == 0 { return Int(ProtocolLimits.defaultPageSize) }
-        guard requested <= ProtocolLimits.maximumPageSize else {
-            throw .invalidArgument("limit must be at most \(ProtocolLimits.maximumPageSize)")
-        }
-        return Int(requested)
-    }
-
-    /// At most ``TaxonomyQueries/maximumBatchQueries`` items of a batch.
-    static func batch(_ count: Int, _ what: String) throws(TaxonomyError) {
-        guard count <= TaxonomyQueries.maximumBatchQueries else {
-            throw .invalidArgument("at most \(TaxonomyQueries.maximumBatchQueries) \(what) per request")
-        }
-    }
-
-    /// The language of common names a request asks for: "en" when it names none;
-    /// one the database has no names in is refused (a typo such as `--lang sp`
-    /// would otherwise answer every taxon without its common name, silently).
-    static func language(_ requested: String, in database: TaxonomyDatabase) throws(TaxonomyError) -> String {
-        if requested.isEmpty || requested == "en" || database.languages.contains(requested) {
-            return requested.isEmpty ? "en" : requested
-        }
-        let known = database.languages.sorted()
-        let shown = known.prefix(30).joined(separator: ", ") + (known.count > 30 ? ", …" : "")
-        var hint = ""
-        if let close = known.first(where: { $0.lowercased() == requested.lowercased()
-                                            || $0.lowercased() == requested.lowercased().split(separator: "-").first.map(String.init) }) {
-            hint = "; did you mean \(close)?"
-        }
-        throw .invalidArgument("release \(database.release) has no names in language '\(requested.prefix(35))'\(hint) "
-                               + "(it has: \(shown.isEmpty ? "none" : shown))")
-    }
-
-    /// IUCN Red List categories (`protocol/PROTOCOL.md` §4, `conservation`).
-    static let conservationCodes: Set<String> = ["LC", "NT", "VU", "EN", "CR", "EW", "EX", "NE", "DD"]
 }
