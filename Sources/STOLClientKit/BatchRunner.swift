@@ -1,3 +1,4 @@
+import STOLModel
 import STOLProtocol
 import SwiftProtobuf
 
@@ -19,8 +20,10 @@ extension BatchQueue.Batch {
 
 extension ServiceClient {
     /// Bytes of slack beyond the envelope measured without queries: the lengths of the
-    /// body and of a packed field grow from one byte to three as the queries fill it.
-    static var envelopeSlack: Int { 16 }
+    /// body and of a packed field grow from one byte to three as the queries fill it, and
+    /// a run's first answer may pin the later requests to its release (``prepare``; a
+    /// release name is at most 64 bytes, with its tag and length 66).
+    static var envelopeSlack: Int { 16 + ProtobufSize.lengthDelimited(field: 2, length: ReleaseName.maximumLength) }
 
     /// The bytes queries may add to `empty` (a batch request without queries) with
     /// the frame within ``ProtocolLimits/maximumRequestFrameBytes``: measured on the

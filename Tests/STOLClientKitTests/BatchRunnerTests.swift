@@ -2,6 +2,7 @@ import CSTOLSocket
 import Foundation
 import Glibc
 import STOLClientKit
+import STOLModel
 import STOLProtocol
 import STOLTestFixtures
 import STOLTransport
@@ -172,7 +173,7 @@ final class BatchRunnerTests: XCTestCase {
     func testTheBudget_leavesRoomForTheEnvelopeAsSent() throws {
         var random = SplitMix64(for: self)
         for _ in 0..<50 {
-            let release = String(repeating: "é", count: Int.random(in: 0...3000, using: &random))
+            let release = Bool.random(using: &random) ? "" : String(repeating: "é", count: Int.random(in: 0...3000, using: &random))
             let client = TaxonomyClient(service: "taxonomy", path: "/nonexistent")
             client.prepare = { $0.release = release }
             let empty = Stol_V1_TaxonomyRequest.with { $0.nameLookup = .with { $0.within = "Insecta" } }
@@ -189,10 +190,12 @@ final class BatchRunnerTests: XCTestCase {
             var request = empty
             request.nameLookup.names = names
             client.prepare?(&request)
+            // Pinned only later, by the run's first answer: the longest release name a database may have.
+            if release.isEmpty { request.release = String(repeating: "9", count: ReleaseName.maximumLength) }
             request.id = .max
             let encoded = (try request.serializedBytes() as [UInt8]).count
             XCTAssertLessThanOrEqual(encoded, ProtocolLimits.maximumRequestFrameBytes)
-            XCTAssertGreaterThan(encoded, ProtocolLimits.maximumRequestFrameBytes - 300 - 32, "and little is wasted")
+            XCTAssertGreaterThan(encoded, ProtocolLimits.maximumRequestFrameBytes - 300 - 100, "and little is wasted")
         }
     }
 }
