@@ -21,11 +21,11 @@ DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-d
 TEST_DEB_PACKAGES := python3-cryptography python3-pandas groff-base
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-products build-debug db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
+.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-bench build-debug db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
 
 # The executables; `make build` links each with the Swift runtime inside
-# (--static-swift-stdlib), so that they run where no Swift toolchain is installed;
-# besides these, it builds stol-bench (make bench).
+# (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
+# The development tools (stol-bench, the fuzz targets) are the package Tools/Package.swift.
 DAEMONS      := stol-taxonomyd stol-favoritesd stol-importd stol-verifyd
 COMMANDS     := stol-client stol-pipeline
 
@@ -103,19 +103,22 @@ test-deps: deps
 
 ## The release build's flags: static Swift libraries, and no debug information (install-files strips
 ## the executables anyway: `install -s`, no -dbgsym package; a build without it takes 6 % less CPU).
-## RELEASE_SCRATCH and RELEASE_OPT are empty but in make test (below): its own build directory, and
-## the release configuration without the optimizer.
+## RELEASE_SCRATCH is .build and RELEASE_OPT empty but in make test (below): its own build directory,
+## and the release configuration without the optimizer.
 RELEASE_FLAGS = -c release --static-swift-stdlib -Xswiftc -gnone $(RELEASE_SCRATCH) $(RELEASE_OPT)
-RELEASE_SCRATCH ?=
+RELEASE_SCRATCH ?= --scratch-path $(CURDIR)/.build
 RELEASE_OPT ?=
 
-build: build-products
-	$(SWIFT) build $(RELEASE_FLAGS) --product stol-bench
+## What is installed, the daemons and the commands: one release build of the package's graph (no
+## tool is in it: Tools/Package.swift).
+build: deps
+	$(RELEASE_NICE) $(SWIFT) build $(RELEASE_FLAGS)
 
-## What is installed (the daemons and the commands), without stol-bench: what make test needs.
-## One build of the six products (Package.swift, STOL_BUILD_PRODUCTS_ONLY: no test or tool target).
-build-products: deps
-	STOL_BUILD_PRODUCTS_ONLY=1 $(RELEASE_NICE) $(SWIFT) build $(RELEASE_FLAGS)
+## stol-bench (Tools/Package.swift), built beside the products in the same build directory, so that
+## only its own module is compiled: what make bench and bench-releases run. (From Tools/: with
+## --package-path instead, SwiftPM 6.3 takes the root's build plan of that directory as still valid.)
+build-bench: build
+	cd Tools && $(SWIFT) build $(RELEASE_FLAGS) --product stol-bench
 
 build-debug: deps
 	$(SWIFT) build
@@ -218,7 +221,7 @@ RECORD = python3 $(RECORD_TOOL)
 ## The module graph of Package.swift is the graph of the code (Tests/tools/check_module_graph.py),
 ## and the release binaries keep the privilege boundary (Tests/tools/check_binaries.py: what it
 ## checks, then each binary rule run on a binary that must break it).
-check-modules: build-products
+check-modules: build
 	@$(RECORD) check --suite module-graph -- python3 Tests/tools/check_module_graph.py
 	@$(RECORD) check --suite binaries -- python3 Tests/tools/check_binaries.py --bin "$(RELEASE_BIN)"
 	@$(RECORD) check --suite binaries-self-test -- python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)"
@@ -265,9 +268,6 @@ test: test-deps
 test-debug: test-deps
 	$(SWIFT) build --build-tests --scratch-path $(TEST_SCRATCH)
 
-## The tests' build leaves out stol-bench and the fuzz executables (Package.swift, STOL_BUILD_TESTS_ONLY).
-test-debug test-docs: export STOL_BUILD_TESTS_ONLY = 1
-
 ## The man pages and completions, from the debug build's help (the same text as the release build's,
 ## with one more line naming the test hooks' variables in stol-importd(8) and stol-verifyd(8)).
 test-docs: test-debug
@@ -284,7 +284,7 @@ test-stage: test-docs test-curated
 	done
 
 ## The hook rules of check_binaries.py fail on the debug build, which has the test hooks, as they must.
-test-hook-rules: build-products test-debug
+test-hook-rules: build test-debug
 	$(RECORD) check --suite hook-rules -- python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)" --hooks-bin "$(TEST_BIN)"
 
 ## The small database the staged tree, the packages and the Python tests of make test carry (the committed curated source).
@@ -294,7 +294,7 @@ test-curated: test-debug
 
 ## The Debian packages of the release build, twice: the second, a newer version of the same
 ## tree, is the upgrade of the package boot test (SystemdDebianPackageTests, STOL_DEB_DIR).
-test-debs: build-products test-docs test-curated
+test-debs: build test-docs test-curated
 	@rm -rf $(DEB_TEST_DIR) && mkdir -p $(DEB_TEST_DIR)
 	@# Both versions side by side (each in its own stage): they wait for the release build, the last to end.
 	@pids=; for version in "" $(DEB_CHANGELOG_VERSION)+upgrade1; do \
@@ -348,7 +348,7 @@ fuzz: deps
 ## The generated seeds (vector frames with each target's input layout, signed .stol
 ## files and a small database) written again into Tests/fuzz/corpus; commit the result.
 fuzz-seeds:
-	$(SWIFT) build
+	cd Tools && $(SWIFT) build --scratch-path $(CURDIR)/.build
 	@for target in fuzz-frame-decoder fuzz-taxonomy fuzz-favorites fuzz-import fuzz-verifier; do \
 	  mkdir -p Tests/fuzz/corpus/$$target && "$(DEBUG_BIN)/$$target" --write-seeds Tests/fuzz/corpus/$$target || exit 1; \
 	done
@@ -381,7 +381,7 @@ proto: $(PROTOC_GEN_SWIFT)
 ## favourites, the import of $(OUT)/reference.stol through importd and a sandboxed verifier, another user's p99
 ## while one pipelines large answers without reading (stol-bench attack), then a 60 s soak
 ## (16 clients of 4 users, mixed load, an import and an activate/deactivate mid-way; errors, RSS and fds).
-bench: build
+bench: build-bench
 	@test -s $(OUT)/reference.sqlite -a -s $(OUT)/reference.stol || OUT=$(OUT) RELEASE= Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
 	"$(RELEASE_BIN)/stol-bench" taxonomy --database $(OUT)/reference.sqlite
 	@test -s $(BUNDLED_DB) || $(MAKE) --no-print-directory db
@@ -399,7 +399,7 @@ bench: build
 ## default's, the first answer of a cold release, the server's peak RSS with all three
 ## loaded, and a diff of two full releases (issue 21's targets).
 BENCH_RELEASES := 2023.11.4 2021.11.16
-bench-releases: build
+bench-releases: build-bench
 	@test -s $(OUT)/reference.sqlite || OUT=$(OUT) RELEASE= Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
 	@test -s $(BUNDLED_DB) || $(MAKE) --no-print-directory db
 	@for r in $(BENCH_RELEASES); do test -s $(OUT)/reference-$$r.sqlite || \
@@ -456,7 +456,7 @@ bench-peers: $(if $(BENCH_PEERS_BIN),,build)
 	/usr/bin/python3 -m unittest discover -s clients/python/tests -p 'peers_*.py' || status=1; exit $$status
 
 clean: stop
-	rm -rf .build .build-hooks .build-release-test .build-fuzz-test $(TEST_SCRATCH) $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
+	rm -rf .build Tools/.build .build-release-test .build-fuzz-test $(TEST_SCRATCH) $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
 
 ## Man pages (swift-argument-parser's generate-manual, from each command's --help, through
 ## man/build_manual.py: non-ASCII kept, daemon synopses without "subcommand", and the
@@ -465,7 +465,7 @@ clean: stop
 # and the build directory generate-manual is built in (empty: .build).
 MAN_BIN      = $(RELEASE_BIN)
 MAN_SCRATCH ?=
-man: $(if $(NO_BUILD),,build-products)
+man: $(if $(NO_BUILD),,build)
 	@$(SWIFT) build $(MAN_SCRATCH) --product generate-manual >/dev/null
 	@rm -rf $(GENERATED)/man && mkdir -p $(GENERATED)/man
 	@generator="$$($(SWIFT) build $(MAN_SCRATCH) --show-bin-path)/generate-manual"; \
@@ -477,7 +477,7 @@ man: $(if $(NO_BUILD),,build-products)
 	@ls $(GENERATED)/man
 
 ## Shell completions of stol-client and stol-pipeline (bash, zsh, fish).
-completions: $(if $(NO_BUILD),,build-products)
+completions: $(if $(NO_BUILD),,build)
 	@rm -rf $(GENERATED)/completions && mkdir -p $(GENERATED)/completions/{bash,zsh,fish}
 	@for tool in $(COMMANDS); do \
 	  "$(MAN_BIN)/$$tool" --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/completions/bash/$$tool; \
