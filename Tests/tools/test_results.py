@@ -71,10 +71,11 @@ def run_passing_output(command: list[str], consume) -> int:
 
 # MARK: XCTest
 
-STARTED = re.compile(r"^Test Case '([^']+)' started at ")
-ENDED = re.compile(r"^Test Case '([^']+)' (passed|failed|skipped) \(")
+# Searched anywhere in a line: a test's own output without a final newline comes before them.
+STARTED = re.compile(r"Test Case '([^']+)' started at ")
+ENDED = re.compile(r"Test Case '([^']+)' (passed|failed|skipped) \(")
 # swift-corelibs-xctest prints a skip as "FILE:LINE: Class.method : Test skipped - REASON" (or "Test skipped" alone).
-SKIP_REASON = re.compile(r"^(?:.*?:\d+: )?([^ ]+) : Test skipped(?: - (.*))?$")
+SKIP_REASON = re.compile(r"(?:^|: )([^ :]+\.[^ :]+) : Test skipped(?: - (.*))?$")
 
 
 class XCTestOutput:
@@ -90,12 +91,12 @@ class XCTestOutput:
         self.reading_reason: str | None = None
 
     def consume(self, line: str) -> None:
-        if match := STARTED.match(line):
+        if match := STARTED.search(line):
             self.running = match.group(1)
-        elif match := SKIP_REASON.match(line):
+        elif match := SKIP_REASON.search(line):
             self.reasons[match.group(1)] = (match.group(2) or "").strip() or "(no reason given)"
             self.reading_reason = match.group(1)
-        elif match := ENDED.match(line):
+        elif match := ENDED.search(line):
             name, verb = match.groups()
             self.running = self.reading_reason = None
             if verb == "passed":

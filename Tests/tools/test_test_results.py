@@ -26,7 +26,7 @@ Test Case 'SystemdBootTests.testBoots' started at 2026-11-28 14:33:11.699
 Test Case 'SystemdBootTests.testBoots' skipped (0.008 seconds)
 Test Case 'StackTests.testA' started at 2026-11-28 14:33:11.710
 a line the test printed
-Test Case 'StackTests.testA' passed (0.100 seconds)
+the test's last words, without a newlineTest Case 'StackTests.testA' passed (0.100 seconds)
 Test Case 'StackTests.testB' started at 2026-11-28 14:33:11.810
 /repo/Tests/X.swift:9: error: StackTests.testB : XCTAssertEqual failed: ("1") is not equal to ("2") -
 Test Case 'StackTests.testB' failed (0.001 seconds)
