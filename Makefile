@@ -11,7 +11,6 @@ OUT          ?= $(CURDIR)/out
 STOL_TRUSTED_KEY ?= $(CURDIR)/.cache/keys/dev-signing.key.pub
 BUNDLED_DB   := $(OUT)/bundled.sqlite
 RELEASE_BIN   = $(shell $(SWIFT) build -c release $(RELEASE_SCRATCH) --show-bin-path 2>/dev/null)
-DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 # Debian packages the build, the tests and `make run` need.
 DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev python3-protobuf pkg-config systemd util-linux python3 python3-venv \
   debhelper dh-python dpkg-dev lintian
@@ -103,10 +102,10 @@ test-deps: deps
 
 ## The release build's flags: static Swift libraries, and no debug information (install-files strips
 ## the executables anyway: `install -s`, no -dbgsym package; a build without it takes 6 % less CPU).
-## RELEASE_SCRATCH is .build and RELEASE_OPT empty but in make test (below): its own build directory,
-## and the release configuration without the optimizer.
+## RELEASE_SCRATCH and RELEASE_OPT are empty but in make test (below): its own build directory, and
+## the release configuration without the optimizer.
 RELEASE_FLAGS = -c release --static-swift-stdlib -Xswiftc -gnone $(RELEASE_SCRATCH) $(RELEASE_OPT)
-RELEASE_SCRATCH ?= --scratch-path $(CURDIR)/.build
+RELEASE_SCRATCH ?=
 RELEASE_OPT ?=
 
 ## What is installed, the daemons and the commands: one release build of the package's graph (no
@@ -114,11 +113,16 @@ RELEASE_OPT ?=
 build: deps
 	$(RELEASE_NICE) $(SWIFT) build $(RELEASE_FLAGS)
 
-## stol-bench (Tools/Package.swift), built beside the products in the same build directory, so that
-## only its own module is compiled: what make bench and bench-releases run. (From Tools/: with
-## --package-path instead, SwiftPM 6.3 takes the root's build plan of that directory as still valid.)
+## stol-bench (Tools/Package.swift), what make bench and bench-releases run: a release build of its
+## own in .build-tools, copied beside the products, where it finds the daemons it starts. (Built into
+## .build, the two packages made SwiftPM 6.3 compile swift-protobuf again at each switch between them,
+## and the modules above it with it.)
+TOOLS_SCRATCH := $(CURDIR)/.build-tools
 build-bench: build
-	cd Tools && $(SWIFT) build $(RELEASE_FLAGS) --product stol-bench
+	$(SWIFT) build -c release --static-swift-stdlib -Xswiftc -gnone --package-path Tools --scratch-path $(TOOLS_SCRATCH) \
+	  --product stol-bench
+	install -m 0755 "$$($(SWIFT) build -c release --package-path Tools --scratch-path $(TOOLS_SCRATCH) --show-bin-path)/stol-bench" \
+	  "$(RELEASE_BIN)/"
 
 build-debug: deps
 	$(SWIFT) build
@@ -348,9 +352,10 @@ fuzz: deps
 ## The generated seeds (vector frames with each target's input layout, signed .stol
 ## files and a small database) written again into Tests/fuzz/corpus; commit the result.
 fuzz-seeds:
-	cd Tools && $(SWIFT) build --scratch-path $(CURDIR)/.build
-	@for target in fuzz-frame-decoder fuzz-taxonomy fuzz-favorites fuzz-import fuzz-verifier; do \
-	  mkdir -p Tests/fuzz/corpus/$$target && "$(DEBUG_BIN)/$$target" --write-seeds Tests/fuzz/corpus/$$target || exit 1; \
+	$(SWIFT) build --package-path Tools --scratch-path $(TOOLS_SCRATCH)
+	@bin="$$($(SWIFT) build --package-path Tools --scratch-path $(TOOLS_SCRATCH) --show-bin-path)"; \
+	for target in fuzz-frame-decoder fuzz-taxonomy fuzz-favorites fuzz-import fuzz-verifier; do \
+	  mkdir -p Tests/fuzz/corpus/$$target && "$$bin/$$target" --write-seeds Tests/fuzz/corpus/$$target || exit 1; \
 	done
 
 ## The import's fault injection with 1,000 random SIGKILLs of the verifier (KILLS=N to change;
@@ -456,7 +461,7 @@ bench-peers: $(if $(BENCH_PEERS_BIN),,build)
 	/usr/bin/python3 -m unittest discover -s clients/python/tests -p 'peers_*.py' || status=1; exit $$status
 
 clean: stop
-	rm -rf .build Tools/.build .build-release-test .build-fuzz-test $(TEST_SCRATCH) $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
+	rm -rf .build .build-tools Tools/.build .build-release-test .build-fuzz-test $(TEST_SCRATCH) $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
 
 ## Man pages (swift-argument-parser's generate-manual, from each command's --help, through
 ## man/build_manual.py: non-ASCII kept, daemon synopses without "subcommand", and the

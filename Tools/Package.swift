@@ -6,10 +6,11 @@
 // - the five libFuzzer targets fuzz-* (`make fuzz`, and 2,000 inputs each in `make test`;
 //   README, "Fuzzing"): built with `-sanitize=fuzzer -D FUZZING` each is a libFuzzer
 //   binary, built normally a replayer of the files it is given.
-// They use the root package's libraries through its library products. The Makefile and
-// Tests/fuzz/run_fuzzers.sh build them into the root's build directories
-// (`--package-path Tools --scratch-path …`), so that what the products already compiled
-// is not compiled again: `make bench` finds stol-bench beside the products.
+// They use the root package's libraries through its library products. They build in
+// directories of their own (`make build-bench`, `make fuzz-seeds`: .build-tools, which
+// copies stol-bench beside the products, where it finds the daemons it starts;
+// Tests/fuzz/run_fuzzers.sh: .build-fuzz, .build-fuzz-test): SwiftPM 6.3 sharing one
+// with the root package compiles swift-protobuf again at each switch between the two.
 
 import PackageDescription
 
