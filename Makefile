@@ -11,17 +11,20 @@ OUT          ?= $(CURDIR)/out
 STOL_TRUSTED_KEY ?= $(CURDIR)/.cache/keys/dev-signing.key.pub
 BUNDLED_DB   := $(OUT)/bundled.sqlite
 RELEASE_BIN   = $(shell $(SWIFT) build -c release $(RELEASE_SCRATCH) --show-bin-path 2>/dev/null)
-DEBUG_BIN     = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 # Debian packages the build, the tests and `make run` need.
 DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev python3-protobuf pkg-config systemd util-linux python3 python3-venv \
   debhelper dh-python dpkg-dev lintian
+# And those only the tests need (make test-deps, without their recommendations): the independent Python
+# reference of the .stol format (StolFileTests: Ed25519 through OpenSSL), the Python package's pandas
+# helpers, the man pages' rendering check. A test whose prerequisite is missing fails; none skips.
+TEST_DEB_PACKAGES := python3-cryptography python3-pandas groff-base
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-products build-debug db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
+.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-bench build-debug db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
 
 # The executables; `make build` links each with the Swift runtime inside
-# (--static-swift-stdlib), so that they run where no Swift toolchain is installed;
-# besides these, it builds stol-bench (make bench).
+# (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
+# The development tools (stol-bench, the fuzz targets) are the package Tools/Package.swift.
 DAEMONS      := stol-taxonomyd stol-favoritesd stol-importd stol-verifyd
 COMMANDS     := stol-client stol-pipeline
 
@@ -63,7 +66,7 @@ GENERATED    := $(CURDIR)/.build-generated
 
 help:
 	@echo "make run    install packages, build (release), build the bundled DB, start the stack, demo"
-	@echo "make test   the whole suite side by side (make -j; TEST_JOBS=1 one job at a time): builds, XCTest in 3 shards, both systemd boot tests, the Python, man and pipeline tests, each fuzz target for FUZZ_RUNS (2000) inputs"
+	@echo "make test   the whole suite side by side (make -j; TEST_JOBS=1 one job at a time): builds, XCTest in 3 shards, both systemd boot tests, the Python, man and pipeline tests, each fuzz target for FUZZ_RUNS (2000) inputs; last, what ran, failed and was skipped, by suite and reason (a skip not expected fails it)"
 	@echo "make fuzz   build the libFuzzer targets (ASan) into .build-fuzz and run each for FUZZ_SECONDS (60); FUZZ_TARGETS=fuzz-verifier for one"
 	@echo "make fuzz-seeds  rewrite the generated seed inputs of Tests/fuzz/corpus (from protocol/vectors and a small database)"
 	@echo "make stop   stop the stack started by make run"
@@ -86,13 +89,16 @@ help:
 	@echo "make install  install for systemd (PREFIX=/usr, DESTDIR=, RELEASE_KEY=FILE; an installed key is kept, INSTALL_DEV_KEY=1 for the development key); make uninstall removes it"
 	@echo "make deb   the Debian packages stol and python3-stol into out/deb, then lintian (RELEASE_KEY=FILE ships that key; DEB_VERSION=V another version of the same tree; docs/debian.md)"
 
-## Installs the Debian packages that are missing (apt-get as root, or sudo).
-deps:
-	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+## Installs the Debian packages that are missing (apt-get as root, or sudo); test-deps also those of the tests.
+install_missing = @missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:" $$missing; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(2) $$missing; \
 	fi
+deps:
+	$(call install_missing,$(DEB_PACKAGES))
+test-deps: deps
+	$(call install_missing,$(TEST_DEB_PACKAGES),--no-install-recommends)
 
 ## The release build's flags: static Swift libraries, and no debug information (install-files strips
 ## the executables anyway: `install -s`, no -dbgsym package; a build without it takes 6 % less CPU).
@@ -102,13 +108,21 @@ RELEASE_FLAGS = -c release --static-swift-stdlib -Xswiftc -gnone $(RELEASE_SCRAT
 RELEASE_SCRATCH ?=
 RELEASE_OPT ?=
 
-build: build-products
-	$(SWIFT) build $(RELEASE_FLAGS) --product stol-bench
+## What is installed, the daemons and the commands: one release build of the package's graph (no
+## tool is in it: Tools/Package.swift).
+build: deps
+	$(RELEASE_NICE) $(SWIFT) build $(RELEASE_FLAGS)
 
-## What is installed (the daemons and the commands), without stol-bench: what make test needs.
-## One build of the six products (Package.swift, STOL_BUILD_PRODUCTS_ONLY: no test or tool target).
-build-products: deps
-	STOL_BUILD_PRODUCTS_ONLY=1 $(RELEASE_NICE) $(SWIFT) build $(RELEASE_FLAGS)
+## stol-bench (Tools/Package.swift), what make bench and bench-releases run: a release build of its
+## own in .build-tools, copied beside the products, where it finds the daemons it starts. (Built into
+## .build, the two packages made SwiftPM 6.3 compile swift-protobuf again at each switch between them,
+## and the modules above it with it.)
+TOOLS_SCRATCH := $(CURDIR)/.build-tools
+build-bench: build
+	$(SWIFT) build -c release --static-swift-stdlib -Xswiftc -gnone --package-path Tools --scratch-path $(TOOLS_SCRATCH) \
+	  --product stol-bench
+	install -m 0755 "$$($(SWIFT) build -c release --package-path Tools --scratch-path $(TOOLS_SCRATCH) --show-bin-path)/stol-bench" \
+	  "$(RELEASE_BIN)/"
 
 build-debug: deps
 	$(SWIFT) build
@@ -202,13 +216,19 @@ run: start demo
 ## and the hang hook), is staged into $(SYSTEM_TEST_ROOT) first, with the Swift runtime
 ## libraries beside the executables (their RUNPATH ends in $ORIGIN; the boot hides the toolchain).
 SYSTEM_TEST_ROOT := $(CURDIR)/.build-install
+## What each job ran, skipped and failed (Tests/tools/test_results.py): one file per suite, which
+## make test sums up at its end (and fails on a suite without one, or on a skip
+## Tests/tools/expected-skips.tsv does not expect). The jobs write theirs when run alone too.
+TEST_RESULTS := $(GENERATED)/test-results
+RECORD_TOOL = Tests/tools/test_results.py --results $(TEST_RESULTS)
+RECORD = python3 $(RECORD_TOOL)
 ## The module graph of Package.swift is the graph of the code (Tests/tools/check_module_graph.py),
 ## and the release binaries keep the privilege boundary (Tests/tools/check_binaries.py: what it
 ## checks, then each binary rule run on a binary that must break it).
-check-modules: build-products
-	@python3 Tests/tools/check_module_graph.py
-	@python3 Tests/tools/check_binaries.py --bin "$(RELEASE_BIN)"
-	@python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)"
+check-modules: build
+	@$(RECORD) check --suite module-graph -- python3 Tests/tools/check_module_graph.py
+	@$(RECORD) check --suite binaries -- python3 Tests/tools/check_binaries.py --bin "$(RELEASE_BIN)"
+	@$(RECORD) check --suite binaries-self-test -- python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)"
 
 ## The whole suite, as independent jobs side by side (make -j, each job's output printed whole when it
 ## ends). From the start, side by side: the debug build of the tests (in .build-test), the release build
@@ -216,7 +236,8 @@ check-modules: build-products
 ## the debug build: three XCTest shards of about equal time (Tests/tools/xctest_shard.py), the man pages
 ## and completions, the Python suites, the man pages' checks and the boot test of the installed tree,
 ## all on the debug build. After the release build: check-modules, the Debian packages and their boot
-## test. TEST_JOBS=1 runs one job at a time.
+## test. TEST_JOBS=1 runs one job at a time. A failed job stops only the jobs that need it (make -k).
+## Last, the table of what ran, failed and was skipped, by suite and reason (test_results.py summary).
 ## The release build of make test is the release configuration (no test hooks, static Swift libraries,
 ## what check-modules and the packages check) without the optimizer, in .build-release-test: 119
 ## CPU-seconds instead of 325 on this 2-core machine, the largest part of make test's time. make build,
@@ -224,28 +245,32 @@ check-modules: build-products
 TEST_JOBS    ?= 6
 XCTEST_SHARDS := 1 2 3
 BOOT_TESTS   := SystemdBootTests,SystemdDebianPackageTests
+# Every suite of make test: each writes $(TEST_RESULTS)/SUITE.json.
+TEST_SUITES  := $(addprefix xctest-,$(XCTEST_SHARDS)) boot-tree boot-deb python-scripts python-tools python-client man \
+  relevance-queries fuzz module-graph binaries binaries-self-test hook-rules
+comma := ,
+empty :=
+space := $(empty) $(empty)
 # The tests' debug build has a build directory of its own, so that it compiles beside the release
 # build (SwiftPM locks a build directory for the whole of a build); `swift test` keeps using .build.
 TEST_SCRATCH := $(CURDIR)/.build-test
 TEST_BIN      = $(shell $(SWIFT) build --scratch-path $(TEST_SCRATCH) --show-bin-path 2>/dev/null)
 XCTEST_BUNDLE = $(TEST_BIN)/stolPackageTests.xctest
-test: deps
-	@start=$$(date +%s); \
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target RELEASE_NICE="nice -n 2" \
+test: test-deps
+	@start=$$(date +%s); rm -rf $(TEST_RESULTS); \
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) --keep-going --output-sync=target RELEASE_NICE="nice -n 2" \
 	  RELEASE_SCRATCH="--scratch-path $(CURDIR)/.build-release-test" RELEASE_OPT="-Xswiftc -Onone" \
 	  test-fuzz check-modules test-hook-rules test-python test-boot-tree test-boot-deb \
 	  $(addprefix test-xctest-,$(XCTEST_SHARDS)); status=$$?; \
+	$(RECORD) summary --expect $(subst $(space),$(comma),$(TEST_SUITES)) || status=1; \
 	echo "make test: $$([ $$status = 0 ] && echo passed || echo FAILED) in $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: test-debug test-docs test-curated test-stage test-debs test-fuzz test-python test-hook-rules test-boot-tree \
+.PHONY: test-deps test-debug test-docs test-curated test-stage test-debs test-fuzz test-python test-hook-rules test-boot-tree \
   test-boot-deb $(addprefix test-xctest-,$(XCTEST_SHARDS))
 
 ## The tests' debug build, from the start, beside the release build (its own build directory).
-test-debug: deps
+test-debug: test-deps
 	$(SWIFT) build --build-tests --scratch-path $(TEST_SCRATCH)
-
-## The tests' build leaves out stol-bench and the fuzz executables (Package.swift, STOL_BUILD_TESTS_ONLY).
-test-debug test-docs: export STOL_BUILD_TESTS_ONLY = 1
 
 ## The man pages and completions, from the debug build's help (the same text as the release build's,
 ## with one more line naming the test hooks' variables in stol-importd(8) and stol-verifyd(8)).
@@ -256,55 +281,61 @@ test-docs: test-debug
 ## Swift runtime libraries they load copied beside them, and the curated database.
 test-stage: test-docs test-curated
 	@rm -rf $(SYSTEM_TEST_ROOT) && mkdir -p $(SYSTEM_TEST_ROOT)
-	@$(MAKE) --no-print-directory install-files DESTDIR=$(SYSTEM_TEST_ROOT) BUNDLED_DB=$(GENERATED)/curated.sqlite \
+	@$(MAKE) --no-print-directory install-files DESTDIR=$(SYSTEM_TEST_ROOT) BUNDLED_DB=$(CURATED_DB) \
 	  BIN_DIR="$(TEST_BIN)" > /dev/null
 	@for dir in $(SYSTEM_TEST_ROOT)$(LIBEXECDIR) $(SYSTEM_TEST_ROOT)$(BINDIR); do \
 	  ldd $$dir/stol-* | awk '$$3 ~ /^\/opt\/swift\// { print $$3 }' | sort -u | xargs -r install -m 0644 -t $$dir || exit 1; \
 	done
 
-## The hook rules of check_binaries.py fail on the hook-enabled (debug) build, as they must.
-test-hook-rules: build-products test-debug
-	python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)" --hooks-bin "$(TEST_BIN)"
+## The hook rules of check_binaries.py fail on the debug build, which has the test hooks, as they must.
+test-hook-rules: build test-debug
+	$(RECORD) check --suite hook-rules -- python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)" --hooks-bin "$(TEST_BIN)"
 
-## The small database the staged tree and the packages of make test carry (the committed curated source).
+## The small database the staged tree, the packages and the Python tests of make test carry (the committed curated source).
+CURATED_DB := $(GENERATED)/curated.sqlite
 test-curated: test-debug
-	@"$(TEST_BIN)/stol-pipeline" build --source Pipeline/curated --output $(GENERATED)/curated.sqlite > /dev/null
+	@"$(TEST_BIN)/stol-pipeline" build --source Pipeline/curated --output $(CURATED_DB) > /dev/null
 
 ## The Debian packages of the release build, twice: the second, a newer version of the same
 ## tree, is the upgrade of the package boot test (SystemdDebianPackageTests, STOL_DEB_DIR).
-test-debs: build-products test-docs test-curated
+test-debs: build test-docs test-curated
 	@rm -rf $(DEB_TEST_DIR) && mkdir -p $(DEB_TEST_DIR)
 	@# Both versions side by side (each in its own stage): they wait for the release build, the last to end.
 	@pids=; for version in "" $(DEB_CHANGELOG_VERSION)+upgrade1; do \
 	  ( log=$$($(MAKE) --no-print-directory deb-package DEB_OUT=$(DEB_TEST_DIR) DEB_VERSION=$$version DEB_OPTIONS="-Zgzip -z1" \
-	    BUNDLED_DB=$(GENERATED)/curated.sqlite 2>&1) || { echo "$$log" | tail -40; exit 1; } ) & pids="$$pids $$!"; \
+	    BUNDLED_DB=$(CURATED_DB) 2>&1) || { echo "$$log" | tail -40; exit 1; } ) & pids="$$pids $$!"; \
 	done; status=0; for pid in $$pids; do wait $$pid || status=1; done; exit $$status
 
 $(addprefix test-xctest-,$(XCTEST_SHARDS)): test-xctest-%: test-debug
-	python3 Tests/tools/xctest_shard.py $(XCTEST_BUNDLE) $* $(words $(XCTEST_SHARDS)) --exclude $(BOOT_TESTS)
+	$(RECORD) xctest --suite xctest-$* -- \
+	  python3 Tests/tools/xctest_shard.py $(XCTEST_BUNDLE) $* $(words $(XCTEST_SHARDS)) --exclude $(BOOT_TESTS)
 
 ## The installed system and the Debian packages under a real systemd (XCTest wrappers of the scripts).
 test-boot-tree: test-stage
-	STOL_INSTALL_ROOT=$(SYSTEM_TEST_ROOT) $(XCTEST_BUNDLE) STOLIntegrationTests.SystemdBootTests
+	STOL_INSTALL_ROOT=$(SYSTEM_TEST_ROOT) $(RECORD) xctest --suite boot-tree -- $(XCTEST_BUNDLE) STOLIntegrationTests.SystemdBootTests
 test-boot-deb: test-debs
-	STOL_DEB_DIR=$(DEB_TEST_DIR) $(XCTEST_BUNDLE) STOLIntegrationTests.SystemdDebianPackageTests
+	STOL_DEB_DIR=$(DEB_TEST_DIR) $(RECORD) xctest --suite boot-deb -- $(XCTEST_BUNDLE) STOLIntegrationTests.SystemdDebianPackageTests
 
-test-python: test-docs
-	python3 -m unittest discover -s Pipeline/scripts -p 'test_*.py'
-	@# The Python package against the real daemons (the debug build's), on Debian's python3 and python3-protobuf.
-	STOL_BIN_DIR="$(TEST_BIN)" /usr/bin/python3 -m unittest discover -s clients/python/tests
-	@# The man pages and the help they come from: sections, characters, exit codes, no hand-broken sentence.
-	STOL_BIN_DIR="$(TEST_BIN)" STOL_MAN_DIR=$(GENERATED)/man python3 -m unittest discover -s man
-	python3 Pipeline/scripts/relevance.py --queries Tests/relevance/everyday-queries.tsv --check-only
+## The Python suites: the scripts' and tools' unit tests, the Python package against the real daemons
+## (the debug build's, serving the curated database) on Debian's python3 and python3-protobuf, the man
+## pages and the help they come from (sections, characters, exit codes, no hand-broken sentence), and
+## the relevance query file.
+test-python: test-docs test-curated
+	$(RECORD) unittest --suite python-scripts -s Pipeline/scripts -p 'test_*.py'
+	$(RECORD) unittest --suite python-tools -s Tests/tools -p 'test_*.py'
+	STOL_BIN_DIR="$(TEST_BIN)" STOL_TEST_DATABASE=$(CURATED_DB) /usr/bin/python3 $(RECORD_TOOL) unittest --suite python-client \
+	  -s clients/python/tests
+	STOL_BIN_DIR="$(TEST_BIN)" STOL_MAN_DIR=$(GENERATED)/man $(RECORD) unittest --suite man -s man
+	$(RECORD) check --suite relevance-queries -- python3 Pipeline/scripts/relevance.py --queries Tests/relevance/everyday-queries.tsv --check-only
 
-## Each fuzz target for FUZZ_RUNS inputs (its own build in .build-fuzz-test).
+## Each fuzz target for FUZZ_RUNS inputs (its own build in .build-fuzz-test), a case each in the summary.
 ## Sanitized in the package's own modules only (FUZZ_SCOPE=package, its own build directory):
 ## make fuzz sanitizes the dependencies too.
 ## The build at nice 10; the runs (about 70 CPU-seconds) at the normal priority, or they wait for
 ## everything else and end last.
 test-fuzz:
 	SWIFT=$(SWIFT) FUZZ_SCOPE=package FUZZ_BUILD=.build-fuzz-test FUZZ_BUILD_NICE="nice -n 10" \
-	  Tests/fuzz/run_fuzzers.sh --runs $(FUZZ_RUNS) --seed $(FUZZ_SEED)
+	  $(RECORD) check --suite fuzz --cases '^(fuzz-[a-z-]+) +(ok|FAILED)' -- Tests/fuzz/run_fuzzers.sh --runs $(FUZZ_RUNS) --seed $(FUZZ_SEED)
 
 ## Fuzzing (README, "Fuzzing"): the libFuzzer targets of Tests/fuzz, built with
 ## -sanitize=fuzzer,address into .build-fuzz; a crash, a hang (-timeout) or memory
@@ -321,9 +352,10 @@ fuzz: deps
 ## The generated seeds (vector frames with each target's input layout, signed .stol
 ## files and a small database) written again into Tests/fuzz/corpus; commit the result.
 fuzz-seeds:
-	$(SWIFT) build
-	@for target in fuzz-frame-decoder fuzz-taxonomy fuzz-favorites fuzz-import fuzz-verifier; do \
-	  mkdir -p Tests/fuzz/corpus/$$target && "$(DEBUG_BIN)/$$target" --write-seeds Tests/fuzz/corpus/$$target || exit 1; \
+	$(SWIFT) build --package-path Tools --scratch-path $(TOOLS_SCRATCH)
+	@bin="$$($(SWIFT) build --package-path Tools --scratch-path $(TOOLS_SCRATCH) --show-bin-path)"; \
+	for target in fuzz-frame-decoder fuzz-taxonomy fuzz-favorites fuzz-import fuzz-verifier; do \
+	  mkdir -p Tests/fuzz/corpus/$$target && "$$bin/$$target" --write-seeds Tests/fuzz/corpus/$$target || exit 1; \
 	done
 
 ## The import's fault injection with 1,000 random SIGKILLs of the verifier (KILLS=N to change;
@@ -354,7 +386,7 @@ proto: $(PROTOC_GEN_SWIFT)
 ## favourites, the import of $(OUT)/reference.stol through importd and a sandboxed verifier, another user's p99
 ## while one pipelines large answers without reading (stol-bench attack), then a 60 s soak
 ## (16 clients of 4 users, mixed load, an import and an activate/deactivate mid-way; errors, RSS and fds).
-bench: build
+bench: build-bench
 	@test -s $(OUT)/reference.sqlite -a -s $(OUT)/reference.stol || OUT=$(OUT) RELEASE= Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
 	"$(RELEASE_BIN)/stol-bench" taxonomy --database $(OUT)/reference.sqlite
 	@test -s $(BUNDLED_DB) || $(MAKE) --no-print-directory db
@@ -372,7 +404,7 @@ bench: build
 ## default's, the first answer of a cold release, the server's peak RSS with all three
 ## loaded, and a diff of two full releases (issue 21's targets).
 BENCH_RELEASES := 2023.11.4 2021.11.16
-bench-releases: build
+bench-releases: build-bench
 	@test -s $(OUT)/reference.sqlite || OUT=$(OUT) RELEASE= Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
 	@test -s $(BUNDLED_DB) || $(MAKE) --no-print-directory db
 	@for r in $(BENCH_RELEASES); do test -s $(OUT)/reference-$$r.sqlite || \
@@ -421,12 +453,15 @@ BENCH_PEERS_BIN  ?=
 BENCH_PEERS_DB   ?= $(OUT)/reference.sqlite
 BENCH_PEERS_JSON ?= $(CURDIR)/.cache/peers/bench-peers.json
 BENCH_PEERS_ARGS ?=
+## Then, in the peers' virtual environment it made, ete4 reads back the text the Python package's
+## annotate writes (clients/python/tests/peers_ete4.py: ete4 is compiled from source, so not in make test).
 bench-peers: $(if $(BENCH_PEERS_BIN),,build)
-	python3 Pipeline/scripts/bench_peers.py --bin "$(or $(BENCH_PEERS_BIN),$(RELEASE_BIN))" \
-	  --database "$(BENCH_PEERS_DB)" --json "$(BENCH_PEERS_JSON)" $(BENCH_PEERS_ARGS)
+	@status=0; python3 Pipeline/scripts/bench_peers.py --bin "$(or $(BENCH_PEERS_BIN),$(RELEASE_BIN))" \
+	  --database "$(BENCH_PEERS_DB)" --json "$(BENCH_PEERS_JSON)" $(BENCH_PEERS_ARGS) || status=$$?; \
+	/usr/bin/python3 -m unittest discover -s clients/python/tests -p 'peers_*.py' || status=1; exit $$status
 
 clean: stop
-	rm -rf .build .build-hooks .build-release-test .build-fuzz-test $(TEST_SCRATCH) $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
+	rm -rf .build .build-tools Tools/.build .build-release-test .build-fuzz-test $(TEST_SCRATCH) $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
 
 ## Man pages (swift-argument-parser's generate-manual, from each command's --help, through
 ## man/build_manual.py: non-ASCII kept, daemon synopses without "subcommand", and the
@@ -435,7 +470,7 @@ clean: stop
 # and the build directory generate-manual is built in (empty: .build).
 MAN_BIN      = $(RELEASE_BIN)
 MAN_SCRATCH ?=
-man: $(if $(NO_BUILD),,build-products)
+man: $(if $(NO_BUILD),,build)
 	@$(SWIFT) build $(MAN_SCRATCH) --product generate-manual >/dev/null
 	@rm -rf $(GENERATED)/man && mkdir -p $(GENERATED)/man
 	@generator="$$($(SWIFT) build $(MAN_SCRATCH) --show-bin-path)/generate-manual"; \
@@ -447,7 +482,7 @@ man: $(if $(NO_BUILD),,build-products)
 	@ls $(GENERATED)/man
 
 ## Shell completions of stol-client and stol-pipeline (bash, zsh, fish).
-completions: $(if $(NO_BUILD),,build-products)
+completions: $(if $(NO_BUILD),,build)
 	@rm -rf $(GENERATED)/completions && mkdir -p $(GENERATED)/completions/{bash,zsh,fish}
 	@for tool in $(COMMANDS); do \
 	  "$(MAN_BIN)/$$tool" --generate-completion-script bash | sed '1{/^#!/d}' > $(GENERATED)/completions/bash/$$tool; \

@@ -2,9 +2,11 @@
 //
 // STOL — Species: Tree of Life, as a multi-process Linux service.
 // One library target per concern; the six product executables (the four daemons,
-// stol-client and stol-pipeline) are thin wiring. The other executables are not
-// products: stol-bench (`make bench`) and the five fuzz-* targets (`make fuzz`).
-// See README.md ("Architecture") for the map of targets to processes.
+// stol-client and stol-pipeline) are thin wiring. This graph is what is installed and
+// tested, the same for every build: the development tools (stol-bench for `make bench`,
+// the five fuzz-* targets for `make fuzz`) are a package of their own, Tools/Package.swift,
+// which uses the libraries below through their library products. See README.md
+// ("Architecture") for the map of targets to processes.
 //
 // The link graph follows the privilege boundary (issue 22): stol-importd, the
 // trusted coordinator, links no parser of untrusted bytes (STOLContainer's gzip
@@ -17,11 +19,15 @@ import PackageDescription
 
 let arg: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
 /// The environment-armed test hooks (`STOL_TEST_PAUSE_AT`, `STOL_TEST_SANDBOX_PROBE`,
-/// `STOL_TEST_HANG_ON_SIGUSR2`) are compiled only in debug builds (what `swift test`
-/// runs) and in the hook-enabled release variant `make test` installs for the systemd
-/// boot test (`-Xswiftc -DSTOL_TEST_HOOKS`, .build-hooks). The release build that
+/// `STOL_TEST_HANG_ON_SIGUSR2`) are compiled only in debug builds: what `swift test`
+/// runs, and what `make test` installs for the systemd boot test. The release build that
 /// `make install` installs has none of them, nor their variables' names.
 let testHooks: [SwiftSetting] = [.define("STOL_TEST_HOOKS", .when(configuration: .debug))]
+
+/// The libraries the development tools of Tools/Package.swift use (stol-bench, the fuzz
+/// targets): library products for them alone, never installed.
+let toolLibraries = ["STOLClientKit", "STOLTaxonomy", "STOLVerifier", "STOLContainer", "STOLFormat", "STOLModel",
+                     "STOLTransport", "STOLProtocol", "STOLTestFixtures", "STOLFuzzTargets"]
 
 let package = Package(
     name: "stol",
@@ -32,7 +38,7 @@ let package = Package(
         .executable(name: "stol-verifyd", targets: ["stol-verifyd"]),
         .executable(name: "stol-client", targets: ["stol-client"]),
         .executable(name: "stol-pipeline", targets: ["stol-pipeline"]),
-    ],
+    ] + toolLibraries.map { .library(name: $0, targets: [$0]) },
     // An application pins what it ships: exact versions (Package.resolved is not
     // committed; README, "Deploying on a systemd machine", says why).
     dependencies: [
@@ -169,20 +175,13 @@ let package = Package(
         .executableTarget(name: "stol-pipeline", dependencies: ["STOLPipeline", "STOLFormat", "STOLContainer", "STOLModel", arg,
                                                                 .product(name: "GRDB", package: "GRDB.swift"),
                                                                 .product(name: "Logging", package: "swift-log")]),
-        /// `make bench`: latency, throughput and memory through the real sockets.
-        .executableTarget(name: "stol-bench", dependencies: [
-            "STOLClientKit", "STOLTaxonomy", "STOLVerifier", "STOLContainer", "STOLFormat", "STOLModel", "STOLTransport",
-            "STOLProtocol", "STOLTestFixtures", arg,
-            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-            .product(name: "GRDB", package: "GRDB.swift"),
-            .product(name: "Logging", package: "swift-log")]),
 
         // MARK: Tests
         /// The one test-support kit: fixtures and data sets, seeded random (`STOL_TEST_SEED`),
         /// short temporary directories, `ChildProcess` (posix_spawn), waiting for an event;
         /// also the scratch directories and children of the fuzz targets and stol-bench. What
-        /// needs XCTest is under `#if canImport(XCTest)`, so the static release build of
-        /// stol-bench (`make build`), which has no XCTest, links the rest.
+        /// needs XCTest is under `#if canImport(XCTest)`, so the static release build
+        /// (`make build`, `make bench`), which has no XCTest, builds the rest.
         .target(name: "STOLTestFixtures", dependencies: ["STOLModel", "STOLFormat", "STOLContainer", "STOLProtocol", "STOLTransport", "CZlib",
                                                        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                                                        .product(name: "GRDB", package: "GRDB.swift"),
@@ -238,7 +237,8 @@ let package = Package(
         // MARK: Fuzzing (README, "Fuzzing")
         /// The fuzz targets: one type per target, each running one input through the
         /// code a daemon runs on untrusted bytes and checking its invariants. Shared by
-        /// the libFuzzer executables, their replayers and the regression tests.
+        /// the libFuzzer executables and their replayers (Tools/Sources/fuzz-*) and the
+        /// regression tests.
         .target(name: "STOLFuzzTargets", dependencies: [
             "STOLServer", "STOLTransport", "STOLProtocol", "STOLModel", "STOLTaxonomy", "STOLFavorites", "STOLImport", "STOLImportCore",
             "STOLVerifier", "STOLFormat", "STOLContainer", "STOLPipeline", "STOLTestFixtures", "CSTOLSandbox",
@@ -248,52 +248,26 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log")],
                 path: "Tests/fuzz/STOLFuzzTargets"),
-        /// One executable per target: built with `-sanitize=fuzzer -D FUZZING` (`make fuzz`)
-        /// it is a libFuzzer binary; built normally, a replayer of the files it is given.
-        .executableTarget(name: "fuzz-frame-decoder", dependencies: ["STOLFuzzTargets"], path: "Tests/fuzz/fuzzers/fuzz-frame-decoder"),
-        .executableTarget(name: "fuzz-taxonomy", dependencies: ["STOLFuzzTargets"], path: "Tests/fuzz/fuzzers/fuzz-taxonomy"),
-        .executableTarget(name: "fuzz-favorites", dependencies: ["STOLFuzzTargets"], path: "Tests/fuzz/fuzzers/fuzz-favorites"),
-        .executableTarget(name: "fuzz-import", dependencies: ["STOLFuzzTargets"], path: "Tests/fuzz/fuzzers/fuzz-import"),
-        .executableTarget(name: "fuzz-verifier", dependencies: ["STOLFuzzTargets"], path: "Tests/fuzz/fuzzers/fuzz-verifier"),
         .testTarget(name: "STOLFuzzTests", dependencies: ["STOLFuzzTargets", "STOLProtocol"]),
     ]
 )
 
-
-/// stol-bench and the five fuzz executables: no product, and nothing a test runs.
-let tools: Set<String> = ["stol-bench", "fuzz-frame-decoder", "fuzz-taxonomy", "fuzz-favorites", "fuzz-import",
-                          "fuzz-verifier"]
-
-/// `make test` builds the tests (`.build-test`) with `STOL_BUILD_TESTS_ONLY` set: the XCTest
-/// bundle and the six products the tests run, without the tools (`make bench` builds
-/// stol-bench in release, and the fuzz targets are built sanitized in `.build-fuzz`): six
-/// modules and six links fewer before the first test starts.
-if Context.environment["STOL_BUILD_TESTS_ONLY"] != nil {
-    package.targets.removeAll { tools.contains($0.name) }
-}
-
-/// `make build-products` builds the six products in one `swift build` with
-/// `STOL_BUILD_PRODUCTS_ONLY` set: no test target, no test-support library, no tool. One
-/// build lets llbuild link two statically linked products at once and plans the package
-/// once, where a build per product planned six times and linked one after another.
-if Context.environment["STOL_BUILD_PRODUCTS_ONLY"] != nil {
-    let support = tools.union(["STOLTestFixtures", "STOLFuzzTargets"])
-    package.targets.removeAll { $0.type == .test || support.contains($0.name) }
-}
-
-/// `Tests/fuzz/run_fuzzers.sh` builds the fuzz targets with `STOL_FUZZ_SANITIZE` set (default
-/// `fuzzer,address`): libFuzzer's coverage and AddressSanitizer on the package's own targets,
-/// Swift and C, and not on its dependencies (swift-nio, swift-protobuf, GRDB, …), which the
-/// fuzzers do not aim at. AddressSanitizer's allocator still serves every allocation, so a
-/// bad access by the package's code to memory a dependency freed is still caught. The
-/// dependencies then build as a plain debug build, and each input runs faster.
+/// The one switch: `Tests/fuzz/run_fuzzers.sh` with `FUZZ_SCOPE=package` (what `make test`
+/// runs) sets `STOL_FUZZ_SANITIZE` (`fuzzer,address`), and this package's own targets, Swift
+/// and C, get libFuzzer's coverage and AddressSanitizer; its dependencies (swift-nio,
+/// swift-protobuf, GRDB, …), which the fuzzers do not aim at, build plain. Tools/Package.swift
+/// reads the same variable for the fuzz executables, which link the sanitizers. Why a switch:
+/// the flags cannot be given to this package's targets alone from the command line
+/// (`-Xswiftc` reaches every module), and measured on this 2-core machine (2026-11-26) the
+/// fuzz build of `make test` takes 193 CPU-seconds instead of 244 with every module
+/// sanitized (`FUZZ_SCOPE=all`, `make fuzz`), and fuzz-taxonomy runs 133 inputs/s instead of
+/// 80. AddressSanitizer's allocator still serves every allocation, so a bad access by this
+/// package's code to memory a dependency freed is still caught. Without the variable (every
+/// other build) the graph and its flags are as written above.
 if let sanitize = Context.environment["STOL_FUZZ_SANITIZE"] {
     let clang = ["-fsanitize=fuzzer-no-link"] + (sanitize.split(separator: ",").contains("address") ? ["-fsanitize=address"] : [])
-    for target in package.targets where target.type == .regular || target.type == .executable {
+    for target in package.targets where target.type == .regular {
         target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitize)"]), .define("FUZZING")]
         target.cSettings = (target.cSettings ?? []) + [.unsafeFlags(clang)]
-        if target.name.hasPrefix("fuzz-") {
-            target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitize)"])]
-        }
     }
 }

@@ -101,21 +101,24 @@ boot_exec_systemd() {
 # ---------------------------------------------------------------------------
 # Stage 1: on the host.
 # ---------------------------------------------------------------------------
+# skip: this machine cannot boot systemd in namespaces (Tests/tools/expected-skips.tsv names the reasons
+# make test expects, and where); missing: a prerequisite `make deps` installs is not there, a failure.
 skip() { echo "$test_name: SKIPPED: $*" >&2; exit 77; }
+missing() { echo "$test_name: FAILED: $* is not installed (make deps installs it)" >&2; exit 1; }
 started=${EPOCHREALTIME/./}
 progress() {
   local ms=$(( (${EPOCHREALTIME/./} - started) / 1000 ))
   printf '[%3d.%02ds] %s\n' $((ms / 1000)) $((ms % 1000 / 10)) "$*"
 }
 
-# boot_preflight TOOL...: exits 77 where systemd cannot run as PID 1 here; sets cgroup_root.
+# boot_preflight TOOL...: exits 77 where systemd cannot run as PID 1 here, 1 when a tool is missing; sets cgroup_root.
 boot_preflight() {
   [[ $(id -u) == 0 ]] || skip "needs root to boot systemd as PID 1 in namespaces"
   local tool
   for tool in unshare nsenter setpriv pivot_root systemctl timeout "$@"; do
-    command -v "$tool" >/dev/null || skip "$tool not installed"
+    command -v "$tool" >/dev/null || missing "$tool"
   done
-  [[ -x /lib/systemd/systemd ]] || skip "/lib/systemd/systemd not installed (apt-get install systemd)"
+  [[ -x /lib/systemd/systemd ]] || missing "/lib/systemd/systemd (Debian's systemd)"
   grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null || skip "no overlayfs"
   grep -qw overlay /proc/filesystems || skip "no overlayfs"
   if [[ $(stat -fc %T /sys/fs/cgroup 2>/dev/null) == cgroup2fs ]]; then

@@ -66,6 +66,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
             processPending(context: context)
             if !busy && !closing && pending.isEmpty { context.read() }
         } else if slowReaderTimer == nil {
+            logger.debug("reading paused: the connection's unsent answers are over the high water mark")
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             let timeout = configuration.slowReaderTimeout.components
             slowReaderTimer = context.eventLoop.scheduleTask(

@@ -514,18 +514,15 @@ enum StolVectors {
         return nil
     }()
 
-    /// Runs python3 (with the `cryptography` package), or skips the test.
+    /// Runs python3 with the `cryptography` package; without them the test fails (`make deps` installs both).
     static func python(_ arguments: [String]) throws -> ProcessOutput {
-        guard let pythonPath else { throw XCTSkip("python3 with the cryptography package is not installed") }
+        guard let pythonPath else { throw MissingPrerequisite("python3 with the cryptography package", debianPackage: "python3-cryptography") }
         return try run(pythonPath, arguments)
     }
 
-    /// The built `stol-pipeline` next to the test bundle, or skips the test.
+    /// The built `stol-pipeline` next to the test bundle (`swift build --build-tests` builds it).
     static func pipelineBinary() throws -> String {
-        guard let path = Workspace.builtExecutable("stol-pipeline") else {
-            throw XCTSkip("stol-pipeline is not built next to the tests (swift build first)")
-        }
-        return path
+        try XCTUnwrap(Workspace.builtExecutable("stol-pipeline"), "stol-pipeline is not built next to the tests (swift build --build-tests)")
     }
 
     /// A real SQLite database (schema_version 1, not WAL) made by Python's sqlite3 module.
@@ -543,7 +540,7 @@ enum StolVectors {
             c.execute('VACUUM')
             c.close()
             """, path, String(rows)])
-        guard result.status == 0 else { throw XCTSkip("cannot create a SQLite database: \(result.stderr)") }
+        guard result.status == 0 else { throw TestSupportError("Python's sqlite3 could not create the database: \(result.stderr)") }
         return path
     }
 }

@@ -69,7 +69,7 @@ final class StolFormatVersion2Tests: XCTestCase {
     /// The independent implementation agrees with its own vectors (it needs the zstd CLI
     /// for the deltas: `make deps` installs it).
     func testThePythonReferenceChecksEveryVersion2Vector() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/zstd") else { throw XCTSkip("the zstd CLI is not installed") }
+        try requireExecutable("/usr/bin/zstd", debianPackage: "zstd")
         let result = try StolVectors.python([StolVectors.reference, "check-v2", Self.directory])
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
         XCTAssertFalse(result.stdout.contains("FAIL"), result.stdout)

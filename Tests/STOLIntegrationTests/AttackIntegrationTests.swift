@@ -19,7 +19,7 @@ final class AttackIntegrationTests: XCTestCase {
 
     override func setUpWithError() throws {
         stack = try StackHarness()
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "python3 is not installed")
+        try requireExecutable("/usr/bin/python3", debianPackage: "python3")
     }
 
     override func tearDown() {

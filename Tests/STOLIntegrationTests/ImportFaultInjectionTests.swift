@@ -292,7 +292,7 @@ final class ImportFaultInjectionTests: XCTestCase {
     }
 
     func testFullDisk_inTheStateDirectory_orTheVerifiersTemporaryDirectory_isNoSpace_andChangesNothing() throws {
-        try XCTSkipUnless(StackHarness.isRoot, "mounting a small tmpfs needs root")
+        try XCTSkipUnless(StackHarness.isRoot, "needs root to mount a small tmpfs")
         let state = stack.stateDirectory
         let tmp = stack.root + "/tmp"
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)

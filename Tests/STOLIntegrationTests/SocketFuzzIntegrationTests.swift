@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import STOLTestFixtures
 import XCTest
 
 /// The socket fuzzer (`Tests/tools/socket_fuzzer.py`, written from PROTOCOL.md
@@ -19,7 +20,7 @@ final class SocketFuzzIntegrationTests: XCTestCase {
 
     override func setUpWithError() throws {
         stack = try StackHarness()
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "python3 is not installed")
+        try requireExecutable("/usr/bin/python3", debianPackage: "python3")
     }
 
     override func tearDown() {

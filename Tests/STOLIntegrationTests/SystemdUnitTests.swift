@@ -1,4 +1,5 @@
 import Foundation
+import STOLTestFixtures
 import XCTest
 
 /// The shipped unit files, checked by systemd's own tools (the system test checks
@@ -13,7 +14,7 @@ final class SystemdUnitTests: XCTestCase {
     }
 
     func testUnitFiles_passSystemdAnalyzeVerifyWithoutComplaints() throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: analyze), "systemd-analyze not installed")
+        try requireExecutable(analyze, debianPackage: "systemd")
         let units = try units()
         XCTAssertEqual(units.count, 9, "4 sockets, 4 services, stol.target: \(units)")
         let result = try StackHarness.run(analyze, ["verify", "--man=no"] + units.map { directory + "/" + $0 })
@@ -25,7 +26,7 @@ final class SystemdUnitTests: XCTestCase {
 
     /// `systemd-analyze security --offline=true`: every service at or under 1.0 ("SAFE").
     func testEveryService_scoresSafe_atMostOnePointZero() throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: analyze), "systemd-analyze not installed")
+        try requireExecutable(analyze, debianPackage: "systemd")
         let services = try units().filter { $0.hasSuffix(".service") }
         XCTAssertEqual(services.count, 4)
         for service in services {

@@ -112,6 +112,25 @@ final class BlockingFramedServerTests: FramedServerContractTests {
         return fd
     }
 
+    // MARK: The contract (FramedServerContractTests), on this server
+
+    func testQuickRequestIsAnsweredWithTheServicesAnswerAndEchoedID() throws { try contractQuickRequestIsAnsweredWithTheServicesAnswerAndEchoedID() }
+    func testUndecodableFrameGetsMalformedFrameThenEOFWhileAnotherClientKeepsBeingAnswered() throws { try contractUndecodableFrameGetsMalformedFrameThenEOFWhileAnotherClientKeepsBeingAnswered() }
+    func testOversizedLengthPrefixGetsFrameTooLargeThenClose() throws { try contractOversizedLengthPrefixGetsFrameTooLargeThenClose() }
+    func testFrameAtTheRequestLimitIsAccepted() throws { try contractFrameAtTheRequestLimitIsAccepted() }
+    func testRequestWithoutBodyIsAnsweredInvalidRequest_andTheConnectionStaysUsable() throws { try contractRequestWithoutBodyIsAnsweredInvalidRequest_andTheConnectionStaysUsable() }
+    func testPipelinedRequestsOnOneConnectionAreAnsweredInOrderOneAtATime() throws { try contractPipelinedRequestsOnOneConnectionAreAnsweredInOrderOneAtATime() }
+    func testAClientThatEndsItsStreamAfterPipelinedRequests_getsEveryAnswerInOrder_thenEOF() throws { try contractAClientThatEndsItsStreamAfterPipelinedRequests_getsEveryAnswerInOrder_thenEOF() }
+    func testGracefulShutdownLetsTheInFlightRequestFinishAndBeAnsweredBeforeClosing() throws { try contractGracefulShutdownLetsTheInFlightRequestFinishAndBeAnsweredBeforeClosing() }
+    func testCancellationAlsoLetsTheInFlightRequestFinishAndBeAnswered() throws { try contractCancellationAlsoLetsTheInFlightRequestFinishAndBeAnswered() }
+    func testConnectionOverTheLimitGetsBusyThenClose() throws { try contractConnectionOverTheLimitGetsBusyThenClose() }
+    func testOneUserOverItsPerUserLimit_getsBusyNamingTheLimit_whileTheServerHasRoom() throws { try contractOneUserOverItsPerUserLimit_getsBusyNamingTheLimit_whileTheServerHasRoom() }
+    func testIdleExit_returnsOnceNoConnectionWasOpenForThePeriod_notWhileOneIs() throws { try contractIdleExit_returnsOnceNoConnectionWasOpenForThePeriod_notWhileOneIs() }
+    func testATrickleOfBytes_isCutAtTheFrameDeadline_whileWholeFramesSlowlyAreServed() throws { try contractATrickleOfBytes_isCutAtTheFrameDeadline_whileWholeFramesSlowlyAreServed() }
+    func testIdleConnectionIsClosedWithoutAnAnswer() throws { try contractIdleConnectionIsClosedWithoutAnAnswer() }
+
+    // MARK: What only this server does
+
     func testFileDescriptorPassedWithARequestReachesTheServiceAndProgressPrecedesTheFinalFrame() throws {
         let server = try startServer()
         let client = try server.connect()

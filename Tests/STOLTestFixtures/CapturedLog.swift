@@ -1,7 +1,8 @@
 import Logging
 import Synchronization
 
-/// A log handler that keeps the messages, to count the lines a flood produces.
+/// A log handler that keeps the messages: to count the lines a flood produces, or to wait
+/// for the line that says something happened.
 public final class CapturedLog: @unchecked Sendable {
     public let lines = Mutex<[String]>([])
 
@@ -9,6 +10,11 @@ public final class CapturedLog: @unchecked Sendable {
 
     public var logger: Logger {
         Logger(label: "captured") { _ in CapturingHandler(log: self) }
+    }
+
+    /// Whether a line starts with `message`: the event a test waits for (``waitUntil(seconds:interval:_:)``).
+    public func contains(_ message: String) -> Bool {
+        lines.withLock { $0.contains { $0.hasPrefix(message) } }
     }
 
     struct CapturingHandler: LogHandler {

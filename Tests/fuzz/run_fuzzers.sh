@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (README, "Fuzzing") and runs each of them:
+# Builds the libFuzzer targets (README, "Fuzzing"; the package Tools/Package.swift) and runs each of them:
 #
 #   Tests/fuzz/run_fuzzers.sh --runs N [--seed S] [TARGET…]   a fixed number of inputs (make test)
 #   Tests/fuzz/run_fuzzers.sh --seconds T [TARGET…]           T seconds per target (make fuzz)
@@ -17,14 +17,15 @@
 # priority, and runs its few CPU-seconds of inputs at the normal one),
 # FUZZ_SCOPE: `all` (default, `make fuzz`): coverage and AddressSanitizer in every module,
 # the dependencies' too (swift-nio's ByteToMessageHandler, swift-protobuf's decoder);
-# `package` (`make test`): in the package's own modules only (Package.swift,
-# STOL_FUZZ_SANITIZE), the dependencies built plain: a fifth less to build and each input
+# `package` (`make test`): in the package's own modules only (Package.swift and
+# Tools/Package.swift, STOL_FUZZ_SANITIZE), the dependencies built plain: a fifth less to build and each input
 # faster (fuzz-taxonomy 133 inputs/s instead of 80), for make test's fixed 2,000 inputs.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 SWIFT=${SWIFT:-swift}
 BUILD=${FUZZ_BUILD:-.build-fuzz}
+[[ $BUILD == /* ]] || BUILD=$PWD/$BUILD  # the build is of Tools/ (--package-path), the directory here
 SANITIZE=${FUZZ_SANITIZE:-fuzzer,address}
 SCOPE=${FUZZ_SCOPE:-all}
 BUILD_NICE=${FUZZ_BUILD_NICE:-}
@@ -60,8 +61,8 @@ options() {
 # Swift code gets libFuzzer's coverage (and AddressSanitizer) from -sanitize; the C
 # shims (the SQLite VFS that reads the verifier's untrusted database, the socket and
 # sandbox calls) get the same from clang, so that a bad pointer there is caught too.
-# Scope `all`: every module, from the command line; scope `package`: Package.swift adds
-# the same flags to the package's own targets when STOL_FUZZ_SANITIZE is set.
+# Scope `all`: every module, from the command line; scope `package`: Package.swift and
+# Tools/Package.swift add the same flags to the packages' own targets when STOL_FUZZ_SANITIZE is set.
 case $SCOPE in
   all)
     flags=(-Xswiftc -sanitize="$SANITIZE" -Xswiftc -DFUZZING -Xcc -fsanitize=fuzzer-no-link)
@@ -73,11 +74,11 @@ esac
 started=$(date +%s)
 for target in "${targets[@]}"; do
   # shellcheck disable=SC2086
-  $BUILD_NICE "$SWIFT" build -c debug --build-path "$BUILD" "${flags[@]}" --product "$target" 2>&1 \
+  $BUILD_NICE "$SWIFT" build -c debug --package-path Tools --scratch-path "$BUILD" "${flags[@]}" --product "$target" 2>&1 \
     | grep -E "error|Build of" || { echo "cannot build $target" >&2; exit 2; }
 done
 built=$(date +%s)
-bin=$("$SWIFT" build -c debug --build-path "$BUILD" --show-bin-path)
+bin=$("$SWIFT" build -c debug --package-path Tools --scratch-path "$BUILD" --show-bin-path)
 
 failed=0
 summary=()
@@ -114,7 +115,7 @@ for target in "${targets[@]}"; do
     grep -v '^#[0-9]' "$log" | tail -30
     if [ -n "$artifact" ]; then
       echo "== replay it: $bin/$target $artifact"
-      echo "   or, in an ordinary build: .build/debug/$target $artifact"
+      echo "   or, in an ordinary build: swift build --package-path Tools --product $target && Tools/.build/debug/$target $artifact"
       echo "   keep it fixed: copy it into Tests/fuzz/regressions/$target/ (replayed by make test)"
     fi
   fi

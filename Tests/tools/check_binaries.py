@@ -29,9 +29,9 @@ bytes (what `strings` would show).
 
 --self-test proves that each rule can fail: it runs every rule against a binary
 that must break it (stol-taxonomyd has NIOPosix, stol-importd the coordinator and
-libsystemd, stol-verifyd the container and the verifier; the hook-enabled build
-of --hooks-bin, e.g. `make build-hooks`'s or the debug build, the hooks'
-variables) and fails unless every rule reports its violation.
+libsystemd, stol-verifyd the container and the verifier; a build with the test
+hooks, --hooks-bin (make test gives its debug build), the hooks' variables) and
+fails unless every rule reports its violation.
 
 Usage: check_binaries.py --bin DIR               check the release binaries in DIR
        check_binaries.py --self-test --bin DIR [--hooks-bin DIR]

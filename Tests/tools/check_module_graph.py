@@ -2,9 +2,12 @@
 """Checks the module graph of Package.swift against the code (issue 15).
 
 1. Every target declares what it imports: each `import X` in a target's Swift files
-   names a dependency listed for that target (system modules aside).
+   names a dependency listed for that target (system modules aside); in the package
+   and in its development tools' (Tools/Package.swift, whose dependencies on the
+   package are its library products, named after their modules).
 2. Every dependency a target declares is imported by at least one of its files, so
-   the graph in Package.swift is the graph of the code.
+   the graph in Package.swift is the graph of the code. The package's executables are
+   its six products: the tools are in Tools/.
 3. The thin client stays thin: `stol-client`'s transitive dependencies include no
    server-side module (NIOPosix, NIOExtras, ServiceLifecycle, libsystemd, STOLServer).
    The link graph follows the privilege boundary (issue 22): `stol-importd`'s closure
@@ -16,7 +19,7 @@
    (●) exactly the executables whose dependency closure holds it, and its "depends
    on" column names every dependency the target declares.
 
-Usage: check_module_graph.py [package-dir]   (needs `swift` on PATH)
+Usage: check_module_graph.py [package-dir]   (needs `swift` on PATH; the tools: package-dir/Tools)
 Exit 0 when all hold, 1 with one line per violation otherwise.
 """
 import json
@@ -121,11 +124,14 @@ def readme_problems(package_dir, targets):
     return problems
 
 
-def main():
-    package_dir = sys.argv[1] if len(sys.argv) > 1 else "."
+def dump_targets(package_dir):
     dump = json.loads(subprocess.run(["swift", "package", "--package-path", package_dir, "dump-package"],
                                      check=True, capture_output=True, text=True).stdout)
-    targets = {t["name"]: t for t in dump["targets"]}
+    return {t["name"]: t for t in dump["targets"]}
+
+
+def import_problems(package_dir, targets, shown_from):
+    """Rules 1 and 2 for one package's targets."""
     problems = []
     for name, target in sorted(targets.items()):
         if target["type"] in ("system", "binary"):
@@ -136,9 +142,21 @@ def main():
             if module in SYSTEM_MODULES or module == name:
                 continue
             if module not in declared:
-                problems.append(f"{name}: imports {module} ({os.path.relpath(path, package_dir)}) without declaring it")
+                problems.append(f"{name}: imports {module} ({os.path.relpath(path, shown_from)}) without declaring it")
         for module in sorted(declared - set(imported)):
             problems.append(f"{name}: declares {module} but no file imports it")
+    return problems
+
+
+def main():
+    package_dir = sys.argv[1] if len(sys.argv) > 1 else "."
+    tools_dir = os.path.join(package_dir, "Tools")
+    targets = dump_targets(package_dir)
+    tools = dump_targets(tools_dir)
+    problems = import_problems(package_dir, targets, package_dir) + import_problems(tools_dir, tools, package_dir)
+    for name, target in sorted(targets.items()):
+        if target["type"] == "executable" and name not in EXECUTABLES:
+            problems.append(f"{name}: an executable of Package.swift that is not a product (a tool goes to Tools/Package.swift)")
 
     # Products of packages pull their own modules: NIOCore never pulls NIOPosix, and
     # the forbidden names are checked as they are spelt in this package.
@@ -152,7 +170,8 @@ def main():
         print(line)
     if problems:
         return 1
-    print(f"module graph ok: {len(targets)} targets; every import declared and used; the README's table agrees; "
+    print(f"module graph ok: {len(targets)} targets and {len(tools)} tools; every import declared and used; "
+          f"the README's table agrees; "
           f"stol-client's closure: {', '.join(sorted(closure))}; "
           f"stol-importd links none of {', '.join(sorted(FORBIDDEN['stol-importd'][0]))}; "
           f"stol-verifyd none of {', '.join(sorted(FORBIDDEN['stol-verifyd'][0]))}")

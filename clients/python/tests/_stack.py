@@ -4,8 +4,8 @@ state directories, the built binaries and the development database.
 Nothing is built here. The binaries are taken from ``$STOL_BIN_DIR``, else
 ``.build/x86_64-unknown-linux-gnu/release``, else ``.../debug``; the database from
 ``$STOL_TEST_DATABASE``, else ``.build-generated/curated.sqlite``, else
-``out/bundled.sqlite``. Without them the tests that need daemons are skipped
-(``unittest.SkipTest``), saying why.
+``out/bundled.sqlite``. Without them the tests that need daemons fail
+(:class:`StackUnavailable`), saying what to build: `make test` builds both.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE_ROOT = os.path.dirname(HERE)                      # clients/python
@@ -28,38 +27,42 @@ if PACKAGE_ROOT not in sys.path:
     sys.path.insert(0, PACKAGE_ROOT)
 
 
+class StackUnavailable(RuntimeError):
+    """The binaries or the database a stack needs are not there: the tests that need it fail."""
+
+
 def require_protobuf() -> None:
-    """Skips when the protobuf runtime is missing (the package cannot work without it)."""
+    """Fails when the protobuf runtime is missing (the package cannot work without it)."""
     try:
         import google.protobuf  # noqa: F401
     except ImportError:
-        raise unittest.SkipTest("google.protobuf is not installed for %s: apt-get install python3-protobuf "
-                                "(and run the tests with /usr/bin/python3), or pip install protobuf" % sys.executable)
+        raise ImportError("google.protobuf is not installed for %s: apt-get install python3-protobuf (make deps) "
+                          "and run the tests with /usr/bin/python3, or pip install protobuf" % sys.executable)
 
 
 require_protobuf()
 
 
 def binaries() -> str:
-    """The directory of the built binaries, or SkipTest."""
+    """The directory of the built binaries, or StackUnavailable."""
     candidates = [os.environ.get("STOL_BIN_DIR", "")] + [
         os.path.join(REPOSITORY, ".build", "x86_64-unknown-linux-gnu", kind) for kind in ("release", "debug")]
     for directory in candidates:
         if directory and all(os.access(os.path.join(directory, name), os.X_OK) for name in DAEMONS):
             return directory
-    raise unittest.SkipTest("the STOL binaries are not built (swift build -c release); looked in %s"
+    raise StackUnavailable("the STOL binaries are not built (swift build -c release); looked in %s"
                             % ", ".join(c for c in candidates if c))
 
 
 def database() -> str:
-    """The taxonomy database the stack serves, or SkipTest."""
+    """The taxonomy database the stack serves, or StackUnavailable."""
     candidates = [os.environ.get("STOL_TEST_DATABASE", ""),
                   os.path.join(REPOSITORY, ".build-generated", "curated.sqlite"),
                   os.path.join(REPOSITORY, "out", "bundled.sqlite")]
     for path in candidates:
         if path and os.path.isfile(path):
             return path
-    raise unittest.SkipTest("no taxonomy database (make db); looked for %s" % ", ".join(c for c in candidates if c))
+    raise StackUnavailable("no taxonomy database (make db); looked for %s" % ", ".join(c for c in candidates if c))
 
 
 class Stack:
@@ -118,7 +121,7 @@ class Stack:
 
 
 def start() -> Stack:
-    """A started stack (SkipTest without binaries or database)."""
+    """A started stack (StackUnavailable without binaries or database)."""
     stack = Stack()
     try:
         return stack.start()
@@ -129,13 +132,14 @@ def start() -> Stack:
 
 def module_setup(timeout: float = 60):
     """``(STACK, TX)`` for a test module's ``setUpModule``: a started :class:`Stack` and a
-    ``stol.Taxonomy`` on it; or, where daemons cannot run, the ``SkipTest`` saying why and
-    ``None`` (the module's daemon classes skip on it, its other tests still run)."""
+    ``stol.Taxonomy`` on it; or, without binaries or database, the :class:`StackUnavailable`
+    saying why and ``None`` (the module's daemon classes raise it, failing; its other tests
+    still run)."""
     import stol
     try:
         stack = start()
-    except unittest.SkipTest as skip:
-        return skip, None
+    except StackUnavailable as missing:
+        return missing, None
     return stack, stol.Taxonomy(runtime_dir=stack.runtime, timeout=timeout)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import unittest
 
-import _stack  # noqa: F401 - puts the package on sys.path, skips without protobuf
+import _stack  # noqa: F401 - puts the package on sys.path, fails without protobuf
 
 from stol import _transport
 from stol import taxonomy as tx

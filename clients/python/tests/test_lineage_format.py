@@ -134,8 +134,6 @@ class Templates(unittest.TestCase):
     def test_thePlaceholders_areTheSwiftClientsTable(self):
         """LineageFormat.swift is the other copy: both must fill templates alike."""
         path = os.path.join(_stack.REPOSITORY, "Sources", "STOLModel", "LineageFormat.swift")
-        if not os.path.isfile(path):
-            self.skipTest("no Swift sources here (%s)" % path)
         with open(path, encoding="utf-8") as f:
             source = f.read()
         rows = re.findall(r'\.init\(letter: "(.)", name: "([^"]*)", ranks: \[([^\]]*)\], prefix: "([^"]*)", '
@@ -185,7 +183,7 @@ TX = None
 
 def setUpModule():
     global STACK, TX
-    STACK, TX = _stack.module_setup()  # a SkipTest in STACK: the daemon classes skip, the others run
+    STACK, TX = _stack.module_setup()  # a StackUnavailable in STACK: the daemon classes fail, the others run
 
 
 def tearDownModule():
@@ -202,10 +200,7 @@ class AgainstTheClient(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         if not isinstance(STACK, _stack.Stack):
-            raise unittest.SkipTest(str(STACK))
-        help_text = STACK.cli("lineage", "--help").stdout
-        if "--fill-template" not in help_text or "--prefix-ranks" not in help_text:
-            raise unittest.SkipTest("this stol-client has no lineage --fill-template/--prefix-ranks (%s)" % STACK.bin)
+            raise STACK
         if AgainstTheClient.queries is None:
             ids = _samples.sample_ids(TX)
             names = [lineage.taxon.name for lineage in TX.lineage(ids[:60], ranks="all") if lineage.found]

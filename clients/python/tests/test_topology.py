@@ -19,7 +19,7 @@ def setUpModule():
     global STACK, TX
     STACK, TX = _stack.module_setup()
     if TX is None:
-        raise STACK  # every test here needs the daemons: the whole module skips, saying why
+        raise STACK  # every test here needs the daemons: the whole module fails, saying why
 
 
 def tearDownModule():
