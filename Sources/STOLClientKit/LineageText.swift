@@ -39,8 +39,7 @@ public struct LineageTSV {
     /// The main rank a node of the whole tree has in the taxa form: the server's own
     /// mapping of the source's rank (`TaxonRank(sourceRank:)`, superkingdom → domain).
     public static func mainRank(_ sourceRank: String) -> Stol_V1_Rank {
-        guard let rank = TaxonRank(sourceRank: sourceRank) else { return .unspecified }
-        return Stol_V1_Rank(rawValue: rank.level + 1) ?? .unspecified
+        TaxonRank(sourceRank: sourceRank).map { Stol_V1_Rank($0) } ?? .unspecified
     }
 
     /// A decoded result's line (without its newline).

@@ -78,6 +78,6 @@ struct LineageBatchTemplate {
 
     /// A taxon's rank as a lineage line names it: the source's, else the main rank.
     static func rank(of taxon: Stol_V1_Taxon) -> String {
-        taxon.sourceRank.isEmpty ? TaxonomyQueries.modelRank(taxon.rank)?.rawValue ?? "" : taxon.sourceRank
+        taxon.sourceRank.isEmpty ? TaxonRank(taxon.rank)?.rawValue ?? "" : taxon.sourceRank
     }
 }

@@ -24,7 +24,7 @@ struct NameResolver {
     /// common word matches many taxa.
     static let searchLimit = 50
 
-    let queries: TaxonomyQueries
+    let database: TaxonomyDatabase
 
     func resolve(_ request: Stol_V1_ResolveNameRequest, language: String) throws(TaxonomyError) -> Stol_V1_ResolveNameResponse {
         guard request.text.utf8.count <= ProtocolLimits.maximumQueryBytes else {
@@ -40,7 +40,7 @@ struct NameResolver {
         }
         var rank: TaxonRank?
         if request.rank != .unspecified {
-            guard let known = TaxonomyQueries.modelRank(request.rank) else {
+            guard let known = TaxonRank(request.rank) else {
                 throw .invalidArgument("unknown rank \(request.rank.rawValue)")
             }
             rank = known
@@ -53,7 +53,7 @@ struct NameResolver {
             let options = SearchOptions(rank: rank, limit: Self.searchLimit, language: language)
             // One hit per taxon (a taxon can match through several of its names).
             var seen = Set<TaxonID>()
-            let hits = try SearchEngine(queries: queries).search(query, options: options).filter { seen.insert($0.taxon.id).inserted }
+            let hits = try SearchEngine(database: database).search(query, options: options).filter { seen.insert($0.taxon.id).inserted }
             let exact = hits.filter { hit in Self.names(of: hit).contains { SearchQuery.words(in: $0) == wanted } }
             if !exact.isEmpty { return Self.answer(exact) }
             // Hits that really carry every word; the others are approximate.
@@ -73,7 +73,7 @@ struct NameResolver {
         var response = Stol_V1_ResolveNameResponse()
         response.resolution = .one
         response.taxonID = id
-        if id > 0, let taxon = try? queries.taxon(id: id, language: language) { response.taxon = taxon }
+        if id > 0, let taxon = try? LookupQueries(database: database).taxon(id: id, language: language) { response.taxon = taxon }
         return response
     }
 

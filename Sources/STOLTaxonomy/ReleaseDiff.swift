@@ -55,7 +55,7 @@ enum ReleaseDiff {
 
         /// What the release records of an id it lacks (merged, deleted), if it records that.
         func retired(_ db: Database, _ id: Int64) throws -> RetiredID? {
-            facts.schemaVersion >= TaxonomySchema.fullTreeVersion ? try RetiredID.lookup(db, id) : nil
+            try RetiredID.lookup(db, id, schemaVersion: Int(facts.schemaVersion))
         }
 
         func read<T>(_ body: (Database) throws -> T) throws(TaxonomyError) -> T {

@@ -9,9 +9,10 @@ public enum RetiredID: Equatable, Sendable {
     case merged(into: TaxonID)
     case deleted
 
-    /// What `db` (of schema 2 or later: it has `merged_ids` and `deleted_ids`) records of
-    /// `id`; nil when neither.
-    static func lookup(_ db: Database, _ id: TaxonID) throws -> RetiredID? {
+    /// What `db`, a database of `schemaVersion`, records of `id`; nil when neither,
+    /// or when its schema records neither (1: no `merged_ids`, no `deleted_ids`).
+    static func lookup(_ db: Database, _ id: TaxonID, schemaVersion: Int) throws -> RetiredID? {
+        guard schemaVersion >= TaxonomySchema.fullTreeVersion else { return nil }
         if let new = try TaxonID.fetchOne(db.cachedStatement(sql: "SELECT new_id FROM merged_ids WHERE old_id = ?"), arguments: [id]) {
             return .merged(into: new)
         }
@@ -20,17 +21,9 @@ public enum RetiredID: Equatable, Sendable {
         }
         return nil
     }
-}
 
-extension TaxonomyQueries {
-    /// Nil when the id was neither merged nor deleted (or the database is of schema 1).
-    public func retired(_ id: TaxonID) throws(TaxonomyError) -> RetiredID? {
-        guard database.schemaVersion >= TaxonomySchema.fullTreeVersion else { return nil }
-        return try database.read { db in try retired(db, id) }
-    }
-
-    func retired(_ db: Database, _ id: TaxonID) throws -> RetiredID? {
-        guard database.schemaVersion >= TaxonomySchema.fullTreeVersion else { return nil }
-        return try RetiredID.lookup(db, id)
+    /// What `database` records of `id`, on one of its connections.
+    static func lookup(_ db: Database, _ id: TaxonID, in database: TaxonomyDatabase) throws -> RetiredID? {
+        try lookup(db, id, schemaVersion: database.schemaVersion)
     }
 }

@@ -47,9 +47,14 @@ public struct SearchOptions: Sendable {
 ///   characters) or ≤ 1. Candidates come from the query's other words (a typo
 ///   in one word of a binomial) and from corrections of each word found in the
 ///   ``FuzzyVocabulary``.
-struct SearchEngine {
-    let queries: TaxonomyQueries
-    var database: TaxonomyDatabase { queries.database }
+public struct SearchEngine {
+    let database: TaxonomyDatabase
+
+    public init(database: TaxonomyDatabase) {
+        self.database = database
+    }
+
+    var reader: TaxonReader { TaxonReader(database: database) }
 
     /// Candidates gathered per source before scoring.
     static let candidateCap = 200
@@ -60,7 +65,7 @@ struct SearchEngine {
     static let prefixCandidates = 100
     static let prominentCandidates = 50
 
-    func search(_ query: SearchQuery, options: SearchOptions) throws(TaxonomyError) -> [Stol_V1_SearchHit] {
+    public func search(_ query: SearchQuery, options: SearchOptions) throws(TaxonomyError) -> [Stol_V1_SearchHit] {
         guard !query.isEmpty else { return [] }
         let indexes = database.memoryIndexes
         let within = options.within.trimmingBlanks
@@ -74,7 +79,7 @@ struct SearchEngine {
             if !within.isEmpty, let indexes, let tree = indexes.tree {
                 let top: Int
                 do {
-                    top = try queries.node(db, within, tree, indexes)
+                    top = try NameQueries(database: database).node(db, within, tree, indexes)
                 } catch TaxonomyError.nameNotFound, TaxonomyError.taxonNotFound {
                     throw TaxonomyError.withinNotFound(within)
                 }
@@ -115,7 +120,7 @@ struct SearchEngine {
                                               classes: keys.map(\.match), prefix: query.prefix)
                 + order.dropFirst(Self.originWindow)
             hits = ranked.prefix(options.limit).map { hits[$0] }
-            let full = try queries.taxa(db, ids: hits.map(\.taxon.id), language: options.language)
+            let full = try reader.taxa(db, ids: hits.map(\.taxon.id), language: options.language)
             for index in hits.indices {
                 if let taxon = full[hits[index].taxon.id] { hits[index].taxon = taxon }
             }
@@ -358,7 +363,7 @@ struct SearchEngine {
             var forms = [raw]
             for form in [capitalised, binomial] where !forms.contains(form) { forms.append(form) }
             ids += try TaxonID.fetchAll(db.cachedStatement(sql: """
-                SELECT id FROM taxa INDEXED BY idx_taxa_name WHERE scientific_name IN (\(TaxonomyQueries.placeholders(forms)))
+                SELECT id FROM taxa INDEXED BY idx_taxa_name WHERE scientific_name IN (\(TaxonReader.placeholders(forms)))
                 LIMIT 64
                 """), arguments: StatementArguments(forms))
         }
@@ -547,9 +552,9 @@ struct SearchEngine {
         for start in capitalised == prefix ? [prefix] : [capitalised, prefix] {
             if let candidates {
                 guard !candidates.isEmpty else { return [] }
-                let padded = TaxonomyQueries.padded(candidates)
+                let padded = TaxonReader.padded(candidates)
                 ids += try TaxonID.fetchAll(db.cachedStatement(sql: """
-                    SELECT t.id FROM taxa t WHERE t.id IN (\(TaxonomyQueries.placeholders(padded)))
+                    SELECT t.id FROM taxa t WHERE t.id IN (\(TaxonReader.placeholders(padded)))
                     AND t.scientific_name >= ? AND t.scientific_name < ? ORDER BY t.scientific_name LIMIT ?
                     """), arguments: StatementArguments(padded + [start, start + "\u{10FFFF}", limit]))
                 continue
@@ -567,11 +572,11 @@ struct SearchEngine {
         var clause = ""
         var arguments: [any DatabaseValueConvertible] = []
         if let rank = options.rank {
-            clause += " AND t.\(queries.layout.mainRank) = ?"
+            clause += " AND t.\(database.layout.mainRank) = ?"
             arguments.append(rank.rawValue)
         }
         if !options.conservation.isEmpty {
-            clause += " AND t.conservation IN (\(TaxonomyQueries.placeholders(options.conservation)))"
+            clause += " AND t.conservation IN (\(TaxonReader.placeholders(options.conservation)))"
             arguments += options.conservation.sorted().map { $0 as any DatabaseValueConvertible }
         }
         return (clause, arguments)
@@ -650,10 +655,10 @@ struct SearchEngine {
         }
         let ids = Array(taxa.keys)
         for chunk in stride(from: 0, to: ids.count, by: 512) {
-            let part = TaxonomyQueries.padded(Array(ids[chunk..<min(chunk + 512, ids.count)]))
+            let part = TaxonReader.padded(Array(ids[chunk..<min(chunk + 512, ids.count)]))
             let rows = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT taxon_id, name, lang, name_type, is_preferred FROM names INDEXED BY idx_names_taxon
-                WHERE taxon_id IN (\(TaxonomyQueries.placeholders(part))) ORDER BY id
+                WHERE taxon_id IN (\(TaxonReader.placeholders(part))) ORDER BY id
                 """), arguments: StatementArguments(part))
             for row in rows {
                 let text: String = row[1]
@@ -704,22 +709,22 @@ struct SearchEngine {
         let unique = ids.filter { seen.insert($0).inserted }
         var taxa: [TaxonID: Stol_V1_Taxon] = [:]
         for chunk in stride(from: 0, to: unique.count, by: 512) {
-            let part = TaxonomyQueries.padded(Array(unique[chunk..<min(chunk + 512, unique.count)]))
+            let part = TaxonReader.padded(Array(unique[chunk..<min(chunk + 512, unique.count)]))
             let rows = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT id, scientific_name, \(queries.layout.mainRank), conservation FROM taxa
-                WHERE id IN (\(TaxonomyQueries.placeholders(part)))
+                SELECT id, scientific_name, \(database.layout.mainRank), conservation FROM taxa
+                WHERE id IN (\(TaxonReader.placeholders(part)))
                 """), arguments: StatementArguments(part))
             for row in rows {
                 var taxon = Stol_V1_Taxon()
                 taxon.id = row[0]
                 taxon.scientificName = row[1]
-                taxon.rank = (row[2] as String?).flatMap(TaxonRank.init(rawValue:)).map(TaxonomyQueries.wireRank) ?? .unspecified
+                taxon.rank = (row[2] as String?).flatMap(TaxonRank.init(rawValue:)).map { Stol_V1_Rank($0) } ?? .unspecified
                 taxon.conservation = row[3] ?? ""
                 taxa[taxon.id] = taxon
             }
         }
         taxa = taxa.filter { _, taxon in
-            (options.rank == nil || TaxonomyQueries.wireRank(options.rank!) == taxon.rank)
+            (options.rank == nil || Stol_V1_Rank(options.rank!) == taxon.rank)
                 && (options.conservation.isEmpty || options.conservation.contains(taxon.conservation))
         }
         return (unique.filter { taxa[$0] != nil }, taxa)
@@ -823,23 +828,5 @@ struct SearchEngine {
             hits.append(hit)
         }
         return hits
-    }
-}
-
-extension TaxonomyQueries {
-    /// Search over scientific, common and synonym names; see ``SearchEngine``.
-    public func search(_ query: SearchQuery, options: SearchOptions) throws(TaxonomyError) -> [Stol_V1_SearchHit] {
-        try SearchEngine(queries: self).search(query, options: options)
-    }
-
-    /// Random taxon ids of one rank (or any), for benchmarks and tests.
-    public func sampleIDs(rank: TaxonRank?, count: Int) throws(TaxonomyError) -> [TaxonID] {
-        try database.read { db in
-            if let rank {
-                return try TaxonID.fetchAll(db, sql: "SELECT id FROM taxa WHERE \(layout.mainRank) = ? ORDER BY random() LIMIT ?",
-                                            arguments: [rank.rawValue, count])
-            }
-            return try TaxonID.fetchAll(db, sql: "SELECT id FROM taxa ORDER BY random() LIMIT ?", arguments: [count])
-        }
     }
 }

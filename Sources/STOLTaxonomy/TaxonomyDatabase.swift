@@ -196,6 +196,16 @@ public final class TaxonomyDatabase: Sendable {
     /// The in-memory indexes if they are built already (never waits).
     public var memoryIndexes: MemoryIndexes? { indexes.built }
 
+    /// The in-memory tree when it holds the source's whole tree, or why it cannot
+    /// answer: absent from the database (schema 1), still loading, or not built (the
+    /// diagnostics report says why).
+    func wholeTree() throws(TaxonomyError) -> TaxonomyTree {
+        guard fullTreeCount > 0 else { throw .fullTreeAbsent }
+        guard let indexes = memoryIndexes else { throw .memoryIndexesLoading }
+        guard let tree = indexes.wholeTree else { throw .fullTreeAbsent }
+        return tree
+    }
+
     /// The in-memory indexes, once built: suspends the calling task meanwhile,
     /// holding no thread (a request that needs them must not take one of the
     /// cooperative pool's few threads away from every other request).

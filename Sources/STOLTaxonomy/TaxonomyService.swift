@@ -159,7 +159,7 @@ public struct TaxonomyService: FramedService {
                     response.result = try current.answer(&context)
                     break
                 } catch TaxonomyError.taxonNotFound(let id) where attempt < 2 {
-                    switch try TaxonomyQueries(database: selection.database).retired(id) {
+                    switch try LookupQueries(database: selection.database).retired(id) {
                     case .merged(let new)?:
                         guard let replaced = current.replacingMergedID(id, with: new) else { throw TaxonomyError.taxonNotFound(id) }
                         current = replaced

@@ -45,7 +45,7 @@ struct AttackBench: ParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: work) }
         print("preparing the workload from \(database) …")
         let local = try TaxonomyDatabase(path: database, kind: .bundled, loadIndexes: false)
-        let workload = try SoakWorkload(queries: TaxonomyQueries(database: local))
+        let workload = try SoakWorkload(lookups: LookupQueries(database: local))
         let searches = try workload.requests(.search) + workload.requests(.detail)
 
         let stack = try SoakStack.start(binaries: binaries, work: work, database: database, publicKey: nil)

@@ -50,7 +50,7 @@ struct SoakBench: ParsableCommand {
 
         print("preparing the workload from \(database) …")
         let local = try TaxonomyDatabase(path: database, kind: .bundled, loadIndexes: false)
-        let workload = try SoakWorkload(queries: TaxonomyQueries(database: local))
+        let workload = try SoakWorkload(lookups: LookupQueries(database: local))
         try workload.write(to: work + "/workload.json")
         chmod(work + "/workload.json", 0o644)
 

@@ -29,8 +29,8 @@ struct SoakWorkload: Codable {
     /// Real taxon ids to mark as favourites.
     var favoriteIDs: [Int64] = []
 
-    init(queries: TaxonomyQueries) throws {
-        let sample = try TaxonomyBench.Workload(queries: queries, size: 500)
+    init(lookups: LookupQueries) throws {
+        let sample = try TaxonomyBench.Workload(lookups: lookups, size: 500)
         func requests(_ operations: [TaxonomyBench.Operation]) throws -> [Data] {
             try operations.flatMap { sample.requests($0) }.map { body in
                 var request = Stol_V1_TaxonomyRequest()
@@ -45,7 +45,7 @@ struct SoakWorkload: Codable {
         taxonomy[SoakOperation.detail.rawValue] = try requests([.detail])
         taxonomy[SoakOperation.compare.rawValue] = try requests([.compare])
         taxonomy[SoakOperation.relatives.rawValue] = try requests([.relativesPrecomputed, .relativesComputed])
-        let species = try queries.sampleIDs(rank: .species, count: 1000)
+        let species = try lookups.sampleIDs(rank: .species, count: 1000)
         taxonomy[SoakOperation.lineageBatch.rawValue] = try stride(from: 0, to: species.count - 50, by: 50).map { start in
             var request = Stol_V1_TaxonomyRequest()
             var batch = Stol_V1_LineageBatchRequest()

@@ -38,7 +38,7 @@ struct TaxonomyBench: ParsableCommand {
 
         print("preparing the workload from \(database) …")
         let local = try TaxonomyDatabase(path: database, kind: .bundled, loadIndexes: true)
-        let workload = try Workload(queries: TaxonomyQueries(database: local), size: max(200, requests))
+        let workload = try Workload(lookups: LookupQueries(database: local), size: max(200, requests))
 
         // Cold start: the activator binds the socket; the first connection execs the daemon.
         let daemon = try BenchTaxonomyDaemon.start(binaries: binaries, bundled: database, scratch: scratch)
@@ -69,7 +69,7 @@ struct TaxonomyBench: ParsableCommand {
         var rows: [Row] = []
         for operation in Operation.allCases where only.map({ operation.rawValue.contains($0) }) ?? true {
             let requests = workload.requests(operation)
-            let floor = Self.measureFloor(operation, workload: workload, queries: TaxonomyQueries(database: local))
+            let floor = Self.measureFloor(operation, workload: workload, database: local)
             let codec = Self.measureServiceAndCodec(operation, workload: workload, service: inProcess)
             let single = try Self.measure(socket: socket, requests: requests, clients: 1, count: self.requests,
                                           slowest: slowest ? operation.rawValue : nil)
@@ -127,17 +127,17 @@ struct TaxonomyBench: ParsableCommand {
     struct Workload {
         var bodies: [Operation: [Stol_V1_TaxonomyRequest.OneOf_Body]] = [:]
 
-        init(queries: TaxonomyQueries, size: Int) throws {
+        init(lookups: LookupQueries, size: Int) throws {
             let count = min(size, 500)
-            let species = try queries.sampleIDs(rank: .species, count: 2 * count)
+            let species = try lookups.sampleIDs(rank: .species, count: 2 * count)
             var higher: [TaxonID] = []
             for rank in [TaxonRank.genus, .family, .order, .class] {
-                higher += try queries.sampleIDs(rank: rank, count: count / 4)
+                higher += try lookups.sampleIDs(rank: rank, count: count / 4)
             }
-            let any = try queries.sampleIDs(rank: nil, count: count)
+            let any = try lookups.sampleIDs(rank: nil, count: count)
             var names: [String] = []
-            for id in species.prefix(count) { names.append(try queries.taxon(id: id, language: "en").scientificName) }
-            let genera = try higher.prefix(count / 4).map { try queries.taxon(id: $0, language: "en").scientificName }
+            for id in species.prefix(count) { names.append(try lookups.taxon(id: id, language: "en").scientificName) }
+            let genera = try higher.prefix(count / 4).map { try lookups.taxon(id: $0, language: "en").scientificName }
 
             bodies[.taxon] = any.map { id in var r = Stol_V1_GetTaxonRequest(); r.taxonID = id; return .getTaxon(r) }
             bodies[.children] = higher.map { id in var r = Stol_V1_ChildrenRequest(); r.taxonID = id; return .children(r) }
@@ -339,24 +339,26 @@ struct TaxonomyBench: ParsableCommand {
     }
 
     /// The same queries in-process, straight on the library: no socket, no framing.
-    static func measureFloor(_ operation: Operation, workload: Workload, queries: TaxonomyQueries) -> Latencies {
+    static func measureFloor(_ operation: Operation, workload: Workload, database: TaxonomyDatabase) -> Latencies {
+        let lookups = LookupQueries(database: database), search = SearchEngine(database: database)
+        let comparisons = ComparisonQueries(database: database), relatives = RelativesQueries(database: database)
         var samples: [Double] = []
         let bodies = workload.requests(operation)
         let start = now()
         for i in 0..<min(2000, bodies.count * 4) {
             let begin = now()
             switch bodies[i % bodies.count] {
-            case .getTaxon(let r): _ = try? queries.taxon(id: r.taxonID, language: "en")
-            case .children(let r): _ = try? queries.children(of: r.taxonID, offset: 0, limit: 50, language: "en")
-            case .ancestors(let r): _ = try? queries.ancestors(of: r.taxonID, language: "en")
-            case .detail(let r): _ = try? queries.detail(of: r.taxonID, language: "en")
+            case .getTaxon(let r): _ = try? lookups.taxon(id: r.taxonID, language: "en")
+            case .children(let r): _ = try? lookups.children(of: r.taxonID, offset: 0, limit: 50, language: "en")
+            case .ancestors(let r): _ = try? lookups.ancestors(of: r.taxonID, language: "en")
+            case .detail(let r): _ = try? lookups.detail(of: r.taxonID, language: "en")
             case .search(let r):
-                let options = SearchOptions(rank: TaxonomyQueries.modelRank(r.rank), conservation: Set(r.conservation))
-                _ = try? queries.search(SearchQuery(text: r.query, prefix: r.prefix, phrase: r.phrase), options: options)
-            case .compare(let r): _ = try? queries.compare(r.taxonA, r.taxonB, language: "en")
+                let options = SearchOptions(rank: TaxonRank(r.rank), conservation: Set(r.conservation))
+                _ = try? search.search(SearchQuery(text: r.query, prefix: r.prefix, phrase: r.phrase), options: options)
+            case .compare(let r): _ = try? comparisons.compare(r.taxonA, r.taxonB, language: "en")
             case .relatives(let r):
-                _ = try? queries.relatives(of: r.taxonID, n: Int(r.n), computed: r.computed,
-                                           maximumCandidates: TaxonomyQueries.defaultMaximumCandidates, language: "en")
+                _ = try? relatives.relatives(of: r.taxonID, n: Int(r.n), computed: r.computed,
+                                             maximumCandidates: RelativesQueries.defaultMaximumCandidates, language: "en")
             default: break
             }
             samples.append(now() - begin)

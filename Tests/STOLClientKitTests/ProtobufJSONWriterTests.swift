@@ -209,8 +209,8 @@ final class ProtobufJSONWriterTests: XCTestCase {
 
     // MARK: The whole tree's compact lineages
 
-    /// The main rank of a source rank, as the server gives it on the whole tree (`wireRank`
-    /// of `TaxonRank(sourceRank:)`), written out here rather than taken from `LineageTSV.mainRank`.
+    /// The main rank of a source rank, as the server gives it on the whole tree (the wire
+    /// rank of `TaxonRank(sourceRank:)`), written out here rather than taken from `LineageTSV.mainRank`.
     private static func mainRank(_ sourceRank: String) -> Stol_V1_Rank {
         TaxonRank(sourceRank: sourceRank).flatMap { Stol_V1_Rank(rawValue: $0.level + 1) } ?? .unspecified
     }

@@ -207,7 +207,7 @@ final class AnnotateTreeTests: XCTestCase {
             XCTAssertEqual(error.code, code, message)
             XCTAssertTrue(error.message.contains(message), error.message)
         }
-        let many = TaxonomyQueries.maximumAnnotatedNodes + 1
+        let many = ComparisonQueries.maximumAnnotatedNodes + 1
         let tooMany = await annotate(harness, depths: [0] + Array(repeating: 1, count: many - 1), ids: Array(repeating: 0, count: many))
         XCTAssertEqual(errorCode(tooMany), .invalidRequest)
         let mainOnly = try await DomainRulesFixture.harness(self, fullTree: false)

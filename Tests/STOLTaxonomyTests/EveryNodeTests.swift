@@ -135,7 +135,7 @@ final class EveryNodeTests: XCTestCase {
         XCTAssertEqual(lookup.results[1].total, 0, "a complete list has no total")
         // The same bound from SQL, before the in-memory trees exist.
         let database = try TaxonomyDatabase(path: harness.bundledPath, kind: .bundled, loadIndexes: false)
-        let fromSQL = try TaxonomyQueries(database: database).lookUpNames(["environmental samples"])
+        let fromSQL = try NameQueries(database: database).lookUpNames(["environmental samples"])
         XCTAssertEqual(fromSQL.results[0].ids, Array(shared.prefix(100)))
         XCTAssertEqual(fromSQL.results[0].total, 150)
     }
@@ -165,7 +165,7 @@ final class EveryNodeTests: XCTestCase {
         let harness = try await harness()
         let database = try TaxonomyDatabase(path: harness.bundledPath, kind: .bundled, loadIndexes: false)
         XCTAssertNil(database.memoryIndexes?.tree)
-        let queries = TaxonomyQueries(database: database)
+        let queries = LookupQueries(database: database)
         XCTAssertEqual(try queries.taxon(id: 9695, language: "en").sourceRank, "subspecies")
         XCTAssertEqual(try queries.ancestors(of: 9695, language: "en").map(\.id), Self.lionMainLineage + [9689])
         XCTAssertEqual(try queries.children(of: 9689, offset: 0, limit: 50, language: "en").taxa.map(\.id), [])

@@ -18,8 +18,8 @@ final class SchemaVersionTests: XCTestCase {
         let database = try TaxonomyDatabase(path: path, kind: .bundled, loadIndexes: false)
         XCTAssertEqual(database.schemaVersion, 1)
         XCTAssertEqual(database.fullTreeCount, 0)
-        XCTAssertEqual(try TaxonomyQueries(database: database).taxon(id: 9689, language: "en").scientificName, "Panthera leo")
-        XCTAssertThrowsError(try TaxonomyQueries(database: database).taxon(id: 338153, language: "en"),
+        XCTAssertEqual(try LookupQueries(database: database).taxon(id: 9689, language: "en").scientificName, "Panthera leo")
+        XCTAssertThrowsError(try LookupQueries(database: database).taxon(id: 338153, language: "en"),
                              "schema 1 keeps no node outside the eight ranks")
     }
 
@@ -32,7 +32,7 @@ final class SchemaVersionTests: XCTestCase {
         _ = await database.loadedMemoryIndexes()
         XCTAssertEqual(database.schemaVersion, 2)
         XCTAssertEqual(database.fullTreeCount, FelidaeFixture.acceptedUsageCount)
-        let queries = TaxonomyQueries(database: database)
+        let queries = LookupQueries(database: database)
         let lion = try queries.taxon(id: 9689, language: "en")
         XCTAssertEqual(lion.parentID, 9688)
         XCTAssertEqual(lion.rank, .species)

@@ -7,6 +7,6 @@ struct AnnotateTreeHandler: TaxonomyRequestHandler {
     static func cost(_ body: Stol_V1_AnnotateTreeRequest) -> RequestCost { .bulk }
 
     static func answer(_ body: Stol_V1_AnnotateTreeRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
-        .annotateTree(try context.queries.annotateTree(body))
+        .annotateTree(try ComparisonQueries(database: context.database).annotateTree(body))
     }
 }

@@ -12,11 +12,12 @@ struct LineageBatchHandler: TaxonomyRequestHandler {
         try RequestChecks.batch(body.queries.count, "queries")
         let template = body.hasTemplate ? try LineageBatchTemplate(body.template) : nil
         let language = try RequestChecks.language(body.language, in: context.database)
+        let lineages = LineageQueries(database: context.database)
         guard let template else {
-            return .lineageBatch(try context.queries.lineageBatch(body.queries, language: language, ranks: body.ranks, form: body.form))
+            return .lineageBatch(try lineages.lineageBatch(body.queries, language: language, ranks: body.ranks, form: body.form))
         }
-        var response = try context.queries.lineageBatch(body.queries, language: language, ranks: body.ranks,
-                                                        form: LineageBatchTemplate.workingForm(for: body.form))
+        var response = try lineages.lineageBatch(body.queries, language: language, ranks: body.ranks,
+                                                 form: LineageBatchTemplate.workingForm(for: body.form))
         template.apply(to: &response, form: body.form)
         return .lineageBatch(response)
     }
@@ -28,7 +29,7 @@ struct CompareBatchHandler: TaxonomyRequestHandler {
 
     static func answer(_ body: Stol_V1_CompareBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.pairs.count, "pairs")
-        return .compareBatch(try context.queries.compareBatch(body.pairs, ranks: body.ranks))
+        return .compareBatch(try ComparisonQueries(database: context.database).compareBatch(body.pairs, ranks: body.ranks))
     }
 }
 
@@ -39,18 +40,18 @@ struct LcaBatchHandler: TaxonomyRequestHandler {
 
     static func answer(_ body: Stol_V1_LcaBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.sets.count, "sets")
-        return .lcaBatch(try context.queries.lcaBatch(body))
+        return .lcaBatch(try ComparisonQueries(database: context.database).lcaBatch(body))
     }
 }
 
 /// Every taxon of each name: at most 1000 names, at most 100 ids listed per name
-/// (``TaxonomyQueries/maximumIDsPerName``; `total` says how many when more).
+/// (``NameQueries/maximumIDsPerName``; `total` says how many when more).
 struct NameLookupHandler: TaxonomyRequestHandler {
     static let operation = "name_lookup"
     static func cost(_ body: Stol_V1_NameLookupRequest) -> RequestCost { .bulk }
 
     static func answer(_ body: Stol_V1_NameLookupRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.names.count, "names")
-        return .nameLookup(try context.queries.lookUpNames(body.names, within: body.within))
+        return .nameLookup(try NameQueries(database: context.database).lookUpNames(body.names, within: body.within))
     }
 }

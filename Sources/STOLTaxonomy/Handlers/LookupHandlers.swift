@@ -9,7 +9,7 @@ struct GetTaxonHandler: TaxonomyRequestHandler {
 
     static func answer(_ body: Stol_V1_GetTaxonRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)
-        return .taxon(try context.queries.taxon(id: body.taxonID, language: try RequestChecks.language(body.language, in: context.database)))
+        return .taxon(try LookupQueries(database: context.database).taxon(id: body.taxonID, language: try RequestChecks.language(body.language, in: context.database)))
     }
 }
 
@@ -19,7 +19,7 @@ struct DetailHandler: TaxonomyRequestHandler {
 
     static func answer(_ body: Stol_V1_TaxonDetailRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)
-        return .detail(try context.queries.detail(of: body.taxonID, language: try RequestChecks.language(body.language, in: context.database)))
+        return .detail(try LookupQueries(database: context.database).detail(of: body.taxonID, language: try RequestChecks.language(body.language, in: context.database)))
     }
 }
 
@@ -32,7 +32,7 @@ struct ChildrenHandler: TaxonomyRequestHandler {
     static func answer(_ body: Stol_V1_ChildrenRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)
         let limit = try RequestChecks.pageSize(body.limit)
-        return .children(try context.queries.children(of: body.taxonID, offset: Int(body.offset), limit: limit,
+        return .children(try LookupQueries(database: context.database).children(of: body.taxonID, offset: Int(body.offset), limit: limit,
                                                       language: try RequestChecks.language(body.language, in: context.database), ranks: body.ranks))
     }
 }
@@ -41,7 +41,7 @@ struct RootsHandler: TaxonomyRequestHandler {
     static let operation = "roots"
 
     static func answer(_ body: Stol_V1_RootsRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
-        .roots(try context.queries.roots(language: try RequestChecks.language(body.language, in: context.database)))
+        .roots(try LookupQueries(database: context.database).roots(language: try RequestChecks.language(body.language, in: context.database)))
     }
 }
 
@@ -53,7 +53,7 @@ struct GetTaxaHandler: TaxonomyRequestHandler {
     static func answer(_ body: Stol_V1_GetTaxaRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.taxonIds.count, "ids")
         for id in body.taxonIds { try RequestChecks.id(id) }
-        let answer = try context.queries.taxa(ids: body.taxonIds, language: try RequestChecks.language(body.language, in: context.database))
+        let answer = try LookupQueries(database: context.database).taxa(ids: body.taxonIds, language: try RequestChecks.language(body.language, in: context.database))
         context.merged.append(contentsOf: answer.merged)
         return .taxa(answer.response)
     }

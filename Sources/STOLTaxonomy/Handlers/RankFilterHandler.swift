@@ -7,6 +7,6 @@ struct RankFilterHandler: TaxonomyRequestHandler {
 
     static func answer(_ body: Stol_V1_RankFilterRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.queries.count, "queries")
-        return .rankFilter(try context.queries.rankFilter(body))
+        return .rankFilter(try LineageQueries(database: context.database).rankFilter(body))
     }
 }

@@ -14,10 +14,14 @@ enum RequestChecks {
         return Int(requested)
     }
 
-    /// At most ``TaxonomyQueries/maximumBatchQueries`` items of a batch.
+    /// Most items (queries, pairs, sets, names, ids) one batch may carry: the
+    /// answer stays far below the frame limit.
+    static let maximumBatchItems = 1000
+
+    /// At most ``maximumBatchItems`` items of a batch.
     static func batch(_ count: Int, _ what: String) throws(TaxonomyError) {
-        guard count <= TaxonomyQueries.maximumBatchQueries else {
-            throw .invalidArgument("at most \(TaxonomyQueries.maximumBatchQueries) \(what) per request")
+        guard count <= maximumBatchItems else {
+            throw .invalidArgument("at most \(maximumBatchItems) \(what) per request")
         }
     }
 

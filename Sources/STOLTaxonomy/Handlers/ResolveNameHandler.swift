@@ -8,6 +8,6 @@ struct ResolveNameHandler: TaxonomyRequestHandler {
     static func answer(_ body: Stol_V1_ResolveNameRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         context.logger.debug("resolve_name", metadata: ["text": "\(body.text)"])
         let language = try RequestChecks.language(body.language, in: context.database)
-        return .resolveName(try NameResolver(queries: context.queries).resolve(body, language: language))
+        return .resolveName(try NameResolver(database: context.database).resolve(body, language: language))
     }
 }

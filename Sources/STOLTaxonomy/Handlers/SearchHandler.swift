@@ -20,7 +20,7 @@ struct SearchHandler: TaxonomyRequestHandler {
         let rank: TaxonRank?
         if body.rank == .unspecified {
             rank = nil
-        } else if let modelRank = TaxonomyQueries.modelRank(body.rank) {
+        } else if let modelRank = TaxonRank(body.rank) {
             rank = modelRank
         } else {
             throw TaxonomyError.invalidArgument("unknown rank \(body.rank.rawValue)")
@@ -37,7 +37,7 @@ struct SearchHandler: TaxonomyRequestHandler {
         let options = SearchOptions(rank: rank, conservation: statuses, limit: Int(limit),
                                     language: try RequestChecks.language(body.language, in: context.database), fuzzy: !body.noFuzzy,
                                     within: body.within)
-        result.hits = try SearchEngine(queries: context.queries).search(query, options: options)
+        result.hits = try SearchEngine(database: context.database).search(query, options: options)
         return .search(result)
     }
 }

@@ -66,6 +66,5 @@ struct TaxonomyRequestContext {
     /// Merged ids a batch answered as their new taxa (the envelope's `merged`).
     var merged: [Stol_V1_MergedTaxon] = []
 
-    var queries: TaxonomyQueries { TaxonomyQueries(database: selection.database) }
     var database: TaxonomyDatabase { selection.database }
 }

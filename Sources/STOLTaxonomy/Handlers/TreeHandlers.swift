@@ -11,9 +11,10 @@ struct AncestorsHandler: TaxonomyRequestHandler {
 
     static func answer(_ body: Stol_V1_AncestorsRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)
+        let lookups = LookupQueries(database: context.database)
         var list = Stol_V1_TaxonList()
-        list.taxa = body.ranks == .all ? try context.queries.ancestorsOnFullTree(of: body.taxonID)
-            : try context.queries.ancestors(of: body.taxonID, language: try RequestChecks.language(body.language, in: context.database))
+        list.taxa = body.ranks == .all ? try lookups.ancestorsOnFullTree(of: body.taxonID)
+            : try lookups.ancestors(of: body.taxonID, language: try RequestChecks.language(body.language, in: context.database))
         return .ancestors(list)
     }
 }
@@ -28,7 +29,7 @@ struct CompareHandler: TaxonomyRequestHandler {
         try RequestChecks.id(body.taxonA)
         try RequestChecks.id(body.taxonB)
         let language = body.ranks == .all ? "en" : try RequestChecks.language(body.language, in: context.database)
-        return .compare(try context.queries.compare(body.taxonA, body.taxonB, language: language, ranks: body.ranks))
+        return .compare(try ComparisonQueries(database: context.database).compare(body.taxonA, body.taxonB, language: language, ranks: body.ranks))
     }
 }
 
@@ -49,11 +50,12 @@ struct RelativesHandler: TaxonomyRequestHandler {
         try RequestChecks.id(body.taxonID)
         let n = body.n == 0 ? defaultCount : Int(body.n)
         guard n <= maximumCount else { throw TaxonomyError.invalidArgument("n must be 1…\(maximumCount)") }
-        let guardLimit = body.maxCandidates == 0 ? TaxonomyQueries.defaultMaximumCandidates : Int(body.maxCandidates)
+        let guardLimit = body.maxCandidates == 0 ? RelativesQueries.defaultMaximumCandidates : Int(body.maxCandidates)
+        let relatives = RelativesQueries(database: context.database)
         if body.ranks == .all {
-            return .relatives(try context.queries.relativesOnFullTree(of: body.taxonID, n: n, maximumCandidates: guardLimit))
+            return .relatives(try relatives.relativesOnFullTree(of: body.taxonID, n: n, maximumCandidates: guardLimit))
         }
-        return .relatives(try context.queries.relatives(of: body.taxonID, n: n, computed: body.computed,
+        return .relatives(try relatives.relatives(of: body.taxonID, n: n, computed: body.computed,
                                                         maximumCandidates: guardLimit,
                                                         language: try RequestChecks.language(body.language, in: context.database)))
     }
@@ -67,11 +69,11 @@ struct SubtreeHandler: TaxonomyRequestHandler {
 
     static func answer(_ body: Stol_V1_SubtreeRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)
-        let maximum = body.maxTaxa == 0 ? TaxonomyQueries.defaultSubtreeTaxa : Int(body.maxTaxa)
-        guard maximum <= TaxonomyQueries.maximumSubtreeTaxa else {
-            throw TaxonomyError.invalidArgument("max_taxa must be at most \(TaxonomyQueries.maximumSubtreeTaxa)")
+        let maximum = body.maxTaxa == 0 ? TreeQueries.defaultSubtreeTaxa : Int(body.maxTaxa)
+        guard maximum <= TreeQueries.maximumSubtreeTaxa else {
+            throw TaxonomyError.invalidArgument("max_taxa must be at most \(TreeQueries.maximumSubtreeTaxa)")
         }
-        return .subtree(try context.queries.subtree(of: body.taxonID, ranks: body.ranks, maximumTaxa: maximum))
+        return .subtree(try TreeQueries(database: context.database).subtree(of: body.taxonID, ranks: body.ranks, maximumTaxa: maximum))
     }
 }
 
@@ -81,6 +83,6 @@ struct InducedTreeHandler: TaxonomyRequestHandler {
     static func cost(_ body: Stol_V1_InducedTreeRequest) -> RequestCost { .bulk }
 
     static func answer(_ body: Stol_V1_InducedTreeRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
-        .inducedTree(try context.queries.inducedTree(body))
+        .inducedTree(try TreeQueries(database: context.database).inducedTree(body))
     }
 }

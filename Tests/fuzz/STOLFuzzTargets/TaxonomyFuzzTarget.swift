@@ -139,7 +139,7 @@ public final class TaxonomyFuzzTarget: FuzzTarget {
                            "\(what): ids not ascending, ranks not one per id, or an error beside ids")
             }
         case (.subtree(let asked), .subtree(let subtree)):
-            let limit = asked.maxTaxa == 0 ? TaxonomyQueries.defaultSubtreeTaxa : Int(asked.maxTaxa)
+            let limit = asked.maxTaxa == 0 ? TreeQueries.defaultSubtreeTaxa : Int(asked.maxTaxa)
             try expect(subtree.ids.first == asked.taxonID && subtree.depths.first == 0, "\(what): a subtree that does not start at its taxon")
             try expect(subtree.ids.count <= limit && [subtree.depths.count, subtree.names.count, subtree.ranks.count]
                 .allSatisfy { $0 == subtree.ids.count }, "\(what): \(subtree.ids.count) taxa for a limit of \(limit), or arrays of other lengths")

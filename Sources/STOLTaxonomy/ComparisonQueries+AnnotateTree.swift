@@ -1,7 +1,7 @@
 import STOLModel
 import STOLProtocol
 
-extension TaxonomyQueries {
+extension ComparisonQueries {
     /// Most nodes of one `annotate_tree` request (the 64 KiB request holds about
     /// 30,000 at two bytes a node; a larger tree is sent in parts, PROTOCOL.md §4.2).
     public static let maximumAnnotatedNodes = 65_536
@@ -55,7 +55,7 @@ extension TaxonomyQueries {
             lastAtDepth.removeSubrange(depth...)
             lastAtDepth.append(index)
         }
-        let tree = try wholeTree()
+        let tree = try database.wholeTree()
         var own = [Int?](repeating: nil, count: count)
         var below = [LeavesBelow](repeating: .none, count: count)
         for (index, id) in ids.enumerated() where id != 0 {

@@ -2,13 +2,13 @@ import GRDB
 import STOLModel
 import STOLProtocol
 
-extension TaxonomyQueries {
+extension LookupQueries {
     /// Everything the species page shows (docs/design/queries-and-algorithms.md §10): the taxon, its
     /// lineage, common names grouped by language (the requested language first,
     /// preferred names first), synonyms, traits and references.
     public func detail(of id: TaxonID, language: String) throws(TaxonomyError) -> Stol_V1_TaxonDetail {
         try database.read { db in
-            guard let (taxon, lineage) = try self.lineage(db, of: id, language: language) else {
+            guard let (taxon, lineage) = try reader.lineage(db, of: id, language: language) else {
                 throw TaxonomyError.taxonNotFound(id)
             }
             var detail = Stol_V1_TaxonDetail()

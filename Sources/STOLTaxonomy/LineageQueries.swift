@@ -2,9 +2,18 @@ import GRDB
 import STOLModel
 import STOLProtocol
 
-extension TaxonomyQueries {
-    /// Most queries one lineage batch may carry (the answer stays far below the frame limit).
-    public static let maximumBatchQueries = 1000
+/// Lineages of many taxa in one request (`lineage_batch`): on the main ranks or
+/// NCBI's whole tree, from the in-memory tree once it is loaded.
+public struct LineageQueries {
+    let database: TaxonomyDatabase
+
+    public init(database: TaxonomyDatabase) {
+        self.database = database
+    }
+
+    var layout: TaxonomyLayout { database.layout }
+    var reader: TaxonReader { TaxonReader(database: database) }
+    var names: NameQueries { NameQueries(database: database) }
 
     /// Lineages of many taxa in one round trip, for pipelines of thousands of
     /// queries. Each query is a decimal id or an exact name (scientific name,
@@ -20,7 +29,7 @@ extension TaxonomyQueries {
     public func lineageBatch(_ queries: [String], language: String, ranks: Stol_V1_RankView = .main,
                              form: Stol_V1_LineageForm = .taxa) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
         if ranks == .all {
-            let tree = try wholeTree()
+            let tree = try database.wholeTree()
             return try treeLineages(queries, tree: tree, exactNames: database.memoryIndexes?.exactNames ?? [:],
                                     view: .all, form: form)
         }
@@ -35,14 +44,14 @@ extension TaxonomyQueries {
                 var result = Stol_V1_LineageResult()
                 result.query = query
                 do {
-                    var id = try resolve(db, query.trimmingBlanks, exactNames: exactNames)
-                    var found = try lineage(db, of: id, language: language)
+                    var id = try names.resolve(db, query.trimmingBlanks, exactNames: exactNames)
+                    var found = try reader.lineage(db, of: id, language: language)
                     if found == nil {
-                        switch try retired(db, id) {
+                        switch try RetiredID.lookup(db, id, in: database) {
                         case .merged(let new)?:
                             result.mergedFrom = id
                             id = new
-                            found = try lineage(db, of: new, language: language)
+                            found = try reader.lineage(db, of: new, language: language)
                         case .deleted?: throw TaxonomyError.taxonDeleted(id)
                         case nil: break
                         }
@@ -54,7 +63,7 @@ extension TaxonomyQueries {
                         result.lineage = lineage
                     case .compact:
                         result.lineageIds = lineage.map(\.id)
-                        result.lineageRanks = lineage.map { TaxonomyQueries.modelRank($0.rank)?.rawValue ?? "" }
+                        result.lineageRanks = lineage.map { TaxonRank($0.rank)?.rawValue ?? "" }
                         result.lineageNames = lineage.map(\.scientificName)
                     case .ids:
                         result.lineageIds = lineage.map(\.id)
@@ -104,12 +113,12 @@ extension TaxonomyQueries {
             try database.read { db in
                 for position in needSQL {
                     do {
-                        let id = try resolve(db, queries[position].trimmingBlanks,
+                        let id = try names.resolve(db, queries[position].trimmingBlanks,
                                              exactNames: exactNames, wholeTree: wholeTree ? tree : nil)
                         if let node = tree.index(of: id), answerable(node) {
                             nodes[position] = node
                         } else {
-                            switch try retired(db, id) {
+                            switch try RetiredID.lookup(db, id, in: database) {
                             case .merged(let new)?:
                                 guard let node = tree.index(of: new), answerable(node) else { throw TaxonomyError.taxonNotFound(id) }
                                 nodes[position] = node
@@ -132,11 +141,11 @@ extension TaxonomyQueries {
             result.query = query
             if let node = nodes[position] {
                 if let old = mergedFrom[position] { result.mergedFrom = old }
-                result.taxon = view == .main && tree.isInView(node) ? Self.viewTaxon(tree, node) : Self.treeTaxon(tree, node)
+                result.taxon = view == .main && tree.isInView(node) ? TaxonReader.viewTaxon(tree, node) : TaxonReader.treeTaxon(tree, node)
                 let lineage = tree.ancestors(of: node, in: view)
                 switch form {
                 case .taxa, .UNRECOGNIZED:
-                    result.lineage = lineage.map { view == .main ? Self.viewTaxon(tree, $0) : Self.treeTaxon(tree, $0) }
+                    result.lineage = lineage.map { view == .main ? TaxonReader.viewTaxon(tree, $0) : TaxonReader.treeTaxon(tree, $0) }
                 case .compact:
                     result.lineageIds = lineage.map(tree.id(at:))
                     result.lineageRanks = lineage.map(rank)
@@ -150,66 +159,5 @@ extension TaxonomyQueries {
             response.results.append(result)
         }
         return response
-    }
-
-    /// A node of the view as a `Taxon`: id, view parent, main rank, scientific name.
-    static func viewTaxon(_ tree: TaxonomyTree, _ node: Int) -> Stol_V1_Taxon {
-        var taxon = Stol_V1_Taxon()
-        taxon.id = tree.id(at: node)
-        if let parent = tree.parent(of: node, in: .main) { taxon.parentID = tree.id(at: parent) }
-        taxon.rank = tree.mainRank(of: node).map(wireRank) ?? .unspecified
-        taxon.scientificName = tree.name(of: node)
-        return taxon
-    }
-
-    /// A node of the whole tree as a `Taxon`: id, parent, rank (the main rank, if
-    /// the node has one), the source's rank and the scientific name.
-    static func treeTaxon(_ tree: TaxonomyTree, _ node: Int) -> Stol_V1_Taxon {
-        var taxon = Stol_V1_Taxon()
-        taxon.id = tree.id(at: node)
-        if let parent = tree.parent(of: node) { taxon.parentID = tree.id(at: parent) }
-        taxon.rank = tree.mainRank(of: node).map(wireRank) ?? .unspecified
-        taxon.sourceRank = tree.rank(of: node)
-        taxon.scientificName = tree.name(of: node)
-        taxon.status = .accepted
-        return taxon
-    }
-
-    /// The id a query names: a decimal id as it is; a scientific name, as written or
-    /// with its first letter capitalised, among the nodes of `wholeTree` (its name
-    /// index, no query) or else among `taxa` (accepted ones first); else a common
-    /// name or synonym. Several taxa with that name are
-    /// ``TaxonomyError/ambiguousName(_:_:)`` (naming at most 16).
-    func resolve(_ db: Database, _ query: String, exactNames: [String: TaxonID]?,
-                 wholeTree: TaxonomyTree? = nil) throws -> TaxonID {
-        if let id = TaxonID(query) {
-            guard id > 0 else { throw TaxonomyError.invalidArgument("taxon ids are positive integers, got \(id)") }
-            return id
-        }
-        guard !query.isEmpty else { throw TaxonomyError.invalidArgument("empty query") }
-        let capitalised = query.prefix(1).uppercased() + query.dropFirst()
-        for name in capitalised == query ? [query] : [query, capitalised] {
-            let ids: [TaxonID]
-            if let wholeTree {
-                ids = wholeTree.nodes(named: name).prefix(16).map(wholeTree.id(at:))
-            } else {
-                ids = try TaxonID.fetchAll(db.cachedStatement(sql: """
-                    SELECT id FROM taxa WHERE scientific_name = ?
-                    AND status = (SELECT min(status) FROM taxa WHERE scientific_name = ?) ORDER BY id LIMIT 16
-                    """), arguments: [name, name])
-            }
-            if ids.count == 1 { return ids[0] }
-            if ids.count > 1 { throw TaxonomyError.ambiguousName(name, ids) }
-        }
-        let folded = SearchQuery.words(in: query).joined(separator: " ")
-        if let exactNames {
-            if let id = exactNames[folded] { return id }
-        } else {
-            for row in try Row.fetchAll(db, sql: "SELECT taxon_id, name FROM names ORDER BY is_preferred DESC, id")
-            where SearchQuery.words(in: row["name"]).joined(separator: " ") == folded {
-                return row["taxon_id"]
-            }
-        }
-        throw TaxonomyError.nameNotFound
     }
 }

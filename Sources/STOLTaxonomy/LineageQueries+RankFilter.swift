@@ -1,7 +1,7 @@
 import STOLModel
 import STOLProtocol
 
-extension TaxonomyQueries {
+extension LineageQueries {
     /// taxonkit's `filter` on the source's whole tree (`rank_filter`): each query
     /// resolved as in a lineage batch (``lineageBatch(_:language:ranks:form:)`` on
     /// ``Stol_V1_RankView/all``), its taxon judged by ``RankFilter`` from its own rank
@@ -24,7 +24,7 @@ extension TaxonomyQueries {
             if case .unknownRank(let rank) = error { details["rank"] = String(rank.prefix(80)) }
             throw .invalidOption(error.requestMessage, details: details)
         }
-        _ = try wholeTree()
+        _ = try database.wholeTree()
         var response = Stol_V1_RankFilterResponse()
         guard !request.queries.isEmpty else { return response }
         let lineages = try lineageBatch(request.queries, language: "en", ranks: .all, form: .compact)

@@ -2,7 +2,7 @@ import GRDB
 import STOLModel
 import STOLProtocol
 
-extension TaxonomyQueries {
+extension LookupQueries {
     /// Many taxa by id (`get_taxa`), for a client resolving a list of ids (a
     /// favourites list) in one round trip instead of one `get_taxon` each.
     ///
@@ -16,17 +16,17 @@ extension TaxonomyQueries {
         var seen = Set<TaxonID>()
         let unique = ids.filter { seen.insert($0).inserted }
         return try database.read { db in
-            var found = try taxa(db, ids: unique, language: language)
+            var found = try reader.taxa(db, ids: unique, language: language)
             var merged: [Stol_V1_MergedTaxon] = []
             var answeredAs: [TaxonID: TaxonID] = [:]
             for id in unique where found[id] == nil {
-                if case .merged(let new)? = try retired(db, id) {
+                if case .merged(let new)? = try RetiredID.lookup(db, id, in: database) {
                     merged.append(.with { $0.oldID = id; $0.newID = new })
                     answeredAs[id] = new
                 }
             }
             let newIDs = Array(Set(answeredAs.values).filter { found[$0] == nil })
-            found.merge(try taxa(db, ids: newIDs, language: language)) { old, _ in old }
+            found.merge(try reader.taxa(db, ids: newIDs, language: language)) { old, _ in old }
             var response = Stol_V1_TaxaResponse()
             var answered = Set<TaxonID>()
             for id in unique {

@@ -2,16 +2,16 @@ import GRDB
 import STOLModel
 import STOLProtocol
 
-extension TaxonomyQueries {
+extension NameQueries {
+    /// Ids listed per name; more are counted in `total`.
+    public static let maximumIDsPerName = 100
+
     /// Every taxon each name belongs to, for `stol-client name2id`: the exact
     /// scientific name among all nodes of the whole tree when the database has it
     /// (else among the main ranks), then with its first letter capitalised, then
     /// a common name or synonym (case- and accent-insensitively; one taxon, the
     /// preferred name's). Several taxa are all given, ascending: the caller sees
     /// the name is ambiguous rather than getting one of them.
-    /// Ids listed per name; more are counted in `total`.
-    public static let maximumIDsPerName = 100
-
     ///
     /// With `within` (an id or exact name), only the taxa under it answer, the others
     /// are listed as `outside_ids`: the higher taxon GBIF's species match takes to tell

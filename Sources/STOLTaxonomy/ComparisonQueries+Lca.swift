@@ -2,7 +2,7 @@ import GRDB
 import STOLModel
 import STOLProtocol
 
-extension TaxonomyQueries {
+extension ComparisonQueries {
     /// Members of one `lca_batch` request in all: a set of 20 reads of 500 contigs fits.
     public static let maximumLcaMembers = 10_000
 
@@ -44,7 +44,7 @@ extension TaxonomyQueries {
         var found: [(node: Int, weight: Double)] = []
         for (index, member) in set.members.enumerated() {
             do {
-                let named = try self.node(db, member, tree, indexes)
+                let named = try names.node(db, member, tree, indexes)
                 // The plain common ancestor takes every member as `compare` takes a pair's;
                 // a vote counts each member on its lineage in the view.
                 guard let node = fraction == 0 ? named : tree.node(named, in: view) else {

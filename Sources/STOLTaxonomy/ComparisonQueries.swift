@@ -2,7 +2,19 @@ import GRDB
 import STOLModel
 import STOLProtocol
 
-extension TaxonomyQueries {
+/// Common ancestors and distances: `compare` (one pair), `compare_batch`, and
+/// `lca_batch` (the common ancestor or majority taxon of many sets, in
+/// ComparisonQueries+Lca.swift), all on the in-memory tree (``PairComparison``).
+public struct ComparisonQueries {
+    let database: TaxonomyDatabase
+
+    public init(database: TaxonomyDatabase) {
+        self.database = database
+    }
+
+    var reader: TaxonReader { TaxonReader(database: database) }
+    var names: NameQueries { NameQueries(database: database) }
+
     /// Compares two taxa (docs/design/queries-and-algorithms.md §4) on the in-memory
     /// tree (``PairComparison``): the common ancestor, both paths up to it, both
     /// distances and a sentence naming the shared clade; SQL adds the taxa's common
@@ -18,10 +30,10 @@ extension TaxonomyQueries {
             var byID: [TaxonID: Stol_V1_Taxon] = [:]
             if ranks != .all {
                 let nodes = Set(pair.path(from: nodeA) + pair.path(from: nodeB))
-                byID = try taxa(db, ids: nodes.map(tree.id(at:)), language: language)
+                byID = try reader.taxa(db, ids: nodes.map(tree.id(at:)), language: language)
             }
             // A node `taxa` lacks (schema 2 keeps the whole tree beside the view) is named by the tree.
-            var result = pair.response(wholeTree: wholeTree) { node in byID[tree.id(at: node)] ?? Self.treeTaxon(tree, node) }
+            var result = pair.response(wholeTree: wholeTree) { node in byID[tree.id(at: node)] ?? TaxonReader.treeTaxon(tree, node) }
             if let similarity = try traitSimilarity(db, a, b) { result.traitSimilarity = similarity }
             return result
         }
@@ -41,7 +53,7 @@ extension TaxonomyQueries {
                 result.a = pair.a
                 result.b = pair.b
                 do {
-                    let a = try node(db, pair.a, tree, indexes), b = try node(db, pair.b, tree, indexes)
+                    let a = try names.node(db, pair.a, tree, indexes), b = try names.node(db, pair.b, tree, indexes)
                     PairComparison(a, b, on: tree, view: view).fill(&result, wholeTree: wholeTree)
                 } catch let error as TaxonomyError {
                     result.error = error.protocolError.proto
@@ -63,22 +75,6 @@ extension TaxonomyQueries {
         guard let indexes = database.memoryIndexes, let tree = indexes.tree else { throw .memoryIndexesLoading }
         guard ranks != .all || indexes.holdsWholeTree else { throw .fullTreeAbsent }
         return (tree, indexes.holdsWholeTree)
-    }
-
-    /// The node a query names; a merged id gives the node it went to (`a_id`/`b_id`
-    /// then name that taxon).
-    func node(_ db: Database, _ query: String, _ tree: TaxonomyTree, _ indexes: MemoryIndexes) throws -> Int {
-        let id = try resolve(db, query.trimmingBlanks, exactNames: indexes.exactNames, wholeTree: indexes.wholeTree)
-        if let node = tree.index(of: id) { return node }
-        switch try retired(db, id) {
-        case .merged(let new)?:
-            if let node = tree.index(of: new) { return node }
-        case .deleted?:
-            throw TaxonomyError.taxonDeleted(id)
-        case nil:
-            break
-        }
-        throw TaxonomyError.taxonNotFound(id)
     }
 
     /// Jaccard similarity of the two taxa's `key=value` trait sets; nil unless both have traits.
