@@ -15,7 +15,7 @@ extension Stol_V1_RankOrderResponse {
         response.unordered = RankOrder.unordered
         response.mainRanks = RankOrder.mainRankSpellings.map { entry in
             var main = Stol_V1_MainRankSpellings()
-            main.rank = Stol_V1_Rank(rawValue: entry.rank.level + 1) ?? .unspecified
+            main.rank = Stol_V1_Rank(entry.rank)
             main.spellings = entry.spellings
             return main
         }

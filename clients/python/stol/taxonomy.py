@@ -586,11 +586,10 @@ class Taxonomy:
                 if template is not None:
                     request.lineage_batch.template.CopyFrom(template)
                 yield request
-        make = Lineage.from_pb if names else Lineage._from_ids_form
-        if template is not None:
-            def make(result, release):  # noqa: F811 - the formatted form of the same lineage
-                lineage = Lineage.from_pb(result, release)
-                return FormattedLineage(lineage.query, result.formatted, lineage, release)
+        def formatted(result, release):  # a template's text with the lineage it was filled from
+            lineage = Lineage.from_pb(result, release)
+            return FormattedLineage(lineage.query, result.formatted, lineage, release)
+        make = formatted if template is not None else Lineage.from_pb if names else Lineage._from_ids_form
 
         def zero(query, release):
             lineage = Lineage.unclassified(query, release, names)
