@@ -42,23 +42,24 @@ public struct LineageFormat: Sendable, Equatable {
         /// How deep the rank is: a missing rank's `{higher}` is the nearest filled placeholder of a smaller level.
         public let level: Int
         /// Other names that stand for it in a template.
-        let aliases: [String]
+        public let aliases: [String]
     }
 
     /// Every placeholder, from the top of the tree down. The domain is `k` (taxonkit's
     /// superkingdom) and prefixed `d__` as GTDB and QIIME write it; the kingdom is `K`
-    /// and `k__`. Realm is the top of virus taxonomy, at the domain's level.
+    /// and `k__`. Realm is the top of virus taxonomy, at the domain's level. The main
+    /// ranks' placeholders take every spelling of their rank (``RankOrder/mainRankSpellings``).
     public static let all: [Placeholder] = [
-        .init(letter: "k", name: "domain", ranks: ["domain", "superkingdom", "acellular root"], prefix: "d__", level: 0,
+        .init(letter: "k", name: "domain", ranks: RankOrder.spellings(of: .domain), prefix: "d__", level: 0,
               aliases: ["d", "domain", "superkingdom"]),
         .init(letter: "r", name: "realm", ranks: ["realm"], prefix: "r__", level: 0, aliases: ["realm"]),
-        .init(letter: "K", name: "kingdom", ranks: ["kingdom"], prefix: "k__", level: 1, aliases: ["kingdom"]),
-        .init(letter: "p", name: "phylum", ranks: ["phylum", "division"], prefix: "p__", level: 2, aliases: ["phylum", "division"]),
-        .init(letter: "c", name: "class", ranks: ["class"], prefix: "c__", level: 3, aliases: ["class"]),
-        .init(letter: "o", name: "order", ranks: ["order"], prefix: "o__", level: 4, aliases: ["order"]),
-        .init(letter: "f", name: "family", ranks: ["family"], prefix: "f__", level: 5, aliases: ["family"]),
-        .init(letter: "g", name: "genus", ranks: ["genus"], prefix: "g__", level: 6, aliases: ["genus"]),
-        .init(letter: "s", name: "species", ranks: ["species"], prefix: "s__", level: 7, aliases: ["species"]),
+        .init(letter: "K", name: "kingdom", ranks: RankOrder.spellings(of: .kingdom), prefix: "k__", level: 1, aliases: ["kingdom"]),
+        .init(letter: "p", name: "phylum", ranks: RankOrder.spellings(of: .phylum), prefix: "p__", level: 2, aliases: ["phylum", "division"]),
+        .init(letter: "c", name: "class", ranks: RankOrder.spellings(of: .class), prefix: "c__", level: 3, aliases: ["class"]),
+        .init(letter: "o", name: "order", ranks: RankOrder.spellings(of: .order), prefix: "o__", level: 4, aliases: ["order"]),
+        .init(letter: "f", name: "family", ranks: RankOrder.spellings(of: .family), prefix: "f__", level: 5, aliases: ["family"]),
+        .init(letter: "g", name: "genus", ranks: RankOrder.spellings(of: .genus), prefix: "g__", level: 6, aliases: ["genus"]),
+        .init(letter: "s", name: "species", ranks: RankOrder.spellings(of: .species), prefix: "s__", level: 7, aliases: ["species"]),
         .init(letter: "S", name: "subspecies", ranks: ["subspecies"], prefix: "t__", level: 8, aliases: ["subspecies"]),
         .init(letter: "t", name: "strain", ranks: ["strain"], prefix: "T__", level: 9, aliases: ["strain"]),
     ]

@@ -1,5 +1,10 @@
-/// The order of NCBI's ranks, top down, for filters by rank range
-/// (`stol-client filter --lower-than genus`), as taxonkit's `filter` orders them.
+/// The order of NCBI's ranks, top down, and which spellings name one rank: the one
+/// table of rank rules (docs/design/queries-and-algorithms.md §1). Filters by rank
+/// range (`rank_filter`, `stol-client filter --lower-than genus`) order ranks by
+/// ``levels``, as taxonkit's `filter` does; the eight main ranks take the source's
+/// spellings of ``mainRankSpellings`` (``TaxonRank/init(sourceRank:)``, so the
+/// pipeline's main view and the lineage templates' placeholders read them too); the
+/// taxonomy server answers all of it (`rank_order`), so no client keeps a copy.
 ///
 /// Spellings on one level are the same rank to a filter: NCBI renamed
 /// `superkingdom` to `domain` in 2025 and gave Viruses the new rank
@@ -31,6 +36,33 @@ public enum RankOrder {
 
     /// Ranks that say a node has none (kept by default, dropped by `--discard-noranks`).
     public static let unordered: [String] = ["no rank", "clade"]
+
+    /// The source's spellings of each main rank, domain first: NCBI's before 2025
+    /// (`superkingdom`) and since (`domain`, and `acellular root`, the rank of Viruses,
+    /// a superkingdom before), so the main view of either release has Viruses among
+    /// its domains. `cellular root` ("cellular organisms", no rank before), `empire`
+    /// and `realm` are on the domain's level of the order but no main rank. Each
+    /// spelling is on a level of ``levels``, every one of a main rank above every one
+    /// of the next (`RankRulesTests` checks both).
+    public static let mainRankSpellings: [(rank: TaxonRank, spellings: [String])] = [
+        (.domain, ["domain", "superkingdom", "acellular root"]),
+        (.kingdom, ["kingdom"]),
+        (.phylum, ["phylum", "division"]),
+        (.class, ["class"]),
+        (.order, ["order"]),
+        (.family, ["family"]),
+        (.genus, ["genus"]),
+        (.species, ["species"]),
+    ]
+
+    /// The main rank of each spelling of ``mainRankSpellings``.
+    static let mainRankOfSpelling: [String: TaxonRank] = Dictionary(
+        uniqueKeysWithValues: mainRankSpellings.flatMap { entry in entry.spellings.map { ($0, entry.rank) } })
+
+    /// The spellings of one main rank.
+    public static func spellings(of rank: TaxonRank) -> [String] {
+        mainRankSpellings.first { $0.rank == rank }?.spellings ?? [rank.rawValue]
+    }
 
     private static let levelOfRank: [String: Int] = {
         var table: [String: Int] = [:]
@@ -75,6 +107,23 @@ public struct RankFilter: Sendable, Equatable {
             case .predictableNeedsLowerThan: "--save-predictable-noranks goes with --lower-than"
             }
         }
+
+        /// The same sentence naming the fields of the protocol's `rank_filter` (a
+        /// client of any language words its own options after them).
+        public var requestMessage: String {
+            switch self {
+            case .unknownRank(let rank):
+                "unknown rank '\(rank.prefix(80))'; the ordered ranks are listed by rank_order"
+            case .bothBounds: "lower_than and higher_than cannot be used together"
+            case .predictableNeedsLowerThan: "save_predictable_noranks goes with lower_than"
+            }
+        }
+    }
+
+    /// The ranks of `equal_to` entries: each entry one rank or several, comma-separated
+    /// (`--rank genus,species`), blanks around each and empty ones dropped.
+    public static func ranks(in entries: [String]) -> [String] {
+        entries.flatMap { $0.split(separator: ",").map { String($0).trimmingBlanks } }.filter { !$0.isEmpty }
     }
 
     public let lowerThan: Int?

@@ -10,24 +10,15 @@ public enum TaxonRank: String, CaseIterable, Sendable, Codable, Comparable {
 
     public static func < (lhs: TaxonRank, rhs: TaxonRank) -> Bool { lhs.level < rhs.level }
 
-    /// Maps a source rank name onto a main rank, or nil for an intermediate rank.
-    /// A top-level `superkingdom` (NCBI before 2025) is a domain, and so is NCBI's
-    /// `acellular root` since 2025 (Viruses, a superkingdom before): the main view of
-    /// either release has Viruses among its domains. `cellular root` ("cellular
-    /// organisms", no rank before), `empire` and `realm` are not kept.
+    /// Maps a source rank name onto a main rank, or nil for an intermediate rank, by
+    /// the spellings of ``RankOrder/mainRankSpellings`` (superkingdom, domain and
+    /// acellular root are a domain; division a phylum). Case and surrounding
+    /// whitespace do not matter.
     public init?(sourceRank: String) {
-        let normalized = sourceRank.trimmingCharacters(in: .whitespaces).lowercased()
-        switch normalized {
-        case "domain", "superkingdom", "acellular root": self = .domain
-        case "kingdom": self = .kingdom
-        case "phylum", "division": self = .phylum
-        case "class": self = .class
-        case "order": self = .order
-        case "family": self = .family
-        case "genus": self = .genus
-        case "species": self = .species
-        default: return nil
+        guard let rank = RankOrder.mainRankOfSpelling[sourceRank.trimmingCharacters(in: .whitespaces).lowercased()] else {
+            return nil
         }
+        self = rank
     }
 }
 

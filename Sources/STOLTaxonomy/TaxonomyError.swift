@@ -5,6 +5,9 @@ import STOLProtocol
 public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
     case taxonNotFound(TaxonID)
     case invalidArgument(String)
+    /// An option the domain rules refuse (an unknown rank, a bad lineage template), with
+    /// the field and value it concerns in `details`.
+    case invalidOption(String, details: [String: String])
     /// Closest relatives are defined for species only (docs/design/queries-and-algorithms.md §5).
     case notASpecies(TaxonID, rank: String)
     /// A name in a lineage batch that matches no taxon exactly.
@@ -33,6 +36,8 @@ public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
             ProtocolError(.notFound, "no taxon with id \(id) in the active database", details: ["taxon_id": String(id)])
         case .invalidArgument(let detail):
             ProtocolError(.invalidRequest, detail)
+        case .invalidOption(let detail, let details):
+            ProtocolError(.invalidRequest, detail, details: details)
         case .notASpecies(let id, let rank):
             ProtocolError(.invalidRequest, "taxon \(id) is a \(rank); closest relatives are computed for species",
                           details: ["taxon_id": String(id)])

@@ -404,6 +404,54 @@ public nonisolated enum Stol_V1_ChangeKind: SwiftProtobuf.Enum, Swift.CaseIterab
 
 }
 
+public nonisolated enum Stol_V1_NameResolution: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// `taxon_id` is the taxon
+  case one // = 1
+
+  /// several taxa carry the name: `candidates`, a person must choose one
+  case ambiguous // = 2
+
+  /// no taxon carries it; `candidates` are approximate matches (suggestions), maybe none
+  case notFound // = 3
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .one
+    case 2: self = .ambiguous
+    case 3: self = .notFound
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .one: return 1
+    case .ambiguous: return 2
+    case .notFound: return 3
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Stol_V1_NameResolution] = [
+    .unspecified,
+    .one,
+    .ambiguous,
+    .notFound,
+  ]
+
+}
+
 public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -570,6 +618,38 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     set {body = .inducedTree(newValue)}
   }
 
+  public var rankOrder: Stol_V1_RankOrderRequest {
+    get {
+      if case .rankOrder(let v)? = body {return v}
+      return Stol_V1_RankOrderRequest()
+    }
+    set {body = .rankOrder(newValue)}
+  }
+
+  public var rankFilter: Stol_V1_RankFilterRequest {
+    get {
+      if case .rankFilter(let v)? = body {return v}
+      return Stol_V1_RankFilterRequest()
+    }
+    set {body = .rankFilter(newValue)}
+  }
+
+  public var annotateTree: Stol_V1_AnnotateTreeRequest {
+    get {
+      if case .annotateTree(let v)? = body {return v}
+      return Stol_V1_AnnotateTreeRequest()
+    }
+    set {body = .annotateTree(newValue)}
+  }
+
+  public var resolveName: Stol_V1_ResolveNameRequest {
+    get {
+      if case .resolveName(let v)? = body {return v}
+      return Stol_V1_ResolveNameRequest()
+    }
+    set {body = .resolveName(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -592,6 +672,10 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     case history(Stol_V1_HistoryRequest)
     case lcaBatch(Stol_V1_LcaBatchRequest)
     case inducedTree(Stol_V1_InducedTreeRequest)
+    case rankOrder(Stol_V1_RankOrderRequest)
+    case rankFilter(Stol_V1_RankFilterRequest)
+    case annotateTree(Stol_V1_AnnotateTreeRequest)
+    case resolveName(Stol_V1_ResolveNameRequest)
 
   }
 
@@ -789,6 +873,38 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
     set {_uniqueStorage()._result = .inducedTree(newValue)}
   }
 
+  public var rankOrder: Stol_V1_RankOrderResponse {
+    get {
+      if case .rankOrder(let v)? = _storage._result {return v}
+      return Stol_V1_RankOrderResponse()
+    }
+    set {_uniqueStorage()._result = .rankOrder(newValue)}
+  }
+
+  public var rankFilter: Stol_V1_RankFilterResponse {
+    get {
+      if case .rankFilter(let v)? = _storage._result {return v}
+      return Stol_V1_RankFilterResponse()
+    }
+    set {_uniqueStorage()._result = .rankFilter(newValue)}
+  }
+
+  public var annotateTree: Stol_V1_AnnotateTreeResponse {
+    get {
+      if case .annotateTree(let v)? = _storage._result {return v}
+      return Stol_V1_AnnotateTreeResponse()
+    }
+    set {_uniqueStorage()._result = .annotateTree(newValue)}
+  }
+
+  public var resolveName: Stol_V1_ResolveNameResponse {
+    get {
+      if case .resolveName(let v)? = _storage._result {return v}
+      return Stol_V1_ResolveNameResponse()
+    }
+    set {_uniqueStorage()._result = .resolveName(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -812,6 +928,10 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
     case history(Stol_V1_HistoryResponse)
     case lcaBatch(Stol_V1_LcaBatchResponse)
     case inducedTree(Stol_V1_InducedTreeResponse)
+    case rankOrder(Stol_V1_RankOrderResponse)
+    case rankFilter(Stol_V1_RankFilterResponse)
+    case annotateTree(Stol_V1_AnnotateTreeResponse)
+    case resolveName(Stol_V1_ResolveNameResponse)
 
   }
 
@@ -1636,6 +1756,43 @@ public nonisolated struct Stol_V1_LineageBatchRequest: Sendable {
 
   public var form: Stol_V1_LineageForm = .taxa
 
+  /// absent: no `formatted` text; present: every result's lineage written in it
+  public var template: Stol_V1_LineageTemplate {
+    get {_template ?? Stol_V1_LineageTemplate()}
+    set {_template = newValue}
+  }
+  /// Returns true if `template` has been explicitly set.
+  public var hasTemplate: Bool {self._template != nil}
+  /// Clears the value of `template`. Subsequent reads from it will return its default value.
+  public mutating func clearTemplate() {self._template = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _template: Stol_V1_LineageTemplate? = nil
+}
+
+/// A lineage written in a taxonkit-style template (taxonkit reformat -f, `stol-client lineage
+/// --format`): placeholders {k} {K} {p} {c} {o} {f} {g} {s} {S} {t} {r} or a rank's name
+/// ({domain}, {genus}, …), as rank_order's `placeholders` lists them; other text is copied.
+public nonisolated struct Stol_V1_LineageTemplate: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the template; a bad one makes the whole request INVALID_REQUEST
+  public var format: String = String()
+
+  /// a rank the lineage lacks is written as `fill` says (empty `fill`: taxonkit's
+  public var fillMissing: Bool = false
+
+  /// default "unclassified {higher} {rank}") instead of left empty
+  public var fill: String = String()
+
+  /// every non-empty field starts with its placeholder's prefix (d__, k__, p__, …)
+  public var prefixRanks: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1701,6 +1858,12 @@ public nonisolated struct Stol_V1_LineageResult: @unchecked Sendable {
     set {_uniqueStorage()._mergedFrom = newValue}
   }
 
+  /// with a `template`: the lineage (the taxon included) written in it; empty on error
+  public var formatted: String {
+    get {_storage._formatted}
+    set {_uniqueStorage()._formatted = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1715,6 +1878,9 @@ public nonisolated struct Stol_V1_LineageBatchResponse: Sendable {
 
   /// one per query, in order
   public var results: [Stol_V1_LineageResult] = []
+
+  /// with a `template`: the template filled from an empty lineage (Kraken's 0,
+  public var unclassified: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2228,6 +2394,275 @@ public nonisolated struct Stol_V1_InducedTreeResponse: Sendable {
   public init() {}
 }
 
+/// The order of the source's ranks and the spellings that name one rank: taxonkit's
+/// filter order, the eight main ranks' spellings, and the placeholders of lineage
+/// templates. The tables every rule of rank_filter, lineage templates and the main
+/// view reads (`stol-client filter --list-order` prints `levels` and `unordered`).
+public nonisolated struct Stol_V1_RankOrderRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_RankLevel: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the spellings of one level, one rank to a filter ("domain", "superkingdom", …)
+  public var spellings: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_MainRankSpellings: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// one of the eight main ranks
+  public var rank: Stol_V1_Rank = .unspecified
+
+  /// the source's ranks that are it ("domain", "superkingdom", "acellular root")
+  public var spellings: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_RankPlaceholder: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// taxonkit's letter ("k", "K", "p", …)
+  public var letter: String = String()
+
+  /// the rank's name as a fill's {rank} writes it ("domain")
+  public var name: String = String()
+
+  /// other names that stand for it in a template ("d", "domain", "superkingdom")
+  public var aliases: [String] = []
+
+  /// the source's ranks that fill it
+  public var spellings: [String] = []
+
+  /// its prefix with `prefix_ranks` ("d__")
+  public var prefix: String = String()
+
+  /// how deep: a fill's {higher} is the nearest filled placeholder of a smaller level
+  public var level: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_RankOrderResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// top down
+  public var levels: [Stol_V1_RankLevel] = []
+
+  /// ranks that say a node has none ("no rank", "clade")
+  public var unordered: [String] = []
+
+  /// domain first
+  public var mainRanks: [Stol_V1_MainRankSpellings] = []
+
+  /// in the order that decides ties (the domain before the realm)
+  public var placeholders: [Stol_V1_RankPlaceholder] = []
+
+  /// the fill of LineageTemplate.fill_missing without a `fill`
+  public var defaultFill: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// taxonkit's filter: which queries' taxa have a rank in a range, on the source's whole tree.
+/// Ranks are compared by rank_order's levels; every spelling of a level is that level.
+public nonisolated struct Stol_V1_RankFilterRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// at most 1000, as in a lineage batch (none: the options are only checked)
+  public var queries: [String] = []
+
+  /// keep ranks strictly below this one
+  public var lowerThan: String = String()
+
+  /// keep ranks strictly above this one (not with lower_than)
+  public var higherThan: String = String()
+
+  /// keep these ranks (each entry one rank or several, comma-separated); with a bound, also
+  public var equalTo: [String] = []
+
+  /// drop taxa without an ordered rank (no rank, clade)
+  public var discardNoranks: Bool = false
+
+  /// with lower_than: keep such a taxon when its nearest ranked ancestor is at or below
+  public var savePredictableNoranks: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_RankFilterResult: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// echoed
+  public var query: String = String()
+
+  /// the taxon it named (the new one for a merged id); 0 on error
+  public var taxonID: Int64 = 0
+
+  /// its rank, the source's spelling
+  public var rank: String = String()
+
+  /// its scientific name
+  public var name: String = String()
+
+  /// the filter keeps it
+  public var kept: Bool = false
+
+  /// this query alone failed (NOT_FOUND, TAXON_DELETED, INVALID_REQUEST), as in a lineage batch
+  public var error: Stol_V1_Error {
+    get {_error ?? Stol_V1_Error()}
+    set {_error = newValue}
+  }
+  /// Returns true if `error` has been explicitly set.
+  public var hasError: Bool {self._error != nil}
+  /// Clears the value of `error`. Subsequent reads from it will return its default value.
+  public mutating func clearError() {self._error = nil}
+
+  /// the id asked for, when the source merged it into `taxon_id`
+  public var mergedFrom: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _error: Stol_V1_Error? = nil
+}
+
+public nonisolated struct Stol_V1_RankFilterResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// one per query, in order
+  public var results: [Stol_V1_RankFilterResult] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The taxon each node of a user's tree gets (ete4's annotate_tree with ignore_unclassified):
+/// its own taxon when its label names one, else for an inner node the common ancestor, on
+/// the source's whole tree, of the annotated leaves below it. Labels are resolved first
+/// (lineage_batch); this request carries the topology and the taxa found.
+public nonisolated struct Stol_V1_AnnotateTreeRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// preorder, the first node the root at 0; a node's parent is the last node before it a
+  public var depths: [UInt32] = []
+
+  /// level up (each depth at most the one before + 1)
+  public var taxonIds: [Int64] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_AnnotateTreeResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// per node: its own taxon, else its annotated leaves' common ancestor, else 0
+  public var taxonIds: [Int64] = []
+
+  /// the common ancestor of the annotated leaves under the root: what the root's subtree
+  public var leavesAncestor: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// What a person typed to name one taxon (`stol-client fav add lion`): an id, or a name of
+/// one or more words matched through search; never a silent pick among several taxa.
+public nonisolated struct Stol_V1_ResolveNameRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// at most 512 bytes: decimal digits are an id, used as they are; anything else a name
+  public var text: String = String()
+
+  /// of the common names matched and shown
+  public var language: String = String()
+
+  /// only taxa of this main rank; RANK_UNSPECIFIED: any
+  public var rank: Stol_V1_Rank = .unspecified
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Stol_V1_ResolveNameResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var resolution: Stol_V1_NameResolution = .unspecified
+
+  /// NAME_RESOLUTION_ONE: the id (for digits, the id typed)
+  public var taxonID: Int64 = 0
+
+  /// NAME_RESOLUTION_ONE: the taxon; absent for an id this database does not hold
+  public var taxon: Stol_V1_Taxon {
+    get {_taxon ?? Stol_V1_Taxon()}
+    set {_taxon = newValue}
+  }
+  /// Returns true if `taxon` has been explicitly set.
+  public var hasTaxon: Bool {self._taxon != nil}
+  /// Clears the value of `taxon`. Subsequent reads from it will return its default value.
+  public mutating func clearTaxon() {self._taxon = nil}
+
+  /// AMBIGUOUS and NOT_FOUND: best first, at most 10
+  public var candidates: [Stol_V1_Taxon] = []
+
+  /// how many candidates there were (more than listed: the rest left out)
+  public var totalCandidates: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _taxon: Stol_V1_Taxon? = nil
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "stol.v1"
@@ -2264,9 +2699,13 @@ nonisolated extension Stol_V1_ChangeKind: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CHANGE_KIND_UNSPECIFIED\0\u{1}CHANGE_KIND_ADDED\0\u{1}CHANGE_KIND_DELETED\0\u{1}CHANGE_KIND_MERGED\0\u{1}CHANGE_KIND_RENAMED\0\u{1}CHANGE_KIND_MOVED\0\u{1}CHANGE_KIND_RANK_CHANGED\0")
 }
 
+nonisolated extension Stol_V1_NameResolution: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NAME_RESOLUTION_UNSPECIFIED\0\u{1}NAME_RESOLUTION_ONE\0\u{1}NAME_RESOLUTION_AMBIGUOUS\0\u{1}NAME_RESOLUTION_NOT_FOUND\0")
+}
+
 nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}release\0\u{2}\u{8}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{3}get_taxa\0\u{1}diff\0\u{1}history\0\u{3}lca_batch\0\u{3}induced_tree\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}release\0\u{2}\u{8}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{3}get_taxa\0\u{1}diff\0\u{1}history\0\u{3}lca_batch\0\u{3}induced_tree\0\u{3}rank_order\0\u{3}rank_filter\0\u{3}annotate_tree\0\u{3}resolve_name\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2523,6 +2962,58 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
           self.body = .inducedTree(v)
         }
       }()
+      case 33: try {
+        var v: Stol_V1_RankOrderRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .rankOrder(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .rankOrder(v)
+        }
+      }()
+      case 34: try {
+        var v: Stol_V1_RankFilterRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .rankFilter(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .rankFilter(v)
+        }
+      }()
+      case 35: try {
+        var v: Stol_V1_AnnotateTreeRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .annotateTree(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .annotateTree(v)
+        }
+      }()
+      case 36: try {
+        var v: Stol_V1_ResolveNameRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .resolveName(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .resolveName(v)
+        }
+      }()
       default: break
       }
     }
@@ -2616,6 +3107,22 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
       guard case .inducedTree(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
     }()
+    case .rankOrder?: try {
+      guard case .rankOrder(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 33)
+    }()
+    case .rankFilter?: try {
+      guard case .rankFilter(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 34)
+    }()
+    case .annotateTree?: try {
+      guard case .annotateTree(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 35)
+    }()
+    case .resolveName?: try {
+      guard case .resolveName(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 36)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -2632,7 +3139,7 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{1}merged\0\u{2}\u{6}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{1}taxa\0\u{1}diff\0\u{1}history\0\u{3}lca_batch\0\u{3}induced_tree\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{1}merged\0\u{2}\u{6}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{1}taxa\0\u{1}diff\0\u{1}history\0\u{3}lca_batch\0\u{3}induced_tree\0\u{3}rank_order\0\u{3}rank_filter\0\u{3}annotate_tree\0\u{3}resolve_name\0")
 
   fileprivate class _StorageClass {
     var _id: UInt64 = 0
@@ -2934,6 +3441,58 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
             _storage._result = .inducedTree(v)
           }
         }()
+        case 33: try {
+          var v: Stol_V1_RankOrderResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .rankOrder(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .rankOrder(v)
+          }
+        }()
+        case 34: try {
+          var v: Stol_V1_RankFilterResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .rankFilter(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .rankFilter(v)
+          }
+        }()
+        case 35: try {
+          var v: Stol_V1_AnnotateTreeResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .annotateTree(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .annotateTree(v)
+          }
+        }()
+        case 36: try {
+          var v: Stol_V1_ResolveNameResponse?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .resolveName(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .resolveName(v)
+          }
+        }()
         default: break
         }
       }
@@ -3035,6 +3594,22 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
       case .inducedTree?: try {
         guard case .inducedTree(let v)? = _storage._result else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
+      }()
+      case .rankOrder?: try {
+        guard case .rankOrder(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 33)
+      }()
+      case .rankFilter?: try {
+        guard case .rankFilter(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 34)
+      }()
+      case .annotateTree?: try {
+        guard case .annotateTree(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 35)
+      }()
+      case .resolveName?: try {
+        guard case .resolveName(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 36)
       }()
       case nil: break
       }
@@ -4561,7 +5136,7 @@ nonisolated extension Stol_V1_DiagnosticsResponse: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Stol_V1_LineageBatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LineageBatchRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queries\0\u{1}language\0\u{1}ranks\0\u{1}form\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queries\0\u{1}language\0\u{1}ranks\0\u{1}form\0\u{1}template\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4573,12 +5148,17 @@ nonisolated extension Stol_V1_LineageBatchRequest: SwiftProtobuf.Message, SwiftP
       case 2: try { try decoder.decodeSingularStringField(value: &self.language) }()
       case 3: try { try decoder.decodeSingularEnumField(value: &self.ranks) }()
       case 4: try { try decoder.decodeSingularEnumField(value: &self.form) }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._template) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.queries.isEmpty {
       try visitor.visitRepeatedStringField(value: self.queries, fieldNumber: 1)
     }
@@ -4591,6 +5171,9 @@ nonisolated extension Stol_V1_LineageBatchRequest: SwiftProtobuf.Message, SwiftP
     if self.form != .taxa {
       try visitor.visitSingularEnumField(value: self.form, fieldNumber: 4)
     }
+    try { if let v = self._template {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4599,6 +5182,52 @@ nonisolated extension Stol_V1_LineageBatchRequest: SwiftProtobuf.Message, SwiftP
     if lhs.language != rhs.language {return false}
     if lhs.ranks != rhs.ranks {return false}
     if lhs.form != rhs.form {return false}
+    if lhs._template != rhs._template {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_LineageTemplate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LineageTemplate"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}format\0\u{3}fill_missing\0\u{1}fill\0\u{3}prefix_ranks\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.format) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.fillMissing) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.fill) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.prefixRanks) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.format.isEmpty {
+      try visitor.visitSingularStringField(value: self.format, fieldNumber: 1)
+    }
+    if self.fillMissing != false {
+      try visitor.visitSingularBoolField(value: self.fillMissing, fieldNumber: 2)
+    }
+    if !self.fill.isEmpty {
+      try visitor.visitSingularStringField(value: self.fill, fieldNumber: 3)
+    }
+    if self.prefixRanks != false {
+      try visitor.visitSingularBoolField(value: self.prefixRanks, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_LineageTemplate, rhs: Stol_V1_LineageTemplate) -> Bool {
+    if lhs.format != rhs.format {return false}
+    if lhs.fillMissing != rhs.fillMissing {return false}
+    if lhs.fill != rhs.fill {return false}
+    if lhs.prefixRanks != rhs.prefixRanks {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4606,7 +5235,7 @@ nonisolated extension Stol_V1_LineageBatchRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LineageResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{1}taxon\0\u{1}lineage\0\u{1}error\0\u{3}lineage_ids\0\u{3}lineage_ranks\0\u{3}lineage_names\0\u{3}merged_from\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{1}taxon\0\u{1}lineage\0\u{1}error\0\u{3}lineage_ids\0\u{3}lineage_ranks\0\u{3}lineage_names\0\u{3}merged_from\0\u{1}formatted\0")
 
   fileprivate class _StorageClass {
     var _query: String = String()
@@ -4617,6 +5246,7 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
     var _lineageRanks: [String] = []
     var _lineageNames: [String] = []
     var _mergedFrom: Int64 = 0
+    var _formatted: String = String()
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -4635,6 +5265,7 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
       _lineageRanks = source._lineageRanks
       _lineageNames = source._lineageNames
       _mergedFrom = source._mergedFrom
+      _formatted = source._formatted
     }
   }
 
@@ -4661,6 +5292,7 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
         case 6: try { try decoder.decodeRepeatedStringField(value: &_storage._lineageRanks) }()
         case 7: try { try decoder.decodeRepeatedStringField(value: &_storage._lineageNames) }()
         case 8: try { try decoder.decodeSingularInt64Field(value: &_storage._mergedFrom) }()
+        case 9: try { try decoder.decodeSingularStringField(value: &_storage._formatted) }()
         default: break
         }
       }
@@ -4697,6 +5329,9 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
       if _storage._mergedFrom != 0 {
         try visitor.visitSingularInt64Field(value: _storage._mergedFrom, fieldNumber: 8)
       }
+      if !_storage._formatted.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._formatted, fieldNumber: 9)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -4714,6 +5349,7 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
         if _storage._lineageRanks != rhs_storage._lineageRanks {return false}
         if _storage._lineageNames != rhs_storage._lineageNames {return false}
         if _storage._mergedFrom != rhs_storage._mergedFrom {return false}
+        if _storage._formatted != rhs_storage._formatted {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -4725,7 +5361,7 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Stol_V1_LineageBatchResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LineageBatchResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}results\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}results\0\u{1}unclassified\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4734,6 +5370,7 @@ nonisolated extension Stol_V1_LineageBatchResponse: SwiftProtobuf.Message, Swift
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.results) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.unclassified) }()
       default: break
       }
     }
@@ -4743,11 +5380,15 @@ nonisolated extension Stol_V1_LineageBatchResponse: SwiftProtobuf.Message, Swift
     if !self.results.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.results, fieldNumber: 1)
     }
+    if !self.unclassified.isEmpty {
+      try visitor.visitSingularStringField(value: self.unclassified, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_LineageBatchResponse, rhs: Stol_V1_LineageBatchResponse) -> Bool {
     if lhs.results != rhs.results {return false}
+    if lhs.unclassified != rhs.unclassified {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5730,6 +6371,508 @@ nonisolated extension Stol_V1_InducedTreeResponse: SwiftProtobuf.Message, SwiftP
     if lhs.ranks != rhs.ranks {return false}
     if lhs.requested != rhs.requested {return false}
     if lhs.notFound != rhs.notFound {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_RankOrderRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RankOrderRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_RankOrderRequest, rhs: Stol_V1_RankOrderRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_RankLevel: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RankLevel"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}spellings\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.spellings) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.spellings.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.spellings, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_RankLevel, rhs: Stol_V1_RankLevel) -> Bool {
+    if lhs.spellings != rhs.spellings {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_MainRankSpellings: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MainRankSpellings"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}rank\0\u{1}spellings\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.rank) }()
+      case 2: try { try decoder.decodeRepeatedStringField(value: &self.spellings) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.rank != .unspecified {
+      try visitor.visitSingularEnumField(value: self.rank, fieldNumber: 1)
+    }
+    if !self.spellings.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.spellings, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_MainRankSpellings, rhs: Stol_V1_MainRankSpellings) -> Bool {
+    if lhs.rank != rhs.rank {return false}
+    if lhs.spellings != rhs.spellings {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_RankPlaceholder: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RankPlaceholder"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}letter\0\u{1}name\0\u{1}aliases\0\u{1}spellings\0\u{1}prefix\0\u{1}level\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.letter) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 3: try { try decoder.decodeRepeatedStringField(value: &self.aliases) }()
+      case 4: try { try decoder.decodeRepeatedStringField(value: &self.spellings) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.prefix) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.level) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.letter.isEmpty {
+      try visitor.visitSingularStringField(value: self.letter, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    if !self.aliases.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.aliases, fieldNumber: 3)
+    }
+    if !self.spellings.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.spellings, fieldNumber: 4)
+    }
+    if !self.prefix.isEmpty {
+      try visitor.visitSingularStringField(value: self.prefix, fieldNumber: 5)
+    }
+    if self.level != 0 {
+      try visitor.visitSingularUInt32Field(value: self.level, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_RankPlaceholder, rhs: Stol_V1_RankPlaceholder) -> Bool {
+    if lhs.letter != rhs.letter {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.aliases != rhs.aliases {return false}
+    if lhs.spellings != rhs.spellings {return false}
+    if lhs.prefix != rhs.prefix {return false}
+    if lhs.level != rhs.level {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_RankOrderResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RankOrderResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}levels\0\u{1}unordered\0\u{3}main_ranks\0\u{1}placeholders\0\u{3}default_fill\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.levels) }()
+      case 2: try { try decoder.decodeRepeatedStringField(value: &self.unordered) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.mainRanks) }()
+      case 4: try { try decoder.decodeRepeatedMessageField(value: &self.placeholders) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.defaultFill) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.levels.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.levels, fieldNumber: 1)
+    }
+    if !self.unordered.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.unordered, fieldNumber: 2)
+    }
+    if !self.mainRanks.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.mainRanks, fieldNumber: 3)
+    }
+    if !self.placeholders.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.placeholders, fieldNumber: 4)
+    }
+    if !self.defaultFill.isEmpty {
+      try visitor.visitSingularStringField(value: self.defaultFill, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_RankOrderResponse, rhs: Stol_V1_RankOrderResponse) -> Bool {
+    if lhs.levels != rhs.levels {return false}
+    if lhs.unordered != rhs.unordered {return false}
+    if lhs.mainRanks != rhs.mainRanks {return false}
+    if lhs.placeholders != rhs.placeholders {return false}
+    if lhs.defaultFill != rhs.defaultFill {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_RankFilterRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RankFilterRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queries\0\u{3}lower_than\0\u{3}higher_than\0\u{3}equal_to\0\u{3}discard_noranks\0\u{3}save_predictable_noranks\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.queries) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.lowerThan) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.higherThan) }()
+      case 4: try { try decoder.decodeRepeatedStringField(value: &self.equalTo) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.discardNoranks) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.savePredictableNoranks) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.queries.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.queries, fieldNumber: 1)
+    }
+    if !self.lowerThan.isEmpty {
+      try visitor.visitSingularStringField(value: self.lowerThan, fieldNumber: 2)
+    }
+    if !self.higherThan.isEmpty {
+      try visitor.visitSingularStringField(value: self.higherThan, fieldNumber: 3)
+    }
+    if !self.equalTo.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.equalTo, fieldNumber: 4)
+    }
+    if self.discardNoranks != false {
+      try visitor.visitSingularBoolField(value: self.discardNoranks, fieldNumber: 5)
+    }
+    if self.savePredictableNoranks != false {
+      try visitor.visitSingularBoolField(value: self.savePredictableNoranks, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_RankFilterRequest, rhs: Stol_V1_RankFilterRequest) -> Bool {
+    if lhs.queries != rhs.queries {return false}
+    if lhs.lowerThan != rhs.lowerThan {return false}
+    if lhs.higherThan != rhs.higherThan {return false}
+    if lhs.equalTo != rhs.equalTo {return false}
+    if lhs.discardNoranks != rhs.discardNoranks {return false}
+    if lhs.savePredictableNoranks != rhs.savePredictableNoranks {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_RankFilterResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RankFilterResult"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{3}taxon_id\0\u{1}rank\0\u{1}name\0\u{1}kept\0\u{1}error\0\u{3}merged_from\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.query) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.taxonID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.rank) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.kept) }()
+      case 6: try { try decoder.decodeSingularMessageField(value: &self._error) }()
+      case 7: try { try decoder.decodeSingularInt64Field(value: &self.mergedFrom) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.query.isEmpty {
+      try visitor.visitSingularStringField(value: self.query, fieldNumber: 1)
+    }
+    if self.taxonID != 0 {
+      try visitor.visitSingularInt64Field(value: self.taxonID, fieldNumber: 2)
+    }
+    if !self.rank.isEmpty {
+      try visitor.visitSingularStringField(value: self.rank, fieldNumber: 3)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 4)
+    }
+    if self.kept != false {
+      try visitor.visitSingularBoolField(value: self.kept, fieldNumber: 5)
+    }
+    try { if let v = self._error {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    } }()
+    if self.mergedFrom != 0 {
+      try visitor.visitSingularInt64Field(value: self.mergedFrom, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_RankFilterResult, rhs: Stol_V1_RankFilterResult) -> Bool {
+    if lhs.query != rhs.query {return false}
+    if lhs.taxonID != rhs.taxonID {return false}
+    if lhs.rank != rhs.rank {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.kept != rhs.kept {return false}
+    if lhs._error != rhs._error {return false}
+    if lhs.mergedFrom != rhs.mergedFrom {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_RankFilterResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RankFilterResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}results\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.results) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.results.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.results, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_RankFilterResponse, rhs: Stol_V1_RankFilterResponse) -> Bool {
+    if lhs.results != rhs.results {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_AnnotateTreeRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AnnotateTreeRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}depths\0\u{3}taxon_ids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedUInt32Field(value: &self.depths) }()
+      case 2: try { try decoder.decodeRepeatedInt64Field(value: &self.taxonIds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.depths.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.depths, fieldNumber: 1)
+    }
+    if !self.taxonIds.isEmpty {
+      try visitor.visitPackedInt64Field(value: self.taxonIds, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_AnnotateTreeRequest, rhs: Stol_V1_AnnotateTreeRequest) -> Bool {
+    if lhs.depths != rhs.depths {return false}
+    if lhs.taxonIds != rhs.taxonIds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_AnnotateTreeResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AnnotateTreeResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_ids\0\u{3}leaves_ancestor\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedInt64Field(value: &self.taxonIds) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.leavesAncestor) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.taxonIds.isEmpty {
+      try visitor.visitPackedInt64Field(value: self.taxonIds, fieldNumber: 1)
+    }
+    if self.leavesAncestor != 0 {
+      try visitor.visitSingularInt64Field(value: self.leavesAncestor, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_AnnotateTreeResponse, rhs: Stol_V1_AnnotateTreeResponse) -> Bool {
+    if lhs.taxonIds != rhs.taxonIds {return false}
+    if lhs.leavesAncestor != rhs.leavesAncestor {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_ResolveNameRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ResolveNameRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}text\0\u{1}language\0\u{1}rank\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.text) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.language) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.rank) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.text.isEmpty {
+      try visitor.visitSingularStringField(value: self.text, fieldNumber: 1)
+    }
+    if !self.language.isEmpty {
+      try visitor.visitSingularStringField(value: self.language, fieldNumber: 2)
+    }
+    if self.rank != .unspecified {
+      try visitor.visitSingularEnumField(value: self.rank, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_ResolveNameRequest, rhs: Stol_V1_ResolveNameRequest) -> Bool {
+    if lhs.text != rhs.text {return false}
+    if lhs.language != rhs.language {return false}
+    if lhs.rank != rhs.rank {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_ResolveNameResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ResolveNameResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}resolution\0\u{3}taxon_id\0\u{1}taxon\0\u{1}candidates\0\u{3}total_candidates\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.resolution) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.taxonID) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._taxon) }()
+      case 4: try { try decoder.decodeRepeatedMessageField(value: &self.candidates) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.totalCandidates) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.resolution != .unspecified {
+      try visitor.visitSingularEnumField(value: self.resolution, fieldNumber: 1)
+    }
+    if self.taxonID != 0 {
+      try visitor.visitSingularInt64Field(value: self.taxonID, fieldNumber: 2)
+    }
+    try { if let v = self._taxon {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
+    if !self.candidates.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.candidates, fieldNumber: 4)
+    }
+    if self.totalCandidates != 0 {
+      try visitor.visitSingularUInt32Field(value: self.totalCandidates, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_ResolveNameResponse, rhs: Stol_V1_ResolveNameResponse) -> Bool {
+    if lhs.resolution != rhs.resolution {return false}
+    if lhs.taxonID != rhs.taxonID {return false}
+    if lhs._taxon != rhs._taxon {return false}
+    if lhs.candidates != rhs.candidates {return false}
+    if lhs.totalCandidates != rhs.totalCandidates {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -10,8 +10,16 @@ struct LineageBatchHandler: TaxonomyRequestHandler {
 
     static func answer(_ body: Stol_V1_LineageBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.queries.count, "queries")
-        return .lineageBatch(try LineageQueries(database: context.database).lineageBatch(body.queries, language: try RequestChecks.language(body.language, in: context.database),
-                                                              ranks: body.ranks, form: body.form))
+        let template = body.hasTemplate ? try LineageBatchTemplate(body.template) : nil
+        let language = try RequestChecks.language(body.language, in: context.database)
+        let lineages = LineageQueries(database: context.database)
+        guard let template else {
+            return .lineageBatch(try lineages.lineageBatch(body.queries, language: language, ranks: body.ranks, form: body.form))
+        }
+        var response = try lineages.lineageBatch(body.queries, language: language, ranks: body.ranks,
+                                                 form: LineageBatchTemplate.workingForm(for: body.form))
+        template.apply(to: &response, form: body.form)
+        return .lineageBatch(response)
     }
 }
 

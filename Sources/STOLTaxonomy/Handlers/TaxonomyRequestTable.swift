@@ -27,6 +27,10 @@ enum TaxonomyRequestTable {
         case .history(let body)?: BoundRequest<HistoryHandler>(body)
         case .lcaBatch(let body)?: BoundRequest<LcaBatchHandler>(body)
         case .inducedTree(let body)?: BoundRequest<InducedTreeHandler>(body)
+        case .rankOrder(let body)?: BoundRequest<RankOrderHandler>(body)
+        case .rankFilter(let body)?: BoundRequest<RankFilterHandler>(body)
+        case .annotateTree(let body)?: BoundRequest<AnnotateTreeHandler>(body)
+        case .resolveName(let body)?: BoundRequest<ResolveNameHandler>(body)
         case nil: BoundRequest<MissingBodyHandler>(request)
         }
     }

@@ -109,6 +109,24 @@ public final class TaxonomyFuzzTarget: FuzzTarget {
             try expect(result.relatives.count <= n, "\(what): \(result.relatives.count) relatives for n = \(n)")
         case (.lineageBatch(let batch), .lineageBatch(let result)):
             try expect(result.results.map(\.query) == batch.queries, "\(what): not one result per query, in order")
+            try expect(result.results.allSatisfy { !$0.hasError || $0.formatted.isEmpty }, "\(what): a failed query with a text")
+            try expect(batch.hasTemplate || (result.unclassified.isEmpty && result.results.allSatisfy { $0.formatted.isEmpty }),
+                       "\(what): a text without a template")
+        case (.rankOrder, .rankOrder(let order)):
+            try expect(order == .current, "\(what): another rank order than the table's")
+        case (.rankFilter(let filter), .rankFilter(let result)):
+            try expect(result.results.map(\.query) == filter.queries, "\(what): not one result per query, in order")
+            try expect(result.results.allSatisfy { $0.hasError == ($0.taxonID == 0) && !($0.kept && $0.hasError) },
+                       "\(what): a result with both an error and a taxon, or neither, or kept with an error")
+        case (.annotateTree(let tree), .annotateTree(let result)):
+            try expect(result.taxonIds.count == tree.depths.count, "\(what): not one taxon per node")
+            try expect(zip(tree.taxonIds, result.taxonIds).allSatisfy { $0 <= 0 || $0 == $1 },
+                       "\(what): a node with a taxon of its own answered another")
+        case (.resolveName, .resolveName(let result)):
+            try expect(result.resolution != .unspecified && result.candidates.count <= 10
+                       && result.totalCandidates >= result.candidates.count
+                       && (result.resolution == .one) == (result.taxonID != 0 && result.candidates.isEmpty),
+                       "\(what): a resolution without its taxon, or with more than 10 candidates")
         case (.compareBatch(let batch), .compareBatch(let result)):
             try expect(result.results.map { [$0.a, $0.b] } == batch.pairs.map { [$0.a, $0.b] }, "\(what): not one result per pair, in order")
             for pair in result.results where !pair.hasError && !pair.unrelated {
@@ -163,7 +181,15 @@ public final class TaxonomyFuzzTarget: FuzzTarget {
             .with { $0.nameLookup = .with { $0.names = ["Panthera", "lion", "nothing"] } },
             .with { $0.subtree = .with { $0.taxonID = 9681; $0.maxTaxa = 50 } },
             .with { $0.getTaxa = .with { $0.taxonIds = [9689, 9685, 424242, 9689]; $0.language = "en" } },
-            .with { $0.diagnostics = .init() }
+            .with { $0.diagnostics = .init() },
+            .with { $0.lineageBatch = .with { $0.queries = ["9689", "562", "nothing"]; $0.ranks = .all
+                                              $0.template = .with { $0.format = "{k};{p};{g};{s}"; $0.fillMissing = true; $0.prefixRanks = true } } },
+            .with { $0.rankOrder = .init() },
+            .with { $0.rankFilter = .with { $0.queries = ["9689", "9688", "nothing"]; $0.lowerThan = "genus"
+                                            $0.savePredictableNoranks = true } },
+            .with { $0.annotateTree = .with { $0.depths = [0, 1, 2, 2, 1]; $0.taxonIds = [0, 0, 9689, 9694, 9685] } },
+            .with { $0.resolveName = .with { $0.text = "lion" } },
+            .with { $0.resolveName = .with { $0.text = "Panthera"; $0.rank = .genus } }
         ])))
         seeds.append(("seed-searches", FuzzSeeds.connection(Request.self, [
             .with { $0.search = .with { $0.query = "lion" } },
@@ -179,6 +205,10 @@ public final class TaxonomyFuzzTarget: FuzzTarget {
             .with { $0.relatives = .with { $0.taxonID = 9688; $0.n = 101 } },
             .with { $0.compare = .with { $0.taxonA = 9689; $0.taxonB = 424242 } },
             .with { $0.search = .with { $0.query = String(repeating: "a", count: 513) } },
+            .with { $0.lineageBatch = .with { $0.queries = ["9689"]; $0.template = .with { $0.format = "{x}" } } },
+            .with { $0.rankFilter = .with { $0.lowerThan = "genus"; $0.higherThan = "family" } },
+            .with { $0.annotateTree = .with { $0.depths = [0, 2]; $0.taxonIds = [0, 9689] } },
+            .with { $0.resolveName = .with { $0.text = "" } },
             Request()
         ])))
         seeds.append(("seed-unknown-operation", FuzzSeeds.unknownOperation(Request.self)))

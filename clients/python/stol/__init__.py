@@ -14,29 +14,27 @@ copy of NCBI into every notebook.
 :meth:`Taxonomy.lineage_format`), rank filters (taxonkit's ``filter``,
 :meth:`Taxonomy.filter`), common ancestors, name lookups, search, children, subtrees
 (Newick), tree annotation (ete4's ``annotate_tree``, :meth:`Taxonomy.annotate`) and
-closest relatives; :class:`Favorites`
+closest relatives, every rule of them applied by the service; :class:`Favorites`
 holds the calling user's favourites; :func:`lineage_frame` (pandas) turns a
 column of ids into a frame of lineages. Every error is a :class:`StolError`, one
 class per protocol error code (:class:`NotFoundError`, ...). The sockets are in
 ``$STOL_RUNTIME_DIR``, else ``/run/stol``.
 """
 
-from . import answers, errors, ranks, trees
+from . import answers, errors, trees
 from .answers import (MAIN_RANKS, Comparison, Database, Detail, Favorite, FilteredTaxa, FilterStream, FormattedLineage,
-                      Lineage, NameIds, Newick, Node, PairComparison, Relatives, SearchHit, SearchResults, SetConsensus, Status,
-                      SubtreeNode, Taxon, TaxonMap, TopologyNode)
+                      Lineage, NameIds, NameResolution, Newick, Node, PairComparison, Placeholder, RankOrder, Relatives,
+                      SearchHit, SearchResults, SetConsensus, Status, SubtreeNode, Taxon, TaxonMap, TopologyNode)
 from .errors import *  # noqa: F401,F403 - one exception class per error code
 from .errors import __all__ as _error_names
 from .favorites import Favorites, FavoritesNotice
 from .frames import lineage_frame
-from .lineage_format import LineageFormat
-from .ranks import RankFilter
-from .taxonomy import Taxonomy
+from .taxonomy import LineageFormat, Taxonomy
 
 __version__ = "0.1.0"
 
-__all__ = ["Taxonomy", "Favorites", "FavoritesNotice", "lineage_frame", "answers", "errors", "ranks", "trees",
-           "MAIN_RANKS", "LineageFormat", "RankFilter",
+__all__ = ["Taxonomy", "Favorites", "FavoritesNotice", "lineage_frame", "answers", "errors", "trees",
+           "MAIN_RANKS", "LineageFormat",
            "Comparison", "Database", "Detail", "Favorite", "FilteredTaxa", "FilterStream", "FormattedLineage", "Lineage",
-           "NameIds", "Newick", "Node", "PairComparison", "Relatives", "SearchHit", "SearchResults", "SetConsensus", "Status",
-           "SubtreeNode", "Taxon", "TaxonMap", "TopologyNode"] + [name for name in _error_names if name not in ("error_class", "from_code")]
+           "NameIds", "NameResolution", "Newick", "Node", "PairComparison", "Placeholder", "RankOrder", "Relatives",
+           "SearchHit", "SearchResults", "SetConsensus", "Status", "SubtreeNode", "Taxon", "TaxonMap", "TopologyNode"] + [name for name in _error_names if name not in ("error_class", "from_code")]

@@ -20,7 +20,8 @@ __all__ = [
     "MAIN_RANKS", "Database", "Taxon", "Node", "TaxonList", "TaxonMap", "Lineage", "Comparison",
     "PairComparison", "SetConsensus", "SearchHit", "SearchResults", "Relative", "Relatives", "NameIds", "Newick",
     "SubtreeNode", "SubtreeNodes", "Detail", "Trait", "Reference", "ReleaseInfo", "Status",
-    "TaxonInRelease", "TaxonChange", "Favorite", "FavoriteList", "FormattedLineage", "FilteredTaxa",
+    "TaxonInRelease", "TaxonChange", "Favorite", "FavoriteList", "FormattedLineage", "FilteredTaxa", "RankOrder",
+    "Placeholder", "NameResolution",
 ]
 
 #: The eight main ranks, root first (``Rank`` 1-8 of common.proto).
@@ -32,6 +33,7 @@ _RELATIONS = ("", "same", "a_ancestor_of_b", "b_ancestor_of_a", "related", "unre
 _KINDS = ("", "bundled", "reference")
 _SOURCES = ("", "precomputed", "computed")
 _CHANGES = ("", "added", "deleted", "merged", "renamed", "moved", "rank_changed")
+_RESOLUTIONS = ("", "one", "ambiguous", "not_found")
 
 
 def _main_rank(value: int) -> str:
@@ -363,6 +365,72 @@ class FilterStream:
 
     def __next__(self):
         return next(self._source)
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """A placeholder of :meth:`~stol.Taxonomy.lineage_format`'s templates, as the service
+    fills it (``RankPlaceholder``): ``letter`` (taxonkit's, ``"k"``), ``name`` (what a
+    fill's ``{rank}`` writes, ``"domain"``), ``aliases`` (other names for it in a
+    template), ``spellings`` (the source's ranks that fill it), ``prefix`` (with
+    ``prefix_ranks``, ``"d__"``) and ``level`` (a fill's ``{higher}`` is the nearest
+    filled placeholder of a smaller level)."""
+    letter: str
+    name: str
+    aliases: Tuple[str, ...]
+    spellings: Tuple[str, ...]
+    prefix: str
+    level: int
+
+
+@dataclass(frozen=True)
+class RankOrder:
+    """The rank tables the service applies (``rank_order``): ``levels``, top down, each
+    the spellings of one rank to :meth:`~stol.Taxonomy.filter` (``("domain",
+    "superkingdom", "realm", "empire")``); ``unordered``, the ranks that say a node has
+    none; ``main_ranks``, ``{main rank: its spellings}`` (``"domain"``: ``superkingdom``,
+    ``acellular root``, ...); ``placeholders`` of lineage templates and their
+    ``default_fill``; ``release``."""
+    levels: Tuple[Tuple[str, ...], ...]
+    unordered: Tuple[str, ...]
+    main_ranks: Dict[str, Tuple[str, ...]]
+    placeholders: Tuple[Placeholder, ...]
+    default_fill: str
+    release: str = ""
+
+    @classmethod
+    def from_pb(cls, answer, release: str) -> "RankOrder":
+        return cls(tuple(tuple(level.spellings) for level in answer.levels), tuple(answer.unordered),
+                   {_main_rank(entry.rank): tuple(entry.spellings) for entry in answer.main_ranks},
+                   tuple(Placeholder(p.letter, p.name, tuple(p.aliases), tuple(p.spellings), p.prefix, p.level)
+                         for p in answer.placeholders), answer.default_fill, release)
+
+    def order(self) -> List[str]:
+        """The order as ``stol-client filter --list-order`` prints it: one line per level,
+        top down, its spellings comma-separated, then the unordered ranks each after a
+        ``!`` (``"!no rank,!clade"``)."""
+        return [",".join(spellings) for spellings in self.levels] + [",".join("!" + rank for rank in self.unordered)]
+
+
+@dataclass(frozen=True)
+class NameResolution:
+    """What a typed name stands for (:meth:`~stol.Taxonomy.resolve_name`,
+    ``resolve_name``): ``resolution`` ``"one"`` (``taxon_id``, and ``taxon`` when the
+    database has it), ``"ambiguous"`` (``candidates``: the taxa it names, a person must
+    choose) or ``"not_found"`` (``candidates``: approximate matches, maybe none);
+    ``total_candidates`` counts them all (at most 10 are listed)."""
+    resolution: str
+    taxon_id: Optional[int]
+    taxon: Optional["Taxon"]
+    candidates: Tuple["Taxon", ...]
+    total_candidates: int
+    release: str = ""
+
+    @classmethod
+    def from_pb(cls, answer, release: str) -> "NameResolution":
+        return cls(_name(_RESOLUTIONS, answer.resolution), answer.taxon_id or None,
+                   Taxon.from_pb(answer.taxon, release) if answer.HasField("taxon") else None,
+                   tuple(Taxon.from_pb(t, release) for t in answer.candidates), answer.total_candidates, release)
 
 
 @dataclass(frozen=True)

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import collections
 import itertools
-from typing import Callable, Deque, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Deque, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _transport, errors
 from ._proto import taxonomy_pb2 as pb
 from .answers import (Comparison, Database, Detail, FilteredTaxa, FilterStream, FormattedLineage, Lineage, NameIds, Newick, Node,
-                      PairComparison, Reference, Relative, Relatives, SearchHit, SearchResults, SetConsensus, Status,
-                      SubtreeNode, SubtreeNodes, Taxon, TaxonChange, TaxonInRelease, TaxonList, TaxonMap, TopologyNode,
-                      TopologyNodes, Trait, main_rank_number, _MATCHES,
+                      NameResolution, PairComparison, RankOrder, Reference, Relative, Relatives, SearchHit, SearchResults,
+                      SetConsensus, Status, SubtreeNode, SubtreeNodes, Taxon, TaxonChange, TaxonInRelease, TaxonList, TaxonMap,
+                      TopologyNode, TopologyNodes, Trait, main_rank_number, _MATCHES,
                       _SOURCES, _name)
-from .lineage_format import LineageFormat
-from .ranks import RankFilter
 from .trees import NewickNode, nhx_value, parse_newick, write_newick
 
-__all__ = ["Taxonomy", "newick"]
+__all__ = ["Taxonomy", "LineageFormat", "newick"]
 
 #: Queries, pairs, names or ids per batch request (the server's limit, PROTOCOL.md §9).
 BATCH_SIZE = 1000
@@ -246,19 +244,59 @@ def _newick_label(label: str) -> str:
     return "'" + label.replace("'", "''") + "'"
 
 
-def _common_prefix(a: Tuple[int, ...], b: Tuple[int, ...]) -> Tuple[int, ...]:
-    """The longest common prefix of two lineages (one of them when it is the prefix)."""
-    if a is b:
-        return a
-    shorter = min(len(a), len(b))
-    index = 0
-    while index < shorter and a[index] == b[index]:
-        index += 1
-    if index == len(a):
-        return a
-    if index == len(b):
-        return b
-    return a[:index]
+class LineageFormat:
+    """A taxonkit-style template with its options, as :meth:`Taxonomy.lineage_format`
+    takes them (``template``, ``fill``, ``prefix_ranks``), to pass around or reuse. The
+    service checks and fills it (``lineage_batch``'s ``template``); nothing is
+    formatted here."""
+
+    __slots__ = ("template", "fill", "prefix_ranks")
+
+    def __init__(self, template: str, fill: Union[None, bool, str] = None, prefix_ranks: bool = False):
+        if not isinstance(template, str):
+            raise TypeError("the template is a str, not %r" % (template,))
+        if fill is not None and not isinstance(fill, (bool, str)):
+            raise TypeError("fill is None, True or a fill template (str), not %r" % (fill,))
+        self.template = template
+        self.fill = fill
+        self.prefix_ranks = bool(prefix_ranks)
+
+    def _proto(self):
+        """The ``LineageTemplate`` message."""
+        message = pb.LineageTemplate(format=self.template, prefix_ranks=self.prefix_ranks)
+        if self.fill is True:
+            message.fill_missing = True
+        elif isinstance(self.fill, str) and self.fill:  # "" fills nothing: a missing rank stays empty
+            message.fill_missing = True
+            message.fill = self.fill
+        return message
+
+    def __repr__(self) -> str:
+        return "LineageFormat(%r, fill=%r, prefix_ranks=%r)" % (self.template, self.fill, self.prefix_ranks)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, LineageFormat):
+            return NotImplemented
+        return (self.template, self.fill, self.prefix_ranks) == (other.template, other.fill, other.prefix_ranks)
+
+    def __hash__(self) -> int:
+        return hash((self.template, self.fill, self.prefix_ranks))
+
+
+def _equal_ranks(rank: Union[None, str, Iterable[str]]) -> List[str]:
+    """``filter``'s ``rank`` as the request's ``equal_to`` entries (each one rank or
+    several, comma-separated: the service splits them)."""
+    if rank is None:
+        return []
+    values = [rank] if isinstance(rank, str) else list(rank)
+    for value in values:
+        if not isinstance(value, str):
+            raise TypeError("a rank is a str, not %r" % (value,))
+    return values
+
+
+#: Nodes of one ``annotate_tree`` request (the server's limit, PROTOCOL.md §4.2).
+ANNOTATE_NODES = 65_536
 
 
 class Taxonomy:
@@ -522,7 +560,9 @@ class Taxonomy:
         return self._lineages(ids, view, language, form, names)
 
     def _lineages(self, ids: Iterable[Query], view: int, language: str, form: int,
-                  names: bool) -> Iterator[Lineage]:
+                  names: bool, template=None, unclassified: str = "", release: Optional[str] = None) -> Iterator:
+        """Lineages (or, with a ``LineageTemplate`` message, :class:`FormattedLineage`
+        objects, ``unclassified`` the text of Kraken's 0) of every query, pipelined."""
         # Kraken's 0 (unclassified) is answered here, never sent, in its place among the
         # answers: `order` holds, in input order, None for a query sent and "0" for one
         # answered here (it runs ahead of the answers by the requests in flight).
@@ -543,40 +583,49 @@ class Taxonomy:
                 request.lineage_batch.language = language
                 request.lineage_batch.ranks = view
                 request.lineage_batch.form = form
+                if template is not None:
+                    request.lineage_batch.template.CopyFrom(template)
                 yield request
-        make = Lineage.from_pb if names else Lineage._from_ids_form
+        def formatted(result, release):  # a template's text with the lineage it was filled from
+            lineage = Lineage.from_pb(result, release)
+            return FormattedLineage(lineage.query, result.formatted, lineage, release)
+        make = formatted if template is not None else Lineage.from_pb if names else Lineage._from_ids_form
+
+        def zero(query, release):
+            lineage = Lineage.unclassified(query, release, names)
+            return lineage if template is None else FormattedLineage(query, unclassified, lineage, release)
         last_release = ""
-        for answer, release, _ in self._pipeline(requests(), "lineage_batch"):
-            last_release = release
+        for answer, answered, _ in self._pipeline(requests(), "lineage_batch", release=release):
+            last_release = answered
             for result in answer.results:
                 while order and order[0] is not None:
-                    yield Lineage.unclassified(order.popleft(), release, names)
+                    yield zero(order.popleft(), answered)
                 order.popleft()
-                yield make(result, release)
+                yield make(result, answered)
         while order:
             query = order.popleft()
             if query is not None:
-                yield Lineage.unclassified(query, last_release, names)
+                yield zero(query, last_release)
 
     def lineage_format(self, ids: Union[Query, Iterable[Query]], template: Union[str, LineageFormat], *,
                        fill: Union[None, bool, str] = None, prefix_ranks: bool = False, ranks: str = "all",
                        language: Optional[str] = None) -> Union[FormattedLineage, Iterator[FormattedLineage]]:
         """Lineages written in a taxonkit-style template (taxonkit's ``reformat``,
-        ``stol-client lineage --ranks all --format TEMPLATE``): the lineage batch of
-        :meth:`lineage` (1000 queries per request, several in flight), each lineage filled
-        into the template here (:class:`~stol.LineageFormat`, the port of the Swift
-        client's ``LineageFormat``).
+        ``stol-client lineage --ranks all --format TEMPLATE``), filled by the service
+        (``lineage_batch`` with a ``template``: 1000 queries per request, several in
+        flight, the same as :meth:`lineage`).
 
         ``template``: e.g. ``"{k};{p};{c};{o};{f};{g};{s}"``; placeholders ``{k}`` (or
         ``{domain}``, ``{superkingdom}``, ``{d}``: NCBI's superkingdom, domain, and the
         acellular root of Viruses) ``{K}`` kingdom ``{p}`` ``{c}`` ``{o}`` ``{f}`` ``{g}``
-        ``{s}`` ``{S}`` subspecies ``{t}`` strain ``{r}`` realm, or a rank's name. ``fill``:
-        ``None`` a missing rank is empty, ``True`` taxonkit's ``"unclassified {higher}
-        {rank}"``, or a fill template of your own (``{higher}``, ``{higher_rank}``,
-        ``{rank}``). ``prefix_ranks``: ``d__``, ``k__``, ``p__``, ... before each non-empty
-        field. A :class:`~stol.LineageFormat` may be passed as ``template`` instead (then
-        leave ``fill`` and ``prefix_ranks`` alone). The template is checked now, before any
-        request: a bad one raises :class:`~stol.InvalidRequestError` (a ``ValueError``).
+        ``{s}`` ``{S}`` subspecies ``{t}`` strain ``{r}`` realm, or a rank's name
+        (:meth:`rank_order` lists them). ``fill``: ``None`` a missing rank is empty,
+        ``True`` taxonkit's ``"unclassified {higher} {rank}"``, or a fill template of your
+        own (``{higher}``, ``{higher_rank}``, ``{rank}``). ``prefix_ranks``: ``d__``,
+        ``k__``, ``p__``, ... before each non-empty field. A :class:`LineageFormat` may be
+        passed as ``template`` instead (then leave ``fill`` and ``prefix_ranks`` alone).
+        The template is checked by the service now, before this returns: a bad one raises
+        :class:`~stol.InvalidRequestError` (a ``ValueError``) naming the placeholder.
 
         ``ranks="all"`` (the default, unlike ``stol-client lineage``): NCBI's own ranks,
         so that subspecies, strains and realms fill their placeholders; ``"main"``: the
@@ -588,7 +637,7 @@ class Taxonomy:
         nothing carrying its ``error`` and an empty ``text``. Each has ``text`` (its
         ``str()``), the ``lineage`` it was filled from (what ``--keep-lineage`` adds) and
         ``release``. Kraken's 0 (unclassified) is not sent: its text is the empty lineage
-        formatted, as the command line writes it."""
+        filled, as the service gives it (``unclassified``) and the command line writes it."""
         if isinstance(template, LineageFormat):
             if fill is not None or prefix_ranks:
                 raise TypeError("fill and prefix_ranks belong to the LineageFormat given as template")
@@ -597,44 +646,51 @@ class Taxonomy:
             layout = LineageFormat(template, fill, prefix_ranks)
         view = _view(ranks)
         language = self._language(language)
-        if isinstance(ids, (int, str)) and not isinstance(ids, bool):
-            query = _query(ids)
+        message = layout._proto()
+        single = isinstance(ids, (int, str)) and not isinstance(ids, bool)
+        query = _query(ids) if single else None  # type: ignore[arg-type]
+        # One request now: the template checked (raised here, not at the first next()), and
+        # the text of Kraken's 0, which is never sent.
+        answer, release = self._call("lineage_batch", queries=[query] if single and query != "0" else [],
+                                     language=language, ranks=view, form=pb.LINEAGE_FORM_COMPACT, template=message)
+        batch = self._result(answer, "lineage_batch")
+        if single:
             if query == "0":
-                single = Lineage.unclassified(query, self.release or "")
-            else:
-                answer, release = self._call("lineage_batch", queries=[query], language=language, ranks=view,
-                                             form=pb.LINEAGE_FORM_COMPACT)
-                single = Lineage.from_pb(self._result(answer, "lineage_batch").results[0], release)
-                if single.error is not None:
-                    raise single.error
-            return FormattedLineage(single.query, layout.format(single), single, single.release)
-        return self._formatted(self._lineages(ids, view, language, pb.LINEAGE_FORM_COMPACT, True), layout)
+                return FormattedLineage(query, batch.unclassified, Lineage.unclassified(query, release), release)
+            result = batch.results[0]
+            lineage = Lineage.from_pb(result, release)
+            if lineage.error is not None:
+                raise lineage.error
+            return FormattedLineage(lineage.query, result.formatted, lineage, release)
+        return self._lineages(ids, view, language, pb.LINEAGE_FORM_COMPACT, True, message, batch.unclassified)
 
-    @staticmethod
-    def _formatted(lineages: Iterator[Lineage], layout: LineageFormat) -> Iterator[FormattedLineage]:
-        for lineage in lineages:
-            text = "" if lineage.error is not None else layout.format(lineage)
-            yield FormattedLineage(lineage.query, text, lineage, lineage.release)
+    def rank_order(self) -> RankOrder:
+        """The order of ranks and their spellings, as the service applies them
+        (``rank_order``): the levels top down (each level's spellings one rank to
+        :meth:`filter`), the ranks without order, the spellings of each main rank, the
+        placeholders of :meth:`lineage_format` and its default fill. ``.order()`` is
+        what ``stol-client filter --list-order`` prints."""
+        answer, release = self._call("rank_order")
+        return RankOrder.from_pb(self._result(answer, "rank_order"), release)
 
     def filter(self, ids: Union[Query, Iterable[Query]], *, lower_than: Optional[str] = None,
                higher_than: Optional[str] = None, rank: Union[None, str, Iterable[str]] = None,
                discard_noranks: bool = False, save_predictable_noranks: bool = False) -> FilteredTaxa:
         """The inputs whose taxon's rank is in a range: taxonkit's ``filter`` (``stol-client
-        filter``), on NCBI's own ranks (lineage batches of ``ranks="all"``, 1000 queries per
-        request, several in flight). The order of ranks and the rules are
-        :mod:`stol.ranks` (:class:`~stol.RankFilter`, the port of the Swift client's
-        ``RankOrder.swift``).
+        filter``), on NCBI's own ranks, judged by the service (``rank_filter``, 1000
+        queries per request, several in flight). The order of ranks is :meth:`rank_order`'s.
 
         ``lower_than`` / ``higher_than``: ranks strictly below / above it (not both);
         ``rank``: exactly these (a str, comma-separated ones, or a list); with a bound as
         well, these too (``lower_than="genus", rank="genus"``: the genus and below); none
         of the three: every ranked taxon. Spellings on one level are one rank
         (``superkingdom`` = ``domain`` = ``realm``; ``acellular root`` = ``cellular
-        root``). A taxon without an ordered rank (``no rank``, ``clade``) is kept unless
-        ``discard_noranks``; ``save_predictable_noranks`` (needs ``lower_than``, implies
-        ``discard_noranks``) keeps it when its nearest ranked ancestor is at or below the
-        ``lower_than`` rank. Bad options raise :class:`~stol.InvalidRequestError` before
-        any request.
+        root``); case and blanks around a rank do not matter. A taxon without an ordered
+        rank (``no rank``, ``clade``) is kept unless ``discard_noranks``;
+        ``save_predictable_noranks`` (needs ``lower_than``, implies ``discard_noranks``)
+        keeps it when its nearest ranked ancestor is at or below the ``lower_than`` rank.
+        Bad options raise :class:`~stol.InvalidRequestError` (checked by the service
+        before any input is read).
 
         Returns :class:`~stol.FilteredTaxa`: a list of the inputs that pass **as they were
         given**, in input order (repeats kept), with ``.taxa`` (the parallel list of
@@ -659,33 +715,42 @@ class Taxonomy:
         rows read line by line): an iterator of ``(input as given, Node)`` pairs that pass,
         in input order, reading ``ids`` only as far as the requests in flight need. Its
         ``.not_found`` and ``.release`` grow as it is read (whole once it is exhausted).
-        Bad options raise :class:`~stol.InvalidRequestError` here, before any request."""
-        rule = RankFilter(lower_than, higher_than, rank, discard_noranks, save_predictable_noranks)
+        Bad options raise :class:`~stol.InvalidRequestError` here (one request without
+        inputs, answered by the service), before any input is read."""
+        options = dict(lower_than=lower_than or "", higher_than=higher_than or "", equal_to=_equal_ranks(rank),
+                       discard_noranks=bool(discard_noranks), save_predictable_noranks=bool(save_predictable_noranks))
+        self._result(self._call("rank_filter", **options)[0], "rank_filter")  # the options checked, no input sent
         if isinstance(ids, (int, str)) and not isinstance(ids, bool):
             ids = [ids]
         stream = FilterStream(self.release or "")
-        stream._source = self._filtered(ids, rule, stream)  # type: ignore[arg-type]
+        stream._source = self._filtered(ids, options, stream)  # type: ignore[arg-type]
         return stream
 
-    def _filtered(self, ids: Iterable[Query], rule: RankFilter, stream: FilterStream) -> Iterator[Tuple[object, Node]]:
-        given: Deque[object] = collections.deque()  # the inputs as given, ahead of their answers
+    def _filtered(self, ids: Iterable[Query], options: dict, stream: FilterStream) -> Iterator[Tuple[object, Node]]:
+        given: Deque[list] = collections.deque()  # per request sent: its inputs as given, in order
 
-        def feed():
+        def pairs():
             for item in ids:
-                given.append(item)
-                yield item
-        for lineage in self._lineages(feed(), pb.RANK_VIEW_ALL, self.language, pb.LINEAGE_FORM_COMPACT, True):
-            item = given.popleft()
-            if lineage.release:
-                stream.release = lineage.release
-            if lineage.error is not None:
-                stream.not_found.append(item)
-                continue
-            taxon = lineage.taxon
-            if taxon is None or taxon.id == 0:  # Kraken's 0: unclassified, no rank
-                continue
-            if rule.keeps_lineage(lineage.ranks):  # type: ignore[arg-type]
-                yield item, taxon
+                query = _query(item)
+                if query != "0":  # Kraken's 0: unclassified, no rank; never sent, never kept
+                    yield item, query
+
+        def requests():
+            for batch in _chunks(pairs(), lambda pair: _string_cost(pair[1]),
+                                 bound=lambda batch: _strings_size([query for _, query in batch])):
+                given.append([item for item, _ in batch])
+                yield pb.TaxonomyRequest(rank_filter=dict(options, queries=[query for _, query in batch]))
+        for answer, release, _ in self._pipeline(requests(), "rank_filter"):
+            stream.release = release or stream.release
+            items = given.popleft()
+            if len(items) != len(answer.results):
+                raise errors.ProtocolViolationError("the taxonomy service answered %d queries for %d"
+                                                    % (len(answer.results), len(items)))
+            for item, result in zip(items, answer.results):
+                if result.HasField("error"):
+                    stream.not_found.append(item)
+                elif result.kept:
+                    yield item, Node(result.taxon_id, result.rank, result.name)
 
     # --- common ancestors ------------------------------------------------------------
 
@@ -738,9 +803,9 @@ class Taxonomy:
             results = [self._set_results(answer, [(0, None)], release)[0]]
         else:
             results = list(self._lca_batch(((i, chunk, None) for i, chunk in enumerate(chunks)), 0.0, view))
-        if any(result.not_found for result in results):
-            # The typed error of the first member naming nothing, exactly as compare_batch gives it.
-            return self._lca_by_pairs(asked, view)
+        missing = next((result.not_found[0] for result in results if result.not_found), None)
+        if missing is not None:
+            raise self._query_error(missing, view)
         for result in results:
             if result.error is not None:
                 if isinstance(result.error, errors.InvalidRequestError):
@@ -750,26 +815,14 @@ class Taxonomy:
             return results[0].taxon
         return self.lca([result.taxon.id for result in results], ranks)  # type: ignore[union-attr]
 
-    def _lca_by_pairs(self, level: List[str], view: int) -> Optional[Node]:
-        """The common ancestor by ``compare_batch`` in rounds that halve the list (the
-        way ``lca`` worked before ``lca_batch``): raises the first member's typed error."""
-        level = list(level)
-        if len(level) == 1:
-            level.append(level[0])
-        node: Optional[Node] = None
-        while len(level) > 1:
-            pairs = list(zip(level[0::2], level[1::2]))
-            carry = [level[-1]] if len(level) % 2 else []
-            level = []
-            for result in self._compare_pairs(pairs, view):
-                if result.error is not None:
-                    raise result.error
-                if result.lca is None:
-                    return None
-                node = result.lca
-                level.append(str(result.lca.id))
-            level.extend(carry)
-        return node
+    def _query_error(self, query: str, view: int) -> errors.StolError:
+        """The typed error of a query that names no single taxon, as the lineage batch
+        answers it (the same resolution as every batch's)."""
+        answer, release = self._call("lineage_batch", queries=[query], ranks=view, form=pb.LINEAGE_FORM_IDS)
+        result = self._result(answer, "lineage_batch").results[0]
+        if result.HasField("error"):
+            return errors.from_pb(result.error)
+        return errors.NotFoundError("%r names no single taxon" % (query,))
 
     def lca_sets(self, sets: Iterable, majority: Optional[float] = None,
                  ranks: str = "main") -> Iterator[SetConsensus]:
@@ -962,6 +1015,20 @@ class Taxonomy:
                     result.totals[item.name] = item.total
         return result
 
+    def resolve_name(self, text: Union[int, str], *, rank: Optional[str] = None,
+                     language: Optional[str] = None) -> NameResolution:
+        """What a person typed to name one taxon, resolved as ``stol-client fav add``
+        resolves it (``resolve_name``): digits are the id as typed; a name is one taxon
+        when exactly one taxon carries it (scientific, common or synonym, case and
+        accents folded) or all its words (the last one as a prefix), ``"ambiguous"`` with
+        the candidates when several do (never a silent pick), ``"not_found"`` with
+        approximate suggestions otherwise. ``rank`` (a main rank) narrows it. Raises
+        :class:`~stol.InvalidRequestError` for empty text, text without letters or
+        digits, or digits beyond an id's range."""
+        answer, release = self._call("resolve_name", text=str(text), rank=main_rank_number(rank),
+                                     language=self._language(language))
+        return NameResolution.from_pb(self._result(answer, "resolve_name"), release)
+
     def search(self, text: str, limit: int = 20, *, rank: Optional[str] = None, prefix: bool = False,
                phrase: bool = False, fuzzy: bool = True, conservation: Sequence[str] = (),
                within: Optional[Query] = None, language: Optional[str] = None) -> SearchResults:
@@ -1070,8 +1137,9 @@ class Taxonomy:
         the taxon has none in ``language``), ``rank`` (NCBI's), ``lineage`` (ids, root
         first, ending with the taxon) and ``named_lineage`` (their scientific names). An
         internal node whose label is empty or names nothing gets the same for the lowest
-        common ancestor of its annotated leaves (the longest common prefix of their
-        lineages); without annotated leaves below it, it stays as it was. A leaf whose
+        common ancestor of its annotated leaves, as the service answers it
+        (``annotate_tree``: the tree's shape and the taxa its labels name, sent in parts
+        of at most 64 KiB); without annotated leaves below it, it stays as it was. A leaf whose
         label names nothing (unknown, deleted, an ambiguous name, Kraken's 0) stays
         exactly as it was, byte for byte (label, length, its own NHX and comments), and
         its label is listed in ``.not_found``.
@@ -1094,6 +1162,7 @@ class Taxonomy:
             raise errors.InvalidRequestError("label must be 'keep', 'name' or 'id', not %r" % (label,))
         root = parse_newick(newick)
         nodes: List[NewickNode] = list(root.traverse())  # preorder
+        language = self._language(language)
 
         def is_taxon_label(node: NewickNode) -> bool:
             return bool(node.label) and not (internal_support and node.children)
@@ -1104,51 +1173,47 @@ class Taxonomy:
         sent = list(dict.fromkeys(q for q in queries.values() if q and q != "0"))  # 0 is Kraken's, no taxon
         found = {}  # query -> its Lineage
         release = self.release or ""
-        answers = self._lineages(sent, pb.RANK_VIEW_ALL, self._language(language), pb.LINEAGE_FORM_COMPACT,
+        answers = self._lineages(sent, pb.RANK_VIEW_ALL, language, pb.LINEAGE_FORM_COMPACT,
                                  True) if sent else ()  # no label to look up: no connection either
         for query, lineage in zip(sent, answers):
             release = lineage.release or release
             if lineage.error is None and lineage.taxon is not None and lineage.taxon.id:
                 found[query] = lineage
-        named = {}  # id -> (scientific name, rank) of every taxon on a lineage found
-        for lineage in found.values():
-            named.update(zip(lineage.ids, zip(lineage.names, lineage.ranks)))  # type: ignore[arg-type]
-
-        # Children before parents: each node's own taxon, and the common prefix of the
-        # lineages of the annotated leaves below it.
-        targets: List[Tuple[NewickNode, Tuple[int, ...]]] = []
-        below: dict = {}  # id(node) -> the common prefix of its annotated leaves' lineages (None: none)
-        for node in reversed(nodes):
-            own = found.get(queries[node.label]) if is_taxon_label(node) else None
-            lineage_ids = own.ids if own is not None else None
-            if node.children:
-                prefix = None
-                for child in node.children:
-                    child_prefix = below.pop(id(child))
-                    if child_prefix is not None:
-                        prefix = child_prefix if prefix is None else _common_prefix(prefix, child_prefix)
-                below[id(node)] = prefix
-                target = lineage_ids if lineage_ids is not None else prefix
-            else:
-                below[id(node)] = lineage_ids
-                target = lineage_ids
-            if target:
-                targets.append((node, target))
-
         not_found = [node.label for node in nodes if not node.children and node.label
                      and queries[node.label] not in found]
-        common = self._common_names({target[-1] for _, target in targets}, release, language)
+
+        # Each node's own taxon, then the taxon the service gives it (its own, else its
+        # annotated leaves' common ancestor): nothing to ask when no label named one.
+        own = [0] * len(nodes)
+        for index, node in enumerate(nodes):
+            if is_taxon_label(node):
+                lineage = found.get(queries[node.label])
+                if lineage is not None:
+                    own[index] = lineage.taxon.id  # type: ignore[union-attr]
+        assigned = self._annotate_tree(nodes, own, release) if any(own) else own
+        lineages = {lineage.taxon.id: lineage for lineage in found.values()}  # type: ignore[union-attr]
+        ancestors = sorted({taxid for taxid in assigned if taxid and taxid not in lineages})
+        if ancestors:
+            for lineage in self._lineages(ancestors, pb.RANK_VIEW_ALL, language, pb.LINEAGE_FORM_COMPACT, True,
+                                          release=release):
+                if lineage.error is not None:
+                    raise lineage.error
+                lineages[lineage.taxon.id] = lineage  # type: ignore[union-attr]
+
+        common = self._common_names({taxid for taxid in assigned if taxid}, release, language)
         written: dict = {}  # taxid -> (its props, their NHX pairs): many nodes share a taxon
         escaped: dict = {}  # id -> its scientific name as NHX writes it: each name escaped once,
         # not once per lineage it is on (a tree of 10,000 taxa holds some 400,000 of them)
-        for node, target in targets:
-            taxid = target[-1]
+        for node, taxid in zip(nodes, assigned):
+            if not taxid:
+                continue
             known = written.get(taxid)
             if known is None:
-                names = [named[i][0] for i in target]
-                props = {"taxid": taxid, "sci_name": names[-1], "common_name": common.get(taxid, ""),
-                         "rank": named[taxid][1], "lineage": list(target), "named_lineage": names}
-                for i, name in zip(target, names):
+                lineage = lineages[taxid]
+                target, names = lineage.ids, lineage.names
+                props = {"taxid": taxid, "sci_name": names[-1], "common_name": common.get(taxid, ""),  # type: ignore[index]
+                         "rank": lineage.ranks[-1], "lineage": list(target), "named_lineage": list(names)}  # type: ignore
+                for i, name in zip(target, names):  # type: ignore[arg-type]
                     if i not in escaped:
                         escaped[i] = nhx_value(name)
                 ours = [("common_name", nhx_value(props["common_name"])), ("lineage", "|".join(map(str, target))),
@@ -1170,6 +1235,88 @@ class Taxonomy:
         text.not_found = not_found
         text.tree = root
         return text
+
+    def _annotate_tree(self, nodes: List[NewickNode], own: List[int], release: str) -> List[int]:
+        """The taxon each node (preorder) gets from ``annotate_tree``. A tree too large for
+        one request (64 KiB, :data:`ANNOTATE_NODES` nodes) is sent in parts: the children of
+        a node whose subtree does not fit are sent in groups first, each group under a
+        root of its own, and each group then stands in the node's part as one leaf
+        carrying the group's ``leaves_ancestor`` (the common ancestor of leaves is
+        associative, PROTOCOL.md §4.2)."""
+        count = len(nodes)
+        position = {id(node): index for index, node in enumerate(nodes)}
+        depths = [0] * count
+        children: List[List[int]] = [[] for _ in range(count)]
+        for index, node in enumerate(nodes):
+            for child in node.children:
+                at = position[id(child)]
+                depths[at] = depths[index] + 1
+                children[index].append(at)
+        budget = _transport.MAX_REQUEST_BYTES - _ENVELOPE_BYTES
+        # Bottom-up, each subtree's bytes (its depths and ids, packed) and nodes as it would
+        # be sent, its grouped children standing as one leaf per group (depth, an id of at
+        # most 10 bytes).
+        size = [0] * count
+        weight = [0] * count
+        groups: Dict[int, List[List[int]]] = {}
+        for index in range(count - 1, -1, -1):
+            kids = children[index]
+            mine = _varint_size(depths[index]) + _varint_size(own[index])
+            total, nodes_in = mine + sum(size[k] for k in kids), 1 + sum(weight[k] for k in kids)
+            if total > budget or nodes_in > ANNOTATE_NODES:
+                packed: List[List[int]] = [[]]
+                group_bytes, group_nodes = 2, 1  # the group's own root: depth 0, no taxon
+                for kid in kids:
+                    if packed[-1] and (group_bytes + size[kid] > budget or group_nodes + weight[kid] > ANNOTATE_NODES):
+                        packed.append([])
+                        group_bytes, group_nodes = 2, 1
+                    packed[-1].append(kid)
+                    group_bytes += size[kid]
+                    group_nodes += weight[kid]
+                groups[index] = packed
+                total = mine + len(packed) * (_varint_size(depths[index] + 1) + 10)
+                nodes_in = 1 + len(packed)
+            size[index], weight[index] = total, nodes_in
+        answers = [0] * count
+        ancestors: Dict[Tuple[int, int], int] = {}  # (node, group) -> the group's leaves_ancestor
+
+        def walk(top: int, base: int, held: List[Optional[int]], part_depths: List[int], part_ids: List[int]) -> None:
+            """``top``'s subtree in preorder, depths from ``base``, grouped children as their leaves."""
+            stack = [top]
+            while stack:
+                index = stack.pop()
+                held.append(index)
+                part_depths.append(depths[index] - base)
+                part_ids.append(own[index])
+                if index in groups:
+                    for group in range(len(groups[index])):
+                        held.append(None)
+                        part_depths.append(depths[index] + 1 - base)
+                        part_ids.append(ancestors[(index, group)])
+                else:
+                    stack.extend(reversed(children[index]))
+
+        def send(held: List[Optional[int]], part_depths: List[int], part_ids: List[int]) -> int:
+            answer, _ = self._call("annotate_tree", release=release or None, depths=part_depths, taxon_ids=part_ids)
+            result = self._result(answer, "annotate_tree")
+            if len(result.taxon_ids) != len(held):
+                raise errors.ProtocolViolationError("the taxonomy service annotated %d nodes of %d"
+                                                    % (len(result.taxon_ids), len(held)))
+            for index, taxid in zip(held, result.taxon_ids):
+                if index is not None:
+                    answers[index] = taxid
+            return result.leaves_ancestor
+        for index in range(count - 1, -1, -1):  # children before parents: nested groups first
+            for number, group in enumerate(groups.get(index, ())):
+                held: List[Optional[int]] = [None]
+                part_depths, part_ids = [0], [0]
+                for kid in group:
+                    walk(kid, depths[index], held, part_depths, part_ids)
+                ancestors[(index, number)] = send(held, part_depths, part_ids)
+        held, part_depths, part_ids = [], [], []
+        walk(0, 0, held, part_depths, part_ids)
+        send(held, part_depths, part_ids)
+        return answers
 
     def _common_names(self, ids, release: str, language: Optional[str]) -> dict:
         """``{id: common name}`` of taxa (``get_taxa``, pipelined), pinned to ``release``:

@@ -20,7 +20,7 @@ import unittest
 
 import _stack
 from stol.trees import parse_newick
-from test_annotate import BRIEF_TREE, FakeTaxonomy
+from test_annotate import BRIEF_TREE
 
 #: The virtual environment of `make bench-peers` (ete4 4.4, no protobuf): ete4 runs there,
 #: in its own interpreter, on the text a test wrote.
@@ -28,18 +28,35 @@ PEERS_PYTHON = os.environ.get("STOL_PEERS_PYTHON") or os.path.join(_stack.REPOSI
                                                                    "python")
 
 
+STACK = None
+TX = None
+
+
+def setUpModule():
+    global STACK, TX
+    STACK, TX = _stack.module_setup()
+
+
+def tearDownModule():
+    _stack.module_teardown(STACK, TX)
+
+
 class Ete4ReadsOurText(unittest.TestCase):
+    """On the text the real daemons' annotation gives (the served database's answers)."""
+
     def setUp(self):
+        if not isinstance(STACK, _stack.Stack):
+            raise STACK
         self.assertTrue(os.access(PEERS_PYTHON, os.X_OK),
                         "ete4's virtual environment is not here (make bench-peers creates it): %s" % PEERS_PYTHON)
         check = subprocess.run([PEERS_PYTHON, "-c", "import ete4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.assertEqual(check.returncode, 0, "ete4 does not import in %s" % PEERS_PYTHON)
 
     def test_ete4_readsOurTextBack_andWritesTheSameBytes(self):
-        trees = [BRIEF_TREE, "('Escherichia coli O157:H7':0.25,(9606,9598)95,nobody,85628);",
+        trees = [BRIEF_TREE, "('Homo sapiens':0.25,(9606,9598)0.95,nobody,10116);",
                  "(9606[&&NHX:zz=1:taxid=old:aa=(b)],x[&&NHX:zz=1]);"]
         cases = [(tree, label) for tree in trees for label in ("keep", "name", "id")]
-        texts = [FakeTaxonomy().annotate(tree, label=label) for tree, label in cases]
+        texts = [TX.annotate(tree, label=label) for tree, label in cases]
         for (tree, label), ours, theirs in zip(cases, texts, ete4_read(texts)):
             with self.subTest(tree=tree, label=label):
                 expected = [dict([("name", n.label)] + ([("dist", float(n.length))] if n.length else []) + n.nhx)

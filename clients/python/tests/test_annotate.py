@@ -1,13 +1,13 @@
 """``stol.trees`` and ``Taxonomy.annotate``: ete4's ``NCBITaxa.annotate_tree`` on a
 user's Newick tree. The reader and writer on hand-written trees (quotes, lengths as
 typed, NHX, comments, malformed input with its position, a caterpillar 100,000
-levels deep); the annotation on made-up answers (no daemon: each node's properties,
-the common ancestor of inner nodes, unknown leaves untouched byte for byte, support
-values, NHX merged and escaped as ete4 writes it; ete4 itself reading our text back and
-writing the same bytes is peers_ete4.py, run by `make bench-peers`); and against the real
-daemons: every node's properties are the service's own lineage answers, over a tree
-of ids and names of every rank the served database has, and the same text as
-``stol-client annotate`` when the built client has it."""
+levels deep); and against the real daemons, which say what every node means (the
+taxon a label names, the common ancestor an inner node gets: ``lineage_batch`` and
+``annotate_tree``): each node's properties, inner nodes, unknown leaves untouched byte
+for byte, support values, NHX merged and escaped as ete4 writes it, trees too large
+for one request sent in parts (a caterpillar, a star); over trees of ids and names of every rank the served
+database has, and the same text as ``stol-client annotate``. ete4 itself reading our
+text back and writing the same bytes is peers_ete4.py, run by `make bench-peers`."""
 
 from __future__ import annotations
 
@@ -18,65 +18,57 @@ import _samples
 import _stack
 
 import stol
-from stol.answers import Lineage, Node
 from stol.trees import NewickNode, nhx_value, parse_newick, quote_label, write_newick
 
-ROOT = [(1, "no rank", "root"), (131567, "no rank", "cellular organisms"), (2759, "superkingdom", "Eukaryota"),
-        (314146, "superorder", "Euarchontoglires")]
-HOMININAE = ROOT + [(207598, "subfamily", "Homininae")]
-HUMAN = HOMININAE + [(9605, "genus", "Homo"), (9606, "species", "Homo sapiens")]
-CHIMP = HOMININAE + [(9596, "genus", "Pan"), (9598, "species", "Pan troglodytes")]
-MURINAE = ROOT + [(39107, "subfamily", "Murinae")]
-MOUSE = MURINAE + [(10088, "genus", "Mus"), (862507, "subgenus", "Mus"), (10090, "species", "Mus musculus")]
-RAT = MURINAE + [(10114, "genus", "Rattus"), (10116, "species", "Rattus norvegicus")]
-O157 = ROOT[:2] + [(2, "superkingdom", "Bacteria"), (561, "genus", "Escherichia"), (562, "species", "Escherichia coli"),
-                   (83334, "serotype", "Escherichia coli O157:H7")]
-ODD = ROOT[:2] + [(99517, "genus", "'Oreofraga'"), (85628, "species group", "16SrVIII (Loofah witches'-broom group)")]
-
-KNOWN = {"9606": HUMAN, "Homo sapiens": HUMAN, "9598": CHIMP, "207598": HOMININAE, "10090": MOUSE,
-         "Rattus norvegicus": RAT, "Escherichia coli O157:H7": O157, "83334": O157, "85628": ODD}
-COMMON = {9606: "human", 9598: "chimpanzee", 10090: "house mouse", 10116: "brown rat"}
 
 BRIEF_TREE = "((9606,9598)207598,(10090,'Rattus norvegicus'):0.5,unknownleaf[&&NHX:x=1]);"
 
 
-def lineage_of(query, entries, release="fake"):
-    ids = tuple(e[0] for e in entries)
-    return Lineage(query, Node(*entries[-1]), ids, tuple(e[1] for e in entries), tuple(e[2] for e in entries),
-                   None, None, release)
+def entries(query):
+    """(id, rank, name) of each node of the lineage of ``query`` on the whole tree, root
+    first, the taxon last, as the service answers it."""
+    lineage = TX.lineage(query, ranks="all")
+    return list(zip(lineage.ids, lineage.ranks, lineage.names))
 
 
-class FakeTaxonomy(stol.Taxonomy):
-    """A Taxonomy whose lineage batch and common names are answered from the tables
-    above, recording what it was asked."""
-
-    def __init__(self, known=None, common=None):
-        self.release = None
-        self.language = "en"
-        self.known = KNOWN if known is None else known
-        self.common = COMMON if common is None else common
-        self.sent = []
-
-    def _lineages(self, ids, view, language, form, names):
-        for query in ids:
-            self.sent.append(query)
-            entries = self.known.get(query)
-            if entries is None:
-                yield Lineage(query, None, (), (), (), None, stol.NotFoundError("no taxon has this name"), "fake")
-            else:
-                yield lineage_of(query, entries)
-
-    def _common_names(self, ids, release, language):
-        return {taxon_id: self.common.get(taxon_id, "") for taxon_id in ids}
+def common(*queries):
+    """The entries of the deepest node on every query's lineage (the test's own
+    reference for an inner node's taxon)."""
+    lineages = [entries(q) for q in queries]
+    shared = [e for e in lineages[0] if all(e in other for other in lineages[1:])]
+    return lineages[0][:lineages[0].index(shared[-1]) + 1]
 
 
-def expected_nhx(entries, common="", own=()):
+def common_name(entries_):
+    return TX.taxon(entries_[-1][0]).common_name
+
+
+def expected_nhx(entries_, own=()):
     """The NHX text ete4 writes for a node annotated with this lineage."""
     pairs = {key: nhx_value(value) for key, value in own}
-    pairs.update({"taxid": str(entries[-1][0]), "sci_name": nhx_value(entries[-1][2]), "common_name": nhx_value(common),
-                  "rank": nhx_value(entries[-1][1]), "lineage": "|".join(str(e[0]) for e in entries),
-                  "named_lineage": nhx_value([e[2] for e in entries])})
+    pairs.update({"taxid": str(entries_[-1][0]), "sci_name": nhx_value(entries_[-1][2]),
+                  "common_name": nhx_value(common_name(entries_)), "rank": nhx_value(entries_[-1][1]),
+                  "lineage": "|".join(str(e[0]) for e in entries_), "named_lineage": nhx_value([e[2] for e in entries_])})
     return "[&&NHX:" + ":".join("%s=%s" % item for item in sorted(pairs.items())) + "]"
+
+
+class RecordingTaxonomy(stol.Taxonomy):
+    """A Taxonomy that records the queries of its lineage batches and its requests by
+    operation, then asks the service as any other."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.sent = []
+        self.calls = []
+
+    def _lineages(self, ids, *args, **kwargs):
+        ids = list(ids)
+        self.sent.extend(q for q in ids if isinstance(q, str))  # the labels' queries (ancestors go as ints)
+        return super()._lineages(ids, *args, **kwargs)
+
+    def _call(self, field, release=None, **body):
+        self.calls.append(field)
+        return super()._call(field, release, **body)
 
 
 class Reading(unittest.TestCase):
@@ -157,128 +149,18 @@ class Reading(unittest.TestCase):
         self.assertEqual(write_newick(root), text)
 
 
-class Annotation(unittest.TestCase):
-    """``Taxonomy.annotate`` on made-up answers (FakeTaxonomy)."""
-
-    def test_eachNode_getsItsTaxon_innerNodesTheirLeavesAncestor_unknownLeavesStayAsTheyWere(self):
-        tx = FakeTaxonomy()
-        text = tx.annotate(BRIEF_TREE)
-        murinae_node = "(10090%s,'Rattus norvegicus'%s):0.5%s" % (
-            expected_nhx(MOUSE, "house mouse"), expected_nhx(RAT, "brown rat"), expected_nhx(MURINAE))
-        self.assertEqual(text, "((9606%s,9598%s)207598%s,%s,unknownleaf[&&NHX:x=1])%s;" % (
-            expected_nhx(HUMAN, "human"), expected_nhx(CHIMP, "chimpanzee"), expected_nhx(HOMININAE), murinae_node,
-            expected_nhx(ROOT)))
-        self.assertEqual(text.not_found, ["unknownleaf"])
-        self.assertEqual(text.release, "fake")
-        self.assertEqual(sorted(tx.sent), sorted(["207598", "9606", "9598", "10090", "Rattus norvegicus",
-                                                  "unknownleaf"]))
-        root = text.tree
-        self.assertEqual(root.props, {"taxid": 314146, "sci_name": "Euarchontoglires", "common_name": "",
-                                      "rank": "superorder", "lineage": [1, 131567, 2759, 314146],
-                                      "named_lineage": ["root", "cellular organisms", "Eukaryota", "Euarchontoglires"]})
-        self.assertEqual(root.children[2].props, {})
-
-    def test_theNHXText_isExactlyWhatEte4Writes_forOneNode(self):
-        text = FakeTaxonomy().annotate("(9606,x);")
-        self.assertIn("9606[&&NHX:common_name=human:lineage=1|131567|2759|314146|207598|9605|9606:named_lineage=root|"
-                      "cellular organisms|Eukaryota|Euarchontoglires|Homininae|Homo|Homo sapiens:rank=species:"
-                      "sci_name=Homo sapiens:taxid=9606]", text)
-        self.assertTrue(text.endswith(")[&&NHX:common_name=human:lineage=1|131567|2759|314146|207598|9605|9606:"
-                                      "named_lineage=root|cellular organisms|Eukaryota|Euarchontoglires|Homininae|"
-                                      "Homo|Homo sapiens:rank=species:sci_name=Homo sapiens:taxid=9606];"),
-                        "one annotated leaf: the root's ancestor is that taxon")
-
-    def test_unknownLeaves_untouchedByteForByte_withTheirQuotesCommentsAndNHX(self):
-        leaves = ["'my leaf' [a comment]:0.10[&&NHX:k=v(1)]", "\"dq\"\"x\":1", "nobody", "'0'"]
-        text = FakeTaxonomy().annotate("(9606," + ",".join(leaves) + ");")
-        for leaf in leaves:
-            self.assertIn("," + leaf, text)
-        self.assertEqual(text.not_found, ["my leaf", 'dq"x', "nobody", "0"])
-
-    def test_innerLabels_areTaxaToo_unlessTheyAreSupportValues(self):
-        tree = "((9606,9598)95,(10090,nobody)80:0.2,(x,y)z)100;"
-        tx = FakeTaxonomy()
-        text = tx.annotate(tree)
-        self.assertIn("95", tx.sent)
-        self.assertIn("z", tx.sent)
-        self.assertEqual(text.not_found, ["nobody", "x", "y"], "inner labels that name nothing are not listed")
-        self.assertEqual(text.tree.children[0].props["taxid"], 207598)
-        self.assertEqual(text.tree.children[1].props["taxid"], 10090, "the unknown leaf does not pull it up")
-        self.assertEqual(text.tree.children[2].props, {}, "no annotated leaf below: left as it was")
-        self.assertIn(",(x,y)z)", text)
-        supported = FakeTaxonomy()
-        text = supported.annotate(tree, internal_support=True)
-        self.assertEqual(sorted(supported.sent), sorted(["9606", "9598", "10090", "nobody", "x", "y"]))
-        self.assertIn(")95[&&NHX:", text)
-        self.assertIn(")80:0.2[&&NHX:", text)
-        self.assertTrue(text.endswith(")100%s;" % expected_nhx(ROOT)))
-
-    def test_labelChoice_writesTheNameOrTheId_onAnnotatedNodesOnly(self):
-        named = FakeTaxonomy().annotate("('Escherichia coli O157:H7',(9606,9598)95,nobody);", label="name")
-        self.assertTrue(named.startswith("('Escherichia coli O157:H7'[&&NHX:"))
-        self.assertIn("sci_name=Escherichia coli O157_H7:taxid=83334]", named)
-        self.assertIn("named_lineage=root|cellular organisms|Bacteria|Escherichia|Escherichia coli|"
-                      "Escherichia coli O157_H7:", named)
-        self.assertIn(")Homininae[&&NHX:", named)
-        self.assertIn(",nobody)", named)
-        self.assertTrue(named.endswith(")'cellular organisms'%s;" % expected_nhx(ROOT[:2])))
-        ids = FakeTaxonomy().annotate("('Escherichia coli O157:H7',(9606,9598)95,nobody);", label="id")
-        self.assertTrue(ids.startswith("(83334[&&NHX:"))
-        self.assertIn(")207598[&&NHX:", ids)
-        self.assertTrue(ids.endswith(")131567%s;" % expected_nhx(ROOT[:2])))
-        support = FakeTaxonomy().annotate("((9606,9598)95,10090);", label="name", internal_support=True)
-        self.assertIn(")Homininae[&&NHX:", support, "the support value gives way to the name, as in stol-client")
-        with self.assertRaises(stol.InvalidRequestError):
-            FakeTaxonomy().annotate("A;", label="taxid")
-
-    def test_ownNHX_isKept_oursReplaceTheSameKeys_allSortedAndEscapedAsEte4(self):
-        text = FakeTaxonomy().annotate("(9606[&&NHX:zz=1:taxid=old:aa=(b)],x[&&NHX:zz=(1)]);")
-        own = [("zz", "1"), ("taxid", "old"), ("aa", "(b)")]
-        self.assertIn("9606" + expected_nhx(HUMAN, "human", own), text)
-        self.assertIn("aa=_b_:common_name=human:", text)
-        self.assertIn(":taxid=9606:zz=1]", text)
-        self.assertIn(",x[&&NHX:zz=(1)])", text, "an unknown leaf's own NHX is not touched")
-
-    def test_eachDistinctLabel_isAskedOnce_andNeitherEmptyLabelsNorZero(self):
-        tx = FakeTaxonomy()
-        text = tx.annotate("((9606,9606,0),(,'  '),Homo sapiens,9606);")
-        self.assertEqual(sorted(tx.sent), ["9606", "Homo sapiens"])
-        self.assertEqual(text.not_found, ["0", "  "])
-        self.assertEqual(text.tree.children[0].props["taxid"], 9606)
-
-    def test_aTreeWithoutTaxa_isWrittenAsItWas(self):
-        tx = FakeTaxonomy()
-        text = tx.annotate("((a,b),(c,d)e)f;")
-        self.assertEqual(text, "((a,b),(c,d)e)f;")
-        self.assertEqual(text.not_found, ["a", "b", "c", "d"])
-
+class Offline(unittest.TestCase):
     def test_aTreeWithoutLabels_asksNothing(self):
         tx = stol.Taxonomy(socket_path="/nonexistent/stol-taxonomy.sock", timeout=5)  # a request would raise
         text = tx.annotate("((,):1,)[&&NHX:k=v];")
         self.assertEqual((text, text.not_found, text.release), ("((,):1,)[&&NHX:k=v];", [], ""))
 
-    def test_malformedTree_raisesBeforeAnyRequest(self):
-        tx = FakeTaxonomy()
+    def test_malformedTree_andABadLabelChoice_raiseBeforeAnyRequest(self):
+        tx = stol.Taxonomy(socket_path="/nonexistent/stol-taxonomy.sock", timeout=5)
         with self.assertRaises(stol.NewickError):
             tx.annotate("((9606,9598);")
-        self.assertEqual(tx.sent, [])
-
-    def test_aCaterpillar100000Deep_isAnnotatedWithoutRecursion(self):
-        depth = 100_000
-        text = "(a," * depth + "b" + ")" * depth + ";"
-        short = {"a": [(1, "no rank", "root"), (5, "species", "A")],
-                 "b": [(1, "no rank", "root"), (6, "genus", "G"), (7, "species", "B")]}
-        result = FakeTaxonomy(short).annotate(text)
-        self.assertEqual(result.tree.props["taxid"], 1)
-        deepest, chain = result.tree, 0
-        while deepest.children:
-            deepest = deepest.children[-1]
-            chain += 1
-        self.assertEqual((chain, deepest.props["taxid"]), (depth, 7))
-        back = list(parse_newick(result).traverse())
-        self.assertEqual(len(back), 2 * depth + 1)
-        self.assertTrue(all(dict(n.nhx)["taxid"] for n in back))
-        self.assertEqual(dict(back[-3].nhx)["lineage"], "1", "the innermost pair (a, b): the root")
+        with self.assertRaises(stol.InvalidRequestError):
+            tx.annotate("A;", label="taxid")
 
 
 STACK = None
@@ -294,6 +176,140 @@ def tearDownModule():
     _stack.module_teardown(STACK, TX)
 
 
+class DaemonTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not isinstance(STACK, _stack.Stack):
+            raise STACK
+
+    def recording(self):
+        tx = RecordingTaxonomy(runtime_dir=STACK.runtime, timeout=120)
+        self.addCleanup(tx.close)
+        return tx
+
+
+class Annotation(DaemonTest):
+    """``Taxonomy.annotate``'s text, node by node, from the service's answers."""
+
+    def test_eachNode_getsItsTaxon_innerNodesTheirLeavesAncestor_unknownLeavesStayAsTheyWere(self):
+        tx = self.recording()
+        text = tx.annotate(BRIEF_TREE)
+        human, chimp, mouse, rat = entries("9606"), entries("9598"), entries("10090"), entries("Rattus norvegicus")
+        murinae_node = "(10090%s,'Rattus norvegicus'%s):0.5%s" % (
+            expected_nhx(mouse), expected_nhx(rat), expected_nhx(common("10090", "10116")))
+        self.assertEqual(text, "((9606%s,9598%s)207598%s,%s,unknownleaf[&&NHX:x=1])%s;" % (
+            expected_nhx(human), expected_nhx(chimp), expected_nhx(entries("207598")), murinae_node,
+            expected_nhx(common("9606", "9598", "10090", "10116"))))
+        self.assertEqual(text.not_found, ["unknownleaf"])
+        self.assertTrue(text.release)
+        self.assertEqual(sorted(tx.sent), sorted(["207598", "9606", "9598", "10090", "Rattus norvegicus",
+                                                  "unknownleaf"]))
+        self.assertIn("annotate_tree", tx.calls)
+        root = common("9606", "9598", "10090", "10116")
+        self.assertEqual(text.tree.props, {"taxid": root[-1][0], "sci_name": root[-1][2],
+                                           "common_name": common_name(root), "rank": root[-1][1],
+                                           "lineage": [e[0] for e in root], "named_lineage": [e[2] for e in root]})
+        self.assertEqual(text.tree.children[2].props, {})
+
+    def test_theNHXText_isExactlyWhatEte4Writes_forOneNode(self):
+        text = TX.annotate("(9606,x);")
+        self.assertIn("9606" + expected_nhx(entries("9606")), text)
+        self.assertTrue(text.endswith(")%s;" % expected_nhx(entries("9606"))),
+                        "one annotated leaf: the root's ancestor is that taxon")
+
+    def test_unknownLeaves_untouchedByteForByte_withTheirQuotesCommentsAndNHX(self):
+        leaves = ["'my leaf' [a comment]:0.10[&&NHX:k=v(1)]", "\"dq\"\"x\":1", "nobody", "'0'"]
+        text = TX.annotate("(9606," + ",".join(leaves) + ");")
+        for leaf in leaves:
+            self.assertIn("," + leaf, text)
+        self.assertEqual(text.not_found, ["my leaf", 'dq"x', "nobody", "0"])
+
+    def test_innerLabels_areTaxaToo_unlessTheyAreSupportValues(self):
+        tree = "((9606,9598)0.95,(10090,nobody)0.80:0.2,(x,y)z)1.00;"
+        tx = self.recording()
+        text = tx.annotate(tree)
+        self.assertIn("0.95", tx.sent)
+        self.assertIn("z", tx.sent)
+        self.assertEqual(text.not_found, ["nobody", "x", "y"], "inner labels that name nothing are not listed")
+        self.assertEqual(text.tree.children[0].props["taxid"], common("9606", "9598")[-1][0])
+        self.assertEqual(text.tree.children[1].props["taxid"], 10090, "the unknown leaf does not pull it up")
+        self.assertEqual(text.tree.children[2].props, {}, "no annotated leaf below: left as it was")
+        self.assertIn(",(x,y)z)", text)
+        supported = self.recording()
+        text = supported.annotate(tree, internal_support=True)
+        self.assertEqual(sorted(supported.sent), sorted(["9606", "9598", "10090", "nobody", "x", "y"]))
+        self.assertIn(")0.95[&&NHX:", text)
+        self.assertIn(")0.80:0.2[&&NHX:", text)
+        self.assertTrue(text.endswith(")1.00%s;" % expected_nhx(common("9606", "9598", "10090"))))
+
+    def test_anInnerNodesOwnTaxon_isItsOwn_andItsParentCountsOnlyLeaves(self):
+        # (human, chimp) labelled as the mouse: the node is the mouse, its parent the
+        # ancestor of human, chimp and rat, not of mouse and rat.
+        text = TX.annotate("((9606,9598)10090,10116);")
+        self.assertEqual(text.tree.children[0].props["taxid"], 10090)
+        self.assertEqual(text.tree.props["taxid"], common("9606", "9598", "10116")[-1][0])
+
+    def test_labelChoice_writesTheNameOrTheId_onAnnotatedNodesOnly(self):
+        homininae = common("9606", "9598")
+        named = TX.annotate("('Homo sapiens',(9606,9598)0.95,nobody);", label="name")
+        self.assertTrue(named.startswith("('Homo sapiens'[&&NHX:"))
+        self.assertIn(")%s[&&NHX:" % quote_label(homininae[-1][2]), named)
+        self.assertIn(",nobody)", named)
+        self.assertTrue(named.endswith(")%s%s;" % (quote_label(homininae[-1][2]), expected_nhx(homininae))))
+        ids = TX.annotate("('Homo sapiens',(9606,9598)0.95,nobody);", label="id")
+        self.assertTrue(ids.startswith("(9606[&&NHX:"))
+        self.assertIn(")%d[&&NHX:" % homininae[-1][0], ids)
+        support = TX.annotate("((9606,9598)0.95,10090);", label="name", internal_support=True)
+        self.assertIn(")%s[&&NHX:" % quote_label(homininae[-1][2]), support,
+                      "the support value gives way to the name, as in stol-client")
+
+    def test_ownNHX_isKept_oursReplaceTheSameKeys_allSortedAndEscapedAsEte4(self):
+        text = TX.annotate("(9606[&&NHX:zz=1:taxid=old:aa=(b)],x[&&NHX:zz=(1)]);")
+        own = [("zz", "1"), ("taxid", "old"), ("aa", "(b)")]
+        self.assertIn("9606" + expected_nhx(entries("9606"), own), text)
+        self.assertIn("aa=_b_:common_name=", text)
+        self.assertIn(":taxid=9606:zz=1]", text)
+        self.assertIn(",x[&&NHX:zz=(1)])", text, "an unknown leaf's own NHX is not touched")
+
+    def test_eachDistinctLabel_isAskedOnce_andNeitherEmptyLabelsNorZero(self):
+        tx = self.recording()
+        text = tx.annotate("((9606,9606,0),(,'  '),Homo sapiens,9606);")
+        self.assertEqual(sorted(tx.sent), ["9606", "Homo sapiens"])
+        self.assertEqual(text.not_found, ["0", "  "])
+        self.assertEqual(text.tree.children[0].props["taxid"], 9606)
+
+    def test_aTreeWithoutTaxa_isWrittenAsItWas_withoutAskingForAncestors(self):
+        tx = self.recording()
+        text = tx.annotate("((a,b),(c,d)e)f;")
+        self.assertEqual(text, "((a,b),(c,d)e)f;")
+        self.assertEqual(text.not_found, ["a", "b", "c", "d"])
+        self.assertNotIn("annotate_tree", tx.calls)
+
+    def test_aCaterpillar30000Deep_isSentInParts_andAnnotatedWithoutRecursion(self):
+        depth = 30_000
+        text = "(9606," * depth + "9598" + ")" * depth + ";"
+        tx = self.recording()
+        result = tx.annotate(text)
+        self.assertGreater(tx.calls.count("annotate_tree"), 1, "60,001 nodes do not fit one request")
+        ancestor = common("9606", "9598")[-1][0]
+        self.assertEqual(result.tree.props["taxid"], ancestor)
+        deepest, chain = result.tree, 0
+        while deepest.children:
+            self.assertEqual(deepest.props["taxid"], ancestor)
+            self.assertEqual(deepest.children[0].props["taxid"], 9606)
+            deepest = deepest.children[-1]
+            chain += 1
+        self.assertEqual((chain, deepest.props["taxid"]), (depth, 9598))
+
+    def test_aStarOf30000Leaves_isSentInGroups(self):
+        leaves = [9606, 9598, 10090, 10116] * 7500
+        tx = self.recording()
+        result = tx.annotate("(" + ",".join(map(str, leaves)) + ");")
+        self.assertGreater(tx.calls.count("annotate_tree"), 1, "30,001 nodes of 4 bytes do not fit one request")
+        self.assertEqual(result.tree.props["taxid"], common("9606", "9598", "10090", "10116")[-1][0])
+        self.assertEqual([child.props["taxid"] for child in result.tree.children], leaves)
+
+
 def common_prefix(lineages):
     prefix = None
     for lineage in lineages:
@@ -307,12 +323,7 @@ def common_prefix(lineages):
     return prefix
 
 
-class AgainstTheService(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        if not isinstance(STACK, _stack.Stack):
-            raise STACK
-
+class AgainstTheService(DaemonTest):
     def expectations(self, root, internal_support=False):
         """What each node (preorder) must carry, from lineage(ranks="all") and taxon()
         answers asked here one by one: the NHX text of its six properties, or None."""

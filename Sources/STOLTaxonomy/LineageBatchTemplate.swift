@@ -1,0 +1,83 @@
+import STOLModel
+import STOLProtocol
+
+/// `lineage_batch`'s `template`: every lineage of the answer written in a taxonkit-style
+/// template (``LineageFormat``: placeholders, fill, prefixes) by the server, so that no
+/// client keeps the template rules (docs/design/queries-and-algorithms.md §11).
+///
+/// The template fills from the ranks and names of the lineage, the taxon included, as
+/// the answer carries them: the compact form's `lineage_ranks`, or the taxa form's
+/// `source_rank` (else the main rank); the taxon's rank is its `source_rank`, else its
+/// main rank. A batch asked in the ids form is worked out in the compact form, then
+/// answered without the ranks and names.
+struct LineageBatchTemplate {
+    let format: LineageFormat
+
+    /// The template of a request, or `INVALID_REQUEST` naming the field (`format` or
+    /// `fill`) and the placeholder or variable it does not know.
+    init(_ template: Stol_V1_LineageTemplate) throws(TaxonomyError) {
+        let fill: String? = template.fillMissing || !template.fill.isEmpty
+            ? (template.fill.isEmpty ? LineageFormat.defaultFill : template.fill) : nil
+        do {
+            _ = try LineageFormat(template.format, prefixRanks: template.prefixRanks)
+        } catch {
+            throw Self.refusal(error, field: "format")
+        }
+        do {
+            format = try LineageFormat(template.format, fillMissing: fill, prefixRanks: template.prefixRanks)
+        } catch {
+            throw Self.refusal(error, field: "fill")
+        }
+    }
+
+    private static func refusal(_ error: LineageFormat.ParseError, field: String) -> TaxonomyError {
+        var details = ["field": field]
+        switch error {
+        case .unknownPlaceholder(let name): details["placeholder"] = String(name.prefix(80))
+        case .unknownFillVariable(let name): details["variable"] = String(name.prefix(80))
+        case .unclosedBrace: break
+        }
+        return .invalidOption("\(field == "fill" ? "the fill template" : "the template"): \(error)", details: details)
+    }
+
+    /// The form to work the batch out in: the ids form carries no ranks to fill from.
+    static func workingForm(for form: Stol_V1_LineageForm) -> Stol_V1_LineageForm {
+        form == .ids ? .compact : form
+    }
+
+    /// Fills `formatted` in every result that found a taxon, and the response's
+    /// `unclassified`; then drops what the asked `form` does not carry.
+    func apply(to response: inout Stol_V1_LineageBatchResponse, form: Stol_V1_LineageForm) {
+        response.unclassified = format.format(names: Self.noNames)
+        for index in response.results.indices where response.results[index].hasTaxon && !response.results[index].hasError {
+            response.results[index].formatted = formatted(response.results[index])
+            if form == .ids {
+                response.results[index].lineageRanks = []
+                response.results[index].lineageNames = []
+            }
+        }
+    }
+
+    private static let noNames = [String?](repeating: nil, count: LineageFormat.all.count)
+
+    /// The template filled from one result: each placeholder takes the lowest node of its ranks.
+    func formatted(_ result: Stol_V1_LineageResult) -> String {
+        var names = Self.noNames
+        if result.lineage.isEmpty {
+            for (rank, name) in zip(result.lineageRanks, result.lineageNames) {
+                if let slot = LineageFormat.slot(ofRank: rank) { names[slot] = name }
+            }
+        } else {
+            for taxon in result.lineage {
+                if let slot = LineageFormat.slot(ofRank: Self.rank(of: taxon)) { names[slot] = taxon.scientificName }
+            }
+        }
+        if let slot = LineageFormat.slot(ofRank: Self.rank(of: result.taxon)) { names[slot] = result.taxon.scientificName }
+        return format.format(names: names)
+    }
+
+    /// A taxon's rank as a lineage line names it: the source's, else the main rank.
+    static func rank(of taxon: Stol_V1_Taxon) -> String {
+        taxon.sourceRank.isEmpty ? TaxonRank(taxon.rank)?.rawValue ?? "" : taxon.sourceRank
+    }
+}
