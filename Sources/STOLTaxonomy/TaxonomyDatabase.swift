@@ -1,5 +1,6 @@
 import CMalloc
 import Foundation
+import Glibc
 import GRDB
 import STOLModel
 import STOLFileSystem
@@ -51,6 +52,9 @@ public final class TaxonomyDatabase: Sendable {
     /// holds waited for the whole build (measured by `stol-bench switch`: 4.8 s).
     private let indexReader: DatabaseQueue
     private let freeReaders: Mutex<[Int]>
+    /// Each user's own connections (``ReaderKey``), for requests; the shared
+    /// ``readers`` serve the rest.
+    let userReaders: UserReaders
     private let indexes = IndexesSlot()
 
     /// Read connections: a two-core machine is served well by four.
@@ -141,6 +145,7 @@ public final class TaxonomyDatabase: Sendable {
             for _ in 1..<Self.readerCount { readers.append(try DatabaseQueue(path: path, configuration: configuration)) }
             self.readers = readers
             indexReader = try DatabaseQueue(path: path, configuration: configuration)
+            userReaders = UserReaders { [configuration] in try DatabaseQueue(path: path, configuration: configuration) }
         } catch let error as TaxonomyError {
             throw error
         } catch {
@@ -163,10 +168,11 @@ public final class TaxonomyDatabase: Sendable {
     /// freed and handed back (`malloc_trim`) on a thread of its own: the last
     /// reference may go while the provider's lock is held.
     deinit {
-        let readers = self.readers + [indexReader], slot = indexes
+        let readers = self.readers + [indexReader], slot = indexes, userReaders = self.userReaders
         let thread = Thread {
             slot.release()
             for reader in readers { try? reader.close() }
+            userReaders.close()
             malloc_trim(0)
         }
         thread.name = "stol.release"
@@ -181,7 +187,9 @@ public final class TaxonomyDatabase: Sendable {
         let reader = indexReader
         let slot = indexes
         let layout = self.layout
+        let path = self.path
         let thread = Thread {
+            Self.prefetch(path)
             slot.fill((try? reader.inDatabase { try MemoryIndexes.load($0, layout: layout) })
                       ?? MemoryIndexes.empty)
             // The build's scratch (the rows read, the builders' arrays) is freed by now but
@@ -191,6 +199,18 @@ public final class TaxonomyDatabase: Sendable {
         }
         thread.name = "stol.indexes"
         thread.start()
+    }
+
+    /// Asks the kernel to read the whole file into its page cache ahead of use
+    /// (`POSIX_FADV_WILLNEED`, asynchronous): the first read of a page from disk
+    /// would otherwise tell a user, by its time, that no other user had asked
+    /// for what it holds (issue 33). The page cache is the kernel's, not this
+    /// process's memory.
+    static func prefetch(_ path: String) {
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = posix_fadvise(descriptor, 0, 0, POSIX_FADV_WILLNEED)
+        Glibc.close(descriptor)
     }
 
     /// The in-memory indexes if they are built already (never waits).
@@ -233,9 +253,11 @@ public final class TaxonomyDatabase: Sendable {
         return identity
     }
 
-    /// Runs `body` on a free read connection (any connection when all are busy).
+    /// Runs `body` on the asking user's own connection (``ReaderKey/current``, set for
+    /// every request), else on a free shared one (any when all are busy).
     func read<T>(_ body: (Database) throws -> T) throws(TaxonomyError) -> T {
         do {
+            if let key = ReaderKey.current { return try userReaders.read(key, body) }
             if let index = freeReaders.withLock({ $0.popLast() }) {
                 defer { freeReaders.withLock { $0.append(index) } }
                 return try readers[index].inDatabase(body)

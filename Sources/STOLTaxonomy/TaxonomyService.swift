@@ -26,6 +26,13 @@ public struct TaxonomyService: FramedService {
     /// answered from the database it started with; so does one pinned to a release
     /// that is still opening.
     public func respond(to request: Request, context: RequestContext) async -> Response {
+        // The user's own read connections (``UserReaders``): no wait for another user's
+        // query, and no page cache another user warmed.
+        let key = ReaderKey(uid: context.peer.uid, bulk: workClass(of: request) == .bulk)
+        return await ReaderKey.$current.withValue(key) { await answer(request, context: context) }
+    }
+
+    private func answer(_ request: Request, context: RequestContext) async -> Response {
         let route = TaxonomyRequestTable.route(request)
         let selection: ActiveDatabaseProvider.Selection
         do {
