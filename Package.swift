@@ -183,21 +183,34 @@ let package = Package(
         /// also the scratch directories and children of the fuzz targets and stol-bench. What
         /// needs XCTest is under `#if canImport(XCTest)`, so the static release build of
         /// stol-bench (`make build`), which has no XCTest, links the rest.
-        .target(name: "STOLTestFixtures", dependencies: ["STOLModel", "STOLFormat", "STOLContainer", "CZlib",
+        .target(name: "STOLTestFixtures", dependencies: ["STOLModel", "STOLFormat", "STOLContainer", "STOLProtocol", "STOLTransport", "CZlib",
+                                                       .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                                                        .product(name: "GRDB", package: "GRDB.swift"),
                                                        .product(name: "Logging", package: "swift-log")],
                 path: "Tests/STOLTestFixtures"),
         .testTarget(name: "STOLServerTests", dependencies: [
             "STOLServer", "STOLDaemon", "STOLTransport", "STOLProtocol", "CSTOLSocket", "STOLTestFixtures",
             .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOEmbedded", package: "swift-nio"),
-            .product(name: "NIOTestUtils", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),
-        /// The client's own code without a server: its JSON lines against swift-protobuf's encoder.
+        /// The shared model's own code: the one tree, Newick, rank filters, release names, sorted ids.
+        .testTarget(name: "STOLModelTests", dependencies: ["STOLModel", "STOLTestFixtures"]),
+        /// The transport's own code: frames encoded and decoded, FrameSocket, peer credentials,
+        /// the protocol's vectors, the rate-limited log, paths, descriptors, connection watches.
+        .testTarget(name: "STOLTransportTests", dependencies: [
+            "STOLTransport", "STOLProtocol", "STOLTestFixtures",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOTestUtils", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        ]),
+        /// The client's own code without a server: its JSON lines against swift-protobuf's encoder, its
+        /// batches (input, cuts, order) against a service a test thread plays on a real socket.
         .testTarget(name: "STOLClientKitTests", dependencies: ["STOLClientKit", "STOLProtocol", "STOLModel", "STOLTestFixtures",
+                                                               "STOLTransport", "CSTOLSocket",
                                                                .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         .testTarget(name: "STOLPipelineTests", dependencies: ["STOLTestFixtures", "STOLPipeline", "STOLModel",
                                                               .product(name: "GRDB", package: "GRDB.swift"),

@@ -8,35 +8,34 @@ extension ServiceClient where Request == Stol_V1_TaxonomyRequest, Response == St
     /// taxon it was merged into (and is noted on standard error); an id the
     /// active database does not have is absent, never an error (a favourite
     /// outlives a database without its taxon). Batches of ``taxaPerRequest`` go
-    /// through ``pipeline(window:next:onAnswer:)``, the one path of batch modes.
+    /// through ``runBatches``, the one path of batch modes.
     public func taxa(ids: [Int64], language: String) throws(ClientError) -> [Int64: Stol_V1_Taxon] {
         // Ids a server refuses (≤ 0, from an old file) have no taxon anywhere.
         var seen = Set<Int64>()
         let wanted = ids.filter { $0 > 0 && seen.insert($0).inserted }
         guard !wanted.isEmpty else { return [:] }
-        var batches = stride(from: 0, to: wanted.count, by: Self.taxaPerRequest).map {
-            Array(wanted[$0..<min($0 + Self.taxaPerRequest, wanted.count)])
-        }.makeIterator()
+        var pending = wanted[...]
         var found: [Int64: Stol_V1_Taxon] = [:]
-        try pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
-            batches.next().map { batch in
-                Stol_V1_TaxonomyRequest.with { $0.getTaxa = .with { $0.taxonIds = batch; $0.language = language } }
-            }
-        }, onAnswer: { (response) throws(ClientError) in
-            if let error = response.protocolError {
-                // PROTOCOL.md §10: an operation added later is UNIMPLEMENTED on an older server.
-                if error.code == .unimplemented {
-                    throw .local("the taxonomy service is older than this client (it has no get_taxa); restart it with the installed version")
-                }
-                throw .server(error)
-            }
-            guard case .taxa(let taxa) = response.result else {
-                throw .local("the taxonomy service answered get_taxa with something else")
-            }
-            for taxon in taxa.taxa { found[taxon.id] = taxon }
-            for merged in response.merged { found[merged.oldID] = found[merged.newID] }
-            Self.showNotices(response)
-        })
+        do {
+            try runBatches(
+                maximumQueries: Self.taxaPerRequest,
+                input: { () -> BatchEntry<Int64, BatchRefusal>? in pending.popFirst().map { .query($0, line: 0) } },
+                bytes: ProtobufSize.packed,
+                request: { batch in Stol_V1_TaxonomyRequest.with { $0.getTaxa = .with { $0.taxonIds = batch; $0.language = language } } },
+                refuse: { $1 },  // an id is at most 10 bytes: never
+                local: { _ in },
+                answer: { (response, _, _) throws(ClientError) in
+                    guard case .taxa(let taxa) = response.result else {
+                        throw .local("the taxonomy service answered get_taxa with something else")
+                    }
+                    for taxon in taxa.taxa { found[taxon.id] = taxon }
+                    for merged in response.merged { found[merged.oldID] = found[merged.newID] }
+                    Self.showNotices(response)
+                })
+        } catch .server(let error) where error.code == .unimplemented {
+            // PROTOCOL.md §10: an operation added later is UNIMPLEMENTED on an older server.
+            throw .local("the taxonomy service is older than this client (it has no get_taxa); restart it with the installed version")
+        }
         return found
     }
 }

@@ -46,50 +46,60 @@ struct Annotate: ParsableCommand {
 
     /// Queries per request: the server's limit for a lineage batch.
     static let batchSize = 1000
+    /// The largest tree read (a tree of a million leaves is about 30 MB): an endless input
+    /// is refused, never read into memory whole.
+    static let maximumTreeBytes = 256 << 20
 
     func run() throws {
         var missing = false
         try global.run { () throws(ClientError) in
             let text: String
-            if let file {
-                guard let data = FileManager.default.contents(atPath: file) else { throw .local("cannot read \(file)") }
-                text = String(decoding: data, as: UTF8.self)
-            } else {
-                text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            do throws(LineReader.Failure) {
+                if let file {
+                    let descriptor = open(file, O_RDONLY | O_CLOEXEC)
+                    guard descriptor >= 0 else { throw .unreadable(errno: errno, source: file) }
+                    defer { close(descriptor) }
+                    text = String(decoding: try LineReader.readAll(descriptor: descriptor, limit: Self.maximumTreeBytes, source: file),
+                                  as: UTF8.self)
+                } else {
+                    text = String(decoding: try LineReader.readAll(descriptor: STDIN_FILENO, limit: Self.maximumTreeBytes,
+                                                                   source: "standard input"), as: UTF8.self)
+                }
+            } catch {
+                throw error.clientError
             }
             let tree: NewickTree
             do { tree = try NewickTree(parsing: text) } catch { throw .badFile("\(file ?? "stdin"): \(error)") }
             let queries = tree.queries(internalSupport: internalSupport)
-            let labels = Array(Set(queries.map(\.label))).sorted()
+            var labels = Array(Set(queries.map(\.label))).sorted()[...]
             var lineages: [String: [NewickTree.Rung]] = [:]
-            var sent = 0
-            var inFlight: [[String]] = []
             let client = try global.batchTaxonomy()
-            try client.pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
-                guard sent < labels.count else { return nil }
-                let batch = Array(labels[sent..<min(labels.count, sent + Self.batchSize)])
-                sent += batch.count
-                inFlight.append(batch)
-                var request = Stol_V1_TaxonomyRequest()
-                request.lineageBatch = .with {
-                    $0.queries = batch
-                    $0.ranks = .all
-                    $0.form = .taxa
-                    $0.language = language.language
-                }
-                return request
-            }, onAnswer: { (response) throws(ClientError) in
-                guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
-                let batch = inFlight.removeFirst()
-                guard answer.results.count == batch.count else {
-                    throw .local("the taxonomy service answered \(answer.results.count) lineages for \(batch.count) labels")
-                }
-                for (query, result) in zip(batch, answer.results) where !result.hasError && result.hasTaxon {
-                    lineages[query] = (result.lineage + [result.taxon]).map {
-                        NewickTree.Rung(id: $0.id, name: $0.scientificName, rank: $0.sourceRank, commonName: $0.commonName)
+            try client.runBatches(
+                maximumQueries: Self.batchSize,
+                input: { () -> BatchEntry<String, BatchRefusal>? in labels.popFirst().map { .query($0, line: 0) } },
+                bytes: { ProtobufSize.string(field: 1, $0) },
+                request: { batch in
+                    .with {
+                        $0.lineageBatch = .with {
+                            $0.queries = batch
+                            $0.ranks = .all
+                            $0.form = .taxa
+                            $0.language = language.language
+                        }
                     }
-                }
-            })
+                },
+                // A label too large to send names nothing: its leaf is listed as not found.
+                refuse: { $1 },
+                local: { _ in },
+                answer: { (response, _, batch) throws(ClientError) in
+                    guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
+                    try batch.expect(results: answer.results.count)
+                    for (query, result) in zip(batch.queries, answer.results) where !result.hasError && result.hasTaxon {
+                        lineages[query] = (result.lineage + [result.taxon]).map {
+                            NewickTree.Rung(id: $0.id, name: $0.scientificName, rank: $0.sourceRank, commonName: $0.commonName)
+                        }
+                    }
+                })
             var found: [Int: [NewickTree.Rung]] = [:]
             for (node, label) in queries { if let lineage = lineages[label] { found[node] = lineage } }
             var annotations = tree.annotations(found: found)
@@ -100,7 +110,7 @@ struct Annotate: ParsableCommand {
             }
             let notFound = queries.filter { tree.nodes[$0.node].children.isEmpty && found[$0.node] == nil }.map(\.label)
             missing = !notFound.isEmpty
-            let output = BufferedOutput()
+            let output = BatchOutput()
             switch format {
             case .newick:
                 output.line(tree.written { node in
@@ -123,7 +133,7 @@ struct Annotate: ParsableCommand {
                 }
                 if missing { output.line("{\"not_found\":[" + notFound.map(TextFormatter.jsonString).joined(separator: ",") + "]}") }
             }
-            output.flush()
+            try output.finish()
             if missing {
                 let shown = notFound.prefix(20).joined(separator: ", ") + (notFound.count > 20 ? ", …" : "")
                 FileHandle.standardError.write(Data("not found, left as they were (\(notFound.count)): \(shown)\n".utf8))

@@ -93,7 +93,7 @@ struct Lineage: ParsableCommand {
     @Option(help: "Queries per request (1–1000).") var batchSize: Int = 1000
 
     func run() throws {
-        var missing = false
+        var status = BatchStatus()
         try global.run { () throws(ClientError) in
             guard (1...1000).contains(batchSize) else { throw .usage("--batch-size must be 1…1000") }
             let client = try global.batchTaxonomy()
@@ -106,55 +106,20 @@ struct Lineage: ParsableCommand {
             let form: Stol_V1_LineageForm = json ? (wholeTree ? .compact : .taxa) : ids ? .ids : .compact
             let template: LineageFormat?
             do { template = try lineageFormat() } catch { throw .usage("--format: \(error)") }
-            let output = BufferedOutput()
+            let output = BatchOutput()
             header.write(to: output, json: json)
             let tsv = LineageTSV(ids: ids, template: template, keepLineage: keepLineage)
             if columnNames { output.line(tsv.columnNames) }
             var wholeTreeJSON = WholeTreeLineageJSON(mainRank: LineageTSV.mainRank)
             var index = LineageBatchIndex()
-            // Per request in flight, its input lines (queries, blank lines, comments, Kraken's 0),
-            // printed in order when its answer comes: one output line per input line.
-            var slots = LineageBatchSlots()
-            func local(_ slot: LineageBatchSlots.Slot) {
-                if json {
-                    output.line { LineageBatchSlots.appendJSON(slot, to: &$0) }
-                } else {
-                    output.line(LineageBatchSlots.tsv(slot, tsv))
-                }
-            }
-            let next = { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
-                while slots.queries.count < batchSize, let line = readLine() {
-                    if let now = slots.add(line) { local(now) }
-                }
-                guard let queries = slots.send() else { return nil }
-                var request = Stol_V1_TaxonomyRequest()
-                request.lineageBatch = .with {
-                    $0.queries = queries
-                    $0.language = language.language
-                    $0.ranks = ranks.ranks.wire
-                    $0.form = form
-                }
-                return request
-            }
-            /// The input lines of the request answered with `count` results.
-            func answered(_ count: Int) throws(ClientError) -> LineageBatchSlots.Request {
-                let request = slots.answered()
-                guard count == request.queries else {
-                    throw .local("the taxonomy service answered \(count) lineages for \(request.queries) queries")
-                }
-                return request
-            }
-            /// Each answer prints the next result (`answer(i)`), the other lines their own.
-            func interleave<E: Error>(_ request: LineageBatchSlots.Request, _ answer: (Int) throws(E) -> Void) throws(E) {
-                try request.walk(answer: answer, local: { (slot) throws(E) in local(slot) })
-            }
+            let reader = LineReader()
             func noteMerged(_ old: Int64, into new: Int64) {
                 let note = "note: taxon \(old) was merged into \(new) by NCBI; its line answers for \(new)\n"
                 FileHandle.standardError.write(Data(note.utf8))
             }
             /// A result swift-protobuf decoded.
             func show(_ result: Stol_V1_LineageResult) {
-                if result.hasError { missing = true }
+                if result.hasError { status.lineFailed() }
                 if result.mergedFrom != 0 { noteMerged(result.mergedFrom, into: result.taxon.id) }
                 if json {
                     if wholeTree {
@@ -166,32 +131,67 @@ struct Lineage: ParsableCommand {
                     output.line(tsv.line(result))
                 }
             }
-            func decodedBatch(_ response: Stol_V1_TaxonomyResponse) throws(ClientError) {
-                guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
-                interleave(try answered(answer.results.count)) { show(answer.results[$0]) }
+            /// A line answered without the server: one output line per input line.
+            func local(_ line: LineageInputLine.Local) {
+                if case .refused(let result) = line { return show(result) }
+                if json {
+                    output.line { LineageInputLine.appendJSON(line, to: &$0) }
+                } else {
+                    output.line(LineageInputLine.tsv(line, tsv))
+                }
             }
-            if form == .taxa {
-                try client.pipeline(next: next, onAnswer: decodedBatch)
-            } else {
+            typealias Batch = BatchQueue<String, LineageInputLine.Local>.Batch
+            func decoded(_ results: [Stol_V1_LineageResult], _ batch: Batch) throws(ClientError) {
+                try batch.expect(results: results.count)
+                batch.walk(answer: { show(results[$0]) }, local: local)
+            }
+            try client.runBatches(
+                maximumQueries: batchSize,
+                input: { () throws(ClientError) -> BatchEntry<String, LineageInputLine.Local>? in
+                    try reader.nextLine().map {
+                        switch LineageInputLine($0) {
+                        case .query(let query): .query(query, line: reader.lineNumber)
+                        case .local(let local): .local(local)
+                        }
+                    }
+                },
+                bytes: { ProtobufSize.string(field: Self.queriesField, $0) },
+                request: { queries in
+                    .with {
+                        $0.lineageBatch = .with {
+                            $0.queries = queries
+                            $0.language = language.language
+                            $0.ranks = ranks.ranks.wire
+                            $0.form = form
+                        }
+                    }
+                },
                 // The compact and ids forms are read in place (LineageBatchIndex): no String per
                 // name, half of the client's time. What that reader leaves (an error, an answer
                 // it cannot read) is decoded by swift-protobuf as before.
-                try client.pipeline(next: next, rawResult: Self.lineageBatchField) { (response, raw) throws(ClientError) in
-                    guard let raw else { return try decodedBatch(response) }
+                rawResult: form == .taxa ? nil : Self.lineageBatchField,
+                output: output,
+                refuse: { .refused(LineageInputLine.refusedResult($0, $1)) },
+                local: local,
+                answer: { (response, raw, batch) throws(ClientError) in
+                    guard let raw else {
+                        guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
+                        return try decoded(answer.results, batch)
+                    }
                     let read = raw.bytes.withUnsafeBufferPointer { bytes in (try? index.read(bytes, raw.value)) != nil }
                     if !read {
-                        let batch: Stol_V1_LineageBatchResponse
+                        let answer: Stol_V1_LineageBatchResponse
                         do {
-                            batch = try Stol_V1_LineageBatchResponse(serializedBytes: Array(raw.bytes[raw.value]))
+                            answer = try Stol_V1_LineageBatchResponse(serializedBytes: Array(raw.bytes[raw.value]))
                         } catch {
                             throw .local("the taxonomy service's lineage batch answer cannot be read: \(error)")
                         }
-                        return interleave(try answered(batch.results.count)) { show(batch.results[$0]) }
+                        return try decoded(answer.results, batch)
                     }
-                    let lines = try answered(index.results.count)
+                    try batch.expect(results: index.results.count)
                     do {
                         try raw.bytes.withUnsafeBufferPointer { bytes in
-                            try interleave(lines) { position in
+                            try batch.walk(answer: { position in
                                 let result = index.results[position]
                                 guard result.plain, let taxon = result.taxon else {
                                     show(try LineageBatchIndex.decode(result, in: bytes))
@@ -203,18 +203,19 @@ struct Lineage: ParsableCommand {
                                 } else {
                                     try output.line { try tsv.append(result, of: index, in: bytes, to: &$0) }
                                 }
-                            }
+                            }, local: local)
                         }
                     } catch {
                         throw .local("the taxonomy service's lineage batch answer cannot be read: \(error)")
                     }
-                }
-            }
-            output.flush()
+                })
+            try output.finish()
         }
-        if missing { throw ExitCode(ClientError.ExitCode.notFound.rawValue) }
+        if status.failed { throw ExitCode(status.code.rawValue) }
     }
 
+    /// `LineageBatchRequest.queries` (protocol/taxonomy.proto).
+    static let queriesField = 1
     /// `TaxonomyResponse.lineage_batch` (protocol/taxonomy.proto).
     static let lineageBatchField = 24
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Glibc
 import STOLClientKit
+import STOLFileSystem
 import STOLProtocol
 
 /// Tells a user what a release change did to their favourites.
@@ -36,12 +36,11 @@ struct FavoriteReleaseWatch {
         previous = seen
         seen = release
         guard let path else { return }
-        let directory = (path as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let temporary = path + ".tmp-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(([release] + (previous.map { [$0] } ?? []))
-            .joined(separator: "\n").utf8 + [0x0A])) else { return }
-        if rename(temporary, path) != 0 { unlink(temporary) }
+        try? FileManager.default.createDirectory(atPath: AtomicFile.directory(of: path), withIntermediateDirectories: true)
+        let lines = [release] + (previous.map { [$0] } ?? [])
+        // The package's one atomic writer: a reader never sees half a file, and a crash
+        // leaves the old one or the new one (private to the user, as the rest of the directory).
+        try? AtomicFile.replace(path: path, with: Array((lines.joined(separator: "\n") + "\n").utf8), mode: 0o600)
     }
 
     /// The release to compare `current` with: the last one seen if it differs, else the one before.

@@ -121,7 +121,7 @@ struct FavoriteTaxonResolver {
         if !more.isEmpty { prompt += "  … more: cancel and narrow it with --rank or more words\n" }
         prompt += "Which one? [1-\(shown.count), Enter to cancel]: "
         FileHandle.standardError.write(Data(prompt.utf8))
-        guard let answer = readLine()?.trimmingCharacters(in: .whitespaces), let choice = Int(answer),
+        guard let answer = terminalLine()?.trimmingCharacters(in: .whitespaces), let choice = Int(answer),
               shown.indices.contains(choice - 1) else {
             throw .usage("cancelled; nothing was changed")
         }

@@ -305,9 +305,15 @@ func confirm(_ question: String, yes: Bool) throws(ClientError) {
         throw .usage("\(question) Not asking: standard input is not a terminal. Pass --yes to confirm; nothing was changed.")
     }
     FileHandle.standardError.write(Data("\(question) Type 'yes' to continue: ".utf8))
-    guard readLine()?.trimmingCharacters(in: .whitespaces).lowercased() == "yes" else {
+    guard terminalLine()?.trimmingCharacters(in: .whitespaces).lowercased() == "yes" else {
         throw .usage("cancelled; nothing was changed")
     }
+}
+
+/// One line typed at the terminal (bounded, as every line the client reads); nil at the
+/// end of the input or when it cannot be read, which cancels.
+func terminalLine() -> String? {
+    (try? LineReader(maximumLineBytes: 4096, source: "the terminal", readBytes: 4096).next()) ?? nil
 }
 
 struct FavClear: ParsableCommand {

@@ -77,71 +77,64 @@ struct Filter: ParsableCommand {
         var notFound: [String] = []
         try global.run { () throws(ClientError) in
             let client = try global.batchTaxonomy()
-            let output = BufferedOutput()
-            /// An input line: copied (a comment), or waiting for its query's answer.
-            enum Line { case copy(String), query(String) }
-            /// Per request in flight, its lines in order.
-            var pending: [[Line]] = []
-            var exhausted = false
-            try client.pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
-                guard !exhausted else { return nil }
-                var lines: [Line] = [], queries: [String] = []
-                while queries.count < Self.batchSize {
-                    guard let line = readLine() else { exhausted = true; break }
-                    if line.hasPrefix("#") { lines.append(.copy(line)); continue }
-                    guard !line.trimmingBlanks.isEmpty else { continue }
-                    let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-                    let field = column <= fields.count ? String(fields[column - 1]).trimmingBlanks : ""
-                    // Kraken's 0 is unclassified: no rank, never kept; an empty field names nothing.
-                    if field == "0" { continue }
-                    if field.isEmpty {
-                        notFound.append("line without column \(column): \(line.prefix(60))")
-                        continue
-                    }
-                    lines.append(.query(line))
-                    queries.append(field)
+            let output = BatchOutput()
+            /// A query: the id or name of the line's column, and the line written when it passes.
+            typealias Query = (field: String, line: String)
+            /// A line answered here: a comment copied, or a query too large to send (left out).
+            enum Local { case copy(String), refused(BatchRefusal) }
+            func local(_ line: Local) {
+                switch line {
+                case .copy(let text): output.line(text)
+                case .refused(let refusal): notFound.append(refusal.description)
                 }
-                if queries.isEmpty {
-                    // Comments after the last query: written once every answer before them is.
-                    if !lines.isEmpty {
-                        if pending.isEmpty {
-                            for case .copy(let text) in lines { output.line(text) }
-                        } else {
-                            pending[pending.count - 1] += lines
-                        }
-                    }
-                    return nil
-                }
-                pending.append(lines)
-                var request = Stol_V1_TaxonomyRequest()
-                request.lineageBatch = .with {
-                    $0.queries = queries
-                    $0.ranks = .all
-                    $0.form = .compact
-                }
-                return request
-            }, onAnswer: { (response) throws(ClientError) in
-                guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
-                let lines = pending.removeFirst()
-                var results = answer.results.makeIterator()
-                for line in lines {
-                    switch line {
-                    case .copy(let text): output.line(text)
-                    case .query(let text):
-                        guard let result = results.next() else {
-                            throw .local("the taxonomy service answered \(answer.results.count) lineages for fewer queries")
-                        }
-                        guard !result.hasError, result.hasTaxon else {
-                            notFound.append(result.query)
+            }
+            let reader = LineReader()
+            try client.runBatches(
+                maximumQueries: Self.batchSize,
+                input: { () throws(ClientError) -> BatchEntry<Query, Local>? in
+                    while let line = try reader.nextLine() {
+                        if line.hasPrefix("#") { return .local(.copy(line)) }
+                        guard !line.trimmingBlanks.isEmpty else { continue }
+                        let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+                        let field = column <= fields.count ? String(fields[column - 1]).trimmingBlanks : ""
+                        // Kraken's 0 is unclassified: no rank, never kept; an empty field names nothing.
+                        if field == "0" { continue }
+                        if field.isEmpty {
+                            notFound.append("line without column \(column): \(line.prefix(60))")
                             continue
                         }
-                        if filter.keeps(rank: result.taxon.sourceRank, ancestorRanks: result.lineageRanks.reversed()) {
-                            output.line(text)
+                        return .query((field, line), line: reader.lineNumber)
+                    }
+                    return nil
+                },
+                bytes: { ProtobufSize.string(field: 1, $0.field) },
+                request: { queries in
+                    .with {
+                        $0.lineageBatch = .with {
+                            $0.queries = queries.map(\.field)
+                            $0.ranks = .all
+                            $0.form = .compact
                         }
                     }
-                }
-            })
-            output.flush()
+                },
+                output: output,
+                refuse: { .refused($1) },
+                local: local,
+                answer: { (response, _, batch) throws(ClientError) in
+                    guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
+                    try batch.expect(results: answer.results.count)
+                    batch.walk(answer: { position in
+                        let result = answer.results[position]
+                        guard !result.hasError, result.hasTaxon else {
+                            notFound.append(result.query)
+                            return
+                        }
+                        if filter.keeps(rank: result.taxon.sourceRank, ancestorRanks: result.lineageRanks.reversed()) {
+                            output.line(batch.queries[position].line)
+                        }
+                    }, local: local)
+                })
+            try output.finish()
         }
         if !notFound.isEmpty {
             let shown = notFound.prefix(20).joined(separator: ", ") + (notFound.count > 20 ? ", …" : "")

@@ -62,95 +62,76 @@ struct LowestCommonAncestor: ParsableCommand {
         }
     }
 
-    /// Sets and members per request: the server's limits (1000 sets, 10,000 members), and
-    /// bytes of the sets, kept under the 64 KiB request frame with room for the envelope.
+    /// Sets and members per request: the server's limits (1000 sets, 10,000 members).
     static let setsPerRequest = 1000
     static let membersPerRequest = 10_000
-    static let bytesPerRequest = 60_000
 
-    /// An upper bound of the bytes `set` takes in a request: each string with its tag and a
-    /// length of up to 3 bytes, each weight 8 bytes, the set's own tag and length.
-    static func encodedBound(_ set: Stol_V1_TaxonSet) -> Int {
-        set.members.reduce(set.key.utf8.count + 4 + 8) { $0 + $1.utf8.count + 4 } + set.weights.count * 8 + 6
+    /// The bytes `set` takes in a request (`LcaBatchRequest.sets`, field 1): its key,
+    /// each member, its packed weights.
+    static func encodedBytes(_ set: Stol_V1_TaxonSet) -> Int {
+        var bytes = ProtobufSize.string(field: 1, set.key) + set.members.reduce(0) { $0 + ProtobufSize.string(field: 2, $1) }
+        if !set.weights.isEmpty { bytes += ProtobufSize.lengthDelimited(field: 3, length: 8 * set.weights.count) }
+        return ProtobufSize.lengthDelimited(field: 1, length: bytes)
     }
 
     func run() throws {
-        var missing = false
+        var status = BatchStatus()
         try global.run { () throws(ClientError) in
             let json = jsonl || global.json
-            let output = BufferedOutput()
+            let output = BatchOutput()
             let client = try global.batchTaxonomy()
             header.write(to: output, json: json)
-            var reader = LcaSetReader(group: group.map { ($0, column, weightColumn) }, weighted: weighted)
-            /// A set read but left for the next request (it would not fit), with the comments before it.
-            struct Carried {
-                var item: LcaSetReader.Item?
-                var comments: [String] = []
-                /// The comments first, one at a time, then the set.
-                mutating func take() -> LcaSetReader.Item? {
-                    if !comments.isEmpty { return .comment(comments.removeFirst()) }
-                    defer { item = nil }
-                    return item
+            var reader = LcaSetReader(LineReader(), group: group.map { ($0, column, weightColumn) }, weighted: weighted)
+            /// A line answered here: a comment copied, or the error of a set too large to send.
+            enum Local { case comment(String), result(Stol_V1_LcaSetResult) }
+            func show(_ result: Stol_V1_LcaSetResult) {
+                if result.hasError || !result.notFound.isEmpty { status.lineFailed() }
+                output.line(json ? TextFormatter.json(result) : Self.tsv(result))
+            }
+            func local(_ line: Local) {
+                switch line {
+                case .comment(let text): output.line(text)
+                case .result(let result): show(result)
                 }
             }
-            var carried = Carried()
-            /// Per request, what to print before each set's answer: the comment lines that came before it.
-            var comments: [[[String]]] = []
-            try client.pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
-                var sets: [Stol_V1_TaxonSet] = [], before: [String] = [], pending: [[String]] = [], members = 0, bytes = 0
-                func nextItem() throws(ClientError) -> LcaSetReader.Item? {
-                    if let item = carried.take() { return item }
-                    return try reader.next()
-                }
-                while sets.count < Self.setsPerRequest, let item = try nextItem() {
-                    switch item {
-                    case .comment(let line): before.append(line)
-                    case .set(let set):
-                        let size = Self.encodedBound(set)
-                        // A set that would overflow this request starts the next one.
-                        if !sets.isEmpty, members + set.members.count > Self.membersPerRequest || bytes + size > Self.bytesPerRequest {
-                            carried.item = item
-                            break
-                        }
-                        sets.append(set)
-                        members += set.members.count
-                        bytes += size
-                        pending.append(before)
-                        before = []
+            try client.runBatches(
+                maximumQueries: Self.setsPerRequest,
+                maximumUnits: Self.membersPerRequest,
+                input: { () throws(ClientError) -> BatchEntry<Stol_V1_TaxonSet, Local>? in
+                    switch try reader.next() {
+                    case nil: nil
+                    case .comment(let line)?: .local(.comment(line))
+                    case .set(let set)?: .query(set, line: reader.setLine)
                     }
-                    if carried.item != nil { break }
-                }
-                if !before.isEmpty, carried.item != nil {
-                    // Comments read before a set that moved to the next request go with it.
-                    carried.comments = before
-                    before = []
-                }
-                if !before.isEmpty {
-                    // Comments after the last set: printed once the requests before them are answered.
-                    pending.append(before)
-                }
-                guard !sets.isEmpty || !pending.isEmpty else { return nil }
-                comments.append(pending)
-                var request = Stol_V1_TaxonomyRequest()
-                request.lcaBatch = .with {
-                    $0.sets = sets
-                    $0.ranks = ranks.ranks.wire
-                    $0.majority = majority ?? 0
-                }
-                return request
-            }, onAnswer: { (response) throws(ClientError) in
-                guard case .lcaBatch(let answer) = response.result else { throw .local("unexpected answer") }
-                let before = comments.removeFirst()
-                for (index, result) in answer.results.enumerated() {
-                    if index < before.count { before[index].forEach { output.line($0) } }
-                    if result.hasError || !result.notFound.isEmpty { missing = true }
-                    output.line(json ? TextFormatter.json(result) : Self.tsv(result))
-                }
-                if before.count > answer.results.count { before.last!.forEach { output.line($0) } }
-            })
-            output.flush()
+                },
+                bytes: Self.encodedBytes,
+                units: { $0.members.count },
+                unitName: "members",
+                request: { sets in
+                    .with {
+                        $0.lcaBatch = .with {
+                            $0.sets = sets
+                            $0.ranks = ranks.ranks.wire
+                            $0.majority = majority ?? 0
+                        }
+                    }
+                },
+                output: output,
+                refuse: { (set, refusal) in
+                    .result(.with {
+                        $0.key = set.key
+                        $0.error = .with { $0.code = .invalidRequest; $0.message = refusal.description }
+                    })
+                },
+                local: local,
+                answer: { (response, _, batch) throws(ClientError) in
+                    guard case .lcaBatch(let answer) = response.result else { throw .local("unexpected answer") }
+                    try batch.expect(results: answer.results.count)
+                    batch.walk(answer: { show(answer.results[$0]) }, local: local)
+                })
+            try output.finish()
         }
-        if missing { throw ExitCode(ClientError.ExitCode.notFound.rawValue) }
+        if status.failed { throw ExitCode(status.code.rawValue) }
     }
 
     static func tsv(_ result: Stol_V1_LcaSetResult) -> String {
@@ -177,11 +158,15 @@ struct LcaSetReader {
     /// With --group: the key, member and weight columns (1-based).
     let group: (key: Int, member: Int, weight: Int?)?
     let weighted: Bool
+    private let lines: LineReader
     private var lineNumber = 0
-    private var held: (key: String, member: String, weight: Double?)?
+    /// The input line of the last set's first row (1-based).
+    private(set) var setLine = 0
+    private var held: (key: String, member: String, weight: Double?, line: Int)?
     private var heldComment: String?
 
-    init(group: (key: Int, member: Int, weight: Int?)?, weighted: Bool) {
+    init(_ lines: LineReader, group: (key: Int, member: Int, weight: Int?)?, weighted: Bool) {
+        self.lines = lines
         self.group = group
         self.weighted = weighted
     }
@@ -198,10 +183,11 @@ struct LcaSetReader {
             set.key = row.key
             set.members = [row.member]
             if let weight = row.weight { weights = [weight] }
+            setLine = row.line
             held = nil
         }
-        while let line = readLine() {
-            lineNumber += 1
+        while let line = try lines.nextLine() {
+            lineNumber = lines.lineNumber
             if line.hasPrefix("#") {
                 guard !set.members.isEmpty else { return .comment(line) }
                 heldComment = line
@@ -223,8 +209,9 @@ struct LcaSetReader {
             }
             if set.members.isEmpty {
                 set.key = key
+                setLine = lineNumber
             } else if key != set.key {
-                held = (key, member, weight)
+                held = (key, member, weight, lineNumber)
                 break
             }
             set.members.append(member)
@@ -237,11 +224,12 @@ struct LcaSetReader {
 
     /// One set per line: tabs or commas, else spaces between ids, else one name.
     private mutating func nextLine() throws(ClientError) -> Item? {
-        guard let line = readLine() else { return nil }
-        lineNumber += 1
+        guard let line = try lines.nextLine() else { return nil }
+        lineNumber = lines.lineNumber
         if line.hasPrefix("#") { return .comment(line) }
         var set = Stol_V1_TaxonSet()
         set.key = String(lineNumber)
+        setLine = lineNumber
         var fields: [String]
         if line.contains("\t") || line.contains(",") {
             fields = line.split(whereSeparator: { $0 == "\t" || $0 == "," }).map { String($0).trimmingBlanks }

@@ -83,7 +83,7 @@ struct Diff: ParsableCommand {
         try global.run { () throws(ClientError) in
             let client = global.unpinnedTaxonomy()
             let json = jsonl || global.json
-            let output = BufferedOutput()
+            let output = BatchOutput()
             var totals = Summary(from: from, to: to)
             if !summary && !json && !header.noHeader { output.line("# diff \(from) → \(to)") }
             let progress = isatty(STDERR_FILENO) == 1
@@ -115,7 +115,7 @@ struct Diff: ParsableCommand {
             } else {
                 FileHandle.standardError.write(Data((totals.text + "\n").utf8))
             }
-            output.flush()
+            try output.finish()
         }
     }
 }

@@ -22,7 +22,8 @@ struct StolClient: ParsableCommand {
             5 service not running or busy, 6 invalid request, 7 file failed verification, \
             8 not supported by this server (a newer operation), \
             9 the taxon was deleted from the source (NCBI delnodes.dmp), \
-            64 usage (bad arguments, or a confirmation refused), 65 a damaged or foreign file to read (fav import).
+            64 usage (bad arguments, or a confirmation refused), 65 a damaged or foreign file to read (fav import), \
+            or a line of standard input longer than 64 KiB (batch commands).
 
             Examples:
               stol-client search lion
@@ -39,6 +40,17 @@ struct StolClient: ParsableCommand {
                       Detail.self, Compare.self, Relatives.self, Tree.self, Lineage.self, LowestCommonAncestor.self, NameToIDs.self, Filter.self, Annotate.self, Diagnostics.self,
                       Favorites.self, Database.self, Cite.self, Diff.self, History.self]
     )
+
+    /// swift-argument-parser's `main`, then what `print` left in stdio's buffer written
+    /// out: a command whose output could not be written (a full disk, EIO) exits 1, never
+    /// 0 (issue 34). The batch commands write through ``BatchOutput``, which says the same.
+    static func main() {
+        Self.main(nil)
+        if fflush(nil) != 0 {
+            FileHandle.standardError.write(Data("stol-client: cannot write standard output: \(String(cString: strerror(errno)))\n".utf8))
+            Glibc.exit(ClientError.ExitCode.failure.rawValue)
+        }
+    }
 }
 
 struct GlobalOptions: ParsableArguments {
@@ -166,7 +178,7 @@ struct BatchHeaderOption: ParsableArguments {
     var noHeader = false
 
     /// The header: the first line of TSV, or a line on standard error before JSON lines.
-    func write(to output: BufferedOutput, json: Bool) {
+    func write(to output: BatchOutput, json: Bool) {
         guard !noHeader else { return }
         if json {
             FileHandle.standardError.write(Data((AnsweringRelease.header + "\n").utf8))

@@ -77,39 +77,55 @@ struct Compare: ParsableCommand {
     }
 
     private func runBatch() throws {
-        var missing = false
+        var status = BatchStatus()
         try global.run { () throws(ClientError) in
             let json = jsonl || global.json
-            let output = BufferedOutput()
+            let output = BatchOutput()
             let client = try global.batchTaxonomy()
             header.write(to: output, json: json)
-            try client.pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
-                var pairs: [Stol_V1_TaxonPair] = []
-                while pairs.count < 1000, let line = readLine() {
-                    guard !line.trimmingBlanks.isEmpty else { continue }
-                    guard let pair = Self.pair(line) else {
-                        throw .usage("cannot read a pair from the line '\(line)': give two ids or names separated by a tab")
-                    }
-                    pairs.append(pair)
+            func show(_ result: Stol_V1_CompareBatchResult) {
+                if result.hasError { status.lineFailed() }
+                if json {
+                    output.line { ProtobufJSONWriter.append(result, to: &$0) }
+                } else {
+                    output.line(Self.tsv(result))
                 }
-                guard !pairs.isEmpty else { return nil }
-                var request = Stol_V1_TaxonomyRequest()
-                request.compareBatch = .with { $0.pairs = pairs; $0.ranks = ranks.ranks.wire }
-                return request
-            }, onAnswer: { (response) throws(ClientError) in
-                guard case .compareBatch(let answer) = response.result else { throw .local("unexpected answer") }
-                for result in answer.results {
-                    if result.hasError { missing = true }
-                    if json {
-                        output.line { ProtobufJSONWriter.append(result, to: &$0) }
-                    } else {
-                        output.line(Self.tsv(result))
+            }
+            let reader = LineReader()
+            try client.runBatches(
+                maximumQueries: 1000,
+                input: { () throws(ClientError) -> BatchEntry<Stol_V1_TaxonPair, Stol_V1_CompareBatchResult>? in
+                    while let line = try reader.nextLine() {
+                        guard !line.trimmingBlanks.isEmpty else { continue }
+                        guard let pair = Self.pair(line) else {
+                            throw .usage("cannot read a pair from the line '\(line)': give two ids or names separated by a tab")
+                        }
+                        return .query(pair, line: reader.lineNumber)
                     }
-                }
-            })
-            output.flush()
+                    return nil
+                },
+                bytes: { pair in
+                    ProtobufSize.lengthDelimited(field: 1, length: ProtobufSize.string(field: 1, pair.a)
+                                                 + ProtobufSize.string(field: 2, pair.b))
+                },
+                request: { pairs in .with { $0.compareBatch = .with { $0.pairs = pairs; $0.ranks = ranks.ranks.wire } } },
+                output: output,
+                refuse: { (pair, refusal) in
+                    .with {
+                        $0.a = pair.a
+                        $0.b = pair.b
+                        $0.error = .with { $0.code = .invalidRequest; $0.message = refusal.description }
+                    }
+                },
+                local: show,
+                answer: { (response, _, batch) throws(ClientError) in
+                    guard case .compareBatch(let answer) = response.result else { throw .local("unexpected answer") }
+                    try batch.expect(results: answer.results.count)
+                    batch.walk(answer: { show(answer.results[$0]) }, local: show)
+                })
+            try output.finish()
         }
-        if missing { throw ExitCode(ClientError.ExitCode.notFound.rawValue) }
+        if status.failed { throw ExitCode(status.code.rawValue) }
     }
 
     /// Two fields: tab-separated (names may hold spaces), else two whitespace-separated words.
@@ -157,39 +173,51 @@ struct NameToIDs: ParsableCommand {
     @OptionGroup var header: BatchHeaderOption
 
     func run() throws {
-        var missing = false
+        var status = BatchStatus()
         try global.run { () throws(ClientError) in
             let json = jsonl || global.json
-            let output = BufferedOutput()
+            let output = BatchOutput()
             let client = try global.batchTaxonomy()
             header.write(to: output, json: json)
-            try client.pipeline(next: { () throws(ClientError) -> Stol_V1_TaxonomyRequest? in
-                var names: [String] = []
-                while names.count < 1000, let line = readLine() {
-                    let name = line.trimmingBlanks
-                    if !name.isEmpty { names.append(name) }
+            func show(_ result: Stol_V1_NameLookupResult) {
+                if result.hasError {
+                    status.lineFailed()
+                    output.line(json ? TextFormatter.json(result) : "\(result.name)\t\(result.error.code.name)\t\(result.error.message)")
+                } else {
+                    output.line(json ? TextFormatter.json(result) : [
+                        result.name, result.ids.map(String.init).joined(separator: ","),
+                        result.ids.count > 1 ? "ambiguous" : "unique", result.ranks.joined(separator: ","),
+                    ].joined(separator: "\t"))
                 }
-                guard !names.isEmpty else { return nil }
-                var request = Stol_V1_TaxonomyRequest()
-                request.nameLookup = .with { $0.names = names; $0.within = within ?? "" }
-                return request
-            }, onAnswer: { (response) throws(ClientError) in
-                guard case .nameLookup(let answer) = response.result else { throw .local("unexpected answer") }
-                for result in answer.results {
-                    if result.hasError {
-                        missing = true
-                        output.line(json ? TextFormatter.json(result) : "\(result.name)\t\(result.error.code.name)\t\(result.error.message)")
-                    } else {
-                        output.line(json ? TextFormatter.json(result) : [
-                            result.name, result.ids.map(String.init).joined(separator: ","),
-                            result.ids.count > 1 ? "ambiguous" : "unique", result.ranks.joined(separator: ","),
-                        ].joined(separator: "\t"))
+            }
+            let reader = LineReader()
+            try client.runBatches(
+                maximumQueries: 1000,
+                input: { () throws(ClientError) -> BatchEntry<String, Stol_V1_NameLookupResult>? in
+                    while let line = try reader.nextLine() {
+                        let name = line.trimmingBlanks
+                        if !name.isEmpty { return .query(name, line: reader.lineNumber) }
                     }
-                }
-            })
-            output.flush()
+                    return nil
+                },
+                bytes: { ProtobufSize.string(field: 1, $0) },
+                request: { names in .with { $0.nameLookup = .with { $0.names = names; $0.within = within ?? "" } } },
+                output: output,
+                refuse: { (name, refusal) in
+                    .with {
+                        $0.name = name
+                        $0.error = .with { $0.code = .invalidRequest; $0.message = refusal.description }
+                    }
+                },
+                local: show,
+                answer: { (response, _, batch) throws(ClientError) in
+                    guard case .nameLookup(let answer) = response.result else { throw .local("unexpected answer") }
+                    try batch.expect(results: answer.results.count)
+                    batch.walk(answer: { show(answer.results[$0]) }, local: show)
+                })
+            try output.finish()
         }
-        if missing { throw ExitCode(ClientError.ExitCode.notFound.rawValue) }
+        if status.failed { throw ExitCode(status.code.rawValue) }
     }
 }
 

@@ -113,32 +113,46 @@ struct Tree: ParsableCommand {
         }
     }
 
-    /// The smallest tree connecting the taxa of stdin, from one request.
+    /// Taxa one tree may join: the server's limit for `induced_tree`.
+    static let maximumTaxa = 10_000
+
+    /// The smallest tree connecting the taxa of stdin. The tree needs every taxon in one
+    /// request, and 10,000 names do not fit one (64 KiB; issue 34): names are first
+    /// resolved to ids in lineage batches (cut by size, as `lineage`; the server resolves
+    /// a name there as `induced_tree` does), then the tree is asked for by ids alone,
+    /// which travel packed (10,000 NCBI ids are at most 40,000 bytes).
     private func induced() throws {
         var missing = false
         try global.run { () throws(ClientError) in
-            var request = Stol_V1_TaxonomyRequest()
-            var body = Stol_V1_InducedTreeRequest()
-            body.ranks = ranks.ranks.wire
-            body.keepSingleChildren = keepSingleChildren
-            while let line = readLine() {
+            let reader = LineReader()
+            var ids: [Int64] = [], names: [String] = [], count = 0
+            while let line = try reader.nextLine() {
                 let query = line.trimmingBlanks
                 guard !query.isEmpty, !query.hasPrefix("#") else { continue }
-                if let id = Int64(query) { body.taxonIds.append(id) } else { body.names.append(query) }
+                count += 1
+                // Beyond the limit the taxa are only counted, for the error.
+                guard count <= Self.maximumTaxa else { continue }
+                if let id = Int64(query) { ids.append(id) } else { names.append(query) }
             }
-            guard body.taxonIds.count + body.names.count <= 10_000 else {
-                throw .usage("at most 10,000 taxa per tree, got \(body.taxonIds.count + body.names.count)")
+            guard count <= Self.maximumTaxa else { throw .usage("at most 10,000 taxa per tree, got \(count)") }
+            let client = global.taxonomy()
+            let named = try resolve(names, client)
+            var request = Stol_V1_TaxonomyRequest()
+            request.inducedTree = .with {
+                $0.taxonIds = ids + named.compactMap { $0 }
+                $0.ranks = ranks.ranks.wire
+                $0.keepSingleChildren = keepSingleChildren
             }
-            request.inducedTree = body
-            let answer = try global.taxonomy().ask(request, as: Stol_V1_InducedTreeResponse.self)
+            var answer = try client.ask(request, as: Stol_V1_InducedTreeResponse.self)
+            answer.notFound = Self.notFound(answer.notFound, ids: ids, names: names, resolved: named)
             missing = !answer.notFound.isEmpty
+            let output = BatchOutput()
             let depths = answer.depths.map(Int.init)
             switch format {
             case .newick:
-                print(Newick.write(depths: depths, labels: label == .id
-                                   ? answer.ids.map { $0 == 0 ? "" : String($0) } : answer.names))
+                output.line(Newick.write(depths: depths, labels: label == .id
+                                         ? answer.ids.map { $0 == 0 ? "" : String($0) } : answer.names))
             case .jsonl:
-                let output = BufferedOutput()
                 var stack: [Int64] = []
                 for (index, taxonID) in answer.ids.enumerated() {
                     stack.removeLast(max(0, stack.count - depths[index]))
@@ -151,20 +165,66 @@ struct Tree: ParsableCommand {
                 if missing {
                     output.line("{\"not_found\":[" + answer.notFound.map(TextFormatter.jsonString).joined(separator: ",") + "]}")
                 }
-                output.flush()
             case .text:
                 for (index, taxonID) in answer.ids.enumerated() {
                     let mark = answer.requested[index] ? "" : "  (joins)"
-                    print(String(repeating: "  ", count: depths[index])
-                          + (taxonID == 0 ? "(several roots)" : "\(taxonID)  \(answer.names[index])  (\(answer.ranks[index]))\(mark)"))
+                    output.line(String(repeating: "  ", count: depths[index])
+                                + (taxonID == 0 ? "(several roots)" : "\(taxonID)  \(answer.names[index])  (\(answer.ranks[index]))\(mark)"))
                 }
             }
+            try output.finish()
             if missing {
                 let shown = answer.notFound.prefix(20).joined(separator: ", ") + (answer.notFound.count > 20 ? ", …" : "")
                 FileHandle.standardError.write(Data("not found (\(answer.notFound.count)): \(shown)\n".utf8))
             }
         }
         if missing { throw ExitCode(ClientError.ExitCode.notFound.rawValue) }
+    }
+
+    /// The id each name names on the tree's view (nil: none, or several), from lineage
+    /// batches through ``ServiceClient/runBatches``.
+    private func resolve(_ names: [String], _ client: TaxonomyClient) throws(ClientError) -> [Int64?] {
+        var resolved = [Int64?](repeating: nil, count: names.count)
+        var pending = Array(names.enumerated())[...]
+        try client.runBatches(
+            maximumQueries: 1000,
+            input: { () -> BatchEntry<(position: Int, name: String), BatchRefusal>? in
+                pending.popFirst().map { .query(($0.offset, $0.element), line: 0) }
+            },
+            bytes: { ProtobufSize.string(field: 1, $0.name) },
+            request: { batch in
+                .with { $0.lineageBatch = .with { $0.queries = batch.map(\.name); $0.ranks = ranks.ranks.wire; $0.form = .ids } }
+            },
+            // A name too large to send names nothing: it is listed as not found.
+            refuse: { $1 },
+            local: { _ in },
+            answer: { (response, _, batch) throws(ClientError) in
+                guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
+                try batch.expect(results: answer.results.count)
+                for (query, result) in zip(batch.queries, answer.results) where !result.hasError && result.hasTaxon {
+                    resolved[query.position] = result.taxon.id
+                }
+            })
+        return resolved
+    }
+
+    /// What names nothing, as `induced_tree` lists it when it resolves names itself: the
+    /// ids asked for (in decimal, in input order), then the names (in input order). The
+    /// server answered `server` for the ids `ids`, then each resolved name's id; each id it
+    /// lists is matched to the next one sent (the same id always gets the same answer).
+    static func notFound(_ server: [String], ids: [Int64], names: [String], resolved: [Int64?]) -> [String] {
+        var listed = server[...]
+        var fromIDs: [String] = []
+        for id in ids where listed.first == String(id) { fromIDs.append(listed.removeFirst()) }
+        var fromNames: [String] = []
+        for (name, id) in zip(names, resolved) {
+            guard let id else { fromNames.append(name); continue }
+            if listed.first == String(id) {
+                listed.removeFirst()
+                fromNames.append(name)
+            }
+        }
+        return fromIDs + fromNames + listed
     }
 
     /// Newick or JSON lines of the whole subtree, from one request.
@@ -178,7 +238,7 @@ struct Tree: ParsableCommand {
                 print(Newick.write(depths: depths, labels: subtree.names))
                 return
             }
-            let output = BufferedOutput()
+            let output = BatchOutput()
             var stack: [Int64] = []
             for (index, taxonID) in subtree.ids.enumerated() {
                 stack.removeLast(max(0, stack.count - depths[index]))
@@ -187,7 +247,7 @@ struct Tree: ParsableCommand {
                 output.line("{\"id\":\(taxonID),\"parent_id\":\(parent),\"depth\":\(depths[index]),\"rank\":\(rank),\"name\":\(name)}")
                 stack.append(taxonID)
             }
-            output.flush()
+            try output.finish()
         }
     }
 }

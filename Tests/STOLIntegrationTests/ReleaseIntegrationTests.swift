@@ -130,6 +130,12 @@ final class ReleaseIntegrationTests: XCTestCase {
         let first = try stack.client(["fav", "list"], uid: 1000, environment: user)
         XCTAssertEqual(first.status, 0, first.stderr)
         XCTAssertFalse(first.stderr.contains("release changed"), "nothing to tell the first time: \(first.stderr)")
+        // The client's record of what the user saw: replaced whole (AtomicFile), private, nothing left beside it.
+        func recorded() throws -> String { try String(contentsOfFile: state + "/stol/favorites-release", encoding: .utf8) }
+        XCTAssertEqual(try recorded(), "2024.9.7\n")
+        let attributes = try FileManager.default.attributesOfItem(atPath: state + "/stol/favorites-release")
+        XCTAssertEqual((attributes[.posixPermissions] as? NSNumber)?.intValue, 0o600)
+        XCTAssertEqual((attributes[.ownerAccountID] as? NSNumber)?.intValue, 1000)
 
         XCTAssertEqual(try stack.client(["db", "activate", "2025.1.1"]).status, 0)
         let next = try stack.client(["fav", "list"], uid: 1000, environment: user)
@@ -147,6 +153,8 @@ final class ReleaseIntegrationTests: XCTestCase {
         XCTAssertTrue(lines.contains { $0.hasPrefix("moved\t9691\t") }, check.stdout)
         XCTAssertEqual(lines.count, 4, check.stdout)
 
+        XCTAssertEqual(try recorded(), "2025.1.1\n2024.9.7\n", "the release seen last, then the one before")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: state + "/stol"), ["favorites-release"])
         let again = try stack.client(["fav", "list"], uid: 1000, environment: user)
         XCTAssertFalse(again.stderr.contains("release changed"), "told once: \(again.stderr)")
         XCTAssertEqual(try stack.client(["fav", "count"], uid: 1000, environment: user).stdout, "4 species saved\n", "none dropped")

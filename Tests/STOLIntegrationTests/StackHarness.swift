@@ -107,7 +107,12 @@ final class StackHarness {
 
     /// Whether a Unix socket bound to `path` listens (`__SO_ACCEPTCON` in /proc/net/unix).
     static func isListening(_ path: String) -> Bool {
-        guard let table = try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8) else { return false }
+        // Read to the end: String(contentsOfFile:) stops at the first 4 KiB of a procfs file (its size
+        // is 0), and on a busy machine the socket is listed after them: "not listening" for 30 s.
+        guard let file = FileHandle(forReadingAtPath: "/proc/net/unix"),
+              let bytes = try? file.readToEnd() else { return false }
+        try? file.close()
+        let table = String(decoding: bytes, as: UTF8.self)
         return table.split(separator: "\n").dropFirst().contains { line in
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard fields.count >= 8, fields[7] == path, let flags = Int(fields[3], radix: 16) else { return false }

@@ -4,6 +4,7 @@ import Glibc
 import STOLDaemon
 import STOLProtocol
 import STOLServer
+import STOLTestFixtures
 import STOLTransport
 import SwiftProtobuf
 import XCTest

@@ -12,30 +12,9 @@ import STOLTransport
 import SwiftProtobuf
 import XCTest
 
-/// Shared helpers of the runtime tests: real sockets only (socketpair(2) and Unix
-/// sockets bound in short temporary directories under /tmp, from the kit), no mocks.
-
-
-/// A fresh connected pair of Unix stream sockets.
-func makeSocketPair(file: StaticString = #filePath, line: UInt = #line) throws -> (Int32, Int32) {
-    var fds: [Int32] = [-1, -1]
-    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-        XCTFail("socketpair failed: errno \(errno)", file: file, line: line)
-        throw POSIXError(.EIO)
-    }
-    return (fds[0], fds[1])
-}
-
-/// Two framed sockets over one socketpair; a receive timeout keeps a broken test
-/// from hanging (it is a safety net, never asserted on).
-func makeFrameSocketPair(limit: Int = 1024) throws -> (FrameSocket, FrameSocket) {
-    let (a, b) = try makeSocketPair()
-    let left = FrameSocket(descriptor: a, maximumIncomingFrameBytes: limit, maximumOutgoingFrameBytes: limit)
-    let right = FrameSocket(descriptor: b, maximumIncomingFrameBytes: limit, maximumOutgoingFrameBytes: limit)
-    left.setReceiveTimeout(.seconds(5))
-    right.setReceiveTimeout(.seconds(5))
-    return (left, right)
-}
+/// Shared helpers of the servers' tests: real sockets only (socketpair(2) and framed
+/// pairs from the kit, `FrameSockets.swift`; Unix sockets bound in short temporary
+/// directories under /tmp), no mocks.
 
 /// Makes sure no activation variables leak into the fallback path of a test.
 func clearSocketActivationEnvironment() {
@@ -60,20 +39,6 @@ func connectClient(_ path: String) throws -> FrameSocket {
     let socket = try FrameSocket.connect(path: path)
     socket.setReceiveTimeout(.seconds(5))
     return socket
-}
-
-/// The complete frame (length prefix + body) of `message`, as bytes.
-func frameBytes(_ message: some SwiftProtobuf.Message, limit: Int = ProtocolLimits.maximumRequestFrameBytes) throws -> [UInt8] {
-    Array(try FrameEncoding.frame(message, maximumFrameBytes: limit).readableBytesView)
-}
-
-/// A frame with a valid length prefix whose body is not a protobuf message:
-/// 0x07 is field 0 with wire type 7, which no protobuf decoder accepts.
-let undecodableFrame: [UInt8] = [0, 0, 0, 4, 0x07, 0xff, 0xff, 0xff]
-
-/// A bare length prefix announcing `length` bytes.
-func lengthPrefix(_ length: UInt32) -> [UInt8] {
-    withUnsafeBytes(of: length.bigEndian, Array.init)
 }
 
 /// A thread-safe ordered log of events, to assert on the order in which things happened.
@@ -128,18 +93,5 @@ func waitUntilRefusingConnections(_ path: String) -> Bool {
         let fd = stol_connect_unix(path)
         if fd >= 0 { close(fd) }
         return fd < 0
-    }
-}
-
-extension TransportError {
-    /// Receiving on `socket` must fail with exactly this error.
-    static func expect<M: SwiftProtobuf.Message>(_ expected: TransportError, receiving type: M.Type, on socket: FrameSocket,
-                                                file: StaticString = #filePath, line: UInt = #line) {
-        do {
-            let received = try socket.receive(type)
-            XCTFail("expected \(expected), received \(received.message)", file: file, line: line)
-        } catch {
-            XCTAssertEqual(error, expected, file: file, line: line)
-        }
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import STOLTestFixtures
 import STOLTransport
 import XCTest
 

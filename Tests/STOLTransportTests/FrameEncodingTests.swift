@@ -1,5 +1,6 @@
 import NIOCore
 import STOLProtocol
+import STOLTestFixtures
 import STOLTransport
 import XCTest
 

@@ -1,7 +1,6 @@
 import Logging
-import STOLServer
-import STOLTransport
 import STOLTestFixtures
+import STOLTransport
 import Synchronization
 import XCTest
 

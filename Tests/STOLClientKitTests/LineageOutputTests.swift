@@ -6,15 +6,15 @@ import STOLTestFixtures
 import SwiftProtobuf
 import XCTest
 
-/// `stol-client lineage` prints one line per input line (issue 24): blank lines,
-/// comments and Kraken's `0` keep their place among the answers of pipelined
-/// requests (``LineageBatchSlots``); the TSV's extra lines and columns
-/// (``LineageTSV``); and `--format`'s fill, prefixes and rank spellings (``LineageFormat``).
-final class LineageBatchSlotsTests: XCTestCase {
+/// `stol-client lineage` prints one line per input line (issue 24): what each input
+/// line is (``LineageInputLine``; their places among the answers are ``BatchQueue``'s,
+/// `BatchQueueTests`), the lines answered without the server, the TSV's extra lines
+/// and columns (``LineageTSV``); and `--format`'s fill, prefixes and rank spellings (``LineageFormat``).
+final class LineageOutputTests: XCTestCase {
     // MARK: Input lines
 
     func testEachInputLine_isAQuery_aBlank_aComment_orUnclassified() {
-        typealias Line = LineageBatchSlots.Line
+        typealias Line = LineageInputLine
         XCTAssertEqual(Line("9606"), .query("9606"))
         XCTAssertEqual(Line(" \tPanthera leo\t "), .query("Panthera leo"), "blanks around a query are trimmed")
         XCTAssertEqual(Line(""), .local(.blank))
@@ -25,91 +25,6 @@ final class LineageBatchSlotsTests: XCTestCase {
         XCTAssertEqual(Line(" 0\t"), .local(.unclassified("0")))
         XCTAssertEqual(Line("00"), .query("00"), "only Kraken's 0 is unclassified")
         XCTAssertEqual(Line("10"), .query("10"))
-    }
-
-    /// `ServiceClient.pipelined`'s order, acted out: up to `window` requests in flight,
-    /// answers taken oldest first, `next` called whenever there is room.
-    private func simulate(_ input: [String], batchSize: Int, window: Int = 4, answersLate: Bool = false) -> [String] {
-        var slots = LineageBatchSlots()
-        var output: [String] = []
-        var lines = input[...]
-        var sent: [[String]] = []
-        var exhausted = false
-        let writer = LineageTSV(ids: false, template: nil)
-        func local(_ slot: LineageBatchSlots.Slot) { output.append(LineageBatchSlots.tsv(slot, writer)) }
-        while true {
-            while !exhausted && sent.count < window {
-                while slots.queries.count < batchSize, let line = lines.popFirst() {
-                    if let now = slots.add(line) { local(now) }
-                }
-                guard let queries = slots.send() else { exhausted = true; break }
-                sent.append(queries)
-                XCTAssertEqual(slots.requestsInFlight, sent.count)
-                if answersLate { break }  // one request at a time: answered before the next is built
-            }
-            guard !sent.isEmpty else { break }
-            let queries = sent.removeFirst()
-            let request = slots.answered()
-            XCTAssertEqual(request.queries, queries.count)
-            var answers = queries.makeIterator()
-            var walked: [String] = []
-            for slot in request.slots {
-                if slot == .answer { walked.append("answer " + answers.next()!) } else { walked.append(LineageBatchSlots.tsv(slot, writer)) }
-            }
-            XCTAssertNil(answers.next(), "every answer has its slot")
-            let before = output.count
-            request.walk(answer: { output.append("answer " + queries[$0]) }, local: local)
-            XCTAssertEqual(Array(output[before...]), walked, "walk goes through the slots in order")
-        }
-        return output
-    }
-
-    private func expected(_ input: [String]) -> [String] {
-        input.map { line in
-            switch LineageBatchSlots.Line(line) {
-            case .query(let query): "answer " + query
-            case .local(.blank): ""
-            case .local(.comment(let text)): text
-            case .local(.unclassified(let query)): "\(query)\t0\tno rank\tunclassified\t"
-            case .local(.answer): "?"
-            }
-        }
-    }
-
-    func testPassThroughLines_comeOutInPlace_whateverTheBatchSizeAndTheRequestsInFlight() {
-        var random = SplitMix64(for: self)
-        let kinds = ["", "  ", "# comment", "0", " 0 "]
-        for round in 0..<400 {
-            let count = Int.random(in: 0...60, using: &random)
-            let passThrough = Double.random(in: 0...1, using: &random)
-            let input = (0..<count).map { position in
-                Double.random(in: 0..<1, using: &random) < passThrough
-                    ? kinds.randomElement(using: &random)! + (position % 7 == 0 ? " \(position)" : "")
-                    : String(position + 1)
-            }
-            let batchSize = Int.random(in: 1...8, using: &random)
-            for late in [false, true] {
-                let output = simulate(input, batchSize: batchSize, answersLate: late)
-                XCTAssertEqual(output.count, input.count, "round \(round): one line out per line in")
-                XCTAssertEqual(output, expected(input), "round \(round), batch size \(batchSize), input \(input)")
-            }
-        }
-    }
-
-    func testLinesBeforeTheFirstQuery_withNothingInFlight_areGivenBackAtOnce_andAfterTheLast_joinIt() {
-        var slots = LineageBatchSlots()
-        XCTAssertEqual(slots.add("# head"), .comment("# head"))
-        XCTAssertEqual(slots.add(""), .blank)
-        XCTAssertEqual(slots.add("0"), .unclassified("0"))
-        XCTAssertNil(slots.add("9606"))
-        XCTAssertNil(slots.add("# between"))
-        XCTAssertEqual(slots.send(), ["9606"])
-        XCTAssertNil(slots.add(""), "after a query sent: printed with that request's answer")
-        XCTAssertNil(slots.send(), "no query, no request")
-        let request = slots.answered()
-        XCTAssertEqual(request.queries, 1)
-        XCTAssertEqual(request.slots, [.answer, .comment("# between"), .blank])
-        XCTAssertEqual(slots.add("# tail"), .comment("# tail"), "nothing in flight any more")
     }
 
     // MARK: TSV
@@ -160,9 +75,9 @@ final class LineageBatchSlotsTests: XCTestCase {
     }
 
     func testPassThroughJSON_isOneObjectPerLine() throws {
-        func json(_ slot: LineageBatchSlots.Slot) throws -> [String: Any] {
+        func json(_ slot: LineageInputLine.Local) throws -> [String: Any] {
             var out: [UInt8] = []
-            LineageBatchSlots.appendJSON(slot, to: &out)
+            LineageInputLine.appendJSON(slot, to: &out)
             return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(out)) as? [String: Any])
         }
         let blank = try json(.blank)
@@ -180,10 +95,24 @@ final class LineageBatchSlotsTests: XCTestCase {
         XCTAssertEqual(taxon["source_rank"] as? String, "no rank")
         // The unclassified line is a LineageResult as protobuf's JSON reads it.
         var out: [UInt8] = []
-        LineageBatchSlots.appendJSON(.unclassified("0"), to: &out)
+        LineageInputLine.appendJSON(.unclassified("0"), to: &out)
         let result = try Stol_V1_LineageResult(jsonUTF8Bytes: out)
         XCTAssertEqual(result.taxon.scientificName, "unclassified")
         XCTAssertEqual(result.taxon.id, 0)
+    }
+
+    func testAQueryTooLargeToSend_isAnsweredInPlace_asTheServersInvalidRequest() throws {
+        let refusal = BatchRefusal(line: 7, size: 70_000, limit: 65_400)
+        let result = LineageInputLine.refusedResult("Influenza A virus", refusal)
+        XCTAssertEqual(LineageTSV(ids: false, template: nil).line(result),
+                       "Influenza A virus\tINVALID_REQUEST\tline 7: too large to send: 70000 bytes, and a request carries at most "
+                       + "65400 besides its envelope (65536 bytes in all)")
+        var out: [UInt8] = []
+        LineageInputLine.appendJSON(.refused(result), to: &out)
+        let decoded = try Stol_V1_LineageResult(jsonUTF8Bytes: out)
+        XCTAssertEqual(decoded.query, "Influenza A virus")
+        XCTAssertEqual(decoded.error.code, .invalidRequest)
+        XCTAssertTrue(decoded.error.message.hasPrefix("line 7: "), decoded.error.message)
     }
 
     // MARK: --format: fill, prefixes, both rank spellings

@@ -2,6 +2,7 @@ import NIOCore
 import NIOEmbedded
 import NIOTestUtils
 import STOLProtocol
+import STOLTestFixtures
 import STOLTransport
 import XCTest
 
