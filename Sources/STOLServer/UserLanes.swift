@@ -21,7 +21,8 @@ import Synchronization
 /// threads end after that (`retain`/`release`). At most ``maximumLanes`` users
 /// have lanes of their own; beyond, users share ``sharedLanes`` lanes by uid, which
 /// keeps the thread count bounded whatever the number of users (512 connections
-/// of 512 users), at the cost of fairness between the users of one shared lane.
+/// of 512 users), at the cost of fairness between the users of one shared lane:
+/// 2 × (48 + 4) lane threads at most, within the units' `TasksMax=160`.
 public final class UserLanes: Sendable {
     /// The bulk executors' niceness: lowering one's priority needs no privilege,
     /// raising it back would (`CAP_SYS_NICE`), so bulk work has threads of its own.
@@ -72,7 +73,7 @@ public final class UserLanes: Sendable {
     /// Requests started on any lane since the start (``IdleMemoryTrim`` watches it).
     public var requestsStarted: Int { requests.load(ordering: .relaxed) }
 
-    public init(maximumLanes: Int = 128, sharedLanes: Int = 4) {
+    public init(maximumLanes: Int = 48, sharedLanes: Int = 4) {
         self.maximumLanes = max(1, maximumLanes)
         self.sharedLanes = max(1, sharedLanes)
     }

@@ -187,9 +187,7 @@ public final class TaxonomyDatabase: Sendable {
         let reader = indexReader
         let slot = indexes
         let layout = self.layout
-        let path = self.path
         let thread = Thread {
-            Self.prefetch(path)
             slot.fill((try? reader.inDatabase { try MemoryIndexes.load($0, layout: layout) })
                       ?? MemoryIndexes.empty)
             // The build's scratch (the rows read, the builders' arrays) is freed by now but
@@ -199,18 +197,6 @@ public final class TaxonomyDatabase: Sendable {
         }
         thread.name = "stol.indexes"
         thread.start()
-    }
-
-    /// Asks the kernel to read the whole file into its page cache ahead of use
-    /// (`POSIX_FADV_WILLNEED`, asynchronous): the first read of a page from disk
-    /// would otherwise tell a user, by its time, that no other user had asked
-    /// for what it holds (issue 33). The page cache is the kernel's, not this
-    /// process's memory.
-    static func prefetch(_ path: String) {
-        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        _ = posix_fadvise(descriptor, 0, 0, POSIX_FADV_WILLNEED)
-        Glibc.close(descriptor)
     }
 
     /// The in-memory indexes if they are built already (never waits).

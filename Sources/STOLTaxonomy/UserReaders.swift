@@ -27,7 +27,10 @@ public struct ReaderKey: Hashable, Sendable {
 /// pages one user's search had read warm for the next user, so a term another
 /// user had just searched answered measurably faster the first time. A user's
 /// own connections are busy only with that user's work (one per lane: one at a
-/// time), and their caches hold only what that user read.
+/// time), and their caches hold only what that user read. (The kernel's page
+/// cache is shared by every process of the machine; it is not prefetched here,
+/// since under the unit's `MemoryHigh` a release file's pages would be charged to
+/// the daemon and reclaimed with its allocations stalled.)
 final class UserReaders: Sendable {
     /// Connections kept open at most; beyond, the least recently used idle one closes.
     static let maximumOpen = 48
