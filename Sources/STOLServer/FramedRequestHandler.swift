@@ -11,7 +11,8 @@ import STOLTransport
 /// Requests are answered one at a time per connection, each on its user's lane
 /// (``UserLanes``: the event loop only reads and writes), its answer encoded there
 /// too; while one is in flight, reading stops (backpressure) and later frames
-/// wait. A connection starts a request only while the daemon's unsent answers, in
+/// wait. Bulk work also waits for one of the daemon's ``BulkSlots``. A connection
+/// starts a request only while the daemon's unsent answers, in
 /// all and of its user, are within their bounds (``OutputBudget``), and reads no
 /// further while its own unsent answers are over the channel's high water mark; a
 /// connection that leaves its answers unread for
@@ -35,6 +36,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     private let framingErrors: RateLimitedLog
     private let lanes: UserLanes
     private let budget: OutputBudget
+    private let bulkSlots: BulkSlots
     /// The user's lane, held while the connection is open.
     private var lane: UserLanes.Lane?
     private var pending: CircularBuffer<ByteBuffer> = []
@@ -52,13 +54,15 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     private var closesWhenIdle: Bool { quiescing || inputClosed }
 
     init(service: Service, configuration: ServerConfiguration, peer: PeerCredentials, logger: Logger,
-         lanes: UserLanes, budget: OutputBudget, framingErrors: RateLimitedLog = RateLimitedLog.framingErrors()) {
+         lanes: UserLanes, budget: OutputBudget, bulkSlots: BulkSlots,
+         framingErrors: RateLimitedLog = RateLimitedLog.framingErrors()) {
         self.service = service
         self.configuration = configuration
         self.peer = peer
         self.logger = logger
         self.lanes = lanes
         self.budget = budget
+        self.bulkSlots = bulkSlots
         self.framingErrors = framingErrors
     }
 
@@ -170,19 +174,24 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
                 handler.finish(context: context, frame: frame)
             }
         }
-        inFlight = Self.start(request, on: lane.executor(for: service.workClass(of: request)), service: service,
+        let work = service.workClass(of: request)
+        inFlight = Self.start(request, on: lane.executor(for: work), slots: work == .bulk ? bulkSlots : nil, service: service,
                               context: requestContext, maximumFrameBytes: maximumFrameBytes, logger: logger) { frame in
             lanes.release(lane)
             finish(frame)
         }
     }
 
-    /// Answers `request` on `executor` (a lane), then hands the frame to `done`.
-    private static func start(_ request: Service.Request, on executor: LaneExecutor, service: Service, context: RequestContext,
-                              maximumFrameBytes: Int, logger: Logger,
+    /// Answers `request` on `executor` (a lane), in one of `slots` when given (bulk
+    /// work), then hands the frame to `done`.
+    private static func start(_ request: Service.Request, on executor: LaneExecutor, slots: BulkSlots?, service: Service,
+                              context: RequestContext, maximumFrameBytes: Int, logger: Logger,
                               done: @escaping @Sendable (ByteBuffer?) -> Void) -> Task<Void, Never> {
         Task(executorPreference: executor) {
-            done(await answer(request, service: service, context: context, maximumFrameBytes: maximumFrameBytes, logger: logger))
+            await slots?.acquire()
+            let frame = await answer(request, service: service, context: context, maximumFrameBytes: maximumFrameBytes, logger: logger)
+            slots?.release()
+            done(frame)
         }
     }
 

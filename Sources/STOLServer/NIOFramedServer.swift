@@ -45,6 +45,7 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         let framingErrors = RateLimitedLog.framingErrors()
         let lanes = UserLanes()
         let budget = OutputBudget(total: configuration.maximumUnsentBytesInAll, perUser: configuration.maximumUnsentBytesPerUser)
+        let bulkSlots = BulkSlots()
         let service = self.service
         let configuration = self.configuration
         let logger = self.logger
@@ -62,7 +63,8 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
                                                                    high: configuration.maximumUnsentBytes))
             .childChannelInitializer { child in
                 Self.initializeConnection(child, service: service, configuration: configuration, connections: connections,
-                                          lanes: lanes, budget: budget, framingErrors: framingErrors, logger: logger)
+                                          lanes: lanes, budget: budget, bulkSlots: bulkSlots, framingErrors: framingErrors,
+                                          logger: logger)
             }
             .withBoundSocket(listeningSocket)
             .get()
@@ -135,7 +137,8 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
 
     private static func initializeConnection(_ child: any Channel, service: Service, configuration: ServerConfiguration,
                                              connections: ConnectionLimiter, lanes: UserLanes, budget: OutputBudget,
-                                             framingErrors: RateLimitedLog, logger: Logger) -> EventLoopFuture<Void> {
+                                             bulkSlots: BulkSlots, framingErrors: RateLimitedLog,
+                                             logger: Logger) -> EventLoopFuture<Void> {
         let peerFuture: EventLoopFuture<UCred> = (child as! any SocketOptionProvider)
             .unsafeGetSocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))
         return peerFuture.flatMapThrowing { credentials in
@@ -167,7 +170,7 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
             try sync.addHandler(ByteToMessageHandler(
                 LengthPrefixedFrameDecoder(maximumFrameBytes: configuration.maximumRequestFrameBytes)))
             try sync.addHandler(FramedRequestHandler(service: service, configuration: configuration, peer: peer,
-                                                     logger: logger, lanes: lanes, budget: budget,
+                                                     logger: logger, lanes: lanes, budget: budget, bulkSlots: bulkSlots,
                                                      framingErrors: framingErrors))
         }
     }

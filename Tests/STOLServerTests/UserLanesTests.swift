@@ -89,6 +89,27 @@ final class UserLanesTests: XCTestCase {
         XCTAssertEqual(lanes.laneCount, 0)
     }
 
+    // MARK: - BulkSlots
+
+    func testBulkWork_beyondTheSlots_waitsForOneToFree_inTurn() async {
+        let slots = BulkSlots(count: 2)
+        await slots.acquire()
+        await slots.acquire()
+        XCTAssertEqual(slots.free, 0)
+        let order = Recorded()
+        let third = Task { await slots.acquire(); order.append(3) }
+        let fourth = Task { await slots.acquire(); order.append(4) }
+        slots.release()
+        await third.value
+        XCTAssertEqual(order.values, [3], "one slot freed, one waiter admitted")
+        slots.release()
+        await fourth.value
+        XCTAssertEqual(order.values, [3, 4])
+        slots.release()
+        slots.release()
+        XCTAssertEqual(slots.free, 2)
+    }
+
     // MARK: - OutputBudget
 
     func testTheBudget_stopsAUserAtItsShare_andEveryoneAtTheTotal() {
