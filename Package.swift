@@ -104,7 +104,7 @@ let package = Package(
         .target(
             name: "STOLServer",
             dependencies: [
-                "STOLDaemon", "STOLTransport", "STOLProtocol", "STOLSandbox", "CSystemd", arg,
+                "STOLDaemon", "STOLTransport", "STOLProtocol", "STOLSandbox", "CSystemd", "CMalloc", arg,
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),

@@ -15,6 +15,11 @@ public struct ServerConfiguration: Sendable {
     /// Answers waiting to be written beyond which a connection is read no further
     /// (back-pressure): at most this plus one answer is held per connection.
     public var maximumUnsentBytes: Int
+    /// Unsent answers in all beyond which no connection starts a request (the
+    /// daemon's memory for answers, whatever the number of users and connections).
+    public var maximumUnsentBytesInAll: Int
+    /// Unsent answers of one user beyond which that user's connections start none.
+    public var maximumUnsentBytesPerUser: Int
     /// A connection that does not read its answers for this long is closed.
     public var slowReaderTimeout: Duration
     /// With no connection at all for this long, the server returns (the daemon
@@ -29,6 +34,8 @@ public struct ServerConfiguration: Sendable {
                 idleTimeout: Duration = .seconds(ProtocolLimits.idleTimeoutSeconds),
                 frameDeadline: Duration = .seconds(ProtocolLimits.frameDeadlineSeconds),
                 maximumUnsentBytes: Int = 1024 * 1024,
+                maximumUnsentBytesInAll: Int = 192 * 1024 * 1024,
+                maximumUnsentBytesPerUser: Int = 48 * 1024 * 1024,
                 slowReaderTimeout: Duration = .seconds(ProtocolLimits.slowReaderTimeoutSeconds),
                 idleExit: Duration? = nil) {
         self.name = name
@@ -39,6 +46,8 @@ public struct ServerConfiguration: Sendable {
         self.idleTimeout = idleTimeout
         self.frameDeadline = frameDeadline
         self.maximumUnsentBytes = maximumUnsentBytes
+        self.maximumUnsentBytesInAll = maximumUnsentBytesInAll
+        self.maximumUnsentBytesPerUser = maximumUnsentBytesPerUser
         self.slowReaderTimeout = slowReaderTimeout
         self.idleExit = idleExit
     }

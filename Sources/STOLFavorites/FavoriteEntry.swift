@@ -45,8 +45,13 @@ public struct FavoriteEntry: Codable, Equatable, Sendable, FetchableRecord, Tabl
             }
         }
         func number(_ range: Range<Int>) -> Int { range.reduce(0) { $0 * 10 + Int(bytes[$1] - UInt8(ascii: "0")) } }
-        let (month, day, hour, minute, second) = (number(5..<7), number(8..<10), number(11..<13), number(14..<16), number(17..<19))
-        return (1...12).contains(month) && (1...31).contains(day) && hour < 24 && minute < 60 && second < 60
+        let (year, month, day) = (number(0..<4), number(5..<7), number(8..<10))
+        let (hour, minute, second) = (number(11..<13), number(14..<16), number(17..<19))
+        guard (1...12).contains(month), hour < 24, minute < 60, second < 60 else { return false }
+        // A day the month has: 2021-02-30 and 2023-04-31 are no dates (Gregorian leap years).
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        return (1...days).contains(day)
     }
 
     enum CodingKeys: String, CodingKey {

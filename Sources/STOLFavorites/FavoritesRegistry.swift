@@ -92,9 +92,8 @@ public final class FavoritesRegistry: Sendable {
         return try await body(store)
     }
 
-    /// The store of `uid` if it is open, without counting a request in flight:
-    /// for the event loop's answers from memory (``FavoritesStore/isFavoriteNow(_:)``),
-    /// which never open a file. A store being closed is not returned.
+    /// The store of `uid` if it is open, without counting a request in flight and
+    /// without opening a file (tests of the registry). A store being closed is not returned.
     public func existingStore(for uid: UInt32) -> FavoritesStore? {
         state.withLock { $0.entries[uid]?.store }
     }

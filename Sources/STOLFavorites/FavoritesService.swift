@@ -100,31 +100,6 @@ public struct FavoritesService: FramedService {
         return response
     }
 
-    /// Is-favourite and count, answered on the event loop from the user's
-    /// in-memory set once their file is open (the heart icon of every screen,
-    /// docs/design/favourites.md §9): no hop through the user's actor. Everything else, and these
-    /// two before the file is open or while a notice waits, goes to ``respond``.
-    public func respondInline(to request: Request, context: RequestContext) -> Response? {
-        guard let store = registry.existingStore(for: context.peer.uid) else { return nil }
-        let result: Response.OneOf_Result
-        switch request.body {
-        case .isFavorite(let query):
-            guard let isFavorite = store.isFavoriteNow(query.taxonID) else { return nil }
-            result = .state(Self.state(query.taxonID, isFavorite: isFavorite, changed: false))
-        case .count:
-            guard let count = store.countNow() else { return nil }
-            var wire = Stol_V1_Count()
-            wire.count = UInt64(count)
-            result = .count(wire)
-        default:
-            return nil
-        }
-        var response = Response()
-        response.id = request.id
-        response.result = result
-        return response
-    }
-
     /// Runs one request body against the caller's store.
     private static func perform(_ body: Request.OneOf_Body,
                                 on store: FavoritesStore) async throws(FavoritesError) -> Response.OneOf_Result {

@@ -36,8 +36,9 @@ public actor FavoritesStore {
     /// When a favourite is added; nil: SQLite's clock (the column's default).
     private let now: (@Sendable () -> Date)?
     private var database: DatabaseQueue?
-    /// What the event loop may read without waiting for the actor (see
-    /// ``isFavoriteNow(_:)``). Written only by the actor, after a commit.
+    /// The user's favourite ids in memory, so that is-favourite and count (the
+    /// heart icon of every screen) need no disk I/O. Written only by the actor,
+    /// after a commit.
     private struct Memory {
         /// Mirrors the `taxon_id` column; updated only after a commit succeeded.
         var ids: Set<Int64> = []
@@ -158,29 +159,6 @@ public actor FavoritesStore {
         try Self.validate(taxonID)
         _ = try open(creating: false)
         return memory.withLock { $0.ids.contains(taxonID) }
-    }
-
-    /// Is-favourite without waiting for the actor, for the event loop: nil when
-    /// only the actor can answer (the file is not open yet, a notice is waiting
-    /// for the user, or the id is invalid and needs its typed error).
-    ///
-    /// Consistent with the actor's answers: the set changes only after a commit,
-    /// under the same lock this reads it with.
-    public nonisolated func isFavoriteNow(_ taxonID: Int64) -> Bool? {
-        guard taxonID > 0, taxonID <= FavoritesError.maximumTaxonID else { return nil }
-        return memory.withLock { memory in
-            guard memory.loaded, memory.pendingNotice == nil else { return nil }
-            return memory.ids.contains(taxonID)
-        }
-    }
-
-    /// Count without waiting for the actor; nil under the same conditions as
-    /// ``isFavoriteNow(_:)``.
-    public nonisolated func countNow() -> Int? {
-        memory.withLock { memory in
-            guard memory.loaded, memory.pendingNotice == nil else { return nil }
-            return memory.ids.count
-        }
     }
 
     /// All favourites, newest first; equal timestamps (same millisecond) by ascending id.

@@ -45,6 +45,8 @@ extension DaemonMain {
                            prepare: (DaemonContext) throws(DaemonStartupError) -> MakeServices) async throws {
         let context = start(identity, options: options)
         let logger = context.logger
+        // Before any thread starts: each lane thread would otherwise get an arena.
+        IdleMemoryTrim.capArenas()
         do {
             let makeServices = try prepare(context)
             let socket = try openSocket(context, options: options)

@@ -8,16 +8,22 @@ import STOLTransport
 /// The per-connection NIO handler of ``NIOFramedServer``: decodes request frames,
 /// runs the service, writes response frames in request order.
 ///
-/// Requests are answered one at a time per connection, short ones inline on the
-/// event loop (``FramedService/respondInline(to:context:)``), others on the task
-/// pool; while one of those is in flight, reading stops (backpressure) and later
-/// frames wait. Reading also stops while the connection's unsent answers are over
-/// the channel's high water mark (a client that pipelines without reading holds
-/// at most that plus one answer), and a connection that leaves its answers unread
-/// for ``ServerConfiguration/slowReaderTimeout`` is closed. A framing error is answered with a typed error frame and the
-/// connection is closed; other connections and the daemon carry on. On `ChannelShouldQuiesceEvent` (graceful shutdown) the in-flight
-/// request is finished and answered, then the connection closes; so it does when the client ends its side of the
-/// stream (`shutdown(SHUT_WR)`): every request sent before the end is answered first, in order.
+/// Requests are answered one at a time per connection, each on its user's lane
+/// (``UserLanes``: the event loop only reads and writes), its answer encoded there
+/// too; while one is in flight, reading stops (backpressure) and later frames
+/// wait. Bulk work also waits for one of the daemon's ``BulkSlots``. A connection
+/// starts a request only while the daemon's unsent answers, in
+/// all and of its user, are within their bounds (``OutputBudget``), and reads no
+/// further while its own unsent answers are over the channel's high water mark; a
+/// connection that leaves its answers unread for
+/// ``ServerConfiguration/slowReaderTimeout`` is closed. When the peer closes, the
+/// request in flight is cancelled (its work checks `Task.isCancelled`) and the
+/// frames it sent after it are dropped: nobody waits for them. A framing error is
+/// answered with a typed error frame and the connection is closed; other
+/// connections and the daemon carry on. On `ChannelShouldQuiesceEvent` (graceful
+/// shutdown) the in-flight request is finished and answered, then the connection
+/// closes; so it does when the client ends its side of the stream
+/// (`shutdown(SHUT_WR)`): every request sent before the end is answered first, in order.
 final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
@@ -28,9 +34,18 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     private let logger: Logger
     private let peer: PeerCredentials
     private let framingErrors: RateLimitedLog
+    private let lanes: UserLanes
+    private let budget: OutputBudget
+    private let bulkSlots: BulkSlots
+    /// The user's lane, held while the connection is open.
+    private var lane: UserLanes.Lane?
     private var pending: CircularBuffer<ByteBuffer> = []
     private var slowReaderTimer: Scheduled<Void>?
+    /// The request being answered on the lane, cancelled if the peer leaves.
+    private var inFlight: Task<Void, Never>?
     private var busy = false
+    /// Waiting for the output budget to have room (``OutputBudget/whenRoom(for:_:)``).
+    private var waitingForRoom = false
     private var closing = false
     private var quiescing = false
     /// The client has ended its side of the stream (`ChannelEvent.inputClosed`).
@@ -39,12 +54,20 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     private var closesWhenIdle: Bool { quiescing || inputClosed }
 
     init(service: Service, configuration: ServerConfiguration, peer: PeerCredentials, logger: Logger,
+         lanes: UserLanes, budget: OutputBudget, bulkSlots: BulkSlots,
          framingErrors: RateLimitedLog = RateLimitedLog.framingErrors()) {
         self.service = service
         self.configuration = configuration
         self.peer = peer
         self.logger = logger
+        self.lanes = lanes
+        self.budget = budget
+        self.bulkSlots = bulkSlots
         self.framingErrors = framingErrors
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        lane = lanes.retain(peer.uid)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -57,6 +80,13 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
         // Backpressure: no new reads while a request is in flight, while answers wait
         // unsent, or while decoded requests wait for their turn.
         if !busy && context.channel.isWritable && pending.isEmpty { context.read() }
+    }
+
+    /// The peer is gone: its request in flight is cancelled and the frames it sent
+    /// after it are dropped, so that no work outlives its client.
+    func channelInactive(context: ChannelHandlerContext) {
+        abandon()
+        context.fireChannelInactive()
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -84,56 +114,109 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     func handlerRemoved(context: ChannelHandlerContext) {
         slowReaderTimer?.cancel()
         slowReaderTimer = nil
+        abandon()
     }
 
-    /// Answers pending requests in order: short ones inline (their answers are
-    /// written, then flushed together, so a pipelined burst costs one syscall),
-    /// until one has to go to the task pool; the rest wait for its answer.
+    /// Cancels the request in flight, drops the waiting frames and lets the lane go.
+    private func abandon() {
+        closing = true
+        pending.removeAll()
+        inFlight?.cancel()
+        if let lane {
+            self.lane = nil
+            lanes.release(lane)
+        }
+    }
+
+    /// Answers pending requests in order, one at a time, each on the user's lane.
     private func processPending(context: ChannelHandlerContext) {
-        var wrote = false
-        while !busy, !closing, context.channel.isWritable, let frame = pending.popFirst() {
-            let request: Service.Request
-            do {
-                request = try FrameEncoding.decode(Service.Request.self, from: frame)
-            } catch {
-                if wrote { context.flush() }
-                fail(context: context, error: error)
-                return
-            }
-            let requestContext = RequestContext(peer: peer, logger: logger)
-            if let response = service.respondInline(to: request, context: requestContext) {
-                write(context: context, requestID: request.id, response: response)
-                wrote = true
-                continue
-            }
-            busy = true
-            let service = self.service
-            let maximumFrameBytes = configuration.maximumResponseFrameBytes
-            let logger = self.logger
-            // The answer is encoded where it was computed: a 50,000-node subtree or
-            // a 1,000-lineage batch takes milliseconds to serialize, and on the event
-            // loop that would delay every other connection it serves.
-            let promise = context.eventLoop.makePromise(of: ByteBuffer.self)
-            promise.completeWithTask {
-                let response = await service.respond(to: request, context: requestContext)
-                return await service.encoding(response, to: request, context: requestContext) {
-                    Self.encode(response, requestID: request.id, maximumFrameBytes: maximumFrameBytes, logger: logger)
+        guard !busy, !closing, !waitingForRoom, context.channel.isWritable, let lane, !pending.isEmpty else {
+            if !busy, pending.isEmpty, closesWhenIdle { closeAfterAnswers(context: context) }
+            return
+        }
+        guard budget.hasRoom(for: peer.uid) else {
+            // The daemon holds as many unsent answers as it may (in all, or of this
+            // user): start nothing until some are written.
+            waitingForRoom = true
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let eventLoop = context.eventLoop
+            budget.whenRoom(for: peer.uid) {
+                eventLoop.execute {
+                    let (handler, context) = loopBound.value
+                    handler.waitingForRoom = false
+                    handler.processPending(context: context)
                 }
             }
-            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            promise.futureResult.whenSuccess { frame in
+            return
+        }
+        let frame = pending.removeFirst()
+        let request: Service.Request
+        do {
+            request = try FrameEncoding.decode(Service.Request.self, from: frame)
+        } catch {
+            fail(context: context, error: error)
+            return
+        }
+        busy = true
+        let requestContext = RequestContext(peer: peer, logger: logger)
+        let service = self.service
+        let lanes = self.lanes
+        let maximumFrameBytes = configuration.maximumResponseFrameBytes
+        let logger = self.logger
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        // The request holds the lane too: its threads end only after it has.
+        lanes.retain(lane)
+        // The answer is encoded where it was made, on the user's lane: a 50,000-node
+        // subtree or a 1,000-lineage batch takes milliseconds to serialize.
+        let finish: @Sendable (ByteBuffer?) -> Void = { frame in
+            eventLoop.execute {
                 let (handler, context) = loopBound.value
                 handler.finish(context: context, frame: frame)
             }
         }
-        if wrote { context.flush() }
-        if !busy, pending.isEmpty, closesWhenIdle { closeAfterAnswers(context: context) }
+        let work = service.workClass(of: request)
+        inFlight = Self.start(request, on: lane.executor(for: work), slots: work == .bulk ? bulkSlots : nil, service: service,
+                              context: requestContext, maximumFrameBytes: maximumFrameBytes, logger: logger) { frame in
+            lanes.release(lane)
+            finish(frame)
+        }
     }
 
-    private func finish(context: ChannelHandlerContext, frame: ByteBuffer) {
+    /// Answers `request` on `executor` (a lane), in one of `slots` when given (bulk
+    /// work), then hands the frame to `done`.
+    private static func start(_ request: Service.Request, on executor: LaneExecutor, slots: BulkSlots?, service: Service,
+                              context: RequestContext, maximumFrameBytes: Int, logger: Logger,
+                              done: @escaping @Sendable (ByteBuffer?) -> Void) -> Task<Void, Never> {
+        Task(executorPreference: executor) {
+            await slots?.acquire()
+            let frame = await answer(request, service: service, context: context, maximumFrameBytes: maximumFrameBytes, logger: logger)
+            slots?.release()
+            done(frame)
+        }
+    }
+
+    /// The answer's frame, made and encoded on the lane; nil when the request was
+    /// cancelled (its peer left) before or while it was answered.
+    private static func answer(_ request: Service.Request, service: Service, context: RequestContext,
+                               maximumFrameBytes: Int, logger: Logger) async -> ByteBuffer? {
+        guard !Task.isCancelled else { return nil }
+        let response = await service.respond(to: request, context: context)
+        guard !Task.isCancelled else { return nil }
+        return encode(response, requestID: request.id, maximumFrameBytes: maximumFrameBytes, logger: logger)
+    }
+
+    /// Writes the answer (nil: cancelled, its peer gone) and goes on with the next request.
+    private func finish(context: ChannelHandlerContext, frame: ByteBuffer?) {
         busy = false
-        guard !closing else { return }
-        context.write(Self.wrapOutboundOut(frame), promise: nil)
+        inFlight = nil
+        guard !closing, let frame else { return }
+        // Counted until it has left for the socket (or the connection has gone).
+        let uid = peer.uid, bytes = frame.readableBytes, budget = self.budget
+        budget.charge(uid, bytes)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenComplete { _ in budget.release(uid, bytes) }
+        context.write(Self.wrapOutboundOut(frame), promise: written)
         context.flush()
         if pending.isEmpty {
             if closesWhenIdle { closeAfterAnswers(context: context); return }
@@ -141,14 +224,6 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
         } else {
             processPending(context: context)
         }
-    }
-
-    /// Writes (without flushing) the response frame, or a typed error when the
-    /// answer is larger than the protocol allows.
-    private func write(context: ChannelHandlerContext, requestID: UInt64, response: Service.Response) {
-        let frame = Self.encode(response, requestID: requestID,
-                                maximumFrameBytes: configuration.maximumResponseFrameBytes, logger: logger)
-        context.write(Self.wrapOutboundOut(frame), promise: nil)
     }
 
     /// The response's frame, or a typed error's when the answer is larger than the

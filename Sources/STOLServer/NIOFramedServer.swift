@@ -43,6 +43,9 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         let connections = ConnectionLimiter(limit: configuration.maximumConnections,
                                             perUserLimit: configuration.maximumConnectionsPerUser)
         let framingErrors = RateLimitedLog.framingErrors()
+        let lanes = UserLanes()
+        let budget = OutputBudget(total: configuration.maximumUnsentBytesInAll, perUser: configuration.maximumUnsentBytesPerUser)
+        let bulkSlots = BulkSlots()
         let service = self.service
         let configuration = self.configuration
         let logger = self.logger
@@ -59,8 +62,9 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
             .childChannelOption(.writeBufferWaterMark, value: .init(low: configuration.maximumUnsentBytes / 2,
                                                                    high: configuration.maximumUnsentBytes))
             .childChannelInitializer { child in
-                Self.initializeConnection(child, service: service, configuration: configuration,
-                                          connections: connections, framingErrors: framingErrors, logger: logger)
+                Self.initializeConnection(child, service: service, configuration: configuration, connections: connections,
+                                          lanes: lanes, budget: budget, bulkSlots: bulkSlots, framingErrors: framingErrors,
+                                          logger: logger)
             }
             .withBoundSocket(listeningSocket)
             .get()
@@ -81,6 +85,7 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         defer { summaries.cancel() }
         await withTaskCancellationOrGracefulShutdownHandler {
             await withDiscardingTaskGroup { tasks in
+                tasks.addTask { await IdleMemoryTrim.run(every: .seconds(2), lanes: lanes, logger: logger) }
                 if let idleExit = configuration.idleExit {
                     tasks.addTask {
                         await Self.exitWhenIdle(after: idleExit, connections: connections, logger: logger) {
@@ -131,7 +136,8 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
     }
 
     private static func initializeConnection(_ child: any Channel, service: Service, configuration: ServerConfiguration,
-                                             connections: ConnectionLimiter, framingErrors: RateLimitedLog,
+                                             connections: ConnectionLimiter, lanes: UserLanes, budget: OutputBudget,
+                                             bulkSlots: BulkSlots, framingErrors: RateLimitedLog,
                                              logger: Logger) -> EventLoopFuture<Void> {
         let peerFuture: EventLoopFuture<UCred> = (child as! any SocketOptionProvider)
             .unsafeGetSocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))
@@ -163,8 +169,9 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
                 deadline.seconds * 1_000_000_000 + deadline.attoseconds / 1_000_000_000)))
             try sync.addHandler(ByteToMessageHandler(
                 LengthPrefixedFrameDecoder(maximumFrameBytes: configuration.maximumRequestFrameBytes)))
-            try sync.addHandler(FramedRequestHandler(service: service, configuration: configuration,
-                                                     peer: peer, logger: logger, framingErrors: framingErrors))
+            try sync.addHandler(FramedRequestHandler(service: service, configuration: configuration, peer: peer,
+                                                     logger: logger, lanes: lanes, budget: budget, bulkSlots: bulkSlots,
+                                                     framingErrors: framingErrors))
         }
     }
 }

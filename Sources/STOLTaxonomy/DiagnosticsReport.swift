@@ -2,11 +2,14 @@ import Foundation
 import STOLProtocol
 
 /// The plain-text diagnostics export: what a bug report needs about the server
-/// (versions, databases, in-memory indexes, request and error counts since
-/// start), and nothing about its users: no query text, no ids asked for, no uids.
+/// (versions, databases, in-memory indexes, the caller's own request and error
+/// counts since start), and nothing about its users: no query text, no ids asked
+/// for, no uids, no other user's counts.
 struct DiagnosticsReport {
     let selection: ActiveDatabaseProvider.Selection
     let statistics: ServiceStatistics
+    /// The caller: the counts shown are theirs.
+    let uid: UInt32
     let serverVersion: String
 
     var text: String {
@@ -37,12 +40,12 @@ struct DiagnosticsReport {
                      + "activation \(selection.referenceRequested ? "requested" : "not requested")")
         if let reason = selection.fallbackReason { lines.append("fallback:           \(reason)") }
         lines.append("")
-        lines.append("requests since start:")
-        let requests = statistics.requests
+        lines.append("your requests since start:")
+        let requests = statistics.requests(of: uid)
         if requests.isEmpty { lines.append("  none") }
         for (operation, count) in requests.sorted(by: { $0.key < $1.key }) { lines.append("  \(operation): \(count)") }
-        lines.append("error answers since start:")
-        let errors = statistics.errors
+        lines.append("your error answers since start:")
+        let errors = statistics.errors(of: uid)
         if errors.isEmpty { lines.append("  none") }
         for (code, count) in errors.sorted(by: { $0.key < $1.key }) { lines.append("  \(code): \(count)") }
         return lines.joined(separator: "\n") + "\n"

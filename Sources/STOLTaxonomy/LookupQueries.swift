@@ -6,7 +6,7 @@ import STOLProtocol
 /// ancestors (on the main ranks or NCBI's whole tree), its page
 /// (``detail(of:language:)``), many taxa at once (``taxa(ids:language:)``), and
 /// what became of an id the database no longer holds. Each costs tens to hundreds
-/// of microseconds: the event loop answers them (``RequestCost/inline``).
+/// of microseconds.
 public struct LookupQueries {
     let database: TaxonomyDatabase
 

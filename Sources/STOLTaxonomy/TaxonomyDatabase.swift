@@ -1,5 +1,6 @@
 import CMalloc
 import Foundation
+import Glibc
 import GRDB
 import STOLModel
 import STOLFileSystem
@@ -51,6 +52,9 @@ public final class TaxonomyDatabase: Sendable {
     /// holds waited for the whole build (measured by `stol-bench switch`: 4.8 s).
     private let indexReader: DatabaseQueue
     private let freeReaders: Mutex<[Int]>
+    /// Each user's own connections (``ReaderKey``), for requests; the shared
+    /// ``readers`` serve the rest.
+    let userReaders: UserReaders
     private let indexes = IndexesSlot()
 
     /// Read connections: a two-core machine is served well by four.
@@ -141,6 +145,7 @@ public final class TaxonomyDatabase: Sendable {
             for _ in 1..<Self.readerCount { readers.append(try DatabaseQueue(path: path, configuration: configuration)) }
             self.readers = readers
             indexReader = try DatabaseQueue(path: path, configuration: configuration)
+            userReaders = UserReaders { [configuration] in try DatabaseQueue(path: path, configuration: configuration) }
         } catch let error as TaxonomyError {
             throw error
         } catch {
@@ -163,10 +168,11 @@ public final class TaxonomyDatabase: Sendable {
     /// freed and handed back (`malloc_trim`) on a thread of its own: the last
     /// reference may go while the provider's lock is held.
     deinit {
-        let readers = self.readers + [indexReader], slot = indexes
+        let readers = self.readers + [indexReader], slot = indexes, userReaders = self.userReaders
         let thread = Thread {
             slot.release()
             for reader in readers { try? reader.close() }
+            userReaders.close()
             malloc_trim(0)
         }
         thread.name = "stol.release"
@@ -233,9 +239,11 @@ public final class TaxonomyDatabase: Sendable {
         return identity
     }
 
-    /// Runs `body` on a free read connection (any connection when all are busy).
+    /// Runs `body` on the asking user's own connection (``ReaderKey/current``, set for
+    /// every request), else on a free shared one (any when all are busy).
     func read<T>(_ body: (Database) throws -> T) throws(TaxonomyError) -> T {
         do {
+            if let key = ReaderKey.current { return try userReaders.read(key, body) }
             if let index = freeReaders.withLock({ $0.popLast() }) {
                 defer { freeReaders.withLock { $0.append(index) } }
                 return try readers[index].inDatabase(body)

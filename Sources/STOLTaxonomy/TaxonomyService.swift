@@ -15,127 +15,68 @@ public struct TaxonomyService: FramedService {
 
     let provider: ActiveDatabaseProvider
     public let statistics = ServiceStatistics()
-    /// The pool's share of each user.
-    let share: PerUserShare
-    /// Where bulk requests run, below everyone's lookups (``RequestCost/bulk``).
-    let bulk: BulkExecutor
-    /// One user's bulk work paced while others are active.
-    let pacer: BulkPacer
 
-    public init(provider: ActiveDatabaseProvider, share: PerUserShare = PerUserShare(), bulk: BulkExecutor = BulkExecutor(),
-                pacer: BulkPacer = BulkPacer()) {
+    public init(provider: ActiveDatabaseProvider) {
         self.provider = provider
-        self.share = share
-        self.bulk = bulk
-        self.pacer = pacer
     }
 
-    /// Answers on the task pool. A request that needs the in-memory indexes
-    /// while they are still being built (computed relatives in the seconds after
-    /// a start or a switch) suspends until they are, holding no thread: blocking
-    /// would take one of the pool's few threads (one per core) from every other
-    /// request for that long. It is answered from the database it started with.
+    /// Answers on the caller's lane (the server's `UserLanes`). A request that
+    /// needs the in-memory indexes while they are still being built (in the seconds
+    /// after a start or a switch) suspends until they are, holding no thread, and is
+    /// answered from the database it started with; so does one pinned to a release
+    /// that is still opening.
     public func respond(to request: Request, context: RequestContext) async -> Response {
-        // One user holds at most its share of the pool (``PerUserShare``) while its
-        // request works, not while it waits for the indexes.
-        let uid = context.peer.uid
+        // The user's own read connections (``UserReaders``): no wait for another user's
+        // query, and no page cache another user warmed.
+        let key = ReaderKey(uid: context.peer.uid, bulk: workClass(of: request) == .bulk)
+        return await ReaderKey.$current.withValue(key) { await answer(request, context: context) }
+    }
+
+    private func answer(_ request: Request, context: RequestContext) async -> Response {
         let route = TaxonomyRequestTable.route(request)
         let selection: ActiveDatabaseProvider.Selection
         do {
-            // A pinned release that is not open yet is opened meanwhile (this task
-            // suspends, holding no thread and no share).
             selection = try await provider.pinnedSelection(request.release)
         } catch {
-            return failure(error, to: request, route: route)
+            return failure(error, to: request, route: route, context: context)
         }
-        let logger = context.logger
-        let isBulk = route.cost == .bulk
-        /// On a bulk thread for bulk work (``BulkExecutor``), paced (``BulkPacer``); here otherwise.
-        func answer(deferIfLoading: Bool) async -> Response? {
-            guard isBulk else {
-                return response(to: request, route: route, selection: selection, logger: logger, deferIfLoading: deferIfLoading)
-            }
-            let start = ContinuousClock.now
-            defer { pacer.charge(uid, from: start, to: .now) }
-            return await bulk.run { [self] in
-                response(to: request, route: route, selection: selection, logger: logger, deferIfLoading: deferIfLoading)
-            }
+        if let early = response(to: request, route: route, selection: selection, context: context, deferIfLoading: true) {
+            return early
         }
-        pacer.noteActivity(of: uid)
-        if isBulk {
-            // Waits holding no share and no thread.
-            let wait = pacer.delay(for: uid)
-            if wait > .zero { try? await Task.sleep(for: wait) }
-        }
-        await share.acquire(uid)
-        let early = await answer(deferIfLoading: true)
-        share.release(uid)
-        if let early { return early }
         _ = await selection.database.loadedMemoryIndexes()
-        await share.acquire(uid)
-        defer { share.release(uid) }
-        return await answer(deferIfLoading: false)!
+        return response(to: request, route: route, selection: selection, context: context, deferIfLoading: false)!
     }
 
-    /// Bulk answers are serialised on the bulk threads too (``BulkExecutor``): a
-    /// 50,000-node subtree or 1,000 lineages take milliseconds to encode, and on the
-    /// task pool two of them would hold both its threads from other users' searches.
-    /// The encoding is charged to the user's pace (``BulkPacer``) like the work.
-    /// Which answers are bulk is the request's cost (``RequestCost/bulk``), the
-    /// rule that placed its work; an error is a few bytes, encoded here.
-    public func encoding<Encoded: Sendable>(_ response: Response, to request: Request, context: RequestContext,
-                                            _ encode: @escaping @Sendable () -> Encoded) async -> Encoded {
-        if case .error? = response.result { return encode() }
-        guard TaxonomyRequestTable.route(request).cost == .bulk else { return encode() }
-        let start = ContinuousClock.now
-        defer { pacer.charge(context.peer.uid, from: start, to: .now) }
-        return await bulk.run(encode)
-    }
-
-    /// Requests of ``RequestCost/inline`` cost (lookups by id, compare, relatives on
-    /// the main ranks, status) cost tens to hundreds of microseconds and are
-    /// answered on the event loop; one that finds the in-memory indexes still
-    /// loading, or a pinned release still opening, goes to the task pool, which
-    /// waits for them.
-    public func respondInline(to request: Request, context: RequestContext) -> Response? {
-        let route = TaxonomyRequestTable.route(request)
-        guard route.cost == .inline else { return nil }
-        let selection: ActiveDatabaseProvider.Selection
-        do {
-            // nil: a pinned release still opening; the task pool waits for it.
-            guard let found = try provider.selection(forRelease: request.release) else { return nil }
-            selection = found
-        } catch {
-            return failure(error, to: request, route: route)
-        }
-        pacer.noteActivity(of: context.peer.uid)
-        return response(to: request, route: route, selection: selection, logger: context.logger, deferIfLoading: true)
+    /// The request's lane: its handler's cost (``TaxonomyRequestHandler/cost(_:)``).
+    public func workClass(of request: Request) -> WorkClass {
+        TaxonomyRequestTable.route(request).cost
     }
 
     /// The answer to a request whose release cannot answer (not installed, unusable),
     /// stamped with the default database's identity.
-    private func failure(_ error: TaxonomyError, to request: Request, route: some AnyBoundRequest) -> Response {
+    private func failure(_ error: TaxonomyError, to request: Request, route: some AnyBoundRequest,
+                         context: RequestContext) -> Response {
         var response = Response()
         response.id = request.id
         response.database = provider.currentWithoutWaiting().database.identity
         response.error = error.protocolError.proto
-        statistics.record(operation: route.operation, errorCode: error.protocolError.code.name)
+        statistics.record(uid: context.peer.uid, operation: route.operation, errorCode: error.protocolError.code.name)
         return response
     }
 
-    /// Answers one request synchronously, wherever its cost says it runs: errors
-    /// become typed error responses (``TaxonomyError/memoryIndexesLoading`` too:
-    /// this never waits).
+    /// Answers one request synchronously on the calling thread (benchmarks and
+    /// tests): errors become typed error responses (``TaxonomyError/memoryIndexesLoading``
+    /// too: this never waits).
     public func respondNow(to request: Request, context: RequestContext) -> Response {
         let route = TaxonomyRequestTable.route(request)
         do {
             guard let selection = try provider.selection(forRelease: request.release) else {
                 return failure(.noDatabase("the release \(request.release) is being opened; try again in a few seconds"),
-                               to: request, route: route)
+                               to: request, route: route, context: context)
             }
-            return response(to: request, route: route, selection: selection, logger: context.logger, deferIfLoading: false)!
+            return response(to: request, route: route, selection: selection, context: context, deferIfLoading: false)!
         } catch {
-            return failure(error, to: request, route: route)
+            return failure(error, to: request, route: route, context: context)
         }
     }
 
@@ -143,7 +84,7 @@ public struct TaxonomyService: FramedService {
     /// `deferIfLoading`, when it needs the in-memory indexes that are still being
     /// built (nothing is counted then).
     private func response<Route: AnyBoundRequest>(to request: Request, route: Route, selection: ActiveDatabaseProvider.Selection,
-                                                 logger: Logger, deferIfLoading: Bool) -> Response? {
+                                                 context requestContext: RequestContext, deferIfLoading: Bool) -> Response? {
         var response = Response()
         response.id = request.id
         response.database = selection.database.identity
@@ -153,7 +94,8 @@ public struct TaxonomyService: FramedService {
             // (at most twice: compare names two ids), in the fields the handler names
             // (``TaxonomyRequestHandler/mergedIDFields``); a deleted one is TAXON_DELETED.
             for attempt in 0... {
-                var context = TaxonomyRequestContext(selection: selection, service: self, logger: logger)
+                var context = TaxonomyRequestContext(selection: selection, service: self, uid: requestContext.peer.uid,
+                                                     logger: requestContext.logger)
                 defer { response.merged.append(contentsOf: context.merged) }
                 do {
                     response.result = try current.answer(&context)
@@ -178,7 +120,7 @@ public struct TaxonomyService: FramedService {
         } catch {
             response.error = ProtocolError(.internal, "\(error)").proto
         }
-        statistics.record(operation: route.operation, errorCode: response.protocolError?.code.name)
+        statistics.record(uid: requestContext.peer.uid, operation: route.operation, errorCode: response.protocolError?.code.name)
         return response
     }
 }

@@ -34,6 +34,12 @@ public struct RequestContext: Sendable {
 
 /// A request/response service served by ``NIOFramedServer``: one response per
 /// request, requests on one connection answered in order.
+///
+/// The server runs every request, and the encoding of its answer, on threads of
+/// the caller's own (one user's lanes, `UserLanes` in STOLServer), so that the
+/// kernel shares the CPU between users and a user's work never waits behind
+/// another's; a request whose connection closes is cancelled (`Task.isCancelled`),
+/// and long work checks for it.
 public protocol FramedService: Sendable {
     associatedtype Request: RequestEnvelope
     associatedtype Response: ResponseEnvelope
@@ -41,33 +47,23 @@ public protocol FramedService: Sendable {
     /// handler never throws so that it cannot take the connection down with it.
     func respond(to request: Request, context: RequestContext) async -> Response
 
-    /// Answers `request` at once on the connection's event loop, or returns nil to
-    /// have it answered by ``respond(to:context:)`` on the task pool.
-    ///
-    /// For requests of small, bounded cost (a lookup by id): handing each one to a
-    /// Swift task and back costs two thread wake-ups, several times the lookup
-    /// itself, and halves the requests per second a 2-core machine can serve. A
-    /// request that may take long (a search, a batch) must return nil here, since
-    /// it would hold up every other connection on its event loop.
-    func respondInline(to request: Request, context: RequestContext) -> Response?
-
-    /// Runs `encode`, the serialisation of the answer ``respond(to:context:)`` made
-    /// to `request`, where the service wants its cost paid: a megabyte answer takes
-    /// milliseconds, and on the task pool (one thread per core) two of them leave no
-    /// thread for other users' requests. The request is there so that the rule that
-    /// placed the work can place its answer. By default right here.
-    func encoding<Encoded: Sendable>(_ response: Response, to request: Request, context: RequestContext,
-                                     _ encode: @escaping @Sendable () -> Encoded) async -> Encoded
+    /// Which of the caller's lanes the request runs on, from the request alone: bulk
+    /// work (batches, subtrees, long lists) at a lower priority than the same user's
+    /// lookups. By default ``WorkClass/interactive``.
+    func workClass(of request: Request) -> WorkClass
 }
 
 extension FramedService {
-    /// By default every request goes to the task pool.
-    public func respondInline(to request: Request, context: RequestContext) -> Response? { nil }
+    public func workClass(of request: Request) -> WorkClass { .interactive }
+}
 
-    public func encoding<Encoded: Sendable>(_ response: Response, to request: Request, context: RequestContext,
-                                            _ encode: @escaping @Sendable () -> Encoded) async -> Encoded {
-        encode()
-    }
+/// The two lanes each user's requests run on.
+public enum WorkClass: Sendable, Equatable {
+    /// Lookups and searches: at the daemon's own priority.
+    case interactive
+    /// Batches, subtrees and other work that grows with the request: at a lower
+    /// priority (nice), so that on a busy machine everyone's lookups go first.
+    case bulk
 }
 
 /// A service served by ``BlockingFramedServer``: requests may carry a file

@@ -65,7 +65,10 @@ final class FavoritesBackupTests: XCTestCase {
     func testMerge_withOneBadTimeOrId_changesNothing() async throws {
         let store = store(1)
         _ = try await store.add(10)
-        for bad in ["2001-13-01T00:00:00.000Z", "2001-01-01 00:00:00", "2001-01-01T00:00:00.000+01:00", "", "yesterday"] {
+        // Impossible calendar dates too: no 30 February, no 31 April, 29 February only in leap years.
+        for bad in ["2001-13-01T00:00:00.000Z", "2001-01-01 00:00:00", "2001-01-01T00:00:00.000+01:00", "", "yesterday",
+                    "2021-02-30T00:00:00.000Z", "2023-04-31T12:00:00.000Z", "2023-02-29T00:00:00.000Z",
+                    "1900-02-29T00:00:00.000Z", "2024-06-00T00:00:00.000Z"] {
             do {
                 _ = try await store.merge([FavoriteEntry(taxonID: 20, createdAt: "2001-01-01T00:00:00.000Z"),
                                            FavoriteEntry(taxonID: 21, createdAt: bad)])
@@ -83,6 +86,13 @@ final class FavoritesBackupTests: XCTestCase {
         }
         let ids = try await store.list().map(\.taxonID)
         XCTAssertEqual(ids, [10], "nothing of a refused merge stays")
+    }
+
+    func testMerge_acceptsTheLastDayOfEveryMonth_andLeapDays() async throws {
+        let store = store(1)
+        let days = ["2024-01-31", "2024-02-29", "2023-02-28", "2000-02-29", "2024-04-30", "2024-12-31"]
+        let merged = try await store.merge(days.enumerated().map { FavoriteEntry(taxonID: Int64($0 + 1), createdAt: $1 + "T23:59:59.999Z") })
+        XCTAssertEqual(merged.added, days.count)
     }
 
     func testMerge_overTheLimit_isRefusedWhole() async throws {

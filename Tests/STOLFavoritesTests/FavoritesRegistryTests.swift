@@ -169,9 +169,9 @@ final class FavoritesRegistryTests: XCTestCase {
             XCTAssertEqual(Set(entries.map(\.taxonID)), Set((1...perUser).map(Int64.init)), "uid \(uid)")
             var count = Stol_V1_FavoritesRequest()
             count.count = Stol_V1_CountFavorites()
-            let inline = service.respondInline(
+            let counted = await service.respond(
                 to: count, context: RequestContext(peer: PeerCredentials(pid: 1, uid: uid, gid: uid), logger: quietLogger))
-            XCTAssertEqual(inline?.count.count, UInt64(perUser), "uid \(uid): memory agrees with the file")
+            XCTAssertEqual(counted.count.count, UInt64(perUser), "uid \(uid): memory agrees with the file")
         }
     }
 }

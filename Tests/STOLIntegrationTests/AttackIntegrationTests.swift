@@ -3,6 +3,7 @@ import Glibc
 import STOLProtocol
 import STOLServer
 import STOLTestFixtures
+import STOLTransport
 import SwiftProtobuf
 import XCTest
 
@@ -132,6 +133,30 @@ final class AttackIntegrationTests: XCTestCase {
         _ = trickler.wait(timeoutSeconds: 30)
         _ = try bystanderSearch()
         print("attack: a frame trickled a byte every 0.2 s was cut \(verdict.dropFirst(7)); another user was served")
+    }
+
+    /// A client that pipelines forty searches, reads one answer and leaves: its work
+    /// goes with it. The search in flight is cancelled and those it queued behind
+    /// it never run, so the daemon has answered at most two of them (counted in the
+    /// caller's own diagnostics) once the same user's next request, which its lane
+    /// runs after whatever was left, is answered. Before, all forty ran.
+    func testAClientThatLeavesMidPipeline_leavesNoWorkBehind() throws {
+        try stack.start(.taxonomy)
+        let socket = try FrameSocket.connect(path: stack.socketPath(.taxonomy))
+        var burst: [UInt8] = []
+        for id in 1...40 {
+            burst += try frameBytes(Stol_V1_TaxonomyRequest.with { $0.id = UInt64(id); $0.search = .with { $0.query = "lion" } })
+        }
+        try socket.sendRaw(burst)
+        XCTAssertEqual(try socket.receive(Stol_V1_TaxonomyResponse.self).message.id, 1)
+        socket.close()
+        // The same user's next lookup runs after what was left on its lane.
+        XCTAssertEqual(try stack.client(["search", "tiger", "--timeout", "20"]).status, 0)
+        let report = try stack.client(["diagnostics"]).stdout
+        let searches = report.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("search:") }
+            .flatMap { Int($0.split(separator: ":").last!.trimmingCharacters(in: .whitespaces)) } ?? 0
+        XCTAssertGreaterThanOrEqual(searches, 2, "the first search and the last are counted: \(report)")
+        XCTAssertLessThanOrEqual(searches, 3, "searches queued by a client that left were run: \(report)")
     }
 
     /// 1,000 connections at once from 16 users: the daemon keeps at most 512, its

@@ -10,13 +10,15 @@ import STOLTransport
 import SwiftProtobuf
 import XCTest
 
-/// A tiny taxonomy service: a fixed status, an echoing get_taxon (answered inline
-/// on the event loop for positive ids), a gated slow request (taxon -1) and a
-/// briefly sleeping one (taxon -2), both on the task pool; and large answers of
-/// about 256 KB, inline (children) and on the task pool (search).
+/// A tiny taxonomy service: a fixed status, an echoing get_taxon for positive ids,
+/// a gated slow request (taxon -1), a briefly sleeping one (taxon -2) and one that
+/// works until it is cancelled (taxon -3, on the bulk lane); and large answers of
+/// about 256 KB (children, search). Every request runs on its user's lane; each
+/// records the thread it ran on.
 struct TestTaxonomyService: FramedService {
     static let gatedTaxonID: Int64 = -1
     static let sleepingTaxonID: Int64 = -2
+    static let untilCancelledTaxonID: Int64 = -3
 
     let events: EventLog
     let gate: Gate
@@ -35,24 +37,23 @@ struct TestTaxonomyService: FramedService {
         } } }
     }
 
-    func respondInline(to request: Stol_V1_TaxonomyRequest, context: RequestContext) -> Stol_V1_TaxonomyResponse? {
-        if case .children = request.body {
-            events.record("large \(request.id)")
-            return Self.largePage(request.id)
-        }
-        guard case .getTaxon(let get) = request.body, get.taxonID > 0 else { return nil }
-        events.record("start \(request.id)")
-        events.record("end \(request.id)")
-        return .with { $0.taxon = .with { $0.id = get.taxonID; $0.scientificName = "Taxon \(get.taxonID) inline" } }
+    func workClass(of request: Stol_V1_TaxonomyRequest) -> WorkClass {
+        if case .getTaxon(let get) = request.body, get.taxonID == Self.untilCancelledTaxonID { return .bulk }
+        return .interactive
     }
 
     func respond(to request: Stol_V1_TaxonomyRequest, context: RequestContext) async -> Stol_V1_TaxonomyResponse {
         switch request.body {
         case .status:
             return Self.fixedStatus
-        case .search:
+        case .search, .children:
             events.record("large \(request.id)")
             return Self.largePage(request.id)
+        case .getTaxon(let get) where get.taxonID == Self.untilCancelledTaxonID:
+            events.record("start \(request.id) nice \(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0))")
+            while !Task.isCancelled { usleep(1000) }
+            events.record("cancelled \(request.id)")
+            return .with { $0.taxon = .with { $0.id = get.taxonID } }
         case .getTaxon(let get):
             events.record("start \(request.id)")
             if get.taxonID == Self.gatedTaxonID {
@@ -74,8 +75,9 @@ struct TestTaxonomyService: FramedService {
 }
 
 /// The NIO server (taxonomy, favourites): the contract of ``FramedServerContractTests``
-/// runs here with ``TestTaxonomyService``, plus what only this server does: answers
-/// inline on the event loop, back-pressure, and the slow-reader timeout.
+/// runs here with ``TestTaxonomyService``, plus what only this server does: each
+/// user's lane, cancellation when the peer leaves, back-pressure, the bound on
+/// unsent answers and the slow-reader timeout.
 final class NIOFramedServerTests: FramedServerContractTests {
     override func startServer(configuration: ServerConfiguration = ServerConfiguration(name: "test")) throws -> ServerHarness {
         try startServer(configuration: configuration, logger: quietLogger)
@@ -95,7 +97,6 @@ final class NIOFramedServerTests: FramedServerContractTests {
     override func requestWithoutBody(_ id: UInt64) -> any SwiftProtobuf.Message { Stol_V1_TaxonomyRequest.with { $0.id = id } }
     override func sleepingRequest(_ id: UInt64) -> any SwiftProtobuf.Message { getTaxon(id, TestTaxonomyService.sleepingTaxonID) }
     override func gatedRequest(_ id: UInt64) -> any SwiftProtobuf.Message { getTaxon(id, TestTaxonomyService.gatedTaxonID) }
-    /// Answered inline on the event loop.
     override func otherRequest(_ id: UInt64) -> any SwiftProtobuf.Message { getTaxon(id, Int64(id)) }
 
     override func receiveAnswer(on socket: FrameSocket) throws -> ContractAnswer {
@@ -139,11 +140,11 @@ final class NIOFramedServerTests: FramedServerContractTests {
 
     // MARK: What only this server does
 
-    func testPipelinedInlineAndTaskPoolRequestsAreAnsweredInOrder_inlineOnesByTheEventLoop() throws {
+    func testPipelinedRequestsAreAnsweredInOrder_quickAndSleepingAlike() throws {
         let server = try startServer()
         let client = try server.connect()
         var stream: [UInt8] = []
-        // Ids 1…100: every tenth sleeps on the task pool, the rest are answered inline.
+        // Ids 1…100: every tenth sleeps, the rest answer at once.
         for id in UInt64(1)...100 {
             stream += try frameBytes(getTaxon(id, id % 10 == 0 ? TestTaxonomyService.sleepingTaxonID : Int64(id)))
         }
@@ -151,24 +152,47 @@ final class NIOFramedServerTests: FramedServerContractTests {
         for id in UInt64(1)...100 {
             let answer = try client.receive(Stol_V1_TaxonomyResponse.self).message
             XCTAssertEqual(answer.id, id)
-            if id % 10 == 0 {
-                XCTAssertEqual(answer.taxon.scientificName, "Taxon -2")
-            } else {
-                XCTAssertEqual(answer.taxon.scientificName, "Taxon \(id) inline", "short request not answered inline")
-            }
+            XCTAssertEqual(answer.taxon.scientificName, id % 10 == 0 ? "Taxon -2" : "Taxon \(id)")
         }
         XCTAssertEqual(events.events, (1...100).flatMap { ["start \($0)", "end \($0)"] })
         assertServed(client, id: 101)
     }
 
+    /// A peer that leaves stops its work: the request in flight sees
+    /// `Task.isCancelled` and ends, and the requests it pipelined after it never start.
+    func testAPeerThatCloses_cancelsItsRequestInFlight_andItsPipelinedRequestsNeverStart() throws {
+        let server = try startServer()
+        let client = try server.connect()
+        var stream = try frameBytes(getTaxon(1, TestTaxonomyService.untilCancelledTaxonID))
+        for id in UInt64(2)...20 { stream += try frameBytes(getTaxon(id, Int64(id))) }
+        try client.sendRaw(stream)
+        XCTAssertTrue(waitUntil { events.events.contains { $0.hasPrefix("start 1 ") } }, "the request is working")
+        client.close()
+        XCTAssertTrue(waitUntil { events.events.contains("cancelled 1") }, "the request sees its cancellation")
+        assertServed(try server.connect(), id: 99)  // the server goes on; the work it dropped never started
+        XCTAssertFalse(events.events.contains { $0.hasPrefix("start 2") || $0 == "start 20" },
+                       "a request pipelined by a peer that left was started: \(events.events)")
+    }
+
+    /// Bulk work runs on the user's bulk lane, at a lower priority than lookups.
+    func testBulkWork_runsAtTheBulkLanesNiceness() throws {
+        let server = try startServer()
+        let client = try server.connect()
+        try client.sendRaw(try frameBytes(getTaxon(1, TestTaxonomyService.untilCancelledTaxonID)))
+        XCTAssertTrue(waitUntil { events.events.contains { $0.hasPrefix("start 1 ") } }, "the bulk request runs")
+        let base = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        XCTAssertEqual(events.events.first { $0.hasPrefix("start 1 ") }, "start 1 nice \(max(base, UserLanes.bulkNiceness))")
+        assertServed(try server.connect(), id: 2)  // the same user's lookups go on meanwhile, on the other lane
+        client.close()
+        XCTAssertTrue(waitUntil { events.events.contains("cancelled 1") }, "cancelled")
+    }
+
     /// A client that pipelines requests for large answers and reads none: the server
     /// stops reading it once unsent answers pass the high water mark, so it holds a
-    /// bounded number of answers however many requests wait (whenever it is looked
-    /// at: before the client reads anything, and before each answer it reads), and
-    /// serves them all as the client reads. Inline answers (children) and task-pool
-    /// ones (search).
+    /// bounded number of answers however many requests wait, and serves them all
+    /// once the client reads.
     func testPipeliningWithoutReading_isStoppedByBackPressure_thenServedInOrder() throws {
-        for (name, body) in [("inline", Stol_V1_TaxonomyRequest.OneOf_Body.children(.init())), ("task pool", .search(.init()))] {
+        for (name, body) in [("children", Stol_V1_TaxonomyRequest.OneOf_Body.children(.init())), ("search", .search(.init()))] {
             events = EventLog()
             let log = CapturedLog()
             // A client slowed by a loaded machine is not cut here: the slow-reader timeout has a test of its own.

@@ -75,11 +75,11 @@ final class PinnedReleaseTests: XCTestCase {
         let bundled = await getTaxon(9689, release: "bundled", service)
         XCTAssertEqual(bundled.database.kind, .bundled)
         XCTAssertEqual(bundled.database.release, "bundled")
-        // Inline (the event loop's path) too, once the pinned release is open.
-        let inline = service.respondInline(to: .with { $0.id = 4; $0.release = "2024.9.7"; $0.getTaxon = .with { $0.taxonID = 29064 } },
-                                           context: ServiceHarness.context)
-        XCTAssertEqual(inline?.database.release, "2024.9.7")
-        XCTAssertEqual(inline?.taxon.id, 29064)
+        // Synchronously too (respondNow: no wait), once the pinned release is open.
+        let now = service.respondNow(to: .with { $0.id = 4; $0.release = "2024.9.7"; $0.getTaxon = .with { $0.taxonID = 29064 } },
+                                     context: ServiceHarness.context)
+        XCTAssertEqual(now.database.release, "2024.9.7")
+        XCTAssertEqual(now.taxon.id, 29064)
     }
 
     func testAReleaseThatIsNotInstalled_isReleaseNotInstalled_listingTheInstalledOnes_andHostileNamesOpenNothing() async throws {

@@ -1,5 +1,5 @@
-import Glibc
 import STOLProtocol
+import STOLTransport
 @testable import STOLTaxonomy
 import STOLTestFixtures
 import XCTest
@@ -42,21 +42,14 @@ final class TaxonomyRequestTableTests: XCTestCase {
         XCTAssertFalse(operations.contains("unknown"))
     }
 
-    /// Whole-tree relatives are bulk work, and so is the encoding of their answer;
-    /// main-rank relatives are neither, however many they are: the request decides both.
-    func testRelatives_areBulkWorkAndBulkEncoding_onTheWholeTreeOnly_whateverTheAnswersSize() async throws {
-        let bulk = BulkExecutor(threads: 1)
-        let service = TaxonomyService(provider: try ServiceHarness(self).provider, bulk: bulk)
-        let bulkThread = await bulk.run { pthread_self() }
-        var hundred = Stol_V1_TaxonomyResponse()
-        hundred.relatives = .with { $0.relatives = Array(repeating: Stol_V1_Relative(), count: 100) }
+    /// Whole-tree relatives are bulk work (the user's low-priority lane); main-rank
+    /// relatives are a lookup, however many are asked: the request alone decides.
+    func testRelatives_areBulkWork_onTheWholeTreeOnly_whateverTheAnswersSize() throws {
+        let service = TaxonomyService(provider: try ServiceHarness(self).provider)
         for ranks in [Stol_V1_RankView.main, .all] {
             let request = Stol_V1_TaxonomyRequest.with { $0.relatives = .with { $0.taxonID = 9689; $0.n = 100; $0.ranks = ranks } }
-            let cost = TaxonomyRequestTable.route(request).cost
-            XCTAssertEqual(cost, ranks == .all ? .bulk : .inline, "\(ranks)")
-            let thread = await service.encoding(hundred, to: request, context: ServiceHarness.context) { pthread_self() }
-            XCTAssertEqual(thread == bulkThread, cost == .bulk,
-                           "relatives on \(ranks): encoded on the bulk thread exactly when the work is bulk")
+            XCTAssertEqual(TaxonomyRequestTable.route(request).cost, ranks == .all ? .bulk : .interactive, "\(ranks)")
+            XCTAssertEqual(service.workClass(of: request), TaxonomyRequestTable.route(request).cost, "the lane is the handler's cost")
         }
     }
 
@@ -72,10 +65,10 @@ final class TaxonomyRequestTableTests: XCTestCase {
         XCTAssertNil(TaxonomyRequestTable.route(batch).replacingMergedID(7, with: 9), "a batch answers its merged ids itself")
     }
 
-    /// An inline request decides from itself alone; one that then finds the in-memory
-    /// indexes still loading is handed to the task pool (nil), not refused, and is
-    /// counted once, when the pool answers it. One that needs no index is answered inline.
-    func testAnInlineRequestThatFindsTheIndexesLoading_goesToThePool_andIsCountedOnceThere() async throws {
+    /// A request that finds the in-memory indexes still loading waits for them
+    /// (suspended, holding no thread), is not refused, and is counted once, when it
+    /// is answered; one that needs no index is answered meanwhile.
+    func testARequestThatFindsTheIndexesLoading_waitsForThem_andIsCountedOnceAnswered() async throws {
         let harness = try ServiceHarness(self)
         let provider = try ActiveDatabaseProvider(
             bundledPath: harness.bundledPath, referencePath: harness.referencePath,
@@ -86,20 +79,15 @@ final class TaxonomyRequestTableTests: XCTestCase {
         addTeardownBlock { database.startLoadingMemoryIndexes() }  // never leave requests waiting
         let service = TaxonomyService(provider: provider)
         let computed = Stol_V1_TaxonomyRequest.with { $0.relatives = .with { $0.taxonID = 9689; $0.n = 5; $0.computed = true } }
-        let ancestors = Stol_V1_TaxonomyRequest.with { $0.ancestors = .with { $0.taxonID = 9689; $0.ranks = .all } }
         let lion = Stol_V1_TaxonomyRequest.with { $0.getTaxon = .with { $0.taxonID = 9689 } }
-        for request in [computed, ancestors, lion] {
-            XCTAssertEqual(TaxonomyRequestTable.route(request).cost, .inline)
-        }
-        XCTAssertNil(service.respondInline(to: computed, context: ServiceHarness.context), "computed relatives wait on the pool")
-        XCTAssertNil(service.respondInline(to: ancestors, context: ServiceHarness.context), "whole-tree ancestors wait on the pool")
-        XCTAssertEqual(service.respondInline(to: lion, context: ServiceHarness.context)?.taxon.scientificName, "Panthera leo")
-        XCTAssertEqual(service.statistics.requests, ["get_taxon": 1], "a request handed to the pool is not counted yet")
-
+        let waiting = Task { await service.respond(to: computed, context: ServiceHarness.context) }
+        let answer = await service.respond(to: lion, context: ServiceHarness.context)
+        XCTAssertEqual(answer.taxon.scientificName, "Panthera leo", "answered while the other waits")
+        XCTAssertEqual(service.statistics.requests, ["get_taxon": 1], "a waiting request is not counted yet")
         database.startLoadingMemoryIndexes()
-        let answer = await service.respond(to: computed, context: ServiceHarness.context)
-        XCTAssertEqual(answer.relatives.source, Stol_V1_RelativesSource.computed)
-        XCTAssertEqual(answer.relatives.relatives.count, 5)
+        let relatives = await waiting.value
+        XCTAssertEqual(relatives.relatives.source, Stol_V1_RelativesSource.computed)
+        XCTAssertEqual(relatives.relatives.relatives.count, 5)
         XCTAssertEqual(service.statistics.requests, ["get_taxon": 1, "relatives": 1])
     }
 }

@@ -1,12 +1,13 @@
 import STOLModel
 import STOLProtocol
+import STOLTransport
 
 // Batches: up to 1000 queries, names or pairs per request, each answered on its
 // own (a miss is that line's error, a merged id that line's `merged`), always bulk work.
 
 struct LineageBatchHandler: TaxonomyRequestHandler {
     static let operation = "lineage_batch"
-    static func cost(_ body: Stol_V1_LineageBatchRequest) -> RequestCost { .bulk }
+    static func cost(_ body: Stol_V1_LineageBatchRequest) -> WorkClass { .bulk }
 
     static func answer(_ body: Stol_V1_LineageBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.queries.count, "queries")
@@ -25,7 +26,7 @@ struct LineageBatchHandler: TaxonomyRequestHandler {
 
 struct CompareBatchHandler: TaxonomyRequestHandler {
     static let operation = "compare_batch"
-    static func cost(_ body: Stol_V1_CompareBatchRequest) -> RequestCost { .bulk }
+    static func cost(_ body: Stol_V1_CompareBatchRequest) -> WorkClass { .bulk }
 
     static func answer(_ body: Stol_V1_CompareBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.pairs.count, "pairs")
@@ -36,7 +37,7 @@ struct CompareBatchHandler: TaxonomyRequestHandler {
 /// The common ancestor or majority taxon of each set: at most 1000 sets, 10,000 members.
 struct LcaBatchHandler: TaxonomyRequestHandler {
     static let operation = "lca_batch"
-    static func cost(_ body: Stol_V1_LcaBatchRequest) -> RequestCost { .bulk }
+    static func cost(_ body: Stol_V1_LcaBatchRequest) -> WorkClass { .bulk }
 
     static func answer(_ body: Stol_V1_LcaBatchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.sets.count, "sets")
@@ -48,7 +49,7 @@ struct LcaBatchHandler: TaxonomyRequestHandler {
 /// (``NameQueries/maximumIDsPerName``; `total` says how many when more).
 struct NameLookupHandler: TaxonomyRequestHandler {
     static let operation = "name_lookup"
-    static func cost(_ body: Stol_V1_NameLookupRequest) -> RequestCost { .bulk }
+    static func cost(_ body: Stol_V1_NameLookupRequest) -> WorkClass { .bulk }
 
     static func answer(_ body: Stol_V1_NameLookupRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.names.count, "names")

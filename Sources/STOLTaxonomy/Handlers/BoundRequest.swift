@@ -1,5 +1,6 @@
 import STOLModel
 import STOLProtocol
+import STOLTransport
 
 /// One request bound to its handler (``TaxonomyRequestTable/route(_:)``): what
 /// ``TaxonomyService`` asks of any request, whatever its kind.
@@ -7,7 +8,7 @@ protocol AnyBoundRequest: Sendable {
     /// The handler, for tests that check the table.
     var handler: any TaxonomyRequestHandler.Type { get }
     var operation: String { get }
-    var cost: RequestCost { get }
+    var cost: WorkClass { get }
     func answer(_ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result
     /// The same request with `old` replaced by `new` in its handler's
     /// ``TaxonomyRequestHandler/mergedIDFields``; nil when none of them is `old`.
@@ -21,7 +22,7 @@ struct BoundRequest<Handler: TaxonomyRequestHandler>: AnyBoundRequest {
 
     var handler: any TaxonomyRequestHandler.Type { Handler.self }
     var operation: String { Handler.operation }
-    var cost: RequestCost { Handler.cost(body) }
+    var cost: WorkClass { Handler.cost(body) }
 
     func answer(_ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try Handler.answer(body, &context)

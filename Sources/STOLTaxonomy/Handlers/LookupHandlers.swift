@@ -1,5 +1,6 @@
 import STOLModel
 import STOLProtocol
+import STOLTransport
 
 // Lookups by id: one taxon, its page, its children, the roots, many taxa by id.
 
@@ -48,7 +49,7 @@ struct RootsHandler: TaxonomyRequestHandler {
 /// Many taxa by id (a favourites list naming its entries): at most 1000 ids.
 struct GetTaxaHandler: TaxonomyRequestHandler {
     static let operation = "get_taxa"
-    static func cost(_ body: Stol_V1_GetTaxaRequest) -> RequestCost { .bulk }
+    static func cost(_ body: Stol_V1_GetTaxaRequest) -> WorkClass { .bulk }
 
     static func answer(_ body: Stol_V1_GetTaxaRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.taxonIds.count, "ids")

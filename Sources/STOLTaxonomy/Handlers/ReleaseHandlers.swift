@@ -1,11 +1,12 @@
 import STOLModel
 import STOLProtocol
+import STOLTransport
 
 /// What changed between two releases, a page at a time (``ReleaseDiff``): bulk work,
 /// read from the two files.
 struct DiffHandler: TaxonomyRequestHandler {
     static let operation = "diff"
-    static func cost(_ body: Stol_V1_DiffRequest) -> RequestCost { .bulk }
+    static func cost(_ body: Stol_V1_DiffRequest) -> WorkClass { .bulk }
 
     static func answer(_ body: Stol_V1_DiffRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         guard !body.fromRelease.isEmpty, !body.toRelease.isEmpty else {
@@ -32,7 +33,7 @@ struct DiffHandler: TaxonomyRequestHandler {
 /// One id through the bundled database and every installed release, oldest first.
 struct HistoryHandler: TaxonomyRequestHandler {
     static let operation = "history"
-    static func cost(_ body: Stol_V1_HistoryRequest) -> RequestCost { .pool }
+    static func cost(_ body: Stol_V1_HistoryRequest) -> WorkClass { .interactive }
 
     static func answer(_ body: Stol_V1_HistoryRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)

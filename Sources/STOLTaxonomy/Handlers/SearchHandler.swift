@@ -1,11 +1,12 @@
 import STOLModel
 import STOLProtocol
+import STOLTransport
 
 /// Search: the query at most 512 bytes with a letter or digit, the limit at most
 /// 200 (default 20), a known rank, IUCN codes only; on the task pool.
 struct SearchHandler: TaxonomyRequestHandler {
     static let operation = "search"
-    static func cost(_ body: Stol_V1_SearchRequest) -> RequestCost { .pool }
+    static func cost(_ body: Stol_V1_SearchRequest) -> WorkClass { .interactive }
 
     static func answer(_ body: Stol_V1_SearchRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         guard body.query.utf8.count <= ProtocolLimits.maximumQueryBytes else {

@@ -1,8 +1,9 @@
 import STOLFileSystem
 import STOLModel
 import STOLProtocol
+import STOLTransport
 
-/// What serves and how it stands: from memory, inline.
+/// What serves and how it stands: from memory.
 struct StatusHandler: TaxonomyRequestHandler {
     static let operation = "status"
 
@@ -54,15 +55,16 @@ struct StatusHandler: TaxonomyRequestHandler {
     }
 }
 
-/// The plain-text report for bug reports (never query text or user ids); bulk work.
+/// The plain-text report for bug reports (never query text, user ids or another
+/// user's counts); bulk work.
 struct DiagnosticsHandler: TaxonomyRequestHandler {
     static let operation = "diagnostics"
-    static func cost(_ body: Stol_V1_DiagnosticsRequest) -> RequestCost { .bulk }
+    static func cost(_ body: Stol_V1_DiagnosticsRequest) -> WorkClass { .bulk }
 
     static func answer(_ body: Stol_V1_DiagnosticsRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         var diagnostics = Stol_V1_DiagnosticsResponse()
         diagnostics.report = DiagnosticsReport(selection: context.selection, statistics: context.service.statistics,
-                                               serverVersion: TaxonomyService.version).text
+                                               uid: context.uid, serverVersion: TaxonomyService.version).text
         return .diagnostics(diagnostics)
     }
 }

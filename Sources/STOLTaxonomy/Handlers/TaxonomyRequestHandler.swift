@@ -1,6 +1,7 @@
 import Logging
 import STOLModel
 import STOLProtocol
+import STOLTransport
 
 /// How one kind of taxonomy request is answered: its name in the statistics, where
 /// it runs, which of its ids a merge replaces, how it is checked and what it
@@ -19,10 +20,12 @@ protocol TaxonomyRequestHandler {
     /// body's field name in `protocol/taxonomy.proto`); never its arguments.
     static var operation: String { get }
 
-    /// Where the request runs, from the request alone (``RequestCost``): what the
-    /// database has loaded decides nothing here, so the answer's encoding can be
-    /// placed by the same rule.
-    static func cost(_ body: Body) -> RequestCost
+    /// Which of the caller's lanes the request runs on (`WorkClass`), from the
+    /// request alone: bulk work (batches, subtrees, whole-tree relatives: work and
+    /// answers that grow with the request) at a lower priority than the user's own
+    /// lookups. Every request runs on its user's threads either way; what the
+    /// database has loaded decides nothing here.
+    static func cost(_ body: Body) -> WorkClass
 
     /// The request's fields that name one taxon by id: when such an id was merged
     /// into another (NCBI's `merged.dmp`), the service answers the request again with
@@ -35,26 +38,8 @@ protocol TaxonomyRequestHandler {
 }
 
 extension TaxonomyRequestHandler {
-    static func cost(_ body: Body) -> RequestCost { .inline }
+    static func cost(_ body: Body) -> WorkClass { .interactive }
     static var mergedIDFields: [WritableKeyPath<Body, Int64>] { [] }
-}
-
-/// Where a request runs: what it may cost decides which threads it may hold.
-enum RequestCost: Sendable, Equatable {
-    /// On the event loop that read it: a lookup by id or through an index, tens to
-    /// hundreds of microseconds from what is in memory. One that finds the
-    /// in-memory indexes still loading (``TaxonomyError/memoryIndexesLoading``, in
-    /// the seconds after a start or a switch) is handed to the task pool, which
-    /// waits for them holding no thread.
-    case inline
-    /// On the task pool: it may take milliseconds (a search, a release's history),
-    /// which would hold up every other connection of an event loop.
-    case pool
-    /// On the lower-priority threads of ``BulkExecutor``, paced per user
-    /// (``BulkPacer``), its answer encoded there too: batches, subtrees, whole-tree
-    /// relatives, whose work and answers grow with the request, so that they never
-    /// delay another user's lookups on a busy machine.
-    case bulk
 }
 
 /// What a handler answers with: the database selected for the request, the
@@ -62,6 +47,8 @@ enum RequestCost: Sendable, Equatable {
 struct TaxonomyRequestContext {
     let selection: ActiveDatabaseProvider.Selection
     let service: TaxonomyService
+    /// The caller (SO_PEERCRED): whose counts the diagnostics report shows.
+    let uid: UInt32
     let logger: Logger
     /// Merged ids a batch answered as their new taxa (the envelope's `merged`).
     var merged: [Stol_V1_MergedTaxon] = []

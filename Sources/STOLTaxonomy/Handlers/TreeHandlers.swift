@@ -1,9 +1,10 @@
 import STOLModel
 import STOLProtocol
+import STOLTransport
 
 // Questions about places in the tree: ancestors, common ancestors, closest
 // relatives, subtrees. On the whole tree they are answered from memory once it is
-// loaded; until then they wait on the task pool (``RequestCost/inline``).
+// loaded; until then they wait for it (``TaxonomyService/respond(to:context:)``).
 
 struct AncestorsHandler: TaxonomyRequestHandler {
     static let operation = "ancestors"
@@ -22,8 +23,8 @@ struct AncestorsHandler: TaxonomyRequestHandler {
 struct CompareHandler: TaxonomyRequestHandler {
     static let operation = "compare"
     static var mergedIDFields: [WritableKeyPath<Stol_V1_CompareRequest, Int64>] { [\.taxonA, \.taxonB] }
-    // Both views compare on the in-memory tree: inline, and before it is loaded on
-    // the pool, which waits for it (``RequestCost/inline``).
+    // Both views compare on the in-memory tree; before it is loaded the request
+    // waits for it (``TaxonomyService/respond(to:context:)``).
 
     static func answer(_ body: Stol_V1_CompareRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonA)
@@ -41,10 +42,9 @@ struct RelativesHandler: TaxonomyRequestHandler {
     static let operation = "relatives"
     static var mergedIDFields: [WritableKeyPath<Stol_V1_RelativesRequest, Int64>] { [\.taxonID] }
 
-    /// On NCBI's whole tree the search may examine a million nodes. On the main
-    /// ranks it is inline: from the table, or computed on the in-memory tree, which
-    /// it waits for on the pool in the seconds after a start.
-    static func cost(_ body: Stol_V1_RelativesRequest) -> RequestCost { body.ranks == .all ? .bulk : .inline }
+    /// On NCBI's whole tree the search may examine a million nodes: bulk. On the
+    /// main ranks it is a lookup: from the table, or computed on the in-memory tree.
+    static func cost(_ body: Stol_V1_RelativesRequest) -> WorkClass { body.ranks == .all ? .bulk : .interactive }
 
     static func answer(_ body: Stol_V1_RelativesRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)
@@ -65,7 +65,7 @@ struct RelativesHandler: TaxonomyRequestHandler {
 struct SubtreeHandler: TaxonomyRequestHandler {
     static let operation = "subtree"
     static var mergedIDFields: [WritableKeyPath<Stol_V1_SubtreeRequest, Int64>] { [\.taxonID] }
-    static func cost(_ body: Stol_V1_SubtreeRequest) -> RequestCost { .bulk }
+    static func cost(_ body: Stol_V1_SubtreeRequest) -> WorkClass { .bulk }
 
     static func answer(_ body: Stol_V1_SubtreeRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)
@@ -80,7 +80,7 @@ struct SubtreeHandler: TaxonomyRequestHandler {
 /// The smallest tree connecting up to 10,000 taxa: a walk of their lineages, bulk work.
 struct InducedTreeHandler: TaxonomyRequestHandler {
     static let operation = "induced_tree"
-    static func cost(_ body: Stol_V1_InducedTreeRequest) -> RequestCost { .bulk }
+    static func cost(_ body: Stol_V1_InducedTreeRequest) -> WorkClass { .bulk }
 
     static func answer(_ body: Stol_V1_InducedTreeRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         .inducedTree(try TreeQueries(database: context.database).inducedTree(body))

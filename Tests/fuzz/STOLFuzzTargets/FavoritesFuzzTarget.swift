@@ -13,8 +13,7 @@ import STOLTransport
 /// holds exactly the model's ids, newest first (ties by ascending id), storage is
 /// 0 bytes exactly when the user has no file, forget-me leaves no file behind. An
 /// out-of-range id is INVALID_REQUEST and changes nothing; no request is answered
-/// INTERNAL or with a notice (the file is never damaged here). The event loop's
-/// inline answers (is-favourite, count) equal the model's too.
+/// INTERNAL or with a notice (the file is never damaged here).
 public final class FavoritesFuzzTarget: FuzzTarget {
     public static let name = "fuzz-favorites"
     public static let inputIsRequestStream = true
@@ -56,7 +55,6 @@ public final class FavoritesFuzzTarget: FuzzTarget {
 
     private func answer(_ request: Stol_V1_FavoritesRequest, model: inout FavoritesModel) throws(FuzzFailure) {
         let service = self.service
-        let inline = service.respondInline(to: request, context: Self.context)
         let response = runBlocking { await service.respond(to: request, context: Self.context) }
         let what = RequestStream<Stol_V1_FavoritesRequest>.describe(request, body: request.body)
         try ResponseCheck.wellFormed(response, requestID: request.id, allowed: Self.allowedErrors, what)
@@ -68,9 +66,6 @@ public final class FavoritesFuzzTarget: FuzzTarget {
         }
         let fileBefore = model.fileExists
         let expected = model.apply(body)
-        if let inline {
-            try expect(inline.isEqualTo(message: response), "\(what): answered inline differently than by the store")
-        }
         switch (expected, response.result) {
         case (.error(let error)?, let result):
             try expect(response.protocolError?.code == error.code, "\(what): expected \(error.code), answered \(String(describing: result))")

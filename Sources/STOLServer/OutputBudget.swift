@@ -1,0 +1,91 @@
+import Synchronization
+
+/// The bytes of answers made but not yet written to their sockets, over every
+/// connection of the daemon and per user, with a bound on each: a connection
+/// starts its next request only while both have room (``whenRoom(for:_:)``).
+///
+/// A connection already stops reading while its own unsent answers pass its high
+/// water mark, but that bounds one connection: one user pipelining 50,000-node
+/// subtrees on 64 connections without reading held 507–564 MiB of answers, 8
+/// users on 512 connections 1.6 GiB (issue 33). With these bounds the answers in
+/// the daemon's memory are at most ``total`` plus the ones being made (one per
+/// lane), whatever any number of users and connections do.
+public final class OutputBudget: Sendable {
+    /// Unsent bytes in all beyond which no connection starts a request.
+    public let total: Int
+    /// Unsent bytes of one user beyond which that user's connections start none.
+    public let perUser: Int
+
+    private struct Waiter {
+        let uid: UInt32
+        let resume: @Sendable () -> Void
+    }
+
+    private struct State {
+        var used = 0
+        var byUser: [UInt32: Int] = [:]
+        var waiting: [Waiter] = []
+    }
+
+    private let state = Mutex(State())
+
+    public init(total: Int, perUser: Int) {
+        self.total = max(1, total)
+        self.perUser = max(1, min(perUser, total))
+    }
+
+    /// Whether `uid` may start a request now.
+    public func hasRoom(for uid: UInt32) -> Bool {
+        state.withLock { Self.hasRoom(for: uid, in: $0, total: total, perUser: perUser) }
+    }
+
+    /// Calls `resume` once `uid` may start a request: now, or when enough answers
+    /// have been written (on the thread that wrote them: `resume` hops itself).
+    public func whenRoom(for uid: UInt32, _ resume: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if Self.hasRoom(for: uid, in: state, total: total, perUser: perUser) { return true }
+            state.waiting.append(Waiter(uid: uid, resume: resume))
+            return false
+        }
+        if now { resume() }
+    }
+
+    /// Counts an answer of `bytes` handed to `uid`'s socket.
+    public func charge(_ uid: UInt32, _ bytes: Int) {
+        guard bytes > 0 else { return }
+        state.withLock { state in
+            state.used += bytes
+            state.byUser[uid, default: 0] += bytes
+        }
+    }
+
+    /// An answer charged to `uid` has been written (or dropped with its connection).
+    public func release(_ uid: UInt32, _ bytes: Int) {
+        guard bytes > 0 else { return }
+        let ready = state.withLock { state -> [Waiter] in
+            state.used -= bytes
+            let left = state.byUser[uid, default: 0] - bytes
+            state.byUser[uid] = left > 0 ? left : nil
+            var ready: [Waiter] = [], still: [Waiter] = []
+            for waiter in state.waiting {
+                if Self.hasRoom(for: waiter.uid, in: state, total: total, perUser: perUser) {
+                    ready.append(waiter)
+                } else {
+                    still.append(waiter)
+                }
+            }
+            state.waiting = still
+            return ready
+        }
+        for waiter in ready { waiter.resume() }
+    }
+
+    /// Unsent bytes in all and of `uid` (tests and diagnostics).
+    public func usage(of uid: UInt32) -> (total: Int, user: Int) {
+        state.withLock { ($0.used, $0.byUser[uid] ?? 0) }
+    }
+
+    private static func hasRoom(for uid: UInt32, in state: State, total: Int, perUser: Int) -> Bool {
+        state.used < total && state.byUser[uid, default: 0] < perUser
+    }
+}

@@ -1,0 +1,146 @@
+import Dispatch
+import Foundation
+import Glibc
+import STOLServer
+import STOLTransport
+import Synchronization
+import XCTest
+
+/// Each user's requests on threads of their own (``UserLanes``), and the bound on
+/// the daemon's unsent answers (``OutputBudget``).
+final class UserLanesTests: XCTestCase {
+    private func thread(on lane: UserLanes.Lane, _ work: WorkClass = .interactive) async -> UInt {
+        await Task(executorPreference: lane.executor(for: work)) { UInt(pthread_self()) }.value
+    }
+
+    func testEachUser_hasThreadsOfItsOwn_andAUsersLookupsRunOnOneThreadInOrder() async {
+        let lanes = UserLanes()
+        let alice = lanes.retain(1000), bob = lanes.retain(1001)
+        defer { lanes.release(alice); lanes.release(bob) }
+        let aliceThread = await thread(on: alice), bobThread = await thread(on: bob)
+        XCTAssertNotEqual(aliceThread, bobThread)
+        let again = await thread(on: lanes.retain(1000))
+        XCTAssertEqual(again, aliceThread, "the same user, the same lane while it is held")
+        lanes.release(alice)
+        let bulkThread = await thread(on: alice, .bulk)
+        XCTAssertNotEqual(bulkThread, aliceThread, "bulk work has a thread of its own")
+        let order = Recorded()
+        // Enqueued in order from here; one thread runs them one after another.
+        let tasks = (0..<50).map { index in
+            Task(executorPreference: alice.executor(for: .interactive)) { order.append(index) }
+        }
+        for task in tasks { await task.value }
+        XCTAssertEqual(order.values, Array(0..<50))
+    }
+
+    /// The point of lanes: a user whose work holds its thread (here, blocked) does
+    /// not hold up another user, whatever it queued behind.
+    func testAUserWhoseWorkHoldsItsThread_doesNotDelayAnotherUser() async {
+        let lanes = UserLanes()
+        let busy = lanes.retain(2000), other = lanes.retain(2001)
+        defer { lanes.release(busy); lanes.release(other) }
+        let release = DispatchSemaphore(value: 0)
+        let blocked = (0..<4).map { _ in Task(executorPreference: busy.executor(for: .interactive)) { release.wait() } }
+        let bulk = (0..<4).map { _ in Task(executorPreference: busy.executor(for: .bulk)) { release.wait() } }
+        let answered = await Task(executorPreference: other.executor(for: .interactive)) { "answered" }.value
+        XCTAssertEqual(answered, "answered", "the other user was answered while the first one's threads were held")
+        for _ in 0..<8 { release.signal() }
+        for task in blocked + bulk { await task.value }
+    }
+
+    func testBulkLanes_runAtALowerPriority() async {
+        let lanes = UserLanes()
+        let lane = lanes.retain(3000)
+        defer { lanes.release(lane) }
+        let base = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        let bulk = await Task(executorPreference: lane.executor(for: .bulk)) {
+            getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        }.value
+        let interactive = await Task(executorPreference: lane.executor(for: .interactive)) {
+            getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        }.value
+        XCTAssertEqual(bulk, max(base, UserLanes.bulkNiceness))
+        XCTAssertEqual(interactive, base)
+    }
+
+    func testALane_endsWithItsLastUse_andAUserGetsANewOneAfterwards() async {
+        let lanes = UserLanes()
+        let connection = lanes.retain(4000)
+        lanes.retain(connection)  // a request of that connection
+        XCTAssertEqual(lanes.laneCount, 1)
+        lanes.release(connection)
+        XCTAssertEqual(lanes.laneCount, 1, "the request still holds it")
+        lanes.release(connection)
+        XCTAssertEqual(lanes.laneCount, 0)
+        let next = lanes.retain(4000)
+        XCTAssertFalse(next === connection, "a lane that ended is not handed out again")
+        let answer = await Task(executorPreference: next.executor(for: .interactive)) { 42 }.value
+        XCTAssertEqual(answer, 42)
+        lanes.release(next)
+    }
+
+    func testBeyondTheMaximum_usersShareLanes_andTheCountStaysBounded() {
+        let lanes = UserLanes(maximumLanes: 2, sharedLanes: 1)
+        let held = (0..<10).map { lanes.retain(UInt32(5000 + $0)) }
+        XCTAssertEqual(lanes.laneCount, 3, "two users' own lanes and one shared lane")
+        XCTAssertTrue(held[2] === held[9], "users beyond the maximum share a lane")
+        XCTAssertFalse(held[0] === held[1])
+        for lane in held { lanes.release(lane) }
+        XCTAssertEqual(lanes.laneCount, 0)
+    }
+
+    // MARK: - BulkSlots
+
+    func testBulkWork_beyondTheSlots_waitsForOneToFree_inTurn() async {
+        let slots = BulkSlots(count: 2)
+        await slots.acquire()
+        await slots.acquire()
+        XCTAssertEqual(slots.free, 0)
+        let order = Recorded()
+        let third = Task { await slots.acquire(); order.append(3) }
+        let fourth = Task { await slots.acquire(); order.append(4) }
+        slots.release()
+        await third.value
+        XCTAssertEqual(order.values, [3], "one slot freed, one waiter admitted")
+        slots.release()
+        await fourth.value
+        XCTAssertEqual(order.values, [3, 4])
+        slots.release()
+        slots.release()
+        XCTAssertEqual(slots.free, 2)
+    }
+
+    // MARK: - OutputBudget
+
+    func testTheBudget_stopsAUserAtItsShare_andEveryoneAtTheTotal() {
+        let budget = OutputBudget(total: 100, perUser: 60)
+        budget.charge(1, 60)
+        XCTAssertFalse(budget.hasRoom(for: 1), "user 1 is at its share")
+        XCTAssertTrue(budget.hasRoom(for: 2))
+        budget.charge(2, 40)
+        XCTAssertFalse(budget.hasRoom(for: 3), "the total is reached: nobody starts")
+        budget.release(2, 40)
+        XCTAssertTrue(budget.hasRoom(for: 3))
+        XCTAssertEqual(budget.usage(of: 1).total, 60)
+    }
+
+    func testAWaiter_resumesOnceAnswersAreWritten_andOnlyThen() {
+        let budget = OutputBudget(total: 100, perUser: 50)
+        budget.charge(1, 50)
+        let resumed = Recorded()
+        budget.whenRoom(for: 1) { resumed.append(1) }
+        budget.whenRoom(for: 2) { resumed.append(2) }
+        XCTAssertEqual(resumed.values, [2], "user 2 had room: at once")
+        budget.release(1, 10)
+        XCTAssertEqual(resumed.values, [2, 1], "user 1 resumed when its answers left")
+        budget.release(1, 40)
+        XCTAssertEqual(resumed.values, [2, 1], "once")
+    }
+}
+
+/// Values appended from any thread, in the order they came.
+private final class Recorded: Sendable {
+    private let list = Mutex<[Int]>([])
+    func append(_ value: Int) { list.withLock { $0.append(value) } }
+    var values: [Int] { list.withLock { $0 } }
+}
