@@ -506,6 +506,13 @@ public struct SearchEngine {
                        indexes: MemoryIndexes?, run: SearchRun) throws -> [TaxonID] {
         let expression = SearchQuery.expression(groups, prefix: prefix)
         guard !expression.isEmpty else { return [] }
+        // A phrase given to FTS5 as its words: a full page of matches may hold none of
+        // the phrase's names, and the rest were not examined.
+        let loosened = SearchQuery.loosensPhrases(groups)
+        func page(_ ids: [TaxonID]) -> [TaxonID] {
+            if loosened && ids.count >= limit { run.capped() }
+            return ids
+        }
         let everyMatch = "SELECT rowid FROM fts_taxa WHERE fts_taxa MATCH ?"
         if let top = options.withinNode, let indexes, let tree = indexes.tree {
             // Under a taxon: FTS5's matches in its order, each checked in the tree (its
@@ -513,15 +520,15 @@ public struct SearchEngine {
             // filter below, so a small clade is not starved by the words' other matches.
             // The walk reads at most ``SearchLimits/rowsPerWalk`` matches (a small taxon
             // is searched by its own names instead, ``answer(_:options:)``).
-            return try run.ids(db, everyMatch, [expression], limit: limit, filters: true) { id in
+            return try page(run.ids(db, everyMatch, [expression], limit: limit, filters: true) { id in
                 guard let node = tree.index(of: id), tree.isDescendant(node, of: top) else { return false }
                 if let rank = options.rank, tree.mainRank(of: node) != rank { return false }
                 return options.conservation.isEmpty || options.conservation.contains(indexes.filteredSearch.conservation[id] ?? "")
-            }
+            })
         }
         let (filter, arguments) = searchFilter(options)
         if filter.isEmpty {
-            return try run.ids(db, everyMatch + " LIMIT ?", [expression, limit], limit: limit)
+            return try page(run.ids(db, everyMatch + " LIMIT ?", [expression, limit], limit: limit))
         }
         if let indexes, let tree = indexes.tree {
             if options.conservation.isEmpty,
@@ -539,14 +546,14 @@ public struct SearchEngine {
                 // The rank from the in-memory view, not from a join per row: since schema 3
                 // a word may match thousands of nodes outside the view ("unclassified":
                 // no rank) before one species, and the join cost 8 ms for none.
-                return try run.ids(db, everyMatch, [expression], limit: limit, filters: true) { id in
+                return try page(run.ids(db, everyMatch, [expression], limit: limit, filters: true) { id in
                     tree.index(of: id).map { tree.mainRank(of: $0) == rank } ?? false
-                }
+                })
             }
         }
-        return try run.ids(db, """
+        return try page(run.ids(db, """
             SELECT f.rowid FROM fts_taxa f CROSS JOIN taxa t ON t.id = f.rowid WHERE fts_taxa MATCH ? \(filter) LIMIT ?
-            """, StatementArguments([expression] + arguments + [limit]), limit: limit)
+            """, StatementArguments([expression] + arguments + [limit]), limit: limit))
     }
 
     /// Up to this many taxa with a status are matched in memory (beyond, FTS5 drives).

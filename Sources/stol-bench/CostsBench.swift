@@ -32,6 +32,10 @@ struct CostsBench: ParsableCommand {
     @Option(help: "CPU milliseconds no request may pass.") var target: Double = 100
     @Option(help: "Measure only the kinds whose name contains this text (e.g. search).") var only: String?
     @Flag(help: "Print every request measured, not only the most expensive of each kind.") var all = false
+    @Option(help: ArgumentHelp("With --all: search again in the library with these limits (words,rowsPerWalk,rows,sqlSteps,"
+                               + "cladeNodes,candidates) and print its work and CPU, to see what a cap would cost.",
+                               valueName: "n,n,n,n,n,n"))
+    var searchLimits: String?
 
     func run() throws {
         let scratch = try TemporaryDirectory.make(prefix: "stolcosts")
@@ -74,6 +78,9 @@ struct CostsBench: ParsableCommand {
             samples.sort()
             measured.append(Measured(kind: item.kind, label: item.label, cpu: samples[samples.count / 2], outcome: outcome))
             if all { print("  " + Self.padded(item.kind, 14) + String(format: "%9.2f ms  ", measured.last!.cpu) + "\(item.label) — \(outcome)") }
+            if all, case .search(let body)? = item.request.body {
+                printWork(of: body, database: served)
+            }
         }
         let failed = printTable(measured, release: release, taxa: served.taxaCount)
         if !failed.isEmpty {
@@ -81,6 +88,29 @@ struct CostsBench: ParsableCommand {
             print("FAILED: over \(Int(target)) ms of CPU: \(failed.joined(separator: ", "))")
             throw ExitCode(1)
         }
+    }
+
+    /// What the library's search examined for `body` (``SearchWork``), with the standard
+    /// limits or those of `--search-limits`, and its CPU time.
+    func printWork(of body: Stol_V1_SearchRequest, database: TaxonomyDatabase) {
+        var limits = SearchLimits.standard
+        if let searchLimits {
+            let values = searchLimits.split(separator: ",").compactMap { Int($0) }
+            if values.count == 6 {
+                limits = SearchLimits(words: values[0], rowsPerWalk: values[1], rows: values[2], sqlSteps: values[3],
+                                      cladeNodes: values[4], candidates: values[5])
+            }
+        }
+        let options = SearchOptions(rank: TaxonRank(body.rank), conservation: Set(body.conservation),
+                                    limit: body.limit == 0 ? 20 : Int(body.limit), fuzzy: !body.noFuzzy, within: body.within,
+                                    limits: limits)
+        let start = Self.threadCPUMilliseconds()
+        let query = SearchQuery(text: body.query, prefix: body.prefix, phrase: body.phrase)
+        let answer = try? SearchEngine(database: database).answer(query, options: options)
+        let spent = Self.threadCPUMilliseconds() - start
+        guard let work = answer?.work else { return print("                    (refused)") }
+        print(String(format: "                    %8.2f ms: ", spent) + "\(work.sqlSteps) SQL steps, \(work.rowsRead) rows, "
+              + "\(work.cladeNodes) clade nodes, \(work.candidates) candidates\(work.partial ? ", partial" : "")")
     }
 
     struct Measured {
@@ -112,7 +142,8 @@ struct CostsBench: ParsableCommand {
     static func describe(_ response: Stol_V1_TaxonomyResponse, bytes: Int) -> String {
         switch response.result {
         case .error(let error)?: return "error \(error.code): \(error.message.prefix(100))"
-        case .search(let search)?: return "\(search.hits.count) hits, \(bytes) bytes"
+        case .search(let search)?: return "\(search.hits.count) hits\(search.partial ? ", partial" : ""), \(bytes) bytes"
+        case .diff(let diff)?: return "\(diff.changes.count) changes\(diff.done ? "" : ", more to come"), \(bytes) bytes"
         default: return "\(bytes) bytes"
         }
     }

@@ -66,6 +66,22 @@ final class SearchCostTests: XCTestCase {
         XCTAssertFalse(within.work.partial)
     }
 
+    func testAPhraseWithARepeatedWord_isMatchedByItsWords_andItsNamesHoldThePhrase() async throws {
+        XCTAssertEqual(SearchQuery(text: "sp sp", prefix: false, phrase: true).matchExpression, "\"sp\"",
+                       "FTS5 would check the phrase in each of the word's rows")
+        XCTAssertEqual(SearchQuery(text: "\"sp 1\" \"sp 2\"", prefix: false).matchExpression, "\"sp\" \"1\" \"2\"")
+        XCTAssertEqual(SearchQuery(text: "\"felis sp\" \"domestic cat\"", prefix: false).matchExpression,
+                       "\"felis sp\" \"domestic cat\"", "phrases of words used once stay phrases")
+        XCTAssertEqual(SearchQuery(text: "\"sp 1\" \"sp 2", prefix: true).matchExpression, "\"sp\" \"1\" \"2\"*")
+        let tautonym = try await answer("homo homo", phrase: true)
+        XCTAssertEqual(tautonym.hits.map(\.taxon.id), [200010])
+        XCTAssertFalse(tautonym.work.partial, "every row of its words was examined")
+        let phrases = try await answer("\"homo sp\" \"sp 1\"")
+        XCTAssertEqual(phrases.hits.map(\.taxon.id), [200001], "only a name that holds each phrase")
+        let reversed = try await answer("\"sp homo\" \"sp 1\"").hits
+        XCTAssertEqual(reversed.filter { !$0.fuzzy }, [])
+    }
+
     func testATautonym_isStillAnExactNameOfTwoWords() async throws {
         let hits = try await answer("lynx lynx").hits
         XCTAssertEqual(hits.first?.taxon.id, 300002, "Lynx lynx, not the genus Lynx")
