@@ -382,8 +382,8 @@ proto: $(PROTOC_GEN_SWIFT)
 	  -I protocol protocol/*.proto
 	clients/python/regenerate.sh
 
-## Taxonomy on the full NCBI reference build (made once into $(OUT)/reference.sqlite and .stol),
-## favourites, the import of $(OUT)/reference.stol through importd and a sandboxed verifier, another user's p99
+## Taxonomy on the full NCBI reference build (made once into $(OUT)/reference.sqlite and .stol), the
+## most expensive legal request of each kind (stol-bench costs: none over 100 ms of CPU), favourites, the import of $(OUT)/reference.stol through importd and a sandboxed verifier, another user's p99
 ## while one pipelines large answers without reading (stol-bench attack), then a 60 s soak
 ## (16 clients of 4 users, mixed load, an import and an activate/deactivate mid-way; errors, RSS and fds).
 bench: build-bench
@@ -391,6 +391,7 @@ bench: build-bench
 	"$(RELEASE_BIN)/stol-bench" taxonomy --database $(OUT)/reference.sqlite
 	@test -s $(BUNDLED_DB) || $(MAKE) --no-print-directory db
 	"$(RELEASE_BIN)/stol-bench" switch --bundled $(BUNDLED_DB) --reference $(OUT)/reference.sqlite
+	"$(RELEASE_BIN)/stol-bench" costs --database $(OUT)/reference.sqlite --bundled $(BUNDLED_DB)
 	"$(RELEASE_BIN)/stol-bench" favorites
 	"$(RELEASE_BIN)/stol-bench" import --file $(OUT)/reference.stol --public-key $(STOL_TRUSTED_KEY)
 	"$(RELEASE_BIN)/stol-bench" soak --database $(OUT)/reference.sqlite --file $(OUT)/reference.stol --public-key $(STOL_TRUSTED_KEY)

@@ -70,31 +70,56 @@ extension TaxonomyTree {
 
     /// Every node whose name is exactly `name` (bytewise), in id order.
     public func nodes(named name: String) -> [Int] {
+        nodes(named: name, limit: .max).nodes
+    }
+
+    /// The first `limit` nodes whose name is exactly `name` (bytewise), in id order,
+    /// and how many carry it. The cost is bounded by `limit` and the logarithm of the
+    /// count, not by the count: "environmental samples" names 6,433 NCBI nodes, and a
+    /// batch may ask for it a thousand times.
+    public func nodes(named name: String, limit: Int) -> (nodes: [Int], total: Int) {
+        guard let run = positions(named: name) else { return ([], 0) }
+        let listed = min(run.count, max(0, limit))
+        return (nameOrder[run.lowerBound..<(run.lowerBound + listed)].map(Int.init), run.count)
+    }
+
+    /// The positions in ``nameOrder`` of the nodes named `name`: the hash finds the
+    /// first, a galloping search the end of the run.
+    private func positions(named name: String) -> Range<Int>? {
         var name = name
-        return name.withUTF8 { query -> [Int] in
+        return name.withUTF8 { query -> Range<Int>? in
             nameBytes.withUnsafeBufferPointer { bytes in
                 nameEnds.withUnsafeBufferPointer { ends in
                     guard let endBase = ends.baseAddress, let base = bytes.baseAddress ?? UnsafePointer(bitPattern: 1),
-                          let queryBase = query.baseAddress ?? UnsafePointer(bitPattern: 1) else { return [] }
+                          let queryBase = query.baseAddress ?? UnsafePointer(bitPattern: 1) else { return nil }
+                    func isName(_ position: Int) -> Bool {
+                        position < nameOrder.count
+                            && Self.compare(base, endBase, Int(nameOrder[position]), queryBase, query.count) == 0
+                    }
                     let mask = nameSlots.count - 1
                     var slot = Int(Self.hash(queryBase, query.count) & UInt64(mask))
                     var low = -1
                     while nameSlots[slot] != 0 {
                         let position = Int(nameSlots[slot]) - 1
-                        if Self.compare(base, endBase, Int(nameOrder[position]), queryBase, query.count) == 0 {
+                        if isName(position) {
                             low = position
                             break
                         }
                         slot = (slot + 1) & mask
                     }
-                    guard low >= 0 else { return [] }
-                    var found: [Int] = []
-                    while low < nameOrder.count,
-                          Self.compare(base, endBase, Int(nameOrder[low]), queryBase, query.count) == 0 {
-                        found.append(Int(nameOrder[low]))
-                        low += 1
+                    guard low >= 0 else { return nil }
+                    // The run is [low, end): double the step past its end, then halve back to it.
+                    var inside = low, step = 1
+                    while isName(inside + step) {
+                        inside += step
+                        step *= 2
                     }
-                    return found
+                    var outside = inside + step  // the first position known to be past the run (or past the end)
+                    while outside - inside > 1 {
+                        let middle = inside + (outside - inside) / 2
+                        if isName(middle) { inside = middle } else { outside = middle }
+                    }
+                    return low..<(inside + 1)
                 }
             }
         }

@@ -33,18 +33,19 @@ public struct LineageQueries {
             return try treeLineages(queries, tree: tree, exactNames: database.memoryIndexes?.exactNames ?? [:],
                                     view: .all, form: form)
         }
-        let exactNames = database.memoryIndexes?.exactNames
-        if form != .taxa, let indexes = database.memoryIndexes, let tree = indexes.tree {
+        if let indexes = database.memoryIndexes, let tree = indexes.tree {
             return try treeLineages(queries, tree: tree, exactNames: indexes.exactNames, view: .main, form: form,
-                                    wholeTree: indexes.holdsWholeTree)
+                                    wholeTree: indexes.holdsWholeTree, language: language)
         }
+        // Before the in-memory tree is built: a recursive query per taxon (ids; a name
+        // other than a scientific one waits for the in-memory names, ``NameQueries``).
         return try database.read { db in
             var response = Stol_V1_LineageBatchResponse()
             response.results = try queries.map { query in
                 var result = Stol_V1_LineageResult()
                 result.query = query
                 do {
-                    var id = try names.resolve(db, query.trimmingBlanks, exactNames: exactNames)
+                    var id = try names.resolve(db, query.trimmingBlanks, exactNames: nil)
                     var found = try reader.lineage(db, of: id, language: language)
                     if found == nil {
                         switch try RetiredID.lookup(db, id, in: database) {
@@ -68,6 +69,8 @@ public struct LineageQueries {
                     case .ids:
                         result.lineageIds = lineage.map(\.id)
                     }
+                } catch TaxonomyError.memoryIndexesLoading {
+                    throw TaxonomyError.memoryIndexesLoading  // the whole batch waits for them
                 } catch let error as TaxonomyError {
                     result.error = error.protocolError.proto
                 }
@@ -85,10 +88,14 @@ public struct LineageQueries {
     ///
     /// In the main view a node outside the view (a strain, a clade) is the source's
     /// node, with its NCBI parent and rank; its lineage is its nearest main-rank
-    /// ancestor's, that one included.
+    /// ancestor's, that one included. The taxa form of the main view reads the rows
+    /// of every taxon of the answer at once (with their common names in `language`),
+    /// as ``TaxonReader`` reads any page of taxa: a recursive query per lineage, and a
+    /// scientific name resolved by SQL (6,433 rows for "environmental samples"), cost
+    /// a thousand times as much in a batch.
     private func treeLineages(_ queries: [String], tree: TaxonomyTree, exactNames: [String: TaxonID],
                               view: TaxonomyTree.View, form: Stol_V1_LineageForm,
-                              wholeTree: Bool = true) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
+                              wholeTree: Bool = true, language: String = "en") throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
         var nodes = [Int?](repeating: nil, count: queries.count)
         var errors = [TaxonomyError?](repeating: nil, count: queries.count)
         var mergedFrom = [TaxonID?](repeating: nil, count: queries.count)
@@ -134,6 +141,22 @@ public struct LineageQueries {
             }
         }
         func rank(_ node: Int) -> String { view == .main ? tree.mainRank(of: node)?.rawValue ?? "" : tree.rank(of: node) }
+        /// The main view's taxa form: the rows of `taxa`, read once for the whole answer.
+        var rows: [TaxonID: Stol_V1_Taxon] = [:]
+        if view == .main && form != .compact && form != .ids {
+            var ids = Set<TaxonID>()
+            for case let node? in nodes {
+                ids.insert(tree.id(at: node))
+                for ancestor in tree.ancestors(of: node, in: .main) { ids.insert(tree.id(at: ancestor)) }
+            }
+            rows = try database.read { db in try reader.taxa(db, ids: Array(ids), language: language) }
+        }
+        /// A taxon of the answer: its row in the main view's taxa form (the tree's node
+        /// for schema 2's nodes outside `taxa`), else what the tree holds of it.
+        func taxon(_ node: Int) -> Stol_V1_Taxon {
+            if let row = rows[tree.id(at: node)] { return row }
+            return view == .main && tree.isInView(node) ? TaxonReader.viewTaxon(tree, node) : TaxonReader.treeTaxon(tree, node)
+        }
         var response = Stol_V1_LineageBatchResponse()
         response.results.reserveCapacity(queries.count)
         for (position, query) in queries.enumerated() {
@@ -141,11 +164,11 @@ public struct LineageQueries {
             result.query = query
             if let node = nodes[position] {
                 if let old = mergedFrom[position] { result.mergedFrom = old }
-                result.taxon = view == .main && tree.isInView(node) ? TaxonReader.viewTaxon(tree, node) : TaxonReader.treeTaxon(tree, node)
+                result.taxon = taxon(node)
                 let lineage = tree.ancestors(of: node, in: view)
                 switch form {
                 case .taxa, .UNRECOGNIZED:
-                    result.lineage = lineage.map { view == .main ? TaxonReader.viewTaxon(tree, $0) : TaxonReader.treeTaxon(tree, $0) }
+                    result.lineage = lineage.map(taxon)
                 case .compact:
                     result.lineageIds = lineage.map(tree.id(at:))
                     result.lineageRanks = lineage.map(rank)

@@ -14,11 +14,16 @@ extension LookupQueries {
             var detail = Stol_V1_TaxonDetail()
             detail.taxon = taxon
             // Children as `children` lists them: the view's for a taxon of the view,
-            // the source's own for a node outside it.
+            // the source's own for a node outside it. Counted by the in-memory tree once
+            // it is loaded (counting Bacteria's children in SQL took 13 ms).
             let childColumn = layout.everyNode && taxon.rank == .unspecified ? "parent_id" : layout.mainParent
-            detail.taxon.childCount = UInt32(try Int.fetchOne(db.cachedStatement(sql: """
-                SELECT count(*) FROM taxa WHERE \(childColumn) = ?\(childColumn == "parent_id" ? "" : " AND \(layout.inView)")
-                """), arguments: [id]) ?? 0)
+            if let tree = database.memoryIndexes?.tree, let node = tree.index(of: id) {
+                detail.taxon.childCount = UInt32(tree.childCount(of: node, in: childColumn == "parent_id" ? .all : .main))
+            } else {
+                detail.taxon.childCount = UInt32(try Int.fetchOne(db.cachedStatement(sql: """
+                    SELECT count(*) FROM taxa WHERE \(childColumn) = ?\(childColumn == "parent_id" ? "" : " AND \(layout.inView)")
+                    """), arguments: [id]) ?? 0)
+            }
             detail.lineage = lineage
             var groups: [String: [Stol_V1_LocalName]] = [:]
             let names = try Row.fetchAll(db.cachedStatement(sql: """

@@ -84,8 +84,23 @@ public struct LookupQueries {
         }
     }
 
+    /// The roots of the view, with their child counts: from the in-memory tree once
+    /// it is loaded (in SQL, finding them and counting their children read every row
+    /// of `taxa`: 45 ms on the full reference, for a handful of taxa).
     public func roots(language: String) throws(TaxonomyError) -> Stol_V1_TaxonPage {
-        try database.read { db in
+        if let tree = database.memoryIndexes?.tree {
+            let roots = Array(tree.roots(in: .main).prefix(Int(ProtocolLimits.maximumPageSize)))
+            let byID = try database.read { db in try reader.taxa(db, ids: roots.map(tree.id(at:)), language: language) }
+            var page = Stol_V1_TaxonPage()
+            page.total = UInt32(tree.roots(in: .main).count)
+            page.taxa = roots.compactMap { root in
+                guard var taxon = byID[tree.id(at: root)] else { return nil }
+                taxon.childCount = UInt32(tree.childCount(of: root, in: .main))
+                return taxon
+            }
+            return page
+        }
+        return try database.read { db in
             try page(db, whereClause: "t.\(layout.mainParent) IS NULL AND t.\(layout.inView)", arguments: [:], offset: 0,
                      limit: Int(ProtocolLimits.maximumPageSize), language: language)
         }

@@ -45,11 +45,10 @@ extension NameQueries {
                         // In memory: a sorted name index of the whole tree (no query per name),
                         // at most the first 100 listed, as the SQL path (the answer is bounded
                         // before it is built: "environmental samples" names 6,433 nodes).
-                        let nodes = tree.nodes(named: candidate)
-                        let listed = nodes.prefix(Self.maximumIDsPerName)
+                        let (listed, total) = tree.nodes(named: candidate, limit: Self.maximumIDsPerName)
                         result.ids = listed.map(tree.id(at:))
                         result.ranks = listed.map(tree.rank(of:))
-                        if nodes.count > listed.count { result.total = UInt32(clamping: nodes.count) }
+                        if total > listed.count { result.total = UInt32(clamping: total) }
                     } else {
                         for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [candidate]) {
                             guard result.ids.count < Self.maximumIDsPerName else {

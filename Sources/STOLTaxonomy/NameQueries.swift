@@ -19,7 +19,8 @@ public struct NameQueries {
     /// The id a query names: a decimal id as it is; a scientific name, as written or
     /// with its first letter capitalised, among the nodes of `wholeTree` (its name
     /// index, no query) or else among `taxa` (accepted ones first); else a common
-    /// name or synonym. Several taxa with that name are
+    /// name or synonym (``TaxonomyError/memoryIndexesLoading`` while the in-memory
+    /// names are being built). Several taxa with that name are
     /// ``TaxonomyError/ambiguousName(_:_:)`` (naming at most 16).
     func resolve(_ db: Database, _ query: String, exactNames: [String: TaxonID]?,
                  wholeTree: TaxonomyTree? = nil) throws -> TaxonID {
@@ -32,7 +33,7 @@ public struct NameQueries {
         for name in capitalised == query ? [query] : [query, capitalised] {
             let ids: [TaxonID]
             if let wholeTree {
-                ids = wholeTree.nodes(named: name).prefix(16).map(wholeTree.id(at:))
+                ids = wholeTree.nodes(named: name, limit: 16).nodes.map(wholeTree.id(at:))
             } else {
                 ids = try TaxonID.fetchAll(db.cachedStatement(sql: """
                     SELECT id FROM taxa WHERE scientific_name = ?
@@ -42,15 +43,12 @@ public struct NameQueries {
             if ids.count == 1 { return ids[0] }
             if ids.count > 1 { throw TaxonomyError.ambiguousName(name, ids) }
         }
-        let folded = SearchQuery.words(in: query).joined(separator: " ")
-        if let exactNames {
-            if let id = exactNames[folded] { return id }
-        } else {
-            for row in try Row.fetchAll(db, sql: "SELECT taxon_id, name FROM names ORDER BY is_preferred DESC, id")
-            where SearchQuery.words(in: row["name"]).joined(separator: " ") == folded {
-                return row["taxon_id"]
-            }
-        }
+        // Common names and synonyms are folded in memory (``MemoryIndexes/exactNames``);
+        // before they are built the request waits for them: folding every row of
+        // `names` for one query took seconds on the full reference, a thousand times
+        // in one batch.
+        guard let exactNames else { throw TaxonomyError.memoryIndexesLoading }
+        if let id = exactNames[SearchQuery.words(in: query).joined(separator: " ")] { return id }
         throw TaxonomyError.nameNotFound
     }
 

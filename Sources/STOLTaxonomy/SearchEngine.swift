@@ -16,15 +16,18 @@ public struct SearchOptions: Sendable {
     public var within: String
     /// ``within``'s node in the whole tree, once the search has resolved it.
     var withinNode: Int?
+    /// What the search may examine (``SearchLimits/standard`` on the wire; tests narrow them).
+    public var limits: SearchLimits
 
     public init(rank: TaxonRank? = nil, conservation: Set<String> = [], limit: Int = 20, language: String = "en",
-                fuzzy: Bool = true, within: String = "") {
+                fuzzy: Bool = true, within: String = "", limits: SearchLimits = .standard) {
         self.rank = rank
         self.conservation = conservation
         self.limit = limit
         self.language = language
         self.fuzzy = fuzzy
         self.within = within
+        self.limits = limits
     }
 }
 
@@ -65,17 +68,33 @@ public struct SearchEngine {
     static let prefixCandidates = 100
     static let prominentCandidates = 50
 
+    /// The hits of ``answer(_:options:)``.
     public func search(_ query: SearchQuery, options: SearchOptions) throws(TaxonomyError) -> [Stol_V1_SearchHit] {
-        guard !query.isEmpty else { return [] }
+        try answer(query, options: options).hits
+    }
+
+    /// The ranked hits, and what finding them examined: every source of candidates
+    /// works within ``SearchOptions/limits`` (a query of more words is refused), and a
+    /// search that reached a cap says so (``SearchWork/partial``).
+    public func answer(_ query: SearchQuery, options: SearchOptions) throws(TaxonomyError) -> SearchAnswer {
+        guard !query.isEmpty else { return SearchAnswer(hits: [], work: SearchWork()) }
+        guard query.matchWordCount <= options.limits.words else {
+            throw .limitExceeded("a search matches at most \(options.limits.words) distinct words (a word typed again "
+                                 + "counts once, a phrase counts each of its words); this one has \(query.matchWordCount)",
+                                 limit: options.limits.words)
+        }
         let indexes = database.memoryIndexes
         let within = options.within.trimmingBlanks
         // The whole tree answers "is it under that taxon?"; it is built in the first
         // seconds after a start or a switch.
         if !within.isEmpty && indexes?.tree == nil { throw .memoryIndexesLoading }
+        let run = SearchRun(limits: options.limits)
         return try database.read { db in
             var options = options
             /// Whether a candidate lies under the `within` taxon (always, without one).
             var inside: (TaxonID) -> Bool = { _ in true }
+            /// The taxa under a small `within` taxon: searched by their own names.
+            var clade: [TaxonID]?
             if !within.isEmpty, let indexes, let tree = indexes.tree {
                 let top: Int
                 do {
@@ -85,18 +104,32 @@ public struct SearchEngine {
                 }
                 options.withinNode = top
                 inside = { id in tree.index(of: id).map { tree.isDescendant($0, of: top) } ?? false }
+                // A small taxon is walked, not looked for among the words' matches in the
+                // whole tree ("sp" has 1.3 million, none under Homo sapiens).
+                if let nodes = tree.subtree(of: top, in: .all, limit: options.limits.cladeNodes)?.nodes {
+                    clade = nodes.map(tree.id(at:))
+                    run.work.cladeNodes = nodes.count
+                }
             }
-            var (candidates, verified) = try exactCandidates(db, query, options: options, indexes: indexes)
-            if options.withinNode != nil { candidates = candidates.filter(inside) }
+            var candidates: [TaxonID], verified: Set<TaxonID>
+            if let clade {
+                candidates = try exactNameMatches(db, query, language: options.language, indexes: indexes).filter(inside) + clade
+                verified = []
+            } else {
+                (candidates, verified) = try exactCandidates(db, query, options: options, indexes: indexes, run: run)
+                if options.withinNode != nil { candidates = candidates.filter(inside) }
+            }
+            candidates = run.bounded(candidates)
             var preferred = Set<TaxonID>()  // hits matched by their preferred common name
-            var hits = try score(db, candidates, query: query, options: options, verified: verified, preferred: &preferred)
+            var hits = try score(db, candidates, query: query, options: options, verified: verified, preferred: &preferred,
+                                 acrossNamesInMemory: clade != nil)
             // Autocomplete (prefix mode) completes what was typed; comparing a
             // prefix with whole names would suggest unrelated short names.
             if hits.count < 3 && options.fuzzy && !query.prefix {
                 let found = Set(hits.map(\.taxon.id))
-                let fuzzyIDs = try fuzzyCandidates(db, query, options: options, indexes: indexes)
+                let fuzzyIDs = try (clade ?? fuzzyCandidates(db, query, options: options, indexes: indexes, run: run))
                     .filter { !found.contains($0) && inside($0) }
-                hits += try scoreFuzzy(db, fuzzyIDs, query: query, options: options)
+                hits += try scoreFuzzy(db, run.bounded(fuzzyIDs), query: query, options: options)
             }
             // Match quality first; among equal matches the taxon most users mean
             // (``ProminenceIndex``), then name and id for a stable order.
@@ -124,7 +157,7 @@ public struct SearchEngine {
             for index in hits.indices {
                 if let taxon = full[hits[index].taxon.id] { hits[index].taxon = taxon }
             }
-            return hits
+            return SearchAnswer(hits: hits, work: run.work)
         }
     }
 
@@ -340,9 +373,9 @@ public struct SearchEngine {
     /// names): first every taxon named exactly what was typed (``exactNameMatches``),
     /// then the word, prefix and prominence sources.
     private func exactCandidates(_ db: Database, _ query: SearchQuery, options: SearchOptions,
-                                 indexes: MemoryIndexes?) throws -> ([TaxonID], Set<TaxonID>) {
+                                 indexes: MemoryIndexes?, run: SearchRun) throws -> ([TaxonID], Set<TaxonID>) {
         let exact = try exactNameMatches(db, query, language: options.language, indexes: indexes)
-        let (ids, verified) = try gatheredCandidates(db, query, options: options, indexes: indexes)
+        let (ids, verified) = try gatheredCandidates(db, query, options: options, indexes: indexes, run: run)
         return (exact + ids, verified)
     }
 
@@ -388,7 +421,7 @@ public struct SearchEngine {
     }
 
     private func gatheredCandidates(_ db: Database, _ query: SearchQuery, options: SearchOptions,
-                                    indexes: MemoryIndexes?) throws -> ([TaxonID], Set<TaxonID>) {
+                                    indexes: MemoryIndexes?, run: SearchRun) throws -> ([TaxonID], Set<TaxonID>) {
         let cap = Self.candidateCap
         if !options.conservation.isEmpty || options.rank != nil, options.withinNode == nil, let indexes, indexes.tree != nil {
             // Filters answered in memory (``FilteredSearchIndex``): taxa above species come
@@ -396,16 +429,17 @@ public struct SearchEngine {
             let filtered = indexes.filteredSearch
             if !options.conservation.isEmpty {
                 // The few taxa with a status are matched in memory (``match``), below.
-            } else if let ids = filtered.higherRankMatches(query.groups, prefix: query.prefix, rank: options.rank,
+            } else if let ids = filtered.higherRankMatches(query.matchGroups, prefix: query.prefix, rank: options.rank,
                                                           limit: Self.directlyScoredLimit) {
-                let phrase = query.groups.contains { $0.count > 1 }
+                let phrase = query.matchGroups.contains { $0.count > 1 }
                 return (ids, phrase || query.prefix ? [] : Set(ids))
             }
         }
         if query.prefix, indexes == nil {
             // The word index is still being built (the first seconds after a
             // start or a switch): answer correctly, if more slowly, with FTS5.
-            return (try match(db, query.groups, prefix: query.prefix, options: options, limit: cap, indexes: indexes), [])
+            return (try match(db, query.matchGroups, prefix: query.prefix, options: options, limit: cap, indexes: indexes,
+                              run: run), [])
         }
         if query.prefix, let last = query.words.last {
             // Never an FTS5 prefix (`term*`): FTS5 merges the doclists of every
@@ -428,22 +462,23 @@ public struct SearchEngine {
                 if let indexes { ids += indexes.nameWords.taxa(withWordPrefix: last, limit: few) }
             } else if ids.count < few {
                 // Not enough names start with the text typed: the full words find more.
-                var groups = query.groups
+                var groups = query.matchGroups
                 groups[groups.count - 1].removeLast()
                 if groups[groups.count - 1].isEmpty { groups.removeLast() }
-                ids += try match(db, groups, prefix: false, options: options, limit: cap, indexes: indexes)
+                ids += try match(db, groups, prefix: false, options: options, limit: cap, indexes: indexes, run: run)
             }
             return (ids, [])
         }
-        var ids = try match(db, query.groups, prefix: query.prefix, options: options, limit: cap + 1, indexes: indexes)
+        var ids = try match(db, query.matchGroups, prefix: query.prefix, options: options, limit: cap + 1, indexes: indexes,
+                            run: run)
         // A phrase may match across two names of one column (they are concatenated
         // in the index), so phrase hits must match within one name.
-        let verified = query.groups.contains { $0.count > 1 } ? [] : Set(ids)
+        let verified = query.matchGroups.contains { $0.count > 1 } ? [] : Set(ids)
         if query.abbreviationKey != nil && query.words.count > 2 {
             // "E. coli MG1655": the initial is no word of the name; the other words find
             // the strain, and the scorer checks the initial against the genus.
-            ids += try match(db, Array(query.groups.dropFirst()), prefix: query.prefix, options: options, limit: cap,
-                             indexes: indexes)
+            ids += try match(db, Array(query.matchGroups.dropFirst()), prefix: query.prefix, options: options, limit: cap,
+                             indexes: indexes, run: run)
         }
         if ids.count > cap {
             // A frequent word: add the names most likely meant (names starting with
@@ -468,29 +503,32 @@ public struct SearchEngine {
     /// category, or, for species, FTS5 itself (`CROSS JOIN` keeps SQLite from
     /// starting at `idx_taxa_rank`).
     private func match(_ db: Database, _ groups: [[String]], prefix: Bool, options: SearchOptions, limit: Int,
-                       indexes: MemoryIndexes?) throws -> [TaxonID] {
+                       indexes: MemoryIndexes?, run: SearchRun) throws -> [TaxonID] {
         let expression = SearchQuery.expression(groups, prefix: prefix)
         guard !expression.isEmpty else { return [] }
+        // A phrase given to FTS5 as its words: a full page of matches may hold none of
+        // the phrase's names, and the rest were not examined.
+        let loosened = SearchQuery.loosensPhrases(groups)
+        func page(_ ids: [TaxonID]) -> [TaxonID] {
+            if loosened && ids.count >= limit { run.capped() }
+            return ids
+        }
+        let everyMatch = "SELECT rowid FROM fts_taxa WHERE fts_taxa MATCH ?"
         if let top = options.withinNode, let indexes, let tree = indexes.tree {
             // Under a taxon: FTS5's matches in its order, each checked in the tree (its
             // place, its rank, its status) until `limit` pass; the same walk as a rank
             // filter below, so a small clade is not starved by the words' other matches.
-            var ids: [TaxonID] = []
-            let rows = try TaxonID.fetchCursor(db.cachedStatement(sql: "SELECT rowid FROM fts_taxa WHERE fts_taxa MATCH ?"),
-                                               arguments: [expression])
-            while ids.count < limit, let id = try rows.next() {
-                guard let node = tree.index(of: id), tree.isDescendant(node, of: top) else { continue }
-                if let rank = options.rank, tree.mainRank(of: node) != rank { continue }
-                if !options.conservation.isEmpty,
-                   !options.conservation.contains(indexes.filteredSearch.conservation[id] ?? "") { continue }
-                ids.append(id)
-            }
-            return ids
+            // The walk reads at most ``SearchLimits/rowsPerWalk`` matches (a small taxon
+            // is searched by its own names instead, ``answer(_:options:)``).
+            return try page(run.ids(db, everyMatch, [expression], limit: limit, filters: true) { id in
+                guard let node = tree.index(of: id), tree.isDescendant(node, of: top) else { return false }
+                if let rank = options.rank, tree.mainRank(of: node) != rank { return false }
+                return options.conservation.isEmpty || options.conservation.contains(indexes.filteredSearch.conservation[id] ?? "")
+            })
         }
         let (filter, arguments) = searchFilter(options)
         if filter.isEmpty {
-            return try TaxonID.fetchAll(db.cachedStatement(sql: "SELECT rowid FROM fts_taxa WHERE fts_taxa MATCH ? LIMIT ?"),
-                                        arguments: [expression, limit])
+            return try page(run.ids(db, everyMatch + " LIMIT ?", [expression, limit], limit: limit))
         }
         if let indexes, let tree = indexes.tree {
             if options.conservation.isEmpty,
@@ -508,18 +546,14 @@ public struct SearchEngine {
                 // The rank from the in-memory view, not from a join per row: since schema 3
                 // a word may match thousands of nodes outside the view ("unclassified":
                 // no rank) before one species, and the join cost 8 ms for none.
-                var ids: [TaxonID] = []
-                let rows = try TaxonID.fetchCursor(db.cachedStatement(sql: "SELECT rowid FROM fts_taxa WHERE fts_taxa MATCH ?"),
-                                                   arguments: [expression])
-                while ids.count < limit, let id = try rows.next() {
-                    if let node = tree.index(of: id), tree.mainRank(of: node) == rank { ids.append(id) }
-                }
-                return ids
+                return try page(run.ids(db, everyMatch, [expression], limit: limit, filters: true) { id in
+                    tree.index(of: id).map { tree.mainRank(of: $0) == rank } ?? false
+                })
             }
         }
-        return try TaxonID.fetchAll(db.cachedStatement(sql: """
+        return try page(run.ids(db, """
             SELECT f.rowid FROM fts_taxa f CROSS JOIN taxa t ON t.id = f.rowid WHERE fts_taxa MATCH ? \(filter) LIMIT ?
-            """), arguments: StatementArguments([expression] + arguments + [limit]))
+            """, StatementArguments([expression] + arguments + [limit]), limit: limit))
     }
 
     /// Up to this many taxa with a status are matched in memory (beyond, FTS5 drives).
@@ -583,20 +617,21 @@ public struct SearchEngine {
     }
 
     private func fuzzyCandidates(_ db: Database, _ query: SearchQuery, options: SearchOptions,
-                                 indexes: MemoryIndexes?) throws -> [TaxonID] {
+                                 indexes: MemoryIndexes?, run: SearchRun) throws -> [TaxonID] {
         if !options.conservation.isEmpty, let indexes, let tree = indexes.tree {
             // A few hundred taxa have a status at all: compare the query with all their
             // names (folded in memory), rather than look for corrections word by word.
             let conserved = indexes.filteredSearch.conserved(options.conservation, rank: options.rank, tree: tree)
             if conserved.count <= Self.directlyScoredLimit { return conserved }
         }
-        let words = Array(query.words.prefix(4))
+        let distinct = query.distinctWords
+        let words = Array(distinct.prefix(4))
         var ids: [TaxonID] = []
-        if words.count >= 2 && query.words.count <= 3 {
+        if words.count >= 2 && distinct.count <= 3 {
             // One misspelt word of a binomial or trinomial: the others still match exactly.
             for skipped in words.indices {
                 let others = words.enumerated().filter { $0.offset != skipped }.map { [$0.element] }
-                ids += try match(db, others, prefix: false, options: options, limit: 40, indexes: indexes)
+                ids += try match(db, others, prefix: false, options: options, limit: 40, indexes: indexes, run: run)
             }
         }
         if words.count >= 2 {
@@ -607,14 +642,15 @@ public struct SearchEngine {
             // Correct only the words the index does not know (a known word is not the typo).
             var corrections = 0
             for (index, word) in words.enumerated() where word.count >= 3 && corrections < 8 {
-                guard try match(db, [[word]], prefix: false, options: SearchOptions(), limit: 1, indexes: indexes).isEmpty
+                guard try match(db, [[word]], prefix: false, options: SearchOptions(), limit: 1, indexes: indexes,
+                                run: run).isEmpty
                 else { continue }
                 for correction in vocabulary.corrections(of: word, maximumDistance: Self.maximumDistance(word), limit: 4)
                 where correction.word != word && corrections < 8 {
                     corrections += 1
                     var replaced = words.map { [$0] }
                     replaced[index] = [correction.word]
-                    ids += try match(db, replaced, prefix: false, options: options, limit: 30, indexes: indexes)
+                    ids += try match(db, replaced, prefix: false, options: options, limit: 30, indexes: indexes, run: run)
                 }
             }
         }
@@ -633,6 +669,8 @@ public struct SearchEngine {
         let type: Stol_V1_MatchType
         let inLanguage: Bool
         let preferred: Bool
+        /// `fts_taxa` holds it (every name but a trade name).
+        var searchable = true
     }
 
     private func names(_ db: Database, for taxa: [TaxonID: Stol_V1_Taxon], language: String,
@@ -665,7 +703,8 @@ public struct SearchEngine {
                 let type: String = row[3]
                 result[row[0], default: []].append(Name(
                     text: text, words: SearchQuery.words(in: text), type: Self.matchType(nameType: type),
-                    inLanguage: (row[2] as String) == language, preferred: (row[4] as Int) != 0))
+                    inLanguage: (row[2] as String) == language, preferred: (row[4] as Int) != 0,
+                    searchable: type != NameType.trade.rawValue))
             }
         }
         return result
@@ -730,8 +769,12 @@ public struct SearchEngine {
         return (unique.filter { taxa[$0] != nil }, taxa)
     }
 
+    /// - Parameter acrossNamesInMemory: the candidates did not come from FTS5 (the
+    ///   nodes of a small `within` taxon): one that no single name matches is a hit
+    ///   across its names when its names' words hold every word, as FTS5's row does.
     private func score(_ db: Database, _ ids: [TaxonID], query: SearchQuery, options: SearchOptions,
-                       verified: Set<TaxonID>, preferred: inout Set<TaxonID>) throws -> [Stol_V1_SearchHit] {
+                       verified: Set<TaxonID>, preferred: inout Set<TaxonID>,
+                       acrossNamesInMemory: Bool = false) throws -> [Stol_V1_SearchHit] {
         let (order, taxa) = try fetch(db, ids, options: options)
         let names = try names(db, for: taxa, language: options.language)
         let text = query.text, compact = query.words.joined()
@@ -783,7 +826,7 @@ public struct SearchEngine {
                 if Self.preferenceBonus(name) > 0 { preferred.insert(id) }
             } else {
                 // Words matched across different names (e.g. genus and a common name).
-                guard verified.contains(id) else { continue }
+                guard verified.contains(id) || acrossNamesInMemory && Self.matchesAcross(names[id] ?? [], query) else { continue }
                 hit.score = Quality.acrossNames
                 hit.matchedName = hit.taxon.scientificName
                 hit.matchType = .scientific
@@ -791,6 +834,15 @@ public struct SearchEngine {
             hits.append(hit)
         }
         return hits
+    }
+
+    /// Whether the words of a taxon's searchable names hold every word of the query,
+    /// as its row of `fts_taxa` would match them: plain words only (a phrase lies within
+    /// one name), never in autocomplete (``Quality/acrossNames``).
+    private static func matchesAcross(_ names: [Name], _ query: SearchQuery) -> Bool {
+        guard !query.prefix, query.matchGroups.allSatisfy({ $0.count == 1 }) else { return false }
+        let words = Set(names.filter(\.searchable).flatMap(\.words))
+        return query.matchGroups.allSatisfy { words.contains($0[0]) }
     }
 
     private func scoreFuzzy(_ db: Database, _ ids: [TaxonID], query: SearchQuery,

@@ -14,6 +14,13 @@ public struct SearchQuery: Equatable, Sendable {
     public let words: [String]
     /// The words grouped into phrases; a plain word is a group of one.
     public let groups: [[String]]
+    /// The groups a name must match, each once: a plain word or a phrase typed again,
+    /// and a plain word a phrase of the query holds, left out (in prefix mode the last
+    /// group, the prefix, always stays last). Every word must match, so this is the
+    /// same query, and what FTS5 and the scorer are given: 170 times "sp" costs what
+    /// "sp" costs. ``words`` and ``text`` keep what was typed ("Gorilla gorilla" is a
+    /// name of two words).
+    public let matchGroups: [[String]]
     public let prefix: Bool
     /// The text as typed, trimmed (for name-index lookups that keep punctuation,
     /// e.g. "Alternaria sp. 10/S"); never part of an FTS5 expression.
@@ -41,11 +48,42 @@ public struct SearchQuery: Equatable, Sendable {
         }
         self.groups = groups
         self.words = groups.flatMap { $0 }
+        self.matchGroups = Self.distinct(groups, prefix: prefix)
         self.prefix = prefix
         self.raw = text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     public var isEmpty: Bool { words.isEmpty }
+
+    /// Words a name must match: those of ``matchGroups`` (a phrase counts each of its
+    /// words). What a search's cost grows with; it has a cap (``SearchLimits/words``).
+    public var matchWordCount: Int { matchGroups.reduce(0) { $0 + $1.count } }
+
+    /// The distinct words of ``matchGroups``, in order.
+    var distinctWords: [String] {
+        var seen = Set<String>()
+        return matchGroups.flatMap { $0 }.filter { seen.insert($0).inserted }
+    }
+
+    /// ``matchGroups`` from the groups as typed.
+    static func distinct(_ groups: [[String]], prefix: Bool) -> [[String]] {
+        let last = groups.count - 1
+        // Words of whole phrases (not of a phrase being typed in prefix mode, whose last word is a prefix).
+        let phraseWords = Set(groups.enumerated().filter { $0.element.count > 1 && !(prefix && $0.offset == last) }
+            .flatMap(\.element))
+        var seen = Set<[String]>()
+        var result: [[String]] = []
+        for (index, group) in groups.enumerated() {
+            if prefix && index == last {
+                result.append(group)
+            } else if group.count == 1 && phraseWords.contains(group[0]) {
+                continue
+            } else if seen.insert(group).inserted {
+                result.append(group)
+            }
+        }
+        return result
+    }
 
     /// "c elegans" when the query abbreviates a binomial's genus to its initial
     /// ("C. elegans", "E coli", "H. sapiens neanderthalensis"): a first word of one
@@ -122,14 +160,50 @@ public struct SearchQuery: Equatable, Sendable {
 
     /// The FTS5 MATCH expression: implicit AND of quoted words and phrases.
     public var matchExpression: String {
-        Self.expression(groups, prefix: prefix)
+        Self.expression(matchGroups, prefix: prefix)
     }
 
+    /// The FTS5 expression of `groups`: each group quoted, the last one a prefix
+    /// (`"…"*`) when `prefix`. A phrase with a word that occurs twice in the groups
+    /// (in itself, "sp sp", or in another group, "sp 1" "sp 2") is given as its
+    /// words instead (``loosensPhrases(_:)``): FTS5 checks a phrase in every row that
+    /// holds its words, and a frequent word repeated made that row count the cost
+    /// (16 times "sp" as one phrase: 874 ms over its 1.3 million rows on NCBI, where
+    /// "sp" alone takes 0.1 ms to fill a page). The words match every row the phrase
+    /// matches; the scorer keeps only the names that hold the phrase.
     static func expression(_ groups: [[String]], prefix: Bool) -> String {
-        groups.enumerated().map { index, group in
-            let quoted = "\"" + group.joined(separator: " ").replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            return prefix && index == groups.count - 1 ? quoted + "*" : quoted
-        }.joined(separator: " ")
+        func quoted(_ words: [String]) -> String {
+            "\"" + words.joined(separator: " ").replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        }
+        let repeated = repeatedWords(groups)
+        var emitted = Set<String>()
+        var parts: [String] = []
+        for (index, group) in groups.enumerated() {
+            let last = prefix && index == groups.count - 1
+            if group.count > 1 && group.contains(where: repeated.contains) {
+                for (position, word) in group.enumerated() where emitted.insert(word).inserted || (last && position == group.count - 1) {
+                    parts.append(quoted([word]) + (last && position == group.count - 1 ? "*" : ""))
+                }
+            } else {
+                parts.append(quoted(group) + (last ? "*" : ""))
+            }
+        }
+        return parts.joined(separator: " ")
+    }
+
+    /// Words that occur more than once in `groups`.
+    private static func repeatedWords(_ groups: [[String]]) -> Set<String> {
+        var seen = Set<String>(), repeated = Set<String>()
+        for word in groups.joined() where !seen.insert(word).inserted { repeated.insert(word) }
+        return repeated
+    }
+
+    /// Whether ``expression(_:prefix:)`` gives a phrase of `groups` as its words: FTS5
+    /// then matches more rows than the phrase, and a page of them may hold none of its
+    /// names.
+    static func loosensPhrases(_ groups: [[String]]) -> Bool {
+        let repeated = repeatedWords(groups)
+        return groups.contains { $0.count > 1 && $0.contains(where: repeated.contains) }
     }
 
     public static func words(in text: String) -> [String] {
@@ -171,8 +245,8 @@ public struct SearchQuery: Equatable, Sendable {
     }
 
     func matches(words nameWords: [String]) -> Bool {
-        for (groupIndex, group) in groups.enumerated() {
-            let lastGroup = prefix && groupIndex == groups.count - 1
+        for (groupIndex, group) in matchGroups.enumerated() {
+            let lastGroup = prefix && groupIndex == matchGroups.count - 1
             var found = false
             var start = 0
             while !found && start + group.count <= nameWords.count {

@@ -28,6 +28,9 @@ public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
     case withinNotFound(String)
     /// A request pinned a release that is not installed (`installed`: the ones that are).
     case releaseNotInstalled(String, installed: [String])
+    /// A request that would pass a cap of what one request may examine
+    /// (protocol/PROTOCOL.md §9): the message says which, `details["limit"]` its value.
+    case limitExceeded(String, limit: Int)
     case query(String)
 
     public var protocolError: ProtocolError {
@@ -64,6 +67,8 @@ public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
         case .releaseNotInstalled(let release, let installed):
             ProtocolError(.releaseNotInstalled, "the release \(release.prefix(80)) is not installed (installed: "
                           + (["bundled"] + installed).joined(separator: ", ") + ")", details: ["release": String(release.prefix(80))])
+        case .limitExceeded(let detail, let limit):
+            ProtocolError(.invalidRequest, detail, details: ["limit": String(limit)])
         case .query(let detail):
             ProtocolError(.internal, "query failed: \(detail)")
         }

@@ -198,6 +198,12 @@ struct Search: ParsableCommand {
                 search.rank = wire
             }
             let result = try global.taxonomy().ask(.with { $0.search = search }, as: Stol_V1_SearchResponse.self)
+            if result.partial {
+                // The server stopped at a cap of one search's work (protocol §9): said on stderr,
+                // so that standard output carries answers only.
+                FileHandle.standardError.write(Data(("note: the search reached the limit of what one search may examine; "
+                    + "these are the best of what it examined (more words, --rank or --within narrow it)\n").utf8))
+            }
             if global.json { print(global.taxonomyJSON(result)); return }
             if result.hits.isEmpty { print("no matches"); return }
             for hit in result.hits { print(TextFormatter.searchLine(hit)) }

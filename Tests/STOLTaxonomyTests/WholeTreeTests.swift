@@ -133,6 +133,30 @@ extension WholeTreeTests {
             XCTAssertEqual(tree.nodes(named: name).map(tree.id(at:)), expected, name)
         }
     }
+
+    /// A batch may ask a thousand times for a name thousands of nodes share: the lookup
+    /// lists the first few in id order and counts the rest without listing them.
+    func testNodesNamed_withALimit_listsTheFirstInIDOrder_andCountsEveryNode() throws {
+        var random = SplitMix64(for: self)
+        let vocabulary = ["environmental samples", "unclassified", "Bacillus", "a", ""] + (0..<40).map { "rare \($0)" }
+        var builder = TaxonomyTree.Builder()
+        var names: [String] = []
+        for id in 1...6000 {
+            // Most nodes share the first names: runs of hundreds to thousands.
+            let name = Bool.random(using: &random) ? vocabulary[Int.random(in: 0..<3, using: &random)] : vocabulary.randomElement(using: &random)!
+            names.append(name)
+            try builder.append(id: Int64(id), parentID: id == 1 ? nil : 1, rank: "no rank", name: name.utf8)
+        }
+        let tree = try builder.build()
+        for name in vocabulary + ["missing", "environmental sample", "environmental samples "] {
+            let expected = names.indices.filter { names[$0] == name }.map { Int64($0 + 1) }
+            for limit in [0, 1, 16, 100, expected.count, expected.count + 1, .max] {
+                let found = tree.nodes(named: name, limit: limit)
+                XCTAssertEqual(found.nodes.map(tree.id(at:)), Array(expected.prefix(limit)), "\(name), limit \(limit)")
+                XCTAssertEqual(found.total, expected.count, "\(name): every node counted")
+            }
+        }
+    }
 }
 
 extension WholeTreeTests {

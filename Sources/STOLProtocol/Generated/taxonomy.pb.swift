@@ -1364,6 +1364,10 @@ public nonisolated struct Stol_V1_SearchResponse: Sendable {
 
   public var hits: [Stol_V1_SearchHit] = []
 
+  /// The search reached a cap of the work one request may do (PROTOCOL.md §9) before
+  /// it examined every match: the hits are the best of what it examined.
+  public var partial: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4409,7 +4413,7 @@ nonisolated extension Stol_V1_SearchHit: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Stol_V1_SearchResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SearchResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}hits\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}hits\0\u{1}partial\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4418,6 +4422,7 @@ nonisolated extension Stol_V1_SearchResponse: SwiftProtobuf.Message, SwiftProtob
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.hits) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.partial) }()
       default: break
       }
     }
@@ -4427,11 +4432,15 @@ nonisolated extension Stol_V1_SearchResponse: SwiftProtobuf.Message, SwiftProtob
     if !self.hits.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.hits, fieldNumber: 1)
     }
+    if self.partial != false {
+      try visitor.visitSingularBoolField(value: self.partial, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_SearchResponse, rhs: Stol_V1_SearchResponse) -> Bool {
     if lhs.hits != rhs.hits {return false}
+    if lhs.partial != rhs.partial {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

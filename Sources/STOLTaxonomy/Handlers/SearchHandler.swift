@@ -2,8 +2,11 @@ import STOLModel
 import STOLProtocol
 import STOLTransport
 
-/// Search: the query at most 512 bytes with a letter or digit, the limit at most
-/// 200 (default 20), a known rank, IUCN codes only; on the task pool.
+/// Search: the query at most 512 bytes with a letter or digit (and at most
+/// ``SearchLimits/words`` distinct words: ``SearchEngine/answer(_:options:)`` refuses
+/// more), the limit at most 200 (default 20), a known rank, IUCN codes only; on the
+/// task pool. Its work is capped (``SearchLimits``); an answer that reached a cap is
+/// marked `partial`.
 struct SearchHandler: TaxonomyRequestHandler {
     static let operation = "search"
     static func cost(_ body: Stol_V1_SearchRequest) -> WorkClass { .interactive }
@@ -38,7 +41,9 @@ struct SearchHandler: TaxonomyRequestHandler {
         let options = SearchOptions(rank: rank, conservation: statuses, limit: Int(limit),
                                     language: try RequestChecks.language(body.language, in: context.database), fuzzy: !body.noFuzzy,
                                     within: body.within)
-        result.hits = try SearchEngine(database: context.database).search(query, options: options)
+        let answer = try SearchEngine(database: context.database).answer(query, options: options)
+        result.hits = answer.hits
+        result.partial = answer.work.partial
         return .search(result)
     }
 }
