@@ -1,148 +1,188 @@
 import ArgumentParser
 import Foundation
 import Glibc
-import STOLClientKit
-import STOLProtocol
 import STOLTaxonomy
 import STOLTestFixtures
 
-/// `stol-bench attack`: what a hostile user costs the others. A well-behaved
-/// user's requests are timed on a quiet machine, then while another user (uid
-/// 61100 through `setpriv` when root) pipelines requests for large answers
-/// without reading them: six connections asking taxonomyd for 500 children at a
-/// time, then one asking favoritesd for a 5,000-entry list. The daemons must stop
-/// reading such a client (back-pressure) and cut it. Last, the same user loops on
-/// the heaviest legal taxonomy requests on two connections, reading every answer
-/// (relatives on NCBI's tree, 1000-id lineage batches, a 27,146-node subtree,
-/// 1000 name lookups). The bystander's p99 must stay within 2× its quiet p99,
-/// and each daemon's RSS within its quiet RSS + 64 MiB.
+/// `stol-bench attack`: what hostile users cost another user (issue 33). Each phase
+/// (``AttackPhase``) starts attackers (`stol-bench attacker`, each uid through
+/// `setpriv` when root) and, once they are sending, the victim (`stol-bench
+/// attack-victim`, another uid), which times a taxon by id and its favourites'
+/// count, each once every 10 ms. Meanwhile the daemons' peak RSS is read from
+/// /proc; when the victim is done the attackers stop, and the daemons' CPU time in
+/// the next 5 s (work nobody waits for any more) and their RSS `--settle` seconds
+/// later are read. ``AttackReport`` prints one row per phase with the targets, and
+/// the bench exits 1 when one is missed.
 struct AttackBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "attack",
-        abstract: "Another user's p99 and the daemons' RSS while a user pipelines large answers without reading.")
+        abstract: "Another user's taxon and fav count latency, and the daemons' memory and CPU, under each attack of issue 33.")
 
     @Option(help: "Database the taxonomy daemon serves (e.g. out/reference.sqlite).") var database: String
-    @Option(help: "Seconds each attack lasts.") var seconds: Double = 20
-    @Option(help: "Requests of the bystander per phase and kind.") var requests: Int = 2000
+    @Option(help: "Seconds the victim is measured in each phase: one request of each kind every 10 ms (20 s: 2,000 each).")
+    var seconds: Double = 20
+    @Option(help: "Seconds after a phase at which the daemons' RSS is read (the memory they kept).") var settle: Double = 60
+    @Option(help: "Comma-separated phases or families to run after quiet (default: all; an unknown name lists them).")
+    var phases: String?
+    @Option(help: "The first attacking uid (the others follow it); the victim is the first + 10.") var firstUID = 61_100
     @Option(help: "Directory for the scratch state.") var workDir: String = "/var/tmp"
     @Option(help: "Directory of the stol-* binaries (default: next to stol-bench).") var binDir: String?
 
-    static let attackerUID = 61_100
-    /// A genus with thousands of species: every `children` answer is a full page.
-    static let largeGenus: Int64 = 1883  // Streptomyces
+    static let victimInterval = 0.01
+    /// The longest wait for the daemons to be idle before a phase (a phase before may have left work running).
+    static let idleTimeout = 120.0
 
-    struct Phase {
-        var name: String
-        var taxonomy: TaxonomyBench.Latencies
-        var favorites: TaxonomyBench.Latencies
-        var peakKiB: [String: Int]
-        var attacker: String
+    func validate() throws {
+        guard seconds > 0, settle >= 0 else { throw ValidationError("--seconds must be positive and --settle not negative") }
+        _ = try AttackPhase.select(phases)
     }
 
     func run() throws {
         let binaries = binDir ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+        let selected = [AttackPhase.quiet] + (try AttackPhase.select(phases))
+        let asRoot = getuid() == 0
+        if !asRoot { print("not root: the attackers and the victim are all this user, so no fairness between users is measured") }
         let work = try SoakStack.makeWorkDirectory(in: workDir, prefix: "stolbench-attack")
         defer { try? FileManager.default.removeItem(atPath: work) }
+
         print("preparing the workload from \(database) …")
         let local = try TaxonomyDatabase(path: database, kind: .bundled, loadIndexes: false)
-        let workload = try SoakWorkload(lookups: LookupQueries(database: local))
-        let searches = try workload.requests(.search) + workload.requests(.detail)
+        try AttackWorkload(lookups: LookupQueries(database: local)).write(to: work + "/attack-workload.json")
+        chmod(work + "/attack-workload.json", 0o644)
 
         let stack = try SoakStack.start(binaries: binaries, work: work, database: database, publicKey: nil)
         defer { stack.stop() }
         try stack.warmUp()
-        let asAttacker = getuid() == 0 ? ["/usr/bin/setpriv", "--reuid=\(Self.attackerUID)", "--regid=\(Self.attackerUID)",
-                                          "--clear-groups", "--"] : []
-        // The attacker's 5,000 favourites, so that each list answer is about 170 KB.
-        try run(asAttacker + [binaries + "/stol-bench", "attacker", "--socket", "\(work)/run/favorites.sock",
-                              "--kind", "favorites", "--fill", "5000", "--seconds", "0"], log: "\(work)/fill.log")
+        let session = Session(binary: binaries + "/stol-bench", work: work, stack: stack, seconds: seconds, settle: settle,
+                              uid: { asRoot ? firstUID + $0 : nil }, victimUID: asRoot ? firstUID + 10 : nil)
+        // The favourites a list or merge attacker lists or merges: the most a user may keep, once.
+        let favouriteUsers = selected.filter { $0.requests?.service == "favorites" }.map(\.uids).max() ?? 0
+        try session.fill(users: favouriteUsers)
 
-        var phases: [Phase] = []
-        phases.append(measure("quiet", stack: stack, searches: searches, attacker: nil))
-        for (name, arguments) in [
-            ("6 connections pipelining taxonomy children (500 per answer), never reading",
-             ["--socket", "\(work)/run/taxonomy.sock", "--kind", "children", "--taxon", "\(Self.largeGenus)", "--connections", "6"]),
-            ("1 connection pipelining the favourites list (5,000 entries), never reading",
-             ["--socket", "\(work)/run/favorites.sock", "--kind", "favorites", "--connections", "1"]),
-            ("2 connections looping the heaviest legal taxonomy requests, reading every answer",
-             ["--socket", "\(work)/run/taxonomy.sock", "--kind", "heavy", "--taxon", "\(Self.largeGenus)", "--connections", "2"]),
-        ] {
-            let log = "\(work)/attack-\(phases.count).log"
-            let command = asAttacker + [binaries + "/stol-bench", "attacker", "--seconds", "\(seconds)"] + arguments
-            let attacker = try ChildProcess.start(command[0], Array(command.dropFirst()), log: log)
-            // Measure once the attacker is sending (it says "started" after connecting).
-            for _ in 0..<500 where !((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("started") { usleep(10_000) }
-            usleep(1_000_000)  // let its unsent answers pile up to the daemon's bound first
-            var phase = measure(name, stack: stack, searches: searches, attacker: attacker.pid)
-            _ = attacker.wait()
-            phase.attacker = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
-                .split(separator: "\n").last.map(String.init) ?? ""
-            phases.append(phase)
+        var results: [AttackPhaseResult] = []
+        for phase in selected {
+            print("\(phase.name): \(phase.what) …")
+            results.append(try session.measure(phase))
         }
-        let failures = Self.printReport(phases)
+        let header = "attack bench: \(database) (\(local.taxaCount) taxa), victim uid \(asRoot ? "\(firstUID + 10)" : "(this user)"), "
+            + "attackers uid \(asRoot ? "\(firstUID)…" : "(this user)"); \(Int(seconds)) s per phase, RSS after \(Int(settle)) s"
+        let failures = AttackReport.print(results, settle: settle, header: header)
         if !failures.isEmpty {
-            print("FAILED: \(failures.joined(separator: "; "))")
+            print("FAILED: \(failures.count) targets missed: \(failures.joined(separator: "; "))")
             throw ExitCode(1)
         }
     }
 
-    /// The bystander's latencies (taxonomy searches and details, favourites checks
-    /// and counts, one connection each, as this process's user) and the peak RSS
-    /// of each daemon while they run.
-    func measure(_ name: String, stack: SoakStack, searches: [Stol_V1_TaxonomyRequest], attacker: pid_t?) -> Phase {
-        let taxonomy = TaxonomyClient(service: "taxonomy", path: "\(stack.work)/run/taxonomy.sock")
-        let favorites = FavoritesClient(service: "favorites", path: "\(stack.work)/run/favorites.sock")
-        var taxonomyTimes: [Double] = [], favoriteTimes: [Double] = []
-        var taxonomyErrors = 0, favoriteErrors = 0
-        var peak: [String: Int] = [:]
-        let start = TaxonomyBench.now()
-        for index in 0..<requests {
-            var begin = TaxonomyBench.now()
-            if (try? taxonomy.call(searches[index % searches.count])) == nil { taxonomyErrors += 1 }
-            taxonomyTimes.append(TaxonomyBench.now() - begin)
-            var request = Stol_V1_FavoritesRequest()
-            if index % 2 == 0 { request.count = Stol_V1_CountFavorites() } else { request.isFavorite = .with { $0.taxonID = 9689 } }
-            begin = TaxonomyBench.now()
-            if (try? favorites.call(request)) == nil { favoriteErrors += 1 }
-            favoriteTimes.append(TaxonomyBench.now() - begin)
-            if index % 50 == 0 {
-                for resources in stack.resources() { peak[resources.name] = max(peak[resources.name] ?? 0, resources.rssKiB) }
+    /// One run's stack, binaries and knobs: what measuring a phase needs.
+    struct Session {
+        var binary: String
+        var work: String
+        var stack: SoakStack
+        var seconds: Double
+        var settle: Double
+        /// The uid of the nth attacker (nil: this user).
+        var uid: (Int) -> Int?
+        var victimUID: Int?
+
+        func fill(users: Int) throws {
+            for user in 0..<users {
+                let child = try BenchChild.start(binary: binary, ["attacker", "--work", work, "--requests", AttackRequests.favoritesFill.rawValue,
+                                                                  "--mode", "once"],
+                                                 uid: uid(user), output: "\(work)/fill-\(user).json", log: "\(work)/fill-\(user).log")
+                let report = try child.collect(AttackerReport.self, timeoutSeconds: 600)
+                guard report.errors.isEmpty, report.failures == 0 else {
+                    throw ValidationError("filling the favourites of attacker \(user) failed: \(report.summary)")
+                }
             }
         }
-        let wall = TaxonomyBench.now() - start
-        return Phase(name: name, taxonomy: TaxonomyBench.summarize(taxonomyTimes, wall: wall, errors: taxonomyErrors),
-                     favorites: TaxonomyBench.summarize(favoriteTimes, wall: wall, errors: favoriteErrors),
-                     peakKiB: peak, attacker: "")
-    }
 
-    func run(_ command: [String], log: String) throws {
-        let child = try ChildProcess.start(command[0], Array(command.dropFirst()), log: log)
-        guard child.wait() == 0 else { throw ValidationError("\(command.joined(separator: " ")) failed; see \(log)") }
-    }
-
-    static func printReport(_ phases: [Phase]) -> [String] {
-        guard let quiet = phases.first else { return ["nothing measured"] }
-        var failures: [String] = []
-        func cell(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
-        func mib(_ kib: Int?) -> String { String(format: "%.0f MiB", Double(kib ?? 0) / 1024) }
-        print("")
-        print("a bystander's requests (another user) while a user pipelines large answers without reading; times in ms")
-        for phase in phases {
-            print(phase.name + (phase.attacker.isEmpty ? "" : "  [attacker: \(phase.attacker)]"))
-            for (label, latencies, quietP99, daemon) in [
-                ("  taxonomy search/detail", phase.taxonomy, quiet.taxonomy.p99, "stol-taxonomyd"),
-                ("  favourites count/check", phase.favorites, quiet.favorites.p99, "stol-favoritesd"),
-            ] {
-                let ratio = quietP99 > 0 ? latencies.p99 / quietP99 : 0
-                let grown = (phase.peakKiB[daemon] ?? 0) - (quiet.peakKiB[daemon] ?? 0)
-                print(cell(label, 26) + String(format: "p50 %7.3f  p99 %7.3f  (%.2f× quiet; target ≤ 2)  errors %d  ",
-                                               latencies.p50, latencies.p99, ratio, latencies.errors)
-                      + "\(daemon) RSS \(mib(phase.peakKiB[daemon])) (quiet \(mib(quiet.peakKiB[daemon])); target ≤ +64 MiB)")
-                if ratio > 2 { failures.append("\(daemon) p99 \(String(format: "%.1f", ratio))× quiet under '\(phase.name)'") }
-                if grown > 64 * 1024 { failures.append("\(daemon) grew \(grown / 1024) MiB under '\(phase.name)'") }
-                if latencies.errors > 0 { failures.append("\(latencies.errors) bystander errors under '\(phase.name)'") }
+        func measure(_ phase: AttackPhase) throws -> AttackPhaseResult {
+            var notes: [String] = []
+            if !waitUntilIdle() { notes.append("the daemons were still busy \(Int(AttackBench.idleTimeout)) s after the phase before") }
+            let peaksReset = stack.resetPeaks()
+            var attackers: [BenchChild] = []
+            defer { attackers.forEach { $0.kill() } }
+            for user in 0..<(phase.requests == nil ? 0 : phase.uids) {
+                attackers.append(try BenchChild.start(binary: binary, phase.attackerArguments(work: work), uid: uid(user),
+                                                      output: "\(work)/\(phase.name)-\(user).json",
+                                                      log: "\(work)/\(phase.name)-\(user).log"))
             }
+            // Measure once every attacker is sending, and its unsent answers have piled up.
+            let deadline = TaxonomyBench.now() + 30
+            while attackers.contains(where: { !$0.logText.contains("started") }) && TaxonomyBench.now() < deadline { usleep(10_000) }
+            if !attackers.isEmpty { usleep(1_000_000) }
+
+            let requests = Int(seconds / AttackBench.victimInterval)
+            // However slow the victim's answers, a phase ends: at 3× its time, or 30 s more.
+            let victim = try BenchChild.start(binary: binary, ["attack-victim", "--work", work, "--requests", "\(requests)",
+                                                               "--at-most-seconds", "\(max(3 * seconds, seconds + 30))"],
+                                              uid: victimUID, output: "\(work)/\(phase.name)-victim.json",
+                                              log: "\(work)/\(phase.name)-victim.log")
+            defer { victim.kill() }
+            let start = TaxonomyBench.now()
+            var sampled: [String: Int] = [:]
+            while !victim.hasExited {
+                for daemon in stack.resources() { sampled[daemon.name] = max(sampled[daemon.name] ?? 0, daemon.rssKiB) }
+                usleep(100_000)
+            }
+            let victimSeconds = TaxonomyBench.now() - start
+            let load = Self.loadAverage()
+            let measured = try victim.collect(SoakResult.self)
+
+            var reports: [AttackerReport] = []
+            for attacker in attackers {
+                do {
+                    reports.append(try attacker.collect(AttackerReport.self, timeoutSeconds: 10))
+                } catch {
+                    notes.append("an attacker failed: \(error); \(attacker.logText.suffix(300))")
+                }
+            }
+            // The attackers' connections are closed: what the daemons do now, nobody waits for.
+            let left = TaxonomyBench.now()
+            let before = stack.resources()
+            sleep(until: left + AttackReport.cpuWindowSeconds)
+            let cpu = zip(before, stack.resources()).reduce(0) { $0 + $1.1.cpuSeconds - $1.0.cpuSeconds }
+            var peak: [String: Int] = [:]
+            for daemon in stack.resources() {
+                peak[daemon.name] = max(sampled[daemon.name] ?? 0, peaksReset ? daemon.peakKiB : 0)
+            }
+            sleep(until: left + settle)
+            var after: [String: Int] = [:]
+            for daemon in stack.resources() { after[daemon.name] = daemon.rssKiB }
+
+            func latencies(_ kind: String) -> TaxonomyBench.Latencies {
+                TaxonomyBench.summarize((measured.samples[kind] ?? []).map { $0 / 1000 }, wall: victimSeconds,
+                                        errors: measured.errors[kind] ?? 0)
+            }
+            return AttackPhaseResult(phase: phase, taxon: latencies(AttackVictim.taxon), count: latencies(AttackVictim.favoritesCount),
+                                     victimRequests: measured.samples.mapValues(\.count).merging(measured.errors, uniquingKeysWith: +),
+                                     victimSeconds: victimSeconds, victimMessages: measured.messages,
+                                     peakKiB: peak, afterKiB: after, cpuAfter: cpu, load: load,
+                                     attackers: AttackerReport.total(reports), notes: notes)
         }
-        return failures
+
+        /// Waits until the daemons use less than 5 % of a core over a second (at most
+        /// ``AttackBench/idleTimeout``): false when they never did.
+        func waitUntilIdle() -> Bool {
+            let deadline = TaxonomyBench.now() + AttackBench.idleTimeout
+            var before = stack.resources()
+            while TaxonomyBench.now() < deadline {
+                usleep(1_000_000)
+                let now = stack.resources()
+                if zip(before, now).reduce(0, { $0 + $1.1.cpuSeconds - $1.0.cpuSeconds }) < 0.05 { return true }
+                before = now
+            }
+            return false
+        }
+
+        func sleep(until deadline: Double) {
+            let left = deadline - TaxonomyBench.now()
+            if left > 0 { usleep(useconds_t(left * 1_000_000)) }
+        }
+
+        static func loadAverage() -> Double {
+            let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+            return Double(text.split(separator: " ").first ?? "") ?? 0
+        }
     }
 }

@@ -63,20 +63,20 @@ struct SoakBench: ParsableCommand {
         let users = getuid() == 0 ? self.users : 1
         func share(_ user: Int) -> Int { clients / users + (user < clients % users ? 1 : 0) }
         let warmUps = try (0..<users).map { user in
-            try SoakWorkerProcess.start(binary: binaries + "/stol-bench", uid: getuid() == 0 ? firstUID + user : nil,
+            try SoakWorker.start(binary: binaries + "/stol-bench", uid: getuid() == 0 ? firstUID + user : nil,
                                         clients: share(user), work: work, seed: user, rounds: 3)
         }
-        let warmed = try warmUps.map { try $0.collect() }
+        let warmed = try warmUps.map { try $0.collect(SoakResult.self) }
         print("warm-up: \(warmed.reduce(0) { $0 + $1.samples.values.reduce(0) { $0 + $1.count } }) requests, "
               + "\(warmed.reduce(0) { $0 + $1.errors.values.reduce(0, +) }) errors")
         let before = stack.resources(settlingTo: nil)
 
         print("soak: \(clients) clients of \(users) user(s) for \(Int(seconds)) s\(file.map { ", importing \($0) mid-way" } ?? "") …")
         let start = TaxonomyBench.now()
-        var workers: [SoakWorkerProcess] = []
+        var workers: [BenchChild] = []
         defer { workers.forEach { $0.kill() } }
         for user in 0..<users {
-            workers.append(try SoakWorkerProcess.start(
+            workers.append(try SoakWorker.start(
                 binary: binaries + "/stol-bench", uid: getuid() == 0 ? firstUID + user : nil, clients: share(user),
                 work: work, seed: user))
         }
@@ -103,7 +103,7 @@ struct SoakBench: ParsableCommand {
         }
         while TaxonomyBench.now() - start < seconds { usleep(100_000) }
         workers.forEach { $0.finish() }
-        let results = try workers.map { try $0.collect() }
+        let results = try workers.map { try $0.collect(SoakResult.self) }
         let wall = TaxonomyBench.now() - start
         let after = stack.resources(settlingTo: before)
 

@@ -20,6 +20,8 @@ struct SoakStack {
         var rssKiB: Int
         var peakKiB: Int
         var fds: Int
+        /// User and system CPU time the daemon has used since it started (/proc/PID/stat).
+        var cpuSeconds: Double
     }
 
     /// A scratch directory under `parent` with `run`, `state` and `tmp`, readable by
@@ -94,7 +96,29 @@ struct SoakStack {
                 return 0
             }
             let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.pid)/fd").count) ?? -1
-            return Resources(name: name, rssKiB: kib("VmRSS"), peakKiB: kib("VmHWM"), fds: fds)
+            return Resources(name: name, rssKiB: kib("VmRSS"), peakKiB: kib("VmHWM"), fds: fds,
+                             cpuSeconds: Self.cpuSeconds(pid: process.pid))
+        }
+    }
+
+    /// utime + stime of `pid`: fields 14 and 15 of /proc/PID/stat, counted after the
+    /// command's closing parenthesis (the command itself may hold spaces).
+    static func cpuSeconds(pid: pid_t) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let end = stat.lastIndex(of: ")") else { return 0 }
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        // fields[0] is field 3 (the state): utime is field 14, stime field 15.
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Starts each daemon's peak RSS (VmHWM) afresh from its RSS now (`clear_refs` 5,
+    /// Linux 4.0), so that the next reading of ``Resources/peakKiB`` is the peak since.
+    /// False when the kernel refused (another owner, not root).
+    @discardableResult
+    func resetPeaks() -> Bool {
+        daemons.filter { !$0.name.hasPrefix("stol-verifyd") }.allSatisfy { _, process in
+            (try? "5".write(toFile: "/proc/\(process.pid)/clear_refs", atomically: false, encoding: .utf8)) != nil
         }
     }
 

@@ -25,15 +25,8 @@ struct SoakWorker: ParsableCommand {
         var requests: [SoakOperation: [Stol_V1_TaxonomyRequest]] = [:]
         for operation in SoakOperation.allCases { requests[operation] = try workload.requests(operation) }
         let lists = requests
-        let stop = Atomic<Bool>(false)
-        if rounds == nil {
-            // The soak ends this worker by closing its standard input.
-            Thread {
-                var byte: UInt8 = 0
-                while read(0, &byte, 1) > 0 {}
-                stop.store(true, ordering: .relaxed)
-            }.start()
-        }
+        // The soak ends this worker by closing its standard input.
+        let stop = rounds == nil ? BenchChild.stopWhenInputCloses() : StopFlag()
 
         let result = Mutex(SoakResult())
         let taxonomySocket = work + "/run/taxonomy.sock", favoritesSocket = work + "/run/favorites.sock"
@@ -46,7 +39,7 @@ struct SoakWorker: ParsableCommand {
             var local = SoakResult()
             var step = 0
             var favorite: Int64 = 0
-            while step < steps && !stop.load(ordering: .relaxed) {
+            while step < steps && !stop.isSet {
                 let operation = SoakOperation.allCases[step % SoakOperation.allCases.count]
                 let round = step / SoakOperation.allCases.count + (seed * 16 + client) * 7919
                 step += 1
@@ -90,68 +83,12 @@ struct SoakWorker: ParsableCommand {
     }
 }
 
-/// A running `soak-worker`: its standard input is the soak's handle to stop it.
-final class SoakWorkerProcess {
-    let pid: pid_t
-    let output: String
-    private var input: Int32
-    private var collected = false
-
-    private init(pid: pid_t, output: String, input: Int32) {
-        self.pid = pid
-        self.output = output
-        self.input = input
-    }
-
-    /// Starts `clients` clients as `uid` (through setpriv; nil: as this user).
-    static func start(binary: String, uid: Int?, clients: Int, work: String, seed: Int,
-                      rounds: Int? = nil) throws -> SoakWorkerProcess {
-        var pipe: [Int32] = [-1, -1]
-        guard Glibc.pipe(&pipe) == 0 else { throw ValidationError("pipe failed") }
-        // Close-on-exec: no other worker may inherit this one's end (its EOF would never come).
-        for end in pipe { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        let output = "\(work)/worker-\(seed).json"
-        var arguments = [binary, "soak-worker", "--work", work, "--clients", "\(clients)", "--seed", "\(seed)"]
+extension SoakWorker {
+    /// Starts a `soak-worker` of `clients` clients as `uid` (nil: as this user).
+    static func start(binary: String, uid: Int?, clients: Int, work: String, seed: Int, rounds: Int? = nil) throws -> BenchChild {
+        var arguments = ["soak-worker", "--work", work, "--clients", "\(clients)", "--seed", "\(seed)"]
         if let rounds { arguments += ["--rounds", "\(rounds)"] }
-        if let uid {
-            arguments = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--"] + arguments
-        }
-        defer { close(pipe[0]) }
-        let child: ChildProcess
-        do {
-            child = try ChildProcess.spawn(arguments[0], Array(arguments.dropFirst()), stdin: .descriptor(pipe[0]),
-                                           stdout: .file(output, truncate: true),
-                                           stderr: .file("\(work)/worker-\(seed).log", truncate: true))
-        } catch {
-            close(pipe[1])
-            throw error
-        }
-        return SoakWorkerProcess(pid: child.pid, output: output, input: pipe[1])
-    }
-
-    /// Tells the worker to stop (its clients finish the request they are in).
-    func finish() {
-        if input >= 0 { close(input) }
-        input = -1
-    }
-
-    /// Waits for the worker and reads what it measured.
-    func collect() throws -> SoakResult {
-        finish()
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-        collected = true
-        guard status == 0 else { throw ValidationError("soak worker \(pid) failed (status \(status)); see \(output).log") }
-        return try JSONDecoder().decode(SoakResult.self, from: Data(contentsOf: URL(fileURLWithPath: output)))
-    }
-
-    /// Ends a worker that was never collected (the soak failed half-way).
-    func kill() {
-        finish()
-        guard !collected else { return }
-        Glibc.kill(pid, SIGKILL)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-        collected = true
+        return try BenchChild.start(binary: binary, arguments, uid: uid, output: "\(work)/worker-\(seed).json",
+                                    log: "\(work)/worker-\(seed).log")
     }
 }

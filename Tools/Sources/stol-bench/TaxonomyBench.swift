@@ -224,6 +224,7 @@ struct TaxonomyBench: ParsableCommand {
         var p99: Double
         var perSecond: Double
         var errors: Int
+        var max: Double = 0
     }
 
     struct Row {
@@ -240,7 +241,8 @@ struct TaxonomyBench: ParsableCommand {
             sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
         }
         return Latencies(p50: percentile(0.5) * 1000, p99: percentile(0.99) * 1000,
-                         perSecond: wall > 0 ? Double(samples.count) / wall : 0, errors: errors)
+                         perSecond: wall > 0 ? Double(samples.count) / wall : 0, errors: errors,
+                         max: (sorted.last ?? 0) * 1000)
     }
 
     static func now() -> Double {
