@@ -175,14 +175,17 @@ final class AttackIntegrationTests: XCTestCase {
                            Self.hostileClient, "hold", stack.socketPath(.taxonomy), "63", "6"]
             holders.append((try ChildProcess.spawn("/usr/bin/setpriv", command, environment: [:], stdout: .file(output)), output))
         }
-        var kept = 0
         for (_, output) in holders {
+            // A holder's own count is what it saw when its refusals stopped: a later
+            // user's connection may still close one of them (the daemon makes room by
+            // closing the oldest of a user holding the most), so only a user's own
+            // limit is checked here; what the daemon keeps is its descriptors, below.
             let line = waitForOutput(output)
-            kept += Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+            let kept = Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+            XCTAssertTrue((0...ProtocolLimits.maximumConnectionsPerUser).contains(kept), "one user kept \(line)")
         }
         let during = (rss: residentKiB(daemon), fds: openDescriptors(daemon))
-        XCTAssertLessThanOrEqual(kept, ProtocolLimits.maximumConnections, "the daemon kept more than its limit")
-        XCTAssertLessThanOrEqual(during.fds - baseline.fds, ProtocolLimits.maximumConnections + 8)
+        XCTAssertLessThanOrEqual(during.fds - baseline.fds, ProtocolLimits.maximumConnections + 8, "the daemon kept more than its limit")
         XCTAssertLessThan(during.rss - baseline.rss, 64 * 1024)
         // The daemon is full (512), but the 17th user holds none: the oldest connection
         // of a user holding the most is closed for it, and it is served.
@@ -190,7 +193,7 @@ final class AttackIntegrationTests: XCTestCase {
         XCTAssertEqual(result.status, 0, "a user with no connection was locked out: \(result.stderr)")
         holders.forEach { _ = $0.0.wait(timeoutSeconds: 30) }
         _ = try bystanderSearch()
-        print("attack: 1,008 connections from 16 users: \(kept) kept; taxonomyd fds \(baseline.fds) → \(during.fds), " +
+        print("attack: 1,008 connections from 16 users; taxonomyd fds \(baseline.fds) → \(during.fds), " +
               "RSS \(baseline.rss / 1024) → \(during.rss / 1024) MiB; a 17th user was served")
     }
 

@@ -72,7 +72,9 @@ final class SearchCostTests: XCTestCase {
         XCTAssertEqual(SearchQuery(text: "\"sp 1\" \"sp 2\"", prefix: false).matchExpression, "\"sp\" \"1\" \"2\"")
         XCTAssertEqual(SearchQuery(text: "\"felis sp\" \"domestic cat\"", prefix: false).matchExpression,
                        "\"felis sp\" \"domestic cat\"", "phrases of words used once stay phrases")
-        XCTAssertEqual(SearchQuery(text: "\"sp 1\" \"sp 2", prefix: true).matchExpression, "\"sp\" \"1\" \"2\"*")
+        XCTAssertEqual(SearchQuery(text: "\"sp 1\" \"sp 2\"", prefix: true).matchExpression, "\"sp\" \"1\" \"2\"*")
+        XCTAssertEqual(SearchQuery(text: "\"sp 1\" \"sp 2", prefix: true).matchExpression, "\"sp 1\" \"2\"*",
+                       "an unpaired quote separates words: the lone sp is the phrase's, once")
         let tautonym = try await answer("homo homo", phrase: true)
         XCTAssertEqual(tautonym.hits.map(\.taxon.id), [200010])
         XCTAssertFalse(tautonym.work.partial, "every row of its words was examined")
