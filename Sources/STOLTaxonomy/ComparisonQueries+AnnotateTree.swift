@@ -79,6 +79,7 @@ extension ComparisonQueries {
         var response = Stol_V1_AnnotateTreeResponse()
         response.taxonIds = [Int64](repeating: 0, count: count)
         for index in stride(from: count - 1, through: 0, by: -1) {
+            if index % 1024 == 0 { try TaxonomyError.checkCancellation() }
             if !isLeaf[index] {
                 if disjoint[index] {
                     below[index] = .disjoint

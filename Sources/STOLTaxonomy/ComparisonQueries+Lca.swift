@@ -24,7 +24,10 @@ extension ComparisonQueries {
         let view: TaxonomyTree.View = request.ranks == .main ? .main : .all
         return try database.read { db in
             var response = Stol_V1_LcaBatchResponse()
-            response.results = try request.sets.map { set in try answer(set, fraction: fraction, view: view, db, tree, indexes) }
+            response.results = try request.sets.map { set in
+                try TaxonomyError.checkCancellation()
+                return try answer(set, fraction: fraction, view: view, db, tree, indexes)
+            }
             return response
         }
     }

@@ -48,7 +48,8 @@ public struct ComparisonQueries {
         let view: TaxonomyTree.View = ranks == .all ? .all : .main
         return try database.read { db in
             var response = Stol_V1_CompareBatchResponse()
-            response.results = pairs.map { pair in
+            response.results = try pairs.map { pair in
+                try TaxonomyError.checkCancellation()
                 var result = Stol_V1_CompareBatchResult()
                 result.a = pair.a
                 result.b = pair.b

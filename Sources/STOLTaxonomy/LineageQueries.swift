@@ -42,6 +42,7 @@ public struct LineageQueries {
         return try database.read { db in
             var response = Stol_V1_LineageBatchResponse()
             response.results = try queries.map { query in
+                try TaxonomyError.checkCancellation()
                 var result = Stol_V1_LineageResult()
                 result.query = query
                 do {
@@ -119,6 +120,7 @@ public struct LineageQueries {
         if !needSQL.isEmpty {
             try database.read { db in
                 for position in needSQL {
+                    try TaxonomyError.checkCancellation()
                     do {
                         let id = try names.resolve(db, queries[position].trimmingBlanks,
                                              exactNames: exactNames, wholeTree: wholeTree ? tree : nil)
@@ -160,6 +162,7 @@ public struct LineageQueries {
         var response = Stol_V1_LineageBatchResponse()
         response.results.reserveCapacity(queries.count)
         for (position, query) in queries.enumerated() {
+            if position % 64 == 0 { try TaxonomyError.checkCancellation() }
             var result = Stol_V1_LineageResult()
             result.query = query
             if let node = nodes[position] {

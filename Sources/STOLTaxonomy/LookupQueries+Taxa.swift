@@ -20,6 +20,7 @@ extension LookupQueries {
             var merged: [Stol_V1_MergedTaxon] = []
             var answeredAs: [TaxonID: TaxonID] = [:]
             for id in unique where found[id] == nil {
+                try TaxonomyError.checkCancellation()
                 if case .merged(let new)? = try RetiredID.lookup(db, id, in: database) {
                     merged.append(.with { $0.oldID = id; $0.newID = new })
                     answeredAs[id] = new

@@ -33,6 +33,7 @@ extension NameQueries {
                 withinNode = try self.node(db, hint, tree, indexes)
             }
             for name in names {
+                try TaxonomyError.checkCancellation()
                 var result = Stol_V1_NameLookupResult()
                 result.name = name
                 let trimmed = name.trimmingBlanks

@@ -94,6 +94,7 @@ enum ReleaseDiff {
                 let a = i < before.count && before[i].id <= end ? before[i] : nil
                 let b = j < after.count && after[j].id <= end ? after[j] : nil
                 if a == nil && b == nil { break }
+                if (i + j) % 256 == 0 { try TaxonomyError.checkCancellation() }
                 // Cut on an id boundary: every change of one id is on the same page.
                 if bytes > pageBytes {
                     cut = min(a?.id ?? .max, b?.id ?? .max) - 1

@@ -31,7 +31,18 @@ public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
     /// A request that would pass a cap of what one request may examine
     /// (protocol/PROTOCOL.md §9): the message says which, `details["limit"]` its value.
     case limitExceeded(String, limit: Int)
+    /// The task answering the request was cancelled: its client closed the connection
+    /// (``checkCancellation()``). Never sent: nobody is left to read it.
+    case cancelled
     case query(String)
+
+    /// Throws ``cancelled`` once the answering task is cancelled. Called between the
+    /// items of every loop a request may run long (a batch's queries, a tree's nodes),
+    /// so that a client that leaves stops its work at the next item, not at the end.
+    @inline(__always)
+    static func checkCancellation() throws(TaxonomyError) {
+        if Task.isCancelled { throw .cancelled }
+    }
 
     public var protocolError: ProtocolError {
         switch self {
@@ -69,6 +80,8 @@ public enum TaxonomyError: Error, Equatable, ProtocolErrorConvertible {
                           + (["bundled"] + installed).joined(separator: ", ") + ")", details: ["release": String(release.prefix(80))])
         case .limitExceeded(let detail, let limit):
             ProtocolError(.invalidRequest, detail, details: ["limit": String(limit)])
+        case .cancelled:
+            ProtocolError(.unavailable, "the request was cancelled")
         case .query(let detail):
             ProtocolError(.internal, "query failed: \(detail)")
         }
