@@ -1,4 +1,5 @@
 import STOLProtocol
+import STOLTransport
 
 /// The taxon of every node of a user's tree (at most 65,536 nodes): a walk that grows
 /// with the request, bulk work.

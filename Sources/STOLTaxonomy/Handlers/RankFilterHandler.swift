@@ -1,4 +1,5 @@
 import STOLProtocol
+import STOLTransport
 
 /// taxonkit's filter over at most 1000 queries on the whole tree: bulk work, as a lineage batch.
 struct RankFilterHandler: TaxonomyRequestHandler {

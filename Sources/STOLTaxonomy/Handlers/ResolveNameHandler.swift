@@ -1,4 +1,5 @@
 import STOLProtocol
+import STOLTransport
 
 /// One taxon for what a person typed (``NameResolver``): up to two searches, on the task pool.
 struct ResolveNameHandler: TaxonomyRequestHandler {
