@@ -66,6 +66,11 @@ final class FilterAnnotateIntegrationTests: XCTestCase {
             XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
             XCTAssertEqual(result.stdout, "")
         }
+        // The server judges the options (rank_filter without queries) before any input:
+        // an empty input still hears of them, and the message names the rank it refused.
+        let unread = try stack.client(["filter", "--lower-than", "genius"], input: "")
+        XCTAssertEqual(unread.status, 64, unread.stderr)
+        XCTAssertTrue(unread.stderr.contains("genius"), unread.stderr)
         let order = try stack.client(["filter", "--list-order"], input: "")
         XCTAssertTrue(order.stdout.hasPrefix("acellular root,cellular root\ndomain,superkingdom,realm,empire\n"), order.stdout)
     }
