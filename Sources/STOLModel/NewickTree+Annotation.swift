@@ -40,38 +40,6 @@ extension NewickTree {
         }
     }
 
-    /// Every node's annotation: the lineage found for its own label (`found`, by node),
-    /// else for an inner node the common part of its annotated leaves' lineages — their
-    /// lowest common ancestor, as ete4 gives it with `ignore_unclassified=True` (leaves
-    /// that name nothing do not pull it up to the root). A node with neither has none.
-    public func annotations(found: [Int: [Rung]]) -> [Int: Annotation] {
-        var result: [Int: Annotation] = [:]
-        // Preorder lists a node before its children: backwards, children come first.
-        var leafPrefix = [[Rung]?](repeating: nil, count: nodes.count)
-        for index in nodes.indices.reversed() {
-            let node = nodes[index]
-            if node.children.isEmpty {
-                leafPrefix[index] = found[index]
-            } else {
-                var common: [Rung]?
-                for child in node.children {
-                    guard let lineage = leafPrefix[child] else { continue }
-                    guard let sofar = common else { common = lineage; continue }
-                    var length = 0
-                    while length < min(sofar.count, lineage.count), sofar[length].id == lineage[length].id { length += 1 }
-                    common = Array(sofar.prefix(length))
-                }
-                leafPrefix[index] = common
-            }
-            if let own = found[index], !own.isEmpty {
-                result[index] = Annotation(lineage: own, fromLabel: true)
-            } else if !node.children.isEmpty, let common = leafPrefix[index], !common.isEmpty {
-                result[index] = Annotation(lineage: common, fromLabel: false)
-            }
-        }
-        return result
-    }
-
     /// How an annotated node's label is written.
     public enum LabelChoice: String, Sendable, CaseIterable {
         /// The label as it was (an inner node without one stays without).
