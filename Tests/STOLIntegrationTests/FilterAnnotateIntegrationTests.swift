@@ -1,5 +1,5 @@
 import Foundation
-import STOLModel
+import STOLClientKit
 import STOLTestFixtures
 import XCTest
 

@@ -91,4 +91,18 @@ final class LineageFormatTests: XCTestCase {
             XCTAssertEqual(format.format(names: names), format.format(lineage), "\(lineage)")
         }
     }
+
+    func testSevenRanks_asTaxonkitWritesThem_andMissingRanksEmpty() throws {
+        let format = try LineageFormat("{k};{p};{c};{o};{f};{g};{s}")
+        XCTAssertEqual(format.format(Self.lion("superkingdom")), "Eukaryota;Chordata;Mammalia;Carnivora;Felidae;Panthera;Panthera leo")
+        XCTAssertEqual(try LineageFormat("{K}|{S}|{t}|k__{k}").format(Self.lion("superkingdom")), "Metazoa|||k__Eukaryota")
+        // The main-rank view names the domain "domain".
+        XCTAssertEqual(try LineageFormat("{k}").format([("domain", "Bacteria")]), "Bacteria")
+    }
+
+    func testABadTemplate_isATypedError() {
+        XCTAssertThrowsError(try LineageFormat("{x};{p}")) { XCTAssertEqual($0 as? LineageFormat.ParseError, .unknownPlaceholder("x")) }
+        XCTAssertThrowsError(try LineageFormat("{p")) { XCTAssertEqual($0 as? LineageFormat.ParseError, .unclosedBrace) }
+        XCTAssertThrowsError(try LineageFormat("{pp}")) { XCTAssertEqual($0 as? LineageFormat.ParseError, .unknownPlaceholder("pp")) }
+    }
 }

@@ -1,3 +1,4 @@
+import STOLClientKit
 import STOLModel
 import XCTest
 

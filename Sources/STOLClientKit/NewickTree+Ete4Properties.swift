@@ -1,5 +1,8 @@
-/// Taxonomy on the nodes of a user's tree, as ete4's `NCBITaxa.annotate_tree`
-/// puts it there: `stol-client annotate` and the Python package's `annotate`.
+import STOLModel
+
+/// Taxonomy on the nodes of a user's tree, written as ete4's `NCBITaxa.annotate_tree`
+/// puts it there (`stol-client annotate`). Which taxon a node gets is the server's
+/// (`annotate_tree`, ``AnnotateTreeParts``); this only writes it.
 extension NewickTree {
     /// One taxon of a lineage.
     public struct Rung: Sendable, Equatable {
