@@ -44,8 +44,6 @@ struct Annotate: ParsableCommand {
     @Flag(help: "Inner nodes' labels are support values (ete4's default parser): kept, not looked up.")
     var internalSupport = false
 
-    /// Queries per request: the server's limit for a lineage batch.
-    static let batchSize = 1000
     /// The largest tree read (a tree of a million leaves is about 30 MB): an endless input
     /// is refused, never read into memory whole.
     static let maximumTreeBytes = 256 << 20
@@ -134,34 +132,15 @@ extension Annotate {
     /// The whole-tree lineage (root first, the taxon last) of each query that names one
     /// taxon: lineage batches on RANK_VIEW_ALL, several in flight.
     private func lineages(of queries: [String], _ client: TaxonomyClient) throws(ClientError) -> [String: [NewickTree.Rung]] {
-        var pending = queries[...]
         var lineages: [String: [NewickTree.Rung]] = [:]
-        try client.runBatches(
-            maximumQueries: Self.batchSize,
-            input: { () -> BatchEntry<String, BatchRefusal>? in pending.popFirst().map { .query($0, line: 0) } },
-            bytes: { ProtobufSize.string(field: 1, $0) },
-            request: { batch in
-                .with {
-                    $0.lineageBatch = .with {
-                        $0.queries = batch
-                        $0.ranks = .all
-                        $0.form = .taxa
-                        $0.language = language.language
-                    }
-                }
-            },
-            // A label too large to send names nothing: its leaf is listed as not found.
-            refuse: { $1 },
-            local: { _ in },
-            answer: { (response, _, batch) throws(ClientError) in
-                guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
-                try batch.expect(results: answer.results.count)
-                for (query, result) in zip(batch.queries, answer.results) where !result.hasError && result.hasTaxon {
-                    lineages[query] = (result.lineage + [result.taxon]).map {
-                        NewickTree.Rung(id: $0.id, name: $0.scientificName, rank: $0.sourceRank, commonName: $0.commonName)
-                    }
-                }
-            })
+        // A label too large to send names nothing (nil): its leaf is listed as not found.
+        let results = try client.lineages(of: queries, ranks: .all, form: .taxa, language: language.language)
+        for (query, result) in zip(queries, results) {
+            guard let result, !result.hasError, result.hasTaxon else { continue }
+            lineages[query] = (result.lineage + [result.taxon]).map {
+                NewickTree.Rung(id: $0.id, name: $0.scientificName, rank: $0.sourceRank, commonName: $0.commonName)
+            }
+        }
         return lineages
     }
 
