@@ -72,6 +72,36 @@ extension Stol_V1_CompareResponse: ExpectedAnswer {
     }
 }
 
+extension Stol_V1_LineageBatchResponse: ExpectedAnswer {
+    public static func extract(from response: Stol_V1_TaxonomyResponse) -> Self? {
+        if case .lineageBatch(let value) = response.result { value } else { nil }
+    }
+}
+
+extension Stol_V1_RankOrderResponse: ExpectedAnswer {
+    public static func extract(from response: Stol_V1_TaxonomyResponse) -> Self? {
+        if case .rankOrder(let value) = response.result { value } else { nil }
+    }
+}
+
+extension Stol_V1_RankFilterResponse: ExpectedAnswer {
+    public static func extract(from response: Stol_V1_TaxonomyResponse) -> Self? {
+        if case .rankFilter(let value) = response.result { value } else { nil }
+    }
+}
+
+extension Stol_V1_AnnotateTreeResponse: ExpectedAnswer {
+    public static func extract(from response: Stol_V1_TaxonomyResponse) -> Self? {
+        if case .annotateTree(let value) = response.result { value } else { nil }
+    }
+}
+
+extension Stol_V1_ResolveNameResponse: ExpectedAnswer {
+    public static func extract(from response: Stol_V1_TaxonomyResponse) -> Self? {
+        if case .resolveName(let value) = response.result { value } else { nil }
+    }
+}
+
 extension Stol_V1_RelativesResponse: ExpectedAnswer {
     public static func extract(from response: Stol_V1_TaxonomyResponse) -> Self? {
         if case .relatives(let value) = response.result { value } else { nil }

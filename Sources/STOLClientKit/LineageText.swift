@@ -4,26 +4,29 @@ import STOLProtocol
 /// The TSV lines of `stol-client lineage`: query, id, rank, scientific name, then the
 /// lineage (names or ids, root first, `;`-separated, the taxon last; or a taxonkit
 /// template filled, or both: the lineage, then the template as a last column); or
-/// query, error code, message.
+/// query, error code, message. A template is filled by the server (`lineage_batch`'s
+/// `template`, each result's `formatted`): these lines only place its text.
 public struct LineageTSV {
     public let ids: Bool
-    public let template: LineageFormat?
+    /// With a template (`--format`): the server's `unclassified`, the template filled
+    /// from an empty lineage, for Kraken's 0; nil without a template.
+    public let unclassified: String?
     /// With a template: the lineage column is kept and the filled template follows it.
     public let keepLineage: Bool
-    /// The rank spellings any placeholder of a template stands for, with the placeholder's
-    /// position in ``LineageFormat/all``: only their nodes can fill it.
-    private static let placeholderRanks: [(rank: [UInt8], slot: Int)] = LineageFormat.rankSlots.map { (Array($0.rank.utf8), $0.slot) }
 
-    public init(ids: Bool, template: LineageFormat?, keepLineage: Bool = false) {
+    public init(ids: Bool, unclassified: String? = nil, keepLineage: Bool = false) {
         self.ids = ids
-        self.template = template
-        self.keepLineage = keepLineage && template != nil
+        self.unclassified = unclassified
+        self.keepLineage = keepLineage && unclassified != nil
     }
+
+    /// Whether the lines carry a filled template.
+    public var hasTemplate: Bool { unclassified != nil }
 
     /// The line of column names (`--column-names`): `query id rank name lineage`, the last
     /// one `format` when the template replaces the lineage, and `format` after it when both are written.
     public var columnNames: String {
-        let last = template == nil ? ["lineage"] : keepLineage ? ["lineage", "format"] : ["format"]
+        let last = !hasTemplate ? ["lineage"] : keepLineage ? ["lineage", "format"] : ["format"]
         return (["query", "id", "rank", "name"] + last).joined(separator: "\t")
     }
 
@@ -31,10 +34,9 @@ public struct LineageTSV {
     /// `unclassified`, an empty lineage (a template filled from nothing).
     public func unclassifiedLine(query: String) -> String {
         var line = "\(query)\t0\tno rank\tunclassified\t"
-        if let template { line += (keepLineage ? "\t" : "") + template.format(names: Self.noNames) }
+        if let unclassified { line += (keepLineage ? "\t" : "") + unclassified }
         return line
     }
-    private static let noNames = [String?](repeating: nil, count: LineageFormat.all.count)
 
     /// The main rank a node of the whole tree has in the taxa form: the server's own
     /// mapping of the source's rank (`TaxonRank(sourceRank:)`, superkingdom → domain).
@@ -48,16 +50,13 @@ public struct LineageTSV {
         let taxon = result.taxon
         let rank = taxon.sourceRank.isEmpty ? TextFormatter.rankName(taxon.rank) : taxon.sourceRank
         var columns = [result.query, String(taxon.id), rank, taxon.scientificName]
-        if template == nil || keepLineage {
+        if !hasTemplate || keepLineage {
             let lineage = ids ? (result.lineageIds + [taxon.id]).map(String.init)
                 : result.lineageNames.isEmpty && !result.lineage.isEmpty ? (result.lineage + [taxon]).map(\.scientificName)
                 : result.lineageNames + [taxon.scientificName]
             columns.append(lineage.joined(separator: ";"))
         }
-        if let template {
-            let lineage = Array(zip(result.lineageRanks, result.lineageNames)) + [(rank, taxon.scientificName)]
-            columns.append(template.format(lineage.map { (rank: $0.0, name: $0.1) }))
-        }
+        if hasTemplate { columns.append(result.formatted) }
         return columns.joined(separator: "\t")
     }
 
@@ -80,7 +79,7 @@ public struct LineageTSV {
         out.append(tab)
         out.append(contentsOf: taxon.scientificName.utf8)
         out.append(tab)
-        if template == nil || keepLineage {
+        if !hasTemplate || keepLineage {
             if ids {
                 for id in index.ids[result.ids] {
                     ProtobufJSONWriter.appendInt(id, to: &out)
@@ -95,19 +94,9 @@ public struct LineageTSV {
                 out.append(contentsOf: taxon.scientificName.utf8)
             }
         }
-        if let template {
+        if hasTemplate {
             if keepLineage { out.append(tab) }
-            // Only the nodes of a placeholder's ranks can fill the template (LineageFormat.format
-            // looks up nothing else), so only theirs become strings.
-            var names = Self.noNames
-            for offset in 0..<min(result.ranks.count, result.names.count) {
-                let rankBytes = UnsafeBufferPointer(rebasing: bytes[index.ranks[result.ranks.lowerBound + offset]])
-                guard let slot = Self.placeholderRanks.first(where: { $0.rank.elementsEqual(rankBytes) })?.slot else { continue }
-                names[slot] = String(decoding: UnsafeBufferPointer(rebasing: bytes[index.names[result.names.lowerBound + offset]]),
-                                     as: UTF8.self)
-            }
-            if let slot = LineageFormat.slot(ofRank: rank) { names[slot] = taxon.scientificName }
-            out.append(contentsOf: template.format(names: names).utf8)
+            if let formatted = result.formatted { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[formatted])) }
         }
     }
 }

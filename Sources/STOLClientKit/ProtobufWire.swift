@@ -161,11 +161,13 @@ public struct LineageBatchIndex {
     public struct Result {
         /// The LineageResult's bytes.
         public var bytes: Range<Int>
-        /// Only query, taxon, lineage_ids, lineage_ranks, lineage_names and merged_from.
+        /// Only query, taxon, lineage_ids, lineage_ranks, lineage_names, merged_from and formatted.
         public var plain = true
         public var query: Range<Int>?
         public var taxon: Stol_V1_Taxon?
         public var mergedFrom: Int64 = 0
+        /// The lineage written in the request's template (`formatted`), when there is one.
+        public var formatted: Range<Int>?
         /// This result's entries in ``ids``, ``ranks`` and ``names``.
         public var ids: Range<Int>
         public var ranks: Range<Int>
@@ -223,10 +225,15 @@ public struct LineageBatchIndex {
                 guard reader.isUTF8(text) else { throw WireError() }
                 if field == 6 { ranks.append(text) } else { names.append(text) }
             case (8, 0): result.mergedFrom = Int64(bitPattern: try reader.varint())
+            case (9, 2):
+                let text = try reader.lengthDelimited()
+                guard reader.isUTF8(text) else { throw WireError() }
+                if result.formatted != nil { result.plain = false }
+                result.formatted = text
             case (3, 2), (4, 2):  // the taxa form's lineage, an error: swift-protobuf's
                 _ = try reader.lengthDelimited()
                 result.plain = false
-            case (1...8, _): throw WireError()
+            case (1...9, _): throw WireError()
             default: try reader.skip(type)
             }
         }

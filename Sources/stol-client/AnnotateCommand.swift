@@ -44,8 +44,6 @@ struct Annotate: ParsableCommand {
     @Flag(help: "Inner nodes' labels are support values (ete4's default parser): kept, not looked up.")
     var internalSupport = false
 
-    /// Queries per request: the server's limit for a lineage batch.
-    static let batchSize = 1000
     /// The largest tree read (a tree of a million leaves is about 30 MB): an endless input
     /// is refused, never read into memory whole.
     static let maximumTreeBytes = 256 << 20
@@ -71,44 +69,31 @@ struct Annotate: ParsableCommand {
             let tree: NewickTree
             do { tree = try NewickTree(parsing: text) } catch { throw .badFile("\(file ?? "stdin"): \(error)") }
             let queries = tree.queries(internalSupport: internalSupport)
-            var labels = Array(Set(queries.map(\.label))).sorted()[...]
-            var lineages: [String: [NewickTree.Rung]] = [:]
             let client = try global.batchTaxonomy()
-            try client.runBatches(
-                maximumQueries: Self.batchSize,
-                input: { () -> BatchEntry<String, BatchRefusal>? in labels.popFirst().map { .query($0, line: 0) } },
-                bytes: { ProtobufSize.string(field: 1, $0) },
-                request: { batch in
-                    .with {
-                        $0.lineageBatch = .with {
-                            $0.queries = batch
-                            $0.ranks = .all
-                            $0.form = .taxa
-                            $0.language = language.language
-                        }
-                    }
-                },
-                // A label too large to send names nothing: its leaf is listed as not found.
-                refuse: { $1 },
-                local: { _ in },
-                answer: { (response, _, batch) throws(ClientError) in
-                    guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
-                    try batch.expect(results: answer.results.count)
-                    for (query, result) in zip(batch.queries, answer.results) where !result.hasError && result.hasTaxon {
-                        lineages[query] = (result.lineage + [result.taxon]).map {
-                            NewickTree.Rung(id: $0.id, name: $0.scientificName, rank: $0.sourceRank, commonName: $0.commonName)
-                        }
-                    }
-                })
-            var found: [Int: [NewickTree.Rung]] = [:]
-            for (node, label) in queries { if let lineage = lineages[label] { found[node] = lineage } }
-            var annotations = tree.annotations(found: found)
+            let lineages = try self.lineages(of: Array(Set(queries.map(\.label))).sorted(), client)
+            // Each node's own taxon, then the one the server gives it (annotate_tree: its
+            // own, else its annotated leaves' common ancestor): nothing to ask without one.
+            var own = [Int64](repeating: 0, count: tree.nodes.count)
+            for (node, label) in queries { if let lineage = lineages[label] { own[node] = lineage[lineage.count - 1].id } }
+            let assigned = own.contains(where: { $0 != 0 }) ? try annotateTree(tree, own: own, client) : own
+            var byID: [Int64: [NewickTree.Rung]] = [:]
+            for lineage in lineages.values { byID[lineage[lineage.count - 1].id] = lineage }
+            let ancestors = Set(assigned.filter { $0 > 0 && byID[$0] == nil }).sorted().map(String.init)
+            for lineage in try self.lineages(of: ancestors, client).values { byID[lineage[lineage.count - 1].id] = lineage }
+            var annotations: [Int: NewickTree.Annotation] = [:]
+            for (node, taxon) in assigned.enumerated() where taxon > 0 {
+                guard let lineage = byID[taxon] else {
+                    throw .local("the taxonomy service gave node \(node) the taxon \(taxon), whose lineage it does not have")
+                }
+                annotations[node] = NewickTree.Annotation(lineage: lineage, fromLabel: own[node] != 0)
+            }
             // Whole-tree lineages carry no common names: the annotated taxa's own, in one more pass.
             let named = try client.taxa(ids: Array(Set(annotations.values.map(\.taxon.id))), language: language.language)
             for (node, annotation) in annotations {
                 annotations[node]?.lineage[annotation.lineage.count - 1].commonName = named[annotation.taxon.id]?.commonName ?? ""
             }
-            let notFound = queries.filter { tree.nodes[$0.node].children.isEmpty && found[$0.node] == nil }.map(\.label)
+            let found = Set(queries.filter { own[$0.node] != 0 }.map(\.node))
+            let notFound = queries.filter { tree.nodes[$0.node].children.isEmpty && !found.contains($0.node) }.map(\.label)
             missing = !notFound.isEmpty
             let output = BatchOutput()
             switch format {
@@ -140,6 +125,36 @@ struct Annotate: ParsableCommand {
             }
         }
         if missing { throw ExitCode(ClientError.ExitCode.notFound.rawValue) }
+    }
+}
+
+extension Annotate {
+    /// The whole-tree lineage (root first, the taxon last) of each query that names one
+    /// taxon: lineage batches on RANK_VIEW_ALL, several in flight.
+    private func lineages(of queries: [String], _ client: TaxonomyClient) throws(ClientError) -> [String: [NewickTree.Rung]] {
+        var lineages: [String: [NewickTree.Rung]] = [:]
+        // A label too large to send names nothing (nil): its leaf is listed as not found.
+        let results = try client.lineages(of: queries, ranks: .all, form: .taxa, language: language.language)
+        for (query, result) in zip(queries, results) {
+            guard let result, !result.hasError, result.hasTaxon else { continue }
+            lineages[query] = (result.lineage + [result.taxon]).map {
+                NewickTree.Rung(id: $0.id, name: $0.scientificName, rank: $0.sourceRank, commonName: $0.commonName)
+            }
+        }
+        return lineages
+    }
+
+    /// The taxon the server gives each node (``AnnotateTreeParts``: in parts when the
+    /// tree is larger than a request).
+    private func annotateTree(_ tree: NewickTree, own: [Int64], _ client: TaxonomyClient) throws(ClientError) -> [Int64] {
+        var depths = [Int](repeating: 0, count: tree.nodes.count)
+        for (index, node) in tree.nodes.enumerated() { if let parent = node.parent { depths[index] = depths[parent] + 1 } }
+        // The two packed fields' tags and lengths besides what queryBytes leaves.
+        let budget = client.queryBytes(in: .with { $0.annotateTree = .init() }) - 8
+        return try AnnotateTreeParts.annotate(depths: depths, own: own, budget: budget) { (depths, ids) throws(ClientError) in
+            try client.ask(.with { $0.annotateTree = .with { $0.depths = depths; $0.taxonIds = ids } },
+                           as: Stol_V1_AnnotateTreeResponse.self)
+        }
     }
 }
 

@@ -72,16 +72,23 @@ struct Lineage: ParsableCommand {
                              + "p__, c__, o__, f__, g__, s__, t__ subspecies, T__ strain, r__ realm)."))
     var prefixRanks = false
 
-    /// The template of --format with its options.
-    func lineageFormat() throws(LineageFormat.ParseError) -> LineageFormat? {
+    /// The template of --format with its options, as the server takes it (nil without
+    /// --format). The server checks and fills it (`lineage_batch`'s `template`): every
+    /// client writes a lineage the same way.
+    var template: Stol_V1_LineageTemplate? {
         guard let format else { return nil }
-        let fill = fillTemplate ?? (fillMissing ? LineageFormat.defaultFill : nil)
-        return try LineageFormat(format, fillMissing: fill, prefixRanks: prefixRanks)
+        return .with {
+            $0.format = format
+            // An empty --fill-template is an empty field: no fill (the server's empty
+            // fill is its default, "unclassified {higher} {rank}").
+            $0.fillMissing = fillTemplate.map { !$0.isEmpty } ?? fillMissing
+            $0.fill = fillTemplate ?? ""
+            $0.prefixRanks = prefixRanks
+        }
     }
 
     func validate() throws {
         if format != nil {
-            do { _ = try lineageFormat() } catch { throw ValidationError("--format: \(error)") }
             guard !ids, !jsonl, !global.json else {
                 throw ValidationError("--format writes names in TSV; it goes without --ids, --jsonl and --json")
             }
@@ -90,6 +97,24 @@ struct Lineage: ParsableCommand {
         }
         if columnNames && (jsonl || global.json) { throw ValidationError("--column-names is for TSV; JSON lines name their fields") }
     }
+
+    /// The template checked by the server before any input is read (a request without
+    /// queries), and its `unclassified` text for Kraken's 0. A template it refuses is a
+    /// usage error (exit 64), naming the field and placeholder as the server does.
+    func checked(_ template: Stol_V1_LineageTemplate, _ client: TaxonomyClient) throws(ClientError) -> String {
+        do throws(ClientError) {
+            let answer = try client.ask(.with {
+                $0.lineageBatch = .with {
+                    $0.ranks = ranks.ranks.wire
+                    $0.template = template
+                }
+            }, as: Stol_V1_LineageBatchResponse.self)
+            return answer.unclassified
+        } catch .server(let error) where error.code == .invalidRequest && error.details["field"] != nil {
+            throw .usage("--format: \(error.message)")
+        }
+    }
+
     @Option(help: "Queries per request (1–1000).") var batchSize: Int = 1000
 
     func run() throws {
@@ -103,12 +128,15 @@ struct Lineage: ParsableCommand {
             // of the bytes to read. The eight ranks' taxa form has more (common names,
             // authors, IUCN status), so it is asked for there.
             let wholeTree = ranks.ranks == .all
-            let form: Stol_V1_LineageForm = json ? (wholeTree ? .compact : .taxa) : ids ? .ids : .compact
-            let template: LineageFormat?
-            do { template = try lineageFormat() } catch { throw .usage("--format: \(error)") }
+            let template = self.template
+            let unclassified = try template.map { (template) throws(ClientError) in try checked(template, client) }
+            // A template without the lineage column needs no names from the server: the ids
+            // form carries the taxon and the filled text.
+            let form: Stol_V1_LineageForm = json ? (wholeTree ? .compact : .taxa)
+                : ids || (template != nil && !keepLineage) ? .ids : .compact
             let output = BatchOutput()
             header.write(to: output, json: json)
-            let tsv = LineageTSV(ids: ids, template: template, keepLineage: keepLineage)
+            let tsv = LineageTSV(ids: ids, unclassified: unclassified, keepLineage: keepLineage)
             if columnNames { output.line(tsv.columnNames) }
             var wholeTreeJSON = WholeTreeLineageJSON(mainRank: LineageTSV.mainRank)
             var index = LineageBatchIndex()
@@ -163,6 +191,7 @@ struct Lineage: ParsableCommand {
                             $0.language = language.language
                             $0.ranks = ranks.ranks.wire
                             $0.form = form
+                            if let template { $0.template = template }
                         }
                     }
                 },

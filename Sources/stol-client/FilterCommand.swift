@@ -5,9 +5,10 @@ import STOLModel
 import STOLProtocol
 
 /// `stol-client filter`: taxonkit's `filter`: the lines of stdin whose taxon's rank
-/// is in a range, for profile tables and id lists. The ranks come from NCBI's own
-/// tree (lineage batches on RANK_VIEW_ALL, 1000 queries per request, several in
-/// flight); the order of ranks is ``RankOrder``, the rules ``RankFilter``.
+/// is in a range, for profile tables and id lists. The server judges each taxon
+/// (`rank_filter`, PROTOCOL.md §4.2: 1000 queries per request, several in flight),
+/// so that every client keeps what the one rule keeps; this command only picks the
+/// column and writes the lines the server kept.
 struct Filter: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Keep the lines of stdin whose taxon's rank is in a range (taxonkit filter), for id lists and TSV columns.",
@@ -51,32 +52,45 @@ struct Filter: ParsableCommand {
     @Flag(help: "Print the order of ranks (top down, one level per line, its spellings comma-separated) and exit.")
     var listOrder = false
 
-    /// The filter the options describe.
-    func rankFilter() throws(RankFilter.ConfigurationError) -> RankFilter {
-        let ranks = equalTo.flatMap { $0.split(separator: ",").map { String($0).trimmingBlanks } }.filter { !$0.isEmpty }
-        return try RankFilter(lowerThan: lowerThan, higherThan: higherThan, equalTo: ranks,
-                              discardNoranks: discardNoranks, savePredictableNoranks: savePredictableNoranks)
+    /// The filter the options describe, without queries: what every request carries.
+    /// The server checks it (an unknown rank, both bounds, …) and splits `--rank`'s
+    /// comma-separated lists.
+    var options: Stol_V1_RankFilterRequest {
+        .with {
+            $0.lowerThan = lowerThan ?? ""
+            $0.higherThan = higherThan ?? ""
+            $0.equalTo = equalTo
+            $0.discardNoranks = discardNoranks
+            $0.savePredictableNoranks = savePredictableNoranks
+        }
     }
 
     func validate() throws {
         guard column >= 1 else { throw ValidationError("--column counts from 1") }
-        do { _ = try rankFilter() } catch { throw ValidationError("\(error)") }
     }
 
-    /// Queries per request: the server's limit for a lineage batch.
+    /// Queries per request: the server's limit for a rank filter.
     static let batchSize = 1000
 
     func run() throws {
-        if listOrder {
-            RankOrder.levels.forEach { print($0.joined(separator: ",")) }
-            print(RankOrder.unordered.map { "!" + $0 }.joined(separator: ","))
-            return
-        }
-        let filter: RankFilter
-        do { filter = try rankFilter() } catch { throw ValidationError("\(error)") }
         var notFound: [String] = []
         try global.run { () throws(ClientError) in
+            if listOrder {
+                let order = try global.taxonomy().ask(.with { $0.rankOrder = .init() }, as: Stol_V1_RankOrderResponse.self)
+                order.levels.forEach { print($0.spellings.joined(separator: ",")) }
+                print(order.unordered.map { "!" + $0 }.joined(separator: ","))
+                return
+            }
             let client = try global.batchTaxonomy()
+            let options = self.options
+            // The options checked once, before any input is read (a request without
+            // queries): options the rules refuse are a usage error, as they were when the
+            // client judged them, and an empty input still hears of them.
+            do throws(ClientError) {
+                _ = try client.ask(.with { $0.rankFilter = options }, as: Stol_V1_RankFilterResponse.self)
+            } catch .server(let error) where error.code == .invalidRequest {
+                throw .usage("filter: \(error.message)")
+            }
             let output = BatchOutput()
             /// A query: the id or name of the line's column, and the line written when it passes.
             typealias Query = (field: String, line: String)
@@ -110,28 +124,23 @@ struct Filter: ParsableCommand {
                 bytes: { ProtobufSize.string(field: 1, $0.field) },
                 request: { queries in
                     .with {
-                        $0.lineageBatch = .with {
-                            $0.queries = queries.map(\.field)
-                            $0.ranks = .all
-                            $0.form = .compact
-                        }
+                        $0.rankFilter = options
+                        $0.rankFilter.queries = queries.map(\.field)
                     }
                 },
                 output: output,
                 refuse: { .refused($1) },
                 local: local,
                 answer: { (response, _, batch) throws(ClientError) in
-                    guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
+                    guard case .rankFilter(let answer) = response.result else { throw .local("unexpected answer") }
                     try batch.expect(results: answer.results.count)
                     batch.walk(answer: { position in
                         let result = answer.results[position]
-                        guard !result.hasError, result.hasTaxon else {
+                        guard !result.hasError, result.taxonID != 0 else {
                             notFound.append(result.query)
                             return
                         }
-                        if filter.keeps(rank: result.taxon.sourceRank, ancestorRanks: result.lineageRanks.reversed()) {
-                            output.line(batch.queries[position].line)
-                        }
+                        if result.kept { output.line(batch.queries[position].line) }
                     }, local: local)
                 })
             try output.finish()

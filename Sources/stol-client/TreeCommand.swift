@@ -184,28 +184,11 @@ struct Tree: ParsableCommand {
     /// The id each name names on the tree's view (nil: none, or several), from lineage
     /// batches through ``ServiceClient/runBatches``.
     private func resolve(_ names: [String], _ client: TaxonomyClient) throws(ClientError) -> [Int64?] {
-        var resolved = [Int64?](repeating: nil, count: names.count)
-        var pending = Array(names.enumerated())[...]
-        try client.runBatches(
-            maximumQueries: 1000,
-            input: { () -> BatchEntry<(position: Int, name: String), BatchRefusal>? in
-                pending.popFirst().map { .query(($0.offset, $0.element), line: 0) }
-            },
-            bytes: { ProtobufSize.string(field: 1, $0.name) },
-            request: { batch in
-                .with { $0.lineageBatch = .with { $0.queries = batch.map(\.name); $0.ranks = ranks.ranks.wire; $0.form = .ids } }
-            },
-            // A name too large to send names nothing: it is listed as not found.
-            refuse: { $1 },
-            local: { _ in },
-            answer: { (response, _, batch) throws(ClientError) in
-                guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
-                try batch.expect(results: answer.results.count)
-                for (query, result) in zip(batch.queries, answer.results) where !result.hasError && result.hasTaxon {
-                    resolved[query.position] = result.taxon.id
-                }
-            })
-        return resolved
+        // A name too large to send names nothing (nil): it is listed as not found.
+        try client.lineages(of: names, ranks: ranks.ranks.wire, form: .ids).map { result in
+            guard let result, !result.hasError, result.hasTaxon else { return nil }
+            return result.taxon.id
+        }
     }
 
     /// What names nothing, as `induced_tree` lists it when it resolves names itself: the

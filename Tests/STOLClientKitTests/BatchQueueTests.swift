@@ -23,7 +23,7 @@ final class BatchQueueTests: XCTestCase {
         var sent: [[String]] = []
         var inFlight: [[String]] = []
         var exhausted = false
-        let writer = LineageTSV(ids: false, template: nil)
+        let writer = LineageTSV(ids: false)
         func local(_ slot: LineageInputLine.Local) { output.append(LineageInputLine.tsv(slot, writer)) }
         func next() -> [String]? {
             while queue.readyCount == 0 && !exhausted {
@@ -67,7 +67,7 @@ final class BatchQueueTests: XCTestCase {
     }
 
     private func expected(_ input: [String], limit: Int) -> [String] {
-        let writer = LineageTSV(ids: false, template: nil)
+        let writer = LineageTSV(ids: false)
         return input.enumerated().map { number, line in
             switch LineageInputLine(line) {
             case .query(let query):

@@ -21,10 +21,6 @@ final class LineageBatchIndexTests: XCTestCase {
                                 "family", "genus", "species", "subspecies", "strain", "species subgroup",
                                 "a rank of more than sixteen bytes", "", "realm", "domain",
                                 "acellular root"]
-    private static let template = try! LineageFormat("{k};{K};{p};{c};{o};{f};{g};{s};{S};{t};{r}")
-    /// Fill and prefixes, and placeholders written as rank names.
-    private static let filled = try! LineageFormat("{domain}|{superkingdom}|{K}|{phylum}|{c}|{o}|{f}|{g}|{s}|{S}|{t}|{realm}",
-                                                   fillMissing: "{rank} of {higher} ({higher_rank})", prefixRanks: true)
 
     /// Each result's lines, written from the bytes and from swift-protobuf's decoding.
     private func assertSameLines(_ batch: [UInt8], _ what: String, file: StaticString = #filePath, line: UInt = #line) throws {
@@ -41,14 +37,13 @@ final class LineageBatchIndexTests: XCTestCase {
                 fromMessage.append(message, to: &reference)
                 XCTAssertEqual(String(decoding: raw, as: UTF8.self), String(decoding: reference, as: UTF8.self),
                                "\(what): JSON", file: file, line: line)
-                for tsv in [LineageTSV(ids: false, template: nil), LineageTSV(ids: true, template: nil),
-                            LineageTSV(ids: false, template: Self.template), LineageTSV(ids: false, template: Self.filled),
-                            LineageTSV(ids: false, template: Self.template, keepLineage: true),
-                            LineageTSV(ids: false, template: Self.filled, keepLineage: true)] {
+                // With a template the server's `formatted` text is the last column.
+                for tsv in [LineageTSV(ids: false), LineageTSV(ids: true), LineageTSV(ids: false, unclassified: ";;"),
+                            LineageTSV(ids: false, unclassified: ";;", keepLineage: true)] {
                     raw = []
                     try tsv.append(result, of: index, in: bytes, to: &raw)
                     XCTAssertEqual(String(decoding: raw, as: UTF8.self), tsv.line(message),
-                                   "\(what): TSV ids \(tsv.ids) template \(String(describing: tsv.template)) keep \(tsv.keepLineage)",
+                                   "\(what): TSV ids \(tsv.ids) template \(tsv.hasTemplate) keep \(tsv.keepLineage)",
                                    file: file, line: line)
                 }
                 if result.plain {
@@ -110,6 +105,7 @@ final class LineageBatchIndexTests: XCTestCase {
                         default: $0.lineage = ids.map { id in .with { $0.id = id; $0.scientificName = pick(Self.names) } }
                         }
                         if chance(0.1) { $0.mergedFrom = Int64.random(in: 1...9_000_000, using: &random) }
+                        if chance(0.7) { $0.formatted = pick(Self.names) }
                     }
                 }
             }

@@ -1,5 +1,5 @@
 import Foundation
-import STOLModel
+import STOLClientKit
 import STOLTestFixtures
 import XCTest
 
@@ -66,6 +66,11 @@ final class FilterAnnotateIntegrationTests: XCTestCase {
             XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
             XCTAssertEqual(result.stdout, "")
         }
+        // The server judges the options (rank_filter without queries) before any input:
+        // an empty input still hears of them, and the message names the rank it refused.
+        let unread = try stack.client(["filter", "--lower-than", "genius"], input: "")
+        XCTAssertEqual(unread.status, 64, unread.stderr)
+        XCTAssertTrue(unread.stderr.contains("genius"), unread.stderr)
         let order = try stack.client(["filter", "--list-order"], input: "")
         XCTAssertTrue(order.stdout.hasPrefix("acellular root,cellular root\ndomain,superkingdom,realm,empire\n"), order.stdout)
     }
@@ -144,5 +149,41 @@ final class FilterAnnotateIntegrationTests: XCTestCase {
                        "the support value is not a taxid: the node gets its leaves' ancestor")
         XCTAssertNotEqual(properties(tree.nodes[1])["taxid"], "95")
         XCTAssertEqual(tree.nodes[1].length, "0.5")
+    }
+
+    /// A tree larger than one request (64 KiB) goes in parts (AnnotateTreeParts): its
+    /// inner nodes get what they get in a small tree of the same shape sent whole. The
+    /// lions' clade alone is larger than a request: its leaves go in groups of their own.
+    func testAnnotate_aTreeLargerThanARequest_isAnsweredInParts_asTheSameTreeWhole() throws {
+        // Inner labels that name no taxon ("cats" is Felidae's common name): the server gives them their leaves' ancestor.
+        func tree(lions: Int) -> String {
+            func clade(_ id: String, _ count: Int) -> String { "(" + Array(repeating: id, count: count).joined(separator: ",") + ")" }
+            return "((\(clade("9689", lions)),\(clade("9694", 3)))nx_cats,(\(clade("9606", 3)),\(clade("9598", 3)))nx_apes)nx_top;"
+        }
+        func inner(_ text: String) throws -> [String: String] {
+            let result = try stack.client(["annotate", "--format", "jsonl"], input: text)
+            XCTAssertEqual(result.status, 0, result.stderr)
+            var taxa: [String: String] = [:]
+            var lionClade: String?
+            for line in result.stdout.split(separator: "\n") {
+                let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                let taxid = (object["taxid"] as? Int).map(String.init) ?? "none"
+                if let label = object["label"] as? String, !label.isEmpty, object["leaf"] as? Bool == false { taxa[label] = taxid }
+                if object["node"] as? Int == 2 { lionClade = taxid }
+            }
+            taxa["lions"] = lionClade
+            return taxa
+        }
+        let small = try inner(tree(lions: 3)), large = try inner(tree(lions: 30_000))
+        XCTAssertGreaterThan(tree(lions: 30_000).utf8.count, 65_536)
+        XCTAssertEqual(large["lions"], "9689", "the lions' clade, cut into parts, is the lion")
+        // The common ancestor as the taxa's lineages give it (no cut in the way).
+        func ancestor(_ a: String, _ b: String) throws -> String {
+            String(zip(try lineage(a), try lineage(b)).prefix { $0 == $1 }.last!.0)
+        }
+        XCTAssertEqual(large["nx_cats"], try ancestor("9689", "9694"))
+        XCTAssertEqual(large["nx_apes"], try ancestor("9606", "9598"))
+        XCTAssertEqual(large, small, "the tree in parts answers as the same shape whole")
+        XCTAssertNotEqual(small["nx_top"], "none")
     }
 }

@@ -1,3 +1,4 @@
+import STOLClientKit
 import STOLModel
 import XCTest
 
@@ -64,10 +65,9 @@ final class NewickTreeTests: XCTestCase {
         let tree = try NewickTree(parsing: text)
         XCTAssertEqual(tree.nodes.count, 2 * depth + 1)
         XCTAssertEqual(tree.written { _ in nil }, text)
-        let lineage = [root, Rung(id: 5, name: "x", rank: "species")]
-        let leaves = tree.nodes.indices.filter { tree.nodes[$0].children.isEmpty }
-        let annotations = tree.annotations(found: Dictionary(uniqueKeysWithValues: leaves.map { ($0, lineage) }))
-        XCTAssertEqual(annotations[0]?.taxon.id, 5, "every leaf the same taxon: their ancestor is it")
+        let annotation = NewickTree.Annotation(lineage: [root, Rung(id: 5, name: "x", rank: "species")], fromLabel: true)
+        let written = tree.written { tree.nodes[$0].children.isEmpty ? tree.content(of: $0, annotation: annotation, label: .id) : nil }
+        XCTAssertEqual(written.components(separatedBy: "taxid=5]").count - 1, depth + 1, "every leaf annotated, none lost")
     }
 
     func testAnnotatedContent_isWhatEte4Writes_andEte4sTextReadsBack() throws {
@@ -79,9 +79,8 @@ final class NewickTreeTests: XCTestCase {
             4: [root, Rung(id: 562, name: "Escherichia coli", rank: "species"),
                 Rung(id: 83334, name: "Escherichia coli O157:H7", rank: "serotype")],
         ]
-        let annotations = tree.annotations(found: found)
         let written = tree.written { node in
-            found[node] == nil ? nil : tree.content(of: node, annotation: annotations[node]!, label: .keep)
+            found[node].map { tree.content(of: node, annotation: .init(lineage: $0, fromLabel: true), label: .keep) }
         }
         XCTAssertEqual(written, ete4Written, "the same bytes as ete4 (its root carries no props)")
         let back = try NewickTree(parsing: ete4Written)
@@ -92,21 +91,18 @@ final class NewickTreeTests: XCTestCase {
         XCTAssertEqual(leaf.properties.first?.key, "colour", "the node's own property is kept")
     }
 
-    func testInnerNodes_getTheCommonAncestorOfTheirAnnotatedLeaves_unknownLeavesIgnored() throws {
-        // ((human, chimp), (mouse, unknown)) with inner nodes unlabelled.
+    func testUnannotatedNodes_areWrittenAsTheyWere_andLabelNameQuotesWhereNewickNeedsIt() throws {
+        // ((human, chimp), (mouse, unknown)): the server gave the inner nodes their taxa (annotate_tree).
         let tree = try NewickTree(parsing: "((h,c),(m,nobody));")
         let euarchontoglires = Rung(id: 314146, name: "Euarchontoglires", rank: "superorder")
         let human = [root, euarchontoglires, homininae, Rung(id: 9606, name: "Homo sapiens", rank: "species")]
-        let chimp = [root, euarchontoglires, homininae, Rung(id: 9598, name: "Pan troglodytes", rank: "species")]
-        let mouse = [root, euarchontoglires, Rung(id: 10090, name: "Mus musculus", rank: "species")]
-        let annotations = tree.annotations(found: [2: human, 3: chimp, 5: mouse])
-        XCTAssertEqual(annotations[1]?.taxon.id, 207598)
-        XCTAssertEqual(annotations[1]?.fromLabel, false)
-        XCTAssertEqual(annotations[4]?.taxon.id, 10090, "the unknown leaf does not pull the ancestor up (ignore_unclassified)")
-        XCTAssertEqual(annotations[0]?.taxon.id, 314146)
-        XCTAssertNil(annotations[6], "the unknown leaf stays unannotated")
+        let annotations: [Int: NewickTree.Annotation] = [
+            0: .init(lineage: [root, euarchontoglires], fromLabel: false),
+            2: .init(lineage: human, fromLabel: true),
+        ]
         let written = tree.written { node in annotations[node].map { tree.content(of: node, annotation: $0, label: .name) } }
         XCTAssertTrue(written.contains(",nobody)"), "an unknown leaf is written as it was: \(written)")
+        XCTAssertTrue(written.contains("(m,nobody)"), "an inner node without a taxon is written as it was: \(written)")
         XCTAssertTrue(written.contains("'Homo sapiens'[&&NHX:"), "--label name, quoted where Newick needs it")
         XCTAssertTrue(written.contains(")Euarchontoglires[&&NHX:"), "the root is named after its taxon too: \(written)")
     }

@@ -1,5 +1,8 @@
-/// Taxonomy on the nodes of a user's tree, as ete4's `NCBITaxa.annotate_tree`
-/// puts it there: `stol-client annotate` and the Python package's `annotate`.
+import STOLModel
+
+/// Taxonomy on the nodes of a user's tree, written as ete4's `NCBITaxa.annotate_tree`
+/// puts it there (`stol-client annotate`). Which taxon a node gets is the server's
+/// (`annotate_tree`, ``AnnotateTreeParts``); this only writes it.
 extension NewickTree {
     /// One taxon of a lineage.
     public struct Rung: Sendable, Equatable {
@@ -38,38 +41,6 @@ extension NewickTree {
             guard !node.label.isEmpty, node.children.isEmpty || !internalSupport else { return nil }
             return (index, node.label)
         }
-    }
-
-    /// Every node's annotation: the lineage found for its own label (`found`, by node),
-    /// else for an inner node the common part of its annotated leaves' lineages — their
-    /// lowest common ancestor, as ete4 gives it with `ignore_unclassified=True` (leaves
-    /// that name nothing do not pull it up to the root). A node with neither has none.
-    public func annotations(found: [Int: [Rung]]) -> [Int: Annotation] {
-        var result: [Int: Annotation] = [:]
-        // Preorder lists a node before its children: backwards, children come first.
-        var leafPrefix = [[Rung]?](repeating: nil, count: nodes.count)
-        for index in nodes.indices.reversed() {
-            let node = nodes[index]
-            if node.children.isEmpty {
-                leafPrefix[index] = found[index]
-            } else {
-                var common: [Rung]?
-                for child in node.children {
-                    guard let lineage = leafPrefix[child] else { continue }
-                    guard let sofar = common else { common = lineage; continue }
-                    var length = 0
-                    while length < min(sofar.count, lineage.count), sofar[length].id == lineage[length].id { length += 1 }
-                    common = Array(sofar.prefix(length))
-                }
-                leafPrefix[index] = common
-            }
-            if let own = found[index], !own.isEmpty {
-                result[index] = Annotation(lineage: own, fromLabel: true)
-            } else if !node.children.isEmpty, let common = leafPrefix[index], !common.isEmpty {
-                result[index] = Annotation(lineage: common, fromLabel: false)
-            }
-        }
-        return result
     }
 
     /// How an annotated node's label is written.

@@ -1,3 +1,4 @@
+import STOLClientKit
 import STOLModel
 import STOLTestFixtures
 import XCTest
@@ -104,27 +105,15 @@ final class NewickTests: XCTestCase {
         XCTAssertEqual(Newick.quoted("a_b"), "'a_b'", "a bare underscore would be read as a blank")
         XCTAssertEqual(Newick.write(depths: [0, 1, 2, 1], labels: ["P", "A", "A1", "B"]), "((A1)A,B)P;")
     }
-}
 
-/// taxonkit-style lineage templates.
-final class LineageFormatTests: XCTestCase {
-    static let lion: [(rank: String, name: String)] = [
-        ("no rank", "root"), ("no rank", "cellular organisms"), ("superkingdom", "Eukaryota"), ("clade", "Opisthokonta"),
-        ("kingdom", "Metazoa"), ("phylum", "Chordata"), ("class", "Mammalia"), ("order", "Carnivora"),
-        ("family", "Felidae"), ("subfamily", "Pantherinae"), ("genus", "Panthera"), ("species", "Panthera leo"),
-    ]
-
-    func testSevenRanks_asTaxonkitWritesThem_andMissingRanksEmpty() throws {
-        let format = try LineageFormat("{k};{p};{c};{o};{f};{g};{s}")
-        XCTAssertEqual(format.format(Self.lion), "Eukaryota;Chordata;Mammalia;Carnivora;Felidae;Panthera;Panthera leo")
-        XCTAssertEqual(try LineageFormat("{K}|{S}|{t}|k__{k}").format(Self.lion), "Metazoa|||k__Eukaryota")
-        // The main-rank view names the domain "domain".
-        XCTAssertEqual(try LineageFormat("{k}").format([("domain", "Bacteria")]), "Bacteria")
-    }
-
-    func testABadTemplate_isATypedError() {
-        XCTAssertThrowsError(try LineageFormat("{x};{p}")) { XCTAssertEqual($0 as? LineageFormat.ParseError, .unknownPlaceholder("x")) }
-        XCTAssertThrowsError(try LineageFormat("{p")) { XCTAssertEqual($0 as? LineageFormat.ParseError, .unclosedBrace) }
-        XCTAssertThrowsError(try LineageFormat("{pp}")) { XCTAssertEqual($0 as? LineageFormat.ParseError, .unknownPlaceholder("pp")) }
+    /// Felidae's subtree as the server sends it (SubtreeTests: preorder, depths, names),
+    /// as `stol-client tree --format newick` writes it.
+    func testASubtreeOfTheServer_isWrittenWithInnerLabels_andQuotedNames() {
+        let depths = [0, 1, 2, 1, 2, 3, 3, 3, 3, 1]
+        let names = ["Felidae", "Felis", "Felis catus", "Pantherinae", "Panthera", "Panthera leo", "Panthera onca",
+                     "Panthera sp.", "Panthera tigris", "unclassified Felidae"]
+        XCTAssertEqual(Newick.write(depths: depths, labels: names),
+                       "(('Felis catus')Felis,(('Panthera leo','Panthera onca','Panthera sp.','Panthera tigris')Panthera)Pantherinae,"
+                       + "'unclassified Felidae')Felidae;")
     }
 }
