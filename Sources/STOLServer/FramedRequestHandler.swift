@@ -175,7 +175,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
                 handler.finish(context: context, frame: frame)
             }
         }
-        let work = service.workClass(of: request)
+        let work = lane.workClass(for: service.workClass(of: request))
         inFlight = Self.start(request, on: lane.executor(for: work), slots: work == .bulk ? bulkSlots : nil, service: service,
                               context: requestContext, maximumFrameBytes: maximumFrameBytes, logger: logger) { frame in
             lanes.release(lane)

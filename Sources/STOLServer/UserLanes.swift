@@ -10,7 +10,10 @@ import Synchronization
 /// at most one thread of each kind, and another user's lookup runs on its own
 /// thread as soon as it arrives, preempting that work, instead of waiting in a
 /// queue behind it. A user alone on the machine still gets both cores (a lookup
-/// and a batch side by side).
+/// and a batch side by side). Threads of equal niceness share the cores equally,
+/// though, whatever each user needs: so a user whose lanes used more than a quarter
+/// of a core lately (``LaneMeter``) has its lookups run on its bulk lane too, and a
+/// light user's lookup preempts the heavy users' work instead of taking turns with it.
 ///
 /// What came before kept every cheap request on the event loops and the rest on a
 /// shared pool with per-user counts (issue 33): a loop of `roots` (45 ms each) on
@@ -28,16 +31,26 @@ public final class UserLanes: Sendable {
     /// raising it back would (`CAP_SYS_NICE`), so bulk work has threads of its own.
     public static let bulkNiceness: Int32 = 10
 
-    /// One user's two executors.
+    /// One user's two executors, and the CPU they used lately (``LaneMeter``).
     public final class Lane: Sendable {
         let interactive: LaneExecutor
         let bulk: LaneExecutor
+        /// The CPU time of every job both executors ran.
+        public let meter: LaneMeter
         fileprivate let key: Key
 
-        fileprivate init(key: Key) {
+        init(key: Key, meter: LaneMeter = LaneMeter()) {
             self.key = key
-            interactive = LaneExecutor(niceness: 0)
-            bulk = LaneExecutor(niceness: UserLanes.bulkNiceness)
+            self.meter = meter
+            interactive = LaneExecutor(niceness: 0, meter: meter)
+            bulk = LaneExecutor(niceness: UserLanes.bulkNiceness, meter: meter)
+        }
+
+        /// The class `requested` work runs as on this lane: a heavy user's lookups
+        /// (``LaneMeter/isHeavy``) run as bulk work, at the bulk lane's niceness and in
+        /// its slots, so that they never compete with another user's lookups as equals.
+        public func workClass(for requested: WorkClass) -> WorkClass {
+            requested == .interactive && meter.isHeavy ? .bulk : requested
         }
 
         public func executor(for work: WorkClass) -> LaneExecutor {
@@ -50,7 +63,7 @@ public final class UserLanes: Sendable {
         }
     }
 
-    fileprivate enum Key: Hashable {
+    enum Key: Hashable {
         case user(UInt32)
         case shared(Int)
     }
@@ -148,8 +161,12 @@ public final class LaneExecutor: TaskExecutor, Sendable {
     /// The thread's niceness (0: the daemon's own priority).
     public let niceness: Int32
 
-    init(niceness: Int32) {
+    /// Where the CPU time of each job is counted (its user's lane).
+    private let meter: LaneMeter?
+
+    init(niceness: Int32, meter: LaneMeter? = nil) {
         self.niceness = niceness
+        self.meter = meter
         // No uid in the thread's name: /proc shows thread names to every user.
         let thread = Thread { [self] in run() }
         thread.name = niceness > 0 ? "stol.lane.bulk" : "stol.lane"
@@ -187,7 +204,10 @@ public final class LaneExecutor: TaskExecutor, Sendable {
                 return job
             }
             switch next {
-            case .some(.some(let job)): job.runSynchronously(on: asUnownedTaskExecutor())
+            case .some(.some(let job)):
+                let started = meter == nil ? 0 : LaneMeter.threadCPUSeconds()
+                job.runSynchronously(on: asUnownedTaskExecutor())
+                if let meter { meter.add(LaneMeter.threadCPUSeconds() - started) }
             case .some(.none): return  // stopped and drained
             case .none: continue       // a stop's or a spent signal
             }

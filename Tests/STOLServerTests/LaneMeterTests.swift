@@ -1,0 +1,61 @@
+@testable import STOLServer
+import STOLTransport
+import Synchronization
+import XCTest
+
+/// A user's recent CPU use (``LaneMeter``) and what it changes: above a quarter of a
+/// core its lookups run as bulk work (nice +10), and it is light again once its use
+/// decays. Tried on a clock the test moves: a user keeping a core busy, one asking a
+/// lookup every 10 ms, and the heavy one after it stops.
+final class LaneMeterTests: XCTestCase {
+    private final class TestClock: Sendable {
+        let now = Mutex(100.0)
+        func advance(_ seconds: Double) { now.withLock { $0 += seconds } }
+        var read: @Sendable () -> Double { { [self] in now.withLock { $0 } } }
+    }
+
+    func testAUserKeepingACoreBusy_isHeavy_andItsLookupsRunAsBulkWork_untilItsUseDecays() {
+        let clock = TestClock()
+        let meter = LaneMeter(clock: clock.read)
+        let lane = UserLanes.Lane(key: .user(4242), meter: meter)
+        defer { lane.interactive.stop(); lane.bulk.stop() }
+        XCTAssertEqual(lane.workClass(for: .interactive), .interactive, "a new user is light")
+        for _ in 0..<100 {  // one second of 10 ms jobs back to back: a core busy
+            clock.advance(0.01)
+            meter.add(0.01)
+        }
+        XCTAssertGreaterThan(meter.load, 0.6)
+        XCTAssertTrue(meter.isHeavy)
+        XCTAssertEqual(lane.workClass(for: .interactive), .bulk, "a heavy user's lookups go to its bulk lane")
+        XCTAssertEqual(lane.workClass(for: .bulk), .bulk)
+        clock.advance(2)  // two time constants idle
+        XCTAssertFalse(meter.isHeavy, "light again once its use decays: \(meter.load)")
+        XCTAssertEqual(lane.workClass(for: .interactive), .interactive)
+    }
+
+    func testAUserAskingALookupEvery10ms_staysLight() {
+        let clock = TestClock()
+        let meter = LaneMeter(clock: clock.read)
+        for _ in 0..<1000 {  // ten seconds of 0.5 ms lookups every 10 ms: 5 % of a core
+            clock.advance(0.01)
+            meter.add(0.0005)
+        }
+        XCTAssertEqual(meter.load, 0.05, accuracy: 0.01)
+        XCTAssertFalse(meter.isHeavy)
+    }
+
+    /// The executors count the CPU time of what they run to their lane's meter.
+    func testALanesExecutors_countTheCPUTimeOfTheirJobs() async {
+        let lanes = UserLanes()
+        let lane = lanes.retain(77)
+        defer { lanes.release(lane) }
+        let before = lane.meter.load
+        await Task(executorPreference: lane.executor(for: .interactive)) {
+            let start = LaneMeter.threadCPUSeconds()
+            var x = 0.0
+            while LaneMeter.threadCPUSeconds() - start < 0.05 { x += 1 }  // 50 ms of CPU
+            XCTAssertGreaterThan(x, 0)
+        }.value
+        XCTAssertGreaterThan(lane.meter.load - before, 0.03, "the job's CPU time was counted")
+    }
+}
