@@ -9,12 +9,20 @@ import Synchronization
 /// subtrees on 64 connections without reading held 507–564 MiB of answers, 8
 /// users on 512 connections 1.6 GiB (issue 33). With these bounds the answers in
 /// the daemon's memory are at most ``total`` plus the ones being made (one per
-/// lane), whatever any number of users and connections do.
+/// lane), plus, for each user under ``reserve``, one answer (at most 4 MiB), whatever
+/// any number of users and connections do.
+///
+/// The total does not stop a user with less than ``reserve`` unsent: a user who
+/// reads its answers is never held up by other users who do not. Without that, 8
+/// uids pipelining subtrees without reading filled the total and another user's
+/// lookup waited 27.9 s, until the slow-reader timeout closed them (issue 33).
 public final class OutputBudget: Sendable {
     /// Unsent bytes in all beyond which no connection starts a request.
     public let total: Int
     /// Unsent bytes of one user beyond which that user's connections start none.
     public let perUser: Int
+    /// Unsent bytes of one user below which the total does not stop it.
+    public let reserve: Int
 
     private struct Waiter {
         let uid: UInt32
@@ -29,21 +37,22 @@ public final class OutputBudget: Sendable {
 
     private let state = Mutex(State())
 
-    public init(total: Int, perUser: Int) {
+    public init(total: Int, perUser: Int, reserve: Int = 256 * 1024) {
         self.total = max(1, total)
         self.perUser = max(1, min(perUser, total))
+        self.reserve = max(0, min(reserve, self.perUser))
     }
 
     /// Whether `uid` may start a request now.
     public func hasRoom(for uid: UInt32) -> Bool {
-        state.withLock { Self.hasRoom(for: uid, in: $0, total: total, perUser: perUser) }
+        state.withLock { Self.hasRoom(for: uid, in: $0, total: total, perUser: perUser, reserve: reserve) }
     }
 
     /// Calls `resume` once `uid` may start a request: now, or when enough answers
     /// have been written (on the thread that wrote them: `resume` hops itself).
     public func whenRoom(for uid: UInt32, _ resume: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
-            if Self.hasRoom(for: uid, in: state, total: total, perUser: perUser) { return true }
+            if Self.hasRoom(for: uid, in: state, total: total, perUser: perUser, reserve: reserve) { return true }
             state.waiting.append(Waiter(uid: uid, resume: resume))
             return false
         }
@@ -68,7 +77,7 @@ public final class OutputBudget: Sendable {
             state.byUser[uid] = left > 0 ? left : nil
             var ready: [Waiter] = [], still: [Waiter] = []
             for waiter in state.waiting {
-                if Self.hasRoom(for: waiter.uid, in: state, total: total, perUser: perUser) {
+                if Self.hasRoom(for: waiter.uid, in: state, total: total, perUser: perUser, reserve: reserve) {
                     ready.append(waiter)
                 } else {
                     still.append(waiter)
@@ -85,7 +94,8 @@ public final class OutputBudget: Sendable {
         state.withLock { ($0.used, $0.byUser[uid] ?? 0) }
     }
 
-    private static func hasRoom(for uid: UInt32, in state: State, total: Int, perUser: Int) -> Bool {
-        state.used < total && state.byUser[uid, default: 0] < perUser
+    private static func hasRoom(for uid: UInt32, in state: State, total: Int, perUser: Int, reserve: Int) -> Bool {
+        let own = state.byUser[uid, default: 0]
+        return own < perUser && (state.used < total || own < reserve)
     }
 }

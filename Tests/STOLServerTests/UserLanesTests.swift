@@ -112,16 +112,21 @@ final class UserLanesTests: XCTestCase {
 
     // MARK: - OutputBudget
 
-    func testTheBudget_stopsAUserAtItsShare_andEveryoneAtTheTotal() {
-        let budget = OutputBudget(total: 100, perUser: 60)
+    func testTheBudget_stopsAUserAtItsShare_andAtTheTotalEveryoneAboveTheReserve() {
+        let budget = OutputBudget(total: 100, perUser: 60, reserve: 10)
         budget.charge(1, 60)
         XCTAssertFalse(budget.hasRoom(for: 1), "user 1 is at its share")
         XCTAssertTrue(budget.hasRoom(for: 2))
         budget.charge(2, 40)
-        XCTAssertFalse(budget.hasRoom(for: 3), "the total is reached: nobody starts")
+        XCTAssertFalse(budget.hasRoom(for: 2), "the total is reached: a user above the reserve waits")
+        XCTAssertTrue(budget.hasRoom(for: 3), "a user with nothing unsent is not held up by the others")
+        budget.charge(3, 9)
+        XCTAssertTrue(budget.hasRoom(for: 3), "below the reserve")
+        budget.charge(3, 1)
+        XCTAssertFalse(budget.hasRoom(for: 3), "at the reserve, over the total: it waits too")
         budget.release(2, 40)
         XCTAssertTrue(budget.hasRoom(for: 3))
-        XCTAssertEqual(budget.usage(of: 1).total, 60)
+        XCTAssertEqual(budget.usage(of: 1).total, 70)
     }
 
     func testAWaiter_resumesOnceAnswersAreWritten_andOnlyThen() {
