@@ -72,6 +72,11 @@ case $SCOPE in
 esac
 
 started=$(date +%s)
+# Tools reaches the root package by path, and SwiftPM keeps that package's build plan
+# between runs without noticing a source file that was deleted or moved since ("couldn't
+# build … because of missing inputs"): the plan is made again each run (it takes
+# seconds; nothing is recompiled for it).
+rm -f "$BUILD"/*/debug/description.json
 for target in "${targets[@]}"; do
   # shellcheck disable=SC2086
   $BUILD_NICE "$SWIFT" build -c debug --package-path Tools --scratch-path "$BUILD" "${flags[@]}" --product "$target" 2>&1 \
