@@ -56,6 +56,9 @@ final class LaneMeterTests: XCTestCase {
             while LaneMeter.threadCPUSeconds() - start < 0.05 { x += 1 }  // 50 ms of CPU
             XCTAssertGreaterThan(x, 0)
         }.value
+        // The executor counts a job once it has returned, after the task has already
+        // completed: the next job on the same serial lane starts only after that.
+        await Task(executorPreference: lane.executor(for: .interactive)) {}.value
         XCTAssertGreaterThan(lane.meter.load - before, 0.03, "the job's CPU time was counted")
     }
 }
