@@ -24,6 +24,18 @@ public struct FavoritesService: FramedService {
         self.init(registry: FavoritesRegistry(directory: directory, logger: logger))
     }
 
+    /// Lists and merges are bulk work: their cost grows with the user's favourites (a
+    /// list of 50,000 is a few MiB in the making), so they run on the caller's bulk
+    /// lane and in the daemon's bulk slots, which bound how many are made at once
+    /// whatever the number of users and connections. The heart icon's requests
+    /// (add, remove, toggle, is-favourite, count) stay lookups.
+    public func workClass(of request: Request) -> WorkClass {
+        switch request.body {
+        case .list, .merge, .backup, .restore: .bulk
+        default: .interactive
+        }
+    }
+
     public func respond(to request: Request, context: RequestContext) async -> Response {
         guard let body = request.body else {
             return Response(requestID: request.id, error: request.missingBodyError)

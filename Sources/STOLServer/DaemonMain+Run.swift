@@ -41,20 +41,25 @@ public struct ServingContext: Sendable {
 extension DaemonMain {
     public typealias MakeServices = @Sendable (ServingContext) throws(DaemonStartupError) -> [any Service]
 
+    /// - Parameter adjust: the daemon's own limits over those its options give (its
+    ///   memory for unsent answers, say).
     public static func run(_ identity: DaemonIdentity, options: DaemonOptions, server: ServerOptions,
+                           adjust: (inout ServerConfiguration) -> Void = { _ in },
                            prepare: (DaemonContext) throws(DaemonStartupError) -> MakeServices) async throws {
         let context = start(identity, options: options)
         let logger = context.logger
         // Before any thread starts: each lane thread would otherwise get an arena.
-        IdleMemoryTrim.capArenas()
+        MemoryPolicy.apply()
         do {
             let makeServices = try prepare(context)
             let socket = try openSocket(context, options: options)
             try enterSandbox(context)
             let watchdogInterval = SystemdNotifier().watchdogInterval
             let heartbeat = watchdogInterval.map { Heartbeat(period: Heartbeat.period(forWatchdog: $0)) }
+            var configuration = server.configuration(name: identity.socketName)
+            adjust(&configuration)
             var services = try makeServices(ServingContext(daemon: context, socket: socket,
-                                                           configuration: server.configuration(name: identity.socketName),
+                                                           configuration: configuration,
                                                            heartbeat: heartbeat))
             if let interval = watchdogInterval, let heartbeat {
                 services.append(WatchdogService(heartbeat: heartbeat, interval: interval, logger: logger))

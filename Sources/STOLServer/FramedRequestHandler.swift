@@ -11,7 +11,9 @@ import STOLTransport
 /// Requests are answered one at a time per connection, each on its user's lane
 /// (``UserLanes``: the event loop only reads and writes), its answer encoded there
 /// too; while one is in flight, reading stops (backpressure) and later frames
-/// wait. Bulk work also waits for one of the daemon's ``BulkSlots``. A connection
+/// wait. A request waits for one of its lane's slots (``UserLanes/Lane/slots(for:)``:
+/// a user's requests in progress at once, whatever its number of connections), and
+/// bulk work then for one of the daemon's bulk slots (``RequestSlots/bulk()``). A connection
 /// starts a request only while the daemon's unsent answers, in
 /// all and of its user, are within their bounds (``OutputBudget``), and reads no
 /// further while its own unsent answers are over the channel's high water mark; a
@@ -36,7 +38,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     private let framingErrors: RateLimitedLog
     private let lanes: UserLanes
     private let budget: OutputBudget
-    private let bulkSlots: BulkSlots
+    private let bulkSlots: RequestSlots
     /// The user's lane, held while the connection is open.
     private var lane: UserLanes.Lane?
     private var pending: CircularBuffer<ByteBuffer> = []
@@ -54,7 +56,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     private var closesWhenIdle: Bool { quiescing || inputClosed }
 
     init(service: Service, configuration: ServerConfiguration, peer: PeerCredentials, logger: Logger,
-         lanes: UserLanes, budget: OutputBudget, bulkSlots: BulkSlots,
+         lanes: UserLanes, budget: OutputBudget, bulkSlots: RequestSlots,
          framingErrors: RateLimitedLog = RateLimitedLog.framingErrors()) {
         self.service = service
         self.configuration = configuration
@@ -176,22 +178,29 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
             }
         }
         let work = lane.workClass(for: service.workClass(of: request))
-        inFlight = Self.start(request, on: lane.executor(for: work), slots: work == .bulk ? bulkSlots : nil, service: service,
+        inFlight = Self.start(request, on: lane.executor(for: work), laneSlots: lane.slots(for: work),
+                              bulkSlots: work == .bulk ? bulkSlots : nil, service: service,
                               context: requestContext, maximumFrameBytes: maximumFrameBytes, logger: logger) { frame in
             lanes.release(lane)
             finish(frame)
         }
     }
 
-    /// Answers `request` on `executor` (a lane), in one of `slots` when given (bulk
-    /// work), then hands the frame to `done`.
-    private static func start(_ request: Service.Request, on executor: LaneExecutor, slots: BulkSlots?, service: Service,
-                              context: RequestContext, maximumFrameBytes: Int, logger: Logger,
-                              done: @escaping @Sendable (ByteBuffer?) -> Void) -> Task<Void, Never> {
+    /// Answers `request` on `executor` (a lane) once it holds one of `laneSlots` and,
+    /// for bulk work, one of `bulkSlots`, then hands the frame to `done` (nil when
+    /// cancelled meanwhile: its peer left while it waited).
+    private static func start(_ request: Service.Request, on executor: LaneExecutor, laneSlots: RequestSlots,
+                              bulkSlots: RequestSlots?, service: Service, context: RequestContext, maximumFrameBytes: Int,
+                              logger: Logger, done: @escaping @Sendable (ByteBuffer?) -> Void) -> Task<Void, Never> {
         Task(executorPreference: executor) {
-            await slots?.acquire()
+            guard await laneSlots.acquire() else { return done(nil) }
+            if let bulkSlots, !(await bulkSlots.acquire()) {
+                laneSlots.release()
+                return done(nil)
+            }
             let frame = await answer(request, service: service, context: context, maximumFrameBytes: maximumFrameBytes, logger: logger)
-            slots?.release()
+            bulkSlots?.release()
+            laneSlots.release()
             done(frame)
         }
     }

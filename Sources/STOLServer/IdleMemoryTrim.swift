@@ -9,17 +9,8 @@ import Logging
 /// on a shared machine is memory taken from everyone. `malloc_trim(0)` returns the
 /// free pages of every arena; it walks the heap (milliseconds), so it runs once
 /// per quiet spell: after a period in which no request started, if any started
-/// since the last trim. The arenas are also capped at start (``capArenas()``), so
-/// that a hundred lane threads do not each keep one.
+/// since the last trim. The arenas are capped at start (``MemoryPolicy``).
 enum IdleMemoryTrim {
-    /// Arenas glibc may create (`M_ARENA_MAX`): by default eight per core, each
-    /// holding its own free memory.
-    static let maximumArenas: Int32 = 4
-
-    static func capArenas() {
-        _ = mallopt(M_ARENA_MAX, maximumArenas)
-    }
-
     /// Trims after each quiet `period` that follows activity; returns when cancelled.
     static func run(every period: Duration, lanes: UserLanes, logger: Logger) async {
         var seen = lanes.requestsStarted, trimmedAt = seen

@@ -45,7 +45,7 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         let framingErrors = RateLimitedLog.framingErrors()
         let lanes = UserLanes()
         let budget = OutputBudget(total: configuration.maximumUnsentBytesInAll, perUser: configuration.maximumUnsentBytesPerUser)
-        let bulkSlots = BulkSlots()
+        let bulkSlots = RequestSlots.bulk()
         let service = self.service
         let configuration = self.configuration
         let logger = self.logger
@@ -137,7 +137,7 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
 
     private static func initializeConnection(_ child: any Channel, service: Service, configuration: ServerConfiguration,
                                              connections: ConnectionLimiter, lanes: UserLanes, budget: OutputBudget,
-                                             bulkSlots: BulkSlots, framingErrors: RateLimitedLog,
+                                             bulkSlots: RequestSlots, framingErrors: RateLimitedLog,
                                              logger: Logger) -> EventLoopFuture<Void> {
         let peerFuture: EventLoopFuture<UCred> = (child as! any SocketOptionProvider)
             .unsafeGetSocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))

@@ -31,10 +31,20 @@ public final class UserLanes: Sendable {
     /// raising it back would (`CAP_SYS_NICE`), so bulk work has threads of its own.
     public static let bulkNiceness: Int32 = 10
 
+    /// Requests of one lane in progress at once, by class (``Lane/slots(for:)``):
+    /// lookups are small answers, and a few in progress let one run while another
+    /// waits for a release to open; bulk work takes one at a time, so that a user's
+    /// connections queue on its lane and take the daemon's bulk slots in turn with
+    /// other users' instead of filling them.
+    public static let interactiveInProgress = 4
+    public static let bulkInProgress = 1
+
     /// One user's two executors, and the CPU they used lately (``LaneMeter``).
     public final class Lane: Sendable {
         let interactive: LaneExecutor
         let bulk: LaneExecutor
+        private let interactiveSlots = RequestSlots(count: UserLanes.interactiveInProgress)
+        private let bulkSlots = RequestSlots(count: UserLanes.bulkInProgress)
         /// The CPU time of every job both executors ran.
         public let meter: LaneMeter
         fileprivate let key: Key
@@ -55,6 +65,11 @@ public final class UserLanes: Sendable {
 
         public func executor(for work: WorkClass) -> LaneExecutor {
             work == .bulk ? bulk : interactive
+        }
+
+        /// The requests of this class the lane has in progress (``RequestSlots``).
+        public func slots(for work: WorkClass) -> RequestSlots {
+            work == .bulk ? bulkSlots : interactiveSlots
         }
 
         fileprivate func stop() {

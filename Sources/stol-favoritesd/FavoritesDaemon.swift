@@ -32,7 +32,13 @@ struct FavoritesDaemon: AsyncParsableCommand {
     @OptionGroup var server: ServerOptions
 
     func run() async throws {
-        try await DaemonMain.run(.favorites, options: daemon, server: server) { context throws(DaemonStartupError) in
+        // Its largest answer is a list of favourites (about 0.7 MiB for 50,000): a
+        // quarter of taxonomyd's memory for unsent answers bounds its memory at
+        // 256 MiB (docs/design/architecture.md, fairness).
+        try await DaemonMain.run(.favorites, options: daemon, server: server, adjust: { configuration in
+            configuration.maximumUnsentBytesInAll = 48 * 1024 * 1024
+            configuration.maximumUnsentBytesPerUser = 12 * 1024 * 1024
+        }) { context throws(DaemonStartupError) in
             let registry = FavoritesRegistry(directory: context.paths.favoritesDirectory, logger: context.logger)
             return { serving throws(DaemonStartupError) in
                 [NIOFramedServer(service: FavoritesService(registry: registry), listeningSocket: try serving.listeningSocket(),

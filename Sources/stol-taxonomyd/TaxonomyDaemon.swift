@@ -28,7 +28,6 @@ struct TaxonomyDaemon: AsyncParsableCommand {
     @OptionGroup var server: ServerOptions
 
     func run() async throws {
-        MemoryPolicy.apply()
         try await DaemonMain.run(.taxonomy, options: daemon, server: server) { context throws(DaemonStartupError) in
             var paths = context.paths
             if let bundled { paths.bundledDatabase = bundled }

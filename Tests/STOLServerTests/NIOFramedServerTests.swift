@@ -174,6 +174,32 @@ final class NIOFramedServerTests: FramedServerContractTests {
                        "a request pipelined by a peer that left was started: \(events.events)")
     }
 
+    /// One user's connections start at most ``UserLanes/interactiveInProgress`` requests
+    /// at once (each waits for a slot of its lane): 64 connections pipelining large
+    /// answers made 64 answers per user at once before this. The rest start as the
+    /// first finish, and every one is answered.
+    func testAUsersConnections_startAFewRequestsAtOnce_theRestInTurn() throws {
+        let server = try startServer()
+        let limit = UserLanes.interactiveInProgress
+        let clients = try (0..<(limit + 2)).map { _ in try server.connect() }
+        for (index, client) in clients.enumerated() { try client.send(gatedRequest(UInt64(index + 1))) }
+        let starts = { self.events.events.filter { $0.hasPrefix("start ") }.count }
+        XCTAssertTrue(waitUntil { starts() >= limit }, "the first requests start")
+        // A round trip of bulk work (a lane slot of its own) on another connection: by
+        // its end the server has read the two gated frames sent before it.
+        let bulk = try server.connect()
+        try bulk.send(getTaxon(100, TestTaxonomyService.untilCancelledTaxonID))
+        XCTAssertTrue(waitUntil { events.events.contains { $0.hasPrefix("start 100 ") } })
+        bulk.close()
+        XCTAssertTrue(waitUntil { events.events.contains("cancelled 100") })
+        XCTAssertEqual(starts(), limit + 1, "gated requests in progress beyond the lane's slots: \(events.events)")
+        gate.open()
+        for (index, client) in clients.enumerated() {
+            XCTAssertTrue(try receiveAnswer(on: client).isGatedAnswer, "request \(index + 1)")
+        }
+        XCTAssertEqual(starts(), limit + 3)
+    }
+
     /// Bulk work runs on the user's bulk lane, at a lower priority than lookups.
     func testBulkWork_runsAtTheBulkLanesNiceness() throws {
         let server = try startServer()

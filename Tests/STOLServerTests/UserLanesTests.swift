@@ -89,25 +89,79 @@ final class UserLanesTests: XCTestCase {
         XCTAssertEqual(lanes.laneCount, 0)
     }
 
-    // MARK: - BulkSlots
+    // MARK: - RequestSlots
 
-    func testBulkWork_beyondTheSlots_waitsForOneToFree_inTurn() async {
-        let slots = BulkSlots(count: 2)
-        await slots.acquire()
-        await slots.acquire()
+    func testRequestsBeyondTheSlots_waitForOneToFree_inTurn() async {
+        let slots = RequestSlots(count: 2)
+        let first = await slots.acquire(), second = await slots.acquire()
+        XCTAssertTrue(first && second)
         XCTAssertEqual(slots.free, 0)
         let order = Recorded()
-        let third = Task { await slots.acquire(); order.append(3) }
-        let fourth = Task { await slots.acquire(); order.append(4) }
+        let third = Task { if await slots.acquire() { order.append(3) } }
+        await waitUntilWaiting(slots, 1)
+        let fourth = Task { if await slots.acquire() { order.append(4) } }
+        await waitUntilWaiting(slots, 2)
         slots.release()
         await third.value
-        XCTAssertEqual(order.values, [3], "one slot freed, one waiter admitted")
+        XCTAssertEqual(order.values, [3], "one slot freed, the first waiter admitted")
         slots.release()
         await fourth.value
         XCTAssertEqual(order.values, [3, 4])
         slots.release()
         slots.release()
         XCTAssertEqual(slots.free, 2)
+    }
+
+    /// A request whose peer left while it waited leaves the queue at once: it takes no
+    /// slot, and the next waiter gets the one freed.
+    func testAWaiterWhoseTaskIsCancelled_leavesTheQueueAtOnce_andTakesNoSlot() async {
+        let slots = RequestSlots(count: 1)
+        let held = await slots.acquire()
+        XCTAssertTrue(held)
+        let leaving = Task { await slots.acquire() }
+        await waitUntilWaiting(slots, 1)
+        let staying = Task { await slots.acquire() }
+        await waitUntilWaiting(slots, 2)
+        leaving.cancel()
+        let leavingGotOne = await leaving.value
+        XCTAssertFalse(leavingGotOne, "a cancelled waiter got a slot")
+        XCTAssertEqual(slots.waiting, 1, "the cancelled waiter is still queued")
+        slots.release()
+        let stayingGotOne = await staying.value
+        XCTAssertTrue(stayingGotOne)
+        slots.release()
+        XCTAssertEqual(slots.free, 1, "a slot was lost or made")
+    }
+
+    func testATaskCancelledBeforeItAsks_getsNoSlotWhenNoneIsFree() async {
+        let slots = RequestSlots(count: 1)
+        _ = await slots.acquire()
+        let task = Task {
+            while !Task.isCancelled { await Task.yield() }
+            return await slots.acquire()
+        }
+        task.cancel()
+        let got = await task.value
+        XCTAssertFalse(got)
+        XCTAssertEqual(slots.waiting, 0)
+        slots.release()
+        XCTAssertEqual(slots.free, 1)
+    }
+
+    /// A lane's slots: a few lookups in progress at once, bulk work one at a time.
+    func testALane_hasFewLookupsAndOneBulkRequestInProgress_apart() {
+        let lanes = UserLanes()
+        let lane = lanes.retain(7)
+        XCTAssertEqual(lane.slots(for: .interactive).count, UserLanes.interactiveInProgress)
+        XCTAssertEqual(lane.slots(for: .bulk).count, 1)
+        XCTAssertFalse(lane.slots(for: .interactive) === lane.slots(for: .bulk))
+        XCTAssertTrue(lanes.retain(7).slots(for: .bulk) === lane.slots(for: .bulk), "one user, one lane")
+        lanes.release(lane)
+        lanes.release(lane)
+    }
+
+    private func waitUntilWaiting(_ slots: RequestSlots, _ count: Int) async {
+        while slots.waiting < count { await Task.yield() }
     }
 
     // MARK: - OutputBudget

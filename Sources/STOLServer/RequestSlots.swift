@@ -1,0 +1,105 @@
+import Foundation
+import Synchronization
+
+/// A count of requests allowed in progress at once, and the requests waiting for
+/// one, admitted in the order they came. A request waits suspended, holding no
+/// thread, and a cancelled one (its peer left) leaves the queue at once.
+///
+/// Used twice (``FramedRequestHandler``):
+/// - the daemon's *bulk slots*: how many bulk requests the daemon works on at
+///   once, over every user, so that the memory answers take while they are made
+///   (a 50,000-node subtree's messages are tens of MiB before they are encoded, a
+///   list of 50,000 favourites a few MiB) is bounded by the slots, not by the number
+///   of users or connections;
+/// - each lane's own (``UserLanes/Lane/slots(for:)``): how many requests of one
+///   user are in progress at once. Without it a user's 64 connections each start a
+///   request, and each one made the answer that was then queued: taxonomyd and
+///   favoritesd held 64 answers per user in the making (favoritesd 1,583 MiB for
+///   8 uids listing 50,000 favourites; issue 33). With it, a user's bulk requests
+///   queue on its lane and take the daemon's slots in turn with other users'.
+public final class RequestSlots: Sendable {
+    private struct Waiter {
+        let ticket: UInt64
+        let continuation: CheckedContinuation<Bool, Never>
+    }
+
+    private struct State {
+        var free: Int
+        var waiting: [Waiter] = []
+        var nextTicket: UInt64 = 0
+        /// Tickets handed out whose waiter is not queued yet, and those of them
+        /// cancelled meanwhile.
+        var unqueued: Set<UInt64> = []
+        var cancelled: Set<UInt64> = []
+    }
+
+    private let state: Mutex<State>
+    public let count: Int
+
+    /// The daemon's bulk slots: two per core, enough to keep the cores busy while one
+    /// waits for the database, few enough to bound the memory.
+    public static func bulk() -> RequestSlots {
+        RequestSlots(count: 2 * ProcessInfo.processInfo.activeProcessorCount)
+    }
+
+    public init(count: Int) {
+        self.count = max(1, count)
+        state = Mutex(State(free: max(1, count)))
+    }
+
+    /// Takes a slot, waiting for one in turn: true once taken (then ``release()`` it),
+    /// false when the task was cancelled first (nothing to release).
+    public func acquire() async -> Bool {
+        let ticket = state.withLock { state -> UInt64? in
+            if state.free > 0, state.waiting.isEmpty {
+                state.free -= 1
+                return nil
+            }
+            state.nextTicket += 1
+            state.unqueued.insert(state.nextTicket)
+            return state.nextTicket
+        }
+        guard let ticket else { return true }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let now = state.withLock { state -> Bool? in
+                    state.unqueued.remove(ticket)
+                    if state.cancelled.remove(ticket) != nil { return false }
+                    if state.free > 0, state.waiting.isEmpty {
+                        state.free -= 1
+                        return true
+                    }
+                    state.waiting.append(Waiter(ticket: ticket, continuation: continuation))
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> Waiter? in
+                if let index = state.waiting.firstIndex(where: { $0.ticket == ticket }) {
+                    return state.waiting.remove(at: index)
+                }
+                // Not queued yet: the waiter sees it when it comes. (Already admitted: nothing.)
+                if state.unqueued.contains(ticket) { state.cancelled.insert(ticket) }
+                return nil
+            }
+            waiter?.continuation.resume(returning: false)
+        }
+    }
+
+    /// Gives a slot back: to the first waiter, or to the free count.
+    public func release() {
+        let next = state.withLock { state -> Waiter? in
+            if !state.waiting.isEmpty { return state.waiting.removeFirst() }
+            state.free += 1
+            return nil
+        }
+        next?.continuation.resume(returning: true)
+    }
+
+    /// Slots free now (tests).
+    public var free: Int { state.withLock { $0.free } }
+
+    /// Requests waiting now (tests).
+    public var waiting: Int { state.withLock { $0.waiting.count } }
+}
