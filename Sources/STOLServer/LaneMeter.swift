@@ -5,7 +5,8 @@ import Synchronization
 /// lanes ran, decayed with a time constant of ``timeConstant`` (so a user that keeps
 /// a core busy reads 1 second per second of it, one that asks a lookup every 10 ms
 /// about 0.03). A user above ``heavyLoad`` is *heavy*: its lookups run on its bulk
-/// lane (nice +10) until its use decays (``UserLanes/Lane/workClass(for:)``).
+/// lane (nice +10) until its use decays below ``lightLoad``
+/// (``UserLanes/Lane/workClass(for:)``).
 ///
 /// Why: lanes give each user a thread, and the kernel shares the cores between
 /// threads of equal niceness equally, so eight users looping on cheap lookups (8
@@ -20,10 +21,17 @@ public final class LaneMeter: Sendable {
     /// CPU seconds per second above which a user's lookups are demoted: a quarter of
     /// a core, eight times what a user asking a lookup every 10 ms uses.
     public static let heavyLoad = 0.25
+    /// CPU seconds per second below which a heavy user is light again. Apart from
+    /// ``heavyLoad`` on purpose: eight users looping on `roots` share the four bulk
+    /// slots at about a quarter of a core each, and with one threshold each went
+    /// back and forth across it, its lookups half the time at the light users'
+    /// priority (`stol-bench attack`, roots-8-8uids: another user's `taxon` p99 23×).
+    public static let lightLoad = 0.1
 
     private struct State {
         var load = 0.0
         var at: Double
+        var heavy = false
     }
 
     private let state: Mutex<State>
@@ -41,6 +49,7 @@ public final class LaneMeter: Sendable {
         state.withLock { state in
             Self.decay(&state, to: now)
             state.load += max(0, seconds)
+            if state.load > Self.heavyLoad { state.heavy = true }
         }
     }
 
@@ -53,7 +62,19 @@ public final class LaneMeter: Sendable {
         }
     }
 
-    public var isHeavy: Bool { load > Self.heavyLoad }
+    /// Above ``heavyLoad``, or above ``lightLoad`` since it was.
+    public var isHeavy: Bool {
+        let now = clock()
+        return state.withLock { state in
+            Self.decay(&state, to: now)
+            if state.load > Self.heavyLoad {
+                state.heavy = true
+            } else if state.load < Self.lightLoad {
+                state.heavy = false
+            }
+            return state.heavy
+        }
+    }
 
     private static func decay(_ state: inout State, to now: Double) {
         guard now > state.at else { return }

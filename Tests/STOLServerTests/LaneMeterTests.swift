@@ -33,6 +33,25 @@ final class LaneMeterTests: XCTestCase {
         XCTAssertEqual(lane.workClass(for: .interactive), .interactive)
     }
 
+    /// A heavy user stays heavy until its use falls well below the threshold it
+    /// crossed: a user near it does not go back and forth.
+    func testAHeavyUser_staysHeavyBetweenTheTwoThresholds_andALightOneStaysLight() {
+        let clock = TestClock()
+        let meter = LaneMeter(clock: clock.read)
+        meter.add(0.2)
+        XCTAssertFalse(meter.isHeavy, "below the heavy threshold")
+        meter.add(0.1)
+        XCTAssertTrue(meter.isHeavy, "over it: \(meter.load)")
+        clock.advance(0.5)  // 0.3 × e^-0.5 ≈ 0.18: between the thresholds
+        XCTAssertGreaterThan(meter.load, LaneMeter.lightLoad)
+        XCTAssertLessThan(meter.load, LaneMeter.heavyLoad)
+        XCTAssertTrue(meter.isHeavy, "a heavy user between the thresholds stays heavy")
+        clock.advance(1.5)  // ≈ 0.04
+        XCTAssertFalse(meter.isHeavy, "below the light threshold: light again")
+        meter.add(0.15)     // ≈ 0.19: between the thresholds again, from below
+        XCTAssertFalse(meter.isHeavy, "a light user between the thresholds stays light")
+    }
+
     func testAUserAskingALookupEvery10ms_staysLight() {
         let clock = TestClock()
         let meter = LaneMeter(clock: clock.read)
