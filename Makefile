@@ -66,7 +66,7 @@ GENERATED    := $(CURDIR)/.build-generated
 
 help:
 	@echo "make run    install packages, build (release), build the bundled DB, start the stack, demo"
-	@echo "make test   the whole suite side by side (make -j; TEST_JOBS=1 one job at a time): builds, XCTest in 3 shards, both systemd boot tests, the Python, man and pipeline tests, each fuzz target for FUZZ_RUNS (2000) inputs; last, what ran, failed and was skipped, by suite and reason (a skip not expected fails it)"
+	@echo "make test   the whole suite side by side (make -j; TEST_JOBS=1 one job at a time): builds, XCTest in 3 shards, both systemd boot tests, the Python, man and pipeline tests, each fuzz target for 2,000 mutations of its inputs (in XCTest); last, what ran, failed and was skipped, by suite and reason (a skip not expected fails it)"
 	@echo "make fuzz   build the libFuzzer targets (ASan) into .build-fuzz and run each for FUZZ_SECONDS (60); FUZZ_TARGETS=fuzz-verifier for one"
 	@echo "make fuzz-seeds  rewrite the generated seed inputs of Tests/fuzz/corpus (from protocol/vectors and a small database)"
 	@echo "make stop   stop the stack started by make run"
@@ -231,8 +231,8 @@ check-modules: build
 	@$(RECORD) check --suite binaries-self-test -- python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)"
 
 ## The whole suite, as independent jobs side by side (make -j, each job's output printed whole when it
-## ends). From the start, side by side: the debug build of the tests (in .build-test), the release build
-## and the fuzz targets (in .build-fuzz-test), these two at lower priorities since less waits for them. After
+## ends). From the start, side by side: the debug build of the tests (in .build-test) and the release build,
+## this one at a lower priority since less waits for it. After
 ## the debug build: three XCTest shards of about equal time (Tests/tools/xctest_shard.py), the man pages
 ## and completions, the Python suites, the man pages' checks and the boot test of the installed tree,
 ## all on the debug build. After the release build: check-modules, the Debian packages and their boot
@@ -247,7 +247,7 @@ XCTEST_SHARDS := 1 2 3
 BOOT_TESTS   := SystemdBootTests,SystemdDebianPackageTests
 # Every suite of make test: each writes $(TEST_RESULTS)/SUITE.json.
 TEST_SUITES  := $(addprefix xctest-,$(XCTEST_SHARDS)) boot-tree boot-deb python-scripts python-tools python-client man \
-  relevance-queries fuzz module-graph binaries binaries-self-test hook-rules
+  relevance-queries module-graph binaries binaries-self-test hook-rules
 comma := ,
 empty :=
 space := $(empty) $(empty)
@@ -260,12 +260,12 @@ test: test-deps
 	@start=$$(date +%s); rm -rf $(TEST_RESULTS); \
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) --keep-going --output-sync=target RELEASE_NICE="nice -n 2" \
 	  RELEASE_SCRATCH="--scratch-path $(CURDIR)/.build-release-test" RELEASE_OPT="-Xswiftc -Onone" \
-	  test-fuzz check-modules test-hook-rules test-python test-boot-tree test-boot-deb \
+	  check-modules test-hook-rules test-python test-boot-tree test-boot-deb \
 	  $(addprefix test-xctest-,$(XCTEST_SHARDS)); status=$$?; \
 	$(RECORD) summary --expect $(subst $(space),$(comma),$(TEST_SUITES)) || status=1; \
 	echo "make test: $$([ $$status = 0 ] && echo passed || echo FAILED) in $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: test-deps test-debug test-docs test-curated test-stage test-debs test-fuzz test-python test-hook-rules test-boot-tree \
+.PHONY: test-deps test-debug test-docs test-curated test-stage test-debs test-python test-hook-rules test-boot-tree \
   test-boot-deb $(addprefix test-xctest-,$(XCTEST_SHARDS))
 
 ## The tests' debug build, from the start, beside the release build (its own build directory).
@@ -328,22 +328,12 @@ test-python: test-docs test-curated
 	STOL_BIN_DIR="$(TEST_BIN)" STOL_MAN_DIR=$(GENERATED)/man $(RECORD) unittest --suite man -s man
 	$(RECORD) check --suite relevance-queries -- python3 Pipeline/scripts/relevance.py --queries Tests/relevance/everyday-queries.tsv --check-only
 
-## Each fuzz target for FUZZ_RUNS inputs (its own build in .build-fuzz-test), a case each in the summary.
-## Sanitized in the package's own modules only (FUZZ_SCOPE=package, its own build directory):
-## make fuzz sanitizes the dependencies too.
-## The build at nice 10; the runs (about 70 CPU-seconds) at the normal priority, or they wait for
-## everything else and end last.
-test-fuzz:
-	SWIFT=$(SWIFT) FUZZ_SCOPE=package FUZZ_BUILD=.build-fuzz-test FUZZ_BUILD_NICE="nice -n 10" \
-	  $(RECORD) check --suite fuzz --cases '^(fuzz-[a-z-]+) +(ok|FAILED)' -- Tests/fuzz/run_fuzzers.sh --runs $(FUZZ_RUNS) --seed $(FUZZ_SEED)
-
 ## Fuzzing (README, "Fuzzing"): the libFuzzer targets of Tests/fuzz, built with
 ## -sanitize=fuzzer,address into .build-fuzz; a crash, a hang (-timeout) or memory
 ## over the limit ends a run, its input saved in .build-fuzz/artifacts/<target>/.
-## `make test` runs FUZZ_RUNS inputs per target from a fixed FUZZ_SEED; `make fuzz`
-## runs FUZZ_SECONDS per target and keeps what it finds in .build-fuzz/corpus.
-FUZZ_RUNS    ?= 2000
-FUZZ_SEED    ?= 1
+## `make fuzz` runs FUZZ_SECONDS per target and keeps what it finds in .build-fuzz/corpus.
+## (`make test` runs 2,000 mutations of each target's inputs in its debug build, without
+## libFuzzer: STOLFuzzTests.FuzzMutationTests.)
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
 fuzz: deps
@@ -462,7 +452,7 @@ bench-peers: $(if $(BENCH_PEERS_BIN),,build)
 	/usr/bin/python3 -m unittest discover -s clients/python/tests -p 'peers_*.py' || status=1; exit $$status
 
 clean: stop
-	rm -rf .build .build-tools Tools/.build .build-release-test .build-fuzz-test $(TEST_SCRATCH) $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
+	rm -rf .build .build-tools Tools/.build .build-release-test $(TEST_SCRATCH) $(OUT) $(RUNTIME_DIR) $(STATE_DIR) $(GENERATED) $(SYSTEM_TEST_ROOT)
 
 ## Man pages (swift-argument-parser's generate-manual, from each command's --help, through
 ## man/build_manual.py: non-ASCII kept, daemon synopses without "subcommand", and the

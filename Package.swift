@@ -251,23 +251,3 @@ let package = Package(
         .testTarget(name: "STOLFuzzTests", dependencies: ["STOLFuzzTargets", "STOLProtocol"]),
     ]
 )
-
-/// The one switch: `Tests/fuzz/run_fuzzers.sh` with `FUZZ_SCOPE=package` (what `make test`
-/// runs) sets `STOL_FUZZ_SANITIZE` (`fuzzer,address`), and this package's own targets, Swift
-/// and C, get libFuzzer's coverage and AddressSanitizer; its dependencies (swift-nio,
-/// swift-protobuf, GRDB, …), which the fuzzers do not aim at, build plain. Tools/Package.swift
-/// reads the same variable for the fuzz executables, which link the sanitizers. Why a switch:
-/// the flags cannot be given to this package's targets alone from the command line
-/// (`-Xswiftc` reaches every module), and measured on this 2-core machine (2026-11-26) the
-/// fuzz build of `make test` takes 193 CPU-seconds instead of 244 with every module
-/// sanitized (`FUZZ_SCOPE=all`, `make fuzz`), and fuzz-taxonomy runs 133 inputs/s instead of
-/// 80. AddressSanitizer's allocator still serves every allocation, so a bad access by this
-/// package's code to memory a dependency freed is still caught. Without the variable (every
-/// other build) the graph and its flags are as written above.
-if let sanitize = Context.environment["STOL_FUZZ_SANITIZE"] {
-    let clang = ["-fsanitize=fuzzer-no-link"] + (sanitize.split(separator: ",").contains("address") ? ["-fsanitize=address"] : [])
-    for target in package.targets where target.type == .regular {
-        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitize)"]), .define("FUZZING")]
-        target.cSettings = (target.cSettings ?? []) + [.unsafeFlags(clang)]
-    }
-}

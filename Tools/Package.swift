@@ -3,13 +3,13 @@
 // STOL's development tools, a package apart from the one they measure and fuzz
 // (../Package.swift), whose graph is then only what is installed and tested:
 // - stol-bench (`make bench`): latency, throughput and memory through the real sockets;
-// - the five libFuzzer targets fuzz-* (`make fuzz`, and 2,000 inputs each in `make test`;
-//   README, "Fuzzing"): built with `-sanitize=fuzzer -D FUZZING` each is a libFuzzer
-//   binary, built normally a replayer of the files it is given.
+// - the five libFuzzer targets fuzz-* (`make fuzz`; README, "Fuzzing"): built with
+//   `-sanitize=fuzzer -D FUZZING` each is a libFuzzer binary, built normally a replayer
+//   of the files it is given.
 // They use the root package's libraries through its library products. They build in
 // directories of their own (`make build-bench`, `make fuzz-seeds`: .build-tools, which
 // copies stol-bench beside the products, where it finds the daemons it starts;
-// Tests/fuzz/run_fuzzers.sh: .build-fuzz, .build-fuzz-test): SwiftPM 6.3 sharing one
+// Tests/fuzz/run_fuzzers.sh: .build-fuzz): SwiftPM 6.3 sharing one
 // with the root package compiles swift-protobuf again at each switch between the two.
 
 import PackageDescription
@@ -43,13 +43,3 @@ let package = Package(
         .executableTarget(name: "fuzz-verifier", dependencies: [stol("STOLFuzzTargets")]),
     ]
 )
-
-/// `STOL_FUZZ_SANITIZE` (FUZZ_SCOPE=package: documented, with its measured reason, at the
-/// end of ../Package.swift, which sanitizes the libraries): the fuzz executables are
-/// compiled for libFuzzer and link its runtime and the sanitizers'.
-if let sanitize = Context.environment["STOL_FUZZ_SANITIZE"] {
-    for target in package.targets where target.name.hasPrefix("fuzz-") {
-        target.swiftSettings = [.unsafeFlags(["-sanitize=\(sanitize)"]), .define("FUZZING")]
-        target.linkerSettings = [.unsafeFlags(["-sanitize=\(sanitize)"])]
-    }
-}

@@ -16,16 +16,20 @@ final class FuzzRegressionTests: XCTestCase {
     func testImport_everyCommittedInputKeepsItsInvariants() throws { try replay(ImportCoordinatorFuzzTarget.self) }
     func testVerifier_everyCommittedInputKeepsItsInvariants() throws { try replay(VerifierFuzzTarget.self) }
 
-    private func replay<T: FuzzTarget>(_ type: T.Type) throws {
-        let folders = ["corpus", "regressions"].map { Self.fuzzDirectory + "/\($0)/" + T.name }
+    /// The committed inputs of a target: its seed corpus and its regressions, by path.
+    static func committedInputs<T: FuzzTarget>(_ type: T.Type) throws -> [(path: String, bytes: [UInt8])] {
+        let folders = ["corpus", "regressions"].map { fuzzDirectory + "/\($0)/" + T.name }
             .filter { FileManager.default.fileExists(atPath: $0) }
-        let files = try FuzzRunner.inputFiles(folders)
-        XCTAssertGreaterThan(files.count, 0, "no committed inputs for \(T.name)")
+        return try FuzzRunner.inputFiles(folders).map { ($0, try [UInt8](Data(contentsOf: URL(fileURLWithPath: $0)))) }
+    }
+
+    private func replay<T: FuzzTarget>(_ type: T.Type) throws {
+        let inputs = try Self.committedInputs(T.self)
+        XCTAssertGreaterThan(inputs.count, 0, "no committed inputs for \(T.name)")
         let target = try T.make()
-        for file in files {
-            let input = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
-            XCTAssertNoThrow(try target.run(input), file)
+        for input in inputs {
+            XCTAssertNoThrow(try target.run(input.bytes), input.path)
         }
-        print("\(T.name): \(files.count) committed inputs replayed")
+        print("\(T.name): \(inputs.count) committed inputs replayed")
     }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (README, "Fuzzing"; the package Tools/Package.swift) and runs each of them:
 #
-#   Tests/fuzz/run_fuzzers.sh --runs N [--seed S] [TARGET…]   a fixed number of inputs (make test)
+#   Tests/fuzz/run_fuzzers.sh --runs N [--seed S] [TARGET…]   a fixed number of inputs
 #   Tests/fuzz/run_fuzzers.sh --seconds T [TARGET…]           T seconds per target (make fuzz)
 #
 # TARGET is fuzz-frame-decoder, fuzz-taxonomy, fuzz-favorites, fuzz-import or
@@ -13,13 +13,10 @@
 #
 # Environment: FUZZ_BUILD (.build-fuzz), FUZZ_SANITIZE (fuzzer,address), SWIFT (swift),
 # FUZZ_RSS_MB (1024: libFuzzer's -rss_limit_mb), FUZZ_TIMEOUT (10: seconds per input),
-# FUZZ_BUILD_NICE (a prefix for the build, e.g. "nice -n 10": make test builds at a low
-# priority, and runs its few CPU-seconds of inputs at the normal one),
-# FUZZ_SCOPE: `all` (default, `make fuzz`): coverage and AddressSanitizer in every module,
-# the dependencies' too (swift-nio's ByteToMessageHandler, swift-protobuf's decoder);
-# `package` (`make test`): in the package's own modules only (Package.swift and
-# Tools/Package.swift, STOL_FUZZ_SANITIZE), the dependencies built plain: a fifth less to build and each input
-# faster (fuzz-taxonomy 133 inputs/s instead of 80), for make test's fixed 2,000 inputs.
+# FUZZ_BUILD_NICE (a prefix for the build, e.g. "nice -n 10"). Coverage and
+# AddressSanitizer go to every module, the dependencies' too (swift-nio's
+# ByteToMessageHandler, swift-protobuf's decoder). (`make test` runs 2,000 mutations of
+# each target's inputs in its debug build instead: STOLFuzzTests.FuzzMutationTests.)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -27,7 +24,6 @@ SWIFT=${SWIFT:-swift}
 BUILD=${FUZZ_BUILD:-.build-fuzz}
 [[ $BUILD == /* ]] || BUILD=$PWD/$BUILD  # the build is of Tools/ (--package-path), the directory here
 SANITIZE=${FUZZ_SANITIZE:-fuzzer,address}
-SCOPE=${FUZZ_SCOPE:-all}
 BUILD_NICE=${FUZZ_BUILD_NICE:-}
 RSS_MB=${FUZZ_RSS_MB:-1024}
 TIMEOUT=${FUZZ_TIMEOUT:-10}
@@ -46,30 +42,22 @@ done
 [ -n "$runs$seconds" ] || { echo "usage: $0 (--runs N [--seed S] | --seconds T) [TARGET…]" >&2; exit 64; }
 [ ${#targets[@]} -gt 0 ] || targets=("${ALL_TARGETS[@]}")
 
-# Longest input per target: a few requests for the daemons (a connection's worth
-# of frames), a small database for the verifier (its seed is 28 KiB).
-# malloc_limit_mb (needs AddressSanitizer's allocator hooks): no input of the frame
-# decoder comes near 1 MiB, so an allocation over it can only be of an announced length.
+# The longest input per target is the target's own (FuzzTarget.maximumInputBytes, passed
+# as -max_len by the executable). malloc_limit_mb (needs AddressSanitizer's allocator
+# hooks): no input of the frame decoder comes near 1 MiB, so an allocation over it can
+# only be of an announced length.
 options() {
   case "$1" in
-    fuzz-frame-decoder) echo "-max_len=8192 -malloc_limit_mb=1" ;;
-    fuzz-verifier) echo "-max_len=65536 -malloc_limit_mb=256" ;;
-    *) echo "-max_len=4096 -malloc_limit_mb=256" ;;
+    fuzz-frame-decoder) echo "-malloc_limit_mb=1" ;;
+    *) echo "-malloc_limit_mb=256" ;;
   esac
 }
 
 # Swift code gets libFuzzer's coverage (and AddressSanitizer) from -sanitize; the C
 # shims (the SQLite VFS that reads the verifier's untrusted database, the socket and
 # sandbox calls) get the same from clang, so that a bad pointer there is caught too.
-# Scope `all`: every module, from the command line; scope `package`: Package.swift and
-# Tools/Package.swift add the same flags to the packages' own targets when STOL_FUZZ_SANITIZE is set.
-case $SCOPE in
-  all)
-    flags=(-Xswiftc -sanitize="$SANITIZE" -Xswiftc -DFUZZING -Xcc -fsanitize=fuzzer-no-link)
-    case ",$SANITIZE," in *,address,*) flags+=(-Xcc -fsanitize=address) ;; esac ;;
-  package) export STOL_FUZZ_SANITIZE=$SANITIZE; flags=() ;;
-  *) echo "FUZZ_SCOPE is all or package, not $SCOPE" >&2; exit 64 ;;
-esac
+flags=(-Xswiftc -sanitize="$SANITIZE" -Xswiftc -DFUZZING -Xcc -fsanitize=fuzzer-no-link)
+case ",$SANITIZE," in *,address,*) flags+=(-Xcc -fsanitize=address) ;; esac
 
 started=$(date +%s)
 # Tools reaches the root package by path, and SwiftPM keeps that package's build plan
@@ -128,7 +116,7 @@ for target in "${targets[@]}"; do
 done
 
 echo
-echo "fuzzing summary (sanitizers: $SANITIZE in $SCOPE; build $((built - started)) s, runs $(( $(date +%s) - built )) s)"
+echo "fuzzing summary (sanitizers: $SANITIZE; build $((built - started)) s, runs $(( $(date +%s) - built )) s)"
 printf '%-20s %-12s %9s %9s %9s %9s\n' target result inputs "inputs/s" "peak MiB" coverage
 printf '%s\n' "${summary[@]}"
 exit $failed

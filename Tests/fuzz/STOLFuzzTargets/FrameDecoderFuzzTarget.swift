@@ -25,6 +25,7 @@ import STOLTransport
 /// its length + 1), then the stream.
 public final class FrameDecoderFuzzTarget: FuzzTarget {
     public static let name = "fuzz-frame-decoder"
+    public static let maximumInputBytes = 8192
 
     /// The request limit and the response limit, and small ones that frames reach easily.
     static let limits = [0, 1, 4, 255, 4096, ProtocolLimits.maximumRequestFrameBytes, ProtocolLimits.maximumResponseFrameBytes]

@@ -39,6 +39,15 @@ public enum FuzzRunner {
         return 0
     }
 
+    /// libFuzzer's command line for `T`: `arguments` (the program's name first), with
+    /// the target's ``FuzzTarget/maximumInputBytes`` as `-max_len` unless one is given.
+    public static func libFuzzerArguments<T: FuzzTarget>(_ type: T.Type, _ arguments: [String]) -> [String] {
+        guard !arguments.contains(where: { $0.hasPrefix("-max_len=") }) else { return arguments }
+        var arguments = arguments
+        arguments.insert("-max_len=\(T.maximumInputBytes)", at: min(1, arguments.count))
+        return arguments
+    }
+
     #if FUZZING
     /// Hands the process to libFuzzer's driver (`-runs`, `-max_total_time`, corpus
     /// directories: its usual command line), which calls `testOneInput` per input.
@@ -49,8 +58,13 @@ public enum FuzzRunner {
     public static func libFuzzerMain<T: FuzzTarget>(_ type: T.Type,
                                                     _ testOneInput: @convention(c) (UnsafeRawPointer?, Int) -> CInt) -> Never {
         inputIsRequestStream = T.inputIsRequestStream
-        var argc = CommandLine.argc
-        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+        let arguments = libFuzzerArguments(T.self, CommandLine.arguments)
+        // libFuzzer keeps argv for the life of the process: the copies are never freed.
+        let pointers: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        let base = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: pointers.count)
+        base.initialize(from: pointers, count: pointers.count)
+        var argc = CInt(arguments.count)
+        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = base
         exit(LLVMFuzzerRunDriver(&argc, &argv, testOneInput))
     }
     #endif

@@ -16,6 +16,10 @@ public protocol FuzzTarget: AnyObject {
     /// Whether an input is a stream of request frames (``RequestStream``), which
     /// libFuzzer then mutates frame by frame (``RequestStreamMutator``).
     static var inputIsRequestStream: Bool { get }
+    /// The longest input tried (libFuzzer's `-max_len`, which the executables pass
+    /// unless told otherwise): a few requests for the daemons (a connection's worth of
+    /// frames) by default.
+    static var maximumInputBytes: Int { get }
     /// Seed inputs this target generates (files the committed corpus could not be
     /// written from by hand: signed `.stol` files, small databases), by file name.
     static func generatedSeeds() throws -> [(name: String, bytes: [UInt8])]
@@ -23,6 +27,7 @@ public protocol FuzzTarget: AnyObject {
 
 extension FuzzTarget {
     public static var inputIsRequestStream: Bool { false }
+    public static var maximumInputBytes: Int { 4096 }
     public static func generatedSeeds() throws -> [(name: String, bytes: [UInt8])] { [] }
 }
 

@@ -26,6 +26,7 @@ import STOLVerifier
 /// `done` announces exactly the size and SHA-256 of the chunks sent before it.
 public final class VerifierFuzzTarget: FuzzTarget {
     public static let name = "fuzz-verifier"
+    public static let maximumInputBytes = 65536  // a small database (the seed is 28 KiB)
 
     enum Mode: Equatable {
         /// The rest of the input is the file.
