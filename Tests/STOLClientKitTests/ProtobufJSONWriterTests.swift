@@ -185,7 +185,7 @@ final class ProtobufJSONWriterTests: XCTestCase {
                 if maybe() { $0.sourceRank = name() }
             }
         }
-        for round in 0..<2000 {
+        for round in 0..<500 {
             let result = Stol_V1_LineageResult.with {
                 if maybe(0.9) { $0.query = name() }
                 if maybe(0.8) { $0.taxon = randomTaxon() }
@@ -247,7 +247,7 @@ final class ProtobufJSONWriterTests: XCTestCase {
                            "class", "order", "suborder", "family", "genus", "species", "subspecies", "strain",
                            "species group", "", "\"odd\\rank\"\t", "rang français"]
         var writer = WholeTreeLineageJSON(mainRank: Self.mainRank)
-        for round in 0..<1500 {
+        for round in 0..<300 {
             let depth = Int.random(in: 0...40, using: &random)
             var compact = Stol_V1_LineageResult.with {
                 $0.query = round % 7 == 0 ? Self.awkwardNames.randomElement(using: &random)! : String(round)
@@ -288,7 +288,7 @@ final class ProtobufJSONWriterTests: XCTestCase {
         for (index, result) in cases.enumerated() {
             assertSameJSON(fast(result), result, "case \(index)")
         }
-        for round in 0..<1000 {
+        for round in 0..<300 {
             let result = Stol_V1_CompareBatchResult.with {
                 $0.a = Self.awkwardNames.randomElement(using: &random)!
                 $0.b = Self.awkwardNames.randomElement(using: &random)!
