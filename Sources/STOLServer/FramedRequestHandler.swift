@@ -48,6 +48,8 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     private var busy = false
     /// Waiting for the output budget to have room (``OutputBudget/whenRoom(for:_:)``).
     private var waitingForRoom = false
+    /// That wait's ticket, cancelled if the peer leaves first.
+    private var roomTicket: UInt64?
     private var closing = false
     private var quiescing = false
     /// The client has ended its side of the stream (`ChannelEvent.inputClosed`).
@@ -124,6 +126,10 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
         closing = true
         pending.removeAll()
         inFlight?.cancel()
+        if let roomTicket {
+            self.roomTicket = nil
+            budget.cancel(roomTicket)
+        }
         if let lane {
             self.lane = nil
             lanes.release(lane)
@@ -142,10 +148,11 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
             waitingForRoom = true
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             let eventLoop = context.eventLoop
-            budget.whenRoom(for: peer.uid) {
+            roomTicket = budget.whenRoom(for: peer.uid) {
                 eventLoop.execute {
                     let (handler, context) = loopBound.value
                     handler.waitingForRoom = false
+                    handler.roomTicket = nil
                     handler.processPending(context: context)
                 }
             }

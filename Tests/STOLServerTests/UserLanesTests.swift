@@ -183,6 +183,26 @@ final class UserLanesTests: XCTestCase {
         XCTAssertEqual(budget.usage(of: 1).total, 70)
     }
 
+    /// A connection that leaves while it waits for room takes its wait with it: the
+    /// budget holds nothing of it (each wait kept its whole connection before).
+    func testAWaitCancelledByALeavingConnection_isForgotten_andNeverResumed() {
+        let budget = OutputBudget(total: 100, perUser: 50)
+        budget.charge(1, 50)
+        let resumed = Recorded()
+        let leaving = budget.whenRoom(for: 1) { resumed.append(1) }
+        let staying = budget.whenRoom(for: 1) { resumed.append(2) }
+        XCTAssertNotNil(leaving)
+        XCTAssertNotNil(staying)
+        XCTAssertEqual(budget.waiting, 2)
+        budget.cancel(leaving!)
+        XCTAssertEqual(budget.waiting, 1)
+        budget.release(1, 50)
+        XCTAssertEqual(resumed.values, [2], "the cancelled wait was resumed, or the other was not")
+        XCTAssertEqual(budget.waiting, 0)
+        XCTAssertNil(budget.whenRoom(for: 1) { resumed.append(3) }, "room now: no ticket")
+        XCTAssertEqual(resumed.values, [2, 3])
+    }
+
     func testAWaiter_resumesOnceAnswersAreWritten_andOnlyThen() {
         let budget = OutputBudget(total: 100, perUser: 50)
         budget.charge(1, 50)
