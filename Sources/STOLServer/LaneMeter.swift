@@ -49,7 +49,7 @@ public final class LaneMeter: Sendable {
         state.withLock { state in
             Self.decay(&state, to: now)
             state.load += max(0, seconds)
-            if state.load > Self.heavyLoad { state.heavy = true }
+            Self.classify(&state)
         }
     }
 
@@ -67,12 +67,17 @@ public final class LaneMeter: Sendable {
         let now = clock()
         return state.withLock { state in
             Self.decay(&state, to: now)
-            if state.load > Self.heavyLoad {
-                state.heavy = true
-            } else if state.load < Self.lightLoad {
-                state.heavy = false
-            }
+            Self.classify(&state)
             return state.heavy
+        }
+    }
+
+    /// Heavy above ``heavyLoad``, light below ``lightLoad``, as it was in between.
+    private static func classify(_ state: inout State) {
+        if state.load > heavyLoad {
+            state.heavy = true
+        } else if state.load < lightLoad {
+            state.heavy = false
         }
     }
 

@@ -27,10 +27,6 @@ public final class RequestSlots: Sendable {
         var free: Int
         var waiting: [Waiter] = []
         var nextTicket: UInt64 = 0
-        /// Tickets handed out whose waiter is not queued yet, and those of them
-        /// cancelled meanwhile.
-        var unqueued: Set<UInt64> = []
-        var cancelled: Set<UInt64> = []
     }
 
     private let state: Mutex<State>
@@ -56,15 +52,15 @@ public final class RequestSlots: Sendable {
                 return nil
             }
             state.nextTicket += 1
-            state.unqueued.insert(state.nextTicket)
             return state.nextTicket
         }
         guard let ticket else { return true }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                // The task is marked cancelled before its handler runs, and the handler
+                // takes this lock: a cancellation is seen here, or finds the waiter queued.
                 let now = state.withLock { state -> Bool? in
-                    state.unqueued.remove(ticket)
-                    if state.cancelled.remove(ticket) != nil { return false }
+                    if Task.isCancelled { return false }
                     if state.free > 0, state.waiting.isEmpty {
                         state.free -= 1
                         return true
@@ -79,9 +75,7 @@ public final class RequestSlots: Sendable {
                 if let index = state.waiting.firstIndex(where: { $0.ticket == ticket }) {
                     return state.waiting.remove(at: index)
                 }
-                // Not queued yet: the waiter sees it when it comes. (Already admitted: nothing.)
-                if state.unqueued.contains(ticket) { state.cancelled.insert(ticket) }
-                return nil
+                return nil  // not queued yet (it sees the cancellation), or already admitted
             }
             waiter?.continuation.resume(returning: false)
         }
