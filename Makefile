@@ -12,7 +12,7 @@ STOL_TRUSTED_KEY ?= $(CURDIR)/.cache/keys/dev-signing.key.pub
 BUNDLED_DB   := $(OUT)/bundled.sqlite
 RELEASE_BIN   = $(shell $(SWIFT) build -c release $(RELEASE_SCRATCH) --show-bin-path 2>/dev/null)
 # Debian packages the build, the tests and `make run` need.
-DEB_PACKAGES := libsodium-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev python3-protobuf pkg-config systemd util-linux python3 python3-venv \
+DEB_PACKAGES := libsodium-dev libmimalloc-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev python3-protobuf pkg-config systemd util-linux python3 python3-venv \
   debhelper dh-python dpkg-dev lintian
 # And those only the tests need (make test-deps, without their recommendations): the independent Python
 # reference of the .stol format (StolFileTests: Ed25519 through OpenSSL), the Python package's pandas
@@ -118,7 +118,11 @@ build: deps
 ## .build, the two packages made SwiftPM 6.3 compile swift-protobuf again at each switch between them,
 ## and the modules above it with it.)
 TOOLS_SCRATCH := $(CURDIR)/.build-tools
+## Its build plan is dropped first: SwiftPM 6.3 kept the plan of the path dependency (this package)
+## and missed a file added to it or a module renamed ("cannot find … in scope"); planning again
+## takes seconds, and what was compiled stays.
 build-bench: build
+	rm -f $(TOOLS_SCRATCH)/release.yaml $(TOOLS_SCRATCH)/release/description.json
 	$(SWIFT) build -c release --static-swift-stdlib -Xswiftc -gnone --package-path Tools --scratch-path $(TOOLS_SCRATCH) \
 	  --product stol-bench
 	install -m 0755 "$$($(SWIFT) build -c release --package-path Tools --scratch-path $(TOOLS_SCRATCH) --show-bin-path)/stol-bench" \

@@ -57,8 +57,9 @@ let package = Package(
         /// zstd: a delta's frame is decompressed against its base (zstd's --patch-from).
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
-        /// glibc's malloc.h: `malloc_trim`, to give a released database's memory back.
-        .systemLibrary(name: "CMalloc"),
+        /// mimalloc (Debian libmimalloc-dev), which replaces malloc in the serving daemons, and SQLite's
+        /// allocator settings (`MemoryPolicy`).
+        .systemLibrary(name: "CMemory", providers: [.apt(["libmimalloc-dev"])]),
         /// SCM_RIGHTS, SO_PEERCRED and friends: macros Swift cannot import.
         .target(name: "CSTOLSocket"),
         /// Landlock system calls and libseccomp (Debian libseccomp-dev) for the verifier's self-sandbox.
@@ -104,7 +105,7 @@ let package = Package(
         .target(
             name: "STOLServer",
             dependencies: [
-                "STOLDaemon", "STOLTransport", "STOLProtocol", "STOLSandbox", "CSystemd", "CMalloc", arg,
+                "STOLDaemon", "STOLTransport", "STOLProtocol", "STOLSandbox", "CSystemd", "CMemory", arg,
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
@@ -128,7 +129,7 @@ let package = Package(
         .target(name: "STOLSandbox", dependencies: ["CSTOLSandbox"], swiftSettings: testHooks),
 
         // MARK: One library per concern
-        .target(name: "STOLTaxonomy", dependencies: ["STOLModel", "STOLProtocol", "STOLTransport", "STOLFileSystem", "CMalloc",
+        .target(name: "STOLTaxonomy", dependencies: ["STOLModel", "STOLProtocol", "STOLTransport", "STOLFileSystem", "CMemory",
                                                      .product(name: "GRDB", package: "GRDB.swift"),
                                                      .product(name: "GRDBSQLite", package: "GRDB.swift"),
                                                      .product(name: "Logging", package: "swift-log")]),

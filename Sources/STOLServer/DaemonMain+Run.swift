@@ -48,8 +48,8 @@ extension DaemonMain {
                            prepare: (DaemonContext) throws(DaemonStartupError) -> MakeServices) async throws {
         let context = start(identity, options: options)
         let logger = context.logger
-        // Before any thread starts: each lane thread would otherwise get an arena.
-        MemoryPolicy.apply()
+        // Before any thread starts and before SQLite initializes (``MemoryPolicy``).
+        if !MemoryPolicy.apply() { logger.warning("SQLite was initialized before its memory statistics could be turned off") }
         do {
             let makeServices = try prepare(context)
             let socket = try openSocket(context, options: options)

@@ -18,15 +18,17 @@ import Synchronization
 public final class LaneMeter: Sendable {
     /// Seconds over which use is remembered (an exponential decay).
     public static let timeConstant = 1.0
-    /// CPU seconds per second above which a user's lookups are demoted: a quarter of
-    /// a core, eight times what a user asking a lookup every 10 ms uses.
-    public static let heavyLoad = 0.25
+    /// CPU seconds per second above which a user's lookups are demoted: a tenth of a
+    /// core, three times what a user asking a lookup every 10 ms uses. Not higher:
+    /// eight users looping on `roots` on two cores get a quarter of a core each, and
+    /// with a quarter as the threshold they stayed just below it, light, sharing the
+    /// cores with a ninth user's lookups as equals (roots-8-8uids: its p99 11×).
+    public static let heavyLoad = 0.1
     /// CPU seconds per second below which a heavy user is light again. Apart from
-    /// ``heavyLoad`` on purpose: eight users looping on `roots` share the four bulk
-    /// slots at about a quarter of a core each, and with one threshold each went
-    /// back and forth across it, its lookups half the time at the light users'
-    /// priority (`stol-bench attack`, roots-8-8uids: another user's `taxon` p99 23×).
-    public static let lightLoad = 0.1
+    /// ``heavyLoad`` on purpose: users sharing the cores near one threshold went back
+    /// and forth across it, their lookups half the time at the light users' priority
+    /// (`stol-bench attack`, roots-8-8uids: another user's `taxon` p99 23×).
+    public static let lightLoad = 0.05
 
     private struct State {
         var load = 0.0

@@ -1,4 +1,4 @@
-import CMalloc
+import CMemory
 import Foundation
 import Glibc
 import GRDB
@@ -162,18 +162,18 @@ public final class TaxonomyDatabase: Sendable {
     }
 
     /// A switch away from this database frees its indexes (over 100 MiB on the
-    /// full NCBI build) and its connections' page caches. Freed, that memory stays
-    /// in glibc's arenas, and the daemon's RSS stays at the peak of both databases
-    /// (+143 MiB after an activate and a deactivate in `stol-bench soak`); so it is
-    /// freed and handed back (`malloc_trim`) on a thread of its own: the last
-    /// reference may go while the provider's lock is held.
+    /// full NCBI build) and its connections' page caches. Freed, that memory may stay
+    /// with the allocator, and the daemon's RSS at the peak of both databases (+143
+    /// MiB after an activate and a deactivate in `stol-bench soak`, under glibc's
+    /// malloc); so it is freed and handed back (`stol_heap_return_freed`) on a thread
+    /// of its own: the last reference may go while the provider's lock is held.
     deinit {
         let readers = self.readers + [indexReader], slot = indexes, userReaders = self.userReaders
         let thread = Thread {
             slot.release()
             for reader in readers { try? reader.close() }
             userReaders.close()
-            malloc_trim(0)
+            stol_heap_return_freed()
         }
         thread.name = "stol.release"
         thread.start()
@@ -190,10 +190,9 @@ public final class TaxonomyDatabase: Sendable {
         let thread = Thread {
             slot.fill((try? reader.inDatabase { try MemoryIndexes.load($0, layout: layout) })
                       ?? MemoryIndexes.empty)
-            // The build's scratch (the rows read, the builders' arrays) is freed by now but
-            // stays in glibc's arenas; handed back, it is not counted against the next
-            // release a pinned request opens.
-            malloc_trim(0)
+            // The build's scratch (the rows read, the builders' arrays) is freed by now;
+            // handed back, it is not counted against the next release a pinned request opens.
+            stol_heap_return_freed()
         }
         thread.name = "stol.indexes"
         thread.start()
@@ -239,11 +238,11 @@ public final class TaxonomyDatabase: Sendable {
         return identity
     }
 
-    /// Runs `body` on the asking user's own connection (``ReaderKey/current``, set for
+    /// Runs `body` on the asking user's own connection (``ReaderLease/current``, set for
     /// every request), else on a free shared one (any when all are busy).
     func read<T>(_ body: (Database) throws -> T) throws(TaxonomyError) -> T {
         do {
-            if let key = ReaderKey.current { return try userReaders.read(key, body) }
+            if let lease = ReaderLease.current { return try lease.queue(of: userReaders).inDatabase(body) }
             if let index = freeReaders.withLock({ $0.popLast() }) {
                 defer { freeReaders.withLock { $0.append(index) } }
                 return try readers[index].inDatabase(body)

@@ -27,9 +27,10 @@ public struct TaxonomyService: FramedService {
     /// that is still opening.
     public func respond(to request: Request, context: RequestContext) async -> Response {
         // The user's own read connections (``UserReaders``): no wait for another user's
-        // query, and no page cache another user warmed.
-        let key = ReaderKey(uid: context.peer.uid, bulk: workClass(of: request) == .bulk)
-        return await ReaderKey.$current.withValue(key) { await answer(request, context: context) }
+        // query, and no page cache another user warmed; held for the request (``ReaderLease``).
+        let lease = ReaderLease(key: ReaderKey(uid: context.peer.uid, bulk: workClass(of: request) == .bulk))
+        defer { lease.end() }
+        return await ReaderLease.$current.withValue(lease) { await answer(request, context: context) }
     }
 
     private func answer(_ request: Request, context: RequestContext) async -> Response {

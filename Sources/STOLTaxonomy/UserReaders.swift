@@ -3,8 +3,7 @@ import GRDB
 import Synchronization
 
 /// Whose request a task reads the database for: each user's lane reads through
-/// connections of its own (``UserReaders``). Set by ``TaxonomyService`` around a
-/// request; unset (benchmarks, tests, the index build) the shared readers serve.
+/// connections of its own (``UserReaders``), through the request's ``ReaderLease``.
 public struct ReaderKey: Hashable, Sendable {
     public let uid: UInt32
     /// The user's bulk lane has a connection of its own beside its lookups'.
@@ -14,8 +13,6 @@ public struct ReaderKey: Hashable, Sendable {
         self.uid = uid
         self.bulk = bulk
     }
-
-    @TaskLocal public static var current: ReaderKey?
 }
 
 /// Read connections per user, opened on a user's first request and closed when
@@ -35,74 +32,120 @@ final class UserReaders: Sendable {
     /// Connections kept open at most; beyond, the least recently used idle one closes.
     static let maximumOpen = 48
     /// A connection unused for this long is closed.
-    static let idleTimeout: Duration = .seconds(60)
+    static let idleTimeoutNanoseconds: UInt64 = 60_000_000_000
+    /// How often a check-out looks for idle connections to close.
+    static let sweepIntervalNanoseconds: UInt64 = 5_000_000_000
 
-    private struct Entry {
+    /// One open connection and who holds it. Requests hold it through their
+    /// ``ReaderLease``; counts and times are atomics, so that checking a known
+    /// connection out and in takes only the map's read lock.
+    final class Connection: Sendable {
         let queue: DatabaseQueue
-        var lastUsed: ContinuousClock.Instant
-        var inUse: Bool
+        /// Requests (``ReaderLease``) or reads holding it now: it is not closed while any does.
+        fileprivate let holders = Atomic<Int>(0)
+        fileprivate let lastUsed = Atomic<UInt64>(0)
+
+        fileprivate init(queue: DatabaseQueue) {
+            self.queue = queue
+        }
+
+        fileprivate var isIdle: Bool { holders.load(ordering: .acquiring) == 0 }
+
+        fileprivate func hold(at now: UInt64) {
+            holders.add(1, ordering: .acquiringAndReleasing)
+            lastUsed.store(now, ordering: .relaxed)
+        }
     }
 
     private let open: @Sendable () throws -> DatabaseQueue
-    private let entries = Mutex([ReaderKey: Entry]())
+    /// Changed (under the write lock) only to open or close a connection.
+    private let lock = ReadWriteLock()
+    private nonisolated(unsafe) var connections: [ReaderKey: Connection] = [:]
+    private let lastSweep = Atomic<UInt64>(0)
+    private let checkOuts = Atomic<Int>(0)
 
     init(open: @escaping @Sendable () throws -> DatabaseQueue) {
         self.open = open
     }
 
-    /// Runs `body` on `key`'s connection, opening it first if needed.
+    /// Runs `body` on `key`'s connection, opening it first if needed: one read
+    /// outside a request (a request's reads go through its ``ReaderLease``).
     func read<T>(_ key: ReaderKey, _ body: (Database) throws -> T) throws -> T {
-        let queue = try checkOut(key)
-        defer { checkIn(key) }
-        return try queue.inDatabase(body)
+        let connection = try checkOut(key)
+        defer { checkIn(connection) }
+        return try connection.queue.inDatabase(body)
     }
 
+    /// Connections handed out since the start (tests: once per request, not per read).
+    var checkOutCount: Int { checkOuts.load(ordering: .relaxed) }
+
     /// Connections open now (tests).
-    var openCount: Int { entries.withLock { $0.count } }
+    var openCount: Int { lock.withReadLock { connections.count } }
 
     /// Closes every idle connection (a switch away from the database).
     func close() {
-        let closing = entries.withLock { entries -> [DatabaseQueue] in
-            let idle = entries.filter { !$0.value.inUse }
-            for key in idle.keys { entries[key] = nil }
-            return idle.values.map(\.queue)
+        let closing = lock.withWriteLock { () -> [Connection] in
+            let idle = connections.filter { $0.value.isIdle }
+            for key in idle.keys { connections[key] = nil }
+            return Array(idle.values)
         }
-        for queue in closing { try? queue.close() }
+        for connection in closing { try? connection.queue.close() }
     }
 
-    private func checkOut(_ key: ReaderKey) throws -> DatabaseQueue {
-        let now = ContinuousClock.now
-        let (found, stale) = entries.withLock { entries -> (DatabaseQueue?, [DatabaseQueue]) in
-            // Idle ones past their time, and the least recently used beyond the maximum.
-            var stale: [DatabaseQueue] = []
-            for (other, entry) in entries where !entry.inUse && now - entry.lastUsed > Self.idleTimeout {
-                stale.append(entry.queue)
-                entries[other] = nil
-            }
-            if var entry = entries[key] {
-                entry.inUse = true
-                entry.lastUsed = now
-                entries[key] = entry
-                return (entry.queue, stale)
-            }
-            while entries.count >= Self.maximumOpen,
-                  let oldest = entries.filter({ !$0.value.inUse }).min(by: { $0.value.lastUsed < $1.value.lastUsed }) {
-                stale.append(oldest.value.queue)
-                entries[oldest.key] = nil
-            }
-            return (nil, stale)
+    /// `key`'s connection, held (not closed as idle) until ``checkIn(_:)``.
+    func checkOut(_ key: ReaderKey) throws -> Connection {
+        checkOuts.add(1, ordering: .relaxed)
+        let now = DispatchTime.now().uptimeNanoseconds
+        sweepIfDue(now: now)
+        // Holding it under the read lock: a close, under the write lock, sees the hold.
+        if let known = lock.withReadLock({ () -> Connection? in
+            let connection = connections[key]
+            connection?.hold(at: now)
+            return connection
+        }) {
+            return known
         }
-        for queue in stale { try? queue.close() }
-        if let found { return found }
-        let queue = try open()
-        entries.withLock { $0[key] = Entry(queue: queue, lastUsed: now, inUse: true) }
-        return queue
+        let opened = Connection(queue: try open())
+        let (connection, stale) = lock.withWriteLock { () -> (Connection, [Connection]) in
+            // Another request of the same key may have opened one meanwhile: then that one serves both.
+            if let earlier = connections[key] {
+                earlier.hold(at: now)
+                return (earlier, [opened])
+            }
+            var stale: [Connection] = []
+            while connections.count >= Self.maximumOpen,
+                  let oldest = connections.filter({ $0.value.isIdle })
+                    .min(by: { $0.value.lastUsed.load(ordering: .relaxed) < $1.value.lastUsed.load(ordering: .relaxed) }) {
+                stale.append(oldest.value)
+                connections[oldest.key] = nil
+            }
+            opened.hold(at: now)
+            connections[key] = opened
+            return (opened, stale)
+        }
+        for old in stale { try? old.queue.close() }
+        return connection
     }
 
-    private func checkIn(_ key: ReaderKey) {
-        entries.withLock { entries in
-            entries[key]?.inUse = false
-            entries[key]?.lastUsed = .now
+    func checkIn(_ connection: Connection) {
+        connection.lastUsed.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+        connection.holders.subtract(1, ordering: .acquiringAndReleasing)
+    }
+
+    /// Closes the connections idle for ``idleTimeoutNanoseconds``, at most once per
+    /// ``sweepIntervalNanoseconds`` (the check-out that finds it due does it).
+    private func sweepIfDue(now: UInt64) {
+        let last = lastSweep.load(ordering: .relaxed)
+        guard now &- last >= Self.sweepIntervalNanoseconds,
+              lastSweep.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged else { return }
+        let stale = lock.withWriteLock { () -> [Connection] in
+            let idle = connections.filter {
+                let used = $0.value.lastUsed.load(ordering: .relaxed)
+                return $0.value.isIdle && now > used && now - used > Self.idleTimeoutNanoseconds
+            }
+            for key in idle.keys { connections[key] = nil }
+            return Array(idle.values)
         }
+        for connection in stale { try? connection.queue.close() }
     }
 }

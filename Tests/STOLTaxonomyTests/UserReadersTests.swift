@@ -33,6 +33,37 @@ final class UserReadersTests: XCTestCase {
         XCTAssertEqual(readers.openCount, 3, "a synchronous call outside a request reads through the shared connections")
     }
 
+    /// A request's many reads check its connection out once (``ReaderLease``): the
+    /// lock of all users' connections is taken per request, not per read.
+    func testARequestsReads_checkItsConnectionOutOnce_andHandItBackAtTheEnd() async throws {
+        let harness = try ServiceHarness(self)
+        await harness.waitForTreeLoaded()
+        let readers = harness.provider.current().database.userReaders
+        let roots = Stol_V1_TaxonomyRequest.with { $0.roots = .init() }
+        let before = readers.checkOutCount
+        let answer = await harness.service.respond(to: roots, context: context(1000))
+        XCTAssertGreaterThan(answer.roots.taxa.count, 1)
+        XCTAssertEqual(readers.checkOutCount - before, 1, "one check-out for all of the request's reads")
+        readers.close()
+        XCTAssertEqual(readers.openCount, 0, "handed back at the end of the request: idle, so closed")
+    }
+
+    /// A close (a switch away, the idle sweep) spares a connection a request holds.
+    func testAConnectionHeldByARequest_isNotClosed_untilItsLeaseEnds() throws {
+        let harness = try ServiceHarness(self)
+        let readers = UserReaders { try DatabaseQueue(path: harness.bundledPath) }
+        let lease = ReaderLease(key: ReaderKey(uid: 5, bulk: false))
+        let queue = try lease.queue(of: readers)
+        readers.close()
+        XCTAssertEqual(readers.openCount, 1, "held by the request: not closed")
+        XCTAssertEqual(try queue.inDatabase { try Int.fetchOne($0, sql: "SELECT 1") }, 1)
+        XCTAssertTrue(try lease.queue(of: readers) === queue, "the request's later reads use the same connection")
+        XCTAssertEqual(readers.checkOutCount, 1)
+        lease.end()
+        readers.close()
+        XCTAssertEqual(readers.openCount, 0, "handed back: closed")
+    }
+
     func testAUsersReadInProgress_doesNotHoldUpAnotherUsersRead() throws {
         let harness = try ServiceHarness(self)
         let readers = UserReaders { try DatabaseQueue(path: harness.bundledPath) }

@@ -15,7 +15,10 @@ installs, stripped):
    STOLContainer module), nothing of the verifier (DatabaseChecks,
    VerifierService, the STOLVerifier module) and not the SQLite descriptor VFS
    of CSTOLSQLite.
-3. No installed binary (the four daemons, stol-client, stol-pipeline) holds the
+3. The serving daemons (taxonomy, favourites, import) name libmimalloc in
+   NEEDED before libc, so that mimalloc, not glibc, serves their malloc
+   (MemoryPolicy.swift says why).
+4. No installed binary (the four daemons, stol-client, stol-pipeline) holds the
    name of a test hook's variable (STOL_TEST_PAUSE_AT, STOL_TEST_PAUSE_FILE,
    STOL_TEST_SANDBOX_PROBE, STOL_TEST_PROBE_PIDS, STOL_TEST_HANG_ON_SIGUSR2):
    the hooks are compiled only with STOL_TEST_HOOKS.
@@ -85,6 +88,12 @@ def needed_rule(binary, what, regex, violator):
     return Rule(binary, what, "needed", re.compile(regex), violator)
 
 
+def needed_first_rule(binary, what, first, then, violator):
+    """NEEDED names a library matching `first` before one matching `then`: what the
+    dynamic linker then binds a symbol both define (malloc) to. Violated by its absence."""
+    return Rule(binary, what, "needed-first", (re.compile(first), re.compile(then)), violator)
+
+
 RULES = [
     # The sandboxed verifier: no server stack, no systemd, no coordinator.
     module_rule("stol-verifyd", "NIOPosix (swift-nio's server)", "NIOPosix", "stol-taxonomyd"),
@@ -106,6 +115,10 @@ RULES = [
     module_rule("stol-importd", "module STOLVerifier (the verifier)", "STOLVerifier", "stol-verifyd"),
     c_rule("stol-importd", "CSTOLSQLite's descriptor VFS", r"^stol_sqlite_register_descriptor_vfs$", "stol-verifyd"),
 ]
+# The serving daemons' malloc is mimalloc's (MemoryPolicy): stol-client, which links no server, has glibc's.
+for daemon in ["stol-taxonomyd", "stol-favoritesd", "stol-importd"]:
+    RULES.append(needed_first_rule(daemon, "glibc's malloc (libmimalloc is not in NEEDED before libc)",
+                                   r"^libmimalloc\.so", r"^libc\.so", "stol-client"))
 # No installed binary names a test hook's variable; the violators are in --hooks-bin.
 HOOK_VIOLATORS = {
     "STOL_TEST_PAUSE_AT": "stol-importd",
@@ -186,6 +199,11 @@ def findings(rule, binary):
         found = sorted(found)
     elif rule.kind == "needed":
         found = [n for n in binary.needed() if rule.pattern.search(n)]
+    elif rule.kind == "needed-first":
+        first, then = rule.pattern
+        needed = binary.needed()
+        at = lambda pattern: next((i for i, n in enumerate(needed) if pattern.search(n)), len(needed))
+        found = [] if at(first) < at(then) else [f"NEEDED {', '.join(needed)}"]
     else:
         found = [rule.pattern.decode()] if rule.pattern in binary.content() else []
     return found

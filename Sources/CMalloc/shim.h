@@ -1,2 +1,0 @@
-// glibc's malloc.h (malloc_trim), which Swift's Glibc module does not export.
-#include <malloc.h>
