@@ -186,21 +186,29 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
         }
         let work = lane.workClass(for: service.workClass(of: request))
         inFlight = Self.start(request, on: lane.executor(for: work), laneSlots: lane.slots(for: work),
-                              bulkSlots: work == .bulk ? bulkSlots : nil, service: service,
+                              bulkSlots: work == .bulk ? bulkSlots : nil, budget: budget, service: service,
                               context: requestContext, maximumFrameBytes: maximumFrameBytes, logger: logger) { frame in
             lanes.release(lane)
             finish(frame)
         }
     }
 
-    /// Answers `request` on `executor` (a lane) once it holds one of `laneSlots` and,
-    /// for bulk work, one of `bulkSlots`, then hands the frame to `done` (nil when
-    /// cancelled meanwhile: its peer left while it waited).
+    /// Answers `request` on `executor` (a lane) once it holds one of `laneSlots`,
+    /// the budget has room for its user's answer and, for bulk work, it holds one of
+    /// `bulkSlots`; then hands the frame to `done` (nil when cancelled meanwhile: its
+    /// peer left while it waited). The room is checked again here, where at most one
+    /// bulk and four lookups of a user pass at once: the connection's check before
+    /// the request queued reserved nothing (``OutputBudget/room(for:)``).
     private static func start(_ request: Service.Request, on executor: LaneExecutor, laneSlots: RequestSlots,
-                              bulkSlots: RequestSlots?, service: Service, context: RequestContext, maximumFrameBytes: Int,
-                              logger: Logger, done: @escaping @Sendable (ByteBuffer?) -> Void) -> Task<Void, Never> {
+                              bulkSlots: RequestSlots?, budget: OutputBudget, service: Service, context: RequestContext,
+                              maximumFrameBytes: Int, logger: Logger,
+                              done: @escaping @Sendable (ByteBuffer?) -> Void) -> Task<Void, Never> {
         Task(executorPreference: executor) {
             guard await laneSlots.acquire() else { return done(nil) }
+            guard await budget.room(for: context.peer.uid) else {
+                laneSlots.release()
+                return done(nil)
+            }
             if let bulkSlots, !(await bulkSlots.acquire()) {
                 laneSlots.release()
                 return done(nil)

@@ -2,7 +2,8 @@ import Synchronization
 
 /// The bytes of answers made but not yet written to their sockets, over every
 /// connection of the daemon and per user, with a bound on each: a connection
-/// starts its next request only while both have room (``whenRoom(for:_:)``).
+/// starts its next request only while both have room (``whenRoom(for:_:)``), and
+/// the request makes its answer only once they still have (``room(for:)``).
 ///
 /// A connection already stops reading while its own unsent answers pass its high
 /// water mark, but that bounds one connection: one user pipelining 50,000-node
@@ -63,6 +64,77 @@ public final class OutputBudget: Sendable {
         }
         if ticket == nil { resume() }
         return ticket
+    }
+
+    /// Waits until `uid` may start a request (``whenRoom(for:_:)``); false when the
+    /// task was cancelled meanwhile (its connection left). A request checks again
+    /// here once it holds its user's lane slot, just before its answer is made:
+    /// passing the connection's check did not reserve anything, so 512 connections
+    /// of 8 users all passed it while the total was empty, queued on their lanes,
+    /// and each then made its 50,000-favourite list (favoritesd: 891 MiB, issue 33).
+    public func room(for uid: UInt32) async -> Bool {
+        if hasRoom(for: uid) { return !Task.isCancelled }
+        let wait = RoomWait()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                wait.begin(continuation)
+                let ticket = whenRoom(for: uid) { wait.finish() }
+                if let ticket, wait.keep(ticket) == false { cancel(ticket) }
+            }
+        } onCancel: {
+            if let ticket = wait.cancel() { self.cancel(ticket) }
+        }
+        return !Task.isCancelled
+    }
+
+    /// One ``room(for:)`` wait: resumed once, by room or by cancellation, whichever comes first.
+    private final class RoomWait: Sendable {
+        private struct State {
+            var continuation: CheckedContinuation<Void, Never>?
+            var ticket: UInt64?
+            var finished = false
+        }
+        private let state = Mutex(State())
+
+        func begin(_ continuation: CheckedContinuation<Void, Never>) {
+            let now = state.withLock { state -> Bool in
+                if state.finished { return true }
+                state.continuation = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+
+        /// Keeps the ticket for a cancellation to come; false when it is over already.
+        func keep(_ ticket: UInt64) -> Bool {
+            state.withLock { state in
+                guard !state.finished else { return false }
+                state.ticket = ticket
+                return true
+            }
+        }
+
+        func finish() {
+            let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard !state.finished else { return nil }
+                state.finished = true
+                defer { state.continuation = nil }
+                return state.continuation
+            }
+            continuation?.resume()
+        }
+
+        /// Ends the wait; the ticket to forget, if it was queued.
+        func cancel() -> UInt64? {
+            let (continuation, ticket) = state.withLock { state -> (CheckedContinuation<Void, Never>?, UInt64?) in
+                guard !state.finished else { return (nil, nil) }
+                state.finished = true
+                defer { state.continuation = nil }
+                return (state.continuation, state.ticket)
+            }
+            continuation?.resume()
+            return ticket
+        }
     }
 
     /// Forgets a wait whose connection has gone. Without it each waiter kept its

@@ -203,6 +203,32 @@ final class UserLanesTests: XCTestCase {
         XCTAssertEqual(resumed.values, [2, 3])
     }
 
+    /// A request checks the budget again just before it makes its answer
+    /// (``OutputBudget/room(for:)``): it waits while its user's answers are unsent,
+    /// goes on once they are written, and one whose connection left gives up and
+    /// leaves nothing queued.
+    func testARequestAboutToAnswer_waitsForRoom_andACancelledOneGivesUp() async {
+        let budget = OutputBudget(total: 100, perUser: 50)
+        budget.charge(1, 50)
+        let staying = Task { await budget.room(for: 1) }
+        let leaving = Task { await budget.room(for: 1) }
+        await waitUntilWaiting(budget, 2)
+        leaving.cancel()
+        let leavingGoesOn = await leaving.value
+        XCTAssertFalse(leavingGoesOn, "a cancelled wait went on to answer")
+        XCTAssertEqual(budget.waiting, 1, "the cancelled wait is still queued")
+        budget.release(1, 50)
+        let stayingGoesOn = await staying.value
+        XCTAssertTrue(stayingGoesOn)
+        XCTAssertEqual(budget.waiting, 0)
+        let other = await budget.room(for: 2)
+        XCTAssertTrue(other, "a user with room goes on at once")
+    }
+
+    private func waitUntilWaiting(_ budget: OutputBudget, _ count: Int) async {
+        while budget.waiting < count { await Task.yield() }
+    }
+
     func testAWaiter_resumesOnceAnswersAreWritten_andOnlyThen() {
         let budget = OutputBudget(total: 100, perUser: 50)
         budget.charge(1, 50)
