@@ -7,7 +7,7 @@ import Logging
 /// An allocator keeps freed memory for reuse; after an attack of large answers
 /// taxonomyd (then on glibc's malloc) kept 2,239 of 2,768 MiB it no longer used
 /// (issue 33), which on a shared machine is memory taken from everyone.
-/// ``MemoryPolicy/returnFreedMemory()`` hands back what mimalloc holds free; it
+/// `stol_heap_return_freed` (`CMemory`) hands back what mimalloc holds free; it
 /// walks segments (milliseconds), so it runs once per quiet spell: after a period
 /// in which no request started, if any started since the last trim.
 enum IdleMemoryTrim {
@@ -18,7 +18,7 @@ enum IdleMemoryTrim {
             try? await Task.sleep(for: period)
             let now = lanes.requestsStarted
             if now == seen, now != trimmedAt {
-                MemoryPolicy.returnFreedMemory()
+                stol_heap_return_freed()
                 trimmedAt = now
                 logger.debug("returned freed memory to the kernel (idle)")
             }

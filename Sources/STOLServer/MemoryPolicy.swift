@@ -39,10 +39,4 @@ public enum MemoryPolicy {
     public static func apply() -> Bool {
         stol_sqlite_disable_memory_statistics() == 0
     }
-
-    /// Gives memory freed after a burst of work back to the kernel (``IdleMemoryTrim``,
-    /// a closed release).
-    public static func returnFreedMemory() {
-        stol_heap_return_freed()
-    }
 }

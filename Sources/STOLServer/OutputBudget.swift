@@ -28,7 +28,8 @@ public final class OutputBudget: Sendable {
     private struct Waiter {
         let ticket: UInt64
         let uid: UInt32
-        let resume: @Sendable () -> Void
+        /// True: there is room; false: its task was cancelled (``room(for:)`` only).
+        let resume: @Sendable (Bool) -> Void
     }
 
     private struct State {
@@ -59,7 +60,7 @@ public final class OutputBudget: Sendable {
         let ticket = state.withLock { state -> UInt64? in
             if Self.hasRoom(for: uid, in: state, total: total, perUser: perUser, reserve: reserve) { return nil }
             state.nextTicket += 1
-            state.waiting.append(Waiter(ticket: state.nextTicket, uid: uid, resume: resume))
+            state.waiting.append(Waiter(ticket: state.nextTicket, uid: uid) { _ in resume() })
             return state.nextTicket
         }
         if ticket == nil { resume() }
@@ -73,67 +74,31 @@ public final class OutputBudget: Sendable {
     /// of 8 users all passed it while the total was empty, queued on their lanes,
     /// and each then made its 50,000-favourite list (favoritesd: 891 MiB, issue 33).
     public func room(for uid: UInt32) async -> Bool {
-        if hasRoom(for: uid) { return !Task.isCancelled }
-        let wait = RoomWait()
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                wait.begin(continuation)
-                let ticket = whenRoom(for: uid) { wait.finish() }
-                if let ticket, wait.keep(ticket) == false { cancel(ticket) }
+        let ticket = state.withLock { state -> UInt64? in
+            if Self.hasRoom(for: uid, in: state, total: total, perUser: perUser, reserve: reserve) { return nil }
+            state.nextTicket += 1
+            return state.nextTicket
+        }
+        guard let ticket else { return !Task.isCancelled }
+        // As ``RequestSlots/acquire()``: the task is marked cancelled before its handler
+        // runs, and the handler takes this lock, so a cancellation is seen here or finds
+        // the waiter queued.
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let now = state.withLock { state -> Bool? in
+                    if Task.isCancelled { return false }
+                    if Self.hasRoom(for: uid, in: state, total: total, perUser: perUser, reserve: reserve) { return true }
+                    state.waiting.append(Waiter(ticket: ticket, uid: uid) { continuation.resume(returning: $0) })
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
             }
         } onCancel: {
-            if let ticket = wait.cancel() { self.cancel(ticket) }
-        }
-        return !Task.isCancelled
-    }
-
-    /// One ``room(for:)`` wait: resumed once, by room or by cancellation, whichever comes first.
-    private final class RoomWait: Sendable {
-        private struct State {
-            var continuation: CheckedContinuation<Void, Never>?
-            var ticket: UInt64?
-            var finished = false
-        }
-        private let state = Mutex(State())
-
-        func begin(_ continuation: CheckedContinuation<Void, Never>) {
-            let now = state.withLock { state -> Bool in
-                if state.finished { return true }
-                state.continuation = continuation
-                return false
+            let waiter = state.withLock { state -> Waiter? in
+                guard let index = state.waiting.firstIndex(where: { $0.ticket == ticket }) else { return nil }
+                return state.waiting.remove(at: index)
             }
-            if now { continuation.resume() }
-        }
-
-        /// Keeps the ticket for a cancellation to come; false when it is over already.
-        func keep(_ ticket: UInt64) -> Bool {
-            state.withLock { state in
-                guard !state.finished else { return false }
-                state.ticket = ticket
-                return true
-            }
-        }
-
-        func finish() {
-            let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                guard !state.finished else { return nil }
-                state.finished = true
-                defer { state.continuation = nil }
-                return state.continuation
-            }
-            continuation?.resume()
-        }
-
-        /// Ends the wait; the ticket to forget, if it was queued.
-        func cancel() -> UInt64? {
-            let (continuation, ticket) = state.withLock { state -> (CheckedContinuation<Void, Never>?, UInt64?) in
-                guard !state.finished else { return (nil, nil) }
-                state.finished = true
-                defer { state.continuation = nil }
-                return (state.continuation, state.ticket)
-            }
-            continuation?.resume()
-            return ticket
+            waiter?.resume(false)  // not queued yet (it sees the cancellation), or already resumed
         }
     }
 
@@ -175,7 +140,7 @@ public final class OutputBudget: Sendable {
             state.waiting = still
             return ready
         }
-        for waiter in ready { waiter.resume() }
+        for waiter in ready { waiter.resume(true) }
     }
 
     /// Unsent bytes in all and of `uid` (tests and diagnostics).
