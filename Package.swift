@@ -191,6 +191,7 @@ let package = Package(
         .testTarget(name: "STOLServerTests", dependencies: [
             "STOLServer", "STOLDaemon", "STOLTransport", "STOLProtocol", "CSTOLSocket", "STOLTestFixtures",
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
