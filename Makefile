@@ -12,7 +12,7 @@ STOL_TRUSTED_KEY ?= $(CURDIR)/.cache/keys/dev-signing.key.pub
 BUNDLED_DB   := $(OUT)/bundled.sqlite
 RELEASE_BIN   = $(shell $(SWIFT) build -c release $(RELEASE_SCRATCH) --show-bin-path 2>/dev/null)
 # Debian packages the build, the tests and `make run` need.
-DEB_PACKAGES := libsodium-dev libmimalloc-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev python3-protobuf pkg-config systemd util-linux python3 python3-venv \
+DEB_PACKAGES := libsodium-dev libssl-dev libmimalloc-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev python3-protobuf pkg-config systemd util-linux python3 python3-venv \
   debhelper dh-python dpkg-dev lintian
 # And those only the tests need (make test-deps, without their recommendations): the independent Python
 # reference of the .stol format (StolFileTests: Ed25519 through OpenSSL), the Python package's pandas

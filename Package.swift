@@ -53,6 +53,7 @@ let package = Package(
     targets: [
         // MARK: System libraries and the one C shim
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         /// zstd: a delta's frame is decompressed against its base (zstd's --patch-from).
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
@@ -118,9 +119,9 @@ let package = Package(
         /// Atomic, durable file replacement (temp file, fsync, rename, fsync of the directory).
         .target(name: "STOLFileSystem"),
         /// What the coordinator may know of the `.stol` format without parsing one: the
-        /// header layout, SHA-256 and Ed25519 (libsodium), key files, the size limits
+        /// header layout, SHA-256 (libcrypto) and Ed25519 (libsodium), key files, the size limits
         /// and the `fstat` size check, the format's errors. No zlib.
-        .target(name: "STOLFormat", dependencies: ["CSodium", "STOLFileSystem"]),
+        .target(name: "STOLFormat", dependencies: ["CSodium", "CLibCrypto", "STOLFileSystem"]),
         /// The `.stol` container itself: `StolFile` (verify, write) and gzip (zlib).
         /// Linked by the verifier, the pipeline and the tools, never by stol-importd.
         /// Deltas: a zstd frame against the installed base (`ZstdDelta`, `DeltaWorkspace`).

@@ -83,3 +83,10 @@ public enum Ed25519 {
         public var description: String { "Ed25519.PrivateKey(public: \(publicKey.bytes.hexString))" }
     }
 }
+
+/// `sodium_init()` once per process (it is idempotent and thread-safe).
+public enum Sodium {
+    public static func initialize() {
+        _ = sodium_init()
+    }
+}
