@@ -41,7 +41,14 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     private let bulkSlots: RequestSlots
     /// The user's lane, held while the connection is open.
     private var lane: UserLanes.Lane?
-    private var pending: CircularBuffer<ByteBuffer> = []
+    /// The bytes read and not yet taken as requests. Frames are cut off it one at a
+    /// time, when the connection is ready for its next request
+    /// (``LengthPrefixedFrameDecoder/nextFrame(in:maximumFrameBytes:)``), not all at
+    /// once as they arrive: one 64 KiB read of pipelined `list` requests is 6,000
+    /// frames, and 512 connections of 8 users each held theirs as decoded buffers
+    /// (favoritesd: about 130 of its 305 MiB, issue 33). Reading stops while a whole
+    /// frame waits here, so this holds at most one read and the frame it completes.
+    private var unread = ByteBuffer()
     private var slowReaderTimer: Scheduled<Void>?
     /// The request being answered on the lane, cancelled if the peer leaves.
     private var inFlight: Task<Void, Never>?
@@ -51,9 +58,27 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     /// That wait's ticket, cancelled if the peer leaves first.
     private var roomTicket: UInt64?
     private var closing = false
+    /// Answers written to the channel and not yet to the socket. The high water mark
+    /// counts their bytes, but a small answer costs the daemon far more than its bytes
+    /// (its buffer, its place in the write queue): 64 connections of one user
+    /// pipelining `fav count` without reading queued millions of 16-byte answers under a
+    /// 1 MiB mark and grew favoritesd to 236 MiB. A connection starts no request while
+    /// ``maximumUnsentAnswers`` of its answers wait; it is then idle, and its idle timeout cuts it.
+    private var unsentAnswers = 0
+    static var maximumUnsentAnswers: Int { 16 }
+    /// What one unsent answer costs beyond its bytes, charged to the ``OutputBudget`` with them.
+    static var answerOverheadBytes: Int { 512 }
     private var quiescing = false
     /// The client has ended its side of the stream (`ChannelEvent.inputClosed`).
     private var inputClosed = false
+    /// A whole frame waits in ``unread`` (or a length over the limit, which taking it
+    /// answers with the typed error).
+    private var hasWholeFrame: Bool {
+        guard let length = unread.getInteger(at: unread.readerIndex, endianness: .big, as: UInt32.self) else { return false }
+        return Int(length) > configuration.maximumRequestFrameBytes
+            || unread.readableBytes >= ProtocolLimits.lengthPrefixBytes + Int(length)
+    }
+
     /// Close once nothing is in flight or waiting: on graceful shutdown, or after the client's end of stream.
     private var closesWhenIdle: Bool { quiescing || inputClosed }
 
@@ -76,14 +101,20 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !closing else { return }
-        pending.append(Self.unwrapInboundIn(data))
+        var bytes = Self.unwrapInboundIn(data)
+        if unread.readableBytes == 0 {
+            unread = bytes  // no copy: the read's own buffer
+        } else {
+            if unread.readerIndex > 0 { unread.discardReadBytes() }
+            unread.writeBuffer(&bytes)  // the rest of a frame begun in an earlier read
+        }
         processPending(context: context)
     }
 
     func read(context: ChannelHandlerContext) {
         // Backpressure: no new reads while a request is in flight, while answers wait
-        // unsent, or while decoded requests wait for their turn.
-        if !busy && context.channel.isWritable && pending.isEmpty { context.read() }
+        // unsent, or while a whole request waits for its turn.
+        if !busy && context.channel.isWritable && !hasWholeFrame { context.read() }
     }
 
     /// The peer is gone: its request in flight is cancelled and the frames it sent
@@ -98,7 +129,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
             slowReaderTimer?.cancel()
             slowReaderTimer = nil
             processPending(context: context)
-            if !busy && !closing && pending.isEmpty { context.read() }
+            if !busy && !closing && !hasWholeFrame { context.read() }
         } else if slowReaderTimer == nil {
             logger.debug("reading paused: the connection's unsent answers are over the high water mark")
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -124,7 +155,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     /// Cancels the request in flight, drops the waiting frames and lets the lane go.
     private func abandon() {
         closing = true
-        pending.removeAll()
+        unread = ByteBuffer()
         inFlight?.cancel()
         if let roomTicket {
             self.roomTicket = nil
@@ -138,8 +169,9 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
 
     /// Answers pending requests in order, one at a time, each on the user's lane.
     private func processPending(context: ChannelHandlerContext) {
-        guard !busy, !closing, !waitingForRoom, context.channel.isWritable, let lane, !pending.isEmpty else {
-            if !busy, pending.isEmpty, closesWhenIdle { closeAfterAnswers(context: context) }
+        guard !busy, !closing, !waitingForRoom, context.channel.isWritable, unsentAnswers < Self.maximumUnsentAnswers,
+              let lane, hasWholeFrame else {
+            if !busy, !hasWholeFrame, closesWhenIdle { closeAfterAnswers(context: context) }
             return
         }
         guard budget.hasRoom(for: peer.uid) else {
@@ -158,9 +190,10 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
             }
             return
         }
-        let frame = pending.removeFirst()
         let request: Service.Request
         do {
+            guard let frame = try LengthPrefixedFrameDecoder.nextFrame(
+                in: &unread, maximumFrameBytes: configuration.maximumRequestFrameBytes) else { return }
             request = try FrameEncoding.decode(Service.Request.self, from: frame)
         } catch {
             fail(context: context, error: error)
@@ -236,13 +269,20 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
         inFlight = nil
         guard !closing, let frame else { return }
         // Counted until it has left for the socket (or the connection has gone).
-        let uid = peer.uid, bytes = frame.readableBytes, budget = self.budget
+        let uid = peer.uid, bytes = frame.readableBytes + Self.answerOverheadBytes, budget = self.budget
         budget.charge(uid, bytes)
+        unsentAnswers += 1
         let written = context.eventLoop.makePromise(of: Void.self)
-        written.futureResult.whenComplete { _ in budget.release(uid, bytes) }
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        written.futureResult.whenComplete { _ in
+            budget.release(uid, bytes)
+            let (handler, context) = loopBound.value
+            handler.unsentAnswers -= 1
+            if handler.unsentAnswers == Self.maximumUnsentAnswers - 1 { handler.processPending(context: context) }
+        }
         context.write(Self.wrapOutboundOut(frame), promise: written)
         context.flush()
-        if pending.isEmpty {
+        if !hasWholeFrame {
             if closesWhenIdle { closeAfterAnswers(context: context); return }
             if context.channel.isWritable { context.read() }
         } else {
@@ -277,7 +317,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
         framingErrors.record(code: protocolError.code.name, logger: logger)
         let response = Service.Response(requestID: 0, error: protocolError)
         closing = true
-        pending.removeAll()
+        unread = ByteBuffer()
         if let frame = try? FrameEncoding.frame(response, maximumFrameBytes: configuration.maximumResponseFrameBytes) {
             let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.writeAndFlush(Self.wrapOutboundOut(frame)).whenComplete { _ in
@@ -318,12 +358,22 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
             quiescing = true
-            if !busy && pending.isEmpty { closeAfterAnswers(context: context) }
+            if !busy && !hasWholeFrame { closeAfterAnswers(context: context) }
         } else if let event = event as? ChannelEvent, event == .inputClosed {
-            // After ByteToMessageHandler has passed on every whole frame (an incomplete
-            // one has been answered MALFORMED_FRAME and the connection is closing).
+            // The stream has ended: the whole frames still unread are answered, in
+            // order, unless it ends within a frame (or one is over the limit), which is
+            // answered MALFORMED_FRAME (or FRAME_TOO_LARGE) at once, and the connection closes.
+            var rest = unread
+            do {
+                while try LengthPrefixedFrameDecoder.nextFrame(
+                    in: &rest, maximumFrameBytes: configuration.maximumRequestFrameBytes) != nil {}
+                if rest.readableBytes > 0 { throw FramingError.truncatedFrame(receivedBytes: rest.readableBytes) }
+            } catch {
+                fail(context: context, error: error)
+                return
+            }
             inputClosed = true
-            if !busy && pending.isEmpty { closeAfterAnswers(context: context) }
+            if !busy && !hasWholeFrame { closeAfterAnswers(context: context) }
         } else if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
             if !busy { close(context: context) }
         } else {

@@ -167,8 +167,8 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
             let deadline = configuration.frameDeadline.components
             try sync.addHandler(FrameDeadlineHandler(deadline: .nanoseconds(
                 deadline.seconds * 1_000_000_000 + deadline.attoseconds / 1_000_000_000)))
-            try sync.addHandler(ByteToMessageHandler(
-                LengthPrefixedFrameDecoder(maximumFrameBytes: configuration.maximumRequestFrameBytes)))
+            // No ByteToMessageHandler: FramedRequestHandler cuts each frame off the bytes
+            // read when it is ready for it (its `unread`), not every frame of a read at once.
             try sync.addHandler(FramedRequestHandler(service: service, configuration: configuration, peer: peer,
                                                      logger: logger, lanes: lanes, budget: budget, bulkSlots: bulkSlots,
                                                      framingErrors: framingErrors))

@@ -99,6 +99,39 @@ final class AttackIntegrationTests: XCTestCase {
               latencies.map { String(format: "%.0f ms", $0 * 1000) }.joined(separator: ", "))
     }
 
+    /// Small requests pipelined without reading: the high water mark counts an
+    /// answer's bytes, and 16-byte `fav count` answers queued by the million under it
+    /// (64 connections of one user: favoritesd 236 MiB). Now a connection starts no
+    /// request while 16 of its answers wait unsent (`FramedRequestHandler.maximumUnsentAnswers`).
+    func testPipeliningSmallRequestsWithoutReading_queuesFewAnswers_andOthersServed() throws {
+        try stack.start(.favorites)
+        XCTAssertEqual(try stack.client(["fav", "count"], uid: StackHarness.isRoot ? Self.bystander : nil).status, 0)
+        let daemon = try XCTUnwrap(stack.pid(.favorites))
+        let baseline = residentKiB(daemon)
+        var request = Stol_V1_FavoritesRequest()
+        request.id = 1
+        request.count = Stol_V1_CountFavorites()
+        let output = stack.root + "/small.out"
+        // 32 connections × 200,000 frames of 10 bytes for 12 s, never read: without the
+        // cap a debug build queues about 200,000 answers, 20 MiB; with it, 512.
+        let attacker = try attack(["pipeline", stack.socketPath(.favorites), try hex(request), "200000", "12", "32"],
+                                  output: output)
+        let sent = waitForOutput(output)
+        XCTAssertTrue(sent.hasPrefix("sent "), "the attacker did not run")
+        let count = try stack.client(["fav", "count"], uid: StackHarness.isRoot ? Self.bystander : nil)
+        XCTAssertEqual(count.status, 0, "the bystander was not served: \(count.stderr)")
+        // The daemon's memory read while the attacker keeps its connections (12 s in all).
+        var peak = residentKiB(daemon)
+        var status: Int32 = 0
+        XCTAssertTrue(waitUntil(seconds: 30, interval: 0.05) {
+            peak = max(peak, residentKiB(daemon))
+            return waitpid(attacker.pid, &status, WNOHANG) == attacker.pid
+        }, "the attacker did not end")
+        let grown = peak - baseline
+        XCTAssertLessThan(grown, 8 * 1024, "favoritesd grew by \(grown / 1024) MiB under the attack")
+        print("attack: pipelining small requests on 32 connections without reading (\(sent)): favoritesd \(baseline / 1024) → \(peak / 1024) MiB")
+    }
+
     /// One user used to be able to hold all 512 connections of a daemon.
     func testOneUserHoldingConnections_getsAtMost64_andOthersAreServed() throws {
         try XCTSkipUnless(StackHarness.isRoot, "needs root to play two users with setpriv")

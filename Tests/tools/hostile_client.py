@@ -7,9 +7,10 @@
       refusals (a BUSY frame, then the close) have stopped arriving.
   hostile_client.py churn SOCKET COUNT
       connect and close COUNT times; print "churned COUNT".
-  hostile_client.py pipeline SOCKET REQUEST_HEX COUNT SECONDS
-      send COUNT copies of one request frame (body in hex) without reading any
-      answer, keep the connection SECONDS; print "sent COUNT".
+  hostile_client.py pipeline SOCKET REQUEST_HEX COUNT SECONDS [CONNECTIONS]
+      send COUNT copies of one request frame (body in hex) on each of
+      CONNECTIONS connections (1) without reading any answer, keep them SECONDS;
+      print "sent N" (the frames sent in all).
   hostile_client.py trickle SOCKET INTERVAL SECONDS
       announce a 1,000-byte frame and send one byte every INTERVAL seconds for
       at most SECONDS; print "closed after N bytes" when the daemon cuts it,
@@ -50,23 +51,28 @@ def churn(path, count):
     print(f"churned {count}", flush=True)
 
 
-def pipeline(path, request_hex, count, seconds):
-    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    connection.connect(path)
-    connection.setblocking(False)
+def pipeline(path, request_hex, count, seconds, connections=1):
     data = frame(bytes.fromhex(request_hex)) * count
-    sent = 0
+    sent = {}
+    for _ in range(connections):
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.connect(path)
+        connection.setblocking(False)
+        sent[connection] = 0
     deadline = time.monotonic() + seconds
-    while sent < len(data) and time.monotonic() < deadline:
-        _, writable, _ = select.select([], [connection], [], 0.1)
-        if writable:
+    while time.monotonic() < deadline:
+        unfinished = [c for c, n in sent.items() if n < len(data)]
+        if not unfinished:
+            break
+        _, writable, _ = select.select([], unfinished, [], 0.1)
+        for connection in writable:
             try:
-                sent += connection.send(data[sent:sent + 65536])
+                sent[connection] += connection.send(data[sent[connection]:sent[connection] + 65536])
             except (BlockingIOError, InterruptedError):
                 pass
             except (BrokenPipeError, ConnectionResetError):
-                break
-    print(f"sent {sent // len(frame(bytes.fromhex(request_hex)))}", flush=True)
+                sent[connection] = len(data)  # cut: nothing more to send on it
+    print(f"sent {sum(sent.values()) // len(frame(bytes.fromhex(request_hex)))}", flush=True)
     time.sleep(max(0.0, deadline - time.monotonic()))
 
 
@@ -108,7 +114,8 @@ if __name__ == "__main__":
     elif command == "churn":
         churn(sys.argv[2], int(sys.argv[3]))
     elif command == "pipeline":
-        pipeline(sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]))
+        pipeline(sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]),
+                 int(sys.argv[6]) if len(sys.argv) > 6 else 1)
     elif command == "trickle":
         trickle(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))
     else:

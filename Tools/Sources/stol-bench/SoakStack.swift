@@ -40,6 +40,10 @@ struct SoakStack {
         var environment = ["STOL_RUNTIME_DIR=\(work)/run", "STOL_STATE_DIR=\(work)/state", "TMPDIR=\(work)/tmp",
                            "STOL_BUNDLED_DB=\(URL(fileURLWithPath: database).path)", "STOL_LOG_LEVEL=notice"]
         if let publicKey { environment.append("STOL_TRUSTED_KEY=\(URL(fileURLWithPath: publicKey).path)") }
+        // The allocator's own settings and statistics (MIMALLOC_SHOW_STATS=1, …) reach the
+        // daemons: systemd-socket-activate passes only the variables it is given.
+        environment += ProcessInfo.processInfo.environment.filter { $0.key.hasPrefix("MIMALLOC_") }
+            .sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         var daemons: [(String, ChildProcess)] = []
         var verifier: ChildProcess?
         do {
