@@ -54,6 +54,8 @@ struct AttackPhase {
                                    .subtree, .pipeline, connections: 64)
         let lists = AttackPhase("pipeline-fav-list", "fav list of 50,000 pipelined on 64 connections, never read",
                                 .favoritesList, .pipeline, connections: 64)
+        let counts = AttackPhase("pipeline-fav-count", "fav count (16-byte answers) pipelined on 64 connections, never read",
+                                 .favoritesCount, .pipeline, connections: 64)
         let search = AttackPhase("search-long", "512-byte searches of 170 × 'sp' (within 9606, and as a phrase) in a loop on 2 connections",
                                  .longSearch, .loop, connections: 2)
         let abandoned = AttackPhase("search-abandoned", "rounds every 5 s of 8 connections sending a long search, closed after 0.5 s",
@@ -71,6 +73,7 @@ struct AttackPhase {
             merge8, merge8.fromUsers(8),
             subtrees, subtrees.fromUsers(8),
             lists, lists.fromUsers(8),
+            counts, counts.fromUsers(8),
             search, search.fromUsers(8),
             abandoned, abandoned.fromUsers(8),
         ]

@@ -22,6 +22,8 @@ enum AttackRequests: String, CaseIterable, Codable, ExpressibleByArgument {
     case subtree
     /// `list` of the attacker's favourites (50,000 after `fill`, about 2 MB per answer).
     case favoritesList = "fav-list"
+    /// `count` of the attacker's favourites: a 16-byte answer, for pipelining many.
+    case favoritesCount = "fav-count"
     /// `merge` of as many entries the attacker already has as fit in one request (64 KiB).
     case favoritesMerge = "fav-merge"
     /// The merges that give an attacker the most favourites a user may keep (50,000).
@@ -29,7 +31,7 @@ enum AttackRequests: String, CaseIterable, Codable, ExpressibleByArgument {
 
     var service: String {
         switch self {
-        case .favoritesList, .favoritesMerge, .favoritesFill: "favorites"
+        case .favoritesList, .favoritesCount, .favoritesMerge, .favoritesFill: "favorites"
         default: "taxonomy"
         }
     }
@@ -95,6 +97,7 @@ struct AttackWorkload: Codable {
             .with { $0.taxonID = Self.firstFavorite + Int64(index); $0.createdAt = Self.favoriteTime }
         }
         try favorites(.favoritesList, [.with { $0.list = Stol_V1_ListFavorites() }])
+        try favorites(.favoritesCount, [.with { $0.count = Stol_V1_CountFavorites() }])
         try favorites(.favoritesFill, stride(from: 0, to: Self.favoritesLimit, by: 1000).map { start in
             .with { $0.merge = .with { $0.entries = (start..<start + 1000).map(entry) } }
         })
