@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import STOLTransport
 import Synchronization
 
 /// Whose request a task reads the database for: each user's lane reads through
