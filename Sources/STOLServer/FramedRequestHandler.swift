@@ -74,9 +74,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     /// A whole frame waits in ``unread`` (or a length over the limit, which taking it
     /// answers with the typed error).
     private var hasWholeFrame: Bool {
-        guard let length = unread.getInteger(at: unread.readerIndex, endianness: .big, as: UInt32.self) else { return false }
-        return Int(length) > configuration.maximumRequestFrameBytes
-            || unread.readableBytes >= ProtocolLimits.lengthPrefixBytes + Int(length)
+        LengthPrefixedFrameDecoder.hasFrame(in: unread, maximumFrameBytes: configuration.maximumRequestFrameBytes)
     }
 
     /// Close once nothing is in flight or waiting: on graceful shutdown, or after the client's end of stream.

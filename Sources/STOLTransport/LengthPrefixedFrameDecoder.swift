@@ -32,6 +32,15 @@ public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
         return buffer.readSlice(length: Int(length))
     }
 
+    /// Whether ``nextFrame(in:maximumFrameBytes:)`` would now take a frame off
+    /// `buffer` or throw (its length over the limit), without taking it.
+    public static func hasFrame(in buffer: ByteBuffer, maximumFrameBytes: Int) -> Bool {
+        guard let length = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self) else {
+            return false
+        }
+        return length > maximumFrameBytes || buffer.readableBytes >= ProtocolLimits.lengthPrefixBytes + Int(length)
+    }
+
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard let frame = try Self.nextFrame(in: &buffer, maximumFrameBytes: maximumFrameBytes) else {
             return .needMoreData
