@@ -102,16 +102,18 @@ test-deps: deps
 
 ## The release build's flags: static Swift libraries, and no debug information (install-files strips
 ## the executables anyway: `install -s`, no -dbgsym package; a build without it takes 6 % less CPU).
-## RELEASE_SCRATCH and RELEASE_OPT are empty but in make test (below): its own build directory, and
-## the release configuration without the optimizer.
+## RELEASE_SCRATCH, RELEASE_OPT and RELEASE_RUN are empty but in make test (below): its own build
+## directory, the release configuration without the optimizer, and a lower priority with the build's
+## time recorded for make test's summary.
 RELEASE_FLAGS = -c release --static-swift-stdlib -Xswiftc -gnone $(RELEASE_SCRATCH) $(RELEASE_OPT)
 RELEASE_SCRATCH ?=
 RELEASE_OPT ?=
+RELEASE_RUN ?=
 
 ## What is installed, the daemons and the commands: one release build of the package's graph (no
 ## tool is in it: Tools/Package.swift).
 build: deps
-	$(RELEASE_NICE) $(SWIFT) build $(RELEASE_FLAGS)
+	$(RELEASE_RUN) $(SWIFT) build $(RELEASE_FLAGS)
 
 ## stol-bench (Tools/Package.swift), what make bench and bench-releases run: a release build of its
 ## own in .build-tools, copied beside the products, where it finds the daemons it starts. (Built into
@@ -266,7 +268,7 @@ TEST_BIN      = $(shell $(SWIFT) build --scratch-path $(TEST_SCRATCH) --show-bin
 XCTEST_BUNDLE = $(TEST_BIN)/stolPackageTests.xctest
 test: test-deps
 	@start=$$(date +%s); rm -rf $(TEST_RESULTS); \
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) --keep-going --output-sync=target RELEASE_NICE="nice -n 2" \
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) --keep-going --output-sync=target RELEASE_RUN="nice -n 2 $(RECORD) step --suite build-release --" \
 	  RELEASE_SCRATCH="--scratch-path $(CURDIR)/.build-release-test" RELEASE_OPT="-Xswiftc -Onone" \
 	  check-modules test-hook-rules test-python test-boot-tree test-boot-deb \
 	  $(addprefix test-xctest-,$(XCTEST_SHARDS)); status=$$?; \
@@ -278,7 +280,7 @@ test: test-deps
 
 ## The tests' debug build, from the start, beside the release build (its own build directory).
 test-debug: test-deps
-	$(SWIFT) build --build-tests $(TEST_BUILD_FLAGS)
+	$(RECORD) step --suite build-debug -- $(SWIFT) build --build-tests $(TEST_BUILD_FLAGS)
 
 ## The man pages and completions, from the debug build's help (the same text as the release build's,
 ## with one more line naming the test hooks' variables in stol-importd(8) and stol-verifyd(8)).

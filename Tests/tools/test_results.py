@@ -4,6 +4,7 @@
     test_results.py --results DIR xctest   --suite NAME -- COMMAND...   # an XCTest bundle (or what execs one)
     test_results.py --results DIR unittest --suite NAME -s DIR [-p PATTERN] [-k NAME]...
     test_results.py --results DIR check    --suite NAME [--cases REGEX] -- COMMAND...
+    test_results.py --results DIR step     --suite NAME -- COMMAND...   # not a test: a build, timed
     test_results.py --results DIR summary  --expect NAME,... [--allowlist FILE]
 
 Each job of `make test` runs through one of the first three, which passes its output on
@@ -18,7 +19,13 @@ failed, and each skipped test with its reason.
   it exits 0; with --cases, each output line matching REGEX is a case (group 1 its name,
   group 2 "ok" when it passed), as the fuzzing summary prints one line per target.
 
-`summary` prints one row per suite (ran, failed, skipped by reason) and exits 1 when a
+- `step` runs a command that is no test (a build) and records only its status and time.
+Every result file also holds the job's wall-clock seconds and CPU seconds (this process and
+the children it waited for: the test bundle, the daemons and clients it reaped; what a
+daemon double-forked to systemd is not counted), so that the summary says where the time of
+`make test` went.
+
+`summary` prints one row per suite (ran, failed, skipped by reason, seconds) and exits 1 when a
 suite of --expect wrote no result (it did not run or did not end), when any failed, or
 when a test was skipped for a reason the allowlist does not expect here. The allowlist
 (Tests/tools/expected-skips.tsv) holds a condition, a regular expression of reasons and
@@ -32,8 +39,10 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
+import time
 import unittest
 from collections import Counter
 from pathlib import Path
@@ -50,7 +59,19 @@ def result(suite: str, ran: int = 0, failed: list[str] | None = None, skipped: l
     return {"suite": suite, "ran": ran, "failed": failed or [], "skipped": skipped or [], "status": status}
 
 
+def cpu_seconds() -> float:
+    """User and system time of this process and of the children it has waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+# When this job began (main sets them): write() records the job's seconds.
+STARTED_AT = {"wall": time.monotonic(), "cpu": cpu_seconds()}
+
+
 def write(directory: str, record: dict) -> None:
+    record["wall_seconds"] = round(time.monotonic() - STARTED_AT["wall"], 1)
+    record["cpu_seconds"] = round(cpu_seconds() - STARTED_AT["cpu"], 1)
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, record["suite"] + ".json")
     with open(path + ".tmp", "w", encoding="utf-8") as handle:
@@ -177,6 +198,16 @@ def check(arguments: argparse.Namespace) -> int:
     return status
 
 
+# MARK: A step that is no test
+
+def step(arguments: argparse.Namespace) -> int:
+    status = subprocess.run(arguments.command).returncode
+    record = result(arguments.suite, status=status)
+    record["step"] = True
+    write(arguments.results, record)
+    return status
+
+
 # MARK: The summary
 
 def condition_holds(name: str) -> bool:
@@ -221,15 +252,18 @@ def summarize(records: dict[str, dict], expect: list[str], allowlist, out=sys.st
     """Prints the table and the problems; 1 when there is any."""
     problems: list[str] = []
     conditions: dict[str, bool] = {}
+    steps = {name: record for name, record in records.items() if record.get("step")}
+    records = {name: record for name, record in records.items() if name not in steps}
     rows = []
     for suite in expect + sorted(set(records) - set(expect)):
         record = records.get(suite)
         if record is None:
-            rows.append((suite, "-", "-", "-", "did not run or did not end"))
+            rows.append((suite, "-", "-", "-", "-", "-", "did not run or did not end"))
             problems.append(f"{suite}: no result (the job did not run, or ended before writing it)")
             continue
         reasons = Counter(s["reason"] for s in record["skipped"])
         rows.append((suite, str(record["ran"]), str(len(record["failed"])), str(len(record["skipped"])),
+                     seconds(record.get("wall_seconds")), seconds(record.get("cpu_seconds")),
                      "; ".join(f"{n} × {r}" for r, n in reasons.most_common())))
         for name in record["failed"]:
             problems.append(f"{suite}: failed: {name}")
@@ -241,13 +275,18 @@ def summarize(records: dict[str, dict], expect: list[str], allowlist, out=sys.st
     total_ran = sum(r["ran"] for r in records.values())
     total_failed = sum(len(r["failed"]) for r in records.values())
     total_skipped = sum(len(r["skipped"]) for r in records.values())
-    rows.append(("total", str(total_ran), str(total_failed), str(total_skipped), ""))
-    width = [max(len(row[i]) for row in rows + [("suite", "ran", "failed", "skipped", "")]) for i in range(4)]
-    print(f"{'suite':<{width[0]}}  {'ran':>{width[1]}}  {'failed':>{width[2]}}  {'skipped':>{width[3]}}  skipped because",
-          file=out)
-    for row in rows:
-        print(f"{row[0]:<{width[0]}}  {row[1]:>{width[1]}}  {row[2]:>{width[2]}}  {row[3]:>{width[3]}}  {row[4]}".rstrip(),
-              file=out)
+    rows.append(("total", str(total_ran), str(total_failed), str(total_skipped), "",
+                 seconds(sum(r.get("cpu_seconds", 0) for r in records.values())), ""))
+    header = ("suite", "ran", "failed", "skipped", "wall s", "CPU s", "skipped because")
+    width = [max(len(row[i]) for row in rows + [header]) for i in range(6)]
+    for row in [header] + rows:
+        cells = [f"{row[0]:<{width[0]}}"] + [f"{row[i]:>{width[i]}}" for i in range(1, 6)] + [row[6]]
+        print("  ".join(cells).rstrip(), file=out)
+    for name, record in sorted(steps.items()):
+        print(f"step {name}: {seconds(record.get('wall_seconds'))} s wall, {seconds(record.get('cpu_seconds'))} CPU-s"
+              + (f", exited {record['status']}" if record["status"] else ""), file=out)
+        if record["status"]:
+            problems.append(f"{name}: exited {record['status']}")
     for problem in problems:
         print(f"test summary: {problem}", file=out)
     unexpected = sum(1 for p in problems if ": unexpected skip of " in p)
@@ -255,6 +294,10 @@ def summarize(records: dict[str, dict], expect: list[str], allowlist, out=sys.st
         print(f"test summary: {unexpected} of the {total_skipped} skips not expected here ({ALLOWLIST.name})", file=out)
     print(f"tests: {total_ran - total_failed} passed, {total_failed} failed, {total_skipped} skipped", file=out)
     return 1 if problems else 0
+
+
+def seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
 
 
 def summary(arguments: argparse.Namespace) -> int:
@@ -270,7 +313,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", required=True, help="the directory of result files (SUITE.json)")
     commands = parser.add_subparsers(dest="mode", required=True)
-    for mode in ("xctest", "unittest", "check"):
+    for mode in ("xctest", "unittest", "check", "step"):
         sub = commands.add_parser(mode)
         sub.add_argument("--suite", required=True, help="this job's name (its file: SUITE.json)")
         if mode == "unittest":
@@ -286,7 +329,8 @@ def main(argv: list[str]) -> int:
     sub.add_argument("--expect", required=True, help="the suites that must have written a result, comma-separated")
     sub.add_argument("--allowlist", default=str(ALLOWLIST))
     arguments = parser.parse_args(argv)
-    return {"xctest": xctest, "unittest": python_unittest, "check": check, "summary": summary}[arguments.mode](arguments)
+    return {"xctest": xctest, "unittest": python_unittest, "check": check, "step": step,
+            "summary": summary}[arguments.mode](arguments)
 
 
 if __name__ == "__main__":

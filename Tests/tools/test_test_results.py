@@ -84,7 +84,20 @@ class SummaryTests(unittest.TestCase):
         status, text = summary_of([test_results.result("a", ran=3), test_results.result("b", ran=2)], ["a", "b"])
         self.assertEqual(status, 0, text)
         self.assertIn("\ntests: 5 passed, 0 failed, 0 skipped\n", text)
-        self.assertRegex(text, re.compile(r"^a +3 +0 +0$", re.M))
+        self.assertRegex(text, re.compile(r"^a +3 +0 +0 +- +-$", re.M))
+
+    def test_stepsPrintTheirTime_andAreNoSuite(self):
+        timed = dict(test_results.result("a", ran=3), wall_seconds=12.0, cpu_seconds=20.4)
+        build = dict(test_results.result("build-debug"), step=True, wall_seconds=300.2, cpu_seconds=590.7)
+        status, text = summary_of([timed, build], ["a"])
+        self.assertEqual(status, 0, text)
+        self.assertRegex(text, re.compile(r"^a +3 +0 +0 +12 +20$", re.M))
+        self.assertIn("\nstep build-debug: 300 s wall, 591 CPU-s\n", text)
+        self.assertIn("\ntests: 3 passed, 0 failed, 0 skipped\n", text)
+        failed = dict(build, status=2)
+        status, text = summary_of([timed, failed], ["a"])
+        self.assertEqual(status, 1)
+        self.assertIn("build-debug: exited 2", text)
 
     def test_aSkipOutsideTheAllowlist_failsTheRun_namingTestAndReason(self):
         skipped = [{"test": "T.testX", "reason": "pandas is not installed"}]
@@ -161,6 +174,15 @@ class JobTests(unittest.TestCase):
         self.assertEqual(len(record["failed"]), 1)
         self.assertIn("test_fails", record["failed"][0])
         self.assertEqual(sorted(s["reason"] for s in record["skipped"]), ["no daemons", "no frobnicator"])
+
+    def test_aJob_recordsItsWallAndCPUSeconds_includingItsChildren(self):
+        burn = [sys.executable, "-c", "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass"]
+        test_results.STARTED_AT.update(wall=test_results.time.monotonic(), cpu=test_results.cpu_seconds())
+        self.assertEqual(test_results.main(["--results", self.directory, "step", "--suite", "burn", "--", *burn]), 0)
+        record = self.read("burn")
+        self.assertTrue(record["step"])
+        self.assertGreaterEqual(record["cpu_seconds"], 0.3, "the child's CPU time is counted")
+        self.assertGreaterEqual(record["wall_seconds"], 0.3)
 
     def test_check_countsTheCasesItsOutputNames(self):
         command = [sys.executable, "-c", "print('fuzz-a   ok  2000'); print('fuzz-b   FAILED (1)  12'); raise SystemExit(1)"]
