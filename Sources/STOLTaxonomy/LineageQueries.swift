@@ -105,7 +105,7 @@ public struct LineageQueries {
         var needSQL: [Int] = []  // names, and ids the tree does not hold (merged or deleted?)
         for (position, query) in queries.enumerated() {
             let trimmed = query.trimmingBlanks
-            if let id = TaxonID(trimmed) {
+            if let id = TaxonIDText.id(trimmed) {
                 if id <= 0 {
                     errors[position] = .invalidArgument("taxon ids are positive integers, got \(id)")
                 } else if let node = tree.index(of: id), answerable(node) {

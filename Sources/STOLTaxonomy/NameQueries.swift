@@ -24,7 +24,7 @@ public struct NameQueries {
     /// ``TaxonomyError/ambiguousName(_:_:)`` (naming at most 16).
     func resolve(_ db: Database, _ query: String, exactNames: [String: TaxonID]?,
                  wholeTree: TaxonomyTree? = nil) throws -> TaxonID {
-        if let id = TaxonID(query) {
+        if let id = TaxonIDText.id(query) {
             guard id > 0 else { throw TaxonomyError.invalidArgument("taxon ids are positive integers, got \(id)") }
             return id
         }

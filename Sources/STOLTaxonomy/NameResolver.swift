@@ -34,7 +34,7 @@ struct NameResolver {
         guard !text.isEmpty else {
             throw .invalidArgument("name a taxon by id (e.g. 9689) or by name (e.g. \"Panthera leo\" or lion)")
         }
-        if let id = Int64(text) { return idAsTyped(id, language: language) }
+        if let id = TaxonIDText.id(text) { return idAsTyped(id, language: language) }
         if text.allSatisfy({ $0.isNumber || $0 == "-" || $0 == "+" }) {
             throw .invalidArgument("taxon id \(text.prefix(40)) is out of range (1...\(Int64(1) << 53))")
         }

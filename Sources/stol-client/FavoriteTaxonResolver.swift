@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import STOLClientKit
+import STOLModel
 import STOLProtocol
 
 /// Turns what the user typed after `fav add/remove/toggle/is` into one taxon id.
@@ -33,7 +34,7 @@ struct FavoriteTaxonResolver {
     func resolve(_ words: [String]) throws(ClientError) -> Resolved {
         let text = words.joined(separator: " ").trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw .usage("name a taxon by id (e.g. 9689) or by name (e.g. \"Panthera leo\" or lion)") }
-        if let id = Int64(text) {
+        if let id = TaxonIDText.id(text) {
             return Resolved(taxonID: id, taxon: nil)
         }
         let answer = try global.taxonomy().ask(.with {

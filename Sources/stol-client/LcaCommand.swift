@@ -235,7 +235,7 @@ struct LcaSetReader {
             fields = line.split(whereSeparator: { $0 == "\t" || $0 == "," }).map { String($0).trimmingBlanks }
         } else {
             fields = line.split(whereSeparator: \.isWhitespace).map(String.init)
-            if !fields.allSatisfy({ Int64($0.split(separator: ":").first ?? "") != nil }) { fields = [line.trimmingBlanks] }
+            if !fields.allSatisfy({ TaxonIDText.id($0.split(separator: ":").first ?? "") != nil }) { fields = [line.trimmingBlanks] }
         }
         fields = fields.filter { !$0.isEmpty }
         for field in fields {

@@ -132,7 +132,7 @@ struct Tree: ParsableCommand {
                 count += 1
                 // Beyond the limit the taxa are only counted, for the error.
                 guard count <= Self.maximumTaxa else { continue }
-                if let id = Int64(query) { ids.append(id) } else { names.append(query) }
+                if let id = TaxonIDText.id(query) { ids.append(id) } else { names.append(query) }
             }
             guard count <= Self.maximumTaxa else { throw .usage("at most 10,000 taxa per tree, got \(count)") }
             let client = global.taxonomy()

@@ -161,6 +161,27 @@ final class LineageBatchOutputTests: XCTestCase {
         XCTAssertEqual(Array(fields(lines(formatted)[1]).prefix(2)), ["424242424", "NOT_FOUND"])
     }
 
+    /// An id column that pandas wrote as floats (`9689.0`, a column with a missing value) is read
+    /// as ids, by the server's batches and the client's arguments alike; other decimals are names.
+    func testIDsWithAZeroFraction_areIDs_inBatchesAndArguments() throws {
+        try stack.start(.taxonomy)
+        let result = try client(["lineage", "--no-header"], input: "9689.0\n9689\n9694.00\n9689.5\n")
+        XCTAssertEqual(result.status, 3, "9689.5 is no id and no name: \(result.stderr)")
+        let output = lines(result)
+        XCTAssertEqual(output.count, 4, result.stdout)
+        XCTAssertEqual(Array(output[0].split(separator: "\t").dropFirst()), Array(output[1].split(separator: "\t").dropFirst()),
+                       "9689.0 answers as 9689")
+        XCTAssertTrue(output[0].hasPrefix("9689.0\t9689\tspecies\tPanthera leo\t"), output[0])
+        XCTAssertTrue(output[2].hasPrefix("9694.00\t9694\tspecies\t"), output[2])
+        XCTAssertEqual(fields(output[3]).prefix(2), ["9689.5", "NOT_FOUND"])
+        let taxon = try client(["taxon", "9689.0"], input: "")
+        XCTAssertEqual(taxon.status, 0, taxon.stderr)
+        XCTAssertTrue(taxon.stdout.contains("Panthera leo"), taxon.stdout)
+        let lca = try client(["lca", "--no-header"], input: "9689.0 9694.0\n")
+        XCTAssertEqual(lca.status, 0, lca.stderr)
+        XCTAssertTrue(lca.stdout.contains("Panthera"), "the LCA of lion and tiger, read as ids: \(lca.stdout)")
+    }
+
     func testColumnNames_afterTheReleaseLine_namingTheLineageTheFormatOrBoth() throws {
         try stack.start(.taxonomy)
         func firstLines(_ arguments: [String]) throws -> [String] {
