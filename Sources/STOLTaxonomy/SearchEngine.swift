@@ -83,7 +83,13 @@ public struct SearchEngine {
                                  + "counts once, a phrase counts each of its words); this one has \(query.matchWordCount)",
                                  limit: options.limits.words)
         }
-        let indexes = database.memoryIndexes
+        // Ranking reads the in-memory indexes (prominence, the fuzzy vocabulary, the names several
+        // taxa share): without them the same search ranked otherwise ("panth" gave Panthalis
+        // first for the seconds after a start, Panthera after). It is never answered without them:
+        // the service holds it until they are built (a start's or a switch's few seconds), so one
+        // request has one answer whenever it comes (issue 34).
+        guard let loaded = database.memoryIndexes else { throw .memoryIndexesLoading }
+        let indexes: MemoryIndexes? = loaded
         let within = options.within.trimmingBlanks
         // The whole tree answers "is it under that taxon?"; it is built in the first
         // seconds after a start or a switch.
