@@ -41,11 +41,29 @@ struct StolClient: ParsableCommand {
                       Favorites.self, Database.self, Cite.self, Diff.self, History.self]
     )
 
-    /// swift-argument-parser's `main`, then what `print` left in stdio's buffer written
+    /// swift-argument-parser's `main` (with ``UsageErrors``' hints and JSON), then what `print` left in stdio's buffer written
     /// out: a command whose output could not be written (a full disk, EIO) exits 1, never
     /// 0 (issue 34). The batch commands write through ``BatchOutput``, which says the same.
     static func main() {
-        Self.main(nil)
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let hint = UsageErrors.unknownCommand(in: arguments, of: Self.self) {
+            UsageErrors.exit(usage: hint, arguments: arguments)
+        }
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+        } catch {
+            // A usage error with --json is a JSON error object, as every other failure is (issue 34);
+            // the rest (help, --version, an ExitCode a command threw) as swift-argument-parser ends them.
+            // (An ExitCode is a command's own failure, already reported by GlobalOptions.run.)
+            if !(error is ExitCode), exitCode(for: error) == .validationFailure {
+                if let unknown = UsageErrors.unknownOption(in: arguments, of: Self.self) {
+                    UsageErrors.exit(usage: unknown, arguments: arguments)
+                }
+                if arguments.contains("--json") { UsageErrors.exit(usage: message(for: error), arguments: arguments) }
+            }
+            exit(withError: error)
+        }
         if fflush(nil) != 0 {
             FileHandle.standardError.write(Data("stol-client: cannot write standard output: \(String(cString: strerror(errno)))\n".utf8))
             Glibc.exit(ClientError.ExitCode.failure.rawValue)

@@ -34,6 +34,47 @@ final class ClientRoughEdgeTests: XCTestCase {
         XCTAssertTrue(listed.stdout.contains("Panthera leo"), "comma-separated categories: \(listed.stdout)")
     }
 
+    /// Issue 34: a mistyped command or option is named with what was meant; usage errors honour --json.
+    func testAMistypedCommand_isAnsweredWithTheCommandMeant() throws {
+        let top = try stack.client(["lineagee"])
+        XCTAssertEqual(top.status, 64, top.stderr)
+        XCTAssertTrue(top.stderr.contains("did you mean 'lineage'?"), "no 'did you mean': \(top.stderr)")
+        let nested = try stack.client(["fav", "lsit"])
+        XCTAssertEqual(nested.status, 64, nested.stderr)
+        XCTAssertTrue(nested.stderr.contains("not a command of stol-client fav; did you mean 'list'?"), nested.stderr)
+        let far = try stack.client(["frobnicate"])
+        XCTAssertEqual(far.status, 64)
+        XCTAssertFalse(far.stderr.contains("did you mean"), "nothing is close: \(far.stderr)")
+        // Arguments that happen to look like commands are left alone: a search word, a name after an option.
+        let search = try stack.client(["search", "lineagee"])
+        XCTAssertNotEqual(search.status, 64, search.stderr)
+    }
+
+    func testAMistypedOption_isNamed_beforeTheArgumentsItLeftBehind() throws {
+        let result = try stack.client(["taxon", "--lnag", "es", "9689"])
+        XCTAssertEqual(result.status, 64, result.stderr)
+        XCTAssertTrue(result.stderr.contains("--lnag") && result.stderr.contains("--lang"),
+                      "it said \"'es' is not a taxon id\": \(result.stderr)")
+        let negative = try stack.client(["taxon", "-5"])
+        XCTAssertEqual(negative.status, 64, negative.stderr)
+        XCTAssertTrue(negative.stderr.contains("taxon ids are positive integers"), "it said the argument was missing: \(negative.stderr)")
+        // A real mistake in the argument itself is still named as such.
+        let name = try stack.client(["taxon", "lion"])
+        XCTAssertTrue(name.stderr.contains("'lion' is not a taxon id"), name.stderr)
+    }
+
+    func testUsageErrors_withJSON_areAJSONErrorOnStandardError() throws {
+        for arguments in [["search", "lion", "--limit", "0", "--json"], ["lineagee", "--json"], ["taxon", "--json"]] {
+            let result = try stack.client(arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
+            XCTAssertEqual(result.stdout, "", "\(arguments)")
+            let object = try JSONSerialization.jsonObject(with: Data(result.stderr.utf8)) as? [String: Any]
+            let message = (object?["error"] as? [String: Any])?["message"] as? String
+            XCTAssertFalse(message?.isEmpty ?? true, "\(arguments): not a JSON error: \(result.stderr)")
+            XCTAssertFalse(result.stderr.contains("USAGE:"), "\(arguments): the usage text is not JSON")
+        }
+    }
+
     func testLimitZero_isAUsageError_notTheDefault() throws {
         let result = try stack.client(["search", "lion", "--limit", "0"])
         XCTAssertEqual(result.status, 64, "--limit 0 silently gave 20 results: \(result.stdout)")
