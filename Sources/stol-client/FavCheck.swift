@@ -25,8 +25,18 @@ struct FavCheck: ParsableCommand {
             let list = try favorites(global, .list(Stol_V1_ListFavorites()), as: Stol_V1_FavoriteList.self)
             let status = try global.taxonomy().ask(.with { $0.status = .init() }, as: Stol_V1_StatusResponse.self)
             let current = status.active.release
-            guard let baseline = since ?? FavoriteReleaseWatch().baseline(for: current) else {
-                throw .usage("no earlier release is recorded for your favourites; name one with --since (stol-client db list)")
+            let watch = FavoriteReleaseWatch()
+            guard let baseline = since ?? watch.baseline(for: current) else {
+                // Listed in this release and in no other before it: nothing changed since (issue 34).
+                guard watch.seen == current else {
+                    throw .usage("no release is recorded for your favourites yet (`fav list` records the one it answers "
+                                 + "from); name one with --since (stol-client db list)")
+                }
+                if !global.json {
+                    print("your favourites were last listed in \(current), the release that answers now: nothing changed "
+                          + "since (compare with an earlier release: --since RELEASE)")
+                }
+                return
             }
             let changes = try FavoriteReleaseWatch.changes(of: list.entries.map(\.taxonID), from: baseline, to: current, global)
             if global.json {

@@ -14,7 +14,8 @@ struct FavImport: ParsableCommand {
             Merges: a favourite you do not have is added with the time it was first saved; one \
             you have keeps its own time; nothing is ever removed. The whole file is checked first: \
             a damaged or foreign file (not made by `fav export --format json`) is refused with exit \
-            65 and nothing changes. Ids the active release does not know are kept, as `fav add` \
+            65 and nothing changes; a file that cannot be read (missing, a directory, no permission) \
+            exits 1. Ids the active release does not know are kept, as `fav add` \
             keeps them, and listed. Importing the same file twice adds nothing the second time.
 
             Examples:
@@ -31,7 +32,15 @@ struct FavImport: ParsableCommand {
     func run() throws {
         try global.run { () throws(ClientError) in
             let entries: [Stol_V1_FavoriteEntry]
-            do { entries = try FavoritesExportDocument.read(file) } catch { throw .badFile("\(file): \(error); nothing was imported") }
+            do throws(FavoritesExportDocument.ReadError) {
+                entries = try FavoritesExportDocument.read(file)
+            } catch .unreadable(let reason) {
+                // A file that is not there or not readable is a failure (1), as the man page says; 65 is for a
+                // file read but damaged or foreign (issue 34).
+                throw .local("cannot read \(file): \(reason); nothing was imported")
+            } catch {
+                throw .badFile("\(file): \(error); nothing was imported")
+            }
             let ids = Set(entries.map(\.taxonID))
             // Checked before anything is added, so that the limit never stops an import half-way.
             let current = Set(try favorites(global, .list(Stol_V1_ListFavorites()), as: Stol_V1_FavoriteList.self)

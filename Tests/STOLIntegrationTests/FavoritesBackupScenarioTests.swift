@@ -98,7 +98,11 @@ final class FavoritesBackupScenarioTests: XCTestCase {
             XCTAssertEqual(result.status, 65, "\(name): \(result.stdout) \(result.stderr)")
             XCTAssertTrue(result.stderr.contains("nothing was imported"), "\(name): \(result.stderr)")
         }
-        XCTAssertEqual(try stack.fav(["import", directory + "/absent.json"]).status, 65)
+        // A file that cannot be read is a failure (1), not a damaged file (65), as the man page says.
+        let absent = try stack.fav(["import", directory + "/absent.json"])
+        XCTAssertEqual(absent.status, 1, absent.stderr)
+        XCTAssertTrue(absent.stderr.contains("cannot read") && absent.stderr.contains("nothing was imported"), absent.stderr)
+        XCTAssertEqual(try stack.fav(["import", directory]).status, 1, "a directory cannot be read as a file")
         XCTAssertEqual(try favourites(uid: 0), before)
         // The same file, whole, is accepted: the refusals were about the damage.
         try good.write(toFile: directory + "/good.json", atomically: true, encoding: .utf8)

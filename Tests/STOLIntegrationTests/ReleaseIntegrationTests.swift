@@ -133,6 +133,18 @@ final class ReleaseIntegrationTests: XCTestCase {
         // The client's record of what the user saw: replaced whole (AtomicFile), private, nothing left beside it.
         func recorded() throws -> String { try String(contentsOfFile: state + "/stol/favorites-release", encoding: .utf8) }
         XCTAssertEqual(try recorded(), "2024.9.7\n")
+        // Listed in the release that answers now, in no other before: nothing to compare, and that is no error.
+        let unchanged = try stack.client(["fav", "check"], uid: 1000, environment: user)
+        XCTAssertEqual(unchanged.status, 0, unchanged.stderr)
+        XCTAssertTrue(unchanged.stdout.hasPrefix("your favourites were last listed in 2024.9.7, the release that answers now"),
+                      unchanged.stdout)
+        let unchangedJSON = try stack.client(["fav", "check", "--json"], uid: 1000, environment: user)
+        XCTAssertEqual(unchangedJSON.status, 0, unchangedJSON.stderr)
+        XCTAssertEqual(unchangedJSON.stdout, "", "no change, no JSON line")
+        // A user who never listed theirs is told how to record a release, or to name one.
+        let never = try stack.client(["fav", "check"], uid: 1001, environment: user)
+        XCTAssertEqual(never.status, 64)
+        XCTAssertTrue(never.stderr.contains("no release is recorded for your favourites yet"), never.stderr)
         let attributes = try FileManager.default.attributesOfItem(atPath: state + "/stol/favorites-release")
         XCTAssertEqual((attributes[.posixPermissions] as? NSNumber)?.intValue, 0o600)
         XCTAssertEqual((attributes[.ownerAccountID] as? NSNumber)?.intValue, 1000)
