@@ -10,6 +10,7 @@ acknowledged.
 
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Iterator, List, Optional
 
@@ -19,6 +20,26 @@ from .answers import Favorite, FavoriteList, parse_time
 
 __all__ = ["Favorites", "FavoritesNotice"]
 
+
+
+def _taxon_id(value: object) -> int:
+    """A favourite's id: an int (numpy's and pandas' too), an integral float, or digits as text. A name
+    is no id: the typed error says how to turn one into an id (``Favorites.add("lion")``, issue 34)."""
+    if isinstance(value, bool):
+        raise errors.InvalidRequestError("a taxon id (int), not %r" % (value,))
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isascii() and text.isdigit():
+            return int(text)
+        raise errors.InvalidRequestError(
+            "favourites keep taxon ids, and %r is not one: Taxonomy().resolve_name(%r) finds the id a name "
+            "stands for (stol-client fav add resolves names itself)" % (value, text))
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise errors.InvalidRequestError("a taxon id (int), not %r" % (value,)) from None
 
 class FavoritesNotice(UserWarning):
     """Warned once when the daemon had to re-create the caller's damaged favourites file."""
@@ -78,21 +99,21 @@ class Favorites:
         """Adds a favourite; ``True`` when it was not one before. Raises
         :class:`~stol.InvalidRequestError` for an id outside 1 ... 2^53 or when the
         user already keeps the maximum (50,000)."""
-        return self._result(self._call("add", taxon_id=int(taxon_id)), "state").changed
+        return self._result(self._call("add", taxon_id=_taxon_id(taxon_id)), "state").changed
 
     def remove(self, taxon_id: int) -> bool:
         """Removes a favourite; ``True`` when it was one."""
-        return self._result(self._call("remove", taxon_id=int(taxon_id)), "state").changed
+        return self._result(self._call("remove", taxon_id=_taxon_id(taxon_id)), "state").changed
 
     def toggle(self, taxon_id: int) -> bool:
         """Adds the id if absent, else removes it (the heart button); returns whether
         it is a favourite now. Not sent twice on a lost connection (it is not
         idempotent): then :class:`~stol.ConnectionLostError`, check with :meth:`contains`."""
-        return self._result(self._call("toggle", safe_to_repeat=False, taxon_id=int(taxon_id)), "state").is_favorite
+        return self._result(self._call("toggle", safe_to_repeat=False, taxon_id=_taxon_id(taxon_id)), "state").is_favorite
 
     def contains(self, taxon_id: int) -> bool:
         """Whether the id is a favourite (also ``taxon_id in favorites``)."""
-        return self._result(self._call("is_favorite", taxon_id=int(taxon_id)), "state").is_favorite
+        return self._result(self._call("is_favorite", taxon_id=_taxon_id(taxon_id)), "state").is_favorite
 
     def __contains__(self, taxon_id: object) -> bool:
         return isinstance(taxon_id, int) and self.contains(taxon_id)

@@ -6,9 +6,10 @@ pandas is optional: it is imported when a helper is called, never by
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .answers import MAIN_RANKS
+from . import errors
+from .answers import MAIN_RANKS, RankOrder
 
 __all__ = ["lineage_frame"]
 
@@ -29,6 +30,12 @@ def lineage_frame(ids: Iterable, taxonomy=None, *, ranks: str = "main", columns:
     afterwards); ``ranks="all"`` walks the source's whole tree (pass ``columns``
     with its rank names, e.g. ``["superkingdom", "phylum", "genus", "species"]``).
     The lineages are fetched in batches of 1000 with several requests in flight.
+
+    A column names a rank as the service's rank table spells it (:meth:`~stol.Taxonomy.rank_order`),
+    in any case: on the main ranks ``superkingdom`` is the ``domain`` column's rank; on the whole
+    tree a column is filled by any spelling of its level (``domain`` by ``superkingdom``). A
+    column that names no rank raises :class:`~stol.InvalidRequestError` listing the valid ones,
+    rather than a column that is silently empty.
     """
     import pandas as pd  # optional dependency, imported only here
 
@@ -41,6 +48,8 @@ def lineage_frame(ids: Iterable, taxonomy=None, *, ranks: str = "main", columns:
     taxonomy = Taxonomy() if own else taxonomy
     rows = []
     try:
+        spellings = {rank: (rank,) for rank in rank_columns} if columns is None else \
+            _column_spellings(rank_columns, ranks, taxonomy.rank_order())
         for lineage in taxonomy.lineage(values, ranks=ranks, language=language):
             if lineage.error is not None:
                 row = {"query": lineage.query, "id": None, "rank": None, "name": None, "lineage": None}
@@ -50,7 +59,8 @@ def lineage_frame(ids: Iterable, taxonomy=None, *, ranks: str = "main", columns:
                 by_rank = lineage.rank_names
                 row = {"query": lineage.query, "id": lineage.taxon.id, "rank": lineage.taxon.rank,
                        "name": lineage.taxon.name, "lineage": str(lineage)}
-                row.update({rank: by_rank.get(rank) for rank in rank_columns})
+                row.update({rank: next((by_rank[s] for s in spellings[rank] if s in by_rank), None)
+                            for rank in rank_columns})
                 row.update(release=lineage.release, error=None)
             rows.append(row)
     finally:
@@ -61,3 +71,31 @@ def lineage_frame(ids: Iterable, taxonomy=None, *, ranks: str = "main", columns:
     if index is not None:
         frame.index = index
     return frame
+
+
+def _column_spellings(columns: List[str], ranks: str, order: RankOrder) -> Dict[str, Tuple[str, ...]]:
+    """Each column with the rank names that fill it, from the service's rank table; an error
+    naming the valid ranks for a column that names none (issue 34: ``"Genus"``, a typo, or
+    ``"superkingdom"`` on the main ranks gave an empty column)."""
+    result: Dict[str, Tuple[str, ...]] = {}
+    for column in columns:
+        folded = str(column).strip().lower()
+        if ranks == "main":
+            main = next((rank for rank, spellings in order.main_ranks.items()
+                         if folded == rank or folded in spellings), None)
+            if main is None:
+                raise errors.InvalidRequestError(
+                    "%r is no main rank; the columns of ranks='main' are %s (or their spellings: %s); "
+                    "other ranks need ranks='all'" % (column, ", ".join(order.main_ranks),
+                                                      ", ".join(sorted({s for ss in order.main_ranks.values() for s in ss}))))
+            result[column] = (main,)
+        else:
+            level = next((spellings for spellings in order.levels if folded in spellings), None)
+            if level is None and folded in order.unordered:
+                level = (folded,)
+            if level is None:
+                raise errors.InvalidRequestError(
+                    "%r is no rank of the service's rank table (stol-client filter --list-order): %s"
+                    % (column, "; ".join(order.order())))
+            result[column] = (folded,) + tuple(s for s in level if s != folded)
+    return result

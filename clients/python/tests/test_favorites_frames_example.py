@@ -85,6 +85,20 @@ class FavoritesRoundTrip(unittest.TestCase):
                 self.assertEqual(caught.exception.code, 1)
         self.assertEqual(self.favorites.count(), 0)  # the connection stays usable
 
+    def test_a_name_or_other_non_id_is_a_typed_error_saying_how_to_find_the_id(self):
+        with self.assertRaises(stol.InvalidRequestError) as caught:
+            self.favorites.add("lion")
+        self.assertIn("resolve_name('lion')", str(caught.exception))
+        for bad in ("9689.5", None, [9689], True):
+            with self.subTest(value=bad), self.assertRaises(stol.InvalidRequestError):
+                self.favorites.toggle(bad)
+        # Ids as text or as an integral float (a pandas column with a missing value) are ids.
+        self.assertTrue(self.favorites.add(" 9689 "))
+        self.assertTrue(self.favorites.add(9694.0))
+        self.assertEqual(sorted(self.favorites), [9689, 9694])
+        self.assertTrue(self.favorites.remove("9694"))
+        self.assertEqual(list(self.favorites), [9689])
+
     def test_forget_me(self):
         self.favorites.add(9689)
         self.favorites.forget_me()
@@ -111,6 +125,24 @@ class LineageFrame(unittest.TestCase):
         self.assertEqual(frame.loc["d", "rank"], "genus")
         self.assertEqual(str(frame["id"].dtype), "Int64")
         self.assertEqual(set(frame["release"]), {expected[0].release})
+
+    def test_columns_are_read_through_the_rank_table_and_one_that_names_no_rank_is_an_error(self):
+        with stol.Taxonomy(runtime_dir=STACK.runtime) as taxonomy:
+            main = stol.lineage_frame([9694], taxonomy)
+            spelled = stol.lineage_frame([9694], taxonomy, columns=["superkingdom", "Genus", "species"])
+            self.assertIsNotNone(main.loc[0, "domain"])
+            self.assertEqual(spelled.loc[0, "superkingdom"], main.loc[0, "domain"], "superkingdom is the domain's spelling")
+            self.assertEqual(spelled.loc[0, "Genus"], "Panthera", "rank names in any case")
+            for bad in (["genuss"], ["strain"], ["species", "famly"]):
+                with self.subTest(columns=bad), self.assertRaises(stol.InvalidRequestError) as caught:
+                    stol.lineage_frame([9694], taxonomy, columns=bad)
+                self.assertIn("domain, kingdom", str(caught.exception), "the valid columns are listed")
+            whole = stol.lineage_frame([9694], taxonomy, ranks="all", columns=["domain", "superkingdom", "genus"])
+            self.assertIsNotNone(whole.loc[0, "domain"])
+            self.assertEqual(whole.loc[0, "domain"], whole.loc[0, "superkingdom"], "one level, either spelling")
+            self.assertEqual(whole.loc[0, "genus"], "Panthera")
+            with self.assertRaises(stol.InvalidRequestError):
+                stol.lineage_frame([9694], taxonomy, ranks="all", columns=["genuss"])
 
 
 class KrakenExample(unittest.TestCase):
