@@ -32,8 +32,8 @@ struct Filter: ParsableCommand {
             Kraken's 0 (unclassified) has no rank and is left out. Ids and names that name no single \
             taxon are left out and listed on stderr; exit 3 then, else 0.
             Examples:
-              stol-client filter --lower-than genus --rank genus < taxids.txt
-              stol-client filter --rank species --column 2 < profile.tsv
+              stol-client filter --lower-than genus --rank genus < taxids.txt   (and every taxon without an ordered rank)
+              stol-client filter --rank species --discard-noranks --column 2 < profile.tsv   (species only)
               stol-client filter --lower-than species --discard-noranks --save-predictable-noranks < ids.txt
             """)
 
