@@ -129,6 +129,19 @@ public struct SearchEngine {
             var preferred = Set<TaxonID>()  // hits matched by their preferred common name
             var hits = try score(db, candidates, query: query, options: options, verified: verified, preferred: &preferred,
                                  acrossNamesInMemory: clade != nil)
+            // A last word that is a whole word of no name is a fragment of one: completed (as
+            // autocomplete does) before the query is read as a misspelling, so "panth" is
+            // Panthera, which begins with it, before the Formicidae "ants" at edit distance 2
+            // (issue 34). Whether it is a word does not depend on the filters, so a filter
+            // never changes how a query is read.
+            if hits.count < 3 && !query.prefix && clade == nil, try !lastWordIsAWord(db, query, run: run) {
+                let completing = SearchQuery(text: query.raw, prefix: true, phrase: false)
+                let found = Set(hits.map(\.taxon.id))
+                var (more, moreVerified) = try exactCandidates(db, completing, options: options, indexes: indexes, run: run)
+                if options.withinNode != nil { more = more.filter(inside) }
+                more = run.bounded(more.filter { !found.contains($0) })
+                hits += try score(db, more, query: completing, options: options, verified: moreVerified, preferred: &preferred)
+            }
             // Autocomplete (prefix mode) completes what was typed; comparing a
             // prefix with whole names would suggest unrelated short names.
             if hits.count < 3 && options.fuzzy && !query.prefix {
@@ -168,6 +181,15 @@ public struct SearchEngine {
     }
 
     // MARK: Where a name comes from
+
+    /// Whether some name holds the query's last word as a whole word (one FTS5 row at
+    /// most): true for a query of phrases (`"…"`), which is read as written.
+    private func lastWordIsAWord(_ db: Database, _ query: SearchQuery, run: SearchRun) throws -> Bool {
+        guard let last = query.matchGroups.last, last.count == 1 else { return true }
+        let expression = SearchQuery.expression([last], prefix: false)
+        guard !expression.isEmpty else { return true }
+        return !(try run.ids(db, "SELECT rowid FROM fts_taxa WHERE fts_taxa MATCH ? LIMIT ?", [expression, 1], limit: 1)).isEmpty
+    }
 
     /// The order of ``search(_:options:)`` with three corrections where prominence
     /// compares two taxa one of which owes its name, and most of its prominence, to

@@ -22,9 +22,18 @@ final class SearchTests: XCTestCase {
         XCTAssertGreaterThan(found.first?.score ?? 0, 0)
     }
 
-    func testSearch_exactWord_doesNotMatchAPrefix() async throws {
-        let search1 = await harness.search("panth")
-        XCTAssertEqual(try hits(search1).count, 0)
+    /// A whole word is matched as a word ("cat" is not "catus"); a last word that is no word of
+    /// any name is a fragment, completed before it is read as a misspelling (issue 34: "panth"
+    /// answered the Formicidae "ants", edit distance 2, and not Panthera, which begins with it).
+    func testSearch_aWholeWord_isNotAPrefix_butAFragmentIsCompletedBeforeFuzzyMatches() async throws {
+        let search1 = try hits(await harness.search("panth"))
+        XCTAssertEqual(search1.first?.taxon.scientificName, "Panthera", "\(search1.map(\.taxon.scientificName))")
+        XCTAssertFalse(search1.first?.fuzzy ?? true)
+        if let firstFuzzy = search1.firstIndex(where: \.fuzzy) {
+            XCTAssertFalse(search1[firstFuzzy...].contains { !$0.fuzzy }, "completions before misspellings")
+        }
+        let misspelt = try hits(await harness.search("pantera"))
+        XCTAssertEqual(misspelt.first?.taxon.scientificName, "Panthera", "a misspelling still finds it")
         let search2 = await harness.search("cat")
         let cat = try hits(search2).map(\.taxon.id)
         XCTAssertTrue(cat.contains(9685) && Set(cat).isSubset(of: [9685, 9681]),
