@@ -13,7 +13,9 @@ import STOLProtocol
 ///   scientific name, its common name or the name it matched by, words folded as
 ///   search folds them: case, diacritics, punctuation), or else when exactly one hit
 ///   has a name with all its words. Several such hits are ambiguous: the candidates,
-///   never a silent pick, since guessing would save the wrong species. Words first,
+///   never a silent pick, since guessing would save the wrong species. A hit named
+///   by the name in the English plural is such a hit too ("oaks", the genus, for
+///   "oak"), never an exact one. Words first,
 ///   then the last word as a prefix ("panthera le").
 /// - Approximate hits (a misspelling completed by the fuzzy search) are never taken on
 ///   their own: they are the suggestions of a name not found.
@@ -56,8 +58,15 @@ struct NameResolver {
             let hits = try SearchEngine(database: database).search(query, options: options).filter { seen.insert($0.taxon.id).inserted }
             let exact = hits.filter { hit in Self.names(of: hit).contains { SearchQuery.words(in: $0) == wanted } }
             if !exact.isEmpty { return Self.answer(exact) }
-            // Hits that really carry every word; the others are approximate.
-            let genuine = hits.filter { hit in Self.names(of: hit).contains { Self.contains(wanted, in: $0, prefix: prefix) } }
+            // Hits that really carry every word, or (in English) the name in the plural, as a group
+            // is named after its members ("oaks" for "oak": Quercus among the kinds of oak, in
+            // search's order, issue 34); the others are approximate.
+            let plurals = !prefix && SearchEngine.pluralsApply(to: language)
+            let genuine = hits.filter { hit in
+                Self.names(of: hit).contains { name in
+                    Self.contains(wanted, in: name, prefix: prefix) || (plurals && query.isPlural(of: SearchQuery.words(in: name)))
+                }
+            }
             if !genuine.isEmpty { return Self.answer(genuine) }
             suggestions += hits.filter { hit in !suggestions.contains { $0.taxon.id == hit.taxon.id } }
         }

@@ -10,11 +10,20 @@ import XCTest
 /// carries it; typed refusals; over ``DomainRulesFixture`` with a second genus
 /// Panthera and a dozen taxa sharing a name.
 final class ResolveNameTests: XCTestCase {
-    static let extraNodes = [dumpRow("999999", "9681", "genus", "", "2", "1", "1", "1", "2", "1", "0", "0", "")]
+    static let extraNodes: [String] = [dumpRow("999999", "9681", "genus", "", "2", "1", "1", "1", "2", "1", "0", "0", "")]
         + (0..<12).map { dumpRow(String(990100 + $0), "9681", "genus", "", "2", "1", "1", "1", "2", "1", "0", "0", "") }
-    static let extraNames = [dumpRow("999999", "Panthera", "", "scientific name")]
+        + oakNodes
+    /// A genus named "oaks" in English and two kinds of oak under it.
+    static let oakNodes: [String] = [("880001", "9681", "genus"), ("880002", "880001", "species"), ("880003", "880001", "species")]
+        .map { id, parent, rank in dumpRow(id, parent, rank, "", "2", "1", "1", "1", "2", "1", "0", "0", "") }
+    static let oakNames: [String] = [("880001", "Quercusia", "scientific name"), ("880001", "oaks", "genbank common name"),
+                                     ("880002", "Quercusia rubra", "scientific name"), ("880002", "red oak", "genbank common name"),
+                                     ("880003", "Quercusia alba", "scientific name"), ("880003", "white oak", "genbank common name")]
+        .map { id, name, kind in dumpRow(id, name, "", kind) }
+    static let extraNames: [String] = [dumpRow("999999", "Panthera", "", "scientific name")]
         + (0..<12).map { dumpRow(String(990100 + $0), "Felinae group \($0)", "", "scientific name") }
         + (0..<12).map { dumpRow(String(990100 + $0), "shared cat", "", "common name") }
+        + oakNames
 
     private func harness() async throws -> ServiceHarness {
         try await DomainRulesFixture.harness(self, extraNodes: Self.extraNodes, extraNames: Self.extraNames)
@@ -73,6 +82,17 @@ final class ResolveNameTests: XCTestCase {
         XCTAssertEqual(many.resolution, .ambiguous)
         XCTAssertEqual(many.candidates.count, 10, "at most 10 listed")
         XCTAssertEqual(many.totalCandidates, 12, "and how many there were")
+    }
+
+    /// Issue 34: `fav add oak` listed the kinds of oak but not the oaks themselves, the genus
+    /// whose English name is the plural; it is a candidate now, never picked on its own.
+    func testAnEnglishNameInThePlural_namesItsGroup_amongTheCandidates() async throws {
+        let harness = try await harness()
+        let answer = try await resolved(harness, "oak")
+        XCTAssertEqual(answer.resolution, .ambiguous, "\(answer)")
+        XCTAssertEqual(Set(answer.candidates.map(\.id)), [880001, 880002, 880003], "\(answer.candidates.map(\.scientificName))")
+        let genus = try await resolved(harness, "oaks")
+        XCTAssertEqual([genus.resolution == .one ? 1 : 0, Int(genus.taxonID)], [1, 880001], "the plural itself is exact")
     }
 
     func testAMainRank_narrowsTheName() async throws {
