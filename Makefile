@@ -20,7 +20,7 @@ DEB_PACKAGES := libsodium-dev libssl-dev libmimalloc-dev libsystemd-dev libsecco
 TEST_DEB_PACKAGES := python3-cryptography python3-pandas groff-base
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-bench build-debug db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
+.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-bench build-debug fetch-ncbi db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -215,7 +215,16 @@ demo:
 	@echo "  stol-client diff 2023.11.4 2024.9.7 --summary"
 	@echo "Stop it with: make stop"
 
-run: start demo
+## The release build and the NCBI download side by side (the one waits on the CPU, the other mostly
+## on the network), then the bundled database, the stack and the demo. A failed download is no
+## failure here: make db then builds from the committed curated source, and says so.
+run:
+	@$(MAKE) --no-print-directory -j2 build fetch-ncbi
+	@$(MAKE) --no-print-directory start demo
+
+fetch-ncbi: deps
+	@OUT=$(OUT) Pipeline/scripts/build-db.sh - fetch \
+	  || echo "fetch-ncbi: the NCBI download failed; the bundled database falls back to the curated source"
 
 ## The whole suite. The system test (SystemdBootTests) boots systemd on an installed
 ## tree: the debug build, which has the test hooks (the boot test arms the sandbox probe
