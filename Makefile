@@ -254,9 +254,12 @@ check-modules: build
 ## test. TEST_JOBS=1 runs one job at a time. A failed job stops only the jobs that need it (make -k).
 ## Last, the table of what ran, failed and was skipped, by suite and reason (test_results.py summary).
 ## The release build of make test is the release configuration (no test hooks, static Swift libraries,
-## what check-modules and the packages check) without the optimizer, in .build-release-test: 119
-## CPU-seconds instead of 325 on this 2-core machine, the largest part of make test's time. make build,
-## make deb and make check-modules alone build it optimized, in .build.
+## what check-modules and the packages check) without the optimizer, in .build-release-test: from
+## scratch alone on this 2-core machine 215 s (402 CPU-s) where the optimized one of make run took
+## 482 s (2026-11-29). make build, make deb and make check-modules alone build it optimized, in .build.
+## It cannot share the tests' debug build: static Swift libraries are a compile-time choice (the
+## modules compiled against the shared ones do not link statically), and XCTest has no static library.
+## The summary's step lines give both builds' seconds: together they are most of make test's CPU.
 TEST_JOBS    ?= 6
 XCTEST_SHARDS := 1 2 3
 BOOT_TESTS   := SystemdBootTests,SystemdDebianPackageTests
@@ -270,7 +273,9 @@ space := $(empty) $(empty)
 # build (SwiftPM locks a build directory for the whole of a build); `swift test` keeps using .build.
 TEST_SCRATCH := $(CURDIR)/.build-test
 # Without debug information: 20 % less CPU for the build from scratch (404 CPU-s instead of 527 on
-# this 2-core machine, 2026-11-28); failures name their file and line without it. Every build into
+# this 2-core machine, 2026-11-28; 667 CPU-s on 2026-11-29, a slower day for the same machine); failures
+# name their file and line without it. SwiftPM's index store stays on (--disable-index-store saved 8 %,
+# but test discovery on Linux reads the index and the build then fails). Every build into
 # TEST_SCRATCH passes the same flags, or SwiftPM compiles again what they change.
 TEST_BUILD_FLAGS := --scratch-path $(TEST_SCRATCH) -Xswiftc -gnone
 TEST_BIN      = $(shell $(SWIFT) build --scratch-path $(TEST_SCRATCH) --show-bin-path 2>/dev/null)
