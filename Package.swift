@@ -160,7 +160,7 @@ let package = Package(
                                                      .product(name: "GRDBSQLite", package: "GRDB.swift"),
                                                      .product(name: "Logging", package: "swift-log")]),
         /// The client's one call path: it speaks the transport, never runs a server.
-        .target(name: "STOLClientKit", dependencies: ["STOLProtocol", "STOLTransport", "STOLModel",
+        .target(name: "STOLClientKit", dependencies: ["STOLProtocol", "STOLTransport", "STOLModel", "CZlib",
                                                       .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
 
         // MARK: Thin executables

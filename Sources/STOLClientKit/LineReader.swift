@@ -1,7 +1,8 @@
 import Glibc
 import STOLProtocol
 
-/// The lines of a batch command's input (standard input), read lazily with a bound.
+/// The lines of a batch command's input (standard input), read lazily with a bound;
+/// gzip input is inflated as it is read (``InputBytes``).
 ///
 /// Swift's `readLine()` grows one line without limit (a line of `/dev/zero` took the
 /// client to 2.1 GB, issue 34) and reports a failed read as the end of the input, so
@@ -25,6 +26,15 @@ public final class LineReader {
         case unreadable(errno: Int32, source: String)
         /// A whole input read at once (``readAll(descriptor:limit:source:)``) is longer than `limit` bytes.
         case tooLarge(limit: Int, source: String)
+        /// Gzip input (``InputBytes``) that is damaged or cut short.
+        case corrupt(String, source: String)
+
+        init(_ failure: InputBytes.Failure, source: String) {
+            switch failure {
+            case .unreadable(let code): self = .unreadable(errno: code, source: source)
+            case .corrupt(let message): self = .corrupt(message, source: source)
+            }
+        }
 
         public var description: String {
             switch self {
@@ -35,6 +45,8 @@ public final class LineReader {
                 "cannot read \(source): \(String(cString: strerror(code)))"
             case .tooLarge(let limit, let source):
                 "\(source) is longer than \(limit) bytes, the most this command reads; nothing after that was read"
+            case .corrupt(let message, let source):
+                "\(source) is gzip data that cannot be read (\(message)); the lines before the damage were read"
             }
         }
 
@@ -42,7 +54,7 @@ public final class LineReader {
         /// a failed read a failure (exit 1).
         public var clientError: ClientError {
             switch self {
-            case .lineTooLong, .tooLarge: .badFile(description)
+            case .lineTooLong, .tooLarge, .corrupt: .badFile(description)
             case .unreadable: .local(description)
             }
         }
@@ -55,6 +67,8 @@ public final class LineReader {
     /// The number of the last line returned (1-based; 0 before the first).
     public private(set) var lineNumber = 0
 
+    /// The descriptor's bytes, inflated when they are gzip.
+    private let input: InputBytes
     private let storage: UnsafeMutableBufferPointer<UInt8>
     private let readBytes: Int
     private var start = 0
@@ -72,6 +86,7 @@ public final class LineReader {
         self.maximumLineBytes = maximumLineBytes
         self.source = source
         self.readBytes = readBytes
+        input = InputBytes(descriptor: descriptor)
         // A whole line with its "\r\n", and room for one more read after it.
         storage = .allocate(capacity: maximumLineBytes + 2 + readBytes)
     }
@@ -108,15 +123,14 @@ public final class LineReader {
                 end = count
             }
             let room = min(readBytes, storage.count - end)
-            let count = read(descriptor, base + end, room)
-            if count > 0 {
-                end += count
-            } else if count == 0 {
-                atEOF = true
-            } else if errno != EINTR {
-                failure = .unreadable(errno: errno, source: source)
+            let count: Int
+            do {
+                count = try input.read(into: base + end, count: room)
+            } catch {
+                failure = Failure(error, source: source)
                 throw failure!
             }
+            if count > 0 { end += count } else { atEOF = true }
         }
     }
 
@@ -141,17 +155,19 @@ public final class LineReader {
     /// further than that): for an input taken whole, a Newick tree.
     public static func readAll(descriptor: Int32, limit: Int, source: String) throws(Failure) -> [UInt8] {
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
+        defer { chunk.deallocate() }
+        let input = InputBytes(descriptor: descriptor)
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
-            if count > 0 {
-                guard bytes.count + count <= limit else { throw .tooLarge(limit: limit, source: source) }
-                bytes.append(contentsOf: chunk[..<count])
-            } else if count == 0 {
-                return bytes
-            } else if errno != EINTR {
-                throw .unreadable(errno: errno, source: source)
+            let count: Int
+            do throws(InputBytes.Failure) {
+                count = try input.read(into: chunk.baseAddress!, count: chunk.count)
+            } catch {
+                throw Failure(error, source: source)
             }
+            guard count > 0 else { return bytes }
+            guard bytes.count + count <= limit else { throw .tooLarge(limit: limit, source: source) }
+            bytes.append(contentsOf: chunk[..<count])
         }
     }
 }

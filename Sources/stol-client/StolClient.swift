@@ -23,7 +23,10 @@ struct StolClient: ParsableCommand {
             8 not supported by this server (a newer operation), \
             9 the taxon was deleted from the source (NCBI delnodes.dmp), \
             64 usage (bad arguments, or a confirmation refused), 65 a damaged or foreign file to read (fav import), \
-            or a line of standard input longer than 64 KiB (batch commands).
+            a line of standard input longer than 64 KiB, or damaged gzip input (batch commands).
+
+            Batch commands (lineage, name2id, filter, lca, compare --batch, tree --taxa, annotate) read \
+            standard input as text, or as gzip, inflated as it is read (stol-client lineage < reads.txt.gz).
 
             Examples:
               stol-client search lion

@@ -71,6 +71,61 @@ final class LineReaderTests: XCTestCase {
         }
     }
 
+    /// `text` compressed by gzip(1) itself (an independent compressor), `members` times one after another.
+    private func gzipped(_ text: [UInt8], members: Int = 1, level: Int = 6) throws -> [UInt8] {
+        let directory = try makeTemporaryDirectory(self)
+        try Data(text).write(to: URL(fileURLWithPath: directory + "/text"))
+        let script = (0..<members).map { _ in "gzip -\(level) -c text" }.joined(separator: "; ")
+        let result = try ChildProcess.run("/bin/sh", ["-c", "cd '\(directory)' && { \(script); } > text.gz"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory + "/text.gz")))
+    }
+
+    /// Issue 34: gzip input is read as the text it holds, whatever the pieces it arrives in.
+    func testGzipInput_isReadAsTheTextItHolds_inAnyPieces_andMembersOneAfterAnother() throws {
+        var random = SplitMix64(for: self)
+        for round in 0..<40 {
+            let lines = (0..<Int.random(in: 1...400, using: &random)).map { index in
+                "\(index)\t" + String((0..<Int.random(in: 0...30, using: &random)).map { _ in "acgt é#".randomElement(using: &random)! })
+            }
+            let text = Array((lines.joined(separator: "\n") + "\n").utf8)
+            let members = round % 3 + 1
+            let got = try read(try gzipped(text, members: members), limit: 200, readBytes: Int.random(in: 1...300, using: &random),
+                               piece: Int.random(in: 1...500, using: &random))
+            XCTAssertEqual(got, Array(repeating: lines, count: members).flatMap { $0 }, "round \(round), \(members) member(s)")
+        }
+        // Text that only starts like gzip is text (one byte), and an empty input is empty.
+        XCTAssertEqual(try read([0x1F]), ["\u{1F}"])
+        XCTAssertEqual(try read(try gzipped([])), [])
+    }
+
+    func testDamagedOrTruncatedGzip_isAnError_afterTheLinesBeforeTheDamage() throws {
+        let text = Array((0..<2000).map { "line \($0)" }.joined(separator: "\n").utf8) + [0x0A]
+        let whole = try gzipped(text)
+        for (name, bytes) in [("truncated", Array(whole.prefix(whole.count / 2))),
+                              ("without its trailer", Array(whole.dropLast(4))),
+                              ("a damaged block", { var b = whole; b[b.count / 2] ^= 0xFF; b[b.count / 2 + 1] ^= 0x55; return b }()),
+                              ("garbage after the member", whole + Array("not gzip".utf8))] {
+            let descriptor = pipe(bytes, piece: 1000)
+            defer { close(descriptor) }
+            let reader = LineReader(descriptor: descriptor, maximumLineBytes: 100)
+            var read = 0
+            do {
+                while let line = try reader.next() {
+                    // Damaged data may inflate to other text before zlib sees the damage (its check sum at the latest).
+                    if name != "a damaged block" { XCTAssertEqual(line, "line \(read)", name) }
+                    read += 1
+                }
+                XCTFail("\(name): read to the end (\(read) lines) without an error")
+            } catch {
+                guard case .corrupt = error else { return XCTFail("\(name): \(error)") }
+                XCTAssertEqual(error.clientError.exitCode, .badFile, name)
+            }
+        }
+        let all = try LineReader.readAll(descriptor: pipe(try gzipped(text), piece: 333), limit: 1 << 20, source: "standard input")
+        XCTAssertEqual(all, text, "readAll (a Newick tree) inflates too")
+    }
+
     func testALineOfTheLimit_isRead_andOneByteMore_stopsReadingWithItsNumber() throws {
         let limit = 100
         let exact = String(repeating: "x", count: limit)

@@ -182,6 +182,26 @@ final class LineageBatchOutputTests: XCTestCase {
         XCTAssertTrue(lca.stdout.contains("Panthera"), "the LCA of lion and tiger, read as ids: \(lca.stdout)")
     }
 
+    /// Issue 34: a gzip file on standard input is read as the text it holds (gzip(1) compresses it here).
+    func testGzipOnStandardInput_isAnsweredAsTheTextItHolds_andDamagedGzipIsExit65() throws {
+        try stack.start(.taxonomy)
+        let directory = try makeTemporaryDirectory(self)
+        let text = "9689\nPanthera tigris\n0\n\n# a comment\n9694.0\n"
+        try text.write(toFile: directory + "/ids.txt", atomically: true, encoding: .utf8)
+        let plain = try client(["lineage", "--no-header"], input: text)
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        let client = "'\(StackHarness.binDirectory)/stol-client' lineage --no-header"
+        let environment = ["STOL_RUNTIME_DIR": stack.runtimeDirectory]
+        let zipped = try ChildProcess.run("/bin/sh", ["-c", "cd '\(directory)' && gzip -k ids.txt && \(client) < ids.txt.gz"],
+                                          environment: environment)
+        XCTAssertEqual(zipped.status, 0, zipped.stderr)
+        XCTAssertEqual(zipped.stdout, plain.stdout, "the same lines answered")
+        let cut = try ChildProcess.run("/bin/sh", ["-c", "cd '\(directory)' && head -c 20 ids.txt.gz | \(client)"],
+                                       environment: environment)
+        XCTAssertEqual(cut.status, 65, "a truncated gzip is a damaged input: \(cut.stderr)")
+        XCTAssertTrue(cut.stderr.contains("gzip data that cannot be read"), cut.stderr)
+    }
+
     func testColumnNames_afterTheReleaseLine_namingTheLineageTheFormatOrBoth() throws {
         try stack.start(.taxonomy)
         func firstLines(_ arguments: [String]) throws -> [String] {
