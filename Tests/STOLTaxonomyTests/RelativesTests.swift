@@ -101,16 +101,8 @@ final class RelativesTests: XCTestCase {
     /// blocking their threads, it would find none). Once built, each waiting
     /// request gets the exact computed answer.
     func testComputedRelatives_whileTheTreeIsBuilt_waitHoldingNoThread_andOtherRequestsAreAnswered() throws {
-        let harness = try ServiceHarness(self)
-        let provider = try ActiveDatabaseProvider(
-            bundledPath: harness.bundledPath, referencePath: harness.referencePath,
-            activationPath: harness.activationPath, logger: quietLogger) { path, kind throws(TaxonomyError) in
-            try TaxonomyDatabase(path: path, kind: kind, indexLoading: .onRequest)
-        }
-        let database = provider.current().database
-        addTeardownBlock { database.startLoadingMemoryIndexes() }  // never leave requests waiting
+        let (service, database) = try ServiceHarness(self).serviceHoldingTheIndexes(self)
         XCTAssertNil(database.memoryIndexes)
-        let service = TaxonomyService(provider: provider)
         let context = ServiceHarness.context
         var computedRequest = Stol_V1_TaxonomyRequest(), tableRequest = Stol_V1_TaxonomyRequest()
         computedRequest.relatives = Stol_V1_RelativesRequest.with { $0.taxonID = 9689; $0.n = 5; $0.computed = true }

@@ -9,16 +9,8 @@ import XCTest
 /// answers exactly what it answers afterwards; it is never ranked without them.
 final class SearchWarmUpTests: XCTestCase {
     func testSearches_askedBeforeTheIndexesAreBuilt_answerAsTheSameSearchesAfterwards() throws {
-        let harness = try ServiceHarness(self)
-        let provider = try ActiveDatabaseProvider(
-            bundledPath: harness.bundledPath, referencePath: harness.referencePath,
-            activationPath: harness.activationPath, logger: quietLogger) { path, kind throws(TaxonomyError) in
-            try TaxonomyDatabase(path: path, kind: kind, indexLoading: .onRequest)
-        }
-        let database = provider.current().database
-        addTeardownBlock { database.startLoadingMemoryIndexes() }  // never leave requests waiting
+        let (service, database) = try ServiceHarness(self).serviceHoldingTheIndexes(self)
         XCTAssertNil(database.memoryIndexes, "held back until the test starts the build")
-        let service = TaxonomyService(provider: provider)
         let context = ServiceHarness.context
         // Prefix, whole words, a misspelling (fuzzy), a common name, a rank filter, and a name resolution.
         let requests: [Stol_V1_TaxonomyRequest] = [
@@ -68,15 +60,7 @@ final class SearchWarmUpTests: XCTestCase {
     /// exactly what the in-memory indexes answer once built: the view's roots, a page of
     /// children, ancestors, a taxon, a lineage batch by id.
     func testLookupsAnsweredWhileTheIndexesAreBuilt_equalTheAnswersAfterwards() throws {
-        let harness = try ServiceHarness(self)
-        let provider = try ActiveDatabaseProvider(
-            bundledPath: harness.bundledPath, referencePath: harness.referencePath,
-            activationPath: harness.activationPath, logger: quietLogger) { path, kind throws(TaxonomyError) in
-            try TaxonomyDatabase(path: path, kind: kind, indexLoading: .onRequest)
-        }
-        let database = provider.current().database
-        addTeardownBlock { database.startLoadingMemoryIndexes() }
-        let service = TaxonomyService(provider: provider)
+        let (service, database) = try ServiceHarness(self).serviceHoldingTheIndexes(self)
         let context = ServiceHarness.context
         let requests: [Stol_V1_TaxonomyRequest] = [
             .with { $0.roots = .init() },

@@ -69,15 +69,7 @@ final class TaxonomyRequestTableTests: XCTestCase {
     /// (suspended, holding no thread), is not refused, and is counted once, when it
     /// is answered; one that needs no index is answered meanwhile.
     func testARequestThatFindsTheIndexesLoading_waitsForThem_andIsCountedOnceAnswered() async throws {
-        let harness = try ServiceHarness(self)
-        let provider = try ActiveDatabaseProvider(
-            bundledPath: harness.bundledPath, referencePath: harness.referencePath,
-            activationPath: harness.activationPath, logger: quietLogger) { path, kind throws(TaxonomyError) in
-            try TaxonomyDatabase(path: path, kind: kind, indexLoading: .onRequest)
-        }
-        let database = provider.current().database
-        addTeardownBlock { database.startLoadingMemoryIndexes() }  // never leave requests waiting
-        let service = TaxonomyService(provider: provider)
+        let (service, database) = try ServiceHarness(self).serviceHoldingTheIndexes(self)
         let computed = Stol_V1_TaxonomyRequest.with { $0.relatives = .with { $0.taxonID = 9689; $0.n = 5; $0.computed = true } }
         let lion = Stol_V1_TaxonomyRequest.with { $0.getTaxon = .with { $0.taxonID = 9689 } }
         let waiting = Task { await service.respond(to: computed, context: ServiceHarness.context) }

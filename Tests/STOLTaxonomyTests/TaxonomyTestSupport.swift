@@ -4,7 +4,7 @@ import Logging
 import STOLModel
 import STOLPipeline
 import STOLProtocol
-import STOLTaxonomy
+@testable import STOLTaxonomy
 import STOLTestFixtures
 import STOLTransport
 import XCTest
@@ -59,6 +59,21 @@ struct ServiceHarness {
         provider = try ActiveDatabaseProvider(bundledPath: bundledPath, referencePath: referencePath,
                                               activationPath: activationPath, logger: quietLogger)
         service = TaxonomyService(provider: provider)
+    }
+
+    /// A service over the same databases whose in-memory indexes are built only when the
+    /// test starts the build (`database.startLoadingMemoryIndexes()`), to see what is
+    /// answered meanwhile; the build is started at the test's end, so no request is left
+    /// waiting.
+    func serviceHoldingTheIndexes(_ testCase: XCTestCase) throws -> (service: TaxonomyService, database: TaxonomyDatabase) {
+        let provider = try ActiveDatabaseProvider(
+            bundledPath: bundledPath, referencePath: referencePath,
+            activationPath: activationPath, logger: quietLogger) { path, kind throws(TaxonomyError) in
+            try TaxonomyDatabase(path: path, kind: kind, indexLoading: .onRequest)
+        }
+        let database = provider.current().database
+        testCase.addTeardownBlock { database.startLoadingMemoryIndexes() }
+        return (TaxonomyService(provider: provider), database)
     }
 
     /// The in-memory tree and word indexes load in the background; tests of what
