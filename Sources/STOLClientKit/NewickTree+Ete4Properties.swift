@@ -32,15 +32,41 @@ extension NewickTree {
         public var taxon: Rung { lineage[lineage.count - 1] }
     }
 
-    /// The labels to look up, by node: every leaf's, and the inner nodes' unless their
-    /// labels are support values (`internalSupport`, ete4's default parser). Empty
+    /// How the labels of inner nodes are read.
+    public enum InnerLabels: String, Sendable, CaseIterable {
+        /// A number is a support value (a bootstrap, a posterior probability), any other
+        /// label a taxon: what trees from phylogenetics programs hold (issue 34: "100" was
+        /// looked up as taxon 100, *Ancylobacter aquaticus*).
+        case auto
+        /// Every inner label is a taxon (an id or a name), numbers too.
+        case taxa
+        /// Every inner label is a support value (ete4's default parser).
+        case support
+    }
+
+    /// Whether `label` is a number (`100`, `0.95`, `1e-3`): decimal digits, a point, a sign,
+    /// an exponent, nothing else (the Python package reads the same labels so).
+    public static func isNumber(_ label: String) -> Bool {
+        label.allSatisfy { "0123456789.+-eE".contains($0) } && Double(label) != nil
+    }
+
+    /// The labels to look up, by node: every leaf's, and the inner nodes' as `inner`
+    /// says; `supportValues` counts the inner labels read as support values. Empty
     /// labels name nothing.
-    public func queries(internalSupport: Bool) -> [(node: Int, label: String)] {
-        nodes.indices.compactMap { index in
+    public func queries(inner: InnerLabels) -> (queries: [(node: Int, label: String)], supportValues: Int) {
+        var supportValues = 0
+        let queries: [(node: Int, label: String)] = nodes.indices.compactMap { index in
             let node = nodes[index]
-            guard !node.label.isEmpty, node.children.isEmpty || !internalSupport else { return nil }
+            guard !node.label.isEmpty else { return nil }
+            if !node.children.isEmpty {
+                if inner == .support || (inner == .auto && Self.isNumber(node.label)) {
+                    supportValues += 1
+                    return nil
+                }
+            }
             return (index, node.label)
         }
+        return (queries, supportValues)
     }
 
     /// How an annotated node's label is written.

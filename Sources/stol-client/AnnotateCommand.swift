@@ -13,9 +13,12 @@ struct Annotate: ParsableCommand {
             Reads one Newick tree (FILE, or stdin) as ete4 reads it with parser=1: labels bare or \
             quoted, branch lengths, NHX comments [&&NHX:key=value:…]; other [comments] are dropped. \
             Each label that is a taxid or an exact scientific or common name is looked up on NCBI's \
-            whole tree; an inner node's label too, unless --internal-support says inner labels are \
-            support values. An inner node without a taxon of its own gets the lowest common ancestor \
-            of its annotated leaves (ete4's ignore_unclassified).
+            whole tree. An inner node's label is looked up too unless it is a number (100, 0.95), \
+            which is a support value (--internal-labels auto, the default, and it says how many it \
+            read so on stderr); --internal-labels taxa looks up every inner label, numbers too, and \
+            --internal-labels support none (--internal-support, ete4's default parser). An inner node \
+            without a taxon of its own gets the lowest common ancestor of its annotated leaves \
+            (ete4's ignore_unclassified).
             --format newick (default): the tree as it was, each annotated node with ete4's \
             properties in NHX, as ete4's write gives them: \
             [&&NHX:common_name=…:lineage=1|131567|…:named_lineage=root|cellular organisms|…:rank=…:sci_name=…:taxid=…] \
@@ -30,7 +33,7 @@ struct Annotate: ParsableCommand {
             then, else 0. A malformed tree is refused (exit 65) with the byte where reading failed.
             Examples:
               stol-client annotate species.nwk > annotated.nwk
-              stol-client tree --taxa --format newick --label id < taxids.txt | stol-client annotate --label name
+              stol-client tree --taxa --format newick --label id < taxids.txt | stol-client annotate --internal-labels taxa --label name
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case newick, jsonl }
@@ -41,7 +44,10 @@ struct Annotate: ParsableCommand {
     @Option(help: "newick or jsonl.") var format: Format = .newick
     @Option(help: ArgumentHelp("The label of an annotated node: keep (as it was), name or id.", valueName: "keep|name|id"))
     var label: NewickTree.LabelChoice = .keep
-    @Flag(help: "Inner nodes' labels are support values (ete4's default parser): kept, not looked up.")
+    @Option(help: ArgumentHelp("Inner nodes' labels: auto (a number is a support value, other labels taxa), taxa (all "
+                               + "looked up) or support (none; kept as they are).", valueName: "auto|taxa|support"))
+    var internalLabels: NewickTree.InnerLabels = .auto
+    @Flag(help: "Inner nodes' labels are support values (ete4's default parser): --internal-labels support.")
     var internalSupport = false
 
     /// The largest tree read (a tree of a million leaves is about 30 MB): an endless input
@@ -68,7 +74,14 @@ struct Annotate: ParsableCommand {
             }
             let tree: NewickTree
             do { tree = try NewickTree(parsing: text) } catch { throw .badFile("\(file ?? "stdin"): \(error)") }
-            let queries = tree.queries(internalSupport: internalSupport)
+            let inner: NewickTree.InnerLabels = internalSupport ? .support : internalLabels
+            let (queries, supportValues) = tree.queries(inner: inner)
+            if inner == .auto && supportValues > 0 {
+                let what = supportValues == 1 ? "inner label is a number, read as a support value"
+                    : "inner labels are numbers, read as support values"
+                let note = "annotate: \(supportValues) \(what), not as taxa (--internal-labels taxa looks them up)\n"
+                FileHandle.standardError.write(Data(note.utf8))
+            }
             let client = try global.batchTaxonomy()
             let lineages = try self.lineages(of: Array(Set(queries.map(\.label))).sorted(), client)
             // Each node's own taxon, then the one the server gives it (annotate_tree: its
@@ -159,3 +172,4 @@ extension Annotate {
 }
 
 extension NewickTree.LabelChoice: ExpressibleByArgument {}
+extension NewickTree.InnerLabels: ExpressibleByArgument {}

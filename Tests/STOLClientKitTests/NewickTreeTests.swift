@@ -121,7 +121,13 @@ final class NewickTreeTests: XCTestCase {
 
     func testQueries_skipInnerSupportValues_whenAsked() throws {
         let tree = try NewickTree(parsing: "((9606,9598)95,(10090,)80)root;")
-        XCTAssertEqual(tree.queries(internalSupport: false).map(\.label), ["root", "95", "9606", "9598", "80", "10090"])
-        XCTAssertEqual(tree.queries(internalSupport: true).map(\.label), ["9606", "9598", "10090"])
+        XCTAssertEqual(tree.queries(inner: .taxa).queries.map(\.label), ["root", "95", "9606", "9598", "80", "10090"])
+        XCTAssertEqual(tree.queries(inner: .support).queries.map(\.label), ["9606", "9598", "10090"])
+        // Issue 34: by default a number on an inner node is a support value, a name a taxon; leaves are always taxa.
+        let auto = tree.queries(inner: .auto)
+        XCTAssertEqual(auto.queries.map(\.label), ["root", "9606", "9598", "10090"])
+        XCTAssertEqual(auto.supportValues, 2)
+        for number in ["100", "0.95", "1e-3", "+1", ".5"] { XCTAssertTrue(NewickTree.isNumber(number), number) }
+        for label in ["", "Mus", "nan", "inf", "1_000", "9606a", "0x10", "e"] { XCTAssertFalse(NewickTree.isNumber(label), label) }
     }
 }

@@ -126,12 +126,33 @@ final class FilterAnnotateIntegrationTests: XCTestCase {
             XCTAssertEqual(properties(new)["taxid"], old.label, "every node of tree --taxa is a taxon")
             XCTAssertEqual(new.label, properties(new)["sci_name"], "--label name")
         }
-        let jsonl = try stack.client(["annotate", "--format", "jsonl"], input: induced.stdout)
+        // Inner ids are taxa when told so; by default a number there is a support value (issue 34), and the
+        // node gets its leaves' common ancestor, which in an induced tree is the same taxon.
+        let jsonl = try stack.client(["annotate", "--format", "jsonl", "--internal-labels", "taxa"], input: induced.stdout)
         let objects = jsonl.stdout.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
         XCTAssertEqual(objects.count, before.nodes.count)
         XCTAssertTrue(objects.allSatisfy { $0["from"] as? String == "label" })
+        let auto = try stack.client(["annotate", "--format", "jsonl"], input: induced.stdout)
+        let autoObjects = auto.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        XCTAssertEqual(autoObjects.map { "\($0["taxid"] ?? "")" }, objects.map { "\($0["taxid"] ?? "")" })
+        XCTAssertTrue(auto.stderr.contains("inner labels are numbers, read as support values"), auto.stderr)
+    }
+
+    /// Issue 34: support values on inner nodes are not taxa by default: the human+chimp clade's "100" was
+    /// taxon 100 (Ancylobacter aquaticus) and mouse+rat's "2" Bacteria, exit 0, without a word.
+    func testAnnotate_readsNumbersOnInnerNodesAsSupportValues_andSaysSo() throws {
+        let result = try stack.client(["annotate", "--label", "name"], input: "((9606,9598)100,(10090,10116)2);")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertFalse(result.stdout.contains("Ancylobacter") || result.stdout.contains("Bacteria"), result.stdout)
+        XCTAssertTrue(result.stderr.contains("annotate: 2 inner labels are numbers, read as support values"), result.stderr)
+        let tree = try NewickTree(parsing: result.stdout)
+        XCTAssertEqual(properties(tree.nodes[1])["taxid"], "207598", "human and chimp: Homininae, from the leaves")
+        let asTaxa = try stack.client(["annotate", "--internal-labels", "taxa"], input: "((9606,9598)9604,10090);")
+        XCTAssertEqual(properties(try NewickTree(parsing: asTaxa.stdout).nodes[1])["taxid"], "9604", "told so, an id is a taxon")
     }
 
     func testAnnotate_refusesAMalformedTree_withExit65() throws {

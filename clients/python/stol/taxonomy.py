@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import warnings
 from typing import Callable, Deque, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _transport, errors
@@ -53,6 +54,18 @@ def _query(value: Query) -> str:
         return str(int(value))  # type: ignore[call-overload]
     except (TypeError, ValueError):
         raise TypeError("a taxon id (int) or a name (str), not %r" % (value,)) from None
+
+
+def _is_number(label: str) -> bool:
+    """A label that is a number (``100``, ``0.95``, ``1e-3``): digits, a point, a sign, an exponent, nothing
+    else, as ``stol-client annotate`` reads it (``NewickTree.isNumber``)."""
+    if not label or any(c not in "0123456789.+-eE" for c in label):
+        return False
+    try:
+        float(label)
+    except ValueError:
+        return False
+    return True
 
 
 def _varint_size(value: int) -> int:
@@ -1120,7 +1133,7 @@ class Taxonomy:
         return nodes
 
     def annotate(self, newick: str, *, internal_support: bool = False, label: str = "keep",
-                 language: Optional[str] = None) -> Newick:
+                 language: Optional[str] = None, internal_labels: str = "auto") -> Newick:
         """A Newick tree whose node labels are taxids or exact names, annotated as ete4's
         ``NCBITaxa.annotate_tree`` does (with ``ignore_unclassified=True``), in NHX that
         ete4's ``Tree(text, parser=1)`` reads back; ``stol-client annotate`` does the same.
@@ -1128,8 +1141,12 @@ class Taxonomy:
         The tree is read as ete4 reads it with ``parser=1`` (:mod:`stol.trees`: quoted or
         bare labels, lengths kept as written, NHX comments kept, other comments dropped);
         a text it cannot read raises :class:`~stol.NewickError` with the position, before
-        any request. Internal labels are taxa too, unless ``internal_support=True``: then
-        they are support values, kept as they are and never looked up.
+        any request. An internal label is a taxon too unless it is a number (``100``,
+        ``0.95``), which is a support value, kept as it is and never looked up
+        (``internal_labels="auto"``, warned with a :class:`UserWarning` naming how many);
+        ``internal_labels="taxa"`` looks up every internal label, numbers too, and
+        ``"support"`` (or ``internal_support=True``, ete4's default parser) none; as
+        ``stol-client annotate --internal-labels``.
 
         Every distinct label (a taxid or an exact scientific or common name) is looked up
         once through the lineage batch on NCBI's whole tree (``ranks="all"``). A node
@@ -1160,12 +1177,22 @@ class Taxonomy:
         the Python values)."""
         if label not in ("keep", "name", "id"):
             raise errors.InvalidRequestError("label must be 'keep', 'name' or 'id', not %r" % (label,))
+        if internal_labels not in ("auto", "taxa", "support"):
+            raise errors.InvalidRequestError("internal_labels must be 'auto', 'taxa' or 'support', not %r" % (internal_labels,))
+        inner = "support" if internal_support else internal_labels
         root = parse_newick(newick)
         nodes: List[NewickNode] = list(root.traverse())  # preorder
         language = self._language(language)
 
         def is_taxon_label(node: NewickNode) -> bool:
-            return bool(node.label) and not (internal_support and node.children)
+            if not node.label or not node.children:
+                return bool(node.label)
+            return inner == "taxa" or (inner == "auto" and not _is_number(node.label))
+        support_values = sum(1 for node in nodes if node.children and node.label and not is_taxon_label(node))
+        if inner == "auto" and support_values:
+            warnings.warn("%d inner label%s numbers, read as support values, not as taxa (internal_labels='taxa' looks "
+                          "them up)" % (support_values, " is a number," if support_values == 1 else "s are"), UserWarning,
+                          stacklevel=2)
         queries: dict = {}  # label -> its query, each label once, in preorder
         for node in nodes:
             if is_taxon_label(node) and node.label not in queries:

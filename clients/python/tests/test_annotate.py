@@ -18,6 +18,7 @@ import _samples
 import _stack
 
 import stol
+from stol.taxonomy import _is_number
 from stol.trees import NewickNode, nhx_value, parse_newick, quote_label, write_newick
 
 
@@ -193,7 +194,7 @@ class Annotation(DaemonTest):
 
     def test_eachNode_getsItsTaxon_innerNodesTheirLeavesAncestor_unknownLeavesStayAsTheyWere(self):
         tx = self.recording()
-        text = tx.annotate(BRIEF_TREE)
+        text = tx.annotate(BRIEF_TREE, internal_labels="taxa")  # its inner 207598 is a taxid, not a support value
         human, chimp, mouse, rat = entries("9606"), entries("9598"), entries("10090"), entries("Rattus norvegicus")
         murinae_node = "(10090%s,'Rattus norvegicus'%s):0.5%s" % (
             expected_nhx(mouse), expected_nhx(rat), expected_nhx(common("10090", "10116")))
@@ -226,8 +227,14 @@ class Annotation(DaemonTest):
 
     def test_innerLabels_areTaxaToo_unlessTheyAreSupportValues(self):
         tree = "((9606,9598)0.95,(10090,nobody)0.80:0.2,(x,y)z)1.00;"
+        # Issue 34: by default a number on an inner node is a support value, and the caller is told.
         tx = self.recording()
-        text = tx.annotate(tree)
+        with self.assertWarnsRegex(UserWarning, "3 inner labels are numbers, read as support values"):
+            tx.annotate(tree)
+        self.assertNotIn("0.95", tx.sent)
+        self.assertIn("z", tx.sent)
+        tx = self.recording()
+        text = tx.annotate(tree, internal_labels="taxa")
         self.assertIn("0.95", tx.sent)
         self.assertIn("z", tx.sent)
         self.assertEqual(text.not_found, ["nobody", "x", "y"], "inner labels that name nothing are not listed")
@@ -245,7 +252,7 @@ class Annotation(DaemonTest):
     def test_anInnerNodesOwnTaxon_isItsOwn_andItsParentCountsOnlyLeaves(self):
         # (human, chimp) labelled as the mouse: the node is the mouse, its parent the
         # ancestor of human, chimp and rat, not of mouse and rat.
-        text = TX.annotate("((9606,9598)10090,10116);")
+        text = TX.annotate("((9606,9598)10090,10116);", internal_labels="taxa")
         self.assertEqual(text.tree.children[0].props["taxid"], 10090)
         self.assertEqual(text.tree.props["taxid"], common("9606", "9598", "10116")[-1][0])
 
@@ -324,11 +331,17 @@ def common_prefix(lineages):
 
 
 class AgainstTheService(DaemonTest):
-    def expectations(self, root, internal_support=False):
+    def expectations(self, root, internal_support=False, internal_labels="auto"):
         """What each node (preorder) must carry, from lineage(ranks="all") and taxon()
         answers asked here one by one: the NHX text of its six properties, or None."""
         nodes = list(root.traverse())
-        labels = {n.label for n in nodes if n.label and not (internal_support and n.children)}
+        inner = "support" if internal_support else internal_labels
+
+        def is_taxon(n):
+            if not n.children:
+                return bool(n.label)
+            return bool(n.label) and (inner == "taxa" or (inner == "auto" and not _is_number(n.label)))
+        labels = {n.label for n in nodes if is_taxon(n)}
         lineages = {}
         for label in labels:
             try:
@@ -348,7 +361,7 @@ class AgainstTheService(DaemonTest):
             return out
         expected = []
         for node in nodes:
-            own = lineages.get(node.label) if not (internal_support and node.children) else None
+            own = lineages.get(node.label) if is_taxon(node) else None
             ids = list(own.ids) if own is not None else (common_prefix(below(node)) if node.children else None)
             if not ids:
                 expected.append(None)
@@ -364,7 +377,8 @@ class AgainstTheService(DaemonTest):
     def check(self, tree, **options):
         result = TX.annotate(tree, **options)
         source = parse_newick(tree)
-        expected, not_found = self.expectations(source, options.get("internal_support", False))
+        expected, not_found = self.expectations(source, options.get("internal_support", False),
+                                                options.get("internal_labels", "auto"))
         written = list(parse_newick(result).traverse())
         self.assertEqual(len(written), len(expected))
         for before, after, props in zip(source.traverse(), written, expected):
@@ -407,6 +421,7 @@ class AgainstTheService(DaemonTest):
         result, expected = self.check(tree)
         self.assertGreater(sum(1 for e in expected if e), len(labels) // 2)
         result, _ = self.check(tree, internal_support=True)
+        self.check(tree, internal_labels="taxa")
         self.check(tree, label="name")
 
     def test_namesWithNewicksCharacters_areQuotedAndReadBack(self):
@@ -423,9 +438,10 @@ class AgainstTheService(DaemonTest):
     def test_sameTextAsTheClientsAnnotate(self):
         trees = [BRIEF_TREE, "((9606:0.1,9598:0.2)Homininae:0.3,('Mus musculus',nobody[&&NHX:a=1]):1,10116)95;"]
         for tree in trees:
-            for options in ({}, {"label": "name"}, {"label": "id"}, {"internal_support": True}):
+            for options in ({}, {"label": "name"}, {"label": "id"}, {"internal_support": True}, {"internal_labels": "taxa"}):
                 args = ["--label", options["label"]] if "label" in options else []
                 args += ["--internal-support"] if options.get("internal_support") else []
+                args += ["--internal-labels", options["internal_labels"]] if "internal_labels" in options else []
                 with self.subTest(tree=tree, options=options):
                     cli = STACK.cli("annotate", *args, stdin=tree)
                     ours = TX.annotate(tree, **options)
