@@ -43,7 +43,7 @@ final class InputBytes {
 
     /// Reads up to `count` bytes of the text into `buffer`; 0 at its end.
     func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(Failure) -> Int {
-        if !decided { try decide() }
+        if !decided { try decide(firstRead: count) }
         guard let stream else {
             // Plain text: what was read to decide comes first.
             if compressedStart < compressedEnd {
@@ -85,10 +85,13 @@ final class InputBytes {
         }
     }
 
-    /// Reads the first bytes: gzip when they are `1f 8b`.
-    private func decide() throws(Failure) {
+    /// Reads the first bytes, no more than the caller asked for (so that a bounded reader
+    /// stays bounded): gzip when they are `1f 8b`. A second read only when the first gave
+    /// just `1f`: a person typing at a terminal is never kept waiting for a second byte.
+    private func decide(firstRead: Int) throws(Failure) {
         decided = true
-        while compressedEnd < 2 && !compressedEOF { try refill() }
+        try refill(atMost: max(firstRead, 1))
+        if compressedEnd == 1 && compressed[0] == 0x1F && !compressedEOF { try refill(atMost: 1) }
         guard compressedEnd >= 2, compressed[0] == 0x1F, compressed[1] == 0x8B else { return }
         let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
@@ -100,8 +103,8 @@ final class InputBytes {
         self.stream = stream
     }
 
-    /// More compressed bytes after those not yet used.
-    private func refill() throws(Failure) {
+    /// More compressed bytes after those not yet used (at most `limit`).
+    private func refill(atMost limit: Int = .max) throws(Failure) {
         if compressedStart > 0 {
             let rest = compressedEnd - compressedStart
             compressed.withUnsafeMutableBytes { bytes in
@@ -110,7 +113,7 @@ final class InputBytes {
             compressedStart = 0
             compressedEnd = rest
         }
-        let room = compressed.count - compressedEnd, at = compressedEnd, descriptor = self.descriptor
+        let room = min(limit, compressed.count - compressedEnd), at = compressedEnd, descriptor = self.descriptor
         let got = compressed.withUnsafeMutableBytes { bytes in Self.read(descriptor, bytes.baseAddress! + at, room) }
         if got < 0 { throw .unreadable(errno) }
         if got == 0 { compressedEOF = true } else { compressedEnd += got }

@@ -99,6 +99,31 @@ final class LineReaderTests: XCTestCase {
         XCTAssertEqual(try read(try gzipped([])), [])
     }
 
+    /// A line typed at a prompt (`fav add` asking which taxon) is read when it arrives: deciding whether the
+    /// input is gzip never waits for a second byte (a run of make test caught `fav add` hanging on "\n").
+    func testALineTypedAtAPrompt_isReadAtOnce_withoutWaitingForMoreInput() throws {
+        for typed in ["2\n", "\n", "\u{1F}\n"] {
+            var ends: [Int32] = [0, 0]
+            XCTAssertEqual(Glibc.pipe(&ends), 0)
+            let bytes = Array(typed.utf8)
+            XCTAssertEqual(write(ends[1], bytes, bytes.count), bytes.count)
+            nonisolated(unsafe) let reader = LineReader(descriptor: ends[0])
+            let line = LockedLog<String>()
+            let answered = DispatchSemaphore(value: 0)
+            // The write end stays open: a reader that waited for more would block until it is closed below.
+            Thread {
+                if let read = try? reader.next() { line.append(contentsOf: [read]) }
+                answered.signal()
+            }.start()
+            let inTime = answered.wait(timeout: .now() + 30) == .success
+            XCTAssertTrue(inTime, "\(typed.debugDescription): it waited for more input")
+            close(ends[1])
+            if !inTime { answered.wait() }
+            close(ends[0])
+            XCTAssertEqual(line.all, [String(typed.dropLast())])
+        }
+    }
+
     func testDamagedOrTruncatedGzip_isAnError_afterTheLinesBeforeTheDamage() throws {
         let text = Array((0..<2000).map { "line \($0)" }.joined(separator: "\n").utf8) + [0x0A]
         let whole = try gzipped(text)
