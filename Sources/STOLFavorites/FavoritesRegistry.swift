@@ -70,13 +70,12 @@ public final class FavoritesRegistry: Sendable {
         /// request can take it).
         let inFlight = Atomic<Int>(0)
         /// Order of last use.
-        let lastUse: Atomic<UInt64>
+        let lastUse = Atomic<UInt64>(0)
         /// When the last request let go (or the store was made), in nanoseconds since the registry's epoch.
         let releasedAt: Atomic<Int64>
 
-        init(store: FavoritesStore, lastUse: UInt64, releasedAt: Int64) {
+        init(store: FavoritesStore, releasedAt: Int64) {
             self.store = store
-            self.lastUse = Atomic(lastUse)
             self.releasedAt = Atomic(releasedAt)
         }
     }
@@ -159,25 +158,14 @@ public final class FavoritesRegistry: Sendable {
     /// what bounds the open files, so it holds when this returns.
     private func acquire(_ uid: UInt32) async -> Entry {
         // The usual case, under the read lock: the store is open.
-        let open = lock.withReadLock { () -> Entry? in
-            guard let entry = state.entries[uid] else { return nil }
-            entry.inFlight.wrappingAdd(1, ordering: .acquiringAndReleasing)
-            entry.lastUse.store(nextUse(), ordering: .relaxed)
-            return entry
-        }
-        if let open { return open }
+        if let open = lock.withReadLock({ state.entries[uid].map(counted) }) { return open }
         while true {
             let next = lock.withWriteLock { () -> Acquisition in
                 if let closing = state.closing[uid] { return .waitFor(closing) }
-                let use = nextUse()
-                if let entry = state.entries[uid] {
-                    entry.inFlight.wrappingAdd(1, ordering: .acquiringAndReleasing)
-                    entry.lastUse.store(use, ordering: .relaxed)
-                    return .use(entry, closingFirst: [])
-                }
-                let entry = Entry(store: FavoritesStore(path: path(for: uid), logger: logger), lastUse: use,
-                                  releasedAt: nanoseconds(.now))
-                entry.inFlight.store(1, ordering: .releasing)
+                // Opened by another request since the read lock was let go.
+                if let entry = state.entries[uid] { return .use(counted(entry), closingFirst: []) }
+                let entry = counted(Entry(store: FavoritesStore(path: path(for: uid), logger: logger),
+                                          releasedAt: nanoseconds(.now)))
                 state.entries[uid] = entry
                 return .use(entry, closingFirst: evictLeastRecentlyUsed())
             }
@@ -189,6 +177,14 @@ public final class FavoritesRegistry: Sendable {
                 return entry
             }
         }
+    }
+
+    /// `entry` with one more request in flight, used now. Under either lock: the entry is
+    /// not closed while the lock is held, nor afterwards while the request counts in it.
+    private func counted(_ entry: Entry) -> Entry {
+        entry.inFlight.wrappingAdd(1, ordering: .acquiringAndReleasing)
+        entry.lastUse.store(nextUse(), ordering: .relaxed)
+        return entry
     }
 
     /// No lock: the entry cannot be closed while this request counts in it.
