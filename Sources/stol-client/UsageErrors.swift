@@ -9,27 +9,39 @@ import STOLModel
 /// mistyped command, and with `--json` the same JSON error object on standard error as
 /// every other failure, so a script reading errors as JSON is never handed a usage text.
 enum UsageErrors {
+    /// The commands `arguments` name, from the root down (`fav list`), until the first
+    /// argument that is an option or names no subcommand: that command, the path to it
+    /// (`stol-client fav`), and the index of the first argument not taken.
+    private static func commandPath(in arguments: [String], of root: any ParsableCommand.Type)
+        -> (command: any ParsableCommand.Type, path: [String], next: Int) {
+        var command = root
+        var path = ["stol-client"]
+        for (index, argument) in arguments.enumerated() {
+            guard !argument.hasPrefix("-"), let next = command.configuration.subcommands.first(where: {
+                names(of: $0).contains(argument) }) else { return (command, path, index) }
+            command = next
+            path.append(argument)
+        }
+        return (command, path, arguments.count)
+    }
+
+    /// A command's name and aliases.
+    private static func names(of command: any ParsableCommand.Type) -> [String] {
+        [command._commandName] + command.configuration.aliases
+    }
+
     /// The hint for a first argument that names no command but is close to one
     /// (`lineagee`, `serach`, `fav lsit`): nil when the arguments start with a command or
     /// an option, or when no command is close.
-    static func unknownCommand(in arguments: [String], of command: any ParsableCommand.Type) -> String? {
-        var command = command
-        var path: [String] = []
-        for argument in arguments {
-            guard !argument.hasPrefix("-") else { return nil }
-            let subcommands = command.configuration.subcommands
-            guard !subcommands.isEmpty else { return nil }
-            let names = subcommands.flatMap { [$0._commandName] + $0.configuration.aliases }
-            if let next = subcommands.first(where: { ([$0._commandName] + $0.configuration.aliases).contains(argument) }) {
-                command = next
-                path.append(argument)
-                continue
-            }
-            guard argument != "help", let nearest = nearest(argument, among: names) else { return nil }
-            let parent = (["stol-client"] + path).joined(separator: " ")
-            return "'\(argument)' is not a command of \(parent); did you mean '\(nearest)'? (`\(parent) --help` lists them)"
-        }
-        return nil
+    static func unknownCommand(in arguments: [String], of root: any ParsableCommand.Type) -> String? {
+        let (command, path, next) = commandPath(in: arguments, of: root)
+        let subcommands = command.configuration.subcommands
+        guard next < arguments.count, !subcommands.isEmpty else { return nil }
+        let argument = arguments[next]
+        guard !argument.hasPrefix("-"), argument != "help",
+              let nearest = nearest(argument, among: subcommands.flatMap(names(of:))) else { return nil }
+        let parent = path.joined(separator: " ")
+        return "'\(argument)' is not a command of \(parent); did you mean '\(nearest)'? (`\(parent) --help` lists them)"
     }
 
     /// An option of `arguments` that the command they name does not have, with the one meant
@@ -37,15 +49,8 @@ enum UsageErrors {
     /// after a usage error only: swift-argument-parser reports an argument it could not convert
     /// (`es` as a taxon id) before an unknown option, which hid the actual mistake.
     static func unknownOption(in arguments: [String], of root: any ParsableCommand.Type) -> String? {
-        var command = root
-        var path = ["stol-client"]
-        for argument in arguments {
-            guard !argument.hasPrefix("-"),
-                  let next = command.configuration.subcommands.first(where: {
-                      ([$0._commandName] + $0.configuration.aliases).contains(argument) }) else { break }
-            command = next
-            path.append(argument)
-        }
+        let (command, path, _) = commandPath(in: arguments, of: root)
+        let named = path.joined(separator: " ")
         guard let data = command._dumpHelp().data(using: .utf8),
               let tool = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               let description = tool["command"] as? [String: Any] else { return nil }
@@ -62,16 +67,16 @@ enum UsageErrors {
                 let name = String(argument.dropFirst(2).prefix { $0 != "=" })
                 guard !longs.contains(name) else { continue }
                 let hint = nearest(name, among: longs.sorted()).map { ". Did you mean '--\($0)'?" } ?? ""
-                return "unknown option '--\(name)' of \(path.joined(separator: " "))\(hint)"
+                return "unknown option '--\(name)' of \(named)\(hint)"
             }
             if argument.hasPrefix("-"), argument.count > 1 {
                 let rest = argument.dropFirst()
                 if TaxonIDText.id(rest) != nil {
-                    return "'\(argument)' is read as an option, and \(path.joined(separator: " ")) has none by that name; "
+                    return "'\(argument)' is read as an option, and \(named) has none by that name; "
                         + "taxon ids are positive integers"
                 }
                 if let unknown = rest.first(where: { !shorts.contains(String($0)) }), rest.count <= 3 {
-                    return "unknown option '-\(unknown)' of \(path.joined(separator: " "))"
+                    return "unknown option '-\(unknown)' of \(named)"
                 }
             }
         }
