@@ -17,7 +17,20 @@ public enum AnnotateTreeParts {
     /// The server's answer for one part: per node its taxon, and the ancestor of the part's annotated leaves.
     public typealias Send = (_ depths: [UInt32], _ taxonIDs: [Int64]) throws(ClientError) -> Stol_V1_AnnotateTreeResponse
 
-    /// The taxon (or 0; −1 never reaches a node the server answers) of each node.
+    /// What the server gave the tree: each node's taxon (or 0; −1 never reaches a node
+    /// the server answers), and the inner nodes whose own taxon is not an ancestor of
+    /// their annotated leaves (`not_ancestors`), in preorder.
+    public struct Answer: Equatable {
+        public var taxa: [Int64]
+        public var notAncestors: [Int]
+
+        public init(taxa: [Int64], notAncestors: [Int]) {
+            self.taxa = taxa
+            self.notAncestors = notAncestors
+        }
+    }
+
+    /// The taxon of each node, and the labels that cannot name their clade (``Answer``).
     ///
     /// - Parameters:
     ///   - depths: the tree in preorder, the root first at 0, each node's depth.
@@ -25,10 +38,10 @@ public enum AnnotateTreeParts {
     ///   - budget: bytes the packed depths and ids of one request may take.
     ///   - send: one `annotate_tree` request.
     public static func annotate(depths: [Int], own: [Int64], budget: Int, maximumNodes: Int = maximumNodes,
-                                send: Send) throws(ClientError) -> [Int64] {
+                                send: Send) throws(ClientError) -> Answer {
         precondition(depths.count == own.count, "one taxon per node")
         let count = depths.count
-        guard count > 0 else { return [] }
+        guard count > 0 else { return Answer(taxa: [], notAncestors: []) }
         var children = [[Int]](repeating: [], count: count)
         var path: [Int] = []
         for index in 0..<count {
@@ -66,6 +79,7 @@ public enum AnnotateTreeParts {
         }
 
         var answers = [Int64](repeating: 0, count: count)
+        var notAncestors: [Int] = []
         var ancestors: [Int: [Int64]] = [:]  // a grouped node's groups' leaves_ancestor
         /// One part being built: the nodes it answers for (nil: a group's stand-in), depths, ids.
         struct Part {
@@ -99,6 +113,12 @@ public enum AnnotateTreeParts {
             for (index, taxon) in zip(part.held, response.taxonIds) {
                 if let index { answers[index] = taxon }
             }
+            for position in response.notAncestors {
+                guard Int(position) < part.held.count else {
+                    throw .local("the taxonomy service named node \(position) of a part of \(part.held.count)")
+                }
+                if let index = part.held[Int(position)] { notAncestors.append(index) }
+            }
             return response.leavesAncestor
         }
         // Children before parents (reverse preorder): nested groups are answered first.
@@ -115,6 +135,6 @@ public enum AnnotateTreeParts {
         var whole = Part()
         walk(0, base: 0, into: &whole)
         _ = try answer(whole)
-        return answers
+        return Answer(taxa: answers, notAncestors: notAncestors.sorted())
     }
 }

@@ -13,6 +13,8 @@ public final class BatchOutput {
     private let flushAt: Int
     /// The first write that failed: what `finish()` throws.
     public private(set) var failure: ClientError?
+    /// `--column N`: each answer line keeps its input line (``InputColumns``).
+    public var columns: InputColumns?
 
     public init(descriptor: Int32 = STDOUT_FILENO, flushAt: Int = 1 << 18) {
         self.descriptor = descriptor
@@ -21,16 +23,31 @@ public final class BatchOutput {
     }
 
     public func line(_ text: String) {
+        let start = copiesThrough()
         buffer.append(contentsOf: text.utf8)
+        columns?.rewrite(&buffer, from: start)
         buffer.append(0x0A)
         if buffer.count >= flushAt { flush() }
     }
 
     /// A line that `write` appends to the buffer itself (a JSON line written in place).
     public func line<E: Error>(_ write: (inout [UInt8]) throws(E) -> Void) throws(E) {
+        let start = copiesThrough()
         try write(&buffer)
+        columns?.rewrite(&buffer, from: start)
         buffer.append(0x0A)
         if buffer.count >= flushAt { flush() }
+    }
+
+    /// Writes the input lines ``columns`` copies through before the next answer; the
+    /// buffer's end, where that answer starts.
+    private func copiesThrough() -> Int {
+        guard let columns else { return buffer.count }
+        for copy in columns.copiesBeforeNext() {
+            buffer.append(contentsOf: copy)
+            buffer.append(0x0A)
+        }
+        return buffer.count
     }
 
     /// write(2) straight from the buffer (no copy into a `Data`); a failure is kept in ``failure``.
@@ -62,6 +79,7 @@ public final class BatchOutput {
 
     /// Flushes, and throws when any write failed.
     public func finish() throws(ClientError) {
+        _ = copiesThrough()
         flush()
         if let failure { throw failure }
     }

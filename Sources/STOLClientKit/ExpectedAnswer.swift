@@ -38,11 +38,11 @@ extension Stol_V1_Taxon: ExpectedAnswer {
     }
 }
 
-/// `children` and `roots` both answer a page of taxa.
+/// `children`, `roots` and `descendants` answer a page of taxa.
 extension Stol_V1_TaxonPage: ExpectedAnswer {
     public static func extract(from response: Stol_V1_TaxonomyResponse) -> Self? {
         switch response.result {
-        case .children(let page), .roots(let page): page
+        case .children(let page), .roots(let page), .descendants(let page): page
         default: nil
         }
     }

@@ -64,9 +64,16 @@ extension NewickTree {
                     return nil
                 }
             }
-            return (index, node.label)
+            return (index, Self.lookupText(of: node))
         }
         return (queries, supportValues)
+    }
+
+    /// What a node's label is looked up as: an unquoted label's `_` is a blank, as
+    /// Newick defines it (`Mus_musculus` is Mus musculus); a quoted one as written.
+    static func lookupText(of node: Node) -> String {
+        let quoted = node.source.hasPrefix("'") || node.source.hasPrefix("\"")
+        return quoted ? node.label : node.label.replacingOccurrences(of: "_", with: " ")
     }
 
     /// How an annotated node's label is written.

@@ -25,7 +25,6 @@ extension TextFormatter {
     public static func detail(_ detail: Stol_V1_TaxonDetail) -> String {
         let taxon = detail.taxon
         var lines = [TextFormatter.detail(taxon)]
-        if taxon.childCount > 0 { lines.append("  children:     \(taxon.childCount)") }
         if !detail.lineage.isEmpty { lines.append("  lineage:      \(breadcrumb(detail.lineage + [taxon]))") }
         if !detail.names.isEmpty {
             lines.append("  common names:")

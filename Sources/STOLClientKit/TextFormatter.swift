@@ -98,11 +98,36 @@ public enum TextFormatter {
             "  id:           \(taxon.id)",
             "  rank:         \(displayRank(taxon))",
         ]
-        if taxon.hasParentID { lines.append("  parent:       \(taxon.parentID)") }
+        lines += treePlace(taxon)
         if !taxon.commonName.isEmpty { lines.append("  common name:  \(taxon.commonName)") }
         if taxon.hasYear { lines.append("  described:    \(taxon.year)") }
         if !taxon.conservation.isEmpty { lines.append("  IUCN status:  \(taxon.conservation)") }
         return lines.joined(separator: "\n")
+    }
+
+    /// The parent and child count in both trees, each labelled: the eight-rank view
+    /// (what browsing shows) and the source's own tree (NCBI's parent of Mus musculus is
+    /// subgenus Mus, 862507; the view's is genus Mus, 10088). A database without the
+    /// whole tree has only the view's.
+    static func treePlace(_ taxon: Stol_V1_Taxon) -> [String] {
+        let source = "in the source's own tree"
+        guard taxon.rank != .unspecified else {
+            // Outside the view: its parent and children are the source's own.
+            var lines = taxon.hasParentID ? ["  parent:       \(taxon.parentID) (\(source); this taxon has none of the eight ranks)"] : []
+            if taxon.childCount > 0 || taxon.hasSourceChildCount { lines.append("  children:     \(taxon.childCount) \(source)") }
+            return lines
+        }
+        var parent = taxon.hasParentID ? "\(taxon.parentID) (eight-rank view)" : "none in the eight-rank view"
+        if taxon.hasSourceChildCount {
+            parent += taxon.hasSourceParentID ? "; \(taxon.sourceParentID) \(source)" : "; a root \(source)"
+        }
+        var lines = taxon.hasParentID || taxon.hasSourceParentID ? ["  parent:       \(parent)"] : []
+        if taxon.hasSourceChildCount {
+            lines.append("  children:     \(taxon.childCount) (eight-rank view); \(taxon.sourceChildCount) \(source)")
+        } else if taxon.childCount > 0 {
+            lines.append("  children:     \(taxon.childCount) (eight-rank view)")
+        }
+        return lines
     }
 
     public static func databaseKind(_ kind: Stol_V1_DatabaseKind) -> String {

@@ -165,3 +165,43 @@ extension TaxonomyTree {
         return tour
     }
 }
+
+extension TaxonomyTree {
+    /// The codes of the ranks that `rank` names in this tree: its own spelling, and
+    /// every spelling on its level of ``RankOrder/levels`` (so `superkingdom` finds a
+    /// 2025 release's domains); nil when no rank of the tree or of the order is
+    /// spelled so. Case and surrounding blanks do not matter.
+    public func codes(ofRank rank: String) -> Set<UInt8>? {
+        let wanted = RankOrder.normalized(rank)
+        let level = RankOrder.level(of: wanted)
+        var codes = Set<UInt8>()
+        for (code, name) in rankNames.enumerated() {
+            let spelling = RankOrder.normalized(name)
+            if spelling == wanted || (level != nil && RankOrder.level(of: spelling) == level) { codes.insert(UInt8(code)) }
+        }
+        guard !codes.isEmpty || level != nil || RankOrder.unordered.contains(wanted) else { return nil }
+        return codes
+    }
+
+    /// One page of the descendants of `node` (itself excluded) whose rank is one of
+    /// `ranks` (codes of ``codes(ofRank:)``; nil: every rank), on the whole tree in preorder with children in
+    /// name order, and how many there are in all. The walk visits the whole subtree
+    /// (the total needs it): a bounded cost of at most the tree's size per page.
+    public func descendants(of node: Int, ranks: Set<UInt8>?, offset: Int, limit: Int) -> (page: [Int], total: Int) {
+        var page: [Int] = []
+        var total = 0
+        var stack: [Int32] = []
+        var child = Int(childStart[node + 1]) - 1
+        while child >= Int(childStart[node]) { stack.append(children[child]); child -= 1 }
+        while let current = stack.popLast() {
+            let index = Int(current)
+            if ranks?.contains(rankCodes[index]) ?? true {
+                if total >= offset && page.count < limit { page.append(index) }
+                total += 1
+            }
+            var next = Int(childStart[index + 1]) - 1
+            while next >= Int(childStart[index]) { stack.append(children[next]); next -= 1 }
+        }
+        return (page, total)
+    }
+}

@@ -31,6 +31,12 @@ extension ComparisonQueries {
     /// The tree comes in preorder with depths; the common ancestor of leaves is
     /// associative, so a subtree answered before may stand in a larger tree as one
     /// leaf carrying its `leaves_ancestor`, and the answer is the same.
+    ///
+    /// An inner node whose own taxon is not an ancestor of (or the same as) the common
+    /// ancestor of its annotated leaves is listed in `not_ancestors`: its label cannot
+    /// name that clade (`((9606,9598)100,…)` read with the support value 100 as a taxon
+    /// id). It is an ancestor of every leaf exactly when it is one of their common
+    /// ancestor, so the check holds across parts too.
     public func annotateTree(_ request: Stol_V1_AnnotateTreeRequest) throws(TaxonomyError) -> Stol_V1_AnnotateTreeResponse {
         let depths = request.depths, ids = request.taxonIds
         let count = depths.count
@@ -90,6 +96,13 @@ extension ComparisonQueries {
             }
             if let node = own[index] {
                 response.taxonIds[index] = tree.id(at: node)
+                if !isLeaf[index] {
+                    switch below[index] {
+                    case .none: break
+                    case .ancestor(let leaves): if !tree.isDescendant(leaves, of: node) { response.notAncestors.append(UInt32(index)) }
+                    case .disjoint: response.notAncestors.append(UInt32(index))
+                    }
+                }
             } else if case .ancestor(let node) = below[index] {
                 response.taxonIds[index] = tree.id(at: node)
             }

@@ -12,19 +12,24 @@ import STOLProtocol
 /// answered without the ranks and names.
 struct LineageBatchTemplate {
     let format: LineageFormat
+    /// Ids instead of names (`ids`): a missing rank is empty, as taxonkit's `-t` leaves it.
+    let ids: Bool
 
     /// The template of a request, or `INVALID_REQUEST` naming the field (`format` or
     /// `fill`) and the placeholder or variable it does not know.
     init(_ template: Stol_V1_LineageTemplate) throws(TaxonomyError) {
         let fill: String? = template.fillMissing || !template.fill.isEmpty
             ? (template.fill.isEmpty ? LineageFormat.defaultFill : template.fill) : nil
+        ids = template.ids
+        let plain: LineageFormat
         do {
-            _ = try LineageFormat(template.format, prefixRanks: template.prefixRanks)
+            plain = try LineageFormat(template.format, prefixRanks: template.prefixRanks)
         } catch {
             throw Self.refusal(error, field: "format")
         }
         do {
-            format = try LineageFormat(template.format, fillMissing: fill, prefixRanks: template.prefixRanks)
+            let filled = try LineageFormat(template.format, fillMissing: fill, prefixRanks: template.prefixRanks)
+            format = template.ids ? plain : filled
         } catch {
             throw Self.refusal(error, field: "fill")
         }
@@ -61,18 +66,21 @@ struct LineageBatchTemplate {
     private static let noNames = [String?](repeating: nil, count: LineageFormat.all.count)
 
     /// The template filled from one result: each placeholder takes the lowest node of its ranks.
+    /// With `ids`, each takes that node's id instead of its name.
     func formatted(_ result: Stol_V1_LineageResult) -> String {
         var names = Self.noNames
         if result.lineage.isEmpty {
-            for (rank, name) in zip(result.lineageRanks, result.lineageNames) {
-                if let slot = LineageFormat.slot(ofRank: rank) { names[slot] = name }
+            for (position, (rank, name)) in zip(result.lineageRanks, result.lineageNames).enumerated() {
+                if let slot = LineageFormat.slot(ofRank: rank) { names[slot] = ids ? String(result.lineageIds[position]) : name }
             }
         } else {
             for taxon in result.lineage {
-                if let slot = LineageFormat.slot(ofRank: Self.rank(of: taxon)) { names[slot] = taxon.scientificName }
+                if let slot = LineageFormat.slot(ofRank: Self.rank(of: taxon)) { names[slot] = ids ? String(taxon.id) : taxon.scientificName }
             }
         }
-        if let slot = LineageFormat.slot(ofRank: Self.rank(of: result.taxon)) { names[slot] = result.taxon.scientificName }
+        if let slot = LineageFormat.slot(ofRank: Self.rank(of: result.taxon)) {
+            names[slot] = ids ? String(result.taxon.id) : result.taxon.scientificName
+        }
         return format.format(names: names)
     }
 

@@ -6,25 +6,18 @@ extension LookupQueries {
     /// Everything the species page shows (docs/design/queries-and-algorithms.md §10): the taxon, its
     /// lineage, common names grouped by language (the requested language first,
     /// preferred names first), synonyms, traits and references.
-    public func detail(of id: TaxonID, language: String) throws(TaxonomyError) -> Stol_V1_TaxonDetail {
-        try database.read { db in
+    /// With `ranks` `.all` the lineage is the source's every ancestor (NCBI's subgenus,
+    /// tribe, clade …) where the view's is its main-rank ancestors.
+    public func detail(of id: TaxonID, language: String, ranks: Stol_V1_RankView = .main) throws(TaxonomyError) -> Stol_V1_TaxonDetail {
+        let fullLineage = ranks == .all ? try ancestorsOnFullTree(of: id) : nil
+        return try database.read { db in
             guard let (taxon, lineage) = try reader.lineage(db, of: id, language: language) else {
                 throw TaxonomyError.taxonNotFound(id)
             }
             var detail = Stol_V1_TaxonDetail()
             detail.taxon = taxon
-            // Children as `children` lists them: the view's for a taxon of the view,
-            // the source's own for a node outside it. Counted by the in-memory tree once
-            // it is loaded (counting Bacteria's children in SQL took 13 ms).
-            let childColumn = layout.everyNode && taxon.rank == .unspecified ? "parent_id" : layout.mainParent
-            if let tree = database.memoryIndexes?.tree, let node = tree.index(of: id) {
-                detail.taxon.childCount = UInt32(tree.childCount(of: node, in: childColumn == "parent_id" ? .all : .main))
-            } else {
-                detail.taxon.childCount = UInt32(try Int.fetchOne(db.cachedStatement(sql: """
-                    SELECT count(*) FROM taxa WHERE \(childColumn) = ?\(childColumn == "parent_id" ? "" : " AND \(layout.inView)")
-                    """), arguments: [id]) ?? 0)
-            }
-            detail.lineage = lineage
+            try fillTreeFacts(db, of: &detail.taxon, ranks: ranks)
+            detail.lineage = fullLineage ?? lineage
             var groups: [String: [Stol_V1_LocalName]] = [:]
             let names = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT name, lang, name_type, is_preferred FROM names INDEXED BY idx_names_taxon WHERE taxon_id = ?

@@ -17,13 +17,17 @@ public struct LookupQueries {
     var layout: TaxonomyLayout { database.layout }
     var reader: TaxonReader { TaxonReader(database: database) }
 
-    public func taxon(id: TaxonID, language: String) throws(TaxonomyError) -> Stol_V1_Taxon {
-        let row = try database.read { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT \(reader.taxonColumns) FROM taxa t WHERE t.id = :id"),
-                             arguments: ["id": id, "lang": language])
+    /// One taxon, with its place in both trees (``fillTreeFacts(_:of:ranks:)``).
+    public func taxon(id: TaxonID, language: String, ranks: Stol_V1_RankView = .main) throws(TaxonomyError) -> Stol_V1_Taxon {
+        try database.read { db in
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(reader.taxonColumns) FROM taxa t WHERE t.id = :id"),
+                                             arguments: ["id": id, "lang": language]) else {
+                throw TaxonomyError.taxonNotFound(id)
+            }
+            var taxon = TaxonReader.taxon(from: row)
+            try fillTreeFacts(db, of: &taxon, ranks: ranks)
+            return taxon
         }
-        guard let row else { throw .taxonNotFound(id) }
-        return TaxonReader.taxon(from: row)
     }
 
     /// One page of the children of `id`, in name order. The eight-rank view's
@@ -43,25 +47,7 @@ public struct LookupQueries {
             var page = Stol_V1_TaxonPage()
             page.total = UInt32(total)
             page.offset = UInt32(offset)
-            if view == .main || layout.everyNode {
-                let byID = try database.read { db in try reader.taxa(db, ids: nodes.map(tree.id(at:)), language: language) }
-                page.taxa = nodes.compactMap { child in
-                    guard var taxon = byID[tree.id(at: child)] else { return nil }
-                    taxon.childCount = UInt32(tree.childCount(of: child, in: view))
-                    if view == .all {
-                        taxon.parentID = id
-                        taxon.sourceRank = tree.rank(of: child)
-                    }
-                    return taxon
-                }
-            } else {
-                // Schema 2's nodes outside `taxa` are named by the tree alone.
-                page.taxa = nodes.map { child in
-                    var taxon = TaxonReader.treeTaxon(tree, child)
-                    taxon.childCount = UInt32(tree.childCount(of: child))
-                    return taxon
-                }
-            }
+            page.taxa = try database.read { db in try reader.taxa(db, nodes: nodes, of: tree, view: view, language: language) }
             return page
         }
         if ranks == .all && !layout.everyNode {

@@ -84,6 +84,35 @@ struct TaxonReader {
         return result
     }
 
+    /// Nodes of the in-memory tree as taxa, in their order, each with its child count
+    /// in `view`: from the rows of `taxa` (with common names in `language`) when every
+    /// node has one (schema 3), else named by the tree alone (schema 2's whole tree).
+    /// On the whole tree each also carries the source's rank, and its parent there as
+    /// `parent_id` and `source_parent_id` (a whole-tree answer, PROTOCOL.md §4.1).
+    func taxa(_ db: Database, nodes: [Int], of tree: TaxonomyTree, view: TaxonomyTree.View,
+              language: String) throws -> [Stol_V1_Taxon] {
+        guard view == .main || layout.everyNode else {
+            return nodes.map { node in
+                var taxon = Self.treeTaxon(tree, node)
+                taxon.childCount = UInt32(tree.childCount(of: node))
+                return taxon
+            }
+        }
+        let byID = try taxa(db, ids: nodes.map(tree.id(at:)), language: language)
+        return nodes.compactMap { node in
+            guard var taxon = byID[tree.id(at: node)] else { return nil }
+            taxon.childCount = UInt32(tree.childCount(of: node, in: view))
+            if view == .all {
+                if let parent = tree.parent(of: node) {
+                    taxon.parentID = tree.id(at: parent)
+                    taxon.sourceParentID = taxon.parentID
+                }
+                taxon.sourceRank = tree.rank(of: node)
+            }
+            return taxon
+        }
+    }
+
     /// The taxon and its ancestors on the main ranks (root first, the taxon
     /// excluded), by a recursive query; nil when there is no such taxon.
     func lineage(_ db: Database, of id: TaxonID, language: String) throws -> (Stol_V1_Taxon, [Stol_V1_Taxon])? {

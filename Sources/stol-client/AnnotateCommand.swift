@@ -29,8 +29,12 @@ struct Annotate: ParsableCommand {
             when annotated taxid, sci_name, rank, common_name, lineage, named_lineage and from \
             ("label", or "leaves" for a common ancestor).
             Leaves whose label names no single taxon (unknown, an ambiguous name) are left exactly \
-            as they were and listed on stderr (and with jsonl in a last {"not_found": […]}); exit 3 \
-            then, else 0. A malformed tree is refused (exit 65) with the byte where reading failed.
+            as they were and listed on stderr (and with jsonl in a last {"not_found": […]}). An inner \
+            label whose taxon is not an ancestor of every annotated leaf below it (a support value read \
+            as a taxon id, a mislabelled clade) keeps its taxon and is named in a warning on stderr. \
+            Exit 3 in either case, else 0. An unquoted label's `_` is a blank, as Newick has it \
+            (Mus_musculus is looked up as Mus musculus; a quoted 'Mus_musculus' as written). A \
+            malformed tree is refused (exit 65) with the byte where reading failed.
             Examples:
               stol-client annotate species.nwk > annotated.nwk
               stol-client tree --taxa --format newick --label id < taxids.txt | stol-client annotate --internal-labels taxa --label name
@@ -88,7 +92,9 @@ struct Annotate: ParsableCommand {
             // own, else its annotated leaves' common ancestor): nothing to ask without one.
             var own = [Int64](repeating: 0, count: tree.nodes.count)
             for (node, label) in queries { if let lineage = lineages[label] { own[node] = lineage[lineage.count - 1].id } }
-            let assigned = own.contains(where: { $0 != 0 }) ? try annotateTree(tree, own: own, client) : own
+            let answer = own.contains(where: { $0 != 0 }) ? try annotateTree(tree, own: own, client)
+                : AnnotateTreeParts.Answer(taxa: own, notAncestors: [])
+            let assigned = answer.taxa
             var byID: [Int64: [NewickTree.Rung]] = [:]
             for lineage in lineages.values { byID[lineage[lineage.count - 1].id] = lineage }
             let ancestors = Set(assigned.filter { $0 > 0 && byID[$0] == nil }).sorted().map(String.init)
@@ -105,9 +111,15 @@ struct Annotate: ParsableCommand {
             for (node, annotation) in annotations {
                 annotations[node]?.lineage[annotation.lineage.count - 1].commonName = named[annotation.taxon.id]?.commonName ?? ""
             }
+            // Inner labels that cannot name their clade: said on stderr, and exit 3 (the labels are kept).
+            let misplaced = answer.notAncestors.map { node in
+                "node \(node) '\(tree.nodes[node].label)' (taxon \(own[node])\(byID[own[node]].map { " " + $0[$0.count - 1].name } ?? ""))"
+            }
             let found = Set(queries.filter { own[$0.node] != 0 }.map(\.node))
-            let notFound = queries.filter { tree.nodes[$0.node].children.isEmpty && !found.contains($0.node) }.map(\.label)
-            missing = !notFound.isEmpty
+            // Listed as written (`unknown_leaf`, not the text looked up).
+            let notFound = queries.filter { tree.nodes[$0.node].children.isEmpty && !found.contains($0.node) }
+                .map { tree.nodes[$0.node].label }
+            missing = !notFound.isEmpty || !misplaced.isEmpty
             let output = BatchOutput()
             switch format {
             case .newick:
@@ -132,9 +144,15 @@ struct Annotate: ParsableCommand {
                 if missing { output.line("{\"not_found\":[" + notFound.map(TextFormatter.jsonString).joined(separator: ",") + "]}") }
             }
             try output.finish()
-            if missing {
+            if !notFound.isEmpty {
                 let shown = notFound.prefix(20).joined(separator: ", ") + (notFound.count > 20 ? ", …" : "")
                 FileHandle.standardError.write(Data("not found, left as they were (\(notFound.count)): \(shown)\n".utf8))
+            }
+            if !misplaced.isEmpty {
+                let shown = misplaced.prefix(20).joined(separator: "; ") + (misplaced.count > 20 ? "; …" : "")
+                FileHandle.standardError.write(Data(("warning: \(misplaced.count) inner label\(misplaced.count == 1 ? " names a taxon that is" : "s name taxa that are") "
+                    + "not an ancestor of every annotated leaf below: \(shown). A support value read as a taxon? "
+                    + "(--internal-labels support)\n").utf8))
             }
         }
         if missing { throw ExitCode(ClientError.ExitCode.notFound.rawValue) }
@@ -159,7 +177,7 @@ extension Annotate {
 
     /// The taxon the server gives each node (``AnnotateTreeParts``: in parts when the
     /// tree is larger than a request).
-    private func annotateTree(_ tree: NewickTree, own: [Int64], _ client: TaxonomyClient) throws(ClientError) -> [Int64] {
+    private func annotateTree(_ tree: NewickTree, own: [Int64], _ client: TaxonomyClient) throws(ClientError) -> AnnotateTreeParts.Answer {
         var depths = [Int](repeating: 0, count: tree.nodes.count)
         for (index, node) in tree.nodes.enumerated() { if let parent = node.parent { depths[index] = depths[parent] + 1 } }
         // The two packed fields' tags and lengths besides what queryBytes leaves.

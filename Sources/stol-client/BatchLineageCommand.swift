@@ -37,11 +37,17 @@ struct Lineage: ParsableCommand {
             {higher_rank} that rank, {rank} the missing one (default "unclassified {higher} {rank}", e.g. \
             unclassified Felidae genus; a fill naming {higher} stays empty when nothing is above). \
             --prefix-ranks starts every non-empty field with its rank's prefix: d__ domain, k__ kingdom, \
-            p__, c__, o__, f__, g__, s__, t__ subspecies, T__ strain, r__ realm.
+            p__, c__, o__, f__, g__, s__, t__ subspecies, T__ strain, r__ realm. With --ids every placeholder \
+            takes its taxon's id instead of its name (taxonkit reformat -t: `{g}` of 9606 is 9605), and a rank \
+            the lineage lacks is empty.
             A name that fits several taxa is INVALID_REQUEST listing their ids, never a silent pick.
             Exit code 0 when every query was found, 3 when some were not (blank lines, comments and 0 count as found).
+            --column N reads the query from the Nth tab-separated column and puts the whole input line in \
+            place of the query column (taxonkit's -i): `stol-client lineage --column 3 < kraken.out` \
+            keeps Kraken's columns and adds id, rank, name and lineage. A line without that column, a \
+            blank line and a `#` line are copied as they are.
             Examples:
-              cut -f3 kraken.out | stol-client lineage --no-header | paste kraken.out -
+              stol-client lineage --column 3 --no-header < kraken.out
               stol-client lineage --format "{k};{p};{c};{o};{f};{g};{s}" \\
                 --fill-missing --prefix-ranks < ids.txt
               stol-client lineage --ranks all --column-names \\
@@ -53,6 +59,7 @@ struct Lineage: ParsableCommand {
     @Flag(help: "One JSON object per line instead of TSV.") var jsonl = false
     @Flag(help: "The lineage column as ids instead of names.") var ids = false
     @OptionGroup var header: BatchHeaderOption
+    @OptionGroup var column: ColumnOption
     @Flag(help: ArgumentHelp("A first line naming the columns (query, id, rank, name, lineage or format), after the `#` line."))
     var columnNames = false
     @Option(help: ArgumentHelp("The lineage column in a taxonkit-style template instead, e.g. \"{k};{p};{c};{o};{f};{g};{s}\" "
@@ -84,13 +91,17 @@ struct Lineage: ParsableCommand {
             $0.fillMissing = fillTemplate.map { !$0.isEmpty } ?? fillMissing
             $0.fill = fillTemplate ?? ""
             $0.prefixRanks = prefixRanks
+            $0.ids = ids
         }
     }
 
     func validate() throws {
         if format != nil {
-            guard !ids, !jsonl, !global.json else {
-                throw ValidationError("--format writes names in TSV; it goes without --ids, --jsonl and --json")
+            guard !jsonl, !global.json else {
+                throw ValidationError("--format writes TSV; it goes without --jsonl and --json")
+            }
+            if ids && (fillMissing || fillTemplate != nil) {
+                throw ValidationError("--fill-missing and --fill-template write names; with --ids a missing rank is empty")
             }
         } else if keepLineage || fillMissing || fillTemplate != nil || prefixRanks {
             throw ValidationError("--keep-lineage, --fill-missing, --fill-template and --prefix-ranks go with --format")
@@ -135,6 +146,7 @@ struct Lineage: ParsableCommand {
             let form: Stol_V1_LineageForm = json ? (wholeTree ? .compact : .taxa)
                 : ids || (template != nil && !keepLineage) ? .ids : .compact
             let output = BatchOutput()
+            let columns = try column.columns(for: output, json: json)
             header.write(to: output, json: json)
             let tsv = LineageTSV(ids: ids, unclassified: unclassified, keepLineage: keepLineage)
             if columnNames { output.line(tsv.columnNames) }
@@ -176,12 +188,14 @@ struct Lineage: ParsableCommand {
             try client.runBatches(
                 maximumQueries: batchSize,
                 input: { () throws(ClientError) -> BatchEntry<String, LineageInputLine.Local>? in
-                    try reader.nextLine().map {
-                        switch LineageInputLine($0) {
-                        case .query(let query): .query(query, line: reader.lineNumber)
-                        case .local(let local): .local(local)
+                    while let line = try reader.nextLine() {
+                        guard let text = columns.map({ $0.query(of: line) }) ?? line else { continue }
+                        switch LineageInputLine(text) {
+                        case .query(let query): return .query(query, line: reader.lineNumber)
+                        case .local(let local): return .local(local)
                         }
                     }
+                    return nil
                 },
                 bytes: { ProtobufSize.string(field: Self.queriesField, $0) },
                 request: { queries in

@@ -39,7 +39,7 @@ struct StolClient: ParsableCommand {
               stol-client db import out/reference.stol && stol-client db activate   (administrators)
             """,
         version: "stol-client \(STOLVersion.current)",
-        subcommands: [Status.self, TaxonCommand.self, Children.self, Roots.self, Ancestors.self, Search.self,
+        subcommands: [Status.self, TaxonCommand.self, Children.self, Descendants.self, Roots.self, Ancestors.self, Search.self,
                       Detail.self, Compare.self, Relatives.self, Tree.self, Lineage.self, LowestCommonAncestor.self, NameToIDs.self, Filter.self, Annotate.self, Diagnostics.self,
                       Favorites.self, Database.self, Cite.self, Diff.self, History.self]
     )
@@ -206,6 +206,29 @@ struct BatchHeaderOption: ParsableArguments {
         } else {
             output.line(AnsweringRelease.header)
         }
+    }
+}
+
+/// `--column N` of the batch commands (taxonkit's `-i`): the query is the Nth tab-separated
+/// field of each line, and each answer line starts with the whole input line (``InputColumns``).
+struct ColumnOption: ParsableArguments {
+    @Option(help: ArgumentHelp("Read the query from this tab-separated column (from 1) and keep the whole input line in "
+                               + "front of the answer's columns; a line without that column, a blank line and a `#` "
+                               + "line are copied as they are.", valueName: "N"))
+    var column: Int?
+
+    func validate() throws {
+        if let column, column < 1 { throw ValidationError("--column counts from 1") }
+    }
+
+    /// The columns to read and keep, for `output`; nil without --column. `width`: fields
+    /// the query takes; `echoed`: leading fields of an answer line that echo it.
+    func columns(for output: BatchOutput, width: Int = 1, echoed: Int = 1, json: Bool) throws(ClientError) -> InputColumns? {
+        guard let column else { return nil }
+        if json { throw .usage("--column keeps the input's columns in TSV; it goes without --jsonl and --json") }
+        let columns = InputColumns(column: column, width: width, echoed: echoed)
+        output.columns = columns
+        return columns
     }
 }
 

@@ -71,15 +71,25 @@ struct Cite: ParsableCommand {
 }
 
 struct TaxonCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "taxon", abstract: "Show one taxon by id.")
+    static let configuration = CommandConfiguration(
+        commandName: "taxon", abstract: "Show one taxon by id.",
+        discussion: """
+            The parent and the number of children are shown in both trees, each labelled: the eight-rank \
+            view that browsing uses, and the source's own tree (`taxon 10090`: parent 10088, genus Mus, in the \
+            view; 862507, subgenus Mus, in NCBI's tree). --ranks all also shows the source's rank \
+            (`source_rank` in --json); --json names them parent_id/child_count and \
+            source_parent_id/source_child_count.
+            """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var language: LanguageOption
+    @OptionGroup var ranks: RanksOption
     @Argument(help: "Taxon id (e.g. 9689 for Panthera leo; a name: use search).", transform: TaxonIDArgument.parse) var id: Int64
 
     func run() throws {
         try global.run { () throws(ClientError) in
-            let taxon = try global.taxonomy().ask(.with { $0.getTaxon = .with { $0.taxonID = id; $0.language = language.language } },
-                                                  as: Stol_V1_Taxon.self)
+            let taxon = try global.taxonomy().ask(.with {
+                $0.getTaxon = .with { $0.taxonID = id; $0.language = language.language; $0.ranks = ranks.ranks.wire }
+            }, as: Stol_V1_Taxon.self)
             global.show(taxon, TextFormatter.detail)
         }
     }

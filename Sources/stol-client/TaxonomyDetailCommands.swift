@@ -8,9 +8,15 @@ import STOLProtocol
 
 struct Detail: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show everything about a taxon: names by language, synonyms, traits, references, lineage.")
+        abstract: "Show everything about a taxon: names by language, synonyms, traits, references, lineage.",
+        discussion: """
+            Parent and children are shown in both trees, each labelled, as `taxon` shows them. The lineage \
+            is the eight-rank view's; --ranks all shows the source's every ancestor instead (NCBI's \
+            subgenus, tribe, clade …) and the source's rank.
+            """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var language: LanguageOption
+    @OptionGroup var ranks: RanksOption
     @Argument(help: "Taxon id (e.g. 9689 for Panthera leo; a name: use search).", transform: TaxonIDArgument.parse) var id: Int64
 
     func run() throws {
@@ -18,6 +24,7 @@ struct Detail: ParsableCommand {
             var detail = Stol_V1_TaxonDetailRequest()
             detail.taxonID = id
             detail.language = language.language
+            detail.ranks = ranks.ranks.wire
             var request = Stol_V1_TaxonomyRequest()
             request.detail = detail
             let answer = try global.taxonomy().ask(request, as: Stol_V1_TaxonDetail.self)
@@ -42,7 +49,9 @@ struct Compare: ParsableCommand {
             NCBI's own (e.g. 131567 cellular organisms); with the default --ranks main it is the deepest \
             taxon of both main-rank lineages (NCBI's own when they share none, above every domain). The \
             distance on the main ranks counts the taxa of a main rank below it: a subspecies and its \
-            species are 0 apart. Exit code 0 when every pair was answered, 3 when some taxon was not found.
+            species are 0 apart. --column N reads the pair from the Nth and the next tab-separated columns \
+            and puts the whole input line in place of a and b (taxonkit's -i); a line without them is \
+            copied as it is. Exit code 0 when every pair was answered, 3 when some taxon was not found.
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var language: LanguageOption
@@ -50,6 +59,7 @@ struct Compare: ParsableCommand {
     @Flag(help: "Read pairs from stdin (see below) and answer them all, many per request.") var batch = false
     @Flag(help: "With --batch: one JSON object per line instead of TSV.") var jsonl = false
     @OptionGroup var header: BatchHeaderOption
+    @OptionGroup var column: ColumnOption
     @Argument(help: "First taxon id.") var a: Int64?
     @Argument(help: "Second taxon id.") var b: Int64?
 
@@ -58,6 +68,7 @@ struct Compare: ParsableCommand {
             guard a == nil, b == nil else { throw ValidationError("--batch reads the pairs from stdin; give no ids") }
         } else {
             guard a != nil, b != nil else { throw ValidationError("give two taxon ids, or --batch") }
+            if column.column != nil { throw ValidationError("--column goes with --batch") }
         }
     }
 
@@ -82,6 +93,7 @@ struct Compare: ParsableCommand {
             let json = jsonl || global.json
             let output = BatchOutput()
             let client = try global.batchTaxonomy()
+            let columns = try column.columns(for: output, width: 2, echoed: 2, json: json)
             header.write(to: output, json: json)
             func show(_ result: Stol_V1_CompareBatchResult) {
                 if result.hasError { status.lineFailed() }
@@ -96,7 +108,7 @@ struct Compare: ParsableCommand {
                 maximumQueries: 1000,
                 input: { () throws(ClientError) -> BatchEntry<Stol_V1_TaxonPair, Stol_V1_CompareBatchResult>? in
                     while let line = try reader.nextLine() {
-                        guard !line.trimmingBlanks.isEmpty else { continue }
+                        guard let line = columns.map({ $0.query(of: line) }) ?? line, !line.trimmingBlanks.isEmpty else { continue }
                         guard let pair = Self.pair(line) else {
                             throw .usage("cannot read a pair from the line '\(line)': give two ids or names separated by a tab")
                         }
@@ -164,6 +176,8 @@ struct NameToIDs: ParsableCommand {
             --within TAXON (an id or exact name) keeps only the taxa under it: `echo Bacteria | \
             stol-client name2id --within Insecta` gives the stick insect genus. A name with no taxon \
             under it is NOT_FOUND, saying how many there are elsewhere.
+            --column N reads the name from the Nth tab-separated column and puts the whole input line in \
+            place of the name column (taxonkit's -i); a line without that column is copied as it is.
             Exit code 0 when every name was found, 3 when some were not.
             """)
     @OptionGroup var global: GlobalOptions
@@ -171,6 +185,7 @@ struct NameToIDs: ParsableCommand {
     @Option(help: ArgumentHelp("Only taxa under this one (an id or exact name), to tell homonyms apart.", valueName: "TAXON"))
     var within: String?
     @OptionGroup var header: BatchHeaderOption
+    @OptionGroup var column: ColumnOption
 
     func run() throws {
         var status = BatchStatus()
@@ -178,6 +193,7 @@ struct NameToIDs: ParsableCommand {
             let json = jsonl || global.json
             let output = BatchOutput()
             let client = try global.batchTaxonomy()
+            let columns = try column.columns(for: output, json: json)
             header.write(to: output, json: json)
             func show(_ result: Stol_V1_NameLookupResult) {
                 if result.hasError {
@@ -195,7 +211,7 @@ struct NameToIDs: ParsableCommand {
                 maximumQueries: 1000,
                 input: { () throws(ClientError) -> BatchEntry<String, Stol_V1_NameLookupResult>? in
                     while let line = try reader.nextLine() {
-                        let name = line.trimmingBlanks
+                        guard let name = columns.map({ $0.query(of: line) }) ?? line.trimmingBlanks else { continue }
                         if !name.isEmpty { return .query(name, line: reader.lineNumber) }
                     }
                     return nil

@@ -37,14 +37,24 @@ final class AnnotateTreePartsTests: XCTestCase {
                 }
                 taxa[index] = ids[index] != 0 ? ids[index] : children[index].isEmpty ? 0 : leaves[index]
             }
-            return .with { $0.taxonIds = taxa; $0.leavesAncestor = leaves.first ?? 0 }
+            // An inner node's own taxon that is not above its leaves' common ancestor.
+            let notAncestors = depths.indices.filter { index in
+                !children[index].isEmpty && ids[index] > 0 && leaves[index] > 0 && ancestor(ids[index], leaves[index]) != ids[index]
+            }
+            return .with {
+                $0.taxonIds = taxa
+                $0.leavesAncestor = leaves.first ?? 0
+                $0.notAncestors = notAncestors.map(UInt32.init)
+            }
         }
     }
 
+    /// Also the labels that cannot name their clade (`not_ancestors`), mapped back from each part.
     func testATreeInParts_answersAsTheTreeWhole_atEveryBudget() throws {
         var random = SplitMix64(for: self)
         var taxonomy = Taxonomy()
         for taxon in 2...400 { taxonomy.parent.append(Int64.random(in: 1..<Int64(taxon), using: &random)) }
+        var flagged = 0
         for round in 0..<200 {
             // A random tree in preorder: each node at most one level below the one before it.
             let count = Int.random(in: 1...300, using: &random)
@@ -57,6 +67,7 @@ final class AnnotateTreePartsTests: XCTestCase {
                 return taxonomy.answer(depths: depths, ids: ids)
             }
             XCTAssertEqual(requests, 1, "a tree that fits is one request")
+            flagged += whole.notAncestors.count
             for (budget, nodes) in [(24, 65_536), (1 << 20, 4), (40, 7)] {
                 var sent = 0
                 let parts = try AnnotateTreeParts.annotate(depths: depths, own: own, budget: budget,
@@ -68,6 +79,7 @@ final class AnnotateTreePartsTests: XCTestCase {
                 if count > 64 { XCTAssertGreaterThan(sent, 1, "round \(round): \(count) nodes do not fit \(budget) bytes, \(nodes) nodes") }
             }
         }
+        XCTAssertGreaterThan(flagged, 100, "random labels on inner nodes are often no ancestor of their leaves")
     }
 
     func testAnAnswerOfTheWrongLength_isRefused() {

@@ -224,7 +224,7 @@ final class LineageBatchOutputTests: XCTestCase {
         // What does not fit together is a usage error (exit 64).
         for arguments in [["--column-names", "--jsonl"], ["--fill-missing"], ["--keep-lineage"], ["--prefix-ranks"],
                           ["--fill-template", "NA"], ["--format", "{k}", "--fill-template", "{parent}"], ["--format", "{x}"],
-                          ["--format", "{k}", "--ids"]] {
+                          ["--format", "{k}", "--ids", "--fill-missing"], ["--format", "{k}", "--jsonl"], ["--column", "0"]] {
             let result = try client(["lineage"] + arguments, input: "9689\n")
             XCTAssertEqual(result.status, 64, "\(arguments): \(result.stdout) \(result.stderr)")
         }

@@ -650,6 +650,14 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     set {body = .resolveName(newValue)}
   }
 
+  public var descendants: Stol_V1_DescendantsRequest {
+    get {
+      if case .descendants(let v)? = body {return v}
+      return Stol_V1_DescendantsRequest()
+    }
+    set {body = .descendants(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -676,6 +684,7 @@ public nonisolated struct Stol_V1_TaxonomyRequest: Sendable {
     case rankFilter(Stol_V1_RankFilterRequest)
     case annotateTree(Stol_V1_AnnotateTreeRequest)
     case resolveName(Stol_V1_ResolveNameRequest)
+    case descendants(Stol_V1_DescendantsRequest)
 
   }
 
@@ -905,6 +914,14 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
     set {_uniqueStorage()._result = .resolveName(newValue)}
   }
 
+  public var descendants: Stol_V1_TaxonPage {
+    get {
+      if case .descendants(let v)? = _storage._result {return v}
+      return Stol_V1_TaxonPage()
+    }
+    set {_uniqueStorage()._result = .descendants(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -932,6 +949,7 @@ public nonisolated struct Stol_V1_TaxonomyResponse: @unchecked Sendable {
     case rankFilter(Stol_V1_RankFilterResponse)
     case annotateTree(Stol_V1_AnnotateTreeResponse)
     case resolveName(Stol_V1_ResolveNameResponse)
+    case descendants(Stol_V1_TaxonPage)
 
   }
 
@@ -1147,12 +1165,37 @@ public nonisolated struct Stol_V1_Taxon: Sendable {
   /// the rank as the source spells it; filled with RANK_VIEW_ALL, and for a node
   public var sourceRank: String = String()
 
+  /// outside the eight ranks (no `rank`) in every answer
+  /// The source's own tree beside the eight-rank view, filled by get_taxon and detail on a database
+  /// with the whole tree (schema 3): `parent_id` and `child_count` are the view's (Mus musculus: genus
+  /// Mus, 10088), these the source's (NCBI: subgenus Mus, 862507).
+  public var sourceParentID: Int64 {
+    get {_sourceParentID ?? 0}
+    set {_sourceParentID = newValue}
+  }
+  /// Returns true if `sourceParentID` has been explicitly set.
+  public var hasSourceParentID: Bool {self._sourceParentID != nil}
+  /// Clears the value of `sourceParentID`. Subsequent reads from it will return its default value.
+  public mutating func clearSourceParentID() {self._sourceParentID = nil}
+
+  /// the source's direct children, of every rank
+  public var sourceChildCount: UInt32 {
+    get {_sourceChildCount ?? 0}
+    set {_sourceChildCount = newValue}
+  }
+  /// Returns true if `sourceChildCount` has been explicitly set.
+  public var hasSourceChildCount: Bool {self._sourceChildCount != nil}
+  /// Clears the value of `sourceChildCount`. Subsequent reads from it will return its default value.
+  public mutating func clearSourceChildCount() {self._sourceChildCount = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _parentID: Int64? = nil
   fileprivate var _year: Int32? = nil
+  fileprivate var _sourceParentID: Int64? = nil
+  fileprivate var _sourceChildCount: UInt32? = nil
 }
 
 public nonisolated struct Stol_V1_GetTaxonRequest: Sendable {
@@ -1164,6 +1207,9 @@ public nonisolated struct Stol_V1_GetTaxonRequest: Sendable {
 
   /// BCP-47 tag for `common_name`; default "en"
   public var language: String = String()
+
+  /// RANK_VIEW_ALL: `source_rank` filled whatever the rank
+  public var ranks: Stol_V1_RankView = .main
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1244,7 +1290,7 @@ public nonisolated struct Stol_V1_TaxonPage: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// sorted by scientific name
+  /// sorted by scientific name (descendants: in preorder)
   public var taxa: [Stol_V1_Taxon] = []
 
   /// all children, not only this page
@@ -1323,38 +1369,53 @@ public nonisolated struct Stol_V1_SearchRequest: Sendable {
   public init() {}
 }
 
-public nonisolated struct Stol_V1_SearchHit: Sendable {
+public nonisolated struct Stol_V1_SearchHit: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   public var taxon: Stol_V1_Taxon {
-    get {_taxon ?? Stol_V1_Taxon()}
-    set {_taxon = newValue}
+    get {_storage._taxon ?? Stol_V1_Taxon()}
+    set {_uniqueStorage()._taxon = newValue}
   }
   /// Returns true if `taxon` has been explicitly set.
-  public var hasTaxon: Bool {self._taxon != nil}
+  public var hasTaxon: Bool {_storage._taxon != nil}
   /// Clears the value of `taxon`. Subsequent reads from it will return its default value.
-  public mutating func clearTaxon() {self._taxon = nil}
+  public mutating func clearTaxon() {_uniqueStorage()._taxon = nil}
 
-  public var matchedName: String = String()
+  public var matchedName: String {
+    get {_storage._matchedName}
+    set {_uniqueStorage()._matchedName = newValue}
+  }
 
-  public var matchType: Stol_V1_MatchType = .unspecified
+  public var matchType: Stol_V1_MatchType {
+    get {_storage._matchType}
+    set {_uniqueStorage()._matchType = newValue}
+  }
 
   /// higher is better
-  public var score: Double = 0
+  public var score: Double {
+    get {_storage._score}
+    set {_uniqueStorage()._score = newValue}
+  }
 
   /// an approximate match (fuzzy fallback)
-  public var fuzzy: Bool = false
+  public var fuzzy: Bool {
+    get {_storage._fuzzy}
+    set {_uniqueStorage()._fuzzy = newValue}
+  }
 
   /// Levenshtein distance of a fuzzy match
-  public var editDistance: UInt32 = 0
+  public var editDistance: UInt32 {
+    get {_storage._editDistance}
+    set {_uniqueStorage()._editDistance = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _taxon: Stol_V1_Taxon? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct Stol_V1_SearchResponse: Sendable {
@@ -1381,6 +1442,33 @@ public nonisolated struct Stol_V1_TaxonDetailRequest: Sendable {
   public var taxonID: Int64 = 0
 
   public var language: String = String()
+
+  /// RANK_VIEW_ALL: the lineage is the source's every ancestor, `source_rank` filled
+  public var ranks: Stol_V1_RankView = .main
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The descendants of a taxon at one rank (taxonkit `list` then `filter`, ete4's
+/// `get_descendant_taxa`), on the source's whole tree: preorder, children in name order, a
+/// page at a time. Answered as a TaxonPage (`total`: all such descendants).
+public nonisolated struct Stol_V1_DescendantsRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var taxonID: Int64 = 0
+
+  /// a rank as the source spells it, or another spelling of its level
+  public var rank: String = String()
+
+  /// (superkingdom = domain); "no rank" and "clade" as written; empty: every rank
+  public var offset: UInt32 = 0
+
+  /// default 1000, at most 10,000
+  public var limit: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1455,38 +1543,53 @@ public nonisolated struct Stol_V1_Reference: Sendable {
   public init() {}
 }
 
-public nonisolated struct Stol_V1_TaxonDetail: Sendable {
+public nonisolated struct Stol_V1_TaxonDetail: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// child_count filled
   public var taxon: Stol_V1_Taxon {
-    get {_taxon ?? Stol_V1_Taxon()}
-    set {_taxon = newValue}
+    get {_storage._taxon ?? Stol_V1_Taxon()}
+    set {_uniqueStorage()._taxon = newValue}
   }
   /// Returns true if `taxon` has been explicitly set.
-  public var hasTaxon: Bool {self._taxon != nil}
+  public var hasTaxon: Bool {_storage._taxon != nil}
   /// Clears the value of `taxon`. Subsequent reads from it will return its default value.
-  public mutating func clearTaxon() {self._taxon = nil}
+  public mutating func clearTaxon() {_uniqueStorage()._taxon = nil}
 
   /// root first, the taxon itself excluded
-  public var lineage: [Stol_V1_Taxon] = []
+  public var lineage: [Stol_V1_Taxon] {
+    get {_storage._lineage}
+    set {_uniqueStorage()._lineage = newValue}
+  }
 
   /// the requested language first, then by language tag
-  public var names: [Stol_V1_NameGroup] = []
+  public var names: [Stol_V1_NameGroup] {
+    get {_storage._names}
+    set {_uniqueStorage()._names = newValue}
+  }
 
-  public var synonyms: [String] = []
+  public var synonyms: [String] {
+    get {_storage._synonyms}
+    set {_uniqueStorage()._synonyms = newValue}
+  }
 
-  public var traits: [Stol_V1_Trait] = []
+  public var traits: [Stol_V1_Trait] {
+    get {_storage._traits}
+    set {_uniqueStorage()._traits = newValue}
+  }
 
-  public var references: [Stol_V1_Reference] = []
+  public var references: [Stol_V1_Reference] {
+    get {_storage._references}
+    set {_uniqueStorage()._references = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _taxon: Stol_V1_Taxon? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct Stol_V1_CompareRequest: Sendable {
@@ -1690,35 +1793,47 @@ public nonisolated struct Stol_V1_Relative: @unchecked Sendable {
   fileprivate var _storage = _StorageClass.defaultInstance
 }
 
-public nonisolated struct Stol_V1_RelativesResponse: Sendable {
+public nonisolated struct Stol_V1_RelativesResponse: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   public var taxon: Stol_V1_Taxon {
-    get {_taxon ?? Stol_V1_Taxon()}
-    set {_taxon = newValue}
+    get {_storage._taxon ?? Stol_V1_Taxon()}
+    set {_uniqueStorage()._taxon = newValue}
   }
   /// Returns true if `taxon` has been explicitly set.
-  public var hasTaxon: Bool {self._taxon != nil}
+  public var hasTaxon: Bool {_storage._taxon != nil}
   /// Clears the value of `taxon`. Subsequent reads from it will return its default value.
-  public mutating func clearTaxon() {self._taxon = nil}
+  public mutating func clearTaxon() {_uniqueStorage()._taxon = nil}
 
   /// by distance, then scientific name, then id
-  public var relatives: [Stol_V1_Relative] = []
+  public var relatives: [Stol_V1_Relative] {
+    get {_storage._relatives}
+    set {_uniqueStorage()._relatives = newValue}
+  }
 
-  public var source: Stol_V1_RelativesSource = .unspecified
+  public var source: Stol_V1_RelativesSource {
+    get {_storage._source}
+    set {_uniqueStorage()._source = newValue}
+  }
 
   /// the candidate guard stopped the computation: may be inexact
-  public var truncated: Bool = false
+  public var truncated: Bool {
+    get {_storage._truncated}
+    set {_uniqueStorage()._truncated = newValue}
+  }
 
-  public var candidatesExamined: UInt32 = 0
+  public var candidatesExamined: UInt32 {
+    get {_storage._candidatesExamined}
+    set {_uniqueStorage()._candidatesExamined = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _taxon: Stol_V1_Taxon? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct Stol_V1_DiagnosticsRequest: Sendable {
@@ -1796,6 +1911,9 @@ public nonisolated struct Stol_V1_LineageTemplate: Sendable {
 
   /// every non-empty field starts with its placeholder's prefix (d__, k__, p__, …)
   public var prefixRanks: Bool = false
+
+  /// every placeholder takes its taxon's id instead of its name (taxonkit reformat -t:
+  public var ids: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2608,6 +2726,10 @@ public nonisolated struct Stol_V1_AnnotateTreeResponse: Sendable {
   /// the common ancestor of the annotated leaves under the root: what the root's subtree
   public var leavesAncestor: Int64 = 0
 
+  /// counts as when sent as one leaf of a larger tree; 0: no annotated leaf; -1: leaves
+  /// under different roots (a source whose tree has several), which nothing joins
+  public var notAncestors: [UInt32] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2634,37 +2756,49 @@ public nonisolated struct Stol_V1_ResolveNameRequest: Sendable {
   public init() {}
 }
 
-public nonisolated struct Stol_V1_ResolveNameResponse: Sendable {
+public nonisolated struct Stol_V1_ResolveNameResponse: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var resolution: Stol_V1_NameResolution = .unspecified
+  public var resolution: Stol_V1_NameResolution {
+    get {_storage._resolution}
+    set {_uniqueStorage()._resolution = newValue}
+  }
 
   /// NAME_RESOLUTION_ONE: the id (for digits, the id typed)
-  public var taxonID: Int64 = 0
+  public var taxonID: Int64 {
+    get {_storage._taxonID}
+    set {_uniqueStorage()._taxonID = newValue}
+  }
 
   /// NAME_RESOLUTION_ONE: the taxon; absent for an id this database does not hold
   public var taxon: Stol_V1_Taxon {
-    get {_taxon ?? Stol_V1_Taxon()}
-    set {_taxon = newValue}
+    get {_storage._taxon ?? Stol_V1_Taxon()}
+    set {_uniqueStorage()._taxon = newValue}
   }
   /// Returns true if `taxon` has been explicitly set.
-  public var hasTaxon: Bool {self._taxon != nil}
+  public var hasTaxon: Bool {_storage._taxon != nil}
   /// Clears the value of `taxon`. Subsequent reads from it will return its default value.
-  public mutating func clearTaxon() {self._taxon = nil}
+  public mutating func clearTaxon() {_uniqueStorage()._taxon = nil}
 
   /// AMBIGUOUS and NOT_FOUND: best first, at most 10
-  public var candidates: [Stol_V1_Taxon] = []
+  public var candidates: [Stol_V1_Taxon] {
+    get {_storage._candidates}
+    set {_uniqueStorage()._candidates = newValue}
+  }
 
   /// how many candidates there were (more than listed: the rest left out)
-  public var totalCandidates: UInt32 = 0
+  public var totalCandidates: UInt32 {
+    get {_storage._totalCandidates}
+    set {_uniqueStorage()._totalCandidates = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _taxon: Stol_V1_Taxon? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -2709,7 +2843,7 @@ nonisolated extension Stol_V1_NameResolution: SwiftProtobuf._ProtoNameProviding 
 
 nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}release\0\u{2}\u{8}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{3}get_taxa\0\u{1}diff\0\u{1}history\0\u{3}lca_batch\0\u{3}induced_tree\0\u{3}rank_order\0\u{3}rank_filter\0\u{3}annotate_tree\0\u{3}resolve_name\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}release\0\u{2}\u{8}status\0\u{3}get_taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{3}get_taxa\0\u{1}diff\0\u{1}history\0\u{3}lca_batch\0\u{3}induced_tree\0\u{3}rank_order\0\u{3}rank_filter\0\u{3}annotate_tree\0\u{3}resolve_name\0\u{1}descendants\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3018,6 +3152,19 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
           self.body = .resolveName(v)
         }
       }()
+      case 37: try {
+        var v: Stol_V1_DescendantsRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .descendants(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .descendants(v)
+        }
+      }()
       default: break
       }
     }
@@ -3127,6 +3274,10 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
       guard case .resolveName(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 36)
     }()
+    case .descendants?: try {
+      guard case .descendants(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 37)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -3143,7 +3294,7 @@ nonisolated extension Stol_V1_TaxonomyRequest: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonomyResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{1}merged\0\u{2}\u{6}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{1}taxa\0\u{1}diff\0\u{1}history\0\u{3}lca_batch\0\u{3}induced_tree\0\u{3}rank_order\0\u{3}rank_filter\0\u{3}annotate_tree\0\u{3}resolve_name\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}database\0\u{1}merged\0\u{2}\u{6}error\0\u{1}status\0\u{1}taxon\0\u{1}children\0\u{1}ancestors\0\u{1}search\0\u{1}roots\0\u{2}\u{5}detail\0\u{1}compare\0\u{1}relatives\0\u{1}diagnostics\0\u{3}lineage_batch\0\u{3}compare_batch\0\u{3}name_lookup\0\u{1}subtree\0\u{1}taxa\0\u{1}diff\0\u{1}history\0\u{3}lca_batch\0\u{3}induced_tree\0\u{3}rank_order\0\u{3}rank_filter\0\u{3}annotate_tree\0\u{3}resolve_name\0\u{1}descendants\0")
 
   fileprivate class _StorageClass {
     var _id: UInt64 = 0
@@ -3497,6 +3648,19 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
             _storage._result = .resolveName(v)
           }
         }()
+        case 37: try {
+          var v: Stol_V1_TaxonPage?
+          var hadOneofValue = false
+          if let current = _storage._result {
+            hadOneofValue = true
+            if case .descendants(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._result = .descendants(v)
+          }
+        }()
         default: break
         }
       }
@@ -3614,6 +3778,10 @@ nonisolated extension Stol_V1_TaxonomyResponse: SwiftProtobuf.Message, SwiftProt
       case .resolveName?: try {
         guard case .resolveName(let v)? = _storage._result else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 36)
+      }()
+      case .descendants?: try {
+        guard case .descendants(let v)? = _storage._result else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 37)
       }()
       case nil: break
       }
@@ -3905,7 +4073,7 @@ nonisolated extension Stol_V1_MergedTaxon: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Stol_V1_Taxon: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Taxon"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}parent_id\0\u{1}rank\0\u{3}scientific_name\0\u{1}author\0\u{1}year\0\u{1}status\0\u{1}conservation\0\u{3}common_name\0\u{3}child_count\0\u{3}source_rank\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}parent_id\0\u{1}rank\0\u{3}scientific_name\0\u{1}author\0\u{1}year\0\u{1}status\0\u{1}conservation\0\u{3}common_name\0\u{3}child_count\0\u{3}source_rank\0\u{3}source_parent_id\0\u{3}source_child_count\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3924,6 +4092,8 @@ nonisolated extension Stol_V1_Taxon: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 9: try { try decoder.decodeSingularStringField(value: &self.commonName) }()
       case 10: try { try decoder.decodeSingularUInt32Field(value: &self.childCount) }()
       case 11: try { try decoder.decodeSingularStringField(value: &self.sourceRank) }()
+      case 12: try { try decoder.decodeSingularInt64Field(value: &self._sourceParentID) }()
+      case 13: try { try decoder.decodeSingularUInt32Field(value: &self._sourceChildCount) }()
       default: break
       }
     }
@@ -3967,6 +4137,12 @@ nonisolated extension Stol_V1_Taxon: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if !self.sourceRank.isEmpty {
       try visitor.visitSingularStringField(value: self.sourceRank, fieldNumber: 11)
     }
+    try { if let v = self._sourceParentID {
+      try visitor.visitSingularInt64Field(value: v, fieldNumber: 12)
+    } }()
+    try { if let v = self._sourceChildCount {
+      try visitor.visitSingularUInt32Field(value: v, fieldNumber: 13)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3982,6 +4158,8 @@ nonisolated extension Stol_V1_Taxon: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.commonName != rhs.commonName {return false}
     if lhs.childCount != rhs.childCount {return false}
     if lhs.sourceRank != rhs.sourceRank {return false}
+    if lhs._sourceParentID != rhs._sourceParentID {return false}
+    if lhs._sourceChildCount != rhs._sourceChildCount {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3989,7 +4167,7 @@ nonisolated extension Stol_V1_Taxon: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension Stol_V1_GetTaxonRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".GetTaxonRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_id\0\u{1}language\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_id\0\u{1}language\0\u{1}ranks\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3999,6 +4177,7 @@ nonisolated extension Stol_V1_GetTaxonRequest: SwiftProtobuf.Message, SwiftProto
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularInt64Field(value: &self.taxonID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.language) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.ranks) }()
       default: break
       }
     }
@@ -4011,12 +4190,16 @@ nonisolated extension Stol_V1_GetTaxonRequest: SwiftProtobuf.Message, SwiftProto
     if !self.language.isEmpty {
       try visitor.visitSingularStringField(value: self.language, fieldNumber: 2)
     }
+    if self.ranks != .main {
+      try visitor.visitSingularEnumField(value: self.ranks, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_GetTaxonRequest, rhs: Stol_V1_GetTaxonRequest) -> Bool {
     if lhs.taxonID != rhs.taxonID {return false}
     if lhs.language != rhs.language {return false}
+    if lhs.ranks != rhs.ranks {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4356,56 +4539,102 @@ nonisolated extension Stol_V1_SearchHit: SwiftProtobuf.Message, SwiftProtobuf._M
   public static let protoMessageName: String = _protobuf_package + ".SearchHit"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}taxon\0\u{3}matched_name\0\u{3}match_type\0\u{1}score\0\u{1}fuzzy\0\u{3}edit_distance\0")
 
+  fileprivate class _StorageClass {
+    var _taxon: Stol_V1_Taxon? = nil
+    var _matchedName: String = String()
+    var _matchType: Stol_V1_MatchType = .unspecified
+    var _score: Double = 0
+    var _fuzzy: Bool = false
+    var _editDistance: UInt32 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _taxon = source._taxon
+      _matchedName = source._matchedName
+      _matchType = source._matchType
+      _score = source._score
+      _fuzzy = source._fuzzy
+      _editDistance = source._editDistance
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._taxon) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.matchedName) }()
-      case 3: try { try decoder.decodeSingularEnumField(value: &self.matchType) }()
-      case 4: try { try decoder.decodeSingularDoubleField(value: &self.score) }()
-      case 5: try { try decoder.decodeSingularBoolField(value: &self.fuzzy) }()
-      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.editDistance) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularMessageField(value: &_storage._taxon) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._matchedName) }()
+        case 3: try { try decoder.decodeSingularEnumField(value: &_storage._matchType) }()
+        case 4: try { try decoder.decodeSingularDoubleField(value: &_storage._score) }()
+        case 5: try { try decoder.decodeSingularBoolField(value: &_storage._fuzzy) }()
+        case 6: try { try decoder.decodeSingularUInt32Field(value: &_storage._editDistance) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._taxon {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
-    if !self.matchedName.isEmpty {
-      try visitor.visitSingularStringField(value: self.matchedName, fieldNumber: 2)
-    }
-    if self.matchType != .unspecified {
-      try visitor.visitSingularEnumField(value: self.matchType, fieldNumber: 3)
-    }
-    if self.score.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.score, fieldNumber: 4)
-    }
-    if self.fuzzy != false {
-      try visitor.visitSingularBoolField(value: self.fuzzy, fieldNumber: 5)
-    }
-    if self.editDistance != 0 {
-      try visitor.visitSingularUInt32Field(value: self.editDistance, fieldNumber: 6)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._taxon {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+      } }()
+      if !_storage._matchedName.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._matchedName, fieldNumber: 2)
+      }
+      if _storage._matchType != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._matchType, fieldNumber: 3)
+      }
+      if _storage._score.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._score, fieldNumber: 4)
+      }
+      if _storage._fuzzy != false {
+        try visitor.visitSingularBoolField(value: _storage._fuzzy, fieldNumber: 5)
+      }
+      if _storage._editDistance != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._editDistance, fieldNumber: 6)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_SearchHit, rhs: Stol_V1_SearchHit) -> Bool {
-    if lhs._taxon != rhs._taxon {return false}
-    if lhs.matchedName != rhs.matchedName {return false}
-    if lhs.matchType != rhs.matchType {return false}
-    if lhs.score != rhs.score {return false}
-    if lhs.fuzzy != rhs.fuzzy {return false}
-    if lhs.editDistance != rhs.editDistance {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._taxon != rhs_storage._taxon {return false}
+        if _storage._matchedName != rhs_storage._matchedName {return false}
+        if _storage._matchType != rhs_storage._matchType {return false}
+        if _storage._score != rhs_storage._score {return false}
+        if _storage._fuzzy != rhs_storage._fuzzy {return false}
+        if _storage._editDistance != rhs_storage._editDistance {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4448,7 +4677,7 @@ nonisolated extension Stol_V1_SearchResponse: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Stol_V1_TaxonDetailRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TaxonDetailRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_id\0\u{1}language\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_id\0\u{1}language\0\u{1}ranks\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4458,6 +4687,7 @@ nonisolated extension Stol_V1_TaxonDetailRequest: SwiftProtobuf.Message, SwiftPr
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularInt64Field(value: &self.taxonID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.language) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.ranks) }()
       default: break
       }
     }
@@ -4470,12 +4700,61 @@ nonisolated extension Stol_V1_TaxonDetailRequest: SwiftProtobuf.Message, SwiftPr
     if !self.language.isEmpty {
       try visitor.visitSingularStringField(value: self.language, fieldNumber: 2)
     }
+    if self.ranks != .main {
+      try visitor.visitSingularEnumField(value: self.ranks, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_TaxonDetailRequest, rhs: Stol_V1_TaxonDetailRequest) -> Bool {
     if lhs.taxonID != rhs.taxonID {return false}
     if lhs.language != rhs.language {return false}
+    if lhs.ranks != rhs.ranks {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_DescendantsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DescendantsRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_id\0\u{1}rank\0\u{1}offset\0\u{1}limit\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt64Field(value: &self.taxonID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.rank) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.offset) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.taxonID != 0 {
+      try visitor.visitSingularInt64Field(value: self.taxonID, fieldNumber: 1)
+    }
+    if !self.rank.isEmpty {
+      try visitor.visitSingularStringField(value: self.rank, fieldNumber: 2)
+    }
+    if self.offset != 0 {
+      try visitor.visitSingularUInt32Field(value: self.offset, fieldNumber: 3)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_DescendantsRequest, rhs: Stol_V1_DescendantsRequest) -> Bool {
+    if lhs.taxonID != rhs.taxonID {return false}
+    if lhs.rank != rhs.rank {return false}
+    if lhs.offset != rhs.offset {return false}
+    if lhs.limit != rhs.limit {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4640,56 +4919,102 @@ nonisolated extension Stol_V1_TaxonDetail: SwiftProtobuf.Message, SwiftProtobuf.
   public static let protoMessageName: String = _protobuf_package + ".TaxonDetail"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}taxon\0\u{1}lineage\0\u{1}names\0\u{1}synonyms\0\u{1}traits\0\u{1}references\0")
 
+  fileprivate class _StorageClass {
+    var _taxon: Stol_V1_Taxon? = nil
+    var _lineage: [Stol_V1_Taxon] = []
+    var _names: [Stol_V1_NameGroup] = []
+    var _synonyms: [String] = []
+    var _traits: [Stol_V1_Trait] = []
+    var _references: [Stol_V1_Reference] = []
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _taxon = source._taxon
+      _lineage = source._lineage
+      _names = source._names
+      _synonyms = source._synonyms
+      _traits = source._traits
+      _references = source._references
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._taxon) }()
-      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.lineage) }()
-      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.names) }()
-      case 4: try { try decoder.decodeRepeatedStringField(value: &self.synonyms) }()
-      case 5: try { try decoder.decodeRepeatedMessageField(value: &self.traits) }()
-      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.references) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularMessageField(value: &_storage._taxon) }()
+        case 2: try { try decoder.decodeRepeatedMessageField(value: &_storage._lineage) }()
+        case 3: try { try decoder.decodeRepeatedMessageField(value: &_storage._names) }()
+        case 4: try { try decoder.decodeRepeatedStringField(value: &_storage._synonyms) }()
+        case 5: try { try decoder.decodeRepeatedMessageField(value: &_storage._traits) }()
+        case 6: try { try decoder.decodeRepeatedMessageField(value: &_storage._references) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._taxon {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
-    if !self.lineage.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.lineage, fieldNumber: 2)
-    }
-    if !self.names.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.names, fieldNumber: 3)
-    }
-    if !self.synonyms.isEmpty {
-      try visitor.visitRepeatedStringField(value: self.synonyms, fieldNumber: 4)
-    }
-    if !self.traits.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.traits, fieldNumber: 5)
-    }
-    if !self.references.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.references, fieldNumber: 6)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._taxon {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+      } }()
+      if !_storage._lineage.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._lineage, fieldNumber: 2)
+      }
+      if !_storage._names.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._names, fieldNumber: 3)
+      }
+      if !_storage._synonyms.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._synonyms, fieldNumber: 4)
+      }
+      if !_storage._traits.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._traits, fieldNumber: 5)
+      }
+      if !_storage._references.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._references, fieldNumber: 6)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_TaxonDetail, rhs: Stol_V1_TaxonDetail) -> Bool {
-    if lhs._taxon != rhs._taxon {return false}
-    if lhs.lineage != rhs.lineage {return false}
-    if lhs.names != rhs.names {return false}
-    if lhs.synonyms != rhs.synonyms {return false}
-    if lhs.traits != rhs.traits {return false}
-    if lhs.references != rhs.references {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._taxon != rhs_storage._taxon {return false}
+        if _storage._lineage != rhs_storage._lineage {return false}
+        if _storage._names != rhs_storage._names {return false}
+        if _storage._synonyms != rhs_storage._synonyms {return false}
+        if _storage._traits != rhs_storage._traits {return false}
+        if _storage._references != rhs_storage._references {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5044,51 +5369,95 @@ nonisolated extension Stol_V1_RelativesResponse: SwiftProtobuf.Message, SwiftPro
   public static let protoMessageName: String = _protobuf_package + ".RelativesResponse"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}taxon\0\u{1}relatives\0\u{1}source\0\u{1}truncated\0\u{3}candidates_examined\0")
 
+  fileprivate class _StorageClass {
+    var _taxon: Stol_V1_Taxon? = nil
+    var _relatives: [Stol_V1_Relative] = []
+    var _source: Stol_V1_RelativesSource = .unspecified
+    var _truncated: Bool = false
+    var _candidatesExamined: UInt32 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _taxon = source._taxon
+      _relatives = source._relatives
+      _source = source._source
+      _truncated = source._truncated
+      _candidatesExamined = source._candidatesExamined
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._taxon) }()
-      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.relatives) }()
-      case 3: try { try decoder.decodeSingularEnumField(value: &self.source) }()
-      case 4: try { try decoder.decodeSingularBoolField(value: &self.truncated) }()
-      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.candidatesExamined) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularMessageField(value: &_storage._taxon) }()
+        case 2: try { try decoder.decodeRepeatedMessageField(value: &_storage._relatives) }()
+        case 3: try { try decoder.decodeSingularEnumField(value: &_storage._source) }()
+        case 4: try { try decoder.decodeSingularBoolField(value: &_storage._truncated) }()
+        case 5: try { try decoder.decodeSingularUInt32Field(value: &_storage._candidatesExamined) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._taxon {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
-    if !self.relatives.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.relatives, fieldNumber: 2)
-    }
-    if self.source != .unspecified {
-      try visitor.visitSingularEnumField(value: self.source, fieldNumber: 3)
-    }
-    if self.truncated != false {
-      try visitor.visitSingularBoolField(value: self.truncated, fieldNumber: 4)
-    }
-    if self.candidatesExamined != 0 {
-      try visitor.visitSingularUInt32Field(value: self.candidatesExamined, fieldNumber: 5)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._taxon {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+      } }()
+      if !_storage._relatives.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._relatives, fieldNumber: 2)
+      }
+      if _storage._source != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._source, fieldNumber: 3)
+      }
+      if _storage._truncated != false {
+        try visitor.visitSingularBoolField(value: _storage._truncated, fieldNumber: 4)
+      }
+      if _storage._candidatesExamined != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._candidatesExamined, fieldNumber: 5)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_RelativesResponse, rhs: Stol_V1_RelativesResponse) -> Bool {
-    if lhs._taxon != rhs._taxon {return false}
-    if lhs.relatives != rhs.relatives {return false}
-    if lhs.source != rhs.source {return false}
-    if lhs.truncated != rhs.truncated {return false}
-    if lhs.candidatesExamined != rhs.candidatesExamined {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._taxon != rhs_storage._taxon {return false}
+        if _storage._relatives != rhs_storage._relatives {return false}
+        if _storage._source != rhs_storage._source {return false}
+        if _storage._truncated != rhs_storage._truncated {return false}
+        if _storage._candidatesExamined != rhs_storage._candidatesExamined {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5199,7 +5568,7 @@ nonisolated extension Stol_V1_LineageBatchRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Stol_V1_LineageTemplate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LineageTemplate"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}format\0\u{3}fill_missing\0\u{1}fill\0\u{3}prefix_ranks\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}format\0\u{3}fill_missing\0\u{1}fill\0\u{3}prefix_ranks\0\u{1}ids\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5211,6 +5580,7 @@ nonisolated extension Stol_V1_LineageTemplate: SwiftProtobuf.Message, SwiftProto
       case 2: try { try decoder.decodeSingularBoolField(value: &self.fillMissing) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.fill) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.prefixRanks) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.ids) }()
       default: break
       }
     }
@@ -5229,6 +5599,9 @@ nonisolated extension Stol_V1_LineageTemplate: SwiftProtobuf.Message, SwiftProto
     if self.prefixRanks != false {
       try visitor.visitSingularBoolField(value: self.prefixRanks, fieldNumber: 4)
     }
+    if self.ids != false {
+      try visitor.visitSingularBoolField(value: self.ids, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5237,6 +5610,7 @@ nonisolated extension Stol_V1_LineageTemplate: SwiftProtobuf.Message, SwiftProto
     if lhs.fillMissing != rhs.fillMissing {return false}
     if lhs.fill != rhs.fill {return false}
     if lhs.prefixRanks != rhs.prefixRanks {return false}
+    if lhs.ids != rhs.ids {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6760,7 +7134,7 @@ nonisolated extension Stol_V1_AnnotateTreeRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Stol_V1_AnnotateTreeResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".AnnotateTreeResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_ids\0\u{3}leaves_ancestor\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}taxon_ids\0\u{3}leaves_ancestor\0\u{3}not_ancestors\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6770,6 +7144,7 @@ nonisolated extension Stol_V1_AnnotateTreeResponse: SwiftProtobuf.Message, Swift
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedInt64Field(value: &self.taxonIds) }()
       case 2: try { try decoder.decodeSingularInt64Field(value: &self.leavesAncestor) }()
+      case 3: try { try decoder.decodeRepeatedUInt32Field(value: &self.notAncestors) }()
       default: break
       }
     }
@@ -6782,12 +7157,16 @@ nonisolated extension Stol_V1_AnnotateTreeResponse: SwiftProtobuf.Message, Swift
     if self.leavesAncestor != 0 {
       try visitor.visitSingularInt64Field(value: self.leavesAncestor, fieldNumber: 2)
     }
+    if !self.notAncestors.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.notAncestors, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_AnnotateTreeResponse, rhs: Stol_V1_AnnotateTreeResponse) -> Bool {
     if lhs.taxonIds != rhs.taxonIds {return false}
     if lhs.leavesAncestor != rhs.leavesAncestor {return false}
+    if lhs.notAncestors != rhs.notAncestors {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6837,51 +7216,95 @@ nonisolated extension Stol_V1_ResolveNameResponse: SwiftProtobuf.Message, SwiftP
   public static let protoMessageName: String = _protobuf_package + ".ResolveNameResponse"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}resolution\0\u{3}taxon_id\0\u{1}taxon\0\u{1}candidates\0\u{3}total_candidates\0")
 
+  fileprivate class _StorageClass {
+    var _resolution: Stol_V1_NameResolution = .unspecified
+    var _taxonID: Int64 = 0
+    var _taxon: Stol_V1_Taxon? = nil
+    var _candidates: [Stol_V1_Taxon] = []
+    var _totalCandidates: UInt32 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _resolution = source._resolution
+      _taxonID = source._taxonID
+      _taxon = source._taxon
+      _candidates = source._candidates
+      _totalCandidates = source._totalCandidates
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularEnumField(value: &self.resolution) }()
-      case 2: try { try decoder.decodeSingularInt64Field(value: &self.taxonID) }()
-      case 3: try { try decoder.decodeSingularMessageField(value: &self._taxon) }()
-      case 4: try { try decoder.decodeRepeatedMessageField(value: &self.candidates) }()
-      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.totalCandidates) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularEnumField(value: &_storage._resolution) }()
+        case 2: try { try decoder.decodeSingularInt64Field(value: &_storage._taxonID) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._taxon) }()
+        case 4: try { try decoder.decodeRepeatedMessageField(value: &_storage._candidates) }()
+        case 5: try { try decoder.decodeSingularUInt32Field(value: &_storage._totalCandidates) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if self.resolution != .unspecified {
-      try visitor.visitSingularEnumField(value: self.resolution, fieldNumber: 1)
-    }
-    if self.taxonID != 0 {
-      try visitor.visitSingularInt64Field(value: self.taxonID, fieldNumber: 2)
-    }
-    try { if let v = self._taxon {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
-    } }()
-    if !self.candidates.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.candidates, fieldNumber: 4)
-    }
-    if self.totalCandidates != 0 {
-      try visitor.visitSingularUInt32Field(value: self.totalCandidates, fieldNumber: 5)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._resolution != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._resolution, fieldNumber: 1)
+      }
+      if _storage._taxonID != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._taxonID, fieldNumber: 2)
+      }
+      try { if let v = _storage._taxon {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
+      if !_storage._candidates.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._candidates, fieldNumber: 4)
+      }
+      if _storage._totalCandidates != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._totalCandidates, fieldNumber: 5)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_ResolveNameResponse, rhs: Stol_V1_ResolveNameResponse) -> Bool {
-    if lhs.resolution != rhs.resolution {return false}
-    if lhs.taxonID != rhs.taxonID {return false}
-    if lhs._taxon != rhs._taxon {return false}
-    if lhs.candidates != rhs.candidates {return false}
-    if lhs.totalCandidates != rhs.totalCandidates {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._resolution != rhs_storage._resolution {return false}
+        if _storage._taxonID != rhs_storage._taxonID {return false}
+        if _storage._taxon != rhs_storage._taxon {return false}
+        if _storage._candidates != rhs_storage._candidates {return false}
+        if _storage._totalCandidates != rhs_storage._totalCandidates {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -10,7 +10,8 @@ struct GetTaxonHandler: TaxonomyRequestHandler {
 
     static func answer(_ body: Stol_V1_GetTaxonRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)
-        return .taxon(try LookupQueries(database: context.database).taxon(id: body.taxonID, language: try RequestChecks.language(body.language, in: context.database)))
+        return .taxon(try LookupQueries(database: context.database).taxon(id: body.taxonID, language: try RequestChecks.language(body.language, in: context.database),
+                                                                          ranks: body.ranks))
     }
 }
 
@@ -20,7 +21,8 @@ struct DetailHandler: TaxonomyRequestHandler {
 
     static func answer(_ body: Stol_V1_TaxonDetailRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)
-        return .detail(try LookupQueries(database: context.database).detail(of: body.taxonID, language: try RequestChecks.language(body.language, in: context.database)))
+        return .detail(try LookupQueries(database: context.database).detail(of: body.taxonID, language: try RequestChecks.language(body.language, in: context.database),
+                                                                            ranks: body.ranks))
     }
 }
 

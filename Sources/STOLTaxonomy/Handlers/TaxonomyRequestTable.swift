@@ -31,6 +31,7 @@ enum TaxonomyRequestTable {
         case .rankFilter(let body)?: BoundRequest<RankFilterHandler>(body)
         case .annotateTree(let body)?: BoundRequest<AnnotateTreeHandler>(body)
         case .resolveName(let body)?: BoundRequest<ResolveNameHandler>(body)
+        case .descendants(let body)?: BoundRequest<DescendantsHandler>(body)
         case nil: BoundRequest<MissingBodyHandler>(request)
         }
     }

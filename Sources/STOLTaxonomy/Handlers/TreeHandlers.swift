@@ -86,3 +86,22 @@ struct InducedTreeHandler: TaxonomyRequestHandler {
         .inducedTree(try TreeQueries(database: context.database).inducedTree(body))
     }
 }
+
+/// The descendants of a taxon at one rank, a page of at most 10,000 (default
+/// 1,000): a walk of the whole subtree per page, bulk work.
+struct DescendantsHandler: TaxonomyRequestHandler {
+    static let operation = "descendants"
+    static var mergedIDFields: [WritableKeyPath<Stol_V1_DescendantsRequest, Int64>] { [\.taxonID] }
+    static func cost(_ body: Stol_V1_DescendantsRequest) -> WorkClass { .bulk }
+
+    static func answer(_ body: Stol_V1_DescendantsRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
+        try RequestChecks.id(body.taxonID)
+        let limit = body.limit == 0 ? TreeQueries.defaultDescendantsPage : Int(body.limit)
+        guard limit <= TreeQueries.maximumDescendantsPage else {
+            throw TaxonomyError.invalidArgument("limit must be at most \(TreeQueries.maximumDescendantsPage)")
+        }
+        guard body.rank.utf8.count <= 64 else { throw TaxonomyError.invalidArgument("rank must be at most 64 bytes") }
+        return .descendants(try TreeQueries(database: context.database).descendants(of: body.taxonID, rank: body.rank,
+                                                                                   offset: Int(body.offset), limit: limit))
+    }
+}

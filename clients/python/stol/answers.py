@@ -85,7 +85,12 @@ class Taxon:
     ``"clade"``, ``"strain"``), else the main rank (``"species"``). ``main_rank`` is
     the main rank or ``None``. ``parent_id`` is ``None`` for a root. ``merged_from``
     is the id that was asked for when the source had merged it into this taxon.
-    ``child_count`` is filled in ``children`` and ``roots`` answers only.
+    ``child_count`` (children in the eight-rank view) is filled by ``children``,
+    ``roots``, ``descendants``, ``taxon`` and ``detail``; ``source_parent_id`` and
+    ``source_child_count`` are the source's own parent and direct children (NCBI's
+    parent of *Mus musculus* is subgenus *Mus*, 862507, where ``parent_id`` is genus
+    *Mus*, 10088), filled by ``taxon`` and ``detail`` on a database with the whole
+    tree, else ``None``.
     """
     id: int
     name: str
@@ -101,6 +106,8 @@ class Taxon:
     child_count: int
     release: str
     merged_from: Optional[int] = None
+    source_parent_id: Optional[int] = None
+    source_child_count: Optional[int] = None
 
     @property
     def scientific_name(self) -> str:
@@ -117,7 +124,9 @@ class Taxon:
             source_rank=taxon.source_rank, author=taxon.author,
             year=taxon.year if taxon.HasField("year") else None, status=_name(_STATUSES, taxon.status),
             conservation=taxon.conservation, common_name=taxon.common_name, child_count=taxon.child_count,
-            release=release, merged_from=merged_from)
+            release=release, merged_from=merged_from,
+            source_parent_id=taxon.source_parent_id if taxon.HasField("source_parent_id") else None,
+            source_child_count=taxon.source_child_count if taxon.HasField("source_child_count") else None)
 
     def __str__(self) -> str:
         return "%d %s %s" % (self.id, self.rank or "-", self.name)

@@ -15,7 +15,7 @@ __all__ = ["lineage_frame"]
 
 
 def lineage_frame(ids: Iterable, taxonomy=None, *, ranks: str = "main", columns: Optional[Sequence[str]] = None,
-                  language: Optional[str] = None):
+                  language: Optional[str] = None, rank_ids: bool = False):
     """A ``pandas.DataFrame`` with one row per id (or exact name) of ``ids``, in order.
 
     ``ids`` may be a ``pandas.Series`` (its index is kept) or any iterable. Columns:
@@ -24,7 +24,10 @@ def lineage_frame(ids: Iterable, taxonomy=None, *, ranks: str = "main", columns:
     ``columns`` (default the eight main ranks, ``domain`` ... ``species``: the name
     at that rank, or missing), ``release`` (which release answered) and ``error``
     (the error code's name when the query named nothing, else missing). Missing
-    values are ``None``; ``id`` is pandas' nullable ``Int64``.
+    values are ``None``; ``id`` is pandas' nullable ``Int64``. ``rank_ids=True``
+    adds, after the rank columns, one ``<rank>_id`` column per rank column: the id
+    of the taxon at that rank (taxonkit's ``reformat -t``; ``genus_id`` of 9606 is
+    9605), nullable ``Int64``.
 
     ``taxonomy`` is a :class:`~stol.Taxonomy` (default: a new one, closed
     afterwards); ``ranks="all"`` walks the source's whole tree (pass ``columns``
@@ -47,6 +50,7 @@ def lineage_frame(ids: Iterable, taxonomy=None, *, ranks: str = "main", columns:
     own = taxonomy is None
     taxonomy = Taxonomy() if own else taxonomy
     rows = []
+    id_columns = {rank: "%s_id" % rank for rank in rank_columns} if rank_ids else {}
     try:
         spellings = {rank: (rank,) for rank in rank_columns} if columns is None else \
             _column_spellings(rank_columns, ranks, taxonomy.rank_order())
@@ -54,6 +58,7 @@ def lineage_frame(ids: Iterable, taxonomy=None, *, ranks: str = "main", columns:
             if lineage.error is not None:
                 row = {"query": lineage.query, "id": None, "rank": None, "name": None, "lineage": None}
                 row.update({rank: None for rank in rank_columns})
+                row.update({id_columns[rank]: None for rank in id_columns})
                 row.update(release=lineage.release, error=lineage.error.code_name)
             else:
                 by_rank = lineage.rank_names
@@ -61,13 +66,19 @@ def lineage_frame(ids: Iterable, taxonomy=None, *, ranks: str = "main", columns:
                        "name": lineage.taxon.name, "lineage": str(lineage)}
                 row.update({rank: next((by_rank[s] for s in spellings[rank] if s in by_rank), None)
                             for rank in rank_columns})
+                if id_columns:
+                    ids_by_rank = lineage.rank_ids
+                    row.update({id_columns[rank]: next((ids_by_rank[s] for s in spellings[rank] if s in ids_by_rank), None)
+                                for rank in rank_columns})
                 row.update(release=lineage.release, error=None)
             rows.append(row)
     finally:
         if own:
             taxonomy.close()
-    frame = pd.DataFrame(rows, columns=["query", "id", "rank", "name", "lineage", *rank_columns, "release", "error"])
-    frame["id"] = frame["id"].astype("Int64")
+    frame = pd.DataFrame(rows, columns=["query", "id", "rank", "name", "lineage", *rank_columns,
+                                        *id_columns.values(), "release", "error"])
+    for column in ["id", *id_columns.values()]:
+        frame[column] = frame[column].astype("Int64")
     if index is not None:
         frame.index = index
     return frame

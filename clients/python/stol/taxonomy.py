@@ -22,6 +22,8 @@ __all__ = ["Taxonomy", "LineageFormat", "newick"]
 BATCH_SIZE = 1000
 #: Largest page of ``children`` (PROTOCOL.md §9).
 CHILDREN_PAGE = 500
+#: Taxa per ``descendants`` page: the server's largest (PROTOCOL.md §4.2).
+DESCENDANTS_PAGE = 10_000
 #: Room left in a batch request for everything but its queries (id, release, language...).
 _ENVELOPE_BYTES = 1024
 #: The values of every ``ranks`` argument, as ``RankView``.
@@ -36,6 +38,13 @@ def _view(ranks: str) -> int:
     except KeyError:
         raise errors.InvalidRequestError("ranks must be 'main' (the eight main ranks) or 'all' (the source's whole "
                                          "tree), not %r" % (ranks,)) from None
+
+
+def _lookup_text(node: NewickNode) -> str:
+    """What a Newick label is looked up as: an unquoted label's ``_`` is a blank, as Newick
+    defines it (``Mus_musculus`` is Mus musculus); a quoted one as written."""
+    source = node.source or ""
+    return node.label if source[:1] in ("'", '"') else node.label.replace("_", " ")
 
 
 def _query(value: Query) -> str:
@@ -440,13 +449,17 @@ class Taxonomy:
         """The names of the releases that can be pinned (``"bundled"`` first)."""
         return [info.release for info in self.status().releases]
 
-    def taxon(self, taxon_id: int, language: Optional[str] = None) -> Taxon:
-        """One taxon by id (``get_taxon``). An id the source merged into another is
-        answered as that taxon (``merged_from`` set).
+    def taxon(self, taxon_id: int, language: Optional[str] = None, ranks: str = "main") -> Taxon:
+        """One taxon by id (``get_taxon``), with its parent and child count in both
+        trees (``parent_id``/``child_count`` in the eight-rank view,
+        ``source_parent_id``/``source_child_count`` in the source's own). An id the
+        source merged into another is answered as that taxon (``merged_from`` set).
+        ``ranks="all"``: ``rank`` is the source's spelling whatever the rank.
 
         Raises :class:`~stol.NotFoundError`, :class:`~stol.TaxonDeletedError`, or
         :class:`~stol.InvalidRequestError` for an id <= 0."""
-        answer, release = self._call("get_taxon", taxon_id=int(taxon_id), language=self._language(language))
+        answer, release = self._call("get_taxon", taxon_id=int(taxon_id), language=self._language(language),
+                                     ranks=_view(ranks))
         merged = {m.old_id: m.new_id for m in answer.merged}
         return Taxon.from_pb(self._result(answer, "taxon"), release, int(taxon_id) if merged else None)
 
@@ -485,10 +498,13 @@ class Taxonomy:
                                      ranks=_view(ranks))
         return TaxonList((Taxon.from_pb(t, release) for t in self._result(answer, "ancestors").taxa), release)
 
-    def detail(self, taxon_id: int, language: Optional[str] = None) -> Detail:
+    def detail(self, taxon_id: int, language: Optional[str] = None, ranks: str = "main") -> Detail:
         """Everything about one taxon: names by language, synonyms, traits,
-        references and lineage (``detail``)."""
-        answer, release = self._call("detail", taxon_id=int(taxon_id), language=self._language(language))
+        references and lineage (``detail``); the taxon's parent and child count in both
+        trees as :meth:`taxon` gives them. ``ranks="all"``: the lineage is the source's
+        every ancestor."""
+        answer, release = self._call("detail", taxon_id=int(taxon_id), language=self._language(language),
+                                     ranks=_view(ranks))
         d = self._result(answer, "detail")
         return Detail(
             taxon=Taxon.from_pb(d.taxon, release), lineage=[Taxon.from_pb(t, release) for t in d.lineage],
@@ -501,6 +517,30 @@ class Taxonomy:
         answer, release = self._call("roots", language=self._language(language))
         page = self._result(answer, "roots")
         return TaxonList((Taxon.from_pb(t, release) for t in page.taxa), release, page.total)
+
+    def descendants(self, taxon_id: int, rank: Optional[str] = None, limit: Optional[int] = None) -> TaxonList:
+        """The descendants of a taxon (itself excluded) on the source's whole tree, at
+        ``rank`` or every rank (``descendants``): taxonkit's ``list`` then ``filter``,
+        ete4's ``get_descendant_taxa``. In preorder, children in name order; ``total``
+        counts them all, ``limit`` stops after that many. ``rank`` takes the source's
+        spelling or another of its level (``"superkingdom"`` = ``"domain"``); an unknown
+        rank raises :class:`~stol.InvalidRequestError` listing the database's ranks."""
+        if limit is not None and int(limit) < 1:
+            raise ValueError("limit must be at least 1")
+        taxa: List[Taxon] = []
+        total = None
+        release = ""
+        while total is None or (len(taxa) < total and (limit is None or len(taxa) < limit)):
+            page_size = DESCENDANTS_PAGE if limit is None else min(DESCENDANTS_PAGE, int(limit) - len(taxa))
+            # Later pages from the release that answered the first: pages of two releases never mix.
+            answer, release = self._call("descendants", release=release or None, taxon_id=int(taxon_id),
+                                         rank=rank or "", offset=len(taxa), limit=page_size)
+            page = self._result(answer, "descendants")
+            total = page.total
+            if not page.taxa:
+                break
+            taxa.extend(Taxon.from_pb(t, release) for t in page.taxa)
+        return TaxonList(taxa, release, total)
 
     def children(self, taxon_id: int, ranks: str = "main", language: Optional[str] = None) -> TaxonList:
         """All children of a taxon, by scientific name (``children``, paged here 500 at
@@ -1170,8 +1210,15 @@ class Taxonomy:
         scientific name or ``"id"`` the taxid on every annotated node (with
         ``internal_support``, an annotated inner node's support value too).
 
+        An unquoted label's ``_`` is a blank, as Newick has it (``Mus_musculus`` is looked
+        up as Mus musculus; a quoted ``'Mus_musculus'`` as written). An inner label whose
+        taxon is not an ancestor of every annotated leaf below it (a support value read as
+        a taxon id, a mislabelled clade) keeps its taxon, is warned of with a
+        :class:`UserWarning` and listed in ``.not_ancestors``.
+
         Returns a :class:`~stol.Newick` (the text) with ``.not_found`` (the labels of the
-        leaves that name nothing, in preorder, one per leaf), ``.release`` (the release
+        leaves that name nothing, in preorder, one per leaf), ``.not_ancestors`` (the inner
+        labels that cannot name their clade, in preorder), ``.release`` (the release
         that answered; the pinned one, or ``""``, when nothing was looked up) and ``.tree``
         (the root :class:`~stol.trees.NewickNode`, each annotated node's ``props`` holding
         the Python values)."""
@@ -1190,13 +1237,13 @@ class Taxonomy:
             return inner == "taxa" or (inner == "auto" and not _is_number(node.label))
         support_values = sum(1 for node in nodes if node.children and node.label and not is_taxon_label(node))
         if inner == "auto" and support_values:
-            warnings.warn("%d inner label%s numbers, read as support values, not as taxa (internal_labels='taxa' looks "
-                          "them up)" % (support_values, " is a number," if support_values == 1 else "s are"), UserWarning,
-                          stacklevel=2)
+            warnings.warn("%d inner label%s, not as taxa (internal_labels='taxa' looks them up)"
+                          % (support_values, " is a number, read as a support value" if support_values == 1
+                             else "s are numbers, read as support values"), UserWarning, stacklevel=2)
         queries: dict = {}  # label -> its query, each label once, in preorder
         for node in nodes:
             if is_taxon_label(node) and node.label not in queries:
-                queries[node.label] = _query(node.label)
+                queries[node.label] = _query(_lookup_text(node))
         sent = list(dict.fromkeys(q for q in queries.values() if q and q != "0"))  # 0 is Kraken's, no taxon
         found = {}  # query -> its Lineage
         release = self.release or ""
@@ -1217,7 +1264,13 @@ class Taxonomy:
                 lineage = found.get(queries[node.label])
                 if lineage is not None:
                     own[index] = lineage.taxon.id  # type: ignore[union-attr]
-        assigned = self._annotate_tree(nodes, own, release) if any(own) else own
+        assigned, not_ancestors = self._annotate_tree(nodes, own, release) if any(own) else (own, [])
+        if not_ancestors:
+            warnings.warn("%d inner label%s not an ancestor of every annotated leaf below: %s. A support value read "
+                          "as a taxon? (internal_labels='support')"
+                          % (len(not_ancestors), " names a taxon that is" if len(not_ancestors) == 1 else "s name taxa that are",
+                             "; ".join("%r (taxon %d)" % (nodes[i].label, own[i]) for i in not_ancestors[:20])),
+                          UserWarning, stacklevel=2)
         lineages = {lineage.taxon.id: lineage for lineage in found.values()}  # type: ignore[union-attr]
         ancestors = sorted({taxid for taxid in assigned if taxid and taxid not in lineages})
         if ancestors:
@@ -1260,11 +1313,14 @@ class Taxonomy:
             node.source = None  # written from its parts
         text = Newick(write_newick(root), release)
         text.not_found = not_found
+        text.not_ancestors = [nodes[i].label for i in not_ancestors]
         text.tree = root
         return text
 
-    def _annotate_tree(self, nodes: List[NewickNode], own: List[int], release: str) -> List[int]:
-        """The taxon each node (preorder) gets from ``annotate_tree``. A tree too large for
+    def _annotate_tree(self, nodes: List[NewickNode], own: List[int], release: str) -> Tuple[List[int], List[int]]:
+        """The taxon each node (preorder) gets from ``annotate_tree``, and the inner nodes
+        whose own taxon is no ancestor of their annotated leaves (``not_ancestors``, in
+        preorder). A tree too large for
         one request (64 KiB, :data:`ANNOTATE_NODES` nodes) is sent in parts: the children of
         a node whose subtree does not fit are sent in groups first, each group under a
         root of its own, and each group then stands in the node's part as one leaf
@@ -1305,6 +1361,7 @@ class Taxonomy:
                 nodes_in = 1 + len(packed)
             size[index], weight[index] = total, nodes_in
         answers = [0] * count
+        not_ancestors: List[int] = []
         ancestors: Dict[Tuple[int, int], int] = {}  # (node, group) -> the group's leaves_ancestor
 
         def walk(top: int, base: int, held: List[Optional[int]], part_depths: List[int], part_ids: List[int]) -> None:
@@ -1332,6 +1389,12 @@ class Taxonomy:
             for index, taxid in zip(held, result.taxon_ids):
                 if index is not None:
                     answers[index] = taxid
+            for position in result.not_ancestors:
+                if position >= len(held):
+                    raise errors.ProtocolViolationError("the taxonomy service named node %d of a part of %d"
+                                                        % (position, len(held)))
+                if held[position] is not None:
+                    not_ancestors.append(held[position])  # type: ignore[arg-type]
             return result.leaves_ancestor
         for index in range(count - 1, -1, -1):  # children before parents: nested groups first
             for number, group in enumerate(groups.get(index, ())):
@@ -1343,7 +1406,7 @@ class Taxonomy:
         held, part_depths, part_ids = [], [], []
         walk(0, 0, held, part_depths, part_ids)
         send(held, part_depths, part_ids)
-        return answers
+        return answers, sorted(not_ancestors)
 
     def _common_names(self, ids, release: str, language: Optional[str]) -> dict:
         """``{id: common name}`` of taxa (``get_taxa``, pipelined), pinned to ``release``:

@@ -192,6 +192,26 @@ class DaemonTest(unittest.TestCase):
 class Annotation(DaemonTest):
     """``Taxonomy.annotate``'s text, node by node, from the service's answers."""
 
+    def test_anUnquotedUnderscore_isABlank_aQuotedOne_isWritten(self):
+        text = TX.annotate("(Panthera_leo,'Panthera_tigris',Panthera_onca);")
+        self.assertEqual(text.not_found, ["Panthera_tigris"], "quoted: the underscore is one")
+        leo, tigris, onca = text.tree.children
+        self.assertEqual((leo.props["taxid"], onca.props["taxid"]), (9689, 9690))
+        self.assertFalse(tigris.props)
+        self.assertEqual(leo.label, "Panthera_leo", "written back as it was")
+
+    def test_anInnerLabelThatIsNoAncestorOfItsLeaves_isWarned_andKept(self):
+        with self.assertWarnsRegex(UserWarning, "1 inner label names a taxon that is not an ancestor.*'Panthera' \\(taxon 9688\\)"):
+            text = TX.annotate("((9606,9598)Panthera,(9689,9694)Panthera);")
+        self.assertEqual(text.not_ancestors, ["Panthera"])
+        self.assertEqual(text.tree.children[0].props["taxid"], 9688, "the label's own taxon stays")
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a right label warns of nothing
+            self.assertEqual(TX.annotate("((9689,9694)Panthera,9681)Felidae;").not_ancestors, [])
+        self.assertEqual(text, STACK.cli("annotate", stdin="((9606,9598)Panthera,(9689,9694)Panthera);").stdout.rstrip("\n"),
+                         "the same text as stol-client annotate")
+
     def test_eachNode_getsItsTaxon_innerNodesTheirLeavesAncestor_unknownLeavesStayAsTheyWere(self):
         tx = self.recording()
         text = tx.annotate(BRIEF_TREE, internal_labels="taxa")  # its inner 207598 is a taxid, not a support value

@@ -144,6 +144,21 @@ class LineageFrame(unittest.TestCase):
             with self.assertRaises(stol.InvalidRequestError):
                 stol.lineage_frame([9694], taxonomy, ranks="all", columns=["genuss"])
 
+    def test_rank_ids_gives_each_ranks_taxon_id_beside_its_name(self):
+        import pandas as pd
+        with stol.Taxonomy(runtime_dir=STACK.runtime) as taxonomy:
+            frame = stol.lineage_frame([9694, 10090, "no such taxon"], taxonomy, rank_ids=True)
+            for row in range(2):
+                for rank in stol.MAIN_RANKS:
+                    taxon_id, name = frame.loc[row, rank + "_id"], frame.loc[row, rank]
+                    with self.subTest(row=row, rank=rank):
+                        self.assertFalse(pd.isna(taxon_id))
+                        self.assertEqual(taxonomy.taxon(int(taxon_id)).name, name, "the id names the column's taxon")
+            self.assertEqual(int(frame.loc[0, "genus_id"]), 9688)
+            self.assertTrue(pd.isna(frame.loc[2, "genus_id"]))
+            self.assertEqual(str(frame["genus_id"].dtype), "Int64")
+            self.assertNotIn("genus_id", stol.lineage_frame([9694], taxonomy).columns, "only when asked for")
+
 
 class KrakenExample(unittest.TestCase):
     SCRIPT = os.path.join(_stack.PACKAGE_ROOT, "examples", "kraken_report_lineages.py")

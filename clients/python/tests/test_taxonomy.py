@@ -4,6 +4,7 @@ back whole and in order."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import unittest
 
@@ -86,6 +87,35 @@ class SingleAnswersEqualTheCLI(unittest.TestCase):
                 self.assertEqual(taxon.release, cli["database"]["release"])
         self.assertEqual(TX.database.release, TX.taxon(9689).release)
 
+    def test_taxon_andDetail_giveBothTreesParentAndChildren_asTheCLI(self):
+        for taxon_id in Sample.spread() + [10090, 9688]:
+            with self.subTest(taxon_id=taxon_id):
+                taxon = TX.taxon(taxon_id)
+                cli = STACK.cli_json("taxon", str(taxon_id))
+                self.assertEqual(taxon.source_parent_id, cli.get("source_parent_id"))
+                self.assertEqual(taxon.source_child_count, cli.get("source_child_count", 0))
+                self.assertEqual(taxon.child_count, cli.get("child_count", 0))
+                self.assertEqual(TX.detail(taxon_id).taxon, taxon)
+        mouse = TX.taxon(10090)
+        self.assertNotEqual(mouse.parent_id, mouse.source_parent_id, "genus Mus in the view, subgenus Mus in NCBI's tree")
+        self.assertEqual(TX.detail(10090, ranks="all").lineage[-1].id, mouse.source_parent_id)
+        self.assertEqual(TX.taxon(10090, ranks="all").rank, "species")
+
+    def test_descendants_areTheCLIs_inTheSameOrder_andAnUnknownRankIsTyped(self):
+        for taxon_id, rank in ((9688, "species"), (2759, "phylum"), (40674, None), (2759, "Division")):
+            with self.subTest(taxon_id=taxon_id, rank=rank):
+                found = TX.descendants(taxon_id, rank=rank)
+                args = ["descendants", str(taxon_id), "--ids"] + (["--rank", rank] if rank else [])
+                self.assertEqual([t.id for t in found], [int(line) for line in STACK.cli(*args).stdout.split()])
+                self.assertEqual(found.total, len(found))
+                self.assertTrue(found)
+                if len(found) > 3:
+                    self.assertEqual([t.id for t in TX.descendants(taxon_id, rank=rank, limit=3)], [t.id for t in found[:3]])
+        with self.assertRaisesRegex(stol.InvalidRequestError, "unknown rank 'specis'.*species"):
+            TX.descendants(9688, rank="specis")
+        with self.assertRaises(ValueError):
+            TX.descendants(9688, limit=0)
+
     def test_lion_is_what_the_readme_says(self):
         lion = TX.taxon(9689)
         self.assertEqual((lion.name, lion.rank, lion.parent_id, lion.common_name), ("Panthera leo", "species", 9688, "lion"))
@@ -97,7 +127,9 @@ class SingleAnswersEqualTheCLI(unittest.TestCase):
         self.assertEqual(taxa.missing, [424242, -3])
         self.assertEqual(sorted(taxa), sorted(set(ids) - {424242, -3}))
         for taxon_id in sample[::5]:
-            self.assertEqual(taxa[taxon_id], TX.taxon(taxon_id))
+            # The same taxon; its place in both trees (child counts, NCBI's parent) only get_taxon fills.
+            alone = dataclasses.replace(TX.taxon(taxon_id), child_count=0, source_parent_id=None, source_child_count=None)
+            self.assertEqual(taxa[taxon_id], alone)
         self.assertTrue(taxa.release)
 
     def test_ancestors_detail_roots(self):
