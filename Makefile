@@ -352,6 +352,7 @@ test-python: test-docs test-curated
 	  -s clients/python/tests
 	STOL_BIN_DIR="$(TEST_BIN)" STOL_MAN_DIR=$(GENERATED)/man $(RECORD) unittest --suite man -s man
 	$(RECORD) check --suite relevance-queries -- python3 Pipeline/scripts/relevance.py --queries Tests/relevance/everyday-queries.tsv --check-only
+	$(RECORD) check --suite curated-source -- python3 Pipeline/scripts/check_curated.py --structure-only
 
 ## Fuzzing (README, "Fuzzing"): the libFuzzer targets of Tests/fuzz, built with
 ## -sanitize=fuzzer,address into .build-fuzz; a crash, a hang (-timeout) or memory

@@ -13,12 +13,17 @@ Structural checks (always):
     rows sorted by taxonID;
   * TaxonProperty: taxonID is an accepted ID, known property, controlled
     values, numeric body_length with unit mm or m, reference in Reference.tsv;
-  * Reference: unique IDs, type from the allowed list.
+  * Reference: unique IDs, type from the allowed list;
+  * OtherName: numeric taxonID (any NCBI taxon, not only the curated ones: the
+    acronyms of viruses the bundled selection then keeps), a class of NCBI's
+    names.dmp that is no scientific or common name, a source for every row, no
+    duplicate (taxon, name, class), rows sorted by taxonID.
 
 NCBI checks (unless --structure-only): every accepted ID exists in the NCBI
 taxdump converted by ncbi_taxdump_from_pypi.py, with the same parent taxid,
 rank and scientific name; a row with an empty parentID must be an NCBI
-superkingdom directly below 'cellular organisms' (131567).
+superkingdom directly below 'cellular organisms' (131567); every OtherName
+taxonID exists in NCBI.
 
 Exit status: 0 if every check passes, 1 if any fails, 2 if an input is missing.
 """
@@ -38,7 +43,11 @@ COLUMNS = {
     "VernacularName.tsv": ["taxonID", "name", "language", "preferred"],
     "TaxonProperty.tsv": ["taxonID", "property", "value", "unit", "reference"],
     "Reference.tsv": ["ID", "citation", "link", "type"],
+    "OtherName.tsv": ["taxonID", "name", "class", "source"],
 }
+#: names.dmp classes OtherName.tsv may carry (the pipeline's ColDPReader reads the same).
+OTHER_NAME_CLASSES = {"acronym", "genbank acronym", "equivalent name", "synonym", "genbank synonym", "anamorph",
+                      "genbank anamorph", "teleomorph", "includes", "in-part", "misspelling", "misnomer"}
 LANGUAGES = {"eng", "spa", "fra", "deu", "ita", "por", "nld", "rus", "zho", "jpn", "ara", "hin"}
 REFERENCE_TYPES = {"taxonomy", "ecology", "morphology", "conservation", "other"}
 IUCN = {"LC", "NT", "VU", "EN", "CR", "EW", "EX", "DD"}
@@ -297,14 +306,36 @@ def main(argv: list[str]) -> int:
         if r["reference"] and r["reference"] not in ref_ids:
             chk.error(f"{loc}: reference {r['reference']!r} not in Reference.tsv")
 
+    # --- OtherName
+    others = tables["OtherName.tsv"]
+    check_sorted(others, "taxonID", "OtherName.tsv", chk)
+    other_ids: set[int] = set()
+    seen_others = set()
+    for r in others:
+        loc = f"OtherName.tsv:{r['_line']}"
+        if not r["taxonID"].isdigit():
+            chk.error(f"{loc}: taxonID {r['taxonID']!r} is not an NCBI taxid")
+            continue
+        other_ids.add(int(r["taxonID"]))
+        if r["class"] not in OTHER_NAME_CLASSES:
+            chk.error(f"{loc}: class {r['class']!r} not in {sorted(OTHER_NAME_CLASSES)}")
+        if not r["name"] or not r["source"]:
+            chk.error(f"{loc}: empty name or source")
+        key = (r["taxonID"], r["name"], r["class"])
+        if key in seen_others:
+            chk.error(f"{loc}: duplicate {key}")
+        seen_others.add(key)
+
     # --- NCBI
     if not args.structure_only:
         if not (args.taxdump / "nodes.dmp").exists() or not (args.taxdump / "names.dmp").exists():
             print(f"ERROR: no nodes.dmp/names.dmp in {args.taxdump}; run "
                   f"Pipeline/scripts/ncbi_taxdump_from_pypi.py first (or use --structure-only)", file=sys.stderr)
             return 2
-        wanted = set(accepted) | {CELLULAR_ORGANISMS}
+        wanted = set(accepted) | {CELLULAR_ORGANISMS} | other_ids
         nodes, names = load_ncbi(args.taxdump, wanted)
+        for tid in sorted(other_ids - set(nodes)):
+            chk.error(f"OtherName.tsv: taxid {tid} not in NCBI")
         for tid, r in accepted.items():
             loc = f"NameUsage.tsv:{r['_line']}"
             if tid not in nodes:
@@ -325,7 +356,8 @@ def main(argv: list[str]) -> int:
     print(f"NameUsage.tsv: {len(accepted)} accepted ({n_species} species, {len(roots)} superkingdoms), "
           f"{len(synonyms)} synonyms")
     print(f"VernacularName.tsv: {len(vern)} names, {len(groups)} taxon/language pairs")
-    print(f"TaxonProperty.tsv: {len(props)} rows; Reference.tsv: {len(refs)} rows")
+    print(f"TaxonProperty.tsv: {len(props)} rows; Reference.tsv: {len(refs)} rows; OtherName.tsv: {len(others)} names "
+          f"of {len(other_ids)} taxa")
     if not args.structure_only:
         print(f"NCBI: compared {len(accepted)} accepted taxa with {args.taxdump}")
     if chk.errors:

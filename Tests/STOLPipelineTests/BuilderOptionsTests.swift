@@ -150,6 +150,32 @@ final class BuilderOptionsTests: XCTestCase {
         }
     }
 
+    /// The curated overlay's acronyms (`OtherName.tsv`) keep their taxa in a cut to named
+    /// species, and reach the database as acronyms of NCBI's class: an unnamed species
+    /// (here Panthera sp.) a lab names by an acronym stays.
+    func testOverlayAcronyms_keepTheirTaxaInTheNamedSpeciesCut_asNamesOfTheirClass() throws {
+        let overlay = try makeTemporaryDirectory(self)
+        try writeTSV(overlay, "NameUsage.tsv", [row("ID", "parentID", "status", "rank", "scientificName"),
+                                                row("9688", "", "accepted", "genus", "Panthera")])
+        try writeTSV(overlay, "OtherName.tsv", [row("taxonID", "name", "class", "source"),
+                                                row("1383299", "PSP-1", "genbank acronym", "a test"),
+                                                row("1383299", "Panthera spec.", "equivalent name", "a test")])
+        let (_, without) = try build { $0.onlyNamedSpecies = true }
+        XCTAssertFalse(try nodeIDs(without).contains(1383299))
+        let (summary, output) = try build {
+            $0.onlyNamedSpecies = true
+            $0.overlayDirectory = overlay
+        }
+        XCTAssertEqual(summary.overlay?.otherNames, 1)
+        XCTAssertEqual(summary.overlay?.synonyms, 1)
+        XCTAssertTrue(try nodeIDs(output).contains(1383299), "named by an acronym of the overlay: kept")
+        try DatabaseQueue(path: output).read { db in
+            let names = try Row.fetchAll(db, sql: "SELECT name, name_type, name_class FROM names WHERE taxon_id = 1383299 ORDER BY name")
+            XCTAssertEqual(names.map { [$0[0], $0[1], $0[2]] as [String] }, [["PSP-1", "acronym", "genbank acronym"],
+                                                                             ["Panthera spec.", "synonym", "equivalent name"]])
+        }
+    }
+
     func testOverlay_whenDirectoryIsMissing_failsWithATypedSourceError() {
         XCTAssertThrowsError(try build { $0.overlayDirectory = "/nonexistent/overlay" }) { error in
             guard case .missingFile = error as? SourceError else { return XCTFail("\(error)") }

@@ -84,6 +84,26 @@ final class ColDPReaderTests: XCTestCase {
         }
     }
 
+    /// `OtherName.tsv`, STOL's addition to ColDP: names filed by NCBI's class, as the
+    /// taxdump reader files them; a class that is no such name is refused, naming it.
+    func testRead_otherNames_areAcronymsOrSynonymsByTheirNCBIClass_andAnUnknownClassIsRefused() throws {
+        let directory = try writeQuirkyExport(lineEnding: "\n")
+        try writeTSV(directory, "OtherName.tsv", [row("taxonID", "name", "class", "source"),
+                                                  row("2242", "HSAL", "acronym", "x"),
+                                                  row("2242", "Hbt. salinarum", "equivalent name", "x"),
+                                                  row("2242", "Halobacterium salinarium", "misspelling", "x")])
+        let source = try ColDPReader().read(directory: directory)
+        XCTAssertEqual(source.otherNames.map { [$0.name, $0.type.rawValue, $0.nameClass] },
+                       [["HSAL", "acronym", "acronym"], ["Halobacterium salinarium", "misspelling", "misspelling"]])
+        XCTAssertTrue(source.synonyms.contains { $0.acceptedID == 2242 && $0.name == "Hbt. salinarum" && $0.nameClass == "equivalent name" })
+        for bad in ["common name", "scientific name", "acronyms", ""] {
+            try writeTSV(directory, "OtherName.tsv", [row("taxonID", "name", "class", "source"), row("2242", "X", bad, "x")])
+            XCTAssertThrowsError(try ColDPReader().read(directory: directory), bad) { error in
+                guard case .badValue(_, 2, "class", bad) = error as? SourceError else { return XCTFail("\(error)") }
+            }
+        }
+    }
+
     func testRead_attachesSynonymsToTheirAcceptedUsage() throws {
         let source = try ColDPReader().read(directory: try writeQuirkyExport())
         XCTAssertEqual(source.synonyms.map(\.acceptedID), [2242, 2242])

@@ -521,7 +521,7 @@ class Taxonomy:
     def descendants(self, taxon_id: int, rank: Optional[str] = None, limit: Optional[int] = None) -> TaxonList:
         """The descendants of a taxon (itself excluded) on the source's whole tree, at
         ``rank`` or every rank (``descendants``): taxonkit's ``list`` then ``filter``,
-        ete4's ``get_descendant_taxa``. In preorder, children in name order; ``total``
+        ete4's ``get_descendant_taxa``. In preorder, children in id order (ete4's order); ``total``
         counts them all, ``limit`` stops after that many. ``rank`` takes the source's
         spelling or another of its level (``"superkingdom"`` = ``"domain"``); an unknown
         rank raises :class:`~stol.InvalidRequestError` listing the database's ranks."""
