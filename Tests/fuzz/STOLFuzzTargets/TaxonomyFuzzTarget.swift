@@ -125,6 +125,15 @@ public final class TaxonomyFuzzTarget: FuzzTarget {
             try expect(result.taxonIds.count == tree.depths.count, "\(what): not one taxon per node")
             try expect(zip(tree.taxonIds, result.taxonIds).allSatisfy { $0 <= 0 || $0 == $1 },
                        "\(what): a node with a taxon of its own answered another")
+            try expect(result.notAncestors.allSatisfy { Int($0) + 1 < tree.depths.count && tree.taxonIds[Int($0)] > 0
+                                                         && tree.depths[Int($0) + 1] > tree.depths[Int($0)] },
+                       "\(what): a misplaced label named on a leaf, or on a node without a taxon of its own")
+        case (.descendants(let asked), .descendants(let page)):
+            let limit = asked.limit == 0 ? TreeQueries.defaultDescendantsPage : Int(asked.limit)
+            try expect(page.taxa.count <= limit && Int(page.total) >= Int(asked.offset) + page.taxa.count || page.taxa.isEmpty,
+                       "\(what): \(page.taxa.count) taxa for a limit of \(limit), or a total below the page")
+            try expect(page.taxa.allSatisfy { $0.id != asked.taxonID && !$0.sourceRank.isEmpty && $0.hasSourceParentID },
+                       "\(what): the taxon among its descendants, or a descendant without its source rank or parent")
         case (.resolveName, .resolveName(let result)):
             try expect(result.resolution != .unspecified && result.candidates.count <= 10
                        && result.totalCandidates >= result.candidates.count
@@ -192,7 +201,12 @@ public final class TaxonomyFuzzTarget: FuzzTarget {
                                             $0.savePredictableNoranks = true } },
             .with { $0.annotateTree = .with { $0.depths = [0, 1, 2, 2, 1]; $0.taxonIds = [0, 0, 9689, 9694, 9685] } },
             .with { $0.resolveName = .with { $0.text = "lion" } },
-            .with { $0.resolveName = .with { $0.text = "Panthera"; $0.rank = .genus } }
+            .with { $0.resolveName = .with { $0.text = "Panthera"; $0.rank = .genus } },
+            .with { $0.descendants = .with { $0.taxonID = 9688; $0.rank = "species"; $0.limit = 2; $0.offset = 1 } },
+            .with { $0.descendants = .with { $0.taxonID = 2759; $0.rank = "Division" } },
+            .with { $0.getTaxon = .with { $0.taxonID = 10090; $0.ranks = .all } },
+            .with { $0.detail = .with { $0.taxonID = 10090; $0.ranks = .all } },
+            .with { $0.annotateTree = .with { $0.depths = [0, 1, 2, 2, 1]; $0.taxonIds = [0, 9688, 9606, 9598, 9685] } }
         ])))
         seeds.append(("seed-searches", FuzzSeeds.connection(Request.self, [
             .with { $0.search = .with { $0.query = "lion" } },
@@ -212,6 +226,8 @@ public final class TaxonomyFuzzTarget: FuzzTarget {
             .with { $0.rankFilter = .with { $0.lowerThan = "genus"; $0.higherThan = "family" } },
             .with { $0.annotateTree = .with { $0.depths = [0, 2]; $0.taxonIds = [0, 9689] } },
             .with { $0.resolveName = .with { $0.text = "" } },
+            .with { $0.descendants = .with { $0.taxonID = 9688; $0.rank = "specis" } },
+            .with { $0.descendants = .with { $0.taxonID = 9688; $0.limit = 10_001 } },
             Request()
         ])))
         seeds.append(("seed-unknown-operation", FuzzSeeds.unknownOperation(Request.self)))
