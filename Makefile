@@ -152,7 +152,8 @@ check-ids: $(BUNDLED_DB)
 	"$(RELEASE_BIN)/stol-pipeline" check-ids --database $(BUNDLED_DB) $(foreach r,$(wildcard Pipeline/released-ids/*.tsv),--released $(r))
 
 ## compare on the real server against an independent parent-pointer LCA (Python), for random pairs
-## of the reference build (the bundled one when there is no reference).
+## of the reference build (the bundled one when there is no reference); also lineages, children,
+## NCBI's parent and child count (taxon), descendants at a rank and ids per rank, from nodes.dmp.
 check-lca: build
 	@db=$(OUT)/reference.sqlite; test -s $$db || db=$(BUNDLED_DB); \
 	python3 Pipeline/scripts/check_lca.py --bin "$(RELEASE_BIN)" --database $$db $${PAIRS:+--pairs $$PAIRS} \

@@ -19,7 +19,13 @@ the same common ancestor and distances. Then the lineages of 20 nodes of every
 rank and --pairs random nodes in both rank modes (`lineage --ids`: NCBI's chain;
 on the main ranks the main lineage, the node last), and NCBI's own children of
 300 random nodes (`children --ranks all`: in name order, bytes then id, with the
-right total).
+right total). And issue 34's answers: NCBI's parent and direct-children count of
+300 random nodes (`taxon --json`: source_parent_id, source_child_count), the
+descendants of 100 random nodes at their most frequent rank (`descendants --rank
+R --ids`: preorder, children in id order, as ete4's get_descendant_taxa), and the
+ids per rank of --pairs random nodes (`lineage --ids --format
+'{k};{K};{p};{c};{o};{f};{g};{s}'` on the whole tree: each the lowest node of
+its rank's spellings on the lineage, taxonkit's reformat -t).
 
 Otherwise (schema 1, or a database without the whole tree), the eight-rank check:
 
@@ -204,6 +210,74 @@ def check_lineages_and_children(args, parents, ranks, rng, scratch, client):
                 print(f"DISAGREE children --ranks all {parent}: {page.get('total')} of {len(children[parent])}, "
                       f"first {got[:5]} expected {want[:5]}")
     print(f"children of {checked} nodes on NCBI's tree (name order, totals): checked", flush=True)
+    disagreements += check_lab_habits(args, parents, ranks, children, rng, scratch, client)
+    return disagreements
+
+
+#: The placeholders of a --format template and the NCBI rank spellings each takes (PROTOCOL.md §4.2).
+TEMPLATE_RANKS = [("k", {"superkingdom", "domain", "acellular root"}), ("K", {"kingdom"}), ("p", {"phylum", "division"}),
+                  ("c", {"class"}), ("o", {"order"}), ("f", {"family"}), ("g", {"genus"}), ("s", {"species"})]
+
+
+def check_lab_habits(args, parents, ranks, children, rng, scratch, client):
+    """Issue 34: both trees' parent and child count, descendants at a rank, ids per rank."""
+    disagreements = 0
+    nodes = sorted(parents)
+    for taxon in rng.sample(nodes, min(len(nodes), 300)):
+        run = subprocess.run([client, "taxon", str(taxon), "--json", "--runtime-dir", scratch], capture_output=True, text=True)
+        got = json.loads(run.stdout or "{}")
+        want = (parents[taxon], len(children.get(taxon, [])))
+        if (got.get("source_parent_id"), got.get("source_child_count", 0)) != want:
+            disagreements += 1
+            if disagreements <= 20:
+                print(f"DISAGREE taxon {taxon}: NCBI parent and children {want}, got {run.stdout[:200]}")
+    print(f"NCBI's parent and child count of 300 nodes: checked", flush=True)
+
+    def preorder(top):
+        stack, order = sorted(children.get(top, []), reverse=True), []
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(sorted(children.get(node, []), reverse=True))
+        return order
+    inner = [t for t in nodes if t in children]
+    checked = 0
+    for top in rng.sample(inner, min(len(inner), 100)):
+        below = preorder(top)
+        if len(below) > 200_000:
+            continue
+        counts = {}
+        for node in below:
+            counts[ranks[node]] = counts.get(ranks[node], 0) + 1
+        rank = max(sorted(counts), key=lambda r: counts[r])
+        want = [node for node in below if ranks[node] == rank]
+        run = subprocess.run([client, "descendants", str(top), "--rank", rank, "--ids", "--runtime-dir", scratch, "--timeout", "600"],
+                             capture_output=True, text=True)
+        got = [int(x) for x in run.stdout.split()]
+        checked += 1
+        if run.returncode != 0 or got != want:
+            disagreements += 1
+            if disagreements <= 20:
+                print(f"DISAGREE descendants {top} --rank {rank!r}: {len(got)} of {len(want)}, first {got[:5]} expected {want[:5]}")
+    print(f"descendants of {checked} nodes at their most frequent rank (preorder, id order): checked", flush=True)
+
+    ids = rng.sample(nodes, min(len(nodes), args.pairs))
+    template = ";".join("{%s}" % letter for letter, _ in TEMPLATE_RANKS)
+    run = subprocess.run([client, "lineage", "--ranks", "all", "--ids", "--format", template, "--no-header",
+                          "--runtime-dir", scratch, "--timeout", "600"],
+                         input="".join(f"{t}\n" for t in ids), capture_output=True, text=True)
+    answers = run.stdout.splitlines()
+    if len(answers) != len(ids):
+        print(f"DISAGREE: lineage --ids --format: exit {run.returncode}, {len(answers)} answers for {len(ids)}")
+        return disagreements + 1
+    for taxon, answer in zip(ids, answers):
+        chain = lineage(parents, taxon)  # the taxon first: the lowest node of a rank comes first
+        want = [next((str(n) for n in chain if ranks[n] in spellings), "") for _, spellings in TEMPLATE_RANKS]
+        if answer.split("\t")[-1].split(";") != want:
+            disagreements += 1
+            if disagreements <= 20:
+                print(f"DISAGREE lineage --ids --format {taxon}: expected {';'.join(want)}, got {answer}")
+    print(f"ids per rank of {len(ids):,} nodes (lineage --ids --format): checked", flush=True)
     return disagreements
 
 
