@@ -102,18 +102,22 @@ public struct RankFilter: Sendable, Equatable {
         public var description: String {
             switch self {
             case .unknownRank(let rank):
-                "unknown rank '\(rank)'; the ordered ranks are listed by --list-order"
+                "unknown rank '\(rank)'; the ranks: \(Self.knownRanks) (--list-order shows their order)"
             case .bothBounds: "--lower-than and --higher-than cannot be used together"
             case .predictableNeedsLowerThan: "--save-predictable-noranks goes with --lower-than"
             }
         }
+
+        /// Every rank a filter takes, top down, spellings of one level joined by `=`: what an
+        /// unknown rank's message lists (`no rank` and `clade` have no place in the order).
+        static let knownRanks = RankOrder.levels.map { $0.joined(separator: "=") }.joined(separator: ", ")
 
         /// The same sentence naming the fields of the protocol's `rank_filter` (a
         /// client of any language words its own options after them).
         public var requestMessage: String {
             switch self {
             case .unknownRank(let rank):
-                "unknown rank '\(rank.prefix(80))'; the ordered ranks are listed by rank_order"
+                "unknown rank '\(rank.prefix(80))'; the ranks: \(Self.knownRanks) (rank_order gives their order)"
             case .bothBounds: "lower_than and higher_than cannot be used together"
             case .predictableNeedsLowerThan: "save_predictable_noranks goes with lower_than"
             }

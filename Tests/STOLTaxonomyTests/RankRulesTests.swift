@@ -128,6 +128,11 @@ final class RankRulesTests: XCTestCase {
                 XCTAssertEqual(error.code, .invalidRequest, message)
                 XCTAssertTrue(error.message.contains(message), error.message)
                 XCTAssertEqual(error.details, details, message)
+                if message.hasPrefix("unknown rank") {
+                    // The valid ranks are listed, not only pointed to (issue 34).
+                    XCTAssertTrue(error.message.contains("domain=superkingdom") && error.message.contains(", genus, ")
+                                  && error.message.contains(", strain, isolate"), error.message)
+                }
             }
         }
         // Good options and no queries: checked, nothing answered.

@@ -268,24 +268,30 @@ def _newick_label(label: str) -> str:
 
 class LineageFormat:
     """A taxonkit-style template with its options, as :meth:`Taxonomy.lineage_format`
-    takes them (``template``, ``fill``, ``prefix_ranks``), to pass around or reuse. The
-    service checks and fills it (``lineage_batch``'s ``template``); nothing is
-    formatted here."""
+    takes them (``template``, ``fill``, ``prefix_ranks``, ``rank_ids``), to pass around
+    or reuse. The service checks and fills it (``lineage_batch``'s ``template``);
+    nothing is formatted here. ``rank_ids=True`` writes each placeholder's taxon id
+    instead of its name (taxonkit's ``reformat -t``: ``{g}`` of 9606 is ``9605``); a
+    rank the lineage lacks is then empty, so it goes without ``fill``."""
 
-    __slots__ = ("template", "fill", "prefix_ranks")
+    __slots__ = ("template", "fill", "prefix_ranks", "rank_ids")
 
-    def __init__(self, template: str, fill: Union[None, bool, str] = None, prefix_ranks: bool = False):
+    def __init__(self, template: str, fill: Union[None, bool, str] = None, prefix_ranks: bool = False,
+                 rank_ids: bool = False):
         if not isinstance(template, str):
             raise TypeError("the template is a str, not %r" % (template,))
         if fill is not None and not isinstance(fill, (bool, str)):
             raise TypeError("fill is None, True or a fill template (str), not %r" % (fill,))
+        if rank_ids and fill:
+            raise ValueError("fill writes names; with rank_ids a missing rank is empty")
         self.template = template
         self.fill = fill
         self.prefix_ranks = bool(prefix_ranks)
+        self.rank_ids = bool(rank_ids)
 
     def _proto(self):
         """The ``LineageTemplate`` message."""
-        message = pb.LineageTemplate(format=self.template, prefix_ranks=self.prefix_ranks)
+        message = pb.LineageTemplate(format=self.template, prefix_ranks=self.prefix_ranks, ids=self.rank_ids)
         if self.fill is True:
             message.fill_missing = True
         elif isinstance(self.fill, str) and self.fill:  # "" fills nothing: a missing rank stays empty
@@ -294,15 +300,17 @@ class LineageFormat:
         return message
 
     def __repr__(self) -> str:
-        return "LineageFormat(%r, fill=%r, prefix_ranks=%r)" % (self.template, self.fill, self.prefix_ranks)
+        return "LineageFormat(%r, fill=%r, prefix_ranks=%r, rank_ids=%r)" % (self.template, self.fill, self.prefix_ranks,
+                                                                           self.rank_ids)
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, LineageFormat):
             return NotImplemented
-        return (self.template, self.fill, self.prefix_ranks) == (other.template, other.fill, other.prefix_ranks)
+        return ((self.template, self.fill, self.prefix_ranks, self.rank_ids)
+                == (other.template, other.fill, other.prefix_ranks, other.rank_ids))
 
     def __hash__(self) -> int:
-        return hash((self.template, self.fill, self.prefix_ranks))
+        return hash((self.template, self.fill, self.prefix_ranks, self.rank_ids))
 
 
 def _equal_ranks(rank: Union[None, str, Iterable[str]]) -> List[str]:
@@ -662,7 +670,8 @@ class Taxonomy:
 
     def lineage_format(self, ids: Union[Query, Iterable[Query]], template: Union[str, LineageFormat], *,
                        fill: Union[None, bool, str] = None, prefix_ranks: bool = False, ranks: str = "all",
-                       language: Optional[str] = None) -> Union[FormattedLineage, Iterator[FormattedLineage]]:
+                       language: Optional[str] = None,
+                       rank_ids: bool = False) -> Union[FormattedLineage, Iterator[FormattedLineage]]:
         """Lineages written in a taxonkit-style template (taxonkit's ``reformat``,
         ``stol-client lineage --ranks all --format TEMPLATE``), filled by the service
         (``lineage_batch`` with a ``template``: 1000 queries per request, several in
@@ -675,8 +684,10 @@ class Taxonomy:
         (:meth:`rank_order` lists them). ``fill``: ``None`` a missing rank is empty,
         ``True`` taxonkit's ``"unclassified {higher} {rank}"``, or a fill template of your
         own (``{higher}``, ``{higher_rank}``, ``{rank}``). ``prefix_ranks``: ``d__``,
-        ``k__``, ``p__``, ... before each non-empty field. A :class:`LineageFormat` may be
-        passed as ``template`` instead (then leave ``fill`` and ``prefix_ranks`` alone).
+        ``k__``, ``p__``, ... before each non-empty field. ``rank_ids``: each placeholder's
+        taxon id instead of its name (taxonkit's ``reformat -t``). A :class:`LineageFormat`
+        may be passed as ``template`` instead (then leave ``fill``, ``prefix_ranks`` and
+        ``rank_ids`` alone).
         The template is checked by the service now, before this returns: a bad one raises
         :class:`~stol.InvalidRequestError` (a ``ValueError``) naming the placeholder.
 
@@ -692,11 +703,11 @@ class Taxonomy:
         ``release``. Kraken's 0 (unclassified) is not sent: its text is the empty lineage
         filled, as the service gives it (``unclassified``) and the command line writes it."""
         if isinstance(template, LineageFormat):
-            if fill is not None or prefix_ranks:
-                raise TypeError("fill and prefix_ranks belong to the LineageFormat given as template")
+            if fill is not None or prefix_ranks or rank_ids:
+                raise TypeError("fill, prefix_ranks and rank_ids belong to the LineageFormat given as template")
             layout = template
         else:
-            layout = LineageFormat(template, fill, prefix_ranks)
+            layout = LineageFormat(template, fill, prefix_ranks, rank_ids)
         view = _view(ranks)
         language = self._language(language)
         message = layout._proto()

@@ -171,6 +171,22 @@ class AgainstTheClient(DaemonTest):
     def test_fillWithoutHigher_fillsEvenTheTop_asTheClientWritesIt(self):
         self.compare("{k}{r}{K}:{s}:{S}:{t}", "--fill-template", "-", "--prefix-ranks", fill="-", prefix_ranks=True)
 
+    def test_rankIds_asTheClientWritesThem_eachTheIdOfTheNamesFormsTaxon(self):
+        answers = self.compare(SEVEN, "--ids", rank_ids=True)
+        names = {a.query: a.text for a in TX.lineage_format(self.queries, SEVEN)}
+        checked = 0
+        for answer in answers:
+            if not answer.found or answer.query == "0":
+                continue
+            for taxon_id, name in zip(answer.text.split(";"), names[answer.query].split(";")):
+                self.assertEqual(taxon_id == "", name == "", answer.query)
+                if taxon_id:
+                    self.assertEqual(TX.taxon(int(taxon_id)).name, name)
+                    checked += 1
+        self.assertGreater(checked, 100)
+        with self.assertRaises(ValueError):
+            TX.lineage_format(9606, SEVEN, fill=True, rank_ids=True)
+
     def test_mainRanks_asTheClientWritesThem(self):
         result = STACK.cli("lineage", "--no-header", "--format", EVERY, "--fill-missing",
                            stdin="".join(q + "\n" for q in self.queries))
