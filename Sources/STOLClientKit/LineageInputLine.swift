@@ -23,14 +23,15 @@ public enum LineageInputLine: Equatable, Sendable {
     }
 
     /// What an input line is: blanks around a query are trimmed; a line that is
-    /// blank or starts with `#` (after blanks) is no query; `0` is unclassified.
+    /// blank or starts with `#` (after blanks) is no query; `0` (Kraken 2's `unclassified
+    /// (taxid 0)` with --use-names) is unclassified.
     public init(_ line: String) {
         let query = line.trimmingBlanks
         if query.isEmpty {
             self = .local(.blank)
         } else if query.utf8.first == UInt8(ascii: "#") {
             self = .local(.comment(line))
-        } else if query == "0" {
+        } else if query == "0" || (query.hasSuffix("(taxid 0)") && TaxonIDText.id(query) == 0) {
             self = .local(.unclassified(query))
         } else {
             self = .query(query)

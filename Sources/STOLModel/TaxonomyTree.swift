@@ -224,6 +224,14 @@ public struct TaxonomyTree: Sendable {
     /// Roots of each view, in name order.
     let allRoots: [Int32]
     let mainRoots: [Int32]
+    /// The whole tree in preorder, children in id order (ete4's and taxonkit's order):
+    /// the nodes, each node's position, where its subtree ends, and each position's rank
+    /// code. A taxon's descendants are one range of it, so `descendants` pages through
+    /// NCBI's root (2.6 M nodes) in a scan of bytes, not a walk (13 bytes a node).
+    let preorder: [Int32]
+    let preorderPosition: [Int32]
+    let subtreeEnd: [Int32]
+    let preorderRanks: [UInt8]
 
     private init(_ builder: consuming Builder) throws(BuildError) {
         let count = builder.ids.count
@@ -341,6 +349,49 @@ public struct TaxonomyTree: Sendable {
         mainChildStart = view.start
         mainChildren = view.children
         mainRoots = view.roots
+        (preorder, preorderPosition, subtreeEnd) = Self.preorderByID(parents: parents)
+        let codes = builder.rankCodes
+        preorderRanks = preorder.map { codes[Int($0)] }
+    }
+
+    /// The preorder of the forest with children (and roots) in id order, which is node
+    /// order: children lists filled by a counting sort in node order come out sorted. Each
+    /// node's position in it, and the position after its subtree's last node.
+    private static func preorderByID(parents: [Int32]) -> (order: [Int32], position: [Int32], end: [Int32]) {
+        let count = parents.count
+        var start = [Int32](repeating: 0, count: count + 1)
+        for parent in parents where parent >= 0 { start[Int(parent) + 1] += 1 }
+        for i in 0..<count { start[i + 1] += start[i] }
+        var fill = start
+        var children = [Int32](repeating: 0, count: Int(start[count]))
+        for i in 0..<count where parents[i] >= 0 {
+            let parent = Int(parents[i])
+            children[Int(fill[parent])] = Int32(i)
+            fill[parent] += 1
+        }
+        fill = []
+        var order = [Int32](), position = [Int32](repeating: 0, count: count), end = [Int32](repeating: 0, count: count)
+        order.reserveCapacity(count)
+        // (node, next child to visit): a node's end is known when its last child is done.
+        var stack: [(node: Int32, next: Int32)] = []
+        for root in 0..<count where parents[root] < 0 {
+            position[root] = Int32(order.count)
+            order.append(Int32(root))
+            stack.append((Int32(root), start[root]))
+            while let (node, next) = stack.last {
+                if next < start[Int(node) + 1] {
+                    stack[stack.count - 1].next += 1
+                    let child = children[Int(next)]
+                    position[Int(child)] = Int32(order.count)
+                    order.append(child)
+                    stack.append((child, start[Int(child)]))
+                } else {
+                    end[Int(node)] = Int32(order.count)
+                    stack.removeLast()
+                }
+            }
+        }
+        return (order, position, end)
     }
 
     /// Edges from each node's root: walk up to a node whose depth is known, then

@@ -196,6 +196,14 @@ final class LabHabitsIntegrationTests: XCTestCase {
         let queries: [String?] = ["9606", nil, nil, "0", "no such taxon", nil, "Panthera leo", "9689"]
         try assertKeepsTheLine(["lineage", "--column", "3"], input: lines, queries: queries, echoed: 1)
         try assertKeepsTheLine(["lineage", "--column", "3", "--ids", "--format", "{g}"], input: lines, queries: queries, echoed: 1)
+        // Kraken 2 with --use-names writes "name (taxid N)" in its third column.
+        let kraken2 = ["C\tread1\tHomo sapiens (taxid 9606)\t150", "U\tread2\tunclassified (taxid 0)\t0"]
+        let named = try stack.client(["lineage", "--column", "3", "--no-header", "--ids"], input: kraken2.joined(separator: "\n") + "\n")
+        XCTAssertEqual(named.status, 0, named.stderr)
+        let plain = try stack.client(["lineage", "--no-header", "--ids"], input: "9606\n0\n")
+        XCTAssertEqual(named.stdout.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).suffix(4) },
+                       plain.stdout.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).suffix(4) },
+                       "the same answers as their ids: \(named.stdout)")
         let names = ["x\tlion\tz", "y\tHomo sapiens", "", "w"]
         try assertKeepsTheLine(["name2id", "--column", "2"], input: names, queries: ["lion", "Homo sapiens", nil, nil], echoed: 1)
         let pairs = ["r1\t9606\t9598\tx", "r2\t9689\t9694", "# pairs", "r3"]

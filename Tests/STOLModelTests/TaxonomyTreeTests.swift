@@ -50,6 +50,41 @@ final class TaxonomyTreeTests: XCTestCase {
         XCTAssertEqual(Set(tree.roots().map(tree.id(at:))), Set(input.filter { $0.parentID == nil }.map(\.id)))
     }
 
+    /// `descendants` (issue 34) is a range of the tree's preorder: here against a walk of
+    /// the input, children in id order, for every node, every rank and pages of it.
+    func testDescendants_areThePreorderByIDOfTheSubtree_atARank_paged() throws {
+        let input = randomTaxonomy(count: 300, extraRoots: 2, seed: TestSeed.make(for: self))
+        let tree = try TaxonomyTree(testNodes: input)
+        var children: [TaxonID: [TaxonID]] = [:]
+        for node in input { if let parent = node.parentID { children[parent, default: []].append(node.id) } }
+        let rankOf = Dictionary(uniqueKeysWithValues: input.map { ($0.id, $0.rank.rawValue) })
+        func below(_ id: TaxonID) -> [TaxonID] {
+            (children[id] ?? []).sorted().flatMap { [$0] + below($0) }
+        }
+        var nonEmpty = 0
+        for node in input {
+            let index = try XCTUnwrap(tree.index(of: node.id))
+            let all = below(node.id)
+            let every = tree.descendants(of: index, ranks: nil, offset: 0, limit: .max)
+            XCTAssertEqual(every.page.map(tree.id(at:)), all, "\(node.id)")
+            XCTAssertEqual(every.total, all.count)
+            for rank in ["species", "genus", "Family "] {
+                let codes = try XCTUnwrap(tree.codes(ofRank: rank), rank)
+                let wanted = all.filter { rankOf[$0] == rank.trimmingCharacters(in: .whitespaces).lowercased() }
+                let answer = tree.descendants(of: index, ranks: codes, offset: 0, limit: .max)
+                XCTAssertEqual(answer.page.map(tree.id(at:)), wanted, "\(node.id) \(rank)")
+                XCTAssertEqual(answer.total, wanted.count)
+                let page = tree.descendants(of: index, ranks: codes, offset: 1, limit: 2)
+                XCTAssertEqual(page.page.map(tree.id(at:)), Array(wanted.dropFirst().prefix(2)))
+                XCTAssertEqual(page.total, wanted.count)
+                if !wanted.isEmpty { nonEmpty += 1 }
+            }
+        }
+        XCTAssertGreaterThan(nonEmpty, 50)
+        XCTAssertNil(tree.codes(ofRank: "genuss"), "a rank neither the tree nor the order knows")
+        XCTAssertEqual(tree.codes(ofRank: "strain"), [], "a rank of the order the tree lacks: none of its nodes")
+    }
+
     // MARK: Lowest common ancestor
 
     func testLowestCommonAncestor_agreesWithNaivePathToRootForAllPairs() throws {
