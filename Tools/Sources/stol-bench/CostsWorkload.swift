@@ -315,6 +315,14 @@ struct CostsWorkload {
             $0.taxonID = facts.justTooLargeAll; $0.maxTaxa = 50_000; $0.ranks = .all
         }))
         add("subtree", "the root (refused)", .subtree(.with { $0.taxonID = 1; $0.maxTaxa = 50_000; $0.ranks = .all }))
+        // A range of the tree's preorder: the root's is every node, its ranks scanned as bytes.
+        add("descendants", "the root, every rank, last page of 10,000", .descendants(.with {
+            $0.taxonID = 1; $0.offset = 2_600_000; $0.limit = 10_000
+        }))
+        add("descendants", "the root, species, 10,000", .descendants(.with { $0.taxonID = 1; $0.rank = "species"; $0.limit = 10_000 }))
+        add("descendants", "the root, no rank, last page", .descendants(.with {
+            $0.taxonID = 1; $0.rank = "no rank"; $0.offset = 300_000; $0.limit = 10_000
+        }))
         for (ranks, view) in [(Stol_V1_RankView.main, "main ranks"), (.all, "whole tree")] {
             add("induced_tree", "10,000 random species, \(view)", .inducedTree(.with {
                 $0.taxonIds = Array(facts.randomSpecies.prefix(10_000)); $0.ranks = ranks
