@@ -61,11 +61,7 @@ public struct ColDPReader {
         var (reader, header) = try DelimitedRowReader.headedTable(path: path)
         let taxon = try header.required("taxonID"), name = try header.required("name"), nameClass = try header.required("class")
         while reader.next() {
-            source.readStatistics.rows += 1
-            guard let taxonID = try Self.taxonID(reader, taxon, &ids) else {
-                if reader.isDamaged { source.readStatistics.damagedLines += 1; continue }
-                throw .badValue(file: path, line: reader.line, column: "taxonID", value: "")
-            }
+            guard let taxonID = try Self.rowTaxonID(reader, taxon, &ids, &source) else { continue }
             guard let text = reader.optionalString(name) else { continue }
             let classText = reader.optionalString(nameClass) ?? ""
             guard let kind = NCBITaxdumpReader.otherNameKind(ofClass: classText) else {
@@ -94,6 +90,17 @@ public struct ColDPReader {
     static func file(_ directory: String, _ name: String) throws(SourceError) -> String {
         guard let path = optionalFile(directory, name) else { throw .missingFile(directory + "/" + name + ".tsv") }
         return path
+    }
+
+    /// The `taxonID` of a row of a file of facts about taxa (vernacular names, properties,
+    /// other names), the row counted: nil for a damaged row (counted, skipped); a row
+    /// without one is a bad value.
+    private static func rowTaxonID(_ reader: DelimitedRowReader, _ index: Int, _ ids: inout StableTaxonIDMap,
+                                   _ source: inout SourceTaxonomy) throws(SourceError) -> TaxonID? {
+        source.readStatistics.rows += 1
+        if let taxonID = try taxonID(reader, index, &ids) { return taxonID }
+        if reader.isDamaged { source.readStatistics.damagedLines += 1; return nil }
+        throw .badValue(file: reader.path, line: reader.line, column: "taxonID", value: "")
     }
 
     /// The id in field `index` of the current row, mapped to a ``TaxonID``;
@@ -157,11 +164,7 @@ public struct ColDPReader {
         let language = header.optional("language"), preferred = header.optional("preferred")
         var tags: [String: String] = [:]
         while reader.next() {
-            source.readStatistics.rows += 1
-            guard let taxonID = try Self.taxonID(reader, taxon, &ids) else {
-                if reader.isDamaged { source.readStatistics.damagedLines += 1; continue }
-                throw .badValue(file: path, line: reader.line, column: "taxonID", value: "")
-            }
+            guard let taxonID = try Self.rowTaxonID(reader, taxon, &ids, &source) else { continue }
             guard let text = reader.optionalString(name) else { continue }
             let code = reader.optionalString(language) ?? "und"
             let tag: String
@@ -184,11 +187,7 @@ public struct ColDPReader {
         let value = try header.required("value")
         let unit = header.optional("unit"), reference = header.optional("reference") ?? header.optional("referenceID")
         while reader.next() {
-            source.readStatistics.rows += 1
-            guard let taxonID = try Self.taxonID(reader, taxon, &ids) else {
-                if reader.isDamaged { source.readStatistics.damagedLines += 1; continue }
-                throw .badValue(file: path, line: reader.line, column: "taxonID", value: "")
-            }
+            guard let taxonID = try Self.rowTaxonID(reader, taxon, &ids, &source) else { continue }
             guard let key = reader.optionalString(property), let text = reader.optionalString(value) else { continue }
             source.properties.append(.init(taxonID: taxonID, key: key.lowercased(), value: text,
                                            unit: reader.optionalString(unit),
