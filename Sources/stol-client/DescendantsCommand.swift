@@ -38,7 +38,8 @@ struct Descendants: ParsableCommand {
 
     func run() throws {
         try global.run { () throws(ClientError) in
-            let client = try global.taxonomy()
+            // Every page from one release (fixed before the first), whatever is activated meanwhile.
+            let client = try global.batchTaxonomy()
             var all = Stol_V1_TaxonPage()
             all.offset = offset
             var printed: UInt32 = 0
