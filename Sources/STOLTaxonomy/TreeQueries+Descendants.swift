@@ -28,8 +28,13 @@ extension TreeQueries {
         var page = Stol_V1_TaxonPage()
         page.total = UInt32(total)
         page.offset = UInt32(offset)
-        page.taxa = try database.read { db in
-            try TaxonReader(database: database).taxa(db, nodes: nodes, of: tree, view: .all, language: "en")
+        // Whole-tree taxa from the tree alone (PROTOCOL.md §4.1): reading 10,000 rows and
+        // their common names took 85–97 ms of a page's CPU on the reference.
+        page.taxa = nodes.map { node in
+            var taxon = TaxonReader.treeTaxon(tree, node)
+            if taxon.hasParentID { taxon.sourceParentID = taxon.parentID }
+            taxon.childCount = UInt32(tree.childCount(of: node))
+            return taxon
         }
         return page
     }
