@@ -91,13 +91,7 @@ struct TaxonReader {
     /// `parent_id` and `source_parent_id` (a whole-tree answer, PROTOCOL.md §4.1).
     func taxa(_ db: Database, nodes: [Int], of tree: TaxonomyTree, view: TaxonomyTree.View,
               language: String) throws -> [Stol_V1_Taxon] {
-        guard view == .main || layout.everyNode else {
-            return nodes.map { node in
-                var taxon = Self.treeTaxon(tree, node)
-                taxon.childCount = UInt32(tree.childCount(of: node))
-                return taxon
-            }
-        }
+        guard view == .main || layout.everyNode else { return nodes.map { Self.pageTaxon(tree, $0) } }
         let byID = try taxa(db, ids: nodes.map(tree.id(at:)), language: language)
         return nodes.compactMap { node in
             guard var taxon = byID[tree.id(at: node)] else { return nil }
@@ -150,6 +144,16 @@ struct TaxonReader {
         taxon.sourceRank = tree.rank(of: node)
         taxon.scientificName = tree.name(of: node)
         taxon.status = .accepted
+        return taxon
+    }
+
+    /// A node of the whole tree as a page lists it (``treeTaxon(_:_:)``), with its parent
+    /// also as `source_parent_id` and the number of its own children: schema 2's whole-tree
+    /// children, and `descendants`, which is answered from the tree alone.
+    static func pageTaxon(_ tree: TaxonomyTree, _ node: Int) -> Stol_V1_Taxon {
+        var taxon = treeTaxon(tree, node)
+        if taxon.hasParentID { taxon.sourceParentID = taxon.parentID }
+        taxon.childCount = UInt32(tree.childCount(of: node))
         return taxon
     }
 

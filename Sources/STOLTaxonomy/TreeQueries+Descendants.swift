@@ -30,12 +30,7 @@ extension TreeQueries {
         page.offset = UInt32(offset)
         // Whole-tree taxa from the tree alone (PROTOCOL.md §4.1): reading 10,000 rows and
         // their common names took 85–97 ms of a page's CPU on the reference.
-        page.taxa = nodes.map { node in
-            var taxon = TaxonReader.treeTaxon(tree, node)
-            if taxon.hasParentID { taxon.sourceParentID = taxon.parentID }
-            taxon.childCount = UInt32(tree.childCount(of: node))
-            return taxon
-        }
+        page.taxa = nodes.map { TaxonReader.pageTaxon(tree, $0) }
         return page
     }
 }
