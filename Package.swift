@@ -19,8 +19,9 @@ import PackageDescription
 
 let arg: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
 /// The environment-armed test hooks (`STOL_TEST_PAUSE_AT`, `STOL_TEST_SANDBOX_PROBE`,
-/// `STOL_TEST_HANG_ON_SIGUSR2`) are compiled only in debug builds: what `swift test`
-/// runs, and what `make test` installs for the systemd boot test. The release build that
+/// `STOL_TEST_HANG_ON_SIGUSR2`) are compiled only in debug builds (what `swift test`
+/// runs) and in `make test`'s build of the tests, which passes `-DSTOL_TEST_HOOKS` to its
+/// unoptimized release configuration and installs it for the systemd boot test. The release build that
 /// `make install` installs has none of them, nor their variables' names.
 let testHooks: [SwiftSetting] = [.define("STOL_TEST_HOOKS", .when(configuration: .debug))]
 

@@ -7,8 +7,8 @@ import Logging
 /// stuck in a loop would, so that tests can see the watchdog stop pinging and
 /// systemd kill and restart the daemon.
 ///
-/// Compiled in only with `STOL_TEST_HOOKS` (debug builds, which `make test` also
-/// installs for the systemd boot test); without it
+/// Compiled in only with `STOL_TEST_HOOKS` (debug builds, and `make test`'s build of the
+/// tests, which it installs for the systemd boot test); without it
 /// ``installIfRequested(logger:hang:)`` does nothing and the variable's name is
 /// not in the binary (`Tests/tools/check_binaries.py` checks).
 package enum ServingLoopHangHook {

@@ -12,7 +12,7 @@ import Glibc
 /// empty set.
 ///
 /// Compiled in only with `STOL_TEST_HOOKS` (Package.swift defines it for debug
-/// builds, which `make test` also installs for the systemd boot test). The installed release build keeps this type disarmed for good: its
+/// builds; `make test`'s build of the tests passes it and is installed for the systemd boot test). The installed release build keeps this type disarmed for good: its
 /// callers compile unchanged, and neither variable's name is in its binaries
 /// (`Tests/tools/check_binaries.py` checks).
 ///

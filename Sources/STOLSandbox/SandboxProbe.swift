@@ -15,8 +15,8 @@ import Glibc
 /// `execve`. `STOL_TEST_PROBE_PIDS` names the other daemons (comma-separated).
 /// The tests decide which outcomes each daemon must show; nothing here judges.
 ///
-/// Compiled only with `STOL_TEST_HOOKS` (debug builds, which `make test` also
-/// installs for the systemd boot test): the installed
+/// Compiled only with `STOL_TEST_HOOKS` (debug builds, and `make test`'s build of the
+/// tests, which it installs for the systemd boot test): the installed
 /// release build has no probe and no variable naming one
 /// (`Tests/tools/check_binaries.py` checks).
 public enum SandboxProbe {
