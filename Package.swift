@@ -122,7 +122,7 @@ let package = Package(
         /// What the coordinator may know of the `.stol` format without parsing one: the
         /// header layout, SHA-256 (libcrypto) and Ed25519 (libsodium), key files, the size limits
         /// and the `fstat` size check, the format's errors. No zlib.
-        .target(name: "STOLFormat", dependencies: ["CSodium", "CLibCrypto", "STOLFileSystem"]),
+        .target(name: "STOLFormat", dependencies: ["CSodium", "CLibCrypto", "STOLFileSystem", "STOLModel"]),
         /// The `.stol` container itself: `StolFile` (verify, write) and gzip (zlib).
         /// Linked by the verifier, the pipeline and the tools, never by stol-importd.
         /// Deltas: a zstd frame against the installed base (`ZstdDelta`, `DeltaWorkspace`).

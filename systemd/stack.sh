@@ -9,7 +9,8 @@
 #
 # Sockets: $STOL_RUNTIME_DIR (default ./run), state: $STOL_STATE_DIR (default ./state).
 # STOL_TRUSTED_KEY (the public key file the verifier trusts; `make start` sets it to
-# the development key `make build-db` signs with) and TMPDIR are passed through
+# the development key `make build-db` signs with), STOL_ALLOW_FORMAT_1 (yes: importd
+# installs format version 1 files, the weaker guarantee) and TMPDIR are passed through
 # when set, and so are the test-only STOL_TEST_PAUSE_AT / STOL_TEST_PAUSE_FILE, which
 # only binaries built with the test hooks honour (the debug build the integration
 # tests run; the release build of `make start` has no hooks and ignores them).
@@ -109,7 +110,7 @@ start() {
     shift 2
     # setsid: the stack outlives the shell that started it; `make stop` ends it.
     local passed=()
-    for variable in STOL_TRUSTED_KEY TMPDIR STOL_TEST_PAUSE_AT STOL_TEST_PAUSE_FILE; do
+    for variable in STOL_TRUSTED_KEY STOL_ALLOW_FORMAT_1 TMPDIR STOL_TEST_PAUSE_AT STOL_TEST_PAUSE_FILE; do
       [[ -n ${!variable:-} ]] && passed+=(-E "$variable=${!variable}")
     done
     # The socket is bound with its final mode before systemd-socket-activate

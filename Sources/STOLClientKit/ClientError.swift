@@ -40,6 +40,7 @@ public enum ClientError: Error, CustomStringConvertible {
         case .socketPermissionDenied: .permissionDenied
         case .usage: .usage
         case .badFile: .badFile
+        case .transport(_, let error) where error.isConnectionLost: .serviceUnavailable  // a daemon restarted or stopped
         case .local, .transport: .failure
         case .server(let error):
             switch error.code {
@@ -51,7 +52,8 @@ public enum ClientError: Error, CustomStringConvertible {
             case .unimplemented: .unimplemented
             case .fileUnreadable, .fileTooLarge, .fileTooSmall, .notAStolFile, .checksumMismatch, .signatureInvalid,
                  .incompatibleSchema, .databaseCorrupt, .decompressionLimit, .unknownKey, .keyExpired, .keyRevoked,
-                 .contentHashMismatch, .deltaBaseMismatch: .verificationFailed
+                 .contentHashMismatch, .deltaBaseMismatch, .idNamespaceMismatch, .downgradeRefused,
+                 .formatVersionNotAllowed: .verificationFailed
             default: .failure
             }
         }
@@ -65,7 +67,8 @@ public enum ClientError: Error, CustomStringConvertible {
         case .socketPermissionDenied(let service, let path):
             "you may not use the \(service) service (\(path) is restricted; ask an administrator to add you to stol-admin)."
         case .server(let error):
-            "\(error.message) [\(error.code.name)]"
+            // The server's text may carry a less trusted process's (the verifier's, relayed).
+            "\(TextFormatter.escapingControlCharacters(error.message)) [\(error.code.name)]"
         case .transport(let service, let error):
             "talking to the \(service) service failed: \(error)"
         case .timedOut(let service, let after):

@@ -65,6 +65,23 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
     public func call(_ request: Request, passing fileDescriptor: Int32? = nil,
                      isFinal: (Response) -> Bool = { _ in true },
                      onProgress: (Response) -> Void = { _ in }) throws(ClientError) -> Response {
+        var answered = false
+        do {
+            return try exchange(request, passing: fileDescriptor, isFinal: isFinal) { response in
+                answered = true
+                onProgress(response)
+            }
+        } catch {
+            // A daemon restarted under us (an upgrade, `systemctl restart`) resets the
+            // connection: a read that got no answer yet is asked once more, on a new one.
+            guard case .transport(_, let transport) = error, transport.isConnectionLost, !answered,
+                  request.isReadOnly, fileDescriptor == nil else { throw error }
+            return try exchange(request, passing: nil, isFinal: isFinal, onProgress: onProgress)
+        }
+    }
+
+    private func exchange(_ request: Request, passing fileDescriptor: Int32?, isFinal: (Response) -> Bool,
+                          onProgress: (Response) -> Void) throws(ClientError) -> Response {
         let socket = try connected()
         var request = request
         prepare?(&request)

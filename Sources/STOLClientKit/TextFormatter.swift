@@ -34,6 +34,27 @@ public enum TextFormatter {
         return result + "\""
     }
 
+    /// `text` safe to print on a terminal: control characters (C0, DEL, C1) and the
+    /// bidirectional overrides written as `\xNN` / `\u{NNNN}`, the rest as it is. Error
+    /// messages and problems come from a more privileged process that may have relayed a
+    /// less trusted one's text (the verifier's): an escape sequence in them must not reach
+    /// the administrator's terminal as one.
+    public static func escapingControlCharacters(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0..<0x20, 0x7f...0x9f:
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                result += "\\x" + (hex.count < 2 ? "0" : "") + hex
+            case 0x202a...0x202e, 0x2066...0x2069, 0x200e, 0x200f, 0x061c:
+                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default:
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
     /// The client's own JSON objects (answers that are no protobuf message, such as
     /// `fav add` and `db status`, and errors): keys sorted, integers as integers,
     /// a nil optional left out. `{}` should encoding fail (a non-finite number).

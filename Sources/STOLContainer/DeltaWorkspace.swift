@@ -93,8 +93,13 @@ public final class DeltaWorkspace {
         }
         var info = stat()
         guard fstat(baseDescriptor, &info) == 0 else { throw .fileUnreadable("the base: \(errnoDescription())") }
-        guard UInt64(info.st_size) <= ZstdDelta.maximumDatabaseBytes, header.contentSize <= ZstdDelta.maximumDatabaseBytes else {
-            throw .fileTooLarge(bytes: max(UInt64(info.st_size), header.contentSize), limit: ZstdDelta.maximumDatabaseBytes)
+        // (The signed result's size was checked by StolFile.verify's check 10.)
+        guard header.contentSize <= ZstdDelta.maximumDatabaseBytes else {
+            throw .decompressionLimit(limit: ZstdDelta.maximumDatabaseBytes)
+        }
+        guard UInt64(info.st_size) <= ZstdDelta.maximumDatabaseBytes else {
+            throw .deltaBaseMismatch("the base of release \(header.baseRelease) is \(info.st_size) bytes, "
+                + "over the \(ZstdDelta.maximumDatabaseBytes) bytes a delta applies to")
         }
         let base = try MappedFile(readOnly: baseDescriptor, size: UInt64(info.st_size))
         var baseHasher = SHA256()

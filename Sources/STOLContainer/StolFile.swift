@@ -205,9 +205,13 @@ public enum StolFile {
             throw .incompatibleSchema(found: header.schemaVersion, supported: options.supportedSchemaVersions)
         }
         try events(.passed(.schemaVersion(header.schemaVersion)))
-        // 10. the signed content size
+        // 10. the signed content size: within the limit, and for a delta within the largest
+        // database a delta yields (its result is mapped whole), before any base is looked at
         if header.formatVersion == 2, header.contentSize > options.maximumDecompressedBytes {
             throw .decompressionLimit(limit: options.maximumDecompressedBytes)
+        }
+        if header.formatVersion == 2, header.kind == .delta, header.contentSize > ZstdDelta.maximumDatabaseBytes {
+            throw .decompressionLimit(limit: ZstdDelta.maximumDatabaseBytes)
         }
 
         if header.kind == .delta {
@@ -224,7 +228,9 @@ public enum StolFile {
         // 12. decompress (hashing the payload again: the file may have changed since step 5)
         try events(.progress(.decompressing, fraction: 0))
         let inflater = try GzipInflater(limit: options.maximumDecompressedBytes)
-        // Version 2 signs the size: inflating stops just past it, so a bomb costs no more than an honest file.
+        // Version 2 signs the size: inflating stops one byte past it, so a bomb costs no more than an
+        // honest file. That byte is CONTENT_HASH_MISMATCH (check 13: it cannot be the signed content),
+        // unless it is also past the limit (DECOMPRESSION_LIMIT, check 12, thrown by the inflater first).
         let signedSize: UInt64? = header.formatVersion == 2 ? header.contentSize : nil
         var rehash = SHA256()
         var sqliteHash = SHA256()
@@ -324,8 +330,8 @@ public enum StolFile {
                              signingKey: Ed25519.PrivateKey, level: Int32 = 9,
                              labels: Labels? = .unknown) throws(StolFormatError) -> Written {
         if let labels {
-            guard StolHeader.isValidText(labels.release), StolHeader.isValidText(labels.idNamespace) else {
-                throw .outputFailed("the release \"\(labels.release)\" or id namespace \"\(labels.idNamespace)\" cannot be written in a header (1–32 of A–Z a–z 0–9 . _ + -)")
+            guard StolHeader.isValidRelease(labels.release), StolHeader.isValidText(labels.idNamespace) else {
+                throw .outputFailed("the release \"\(labels.release)\" or id namespace \"\(labels.idNamespace)\" cannot be written in a header (1–32 of A–Z a–z 0–9 . _ + -, the first a letter or digit; a release never 'bundled')")
             }
         }
         let fd = open(input, O_RDONLY | O_CLOEXEC)
@@ -371,8 +377,8 @@ public enum StolFile {
     @discardableResult
     public static func writeDelta(base: String, baseRelease: String, input: String, to output: String, schemaVersion: UInt32,
                                   signingKey: Ed25519.PrivateKey, labels: Labels, level: Int32 = 12) throws(StolFormatError) -> Written {
-        guard StolHeader.isValidText(labels.release), StolHeader.isValidText(labels.idNamespace), StolHeader.isValidText(baseRelease) else {
-            throw .outputFailed("a release or id namespace cannot be written in a header (1–32 of A–Z a–z 0–9 . _ + -)")
+        guard StolHeader.isValidRelease(labels.release), StolHeader.isValidText(labels.idNamespace), StolHeader.isValidRelease(baseRelease) else {
+            throw .outputFailed("a release or id namespace cannot be written in a header (1–32 of A–Z a–z 0–9 . _ + -, the first a letter or digit; a release never 'bundled')")
         }
         let baseFile = try MappedFile.open(path: base)
         let target = try MappedFile.open(path: input)

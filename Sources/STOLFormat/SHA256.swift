@@ -59,14 +59,16 @@ extension SHA256 {
         }
     }
 
-    /// SHA-256 of what `fd` holds from its current position to the end (1 MiB reads).
-    public static func hash(fileDescriptor fd: Int32) throws(StolFormatError) -> (digest: [UInt8], bytes: UInt64) {
+    /// SHA-256 of what `fd` holds from `offset` to the end, read with `pread(2)` (1 MiB
+    /// reads): the file offset, which a descriptor passed to another process shares, is
+    /// left where it was.
+    public static func hash(fileDescriptor fd: Int32, from offset: UInt64 = 0) throws(StolFormatError) -> (digest: [UInt8], bytes: UInt64) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         var hasher = SHA256()
         var total: UInt64 = 0
         while true {
-            let got = read(fd, buffer.baseAddress!, buffer.count)
+            let got = pread(fd, buffer.baseAddress!, buffer.count, off_t(offset + total))
             if got < 0 {
                 if errno == EINTR { continue }
                 throw .fileUnreadable(errnoDescription())

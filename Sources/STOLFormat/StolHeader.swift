@@ -1,4 +1,5 @@
 import Glibc
+import STOLModel
 
 /// The fixed header of a `.stol` file (`protocol/STOL-FORMAT.md` §1), version 1 or 2.
 ///
@@ -190,7 +191,9 @@ public struct StolHeader: Equatable, Sendable {
     func checkForm() throws(StolFormatError) {
         guard let kind else { throw .malformedHeader("the header's kind is \(kindByte), not 1 (database) or 2 (delta)") }
         guard reserved.allSatisfy({ $0 == 0 }) else { throw .malformedHeader("the header's reserved bytes are not zero") }
-        guard Self.isValidText(releaseField) else { throw .malformedHeader("the header's release is not a valid name") }
+        guard Self.isValidText(releaseField), ReleaseName.isValid(release) else {
+            throw .malformedHeader("the header's release is not a valid release name")
+        }
         guard Self.isValidText(idNamespaceField) else { throw .malformedHeader("the header's id namespace is not a valid name") }
         switch kind {
         case .database:
@@ -198,15 +201,20 @@ public struct StolHeader: Equatable, Sendable {
                 throw .malformedHeader("a whole database names a base")
             }
         case .delta:
-            guard Self.isValidText(baseReleaseField) else { throw .malformedHeader("a delta's base release is not a valid name") }
+            guard Self.isValidText(baseReleaseField), ReleaseName.isValid(baseRelease) else {
+                throw .malformedHeader("a delta's base release is not a valid release name")
+            }
         }
     }
 
-    /// 1 … 32 bytes of `A–Z a–z 0–9 . _ + -`, not starting with `.`, NUL-padded.
+    /// 1 … 32 bytes of `A–Z a–z 0–9 . _ + -`, the first a letter or digit, NUL-padded
+    /// (a release is also never `bundled`: ``ReleaseName/isValid(_:)``).
     public static func isValidText(_ field: [UInt8]) -> Bool {
         guard field.count == textFieldBytes else { return false }
         let length = field.firstIndex(of: 0) ?? field.count
-        guard length > 0, field[0] != UInt8(ascii: "."), field[length...].allSatisfy({ $0 == 0 }) else { return false }
+        let first = field[0]
+        guard length > 0, (0x30...0x39).contains(first) || (0x41...0x5a).contains(first) || (0x61...0x7a).contains(first),
+              field[length...].allSatisfy({ $0 == 0 }) else { return false }
         return field[..<length].allSatisfy { byte in
             (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte)
                 || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
@@ -214,6 +222,10 @@ public struct StolHeader: Equatable, Sendable {
     }
 
     public static func isValidText(_ text: String) -> Bool { text.utf8.count <= textFieldBytes && isValidText(textField(text)) }
+
+    /// A release (or a delta's base release) a header can sign: a text field that is a
+    /// release name (``ReleaseName/isValid(_:)``: never `bundled`).
+    public static func isValidRelease(_ text: String) -> Bool { isValidText(text) && ReleaseName.isValid(text) }
 
     static func textField(_ text: String) -> [UInt8] {
         Array(Array(text.utf8).prefix(textFieldBytes)) + [UInt8](repeating: 0, count: max(0, textFieldBytes - text.utf8.count))
@@ -228,7 +240,8 @@ public struct StolHeader: Equatable, Sendable {
     }
 
     /// Reads and parses the header of the file open as `fd` (`pread`, position unmoved).
-    /// The coordinator's only read of an untrusted file: at most 288 bytes, fixed offsets.
+    /// The coordinator's only parse of an untrusted file: at most 288 bytes, fixed offsets
+    /// (it hashes the payload after them, never interpreting it).
     public static func read(fromDescriptor fd: Int32) throws(StolFormatError) -> StolHeader {
         var bytes = [UInt8](repeating: 0, count: maximumSize)
         var count = 0

@@ -31,7 +31,9 @@ public struct TrustedKeys: Sendable, Equatable {
 
     public private(set) var entries: [KeyID: Entry] = [:]
     public private(set) var revoked: Set<KeyID> = []
-    /// Files that could not be read or parsed (each one's key is not trusted), for the log.
+    /// Files that could not be read or parsed (each one's key is not trusted), and keys
+    /// held by several files of one directory (the most restrictive copy is used), for the
+    /// log and `db status`.
     public private(set) var problems: [String] = []
     /// A revocation list that cannot be read whole: the keys it meant to revoke might
     /// be trusted, so the verifier and the coordinator trust nothing until it is fixed.
@@ -65,25 +67,42 @@ public struct TrustedKeys: Sendable, Equatable {
 
     /// Reads each location in order; a later location's entry for the same id wins
     /// (so `/etc/stol/keys` overrides `/usr/share/stol/keys`). A missing location is not an error.
+    /// Within one location the same id in two files is not an override but a mistake:
+    /// the most restrictive copy wins (the earliest `not-after`), whatever the files'
+    /// names, and ``problems`` says so. A location that is a file named `revoked` is a
+    /// revocation list, not a key file.
     public static func load(locations: [String]) -> TrustedKeys {
         var keys = TrustedKeys()
         for location in locations {
             var info = stat()
             guard stat(location, &info) == 0 else { continue }
+            var found: [KeyID: Entry] = [:]
             if (info.st_mode & S_IFMT) == S_IFDIR {
                 for name in directoryEntries(location) {
                     let path = location + "/" + name
                     if name == revocationFileName {
                         keys.readRevocations(path)
                     } else if name.hasSuffix(".pub") {
-                        keys.readKey(path)
+                        keys.readKey(path, into: &found)
                     }
                 }
+            } else if location.split(separator: "/").last.map(String.init) == revocationFileName {
+                keys.readRevocations(location)
             } else {
-                keys.readKey(location)
+                keys.readKey(location, into: &found)
             }
+            for (id, entry) in found { keys.entries[id] = entry }
         }
         return keys
+    }
+
+    /// The more restrictive of two copies of one key: the earlier `not-after` (none is the latest).
+    static func moreRestrictive(_ a: Entry, _ b: Entry) -> Entry {
+        switch (a.notAfter, b.notAfter) {
+        case (nil, _): b
+        case (_, nil): a
+        case (let x?, let y?): x <= y ? a : b
+        }
     }
 
     /// The key a version 2 file names, if it may verify files at `now` (Unix seconds).
@@ -116,10 +135,18 @@ public struct TrustedKeys: Sendable, Equatable {
 
     // MARK: Files
 
-    private mutating func readKey(_ path: String) {
+    private mutating func readKey(_ path: String, into found: inout [KeyID: Entry]) {
         do throws(SigningKeyError) {
             let file = try PublicKeyFile.load(path: path)
-            entries[file.key.keyID] = Entry(key: file.key, notAfter: file.notAfter, source: path)
+            let entry = Entry(key: file.key, notAfter: file.notAfter, source: path)
+            if let other = found[entry.id] {
+                let kept = Self.moreRestrictive(other, entry)
+                found[entry.id] = kept
+                problems.append("\(other.source) and \(path) both hold key \(entry.id); the more restrictive, "
+                    + "\(kept.source)\(kept.notAfter.map { " (not after \(PublicKeyFile.formatDate($0)))" } ?? ""), is used: remove the other")
+            } else {
+                found[entry.id] = entry
+            }
         } catch {
             problems.append("\(error)")
         }
@@ -166,18 +193,25 @@ public struct PublicKeyFile: Sendable, Equatable {
         return try parse(text, source: path)
     }
 
+    /// The grammar of `protocol/STOL-FORMAT.md` §7, no more lenient: the first line is the
+    /// key line (ASCII whitespace around lines ignored); after it, blank lines, `#` comments
+    /// and `name: value` lines (a colon, then a space), of which only `not-after` is known.
     public static func parse(_ text: String, source: String) throws(SigningKeyError) -> PublicKeyFile {
         var key: Ed25519.PublicKey?
         var notAfter: Int64?
         for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             let line = rawLine.trimmingASCIIWhitespace()
-            if line.isEmpty || line.hasPrefix("#") { continue }
             if key == nil {
+                // The key line comes first: not a comment, not a blank line.
                 key = try SigningKeyFile.parsePublicKey(Array(line.utf8), source: source)
                 continue
             }
-            let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingASCIIWhitespace() }
-            guard parts.count == 2, parts[0] == "not-after" else {
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let colon = line.firstIndex(of: ":"), line[line.index(after: colon)...].first == " " else {
+                throw .malformed(source: source, reason: "unexpected line \"\(line.prefix(40))\" (after the key only name: value lines)")
+            }
+            let parts = [String(line[..<colon]), line[line.index(after: colon)...].trimmingASCIIWhitespace()]
+            guard parts[0] == "not-after" else {
                 throw .malformed(source: source, reason: "unexpected line \"\(line.prefix(40))\" (only not-after: DATE may follow the key)")
             }
             guard notAfter == nil else { throw .malformed(source: source, reason: "two not-after lines") }

@@ -15,14 +15,18 @@ import Synchronization
 /// It never parses untrusted bytes (the privilege separation of OpenSSH's
 /// monitor): it checks the caller, the file's size (`fstat`) and that no other
 /// import runs, hands the descriptor to a fresh, sandboxed `stol-verifyd` and
-/// relays its progress. It reads only the file's header (at most 288 bytes at fixed
-/// offsets) and checks its key and signature itself. The verified database comes
+/// relays its progress. It parses only the file's header (at most 288 bytes at fixed
+/// offsets), hashes the payload after it without interpreting a byte, and checks the
+/// checksum, key and signature itself, in the format's order. The verified database comes
 /// back as `chunk` frames, which it writes to `databases/.staging/stol_import_<uuid>.sqlite`
 /// and hashes; only when the size and SHA-256 match the content the header signs
-/// (version 2: never the verifier's own announcement; version 1 signs no content, so
-/// there it is the verifier's `done`) (and the file is
-/// not an older build of an installed release, and its ids are the installed
-/// releases' namespace) does it fsync and rename it to `releases/<release>.sqlite`.
+/// (never the verifier's own announcement) and the file is not an older build of an
+/// installed release — its build time read by this process from those signed bytes, not
+/// from the verifier's `done` — and its ids are the installed releases' namespace does it
+/// fsync and rename it to `releases/<release>.sqlite`. Every install decision is taken
+/// from signed facts. Format version 1 signs no content, so what it installs would be the
+/// verifier's word: it is refused unless the operator allows it (`allowsFormatVersion1`,
+/// `STOL_ALLOW_FORMAT_1`), the weaker guarantee the documentation names.
 /// Anything else — a verifier that fails or dies, a client that leaves, a full
 /// disk, this process killed — leaves every installed release and the activation
 /// state as they were (the staging file is removed now, or at the next start).
@@ -39,15 +43,29 @@ public final class ImportCoordinator: StreamingFramedService {
         public var trustedKeys: @Sendable () -> Result<TrustedKeys, ImportError>
         /// The clock keys' `not-after` is compared with (tests move it).
         public var now: @Sendable () -> Int64
+        /// Whether a correctly signed format version 1 file may be installed. Version 1
+        /// signs no content: what it installs is whatever the verifier produced, so a
+        /// compromised verifier could install a database of its choosing. Off unless the
+        /// operator turns it on (`STOL_ALLOW_FORMAT_1=yes`).
+        public var allowsFormatVersion1: Bool
 
         public init(adminGroupID: UInt32?, verifierStallTimeout: Duration = .seconds(120),
                     trustedKeys: @escaping @Sendable () -> Result<TrustedKeys, ImportError> = { TrustedKey.load() },
-                    now: @escaping @Sendable () -> Int64 = TrustedKeys.currentTime) {
+                    now: @escaping @Sendable () -> Int64 = TrustedKeys.currentTime,
+                    allowsFormatVersion1: Bool = false) {
             self.adminGroupID = adminGroupID
             self.verifierStallTimeout = verifierStallTimeout
             self.trustedKeys = trustedKeys
             self.now = now
+            self.allowsFormatVersion1 = allowsFormatVersion1
         }
+    }
+
+    /// `STOL_ALLOW_FORMAT_1`'s value: `yes`, `true` or `1` allow version 1; anything else,
+    /// or nothing, does not (a misspelt value keeps the stronger guarantee).
+    public static func allowsFormatVersion1(_ value: String?) -> Bool {
+        guard let value else { return false }
+        return ["yes", "true", "1"].contains(value.lowercased())
     }
 
     /// The running import, for `status`.
@@ -122,12 +140,31 @@ public final class ImportCoordinator: StreamingFramedService {
             status.importStage = running.stage
             status.importFraction = running.fraction
         }
+        status.trustProblems = Self.trustProblems(configuration.trustedKeys())
+        status.formatVersion1Allowed = configuration.allowsFormatVersion1
         return status
     }
 
-    private func done(release: String = "", alreadyInstalled: Bool = false, header: StolHeader? = nil) -> Response {
+    /// What `status` and the log say of the trusted keys: why none is trusted, or the
+    /// files that were not read and the keys held twice.
+    static func trustProblems(_ keys: Result<TrustedKeys, ImportError>) -> [String] {
+        switch keys {
+        case .success(let keys): keys.problems
+        case .failure(let error): [error.protocolError.message]
+        }
+    }
+
+    /// The final answer. `endsImport`: the import this connection ran is over, so the
+    /// state it describes has no import running (the slot is released just after).
+    private func done(release: String = "", alreadyInstalled: Bool = false, header: StolHeader? = nil,
+                      endsImport: Bool = false) -> Response {
         var done = Stol_V1_ImportDone()
         done.status = status()
+        if endsImport {
+            done.status.importRunning = false
+            done.status.importStage = .unspecified
+            done.status.importFraction = 0
+        }
         done.release = release
         done.alreadyInstalled = alreadyInstalled
         if let header {
@@ -174,7 +211,8 @@ public final class ImportCoordinator: StreamingFramedService {
 
         // The header, checked here and not only by the verifier: its key, its signature
         // and, for version 2, the content it signs, which is what the staged bytes must be.
-        let header = try authenticatedHeader(descriptor.rawValue)
+        let header = try authenticatedHeader(descriptor.rawValue, logger: context.logger)
+        if header.formatVersion == 1, !configuration.allowsFormatVersion1 { throw ImportError.formatVersion1NotAllowed }
         var base: OwnedFileDescriptor?
         if header.formatVersion == 2 {
             if !body.allowIDNamespaceChange, header.idNamespace != ReleaseName.unknown,
@@ -217,6 +255,11 @@ public final class ImportCoordinator: StreamingFramedService {
         defer { staged.discard() }
         let verified = try receiveVerifiedDatabase(from: verifier, into: staged, header: header, context: context, relay: relay)
         let verifySeconds = ContinuousClock.now - started
+        // The build time a downgrade is judged by: version 2, read here from the staged
+        // bytes, which are the signed content to the byte; version 1 (allowed by the
+        // operator), the verifier's word.
+        let buildTime = header.formatVersion == 2 ? try signedBuildTime(of: staged, reported: verified.buildTime)
+                                                  : verified.buildTime
 
         let release: String
         if header.formatVersion == 2 {
@@ -231,13 +274,13 @@ public final class ImportCoordinator: StreamingFramedService {
             // Removed before the answer, not after (the defer): once told "nothing changed",
             // a client may look at the state directory at once, and it must find it as it was.
             staged.discard()
-            try? send(done(release: release, alreadyInstalled: true, header: header))
+            try? send(done(release: release, alreadyInstalled: true, header: header, endsImport: true))
             return
         }
         // Another release is never a downgrade: only an older build of the same one.
         if !body.allowDowngrade, let installed = store.reference(release)?.buildTime, !installed.isEmpty,
-           !verified.buildTime.isEmpty, verified.buildTime < installed {
-            throw ImportError.downgradeRefused(installed: installed, offered: verified.buildTime)
+           !buildTime.isEmpty, buildTime < installed {
+            throw ImportError.downgradeRefused(installed: installed, offered: buildTime)
         }
         // Ids of another namespace would silently name other taxa for every user
         // (version 2 was checked against its signed header before the verifier ran).
@@ -257,7 +300,7 @@ public final class ImportCoordinator: StreamingFramedService {
         try store.install(staged, release: release)
         pausePoints.reached("import:installed")
         context.logger.notice("release installed", metadata: ["release": "\(release)",
-            "bytes": "\(verified.sqliteBytes)", "build_time": "\(verified.buildTime)",
+            "bytes": "\(verified.sqliteBytes)", "build_time": "\(buildTime)",
             "format_version": "\(header.formatVersion)", "key_id": "\(header.keyID?.description ?? verified.keyID)",
             "delta": "\(header.kind == .delta)",
             "verify_seconds": "\(verifySeconds)", "seconds": "\(ContinuousClock.now - started)"])
@@ -267,20 +310,45 @@ public final class ImportCoordinator: StreamingFramedService {
         installing.bytesDone = verified.sqliteBytes
         installing.bytesTotal = verified.sqliteBytes
         try? relay(installing)
-        try? send(done(release: release, header: header))
+        try? send(done(release: release, header: header, endsImport: true))
     }
 
     /// Reads the file's header (at most 288 bytes at fixed offsets: the only bytes of an
-    /// untrusted file this process reads) and checks key, signature and form.
-    private func authenticatedHeader(_ fd: Int32) throws -> StolHeader {
-        let keys = try configuration.trustedKeys().get()
-        do {
+    /// untrusted file this process parses), hashes the payload after it (bytes it never
+    /// interprets), then checks key, signature and form: the checks of
+    /// `protocol/STOL-FORMAT.md` §6 in their order, so that a damaged payload digest is
+    /// `CHECKSUM_MISMATCH` here as in `stol-pipeline verify`, never `SIGNATURE_INVALID`.
+    private func authenticatedHeader(_ fd: Int32, logger: Logger) throws -> StolHeader {
+        let loaded = configuration.trustedKeys()
+        for problem in Self.trustProblems(loaded) { logger.warning("trusted keys: \(problem)") }
+        let keys = try loaded.get()
+        do throws(StolFormatError) {
             let header = try StolHeader.read(fromDescriptor: fd)
+            guard try SHA256.hash(fileDescriptor: fd, from: UInt64(header.size)).digest == header.payloadSHA256 else {
+                throw .checksumMismatch
+            }
             try header.authenticate(with: keys, now: configuration.now())
             return header
         } catch {
             throw ImportError.verification(error)
         }
+    }
+
+    /// The build time of a version 2 file's database, read from the staged bytes (which
+    /// ``receiveVerifiedDatabase`` checked are the signed content) through the same reader
+    /// as an installed release's. A verifier whose `done` reports another build time
+    /// contradicts the signed content and is not believed on anything.
+    private func signedBuildTime(of staged: AtomicFile, reported: String) throws -> String {
+        let facts: DatabaseFacts
+        do throws(ImportError) {
+            facts = try ReferenceDatabaseStore.read(path: staged.temporaryPath)
+        } catch {
+            throw ImportError.verifierFailed("the signed content cannot be read as a database: \(error.protocolError.message)")
+        }
+        guard facts.buildTime == reported else {
+            throw ImportError.verifierFailed("it reports build time \(reported.prefix(64)), the signed content \(facts.buildTime)")
+        }
+        return facts.buildTime
     }
 
     /// True when `release` is installed with exactly the content `sha256` (an import
@@ -381,6 +449,11 @@ public final class ImportCoordinator: StreamingFramedService {
                 }
                 try relay(progress)
             case .chunk(let chunk):
+                // The protocol's chunk size (PROTOCOL.md §7): a larger one is a verifier that
+                // does not follow it, whatever the frame limit would let through.
+                guard chunk.data.count <= ImportLimits.chunkBytes else {
+                    throw ImportError.verifierFailed("it sent a chunk of \(chunk.data.count) bytes, over the \(ImportLimits.chunkBytes)-byte limit")
+                }
                 bytes += UInt64(chunk.data.count)
                 if header.formatVersion == 2, bytes > header.contentSize {
                     throw ImportError.contentMismatch("the verifier sent more than the \(header.contentSize) bytes the header signs")

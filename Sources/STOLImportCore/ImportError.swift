@@ -30,6 +30,9 @@ public enum ImportError: Error, Equatable, ProtocolErrorConvertible {
     case deltaBaseMismatch(baseRelease: String, installedSHA256: String?)
     /// What the verifier sent is not what the file's header signs (the coordinator's own check).
     case contentMismatch(String)
+    /// A format version 1 file where the operator has not allowed version 1: it signs no
+    /// content the coordinator can check, so what it installs would be the verifier's word.
+    case formatVersion1NotAllowed
     case verifierUnavailable(String)
     case verifierFailed(String)
     /// An unexpected I/O failure in the coordinator (staging, rename, activation state).
@@ -91,6 +94,12 @@ public enum ImportError: Error, Equatable, ProtocolErrorConvertible {
         case .contentMismatch(let detail):
             ProtocolError(.contentHashMismatch, "the database the verifier produced is not the signed content: \(detail)",
                           details: ["check": "content_sha_256"])
+        case .formatVersion1NotAllowed:
+            ProtocolError(.formatVersionNotAllowed,
+                          "the file is .stol format version 1, which signs no content this machine can check against "
+                          + "what the verifier produces; re-sign the database as version 2 (stol-pipeline sign), or let "
+                          + "stol-importd take version 1 with STOL_ALLOW_FORMAT_1=yes (the weaker guarantee)",
+                          details: ["format_version": "1"])
         case .verifierUnavailable(let detail): ProtocolError(.unavailable, "the verifier is not reachable: \(detail)")
         case .verifierFailed(let detail): ProtocolError(.internal, "the verifier failed: \(detail)")
         case .storage(let detail): ProtocolError(.internal, "installing failed: \(detail)")

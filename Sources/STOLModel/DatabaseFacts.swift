@@ -96,7 +96,7 @@ extension DatabaseFacts {
         }
         guard ReleaseName.isValid(provenance.release) else {
             throw .provenance("the release '\(provenance.release.prefix(80))' cannot name an installed release "
-                              + "(1–64 letters, digits, '.', '_', '+', '-'; not 'bundled')")
+                              + "(1–32 letters, digits, '.', '_', '+', '-', the first a letter or digit; not 'bundled')")
         }
         return provenance
     }

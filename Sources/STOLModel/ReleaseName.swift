@@ -13,9 +13,12 @@ public enum ReleaseName {
     public static let unknown = "unknown"
     /// The name that pins the bundled database (never an installed release's).
     public static let bundled = "bundled"
-    public static let maximumLength = 64
+    /// The signed header's text field (`protocol/STOL-FORMAT.md` §1.1): one grammar for the
+    /// release a header signs, the one a database's provenance names and the one installed,
+    /// so that every installed release can be signed again.
+    public static let maximumLength = 32
 
-    /// Whether `name` can name an installed release: 1–64 of `A–Z a–z 0–9 . _ + -`,
+    /// Whether `name` can name an installed release: 1–32 of `A–Z a–z 0–9 . _ + -`,
     /// starting with a letter or digit, and not ``bundled``.
     public static func isValid(_ name: String) -> Bool {
         guard !name.isEmpty, name.utf8.count <= maximumLength, name != bundled,

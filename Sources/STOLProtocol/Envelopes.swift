@@ -3,6 +3,10 @@ import SwiftProtobuf
 /// A service's request envelope: an `id` the response echoes, and a `oneof` body.
 public protocol RequestEnvelope: SwiftProtobuf.Message, Sendable {
     var id: UInt64 { get set }
+    /// Whether the request only reads (PROTOCOL.md §1.3, graceful shutdown): a client may send it again on a
+    /// new connection when the first one was reset before any answer (a daemon restarted
+    /// by a package upgrade), since applying it twice changes nothing. Writes never are.
+    var isReadOnly: Bool { get }
 }
 
 /// A service's response envelope: the echoed `id`, and a `oneof` result or a typed error.
@@ -35,10 +39,30 @@ extension ResponseEnvelope {
     }
 }
 
-extension Stol_V1_TaxonomyRequest: RequestEnvelope {}
-extension Stol_V1_FavoritesRequest: RequestEnvelope {}
-extension Stol_V1_ImportRequest: RequestEnvelope {}
-extension Stol_V1_VerifyRequest: RequestEnvelope {}
+/// taxonomy.sock serves one read-only database: every request reads.
+extension Stol_V1_TaxonomyRequest: RequestEnvelope {
+    public var isReadOnly: Bool { true }
+}
+
+extension Stol_V1_FavoritesRequest: RequestEnvelope {
+    public var isReadOnly: Bool {
+        switch body {
+        case .isFavorite, .list, .count, .storage: true
+        case .add, .remove, .toggle, .clear, .forgetMe, .merge, .backup, .prepareRestore, .restore, nil: false
+        }
+    }
+}
+
+extension Stol_V1_ImportRequest: RequestEnvelope {
+    public var isReadOnly: Bool {
+        if case .status = body { true } else { false }
+    }
+}
+
+/// The verifier's one exchange carries a descriptor and is never repeated.
+extension Stol_V1_VerifyRequest: RequestEnvelope {
+    public var isReadOnly: Bool { false }
+}
 extension ResponseEnvelope {
     public var notices: [String] { [] }
 }

@@ -77,6 +77,7 @@ extension Stol_V1_ErrorCode {
         case .keyRevoked: "KEY_REVOKED"
         case .contentHashMismatch: "CONTENT_HASH_MISMATCH"
         case .deltaBaseMismatch: "DELTA_BASE_MISMATCH"
+        case .formatVersionNotAllowed: "FORMAT_VERSION_NOT_ALLOWED"
         case .UNRECOGNIZED(let value): "UNRECOGNIZED_\(value)"
         }
     }

@@ -29,15 +29,28 @@ public struct WatchdogService: Service {
         heartbeat.isFresh(within: interval / 2, at: now)
     }
 
+    /// What to log when no ping is due: nothing while the loops may still be starting
+    /// (a daemon is checked before its first loop stamps, and a start is no error); once
+    /// one pinged, that a loop stopped; if none ever stamped within a whole interval, that
+    /// none started. systemd acts on the missing pings either way.
+    public func warning(pingedBefore: Bool, startedAt start: ContinuousClock.Instant,
+                        at now: ContinuousClock.Instant = .now) -> String? {
+        if pingedBefore { return "a serving loop has stopped: no more watchdog pings" }
+        if now - start >= interval { return "no serving loop started within the watchdog interval: no watchdog pings" }
+        return nil
+    }
+
     public func run() async throws {
         logger.debug("watchdog fed by the serving loops", metadata: ["interval": "\(interval)"])
-        var warned = false
+        let started = ContinuousClock.now
+        var warned = false, pinged = false
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             if shouldPing() {
                 ping()
                 warned = false
-            } else if !warned {
-                logger.error("a serving loop has stopped: no more watchdog pings")
+                pinged = true
+            } else if !warned, let warning = warning(pingedBefore: pinged, startedAt: started) {
+                logger.error("\(warning)")
                 warned = true
             }
             // Cut short by graceful shutdown: the daemon is stopping then.

@@ -16,6 +16,16 @@ public enum TransportError: Error, Equatable, CustomStringConvertible {
     case framing(FramingError)
     case encoding(String)
 
+    /// The connection ended under the exchange: closed or reset by the other side
+    /// (a daemon that exited or restarted), not refused, timed out or malformed.
+    public var isConnectionLost: Bool {
+        switch self {
+        case .closedByPeer: true
+        case .send(let code), .receive(let code): code == ECONNRESET || code == EPIPE || code == ECONNABORTED
+        default: false
+        }
+    }
+
     public var description: String {
         switch self {
         case .connect(let path, let code): "cannot connect to \(path): \(String(cString: strerror(code)))"

@@ -46,6 +46,9 @@ enum ImportStatusText {
         /// The default release ("" while the bundled database serves) and every installed one.
         let defaultRelease: String
         let releases: [String]
+        /// What is wrong with the trusted keys; whether format version 1 files are installed.
+        let trustProblems: [String]
+        let formatVersion1Allowed: Bool
         /// After `db import`: what was imported (absent for the other commands).
         var imported: Imported?
 
@@ -66,6 +69,7 @@ enum ImportStatusText {
             case referenceSchemaVersion = "reference_schema_version", referenceFingerprint = "reference_fingerprint"
             case importRunning = "import_running", importStage = "import_stage", importFraction = "import_fraction"
             case defaultRelease = "default_release", releases, imported
+            case trustProblems = "trust_problems", formatVersion1Allowed = "format_version_1_allowed"
         }
     }
 
@@ -77,6 +81,8 @@ enum ImportStatusText {
             referenceFingerprint: status.referenceFingerprint,
             importStage: status.importRunning ? status.importStage.protoName : "", importFraction: status.importFraction,
             defaultRelease: status.defaultRelease, releases: status.releases.map(\.release),
+            trustProblems: status.trustProblems.map(TextFormatter.escapingControlCharacters),
+            formatVersion1Allowed: status.formatVersion1Allowed,
             imported: imported.map { .init(release: $0.release, alreadyInstalled: $0.alreadyInstalled, keyID: $0.keyID,
                                            formatVersion: $0.formatVersion) }))
     }
@@ -107,6 +113,14 @@ enum ImportStatusText {
                          "\(Int((status.importFraction * 100).rounded(.down)))%")
         } else {
             lines.append("import running:     no")
+        }
+        lines.append("format version 1:   " + (status.formatVersion1Allowed
+            ? "installed (STOL_ALLOW_FORMAT_1: its content is the verifier's word)" : "refused (it signs no content)"))
+        if status.trustProblems.isEmpty {
+            lines.append("trusted keys:       no problem")
+        } else {
+            lines.append("trusted keys:       \(status.trustProblems.count) problem\(status.trustProblems.count == 1 ? "" : "s")")
+            lines += status.trustProblems.map { "  " + TextFormatter.escapingControlCharacters($0) }
         }
         return lines.joined(separator: "\n")
     }
@@ -169,9 +183,13 @@ struct DatabaseImport: ParsableCommand {
             when signed by a key in /usr/share/stol/keys or /etc/stol/keys that is neither expired \
             nor revoked (UNKNOWN_KEY, KEY_EXPIRED, KEY_REVOKED name the key id).
 
-            Exit codes: 0 installed (or already installed), 7 the file failed verification (the message names the check), \
+            A format version 1 file signs no content, so it is refused (FORMAT_VERSION_NOT_ALLOWED) unless \
+            stol-importd runs with STOL_ALLOW_FORMAT_1=yes (`db status` says which).
+
+            Exit codes: 0 installed (or already installed), 7 the file was refused (it failed verification, the \
+            message naming the check; or DOWNGRADE_REFUSED, ID_NAMESPACE_MISMATCH, FORMAT_VERSION_NOT_ALLOWED), \
             4 not an administrator, 5 the service is not running or another import runs, 1 other failures \
-            (DOWNGRADE_REFUSED, NO_SPACE, INTERNAL).
+            (NO_SPACE, INTERNAL). Messages from the services are printed with control characters escaped.
             """)
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Install even if the file was built before the installed build of its release.")

@@ -127,7 +127,12 @@ struct FavBackup: ParsableCommand {
             let client = FavoritesClient(service: "favorites", path: global.paths.favoritesSocket,
                                          timeout: global.answerTimeout(standard: .seconds(600)))
             let done = try client.ask(.with { $0.body = .backup(.init()) }, as: Stol_V1_BackupDone.self)
-            defer { try? FileManager.default.removeItem(atPath: done.directory) }
+            defer {
+                // The daemon's copy, then its `.backup` directory when no other backup runs
+                // (rmdir(2) leaves a directory that is not empty): nothing stays behind.
+                try? FileManager.default.removeItem(atPath: done.directory)
+                rmdir(AtomicFile.directory(of: done.directory))
+            }
             var users: [FavoritesBackupManifest.User] = []
             for user in done.users {
                 let name = "\(user.uid).sqlite"
@@ -172,6 +177,8 @@ struct FavRestore: ParsableCommand {
             let staging = try client.ask(.with { $0.body = .prepareRestore(.init()) }, as: Stol_V1_RestoreStaging.self).directory
             var owner = stat()
             guard stat(staging, &owner) == 0 else { throw .local("cannot reach the restore directory \(staging)") }
+            // The daemon deletes each staged file; the directory goes when no other restore uses it.
+            defer { rmdir(staging) }
             /// Stages one file (owned by the daemon's user) and asks for it; the daemon deletes it.
             func send(_ file: BackupFiles.UserFile, checkOnly: Bool) throws(ClientError) -> Stol_V1_Merged {
                 let name = "\(file.uid)-\(getpid())-\(checkOnly ? "check" : "merge").sqlite"

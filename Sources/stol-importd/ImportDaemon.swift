@@ -21,7 +21,11 @@ struct ImportDaemon: AsyncParsableCommand {
             over databases/reference.sqlite; activation state is databases/activation.json, replaced the \
             same way. At start it removes what an interrupted import left in databases/. Serves the \
             socket systemd passes (FileDescriptorName=import) or binds --socket with mode 0660.
-            Environment: STOL_RUNTIME_DIR, STOL_STATE_DIR, STOL_ADMIN_GROUP, STOL_LOG_LEVEL.\(testHooks)
+            A format version 1 file signs no content this daemon can check, so it is refused \
+            (FORMAT_VERSION_NOT_ALLOWED) unless STOL_ALLOW_FORMAT_1=yes: then what it installs is the \
+            verifier's word.
+            Environment: STOL_RUNTIME_DIR, STOL_STATE_DIR, STOL_ADMIN_GROUP, STOL_ALLOW_FORMAT_1, \
+            STOL_LOG_LEVEL.\(testHooks)
             Exit status: 0 after SIGTERM or the idle exit; 64 usage; 71 the sandbox cannot be entered; \
             78 misconfiguration (a state directory it cannot prepare, a socket that cannot be bound).
             """)
@@ -52,9 +56,14 @@ struct ImportDaemon: AsyncParsableCommand {
                 logger.notice("test pause points armed", metadata: ["stages": "\(pausePoints.armedStages.joined(separator: ","))"])
             }
             let environment = context.environment
+            let allowsVersion1 = ImportCoordinator.allowsFormatVersion1(environment["STOL_ALLOW_FORMAT_1"])
+            if allowsVersion1 {
+                logger.notice("format version 1 files allowed (STOL_ALLOW_FORMAT_1): what they install is the verifier's word")
+            }
             let coordinator = ImportCoordinator(paths: context.paths,
                                                 configuration: .init(adminGroupID: groupID,
-                                                                     trustedKeys: { TrustedKey.load(environment: environment) }),
+                                                                     trustedKeys: { TrustedKey.load(environment: environment) },
+                                                                     allowsFormatVersion1: allowsVersion1),
                                                 pausePoints: pausePoints)
             do throws(ImportError) {
                 try coordinator.store.prepare(logger: logger)

@@ -154,8 +154,8 @@ struct Sign: ParsableCommand {
         }
         let labels = StolFile.Labels(release: rows["release"] ?? ReleaseName.unknown,
                                      idNamespace: rows["id_namespace"] ?? ReleaseName.unknown)
-        guard StolHeader.isValidText(labels.release), StolHeader.isValidText(labels.idNamespace) else {
-            throw NotSignable(description: "the release \"\(labels.release)\" or id namespace \"\(labels.idNamespace)\" cannot be signed into a header (1–32 of A–Z a–z 0–9 . _ + -)")
+        guard StolHeader.isValidRelease(labels.release), StolHeader.isValidText(labels.idNamespace) else {
+            throw NotSignable(description: "the release \"\(labels.release)\" or id namespace \"\(labels.idNamespace)\" cannot be signed into a header (1–32 of A–Z a–z 0–9 . _ + -, the first a letter or digit; a release never 'bundled')")
         }
         return labels
     }
@@ -240,8 +240,11 @@ struct Verify: ParsableCommand {
                 print("  ok  \(Self.describe(check))")
             }
             if verified.header.formatVersion == 2 {
-                let kind = verified.header.kind == .delta ? "delta from \(verified.header.baseRelease) to" : "database of"
-                print("  ok  \(kind) release \(verified.header.release), ids \(verified.header.idNamespace), signed by \(verified.keyID)")
+                // What the header signs, not what the database says of itself: this command runs
+                // no database checks (the verifier's provenance check compares the two on import).
+                let kind = verified.header.kind == .delta ? "a delta from \(verified.header.baseRelease) to" : "a database of"
+                print("  ok  the signed header names \(kind) release \(verified.header.release), ids \(verified.header.idNamespace), "
+                      + "signed by \(verified.keyID) (the database's own provenance is checked on import)")
             } else {
                 print("  ok  format version 1 (read until 2027-06-30), signed by \(verified.keyID)")
             }

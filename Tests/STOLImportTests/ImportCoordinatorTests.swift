@@ -7,6 +7,7 @@ import STOLFileSystem
 import STOLContainer
 import STOLFormat
 import STOLImport
+import STOLImportCore
 import STOLModel
 import STOLProtocol
 import STOLServer
@@ -41,9 +42,13 @@ final class ImportCoordinatorTests: XCTestCase {
     /// an expired and two revoked keys (``CorpusKeys``).
     static let trust = CorpusKeys.trust(ImportFixture.key.publicKey)
 
-    func coordinator(adminGroupID: UInt32? = nil) throws -> ImportCoordinator {
+    /// A coordinator as `stol-importd` makes one: format version 1 refused unless
+    /// `allowsFormatVersion1` (the operator's `STOL_ALLOW_FORMAT_1`), as the tests of
+    /// version 1's path allow it.
+    func coordinator(adminGroupID: UInt32? = nil, allowsFormatVersion1: Bool = false) throws -> ImportCoordinator {
         let coordinator = ImportCoordinator(paths: paths, configuration: .init(adminGroupID: adminGroupID,
-                                                                              trustedKeys: { .success(Self.trust) }))
+                                                                              trustedKeys: { .success(Self.trust) },
+                                                                              allowsFormatVersion1: allowsFormatVersion1))
         try coordinator.store.prepare(logger: quietLogger)
         return coordinator
     }
@@ -98,6 +103,31 @@ final class ImportCoordinatorTests: XCTestCase {
         XCTAssertNil(fileDigest(paths.activationState))
     }
 
+    /// `status` lists what is wrong with the trusted keys as read now, and whether
+    /// version 1 is allowed: an operator sees a duplicated key without importing.
+    func testStatus_namesTrustProblems_andWhetherVersion1IsAllowed() throws {
+        let keys = directory + "/keys"
+        try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
+        let key = ImportFixture.key.publicKey
+        try SigningKeyFile.writePublicKeyFile(PublicKeyFile.text(key, notAfter: "2020-01-01"), to: keys + "/a.pub", overwrite: false)
+        try SigningKeyFile.writePublicKey(key, to: keys + "/z.pub", overwrite: false)
+        try Data("# a comment first\n".utf8 + Data(PublicKeyFile.text(key, notAfter: nil).utf8))
+            .write(to: URL(fileURLWithPath: keys + "/commented.pub"))
+        let coordinator = ImportCoordinator(paths: paths, configuration: .init(
+            adminGroupID: nil, trustedKeys: { TrustedKey.load(environment: ["STOL_TRUSTED_KEY": keys]) },
+            allowsFormatVersion1: true))
+        try coordinator.store.prepare(logger: quietLogger)
+        let status = coordinator.status()
+        XCTAssertTrue(status.formatVersion1Allowed)
+        XCTAssertEqual(status.trustProblems.count, 2, status.trustProblems.description)
+        XCTAssertTrue(status.trustProblems.contains { $0.contains("commented.pub") }, status.trustProblems.description)
+        XCTAssertTrue(status.trustProblems.contains { $0.contains("a.pub") && $0.contains("z.pub") }, status.trustProblems.description)
+        try Data("not an id\n".utf8).write(to: URL(fileURLWithPath: keys + "/revoked"))
+        let broken = coordinator.status().trustProblems
+        XCTAssertEqual(broken.count, 1)
+        XCTAssertTrue(broken.first?.contains("revocation list") == true, broken.description)
+    }
+
     func testStatus_whenCallerIsInAdminGroup_orRoot_isAnswered() throws {
         let coordinator = try coordinator(adminGroupID: 4242)
         for caller in [context(uid: 1000, groups: [4242]), context(uid: 1000, gid: 4242), context(uid: 0)] {
@@ -116,7 +146,7 @@ final class ImportCoordinatorTests: XCTestCase {
     }
 
     func testImport_whenVerifierIsNotRunning_answersUnavailableAndChangesNothing() throws {
-        let coordinator = try coordinator()
+        let coordinator = try coordinator(allowsFormatVersion1: true)
         let answers = try importFile(signedVersion1File, coordinator)
         XCTAssertEqual(answers.last?.protocolError?.code, .unavailable)
         XCTAssertFalse(coordinator.status().importRunning, "the import slot is released after a failure")
@@ -142,6 +172,10 @@ final class ImportCoordinatorTests: XCTestCase {
         XCTAssertEqual(fileDigest(paths.releaseDatabase(ReleaseName.unknown)), SHA256.hash(sqlite).hexString)
         XCTAssertTrue(done.status.referencePresent)
         XCTAssertFalse(done.status.referenceActive)
+        XCTAssertFalse(done.status.importRunning, "the final answer describes the state after the import")
+        XCTAssertEqual(done.status.importStage, .unspecified)
+        XCTAssertEqual(done.status.trustProblems, [])
+        XCTAssertFalse(done.status.formatVersion1Allowed)
         XCTAssertEqual(done.status.referenceSizeBytes, UInt64(sqlite.count))
         XCTAssertEqual(done.status.referenceSchemaVersion, UInt32(TaxonomySchema.currentVersion))
         XCTAssertEqual(done.status.referenceFingerprint, FileStat(path: paths.releaseDatabase(ReleaseName.unknown))?.fingerprint)
@@ -229,7 +263,7 @@ final class ImportCoordinatorTests: XCTestCase {
     private func assertRefusedAndUnchanged(_ frames: [Stol_V1_VerifyResponse], code: Stol_V1_ErrorCode,
                                            importing stol: [UInt8] = signedVersion1File,
                                            file: StaticString = #filePath, line: UInt = #line) throws {
-        let coordinator = try coordinator()
+        let coordinator = try coordinator(allowsFormatVersion1: true)
         try Data("installed before".utf8).write(to: URL(fileURLWithPath: paths.releaseDatabase(ReleaseName.unknown)))
         try ActivationState(useReferenceDB: true).write(path: paths.activationState)
         let before = (fileDigest(paths.releaseDatabase(ReleaseName.unknown)), fileDigest(paths.activationState))
@@ -270,7 +304,7 @@ final class ImportCoordinatorTests: XCTestCase {
 
     /// The right bytes, with a `done` that lies about them: each lie is refused.
     func testAVerifierThatSendsTheRightBytesWithALyingDone_isRefused_andNothingChanges() throws {
-        let signed = try ImportFixture.databaseBytes()
+        let signed = try ImportFixture.database(builtAt: "2026-01-01T00:00:00Z", in: directory)
         let file = StolCorpus.sign(signed, key: ImportFixture.key)
         let labels = StolCorpus.labels(of: signed)
         var right = done(bytes: UInt64(signed.count), sha256: SHA256.hash(signed))
@@ -278,13 +312,14 @@ final class ImportCoordinatorTests: XCTestCase {
             right.done.provenance.release = labels.release
             right.done.provenance.idNamespace = labels.idNamespace
         }
-        var wrongDigest = right, wrongSize = right, wrongRelease = right, wrongSchema = right
+        var wrongDigest = right, wrongSize = right, wrongRelease = right, wrongSchema = right, wrongBuildTime = right
         wrongDigest.done.sqliteSha256 = Data(SHA256.hash(Array("something else".utf8)))
         wrongSize.done.sqliteBytes += 1
         wrongRelease.done.provenance.release = "2099.1.1"
         wrongRelease.done.provenance.idNamespace = "ncbi-taxid"
         wrongSchema.done.schemaVersion = 2
-        for lie in [wrongDigest, wrongSize, wrongRelease, wrongSchema] {
+        wrongBuildTime.done.buildTime = "2099-01-01T00:00:00Z"
+        for lie in [wrongDigest, wrongSize, wrongRelease, wrongSchema, wrongBuildTime] {
             try assertRefusedAndUnchanged([chunk(signed), lie], code: .internal, importing: file)
             tearDown()
             try setUpWithError()
@@ -295,6 +330,87 @@ final class ImportCoordinatorTests: XCTestCase {
         let honest = try importFile(file, coordinator).last
         guard case .done = honest?.result else { return XCTFail("the honest answer was refused: \(honest.map { "\($0)" } ?? "")") }
         XCTAssertEqual(fileDigest(paths.releaseDatabase(labels.release)), SHA256.hash(signed).hexString)
+    }
+
+    /// A rollback through a lying verifier: the older build of an installed release, correctly
+    /// signed, sent byte for byte with a `done` that claims a build time after the installed
+    /// one. The coordinator reads the build time from the signed bytes themselves: the lie
+    /// is refused, and the truth is a downgrade.
+    func testAVerifierThatClaimsALaterBuildTime_installsNoOlderBuild() throws {
+        let newer = try ImportFixture.database(builtAt: "2026-06-01T00:00:00Z", in: directory)
+        let older = try ImportFixture.database(builtAt: "2025-06-01T00:00:00Z", in: directory)
+        let olderFile = StolCorpus.sign(older, key: ImportFixture.key)
+        let labels = StolCorpus.labels(of: older)
+        let release = labels == .unknown ? ReleaseName.unknown : labels.release
+        func verifierDone(buildTime: String) -> Stol_V1_VerifyResponse {
+            var answer = done(bytes: UInt64(older.count), sha256: SHA256.hash(older), buildTime: buildTime)
+            if labels != .unknown {
+                answer.done.provenance.release = labels.release
+                answer.done.provenance.idNamespace = labels.idNamespace
+            }
+            return answer
+        }
+        let coordinator = try coordinator()
+        try scriptedVerifierInstalling(newer, builtAt: "2026-06-01T00:00:00Z", coordinator)
+        let before = (fileDigest(paths.releaseDatabase(release)), fileDigest(paths.activationState))
+        XCTAssertEqual(before.0, SHA256.hash(newer).hexString)
+        for claimed in ["2099-01-01T00:00:00Z", "2026-06-01T00:00:00Z"] {
+            try scriptedVerifier([chunk(older), verifierDone(buildTime: claimed)])
+            let lie = try importFile(olderFile, coordinator).last?.protocolError
+            XCTAssertEqual(lie?.code, .internal, "\(claimed): \(lie.map { "\($0)" } ?? "installed")")
+            XCTAssertTrue(lie?.message.contains("2025-06-01T00:00:00Z") == true, lie?.message ?? "")
+            XCTAssertEqual(fileDigest(paths.releaseDatabase(release)), before.0, claimed)
+            XCTAssertEqual(stagingFiles, [], claimed)
+        }
+        try scriptedVerifier([chunk(older), verifierDone(buildTime: "2025-06-01T00:00:00Z")])
+        let truth = try importFile(olderFile, coordinator).last?.protocolError
+        XCTAssertEqual(truth?.code, .downgradeRefused)
+        XCTAssertEqual(truth?.details["offered_build_time"], "2025-06-01T00:00:00Z")
+        XCTAssertEqual(fileDigest(paths.releaseDatabase(release)), before.0)
+        XCTAssertEqual(fileDigest(paths.activationState), before.1)
+    }
+
+    /// Installs `sqlite` (signed, version 2) through a scripted verifier that tells the truth.
+    private func scriptedVerifierInstalling(_ sqlite: [UInt8], builtAt: String, _ coordinator: ImportCoordinator) throws {
+        var answer = done(bytes: UInt64(sqlite.count), sha256: SHA256.hash(sqlite), buildTime: builtAt)
+        let labels = StolCorpus.labels(of: sqlite)
+        if labels != .unknown {
+            answer.done.provenance.release = labels.release
+            answer.done.provenance.idNamespace = labels.idNamespace
+        }
+        try scriptedVerifier([chunk(sqlite), answer])
+        let answers = try importFile(StolCorpus.sign(sqlite, key: ImportFixture.key), coordinator)
+        guard case .done = answers.last?.result else { return XCTFail("not installed: \(answers.last.map { "\($0)" } ?? "")") }
+    }
+
+    /// A correctly signed version 1 file signs no content the coordinator could check what
+    /// a verifier produces against: refused before any verifier is asked, unless allowed.
+    func testAVersion1File_isRefusedBeforeAnyVerifier_unlessTheOperatorAllowsIt() throws {
+        let sqlite = try ImportFixture.databaseBytes()
+        let file = StolCorpus.signVersion1(sqlite, key: ImportFixture.key)
+        let strict = try coordinator()
+        // A verifier stands ready with a database of its choosing: it is never asked.
+        try scriptedVerifier([chunk(sqlite), done(bytes: UInt64(sqlite.count), sha256: SHA256.hash(sqlite))])
+        let refused = try importFile(file, strict)
+        XCTAssertEqual(refused.last?.protocolError?.code, .formatVersionNotAllowed)
+        XCTAssertEqual(refused.last?.protocolError?.details["format_version"], "1")
+        XCTAssertTrue(refused.last?.protocolError?.message.contains("STOL_ALLOW_FORMAT_1") == true)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: paths.releasesDirectory), [])
+        XCTAssertEqual(stagingFiles, [])
+        // The verifier's socket still holds the connection nobody made: connect to use it up.
+        _ = try? FrameSocket.connect(path: paths.verifySocket, maximumIncomingFrameBytes: 1 << 16, maximumOutgoingFrameBytes: 1 << 16)
+        tearDown()
+        try setUpWithError()
+        try startVerifier()
+        let allowing = try coordinator(allowsFormatVersion1: true)
+        guard case .done(let done) = try importFile(file, allowing).last?.result else { return XCTFail("version 1 allowed, not installed") }
+        XCTAssertEqual(done.formatVersion, 1)
+    }
+
+    /// A chunk over the protocol's 1 MiB is refused, though a frame could carry it.
+    func testAVerifierThatSendsAChunkOverOneMebibyte_isRefused() throws {
+        let data = [UInt8](repeating: 5, count: ImportLimits.chunkBytes + 1)
+        try assertRefusedAndUnchanged([chunk(data), done(bytes: UInt64(data.count), sha256: SHA256.hash(data))], code: .internal)
     }
 
     /// A fake verifier that sends more than the header signs is cut off at the signed size.
@@ -315,7 +431,7 @@ final class ImportCoordinatorTests: XCTestCase {
                                                    logger: quietLogger)
         guard case .listening(let listenFD, _) = listener else { return XCTFail("expected a listening socket") }
         defer { close(listenFD) }
-        let coordinator = try coordinator()
+        let coordinator = try coordinator(allowsFormatVersion1: true)
         let first = try descriptor(for: signedVersion1File, in: directory, name: "a.stol")
         let second = try descriptor(for: signedVersion1File, in: directory, name: "b.stol")
         let started = expectation(description: "first import reached the verifier")

@@ -184,6 +184,46 @@ final class StolFormatVersion2Tests: XCTestCase {
         }
     }
 
+    /// Two files of one directory holding one key: the more restrictive copy wins whatever
+    /// the names (an expired `a.pub` is not overridden by a valid `z.pub`, nor the other way
+    /// round), and the problem is reported.
+    func testOneKeyInTwoFilesOfADirectory_theMoreRestrictiveWins_andIsReported() throws {
+        let key = seed(1)
+        for (expiredName, validName) in [("a.pub", "z.pub"), ("z.pub", "a.pub")] {
+            let root = try makeTemporaryDirectory(self, prefix: "stoldup")
+            defer { try? FileManager.default.removeItem(atPath: root) }
+            try SigningKeyFile.writePublicKeyFile(PublicKeyFile.text(key.publicKey, notAfter: "2020-01-01"),
+                                                  to: root + "/" + expiredName, overwrite: false)
+            try SigningKeyFile.writePublicKey(key.publicKey, to: root + "/" + validName, overwrite: false)
+            let keys = TrustedKeys.load(locations: [root])
+            XCTAssertEqual(keys.entries[key.publicKey.keyID]?.notAfter, PublicKeyFile.parseDate("2020-01-01"), expiredName)
+            XCTAssertThrowsError(try keys.key(for: key.publicKey.keyID, now: TrustedKeys.currentTime())) {
+                XCTAssertEqual(($0 as? StolFormatError)?.code, .keyExpired, expiredName)
+            }
+            XCTAssertEqual(keys.problems.count, 1, expiredName)
+            XCTAssertTrue(keys.problems.first?.contains(key.publicKey.keyID.description) == true, keys.problems.description)
+        }
+    }
+
+    /// A `revoked` list named directly (STOL_TRUSTED_KEY=dir/key.pub:dir/revoked, or
+    /// `--public-key revoked`) revokes: it is not a bad key file to skip.
+    func testARevocationListNamedDirectly_revokes() throws {
+        let root = try makeTemporaryDirectory(self, prefix: "stolrevd")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let key = seed(1)
+        try SigningKeyFile.writePublicKey(key.publicKey, to: root + "/release.pub", overwrite: false)
+        try Data("# retired\n\(key.publicKey.keyID)\n".utf8).write(to: URL(fileURLWithPath: root + "/revoked"))
+        let keys = TrustedKeys.load(locations: [root + "/release.pub", root + "/revoked"])
+        XCTAssertEqual(keys.problems, [])
+        XCTAssertTrue(keys.revoked.contains(key.publicKey.keyID))
+        XCTAssertThrowsError(try keys.key(for: key.publicKey.keyID, now: TrustedKeys.currentTime())) {
+            XCTAssertEqual(($0 as? StolFormatError)?.code, .keyRevoked)
+        }
+        try Data("not an id\n".utf8).write(to: URL(fileURLWithPath: root + "/revoked"))
+        XCTAssertEqual(TrustedKeys.load(locations: [root + "/release.pub", root + "/revoked"]).revocationProblems.count, 1,
+                       "a malformed list named directly trusts nothing, as one in a directory")
+    }
+
     func testAMalformedRevocationListIsReported_notSilentlyIgnored() throws {
         let root = try makeTemporaryDirectory(self, prefix: "stolrev")
         defer { try? FileManager.default.removeItem(atPath: root) }

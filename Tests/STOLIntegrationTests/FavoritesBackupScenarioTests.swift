@@ -176,8 +176,8 @@ final class FavoritesBackupScenarioTests: XCTestCase {
         var info = stat()
         XCTAssertEqual(stat(directory + "/\(users[0]).sqlite", &info), 0)
         XCTAssertEqual(info.st_mode & 0o777, 0o600)
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: stack.stateDirectory + "/favorites/.backup"), [],
-                       "the daemon's copies are gone once root's client copied them out")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: stack.stateDirectory + "/favorites/.backup"),
+                       "the daemon's copies and their directory are gone once root's client copied them out")
 
         // One user loses everything while all three keep writing; the restore brings it back.
         let victim = users[0]
@@ -186,6 +186,8 @@ final class FavoritesBackupScenarioTests: XCTestCase {
         let restore = try stack.fav(["restore", directory])
         assertOK(restore)
         XCTAssertTrue(restore.stdout.contains("uid \(victim): "), restore.stdout)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: stack.stateDirectory + "/favorites/.restore"),
+                       "a restore leaves no staging directory behind")
         writers.stop.store(true, ordering: .relaxed)
         writers.done.wait()
         let after = acknowledged()
@@ -219,6 +221,8 @@ final class FavoritesBackupScenarioTests: XCTestCase {
         XCTAssertTrue(restore.stderr.contains("not a favourites backup"), restore.stderr)
         XCTAssertEqual(try favourites(uid: alice), [:])
         XCTAssertEqual(try favourites(uid: bob), [:])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: stack.stateDirectory + "/favorites/.restore"),
+                       "a refused restore leaves no staging directory behind either")
         // Only Alice: her file is intact.
         assertOK(try stack.fav(["restore", directory, "--uid", "\(alice)"]))
         XCTAssertEqual(Set(try favourites(uid: alice).keys), [9689])

@@ -156,7 +156,7 @@ final class ImportIntegrationTests: XCTestCase {
         XCTAssertEqual(try stack.client(["db", "import", newer.stol]).status, 0)
         let before = stack.stateSnapshot()
         let refused = try stack.client(["db", "import", "--json", older.stol])
-        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertEqual(refused.status, 7, "every refusal of a file exits 7: \(refused.stderr)")
         XCTAssertEqual(StackHarness.errorCode(refused), "DOWNGRADE_REFUSED", refused.stdout)
         XCTAssertEqual(stack.stateSnapshot(), before)
         let allowed = try stack.client(["db", "import", "--allow-downgrade", older.stol])
@@ -201,11 +201,13 @@ final class ImportIntegrationTests: XCTestCase {
         XCTAssertFalse(stack.log(.verify).contains("serving one activated connection"), stack.log(.verify))
     }
 
-    /// A file whose signed header is good and whose payload is damaged reaches a verifier:
-    /// a fresh one per import.
-    func testADamagedPayload_isRefusedByAFreshVerifierPerImport_andNothingChanges() throws {
+    /// A damaged payload under a good header is refused by the coordinator's own checksum
+    /// (the format's check order: `CHECKSUM_MISMATCH`, as `stol-pipeline verify` says), before
+    /// any verifier runs. A file that passes the coordinator's checks and yields something
+    /// other than its signed content reaches a verifier: a fresh one per import.
+    func testADamagedPayload_isRefusedBeforeAnyVerifier_andWrongContent_byAFreshVerifierPerImport() throws {
         try stack.startImportStack()
-        let (good, _) = try stack.signedDatabase(name: "good")
+        let (good, sqlite) = try stack.signedDatabase(name: "good")
         var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: good)))
         bytes[bytes.count - 10] ^= 0x40
         let file = try stack.writeFile(bytes, name: "damaged.stol")
@@ -215,8 +217,16 @@ final class ImportIntegrationTests: XCTestCase {
         XCTAssertEqual(result.status, 7, result.stderr)
         XCTAssertTrue(result.stderr.contains("CHECKSUM_MISMATCH"), result.stderr)
         XCTAssertEqual(stack.stateSnapshot(), before)
+        XCTAssertFalse(stack.log(.verify).contains("serving one activated connection"), stack.log(.verify))
+
+        let wrongContent = try stack.writeFile(StolCorpus.sign(sqlite, key: StackHarness.signingKey) { $0.contentSHA256[0] ^= 1 },
+                                               name: "wrong-content.stol")
+        let refused = try stack.client(["db", "import", wrongContent])
+        XCTAssertEqual(refused.status, 7, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("CONTENT_HASH_MISMATCH"), refused.stderr)
+        XCTAssertEqual(stack.stateSnapshot(), before)
         XCTAssertTrue(stack.log(.verify).contains("serving one activated connection"), stack.log(.verify))
-        XCTAssertEqual(try stack.client(["db", "import", file]).status, 7)
+        XCTAssertEqual(try stack.client(["db", "import", wrongContent]).status, 7)
         XCTAssertEqual(stack.log(.verify).components(separatedBy: "serving one activated connection").count - 1, 2)
     }
 

@@ -44,6 +44,8 @@ final class ImportTrustAndDeltaTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: stack.root + "/tmp", withIntermediateDirectories: true)
         stack.environment["STOL_TRUSTED_KEY"] = keys
         stack.environment["TMPDIR"] = stack.root + "/tmp"
+        // Version 1 files too, as an operator may allow them (the default refuses them).
+        stack.environment["STOL_ALLOW_FORMAT_1"] = "yes"
         try stack.start(.taxonomy)
         try stack.start(.import)
         try stack.start(.verify)
@@ -86,6 +88,38 @@ final class ImportTrustAndDeltaTests: XCTestCase {
         XCTAssertEqual(stack.stateSnapshot(), before)
         let status = try stack.importStatus()
         XCTAssertEqual(status["releases"] as? [String], ["2026.1.1", "2026.2.1", "2026.3.1", "2026.4.1", "2026.5.1"])
+    }
+
+    /// Format version 1 signs no content the coordinator can check: the stack as installed
+    /// refuses a correctly signed one before any verifier runs (exit 7), and `db status`
+    /// says so. A copy of the trusted key under another name with a past `not-after` is
+    /// listed by `db status`, and the more restrictive copy decides: the key is expired.
+    func testAVersion1File_isRefusedByDefault_andDbStatusNamesTrustProblems() throws {
+        try stack.startImportStack()
+        let key = StackHarness.signingKey
+        XCTAssertEqual(try importing(StolCorpus.sign(try database(release: "2026.7.1"), key: key), name: "a").status, 0)
+        let before = stack.stateSnapshot()
+        let refused = try importing(StolCorpus.signVersion1(try database(release: "2026.7.2"), key: key), name: "v1")
+        XCTAssertEqual(StackHarness.errorCode(refused), "FORMAT_VERSION_NOT_ALLOWED", refused.stderr)
+        XCTAssertEqual(refused.status, 7)
+        XCTAssertEqual(stack.stateSnapshot(), before)
+        var status = try stack.importStatus()
+        XCTAssertEqual(status["format_version_1_allowed"] as? Bool, false)
+        XCTAssertEqual(status["trust_problems"] as? [String], [])
+
+        try SigningKeyFile.writePublicKeyFile(PublicKeyFile.text(key.publicKey, notAfter: "2020-01-01"),
+                                              to: stack.keysDirectory + "/zz-copy.pub", overwrite: false)
+        status = try stack.importStatus()
+        let problems = status["trust_problems"] as? [String] ?? []
+        XCTAssertEqual(problems.count, 1, problems.description)
+        XCTAssertTrue(problems.first?.contains("zz-copy.pub") == true && problems.first?.contains(key.publicKey.keyID.description) == true,
+                      problems.description)
+        let text = try stack.client(["db", "status"])
+        XCTAssertTrue(text.stdout.contains("format version 1:   refused"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("trusted keys:       1 problem"), text.stdout)
+        let expired = try importing(StolCorpus.sign(try database(release: "2026.7.3"), key: key), name: "b")
+        XCTAssertEqual(StackHarness.errorCode(expired), "KEY_EXPIRED", "the copy with the past not-after decides: \(expired.stderr)")
+        XCTAssertEqual(stack.stateSnapshot(), before)
     }
 
     // MARK: Deltas

@@ -49,6 +49,20 @@ final class WatchdogServiceTests: XCTestCase {
     }
 
     /// The service itself: pings while a loop stamps, and returns on cancellation.
+    /// A normal start logs no error: the watchdog's first check comes before any loop
+    /// stamps. A loop that served and stopped is an error at once; loops that never start
+    /// within a whole interval are one too.
+    func testWarning_noneWhileStarting_butWhenALoopStopped_orNoneStartedWithinTheInterval() {
+        let watchdog = WatchdogService(heartbeat: Heartbeat(), interval: .seconds(4), logger: logger)
+        let start = ContinuousClock.now
+        XCTAssertNil(watchdog.warning(pingedBefore: false, startedAt: start, at: start))
+        XCTAssertNil(watchdog.warning(pingedBefore: false, startedAt: start, at: start + .seconds(3)))
+        XCTAssertEqual(watchdog.warning(pingedBefore: false, startedAt: start, at: start + .seconds(4)),
+                       "no serving loop started within the watchdog interval: no watchdog pings")
+        XCTAssertEqual(watchdog.warning(pingedBefore: true, startedAt: start, at: start + .seconds(1)),
+                       "a serving loop has stopped: no more watchdog pings")
+    }
+
     func testService_pingsWhileALoopStamps_andStopsWhenCancelled() async throws {
         let heartbeat = Heartbeat(period: .milliseconds(5))
         let slot = heartbeat.register()

@@ -151,7 +151,7 @@ public enum StolCorpus {
         add("kind byte changed", flipped(12), "SIGNATURE_INVALID", "signature")
         add("key id byte changed", flipped(16), "UNKNOWN_KEY", "signature")
         add("content size byte changed", flipped(24), "SIGNATURE_INVALID", "signature")
-        add("payload digest byte changed", flipped(32), "CHECKSUM_MISMATCH", "sha_256_checksum", service: "SIGNATURE_INVALID")
+        add("payload digest byte changed", flipped(32), "CHECKSUM_MISMATCH", "sha_256_checksum")  // the same through the service: one check order
         add("content digest byte changed", flipped(64), "SIGNATURE_INVALID", "signature")
         add("release byte changed", flipped(128), "SIGNATURE_INVALID", "signature")
         add("id namespace byte changed", flipped(192), "SIGNATURE_INVALID", "signature")

@@ -94,6 +94,11 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
   /// A delta whose base release is not installed, or is installed with other content:
   /// details base_release, and installed_sha256 when it is installed.
   case deltaBaseMismatch // = 37
+
+  /// A correctly signed format version 1 file on a machine whose stol-importd does not allow version 1
+  /// (STOL_ALLOW_FORMAT_1): version 1 signs no content the coordinator can check, so what it would
+  /// install is the verifier's word. Details format_version.
+  case formatVersionNotAllowed // = 38
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -131,6 +136,7 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     case 35: self = .keyRevoked
     case 36: self = .contentHashMismatch
     case 37: self = .deltaBaseMismatch
+    case 38: self = .formatVersionNotAllowed
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -166,6 +172,7 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     case .keyRevoked: return 35
     case .contentHashMismatch: return 36
     case .deltaBaseMismatch: return 37
+    case .formatVersionNotAllowed: return 38
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -201,6 +208,7 @@ public nonisolated enum Stol_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     .keyRevoked,
     .contentHashMismatch,
     .deltaBaseMismatch,
+    .formatVersionNotAllowed,
   ]
 
 }
@@ -429,7 +437,7 @@ public nonisolated struct Stol_V1_ReleaseInfo: Sendable {
 fileprivate nonisolated let _protobuf_package = "stol.v1"
 
 nonisolated extension Stol_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_MALFORMED_FRAME\0\u{1}ERROR_CODE_UNIMPLEMENTED\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_BUSY\0\u{1}ERROR_CODE_TAXON_DELETED\0\u{2}\u{a}ERROR_CODE_FILE_UNREADABLE\0\u{1}ERROR_CODE_FILE_TOO_LARGE\0\u{1}ERROR_CODE_NOT_A_STOL_FILE\0\u{1}ERROR_CODE_CHECKSUM_MISMATCH\0\u{1}ERROR_CODE_SIGNATURE_INVALID\0\u{1}ERROR_CODE_INCOMPATIBLE_SCHEMA\0\u{1}ERROR_CODE_DATABASE_CORRUPT\0\u{1}ERROR_CODE_DECOMPRESSION_LIMIT\0\u{1}ERROR_CODE_FILE_TOO_SMALL\0\u{1}ERROR_CODE_DOWNGRADE_REFUSED\0\u{1}ERROR_CODE_NO_SPACE\0\u{1}ERROR_CODE_ID_NAMESPACE_MISMATCH\0\u{1}ERROR_CODE_RELEASE_NOT_INSTALLED\0\u{1}ERROR_CODE_UNKNOWN_KEY\0\u{1}ERROR_CODE_KEY_EXPIRED\0\u{1}ERROR_CODE_KEY_REVOKED\0\u{1}ERROR_CODE_CONTENT_HASH_MISMATCH\0\u{1}ERROR_CODE_DELTA_BASE_MISMATCH\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_MALFORMED_FRAME\0\u{1}ERROR_CODE_UNIMPLEMENTED\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_BUSY\0\u{1}ERROR_CODE_TAXON_DELETED\0\u{2}\u{a}ERROR_CODE_FILE_UNREADABLE\0\u{1}ERROR_CODE_FILE_TOO_LARGE\0\u{1}ERROR_CODE_NOT_A_STOL_FILE\0\u{1}ERROR_CODE_CHECKSUM_MISMATCH\0\u{1}ERROR_CODE_SIGNATURE_INVALID\0\u{1}ERROR_CODE_INCOMPATIBLE_SCHEMA\0\u{1}ERROR_CODE_DATABASE_CORRUPT\0\u{1}ERROR_CODE_DECOMPRESSION_LIMIT\0\u{1}ERROR_CODE_FILE_TOO_SMALL\0\u{1}ERROR_CODE_DOWNGRADE_REFUSED\0\u{1}ERROR_CODE_NO_SPACE\0\u{1}ERROR_CODE_ID_NAMESPACE_MISMATCH\0\u{1}ERROR_CODE_RELEASE_NOT_INSTALLED\0\u{1}ERROR_CODE_UNKNOWN_KEY\0\u{1}ERROR_CODE_KEY_EXPIRED\0\u{1}ERROR_CODE_KEY_REVOKED\0\u{1}ERROR_CODE_CONTENT_HASH_MISMATCH\0\u{1}ERROR_CODE_DELTA_BASE_MISMATCH\0\u{1}ERROR_CODE_FORMAT_VERSION_NOT_ALLOWED\0")
 }
 
 nonisolated extension Stol_V1_DatabaseKind: SwiftProtobuf._ProtoNameProviding {

@@ -247,6 +247,15 @@ public nonisolated struct Stol_V1_ImportStatus: Sendable {
   /// empty: none chosen (the bundled database serves)
   public var defaultRelease: String = String()
 
+  /// What is wrong with the trusted keys as read now (STOL-FORMAT.md §7): a key file not read,
+  /// one key held by two files of a directory (the more restrictive copy is used), a revocation
+  /// list that cannot be read whole (then no key is trusted), no key at all. Empty: nothing.
+  public var trustProblems: [String] = []
+
+  /// Whether this stol-importd installs correctly signed format version 1 files, whose content
+  /// it cannot check (STOL_ALLOW_FORMAT_1); otherwise they are FORMAT_VERSION_NOT_ALLOWED.
+  public var formatVersion1Allowed: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -327,37 +336,49 @@ public nonisolated struct Stol_V1_ImportProgress: Sendable {
   public init() {}
 }
 
-public nonisolated struct Stol_V1_ImportDone: Sendable {
+public nonisolated struct Stol_V1_ImportDone: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   public var status: Stol_V1_ImportStatus {
-    get {_status ?? Stol_V1_ImportStatus()}
-    set {_status = newValue}
+    get {_storage._status ?? Stol_V1_ImportStatus()}
+    set {_uniqueStorage()._status = newValue}
   }
   /// Returns true if `status` has been explicitly set.
-  public var hasStatus: Bool {self._status != nil}
+  public var hasStatus: Bool {_storage._status != nil}
   /// Clears the value of `status`. Subsequent reads from it will return its default value.
-  public mutating func clearStatus() {self._status = nil}
+  public mutating func clearStatus() {_uniqueStorage()._status = nil}
 
   /// the release an import installed (or activate named)
-  public var release: String = String()
+  public var release: String {
+    get {_storage._release}
+    set {_uniqueStorage()._release = newValue}
+  }
 
   /// The import changed nothing: the release was already installed with exactly the
   /// signed content (a version 2 file or delta applied twice).
-  public var alreadyInstalled: Bool = false
+  public var alreadyInstalled: Bool {
+    get {_storage._alreadyInstalled}
+    set {_uniqueStorage()._alreadyInstalled = newValue}
+  }
 
   /// The key that signed the imported file (16 hex digits), and its format version.
-  public var keyID: String = String()
+  public var keyID: String {
+    get {_storage._keyID}
+    set {_uniqueStorage()._keyID = newValue}
+  }
 
-  public var formatVersion: UInt32 = 0
+  public var formatVersion: UInt32 {
+    get {_storage._formatVersion}
+    set {_uniqueStorage()._formatVersion = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _status: Stol_V1_ImportStatus? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -618,7 +639,7 @@ nonisolated extension Stol_V1_ImportStatusRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Stol_V1_ImportStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ImportStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}reference_present\0\u{3}reference_active\0\u{3}reference_size_bytes\0\u{3}import_running\0\u{3}reference_build_time\0\u{3}reference_schema_version\0\u{3}reference_fingerprint\0\u{3}import_stage\0\u{3}import_fraction\0\u{1}releases\0\u{3}default_release\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}reference_present\0\u{3}reference_active\0\u{3}reference_size_bytes\0\u{3}import_running\0\u{3}reference_build_time\0\u{3}reference_schema_version\0\u{3}reference_fingerprint\0\u{3}import_stage\0\u{3}import_fraction\0\u{1}releases\0\u{3}default_release\0\u{3}trust_problems\0\u{3}format_version_1_allowed\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -637,6 +658,8 @@ nonisolated extension Stol_V1_ImportStatus: SwiftProtobuf.Message, SwiftProtobuf
       case 9: try { try decoder.decodeSingularDoubleField(value: &self.importFraction) }()
       case 10: try { try decoder.decodeRepeatedMessageField(value: &self.releases) }()
       case 11: try { try decoder.decodeSingularStringField(value: &self.defaultRelease) }()
+      case 12: try { try decoder.decodeRepeatedStringField(value: &self.trustProblems) }()
+      case 13: try { try decoder.decodeSingularBoolField(value: &self.formatVersion1Allowed) }()
       default: break
       }
     }
@@ -676,6 +699,12 @@ nonisolated extension Stol_V1_ImportStatus: SwiftProtobuf.Message, SwiftProtobuf
     if !self.defaultRelease.isEmpty {
       try visitor.visitSingularStringField(value: self.defaultRelease, fieldNumber: 11)
     }
+    if !self.trustProblems.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.trustProblems, fieldNumber: 12)
+    }
+    if self.formatVersion1Allowed != false {
+      try visitor.visitSingularBoolField(value: self.formatVersion1Allowed, fieldNumber: 13)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -691,6 +720,8 @@ nonisolated extension Stol_V1_ImportStatus: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.importFraction != rhs.importFraction {return false}
     if lhs.releases != rhs.releases {return false}
     if lhs.defaultRelease != rhs.defaultRelease {return false}
+    if lhs.trustProblems != rhs.trustProblems {return false}
+    if lhs.formatVersion1Allowed != rhs.formatVersion1Allowed {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -859,51 +890,95 @@ nonisolated extension Stol_V1_ImportDone: SwiftProtobuf.Message, SwiftProtobuf._
   public static let protoMessageName: String = _protobuf_package + ".ImportDone"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}release\0\u{3}already_installed\0\u{3}key_id\0\u{3}format_version\0")
 
+  fileprivate class _StorageClass {
+    var _status: Stol_V1_ImportStatus? = nil
+    var _release: String = String()
+    var _alreadyInstalled: Bool = false
+    var _keyID: String = String()
+    var _formatVersion: UInt32 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _status = source._status
+      _release = source._release
+      _alreadyInstalled = source._alreadyInstalled
+      _keyID = source._keyID
+      _formatVersion = source._formatVersion
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._status) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.release) }()
-      case 3: try { try decoder.decodeSingularBoolField(value: &self.alreadyInstalled) }()
-      case 4: try { try decoder.decodeSingularStringField(value: &self.keyID) }()
-      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.formatVersion) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularMessageField(value: &_storage._status) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._release) }()
+        case 3: try { try decoder.decodeSingularBoolField(value: &_storage._alreadyInstalled) }()
+        case 4: try { try decoder.decodeSingularStringField(value: &_storage._keyID) }()
+        case 5: try { try decoder.decodeSingularUInt32Field(value: &_storage._formatVersion) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._status {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
-    if !self.release.isEmpty {
-      try visitor.visitSingularStringField(value: self.release, fieldNumber: 2)
-    }
-    if self.alreadyInstalled != false {
-      try visitor.visitSingularBoolField(value: self.alreadyInstalled, fieldNumber: 3)
-    }
-    if !self.keyID.isEmpty {
-      try visitor.visitSingularStringField(value: self.keyID, fieldNumber: 4)
-    }
-    if self.formatVersion != 0 {
-      try visitor.visitSingularUInt32Field(value: self.formatVersion, fieldNumber: 5)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._status {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+      } }()
+      if !_storage._release.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._release, fieldNumber: 2)
+      }
+      if _storage._alreadyInstalled != false {
+        try visitor.visitSingularBoolField(value: _storage._alreadyInstalled, fieldNumber: 3)
+      }
+      if !_storage._keyID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._keyID, fieldNumber: 4)
+      }
+      if _storage._formatVersion != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._formatVersion, fieldNumber: 5)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_ImportDone, rhs: Stol_V1_ImportDone) -> Bool {
-    if lhs._status != rhs._status {return false}
-    if lhs.release != rhs.release {return false}
-    if lhs.alreadyInstalled != rhs.alreadyInstalled {return false}
-    if lhs.keyID != rhs.keyID {return false}
-    if lhs.formatVersion != rhs.formatVersion {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._status != rhs_storage._status {return false}
+        if _storage._release != rhs_storage._release {return false}
+        if _storage._alreadyInstalled != rhs_storage._alreadyInstalled {return false}
+        if _storage._keyID != rhs_storage._keyID {return false}
+        if _storage._formatVersion != rhs_storage._formatVersion {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

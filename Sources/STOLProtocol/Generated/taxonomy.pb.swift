@@ -1452,7 +1452,7 @@ public nonisolated struct Stol_V1_TaxonDetailRequest: Sendable {
 }
 
 /// The descendants of a taxon at one rank (taxonkit `list` then `filter`, ete4's
-/// `get_descendant_taxa`), on the source's whole tree: preorder, children in name order, a
+/// `get_descendant_taxa`), on the source's whole tree: preorder, children in id order (as both give them), a
 /// page at a time. Answered as a TaxonPage (`total`: all such descendants).
 public nonisolated struct Stol_V1_DescendantsRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the

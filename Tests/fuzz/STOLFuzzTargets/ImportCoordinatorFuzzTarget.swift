@@ -33,10 +33,11 @@ public final class ImportCoordinatorFuzzTarget: FuzzTarget {
                                         logger: quietLogger)
     static let allowedErrors = Set<Stol_V1_ErrorCode>([.invalidRequest, .unimplemented, .notFound, .unavailable, .fileTooSmall,
                                                        .releaseNotInstalled]).union(headerErrors)
-    /// What the coordinator's own reading of a file's header (at most 288 bytes) may answer:
-    /// it trusts no key here, so no file gets past it to the (absent) verifier.
-    static let headerErrors: Set<Stol_V1_ErrorCode> = [.fileTooSmall, .notAStolFile, .signatureInvalid, .unknownKey,
-                                                       .keyRevoked, .keyExpired, .databaseCorrupt]
+    /// What the coordinator's own checks of a file (its header, at most 288 bytes, and the
+    /// payload's checksum) may answer: it trusts no key here, so no file gets past them to
+    /// the (absent) verifier.
+    static let headerErrors: Set<Stol_V1_ErrorCode> = [.fileTooSmall, .notAStolFile, .checksumMismatch, .signatureInvalid,
+                                                       .unknownKey, .keyRevoked, .keyExpired, .databaseCorrupt]
 
     init(coordinator: ImportCoordinator, paths: RuntimePaths, pristine: String) {
         self.coordinator = coordinator

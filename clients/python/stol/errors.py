@@ -29,7 +29,7 @@ __all__ = [
     "DatabaseCorruptError", "DecompressionLimitError", "FileTooSmallError",
     "DowngradeRefusedError", "NoSpaceError", "IdNamespaceMismatchError",
     "ReleaseNotInstalledError", "UnknownKeyError", "KeyExpiredError", "KeyRevokedError",
-    "ContentHashMismatchError", "DeltaBaseMismatchError",
+    "ContentHashMismatchError", "DeltaBaseMismatchError", "FormatVersionNotAllowedError",
     # the client's side
     "StolConnectionError", "ServiceNotRunningError", "SocketPermissionError",
     "StolTimeoutError", "ConnectionLostError", "ProtocolViolationError", "RequestTooLargeError",
@@ -174,6 +174,9 @@ ContentHashMismatchError = _server(36, "ContentHashMismatchError",
                                    "``CONTENT_HASH_MISMATCH`` (36): the content is not what the header signs.")
 DeltaBaseMismatchError = _server(37, "DeltaBaseMismatchError",
                                  "``DELTA_BASE_MISMATCH`` (37): a delta's base release is missing or another build.")
+FormatVersionNotAllowedError = _server(38, "FormatVersionNotAllowedError",
+                                       "``FORMAT_VERSION_NOT_ALLOWED`` (38): a format version 1 file this machine does "
+                                       "not install (it signs no content; ``STOL_ALLOW_FORMAT_1``).")
 
 
 # --- failures on the client's side -------------------------------------------------
@@ -241,7 +244,7 @@ _BY_CODE: Dict[int, Type[StolError]] = {
         SignatureInvalidError, IncompatibleSchemaError, DatabaseCorruptError, DecompressionLimitError,
         FileTooSmallError, DowngradeRefusedError, NoSpaceError, IdNamespaceMismatchError,
         ReleaseNotInstalledError, UnknownKeyError, KeyExpiredError, KeyRevokedError,
-        ContentHashMismatchError, DeltaBaseMismatchError)
+        ContentHashMismatchError, DeltaBaseMismatchError, FormatVersionNotAllowedError)
 }
 _NAMES: Dict[int, str] = {code: cls.NAME for code, cls in _BY_CODE.items()}
 

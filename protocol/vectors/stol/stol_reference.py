@@ -66,11 +66,12 @@ HEADER_SIZES = {1: HEADER_SIZE, 2: HEADER_SIZE_V2}
 MIN_FILE = 1
 MAX_FILE = 2 * 1024 ** 3
 MAX_DECOMPRESSED = 4 * 1024 ** 3
+MAX_DELTA_RESULT = 2 * 1024 ** 3  # a delta's result is mapped whole: the largest database a delta yields
 MAX_ZSTD_WINDOW = 2 ** 31
 CURRENT_SCHEMA = 3
 PRIVATE_LABEL = "STOL-ED25519-PRIVATE-KEY-V1:"
 PUBLIC_LABEL = "STOL-ED25519-PUBLIC-KEY-V1:"
-TEXT_FIELD = re.compile(rb"[A-Za-z0-9_+\-][A-Za-z0-9._+\-]{0,31}")
+TEXT_FIELD = re.compile(rb"[A-Za-z0-9][A-Za-z0-9._+\-]{0,31}")  # one grammar with PROTOCOL.md's release names
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 # The TEST seed of the vectors: 32 ASCII bytes. Never use it to sign anything real.
@@ -173,14 +174,17 @@ def parse_instant(text):
 def parse_public_key_file(text):
     """§7: returns (public key, NotAfter or None) or raises KeyFileError.
 
-    Lines are stripped of ASCII whitespace; blank lines and lines starting with `#`
-    are ignored wherever they are; the first other line must be the key line; then
-    only `name: value` lines, of which `not-after` is the one known name (at most once).
+    Lines are stripped of ASCII whitespace; the first line must be the key line (no
+    blank line or comment before it); after it blank lines and lines starting with `#`
+    are ignored, and the others must be `name: value` lines (a colon, then a space), of
+    which `not-after` is the one known name (at most once).
     """
     key = None
     not_after = None
-    for raw in text.split("\n"):
+    for number, raw in enumerate(text.split("\n")):
         line = raw.strip(" \t\r\n\x0b\x0c")
+        if number == 0 and not line.startswith(PUBLIC_LABEL):
+            raise KeyFileError("the first line is not a public key line (" + PUBLIC_LABEL + "…)")
         if not line or line.startswith("#"):
             continue
         if line.startswith(PUBLIC_LABEL):
@@ -194,7 +198,7 @@ def parse_public_key_file(text):
         if key is None:
             raise KeyFileError("the first line is not a public key line (" + PUBLIC_LABEL + "…)")
         name, colon, value = line.partition(":")
-        if not colon:
+        if not colon or not value.startswith(" "):
             raise KeyFileError(f"not a `name: value` line: {line!r}")
         name, value = name.strip(), value.strip()
         if name != "not-after":
@@ -219,7 +223,7 @@ class Trust:
     """The trusted keys: a list of key files and directories (§7), read in order."""
 
     def __init__(self):
-        self.keys = {}      # key id (hex) -> TrustedKey; a later entry with the same id wins
+        self.keys = {}      # key id (hex) -> TrustedKey; a later location's entry with the same id wins
         self.revoked = {}   # key id (hex) -> the `revoked` file that lists it
         self.warnings = []  # why a key file was not trusted
 
@@ -233,21 +237,25 @@ class Trust:
     def load(paths):
         trust = Trust()
         for path in paths:
+            found = {}  # this location's keys: one id in two of its files keeps the more restrictive
             if os.path.isdir(path):
                 for name in sorted(os.listdir(path)):
                     full = os.path.join(path, name)
                     if name.endswith(".pub") and os.path.isfile(full):
-                        trust._add_key_file(full)
+                        trust._add_key_file(full, found)
                 revoked = os.path.join(path, "revoked")
                 if os.path.isfile(revoked):
                     trust._add_revocations(revoked)
+            elif os.path.isfile(path) and os.path.basename(path) == "revoked":
+                trust._add_revocations(path)  # a revocation list named directly is still one
             elif os.path.isfile(path):
-                trust._add_key_file(path)
+                trust._add_key_file(path, found)
             else:
                 raise TrustError(f"{path}: no such key file or directory")
+            trust.keys.update(found)
         return trust
 
-    def _add_key_file(self, path):
+    def _add_key_file(self, path, found):
         try:
             with open(path, "rb") as f:
                 text = f.read().decode("ascii")
@@ -257,7 +265,17 @@ class Trust:
             self.warnings.append(f"{path}: not trusted: {error}")
             return
         key = TrustedKey(public, not_after, path)
-        self.keys[key.id] = key
+        other = found.get(key.id)
+        if other is None:
+            found[key.id] = key
+            return
+        # Not an override but a mistake: the earlier not-after (none is the latest) wins.
+        def end(k):
+            if not k.not_after:
+                return datetime.datetime.max.replace(tzinfo=datetime.timezone.utc)
+            return k.not_after.refused_from or (k.not_after.last_trusted + datetime.timedelta(seconds=1))
+        found[key.id] = other if end(other) <= end(key) else key
+        self.warnings.append(f"{other.source} and {path} both hold key {key.id}: the more restrictive is used")
 
     def _add_revocations(self, path):
         try:
@@ -315,6 +333,11 @@ def valid_text(value):
     return len(value) <= 32 and TEXT_FIELD.fullmatch(value) is not None
 
 
+def valid_release(value):
+    """A release (or base release): a text field that is not `bundled`, the name pinning the bundled database."""
+    return valid_text(value) and value != b"bundled"
+
+
 def header_v2(*, schema_version, kind, key_id, content_size, payload_digest, content_digest,
               base_digest=bytes(32), release, base_release=b"", id_namespace, reserved=bytes(3),
               magic=MAGIC_V2):
@@ -349,8 +372,18 @@ def assemble_v2(seed, payload, content, *, schema_version=CURRENT_SCHEMA, releas
 
 # --- gzip (kind 1 and version 1) ------------------------------------------
 
-def gunzip_one_member(payload, max_decompressed):
-    """§4: exactly one gzip member, nothing after it, at most `max_decompressed` bytes out."""
+def gunzip_one_member(payload, max_decompressed, signed_size=None):
+    """§4: exactly one gzip member, nothing after it, at most `max_decompressed` bytes out.
+
+    Version 2 (`signed_size`): inflating stops one byte past the signed content size, which
+    is CONTENT_HASH_MISMATCH (check 13) unless that byte is also past the limit (check 12)."""
+    if signed_size is not None and signed_size < max_decompressed:
+        try:
+            return gunzip_one_member(payload, signed_size)
+        except Refused as refused:
+            if refused.code != "DECOMPRESSION_LIMIT":
+                raise
+            raise Refused("CONTENT_HASH_MISMATCH", f"it decompresses to more than the {signed_size} bytes signed")
     d = zlib.decompressobj(31)  # gzip wrapper only
     out = bytearray()
     pending = payload
@@ -601,12 +634,12 @@ def verify(data, trust, supported=(1, 1), max_file=MAX_FILE, max_decompressed=MA
             raise Refused("DATABASE_CORRUPT", f"kind {kind}")
         if reserved != bytes(3):
             raise Refused("DATABASE_CORRUPT", "reserved bytes are not zero")
-        for name, field in (("release", release), ("id namespace", id_namespace)):
-            if not valid_text(text(field)):
+        for name, field, valid in (("release", release, valid_release), ("id namespace", id_namespace, valid_text)):
+            if not valid(text(field)):
                 raise Refused("DATABASE_CORRUPT", f"malformed {name} field")
         if kind == 1 and (base_digest != bytes(32) or base_release != bytes(32)):
             raise Refused("DATABASE_CORRUPT", "kind 1 with a base digest or base release")
-        if kind == 2 and not valid_text(text(base_release)):
+        if kind == 2 and not valid_release(text(base_release)):
             raise Refused("DATABASE_CORRUPT", "kind 2 without a well-formed base release")
     # 9. schema version
     if not supported[0] <= schema_version <= supported[1]:
@@ -615,6 +648,8 @@ def verify(data, trust, supported=(1, 1), max_file=MAX_FILE, max_decompressed=MA
         # 10. the signed content size
         if content_size > max_decompressed:
             raise Refused("DECOMPRESSION_LIMIT", f"content size {content_size} over {max_decompressed}")
+        if kind == 2 and content_size > MAX_DELTA_RESULT:
+            raise Refused("DECOMPRESSION_LIMIT", f"a delta's result of {content_size} bytes, over {MAX_DELTA_RESULT}")
         if kind == 2:
             # 11. the base
             if base is None:
@@ -624,8 +659,8 @@ def verify(data, trust, supported=(1, 1), max_file=MAX_FILE, max_decompressed=MA
             # 12. one zstd frame against the base
             content = unzstd_against(payload, base, content_size, max_decompressed)
         else:
-            # 12. one gzip member
-            content = gunzip_one_member(payload, max_decompressed)
+            # 12. one gzip member, stopped one byte past the signed size
+            content = gunzip_one_member(payload, max_decompressed, signed_size=content_size)
         # 13. content size and digest
         if len(content) != content_size or hashlib.sha256(content).digest() != content_digest:
             raise Refused("CONTENT_HASH_MISMATCH")
@@ -979,6 +1014,10 @@ def vectors_v2(directory, payload_source=None):
         ("v2-release-slash", v2(release="2024/9/7"), "DATABASE_CORRUPT", "signed release `2024/9/7`", {}),
         ("v2-release-empty", v2(release=""), "DATABASE_CORRUPT", "signed release of 32 NUL bytes", {}),
         ("v2-release-leading-dot", v2(release=".2024"), "DATABASE_CORRUPT", "signed release `.2024`", {}),
+        ("v2-release-leading-dash", v2(release="-v2test"), "DATABASE_CORRUPT",
+         "signed release `-v2test`: a name starts with a letter or digit", {}),
+        ("v2-release-bundled", v2(release="bundled"), "DATABASE_CORRUPT",
+         "signed release `bundled`, the name that pins the bundled database", {}),
         ("v2-release-nul-inside", v2(release=b"2024\x009.7"), "DATABASE_CORRUPT",
          "signed release `2024` NUL `9.7`: a byte after the padding began", {}),
         ("v2-id-namespace-space", v2(id_namespace="ncbi taxid"), "DATABASE_CORRUPT",
@@ -1007,6 +1046,9 @@ def vectors_v2(directory, payload_source=None):
         ("v2-order-size-before-base", delta_file(content_size=MAX_DECOMPRESSED + 1), "DECOMPRESSION_LIMIT",
          "a delta with a signed content size over the limit, given a wrong base: check 10 before check 11",
          {"base_file": "delta-result.bin"}),
+        ("v2-delta-result-over-2gib", delta_file(content_size=MAX_DELTA_RESULT + 1), "DECOMPRESSION_LIMIT",
+         "a delta whose signed result is 2 GiB + 1 (the file is a few hundred bytes): over what a delta yields",
+         {"base_file": "delta-base.bin"}),
         # Check 11: the base.
         ("v2-delta-wrong-base", valid_delta, "DELTA_BASE_MISMATCH",
          "the valid delta given delta-result.bin as its base", {"base_file": "delta-result.bin"}),
@@ -1015,6 +1057,14 @@ def vectors_v2(directory, payload_source=None):
         # Check 12: decompression, kind 1.
         ("v2-gzip-bomb", v2(payload=gzip_member(zeros_over), content=zeros_over, content_size=mib), "DECOMPRESSION_LIMIT",
          "gzip of 1 MiB + 1 zero bytes, signed content size 1 MiB (passes check 10), max_decompressed_bytes 1 MiB",
+         dict(small)),
+        ("v2-gzip-bomb-under-signed-size", v2(payload=gzip_member(zeros_over), content=zeros_over, content_size=1000),
+         "CONTENT_HASH_MISMATCH",
+         "gzip of 1 MiB + 1 zero bytes signed as 1,000 bytes: inflating stops one byte past the signed size, "
+         "under the limit (check 13, not 12)", {}),
+        ("v2-gzip-bomb-under-signed-size-small-limit", v2(payload=gzip_member(zeros_over), content=zeros_over, content_size=1000),
+         "CONTENT_HASH_MISMATCH",
+         "the same with max_decompressed_bytes 1 MiB: what it would inflate to past the limit is never reached",
          dict(small)),
         ("v2-gzip-trailing-byte", v2(payload=gz + b"\x00"), "DATABASE_CORRUPT",
          "kind 1, signed: a zero byte after the gzip member", {}),
@@ -1106,6 +1156,10 @@ def vectors_v2(directory, payload_source=None):
         ("bad-short-hex", PUBLIC_LABEL + a_hex[:-1] + "\n", False, None, False, "63 hexadecimal digits"),
         ("bad-private-label", PRIVATE_LABEL + a_hex + "\n", False, None, False, "a private key label"),
         ("bad-empty", "", False, None, False, "an empty file"),
+        ("bad-leading-comment", "# the release key\n" + key_line, False, None, False, "a comment before the key line"),
+        ("bad-leading-blank", "\n" + key_line, False, None, False, "a blank line before the key line"),
+        ("bad-not-after-no-space", key_line + "not-after:2030-01-01\n", False, None, False,
+         "not-after: without the space of `name: value`"),
     ]
     entries = []
     for name, text, readable, not_after, trusted, note in key_files:
@@ -1252,10 +1306,11 @@ def main(argv):
             data = assemble(seed, args.schema_version, gzip_member(body))
         else:
             for name, value in (("--release", args.release), ("--id-namespace", args.id_namespace)):
-                if not valid_text(value.encode()):
-                    parser.error(f"{name} must be 1-32 bytes of A-Z a-z 0-9 . _ + -, not starting with '.'")
+                if not (valid_release if name == "--release" else valid_text)(value.encode()):
+                    parser.error(f"{name} must be 1-32 bytes of A-Z a-z 0-9 . _ + -, starting with a letter or digit"
+                                 + (", and not 'bundled'" if name == "--release" else ""))
             if args.base:
-                if not args.base_release or not valid_text(args.base_release.encode()):
+                if not args.base_release or not valid_release(args.base_release.encode()):
                     parser.error("a delta needs a well-formed --base-release")
                 with open(args.base, "rb") as f:
                     base = f.read()

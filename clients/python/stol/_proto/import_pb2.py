@@ -14,15 +14,15 @@ _sym_db = _symbol_database.Default()
 from . import common_pb2 as common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0cimport.proto\x12\x07stol.v1\x1a\x0c\x63ommon.proto\"\xa3\x02\n\rImportRequest\x12\n\n\x02id\x18\x01 \x01(\x04\x12.\n\x06status\x18\n \x01(\x0b\x32\x1c.stol.v1.ImportStatusRequestH\x00\x12\x31\n\x0bimport_file\x18\x0b \x01(\x0b\x32\x1a.stol.v1.ImportFileRequestH\x00\x12,\n\x08\x61\x63tivate\x18\x0c \x01(\x0b\x32\x18.stol.v1.ActivateRequestH\x00\x12\x30\n\ndeactivate\x18\r \x01(\x0b\x32\x1a.stol.v1.DeactivateRequestH\x00\x12;\n\x10\x64\x65lete_reference\x18\x0e \x01(\x0b\x32\x1f.stol.v1.DeleteReferenceRequestH\x00\x42\x06\n\x04\x62ody\"\xc2\x01\n\x0eImportResponse\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x1f\n\x05\x65rror\x18\t \x01(\x0b\x32\x0e.stol.v1.ErrorH\x00\x12\'\n\x06status\x18\n \x01(\x0b\x32\x15.stol.v1.ImportStatusH\x00\x12+\n\x08progress\x18\x0b \x01(\x0b\x32\x17.stol.v1.ImportProgressH\x00\x12#\n\x04\x64one\x18\x0c \x01(\x0b\x32\x13.stol.v1.ImportDoneH\x00\x42\x08\n\x06result\"\x15\n\x13ImportStatusRequest\"\xde\x02\n\x0cImportStatus\x12\x19\n\x11reference_present\x18\x01 \x01(\x08\x12\x18\n\x10reference_active\x18\x02 \x01(\x08\x12\x1c\n\x14reference_size_bytes\x18\x03 \x01(\x04\x12\x16\n\x0eimport_running\x18\x04 \x01(\x08\x12\x1c\n\x14reference_build_time\x18\x05 \x01(\t\x12 \n\x18reference_schema_version\x18\x06 \x01(\r\x12\x1d\n\x15reference_fingerprint\x18\x07 \x01(\t\x12*\n\x0cimport_stage\x18\x08 \x01(\x0e\x32\x14.stol.v1.ImportStage\x12\x17\n\x0fimport_fraction\x18\t \x01(\x01\x12&\n\x08releases\x18\n \x03(\x0b\x32\x14.stol.v1.ReleaseInfo\x12\x17\n\x0f\x64\x65\x66\x61ult_release\x18\x0b \x01(\t\"O\n\x11ImportFileRequest\x12\x17\n\x0f\x61llow_downgrade\x18\x01 \x01(\x08\x12!\n\x19\x61llow_id_namespace_change\x18\x02 \x01(\x08\"\"\n\x0f\x41\x63tivateRequest\x12\x0f\n\x07release\x18\x01 \x01(\t\"\x13\n\x11\x44\x65\x61\x63tivateRequest\")\n\x16\x44\x65leteReferenceRequest\x12\x0f\n\x07release\x18\x01 \x01(\t\"p\n\x0eImportProgress\x12#\n\x05stage\x18\x01 \x01(\x0e\x32\x14.stol.v1.ImportStage\x12\x10\n\x08\x66raction\x18\x02 \x01(\x01\x12\x12\n\nbytes_done\x18\x03 \x01(\x04\x12\x13\n\x0b\x62ytes_total\x18\x04 \x01(\x04\"\x87\x01\n\nImportDone\x12%\n\x06status\x18\x01 \x01(\x0b\x32\x15.stol.v1.ImportStatus\x12\x0f\n\x07release\x18\x02 \x01(\t\x12\x19\n\x11\x61lready_installed\x18\x03 \x01(\x08\x12\x0e\n\x06key_id\x18\x04 \x01(\t\x12\x16\n\x0e\x66ormat_version\x18\x05 \x01(\r*\x94\x02\n\x0bImportStage\x12\x1c\n\x18IMPORT_STAGE_UNSPECIFIED\x10\x00\x12\x19\n\x15IMPORT_STAGE_RECEIVED\x10\x01\x12 \n\x1cIMPORT_STAGE_CHECKING_HEADER\x10\x02\x12#\n\x1fIMPORT_STAGE_VERIFYING_CHECKSUM\x10\x03\x12$\n IMPORT_STAGE_VERIFYING_SIGNATURE\x10\x04\x12\x1e\n\x1aIMPORT_STAGE_DECOMPRESSING\x10\x05\x12\"\n\x1eIMPORT_STAGE_CHECKING_DATABASE\x10\x06\x12\x1b\n\x17IMPORT_STAGE_INSTALLING\x10\x07\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0cimport.proto\x12\x07stol.v1\x1a\x0c\x63ommon.proto\"\xa3\x02\n\rImportRequest\x12\n\n\x02id\x18\x01 \x01(\x04\x12.\n\x06status\x18\n \x01(\x0b\x32\x1c.stol.v1.ImportStatusRequestH\x00\x12\x31\n\x0bimport_file\x18\x0b \x01(\x0b\x32\x1a.stol.v1.ImportFileRequestH\x00\x12,\n\x08\x61\x63tivate\x18\x0c \x01(\x0b\x32\x18.stol.v1.ActivateRequestH\x00\x12\x30\n\ndeactivate\x18\r \x01(\x0b\x32\x1a.stol.v1.DeactivateRequestH\x00\x12;\n\x10\x64\x65lete_reference\x18\x0e \x01(\x0b\x32\x1f.stol.v1.DeleteReferenceRequestH\x00\x42\x06\n\x04\x62ody\"\xc2\x01\n\x0eImportResponse\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x1f\n\x05\x65rror\x18\t \x01(\x0b\x32\x0e.stol.v1.ErrorH\x00\x12\'\n\x06status\x18\n \x01(\x0b\x32\x15.stol.v1.ImportStatusH\x00\x12+\n\x08progress\x18\x0b \x01(\x0b\x32\x17.stol.v1.ImportProgressH\x00\x12#\n\x04\x64one\x18\x0c \x01(\x0b\x32\x13.stol.v1.ImportDoneH\x00\x42\x08\n\x06result\"\x15\n\x13ImportStatusRequest\"\x98\x03\n\x0cImportStatus\x12\x19\n\x11reference_present\x18\x01 \x01(\x08\x12\x18\n\x10reference_active\x18\x02 \x01(\x08\x12\x1c\n\x14reference_size_bytes\x18\x03 \x01(\x04\x12\x16\n\x0eimport_running\x18\x04 \x01(\x08\x12\x1c\n\x14reference_build_time\x18\x05 \x01(\t\x12 \n\x18reference_schema_version\x18\x06 \x01(\r\x12\x1d\n\x15reference_fingerprint\x18\x07 \x01(\t\x12*\n\x0cimport_stage\x18\x08 \x01(\x0e\x32\x14.stol.v1.ImportStage\x12\x17\n\x0fimport_fraction\x18\t \x01(\x01\x12&\n\x08releases\x18\n \x03(\x0b\x32\x14.stol.v1.ReleaseInfo\x12\x17\n\x0f\x64\x65\x66\x61ult_release\x18\x0b \x01(\t\x12\x16\n\x0etrust_problems\x18\x0c \x03(\t\x12 \n\x18\x66ormat_version_1_allowed\x18\r \x01(\x08\"O\n\x11ImportFileRequest\x12\x17\n\x0f\x61llow_downgrade\x18\x01 \x01(\x08\x12!\n\x19\x61llow_id_namespace_change\x18\x02 \x01(\x08\"\"\n\x0f\x41\x63tivateRequest\x12\x0f\n\x07release\x18\x01 \x01(\t\"\x13\n\x11\x44\x65\x61\x63tivateRequest\")\n\x16\x44\x65leteReferenceRequest\x12\x0f\n\x07release\x18\x01 \x01(\t\"p\n\x0eImportProgress\x12#\n\x05stage\x18\x01 \x01(\x0e\x32\x14.stol.v1.ImportStage\x12\x10\n\x08\x66raction\x18\x02 \x01(\x01\x12\x12\n\nbytes_done\x18\x03 \x01(\x04\x12\x13\n\x0b\x62ytes_total\x18\x04 \x01(\x04\"\x87\x01\n\nImportDone\x12%\n\x06status\x18\x01 \x01(\x0b\x32\x15.stol.v1.ImportStatus\x12\x0f\n\x07release\x18\x02 \x01(\t\x12\x19\n\x11\x61lready_installed\x18\x03 \x01(\x08\x12\x0e\n\x06key_id\x18\x04 \x01(\t\x12\x16\n\x0e\x66ormat_version\x18\x05 \x01(\r*\x94\x02\n\x0bImportStage\x12\x1c\n\x18IMPORT_STAGE_UNSPECIFIED\x10\x00\x12\x19\n\x15IMPORT_STAGE_RECEIVED\x10\x01\x12 \n\x1cIMPORT_STAGE_CHECKING_HEADER\x10\x02\x12#\n\x1fIMPORT_STAGE_VERIFYING_CHECKSUM\x10\x03\x12$\n IMPORT_STAGE_VERIFYING_SIGNATURE\x10\x04\x12\x1e\n\x1aIMPORT_STAGE_DECOMPRESSING\x10\x05\x12\"\n\x1eIMPORT_STAGE_CHECKING_DATABASE\x10\x06\x12\x1b\n\x17IMPORT_STAGE_INSTALLING\x10\x07\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'import_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _IMPORTSTAGE._serialized_start=1340
-  _IMPORTSTAGE._serialized_end=1616
+  _IMPORTSTAGE._serialized_start=1398
+  _IMPORTSTAGE._serialized_end=1674
   _IMPORTREQUEST._serialized_start=40
   _IMPORTREQUEST._serialized_end=331
   _IMPORTRESPONSE._serialized_start=334
@@ -30,17 +30,17 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _IMPORTSTATUSREQUEST._serialized_start=530
   _IMPORTSTATUSREQUEST._serialized_end=551
   _IMPORTSTATUS._serialized_start=554
-  _IMPORTSTATUS._serialized_end=904
-  _IMPORTFILEREQUEST._serialized_start=906
-  _IMPORTFILEREQUEST._serialized_end=985
-  _ACTIVATEREQUEST._serialized_start=987
-  _ACTIVATEREQUEST._serialized_end=1021
-  _DEACTIVATEREQUEST._serialized_start=1023
-  _DEACTIVATEREQUEST._serialized_end=1042
-  _DELETEREFERENCEREQUEST._serialized_start=1044
-  _DELETEREFERENCEREQUEST._serialized_end=1085
-  _IMPORTPROGRESS._serialized_start=1087
-  _IMPORTPROGRESS._serialized_end=1199
-  _IMPORTDONE._serialized_start=1202
-  _IMPORTDONE._serialized_end=1337
+  _IMPORTSTATUS._serialized_end=962
+  _IMPORTFILEREQUEST._serialized_start=964
+  _IMPORTFILEREQUEST._serialized_end=1043
+  _ACTIVATEREQUEST._serialized_start=1045
+  _ACTIVATEREQUEST._serialized_end=1079
+  _DEACTIVATEREQUEST._serialized_start=1081
+  _DEACTIVATEREQUEST._serialized_end=1100
+  _DELETEREFERENCEREQUEST._serialized_start=1102
+  _DELETEREFERENCEREQUEST._serialized_end=1143
+  _IMPORTPROGRESS._serialized_start=1145
+  _IMPORTPROGRESS._serialized_end=1257
+  _IMPORTDONE._serialized_start=1260
+  _IMPORTDONE._serialized_end=1395
 # @@protoc_insertion_point(module_scope)
