@@ -11,7 +11,8 @@
 #             operator put in /etc/stol/keys; Python's stol module answers
 #   upgrade   apt-get install ./stol_NEW.deb ...: the running daemons restarted on the
 #             new binaries; favourites, the installed reference, the operator's key and
-#             an edited conffile kept
+#             an edited conffile kept; bob's `taxon` and `fav count`, looping every 10 ms
+#             through the upgrade, never fail (the longest gap is reported)
 #   remove    dpkg -r: programs, units and sockets gone; /var/lib/stol, users, groups
 #             and /etc/stol kept
 #   purge     dpkg -P: /var/lib/stol, /etc/stol, the users and groups gone; no file
@@ -188,6 +189,24 @@ for daemon in stol-taxonomyd stol-favoritesd; do
   expect_property "$daemon.service" ActiveState active
   pid_before[$daemon]=$(property "$daemon.service" MainPID)
 done
+# Bob keeps asking through the upgrade: a taxon and his favourites' count every 10 ms,
+# each line "taxon|count EXIT START_NS END_NS". Read requests the client asks again after a
+# reset and connects that find no listener it retries for a second: none may fail.
+inside rm -f /tmp/stol-stop-loop
+INSIDE_TIMEOUT=900 inside "${bob[@]}" sh -c 'while [ ! -e /tmp/stol-stop-loop ]; do
+    for what in taxon count; do
+      start=$(date +%s%N)
+      if [ $what = taxon ]; then stol-client taxon 9606 >/dev/null 2>>/tmp/stol-loop-bob.err; else
+        stol-client fav count >/dev/null 2>>/tmp/stol-loop-bob.err; fi
+      echo "$what $? $start $(date +%s%N)"
+    done
+    sleep 0.01
+  done' > "$tmp/upgrade-loop.log" 2>&1 &
+loop_pid=$!
+until [[ $(grep -c . "$tmp/upgrade-loop.log" 2>/dev/null) -ge 10 ]]; do
+  kill -0 "$loop_pid" 2>/dev/null || fail "bob's looping client ended before the upgrade: $(cat "$tmp/upgrade-loop.log")"
+  sleep 0.1
+done
 apt_get install "/srv/stol-test/stol_${new}_amd64.deb" "/srv/stol-test/python3-stol_${new}_all.deb"
 (( rc == 0 )) || fail "apt-get install of $new (the upgrade) failed: $out"
 [[ $out == *"Unpacking stol ($new) over ($old)"* ]] || fail "apt-get did not upgrade stol from $old to $new: $out"
@@ -204,6 +223,22 @@ done
 for socket in taxonomy favorites import verify; do
   expect_property "stol-${socket}d.socket" ActiveState active
 done
+# Ten more rounds on the new daemons, then the loop stops.
+before_stop=$(grep -c . "$tmp/upgrade-loop.log")
+until [[ $(grep -c . "$tmp/upgrade-loop.log") -ge $(( before_stop + 20 )) ]]; do
+  kill -0 "$loop_pid" 2>/dev/null || break
+  sleep 0.1
+done
+inside touch /tmp/stol-stop-loop
+wait "$loop_pid" || fail "bob's looping client failed: $(tail -5 "$tmp/upgrade-loop.log")"
+read -r requests failed gap_ms < <(awk '
+  { n++; if ($2 != 0) bad++; if (last_end && ($3 - last_end) / 1e6 > gap) gap = ($3 - last_end) / 1e6;
+    if (($4 - $3) / 1e6 > gap) gap = ($4 - $3) / 1e6; last_end = $4 }
+  END { printf "%d %d %.0f\n", n, bad + 0, gap }' "$tmp/upgrade-loop.log")
+capture cat /tmp/stol-loop-bob.err
+(( failed == 0 )) || fail "$failed of bob's $requests requests failed during the upgrade: $(grep -v ' 0 ' "$tmp/upgrade-loop.log" | head -5); $out"
+progress "ok: bob's taxon and fav count looped through the upgrade: $requests requests, 0 failed, the longest gap ${gap_ms} ms"
+
 expect 0 "fav list (alice) after the upgrade" "${alice[@]}" stol-client fav list
 [[ $out == *9689* && $out != *9606* ]] || fail "alice's favourites did not survive the upgrade as they were: $out"
 expect 0 "fav list (bob) after the upgrade" "${bob[@]}" stol-client fav list

@@ -28,21 +28,41 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
         self.timeout = timeout
     }
 
+    /// How long a connect refused by a socket file nobody listens on (ECONNREFUSED) is
+    /// tried again before the service counts as not running: the moment systemd restarts a
+    /// socket (a package upgrade) looks like this, and nothing was sent yet, so any request
+    /// may wait. No socket file at all (ENOENT) is said at once.
+    public static var connectPatience: Duration { .seconds(1) }
+
     fileprivate func connected() throws(ClientError) -> FrameSocket {
         if let socket { return socket }
-        do {
-            let socket = try FrameSocket.connect(path: path)
-            socket.setReceiveTimeout(timeout)
-            socket.setSendTimeout(timeout)
-            self.socket = socket
-            return socket
-        } catch {
-            if case .connect(_, let code) = error {
-                if code == EACCES || code == EPERM { throw .socketPermissionDenied(service: service, path: path) }
-                throw .serviceNotRunning(service: service, path: path)
+        let deadline = ContinuousClock.now + Self.connectPatience
+        while true {
+            do throws(TransportError) {
+                return try connectOnce()
+            } catch {
+                guard case .connect(_, let code) = error, code == ECONNREFUSED, ContinuousClock.now < deadline else {
+                    throw clientError(connecting: error)
+                }
+                usleep(50_000)
             }
-            throw .transport(service: service, error)
         }
+    }
+
+    private func connectOnce() throws(TransportError) -> FrameSocket {
+        let socket = try FrameSocket.connect(path: path)
+        socket.setReceiveTimeout(timeout)
+        socket.setSendTimeout(timeout)
+        self.socket = socket
+        return socket
+    }
+
+    private func clientError(connecting error: TransportError) -> ClientError {
+        if case .connect(_, let code) = error {
+            if code == EACCES || code == EPERM { return .socketPermissionDenied(service: service, path: path) }
+            return .serviceNotRunning(service: service, path: path)
+        }
+        return .transport(service: service, error)
     }
 
     /// What a failed exchange tells the user: a transport failure forgets the
@@ -73,9 +93,10 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
             }
         } catch {
             // A daemon restarted under us (an upgrade, `systemctl restart`) resets the
-            // connection: a read that got no answer yet is asked once more, on a new one.
+            // connection: a request that got no answer yet and is safe to repeat is asked
+            // once more, on a new one.
             guard case .transport(_, let transport) = error, transport.isConnectionLost, !answered,
-                  request.isReadOnly, fileDescriptor == nil else { throw error }
+                  request.isSafeToRepeat, fileDescriptor == nil else { throw error }
             return try exchange(request, passing: nil, isFinal: isFinal, onProgress: onProgress)
         }
     }

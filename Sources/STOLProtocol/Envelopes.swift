@@ -3,10 +3,11 @@ import SwiftProtobuf
 /// A service's request envelope: an `id` the response echoes, and a `oneof` body.
 public protocol RequestEnvelope: SwiftProtobuf.Message, Sendable {
     var id: UInt64 { get set }
-    /// Whether the request only reads (PROTOCOL.md §1.3, graceful shutdown): a client may send it again on a
-    /// new connection when the first one was reset before any answer (a daemon restarted
-    /// by a package upgrade), since applying it twice changes nothing. Writes never are.
-    var isReadOnly: Bool { get }
+    /// Whether the request may be sent again on a new connection when the first one was
+    /// closed or reset before any answer (a daemon restarted by a package upgrade):
+    /// applying it twice leaves the state it leaves once (PROTOCOL.md §1.3, graceful
+    /// shutdown, lists them; the Python package's `safe_to_repeat` follows that list).
+    var isSafeToRepeat: Bool { get }
 }
 
 /// A service's response envelope: the echoed `id`, and a `oneof` result or a typed error.
@@ -41,27 +42,32 @@ extension ResponseEnvelope {
 
 /// taxonomy.sock serves one read-only database: every request reads.
 extension Stol_V1_TaxonomyRequest: RequestEnvelope {
-    public var isReadOnly: Bool { true }
+    public var isSafeToRepeat: Bool { true }
 }
 
+/// Reads, and the writes that are set operations (adding a favourite present is no change,
+/// removing one absent neither). A toggle repeated undoes itself; backup and restore are
+/// root's exchanges with staged files, run again by hand.
 extension Stol_V1_FavoritesRequest: RequestEnvelope {
-    public var isReadOnly: Bool {
+    public var isSafeToRepeat: Bool {
         switch body {
-        case .isFavorite, .list, .count, .storage: true
-        case .add, .remove, .toggle, .clear, .forgetMe, .merge, .backup, .prepareRestore, .restore, nil: false
+        case .isFavorite, .list, .count, .storage, .add, .remove, .clear, .forgetMe, .merge: true
+        case .toggle, .backup, .prepareRestore, .restore, nil: false
         }
     }
 }
 
+/// Only `status`: an import carries a descriptor, and activate, deactivate and delete
+/// are an administrator's decisions, taken again by hand.
 extension Stol_V1_ImportRequest: RequestEnvelope {
-    public var isReadOnly: Bool {
+    public var isSafeToRepeat: Bool {
         if case .status = body { true } else { false }
     }
 }
 
 /// The verifier's one exchange carries a descriptor and is never repeated.
 extension Stol_V1_VerifyRequest: RequestEnvelope {
-    public var isReadOnly: Bool { false }
+    public var isSafeToRepeat: Bool { false }
 }
 extension ResponseEnvelope {
     public var notices: [String] { [] }

@@ -9,9 +9,9 @@ import SwiftProtobuf
 import XCTest
 
 /// A daemon restarted under a client (a package upgrade, `systemctl restart`) closes the
-/// connection it had accepted without answering. The client asks a read once more on a
-/// new connection; a write it never sends twice, and says "service unavailable" (exit 5)
-/// instead of a bare failure. Played by a thread of the test on a real Unix socket: the
+/// connection it had accepted without answering. The client asks a request that is safe
+/// to repeat once more on a new connection; one that is not (a toggle) it never sends
+/// twice, and says "service unavailable" (exit 5) instead of a bare failure. Played by a thread of the test on a real Unix socket: the
 /// first connection is read and closed unanswered, the second is answered.
 final class ServiceClientRetryTests: XCTestCase {
     final class RestartingService: @unchecked Sendable {
@@ -76,7 +76,7 @@ final class ServiceClientRetryTests: XCTestCase {
         XCTAssertEqual(sent[0], sent[1], "the same request both times")
     }
 
-    func testAWrite_whoseConnectionIsClosedUnanswered_isNotSentTwice_andExitsFive() throws {
+    func testAToggle_whoseConnectionIsClosedUnanswered_isNotSentTwice_andExitsFive() throws {
         let service = try RestartingService(directory: directory, name: "favorites") { body in
             let request = try! Stol_V1_FavoritesRequest(serializedBytes: body)
             var response = Stol_V1_FavoritesResponse()
@@ -91,13 +91,13 @@ final class ServiceClientRetryTests: XCTestCase {
         XCTAssertEqual(service.requests.count, 1, "a toggle applied twice would undo itself")
     }
 
-    func testWhichRequestsAreReads() {
-        XCTAssertTrue(Stol_V1_TaxonomyRequest.with { $0.search = .init() }.isReadOnly)
-        XCTAssertTrue(Stol_V1_FavoritesRequest.with { $0.count = .init() }.isReadOnly)
-        XCTAssertTrue(Stol_V1_FavoritesRequest.with { $0.list = .init() }.isReadOnly)
-        XCTAssertFalse(Stol_V1_FavoritesRequest.with { $0.add = .init() }.isReadOnly)
-        XCTAssertFalse(Stol_V1_FavoritesRequest.with { $0.merge = .init() }.isReadOnly)
-        XCTAssertTrue(Stol_V1_ImportRequest.with { $0.status = .init() }.isReadOnly)
-        XCTAssertFalse(Stol_V1_ImportRequest.with { $0.activate = .init() }.isReadOnly)
+    func testWhichRequestsAreSafeToRepeat() {
+        XCTAssertTrue(Stol_V1_TaxonomyRequest.with { $0.search = .init() }.isSafeToRepeat)
+        XCTAssertTrue(Stol_V1_FavoritesRequest.with { $0.count = .init() }.isSafeToRepeat)
+        XCTAssertTrue(Stol_V1_FavoritesRequest.with { $0.add = .init() }.isSafeToRepeat, "adding twice is adding once")
+        XCTAssertFalse(Stol_V1_FavoritesRequest.with { $0.toggle = .init() }.isSafeToRepeat, "a second toggle undoes the first")
+        XCTAssertFalse(Stol_V1_FavoritesRequest.with { $0.restore = .init() }.isSafeToRepeat)
+        XCTAssertTrue(Stol_V1_ImportRequest.with { $0.status = .init() }.isSafeToRepeat)
+        XCTAssertFalse(Stol_V1_ImportRequest.with { $0.activate = .init() }.isSafeToRepeat)
     }
 }

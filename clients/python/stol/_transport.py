@@ -39,6 +39,10 @@ MAX_REQUEST_BYTES = 65536
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 #: Seconds to wait for each answer, as ``stol-client --timeout`` (default 30).
 DEFAULT_TIMEOUT = 30.0
+# Seconds a connect refused by a socket file nobody listens on (ECONNREFUSED) is tried again
+# before the service counts as not running (as stol-client's ServiceClient.connectPatience;
+# PROTOCOL.md §1.3).
+CONNECT_PATIENCE = 1.0
 #: Requests in flight on one connection in batch modes, as ``stol-client``
 #: (``ServiceClient.pipeline(window: 4)``): enough to keep both sides busy, few
 #: enough to stay under the 1 MiB of unread answers a server holds per connection.
@@ -129,31 +133,45 @@ class Connection:
             self.close()  # idle timeout or a restart: reconnect transparently (§1.3)
         if self._sock is not None:
             return self._sock
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(self.path)
-        except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError) as exc:
-            sock.close()
-            raise errors.ServiceNotRunningError(
-                "the %s service is not running (nothing listens on %s). Start the stack with `make run`, "
-                "or `systemctl start stol-%sd.socket`; set STOL_RUNTIME_DIR if it runs elsewhere"
-                % (self.service, self.path, self.service)) from exc
-        except PermissionError as exc:
-            sock.close()
-            raise errors.SocketPermissionError(
-                "you may not use the %s service (%s is restricted; ask an administrator to add you to stol-admin)"
-                % (self.service, self.path)) from exc
-        except socket.timeout as exc:
-            sock.close()
-            raise errors.StolTimeoutError("the %s service did not accept a connection within %g s"
-                                          % (self.service, self.timeout)) from exc
-        except OSError as exc:
-            sock.close()
-            raise errors.StolConnectionError("connecting to the %s service at %s failed: %s"
-                                             % (self.service, self.path, exc)) from exc
+        deadline = time.monotonic() + CONNECT_PATIENCE
+        while True:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            try:
+                sock.connect(self.path)
+                break
+            except ConnectionRefusedError:
+                # A socket file nobody listens on: the moment systemd restarts a socket (an
+                # upgrade) looks like this, and nothing was sent yet, so wait a little. No
+                # socket file at all is a service that is not there: said at once.
+                sock.close()
+                if time.monotonic() >= deadline:
+                    raise self._not_running_error() from None
+                time.sleep(0.05)
+            except (FileNotFoundError, NotADirectoryError) as exc:
+                sock.close()
+                raise self._not_running_error() from exc
+            except PermissionError as exc:
+                sock.close()
+                raise errors.SocketPermissionError(
+                    "you may not use the %s service (%s is restricted; ask an administrator to add you to stol-admin)"
+                    % (self.service, self.path)) from exc
+            except socket.timeout as exc:
+                sock.close()
+                raise errors.StolTimeoutError("the %s service did not accept a connection within %g s"
+                                              % (self.service, self.timeout)) from exc
+            except OSError as exc:
+                sock.close()
+                raise errors.StolConnectionError("connecting to the %s service at %s failed: %s"
+                                                 % (self.service, self.path, exc)) from exc
         self._sock = sock
         return sock
+
+    def _not_running_error(self) -> errors.ServiceNotRunningError:
+        return errors.ServiceNotRunningError(
+            "the %s service is not running (nothing listens on %s). Start the stack with `make run`, "
+            "or `systemctl start stol-%sd.socket`; set STOL_RUNTIME_DIR if it runs elsewhere"
+            % (self.service, self.path, self.service))
 
     @staticmethod
     def _closed_by_peer(sock: socket.socket) -> bool:
