@@ -68,6 +68,9 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: @unche
             acceptLoop(fd, beforeIdleExit: beforeIdleExit)
         }
         connections.wait()
+        // At stop (shutdown or the idle exit), once every connection is done, what was
+        // counted is logged, not lost with the process.
+        ([framingErrors] + service.notices).forEach { $0.flush(logger: logger) }
     }
 
     /// Stops accepting and ends each connection between requests (what SIGTERM
@@ -108,11 +111,13 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: @unche
             hangRequested.store(true, ordering: .relaxed)
         }
         defer { hangHook?.cancel() }
-        let wake = [heartbeat?.period, configuration.idleExit.map { min($0 / 4, .seconds(1)) }].compactMap { $0 }.min()
+        let notices = [framingErrors] + service.notices
+        let wake = [heartbeat?.period, configuration.idleExit.map { min($0 / 4, .seconds(1)) },
+                    RateLimitedLog.window].compactMap { $0 }.min()
         while true {
             if let heartbeat, let slot { heartbeat.beat(slot) }
             while hangRequested.load(ordering: .relaxed) { sleep(3600) }
-            framingErrors.flushIfDue(logger: logger)
+            notices.forEach { $0.flushIfDue(logger: logger) }
             guard !isShuttingDown else { return }
             if let idleExit = configuration.idleExit, let idle = openConnections.idleFor, idle >= idleExit {
                 logger.info("no connection for the idle period: exiting (socket activation starts it again)",

@@ -90,6 +90,9 @@ public final class ImportCoordinator: StreamingFramedService {
 
     private var paths: RuntimePaths { store.paths }
 
+    /// Refused requests, summed up by the server every window and at stop.
+    public var notices: [RateLimitedLog] { [refusals] }
+
     public func respond(to request: Request, context: RequestContext, send: (Response) throws -> Void) {
         do {
             guard context.peer.isRootOrMember(ofGroup: configuration.adminGroupID) else {

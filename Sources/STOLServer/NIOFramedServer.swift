@@ -107,6 +107,7 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         let drained = group.next().makePromise(of: Void.self)
         quiesce.initiateShutdown(promise: drained)
         try? await drained.futureResult.get()
+        framingErrors.flush(logger: logger)  // what was counted is logged, not lost with the process
         logger.info("stopped", metadata: ["service": "\(configuration.name)"])
     }
 

@@ -74,4 +74,11 @@ public protocol StreamingFramedService: Sendable {
     /// Answers one request by calling `send` one or more times; the last call is
     /// the final answer. A throw from `send` means the peer is gone.
     func respond(to request: Request, context: RequestContext, send: (Response) throws -> Void)
+    /// The service's rate-limited notices (refused requests): the server sums them up
+    /// every window and at stop, as its own framing errors. By default none.
+    var notices: [RateLimitedLog] { get }
+}
+
+extension StreamingFramedService {
+    public var notices: [RateLimitedLog] { [] }
 }

@@ -45,6 +45,18 @@ public final class RateLimitedLog: Sendable {
         log(summary, logger: logger)
     }
 
+    /// Logs the count of the window in progress now, whatever its age: at stop, so that a
+    /// restart never loses what was counted but not yet summed up.
+    public func flush(logger: Logger) {
+        let summary = state.withLock { state -> [String: Int] in
+            let summary = state.suppressed
+            state.windowStart = nil
+            state.suppressed = [:]
+            return summary
+        }
+        log(summary, logger: logger)
+    }
+
     private func log(_ summary: [String: Int], logger: Logger) {
         guard !summary.isEmpty else { return }
         logger.notice("\(more)", metadata: [

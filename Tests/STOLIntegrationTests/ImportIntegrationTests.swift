@@ -251,6 +251,13 @@ final class ImportIntegrationTests: XCTestCase {
             XCTAssertTrue(refused.stderr.contains("PERMISSION_DENIED"), refused.stderr)
         }
         XCTAssertEqual(try stack.client(["db", "status"]).status, 0)  // root is an administrator
+        // The four refusals: the first logged at once, the other three summed up when the
+        // daemon stops (a restart loses no count).
+        XCTAssertFalse(stack.log(.import).contains("more import requests refused"), stack.log(.import))
+        XCTAssertEqual(stack.stop(.import), 0)
+        let log = stack.log(.import)
+        XCTAssertTrue(log.contains("import request refused"), log)
+        XCTAssertTrue(log.contains("more import requests refused") && log.contains("count=3") && log.contains("PERMISSION_DENIED=3"), log)
     }
 
     func testImport_whenSocketModeExcludesCaller_clientSaysPermissionDenied() throws {

@@ -5,6 +5,20 @@ import Synchronization
 import XCTest
 
 final class RateLimitedLogTests: XCTestCase {
+    /// At stop the count of the window in progress is logged at once: a restart loses none.
+    func testFlush_logsWhatWasCounted_atOnce_andOnlyOnce() {
+        let captured = CapturedLog()
+        let log = RateLimitedLog(window: .seconds(3600), first: "import request refused", more: "more import requests refused")
+        for _ in 0..<4 { log.record(code: "KEY_REVOKED", logger: captured.logger) }
+        XCTAssertEqual(captured.lines.withLock { $0.count }, 1)
+        log.flush(logger: captured.logger)
+        let lines = captured.lines.withLock { $0 }
+        XCTAssertEqual(lines.count, 2)
+        XCTAssertTrue(lines.last?.contains("count=3") == true && lines.last?.contains("KEY_REVOKED=3") == true, lines.description)
+        log.flush(logger: captured.logger)
+        XCTAssertEqual(captured.lines.withLock { $0.count }, 2, "nothing counted twice")
+    }
+
     func testAFloodOfFramingErrors_isOneLinePerWindowAndOneSummary_notOnePerFrame() throws {
         let captured = CapturedLog()
         let log = RateLimitedLog.framingErrors(window: .milliseconds(200))
