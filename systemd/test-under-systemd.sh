@@ -50,9 +50,12 @@ if [[ ${1:-} == __boot ]]; then
   mkdir -p "$root/srv/stol-test"
   printf 'this is not a STOL reference database\n' > "$root/srv/stol-test/not-a-database.stol"
   cp "$tmp/reference.stol" "$tmp/large.stol" "$tmp/hostile_client.py" "$root/srv/stol-test/"
-  # A validly signed header over a damaged payload: only a verifier can tell.
+  # A validly signed header over a damaged payload: the coordinator's own checksum refuses it.
   python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[-3] ^= 0x40; open(sys.argv[2], "wb").write(b)' \
-    "$tmp/reference.stol" "$root/srv/stol-test/damaged.stol"
+    "$tmp/reference.stol" "$root/srv/stol-test/damaged-payload.stol"
+  # A file whose header, checksum and signature are all right, signed over a database
+  # that is not of its schema: only a verifier can tell.
+  cp "$tmp/damaged.stol" "$root/srv/stol-test/damaged.stol"
   chmod 0755 "$root/srv/stol-test"
   chmod 0644 "$root"/srv/stol-test/*
 
@@ -102,6 +105,18 @@ PYTHON
 "$install/usr/bin/stol-pipeline" sign --key "$tmp/signing.key" --level 1 --input "$tmp/large.sqlite" \
   --output "$tmp/large.stol" >/dev/null
 rm "$tmp/large.sqlite"
+# The bundled database without one of its indexes: a sound SQLite file (the pipeline signs
+# only those) that is no taxonomy database of its schema, signed as it is.
+python3 - "$install/usr/share/stol/bundled.sqlite" "$tmp/damaged.sqlite" <<'PYTHON'
+import shutil, sqlite3, sys
+shutil.copyfile(sys.argv[1], sys.argv[2])
+db = sqlite3.connect(sys.argv[2])
+db.execute("DROP INDEX idx_taxa_rank")
+db.commit()
+PYTHON
+"$install/usr/bin/stol-pipeline" sign --key "$tmp/signing.key" --level 1 --input "$tmp/damaged.sqlite" \
+  --output "$tmp/damaged.stol" >/dev/null
+rm "$tmp/damaged.sqlite"
 # The connection holder is the attack tests' hostile client (its `hold`), taken
 # from the repository this script runs from and copied into the booted system.
 hostile_client=$(dirname "$self")/../Tests/tools/hostile_client.py
@@ -192,8 +207,13 @@ expect 7 "db import of a file without the magic (root)" stol-client db import /s
 [[ $out == *NOT_A_STOL_FILE* ]] || fail "db import did not answer NOT_A_STOL_FILE: $out"
 accepted_after=$(property stol-verifyd.socket NAccepted)
 (( accepted_after == accepted_before )) || fail "stol-verifyd.socket accepted $accepted_before then $accepted_after connections: the coordinator's own header check should have refused it"
-expect 7 "db import of a signed file with a damaged payload (root)" stol-client db import /srv/stol-test/damaged.stol
+expect 7 "db import of a file with a damaged payload (root)" stol-client db import /srv/stol-test/damaged-payload.stol
 [[ $out == *CHECKSUM_MISMATCH* ]] || fail "db import did not answer CHECKSUM_MISMATCH: $out"
+accepted_after=$(property stol-verifyd.socket NAccepted)
+(( accepted_after == accepted_before )) || fail "stol-verifyd.socket accepted $accepted_before then $accepted_after connections: the coordinator's own checksum should have refused the damaged payload"
+accepted_before=$(property stol-verifyd.socket NAccepted)
+expect 7 "db import of a correctly signed database missing an index (root)" stol-client db import /srv/stol-test/damaged.stol
+[[ $out == *DATABASE_CORRUPT* && $out == *idx_taxa_rank* ]] || fail "db import did not answer DATABASE_CORRUPT naming the index: $out"
 accepted_after=$(property stol-verifyd.socket NAccepted)
 (( accepted_after == accepted_before + 1 )) || fail "stol-verifyd.socket accepted $accepted_before then $accepted_after connections: the import did not reach a per-connection verifier"
 expect 0 "db import of the signed database (uid 4243 in stol-admin)" \
