@@ -280,8 +280,14 @@ done
 inside test -s /etc/stol/keys/revoked || fail "dpkg -r removed the conffile /etc/stol/keys/revoked"
 progress "ok: dpkg -r: programs, units, sockets and the Python package gone, no STOL process; favourites, the release, users and /etc/stol kept"
 
-# --- purge: state, configuration, users and groups gone; nothing left behind
+# --- purge: state, configuration, users and groups gone; nothing left behind, but the
+# operator's own unit drop-in, which stays and is named
+inside mkdir -p /etc/systemd/system/stol-importd.service.d
+printf '[Service]\nEnvironment=STOL_ALLOW_FORMAT_1=yes\n' | inside tee /etc/systemd/system/stol-importd.service.d/local.conf >/dev/null
 slow expect 0 "dpkg -P stol python3-stol" dpkg -P stol python3-stol
+[[ $out == *"/etc/systemd/system/stol-importd.service.d stays"* ]] || fail "dpkg -P did not name the operator's drop-in it left: $out"
+inside test -s /etc/systemd/system/stol-importd.service.d/local.conf || fail "dpkg -P removed the operator's drop-in"
+inside rm -r /etc/systemd/system/stol-importd.service.d
 capture dpkg-query -W -f '${Status}\n' stol
 [[ $rc != 0 || $out == "unknown ok not-installed" ]] || fail "dpkg still knows stol after the purge: $out"
 for path in /var/lib/stol /etc/stol /run/stol; do
