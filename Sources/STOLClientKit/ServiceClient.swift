@@ -86,20 +86,29 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
                      isFinal: (Response) -> Bool = { _ in true },
                      onProgress: (Response) -> Void = { _ in }) throws(ClientError) -> Response {
         var answered = false
-        do {
-            return try exchange(request, passing: fileDescriptor, isFinal: isFinal) { response in
-                answered = true
-                onProgress(response)
+        var resends = 0
+        while true {
+            do {
+                return try exchange(request, passing: fileDescriptor, isFinal: isFinal) { response in
+                    answered = true
+                    onProgress(response)
+                }
+            } catch {
+                // A daemon restarted under us (an upgrade, `systemctl restart`) resets the
+                // connection: a request that got no answer yet and is safe to repeat is
+                // asked again on a new one, after a pause, a few times (a connection the old
+                // daemon had still accepted from the backlog is reset too).
+                guard case .transport(_, let transport) = error, transport.isConnectionLost, !answered,
+                      request.isSafeToRepeat, fileDescriptor == nil, resends < Self.resends else { throw error }
+                resends += 1
+                usleep(UInt32(50_000 * resends))
             }
-        } catch {
-            // A daemon restarted under us (an upgrade, `systemctl restart`) resets the
-            // connection: a request that got no answer yet and is safe to repeat is asked
-            // once more, on a new one.
-            guard case .transport(_, let transport) = error, transport.isConnectionLost, !answered,
-                  request.isSafeToRepeat, fileDescriptor == nil else { throw error }
-            return try exchange(request, passing: nil, isFinal: isFinal, onProgress: onProgress)
         }
     }
+
+    /// How many times a request safe to repeat is sent again after its connection was
+    /// lost unanswered (pauses of 50, 100, 150 ms), as the Python package's `_RESENDS`.
+    public static var resends: Int { 3 }
 
     private func exchange(_ request: Request, passing fileDescriptor: Int32?, isFinal: (Response) -> Bool,
                           onProgress: (Response) -> Void) throws(ClientError) -> Response {

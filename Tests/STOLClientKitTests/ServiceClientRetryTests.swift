@@ -10,7 +10,7 @@ import XCTest
 
 /// A daemon restarted under a client (a package upgrade, `systemctl restart`) closes the
 /// connection it had accepted without answering. The client asks a request that is safe
-/// to repeat once more on a new connection; one that is not (a toggle) it never sends
+/// to repeat again on a new connection; one that is not (a toggle) it never sends
 /// twice, and says "service unavailable" (exit 5) instead of a bare failure. Played by a thread of the test on a real Unix socket: the
 /// first connection is read and closed unanswered, the second is answered.
 final class ServiceClientRetryTests: XCTestCase {

@@ -49,6 +49,9 @@ CONNECT_PATIENCE = 1.0
 PIPELINE_WINDOW = 4
 #: Times a request is sent again after the connection closed before its answer.
 _RESENDS = 3
+# Seconds before the first resend, twice that before the second…: a daemon that restarts
+# (an upgrade) may still reset the connections it had accepted from the backlog.
+_RESEND_PAUSE = 0.05
 
 _PREFIX = struct.Struct(">I")
 
@@ -370,10 +373,12 @@ class Connection:
                         raise errors.ConnectionLostError(
                             "the %s service closed the connection before answering%s"
                             % (self.service, "" if safe_to_repeat else "; the request may or may not have been applied"))
+                    time.sleep(_RESEND_PAUSE * (attempt + 1))
                     continue
                 except _LostMidFrame as lost:
                     if attempt == _RESENDS or not safe_to_repeat:
                         raise errors.ConnectionLostError(lost.message) from None
+                    time.sleep(_RESEND_PAUSE * (attempt + 1))
                     continue
                 if answer.id != request.id:
                     self.close()
