@@ -92,31 +92,32 @@ boot_setup
 "$install/usr/bin/stol-pipeline" keygen --private-key "$tmp/signing.key" >/dev/null
 "$install/usr/bin/stol-pipeline" sign --key "$tmp/signing.key" --level 1 --input "$install/usr/share/stol/bundled.sqlite" \
   --output "$tmp/reference.stol" >/dev/null
-python3 - "$install/usr/share/stol/bundled.sqlite" "$tmp/large.sqlite" <<'PYTHON'
-import os, shutil, sqlite3, sys
-shutil.copyfile(sys.argv[1], sys.argv[2])
-db = sqlite3.connect(sys.argv[2])
+# signed_edit NAME: the bundled database copied to $tmp/NAME.sqlite, changed there by the
+# Python program on standard input (its argv[1] is the copy), signed into $tmp/NAME.stol.
+signed_edit() {
+  cp "$install/usr/share/stol/bundled.sqlite" "$tmp/$1.sqlite"
+  python3 - "$tmp/$1.sqlite"
+  "$install/usr/bin/stol-pipeline" sign --key "$tmp/signing.key" --level 1 --input "$tmp/$1.sqlite" \
+    --output "$tmp/$1.stol" >/dev/null
+  rm "$tmp/$1.sqlite"
+}
+signed_edit large <<'PYTHON'
+import os, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
 db.execute("CREATE TABLE padding (id INTEGER PRIMARY KEY, key BLOB NOT NULL, data BLOB NOT NULL)")
 db.execute("CREATE INDEX padding_key ON padding(key)")
 db.executemany("INSERT INTO padding VALUES (?, ?, ?)", ((i, os.urandom(16), os.urandom(1024)) for i in range(96 * 1024)))
 db.execute("UPDATE schema_version SET applied_at = '2099-01-01T00:00:00Z'")
 db.commit()
 PYTHON
-"$install/usr/bin/stol-pipeline" sign --key "$tmp/signing.key" --level 1 --input "$tmp/large.sqlite" \
-  --output "$tmp/large.stol" >/dev/null
-rm "$tmp/large.sqlite"
 # The bundled database without one of its indexes: a sound SQLite file (the pipeline signs
 # only those) that is no taxonomy database of its schema, signed as it is.
-python3 - "$install/usr/share/stol/bundled.sqlite" "$tmp/damaged.sqlite" <<'PYTHON'
-import shutil, sqlite3, sys
-shutil.copyfile(sys.argv[1], sys.argv[2])
-db = sqlite3.connect(sys.argv[2])
+signed_edit damaged <<'PYTHON'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
 db.execute("DROP INDEX idx_taxa_rank")
 db.commit()
 PYTHON
-"$install/usr/bin/stol-pipeline" sign --key "$tmp/signing.key" --level 1 --input "$tmp/damaged.sqlite" \
-  --output "$tmp/damaged.stol" >/dev/null
-rm "$tmp/damaged.sqlite"
 # The connection holder is the attack tests' hostile client (its `hold`), taken
 # from the repository this script runs from and copied into the booted system.
 hostile_client=$(dirname "$self")/../Tests/tools/hostile_client.py

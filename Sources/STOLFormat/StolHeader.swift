@@ -212,20 +212,15 @@ public struct StolHeader: Equatable, Sendable {
     public static func isValidText(_ field: [UInt8]) -> Bool {
         guard field.count == textFieldBytes else { return false }
         let length = field.firstIndex(of: 0) ?? field.count
-        let first = field[0]
-        guard length > 0, (0x30...0x39).contains(first) || (0x41...0x5a).contains(first) || (0x61...0x7a).contains(first),
-              field[length...].allSatisfy({ $0 == 0 }) else { return false }
-        return field[..<length].allSatisfy { byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte)
-                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
-        }
+        guard length > 0, field[length...].allSatisfy({ $0 == 0 }) else { return false }
+        return field[..<length].enumerated().allSatisfy { ReleaseName.isNameByte($1, first: $0 == 0) }
     }
 
     public static func isValidText(_ text: String) -> Bool { text.utf8.count <= textFieldBytes && isValidText(textField(text)) }
 
-    /// A release (or a delta's base release) a header can sign: a text field that is a
-    /// release name (``ReleaseName/isValid(_:)``: never `bundled`).
-    public static func isValidRelease(_ text: String) -> Bool { isValidText(text) && ReleaseName.isValid(text) }
+    /// A release (or a delta's base release) a header can sign: a release name
+    /// (``ReleaseName/isValid(_:)``: the text field's grammar, and never `bundled`).
+    public static func isValidRelease(_ text: String) -> Bool { ReleaseName.isValid(text) }
 
     static func textField(_ text: String) -> [UInt8] {
         Array(Array(text.utf8).prefix(textFieldBytes)) + [UInt8](repeating: 0, count: max(0, textFieldBytes - text.utf8.count))

@@ -22,9 +22,15 @@ public enum ReleaseName {
     /// starting with a letter or digit, and not ``bundled``.
     public static func isValid(_ name: String) -> Bool {
         guard !name.isEmpty, name.utf8.count <= maximumLength, name != bundled,
-              let first = name.utf8.first, isAlphanumeric(first) else { return false }
-        return name.utf8.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_")
-            || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") }
+              name.utf8.first != nil else { return false }
+        return name.utf8.enumerated().allSatisfy { isNameByte($1, first: $0 == 0) }
+    }
+
+    /// One byte of a name (a release's, or any text field of a `.stol` header): a letter or
+    /// digit first, then also `. _ + -`.
+    public static func isNameByte(_ byte: UInt8, first: Bool) -> Bool {
+        isAlphanumeric(byte) || (!first && (byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+            || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")))
     }
 
     /// The releases installed in `directory` (`<name>.sqlite` files with valid names), oldest

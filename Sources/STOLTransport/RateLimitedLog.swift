@@ -35,20 +35,19 @@ public final class RateLimitedLog: Sendable {
     /// so that the last burst of a flood is summed up too).
     public func flushIfDue(logger: Logger) {
         let now = ContinuousClock.now
-        let summary = state.withLock { state -> [String: Int] in
-            guard let start = state.windowStart, now - start >= window, !state.suppressed.isEmpty else { return [:] }
-            let summary = state.suppressed
-            state.windowStart = nil
-            state.suppressed = [:]
-            return summary
-        }
-        log(summary, logger: logger)
+        flush(logger: logger) { start in now - start >= window }
     }
 
     /// Logs the count of the window in progress now, whatever its age: at stop, so that a
     /// restart never loses what was counted but not yet summed up.
     public func flush(logger: Logger) {
+        flush(logger: logger) { _ in true }
+    }
+
+    /// Takes the counts when a window has started and `due` says its start is old enough.
+    private func flush(logger: Logger, due: (ContinuousClock.Instant) -> Bool) {
         let summary = state.withLock { state -> [String: Int] in
+            guard let start = state.windowStart, due(start), !state.suppressed.isEmpty else { return [:] }
             let summary = state.suppressed
             state.windowStart = nil
             state.suppressed = [:]
