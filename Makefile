@@ -318,6 +318,8 @@ test-stage: test-docs test-curated
 	@for dir in $(SYSTEM_TEST_ROOT)$(LIBEXECDIR) $(SYSTEM_TEST_ROOT)$(BINDIR); do \
 	  ldd $$dir/stol-* | awk '$$3 ~ /^\/opt\/swift\// { print $$3 }' | sort -u | xargs -r install -m 0644 -t $$dir || exit 1; \
 	done
+	@# The units' executable libraries again, now the Swift runtime's copies are beside the daemons.
+	@python3 systemd/exec_paths.py --root "$(SYSTEM_TEST_ROOT)" --libexec $(LIBEXECDIR) --unitdir $(UNITDIR)
 
 ## The hook rules of check_binaries.py fail on the tests' build, which has the test hooks, as they must.
 test-hook-rules: build test-build
@@ -538,6 +540,9 @@ install-files: install-python
 	  sed -e 's|/usr/libexec/stol|$(LIBEXECDIR)|g' -e 's|/usr/share/stol|$(DATADIR)|g' -e 's|/usr/share/doc/stol|$(DOCDIR)|g' \
 	    $$unit > $(DESTDIR)$(UNITDIR)/$$(basename $$unit) && chmod 0644 $(DESTDIR)$(UNITDIR)/$$(basename $$unit); \
 	done
+	@# Each daemon unit's exec-paths.conf: the libraries its daemon loads, the only files
+	@# besides the daemon that its unit mounts executable.
+	python3 systemd/exec_paths.py --root "$(DESTDIR)" --libexec $(LIBEXECDIR) --unitdir $(UNITDIR)
 	install -m 0644 systemd/stol.sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/stol.conf
 	install -m 0644 systemd/stol.tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/stol.conf
 	install -m 0644 $(BUNDLED_DB) $(DESTDIR)$(DATADIR)/bundled.sqlite
@@ -580,6 +585,8 @@ uninstall: uninstall-python
 	-@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then systemctl disable --now stol.target $(notdir $(filter %.socket,$(UNITS))) 2>/dev/null; fi
 	rm -f $(addprefix $(DESTDIR)$(LIBEXECDIR)/,$(DAEMONS)) $(addprefix $(DESTDIR)$(BINDIR)/,$(COMMANDS))
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(UNITS)))
+	rm -f $(foreach u,$(notdir $(filter %.service,$(UNITS))),$(DESTDIR)$(UNITDIR)/$(u).d/exec-paths.conf)
+	-rmdir $(foreach u,$(notdir $(filter %.service,$(UNITS))),$(DESTDIR)$(UNITDIR)/$(u).d) 2>/dev/null
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/stol.conf $(DESTDIR)$(TMPFILESDIR)/stol.conf
 	rm -f $(DESTDIR)$(DATADIR)/bundled.sqlite $(DESTDIR)$(DATADIR)/keys/release.pub
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,README.md protocol/PROTOCOL.md protocol/STOL-FORMAT.md)

@@ -224,6 +224,42 @@ expect() {
 
 property() { inside systemctl show --value -p "$2" "$1"; }
 
+# exec_mounts PID: the mount points of PID's mount namespace not mounted noexec, one a line
+# (of mounts stacked on one point, the last: the one seen there).
+exec_mounts() {
+  inside cat "/proc/$1/mountinfo" |
+    awk '{ executable[$5] = ($6 !~ /(^|,)noexec(,|$)/) } END { for (m in executable) if (executable[m]) print m }' | sort
+}
+
+# check_exec_mounts NAME UNIT MOUNTS: every mount (one a line) is a path of the unit's
+# ExecPaths= (the daemon and the libraries of its exec-paths.conf), links resolved.
+check_exec_mounts() {
+  local allowed="" path
+  for path in $(property "$2" ExecPaths); do allowed+="$(inside readlink -f "${path#-}") "; done
+  python3 - "$1" "$3" "$allowed" <<'PYTHON' || fail "$1: a mount other than its ExecPaths= is executable (see above)"
+import sys
+name, mounts, allowed = sys.argv[1], sys.argv[2].split(), set(sys.argv[3].split())
+if not allowed or not mounts:
+    print(f"    {name}: ExecPaths={sorted(allowed)} executable mounts={mounts}  <- the check is not testing what it should")
+    sys.exit(1)
+stray = [m for m in mounts if m not in allowed]
+print(f"    {name}: {len(mounts)} executable mounts, all in ExecPaths= ({len(allowed)} paths)" if not stray else
+      f"    {name}: executable mounts outside ExecPaths=: {stray}  <- MUST BE NOEXEC")
+sys.exit(1 if stray else 0)
+PYTHON
+}
+
+# expect_quiet_start WHAT: what the STOL units logged since boot holds no warning, error or
+# critical line, and no library's complaint (libdispatch's "Failed to set thread priority",
+# the watchdog's "no more watchdog pings"): a normal start and normal use are quiet.
+expect_quiet_start() {
+  local noisy
+  noisy=$(inside journalctl --no-pager -b -o cat -u 'stol-*' |
+          grep -E '^[0-9T:+-]+ (warning|error|critical) |Failed to set thread priority|watchdog' || true)
+  [[ -z $noisy ]] || fail "$1: the journal is not quiet:"$'\n'"$noisy"
+  progress "ok: $1: no warning, error or library complaint in the STOL units' journal"
+}
+
 # expect_property UNIT PROPERTY VALUE
 expect_property() {
   local value

@@ -137,7 +137,7 @@ done
 for daemon in stol-taxonomyd stol-favoritesd stol-importd; do
   expect_property "$daemon.service" ActiveState inactive
 done
-capture sh -c 'systemd-analyze verify --man=no /lib/systemd/system/stol*'
+capture sh -c 'systemd-analyze verify --man=no /lib/systemd/system/stol*.service /lib/systemd/system/stol*.socket /lib/systemd/system/stol*.target'
 [[ $rc == 0 && -z $out ]] || fail "systemd-analyze verify complained about the packaged units: $out"
 capture dpkg-query -W -f '${Conffiles}' stol
 [[ $out == *"/etc/stol/keys/revoked "* ]] || fail "/etc/stol/keys/revoked is not a conffile of stol: $out"
@@ -179,6 +179,13 @@ capture sh -c 'ls /var/lib/stol/databases/releases/'
 release_file=/var/lib/stol/databases/releases/$out
 state_before=$(inside sha256sum "$release_file" /var/lib/stol/databases/activation.json) || fail "no installed release or activation.json"
 progress "ok: alice imported and activated a reference signed with a key from /etc/stol/keys; bob's queries switched to it"
+expect_quiet_start "the packaged daemons' starts, queries, favourites, an import and its activation"
+# The packaged units' own limit on execution: each running daemon's mounts are noexec but
+# its ExecPaths= (the static daemon and the system libraries of its exec-paths.conf).
+for unit in stol-taxonomyd stol-favoritesd stol-importd; do
+  check_exec_mounts "$unit" "$unit.service" "$(exec_mounts "$(property $unit.service MainPID)")"
+done
+progress "ok: in each packaged daemon's mount namespace only its ExecPaths= are executable"
 
 # --- upgrade to the newer build
 echo "# kept across upgrades (an operator's note)" | inside tee -a /etc/stol/keys/revoked >/dev/null
@@ -254,6 +261,42 @@ expect 0 "db import (alice) after the upgrade: the key is still trusted" "${alic
 expect 0 "python3 -c 'import stol' (alice) after the upgrade" "${alice[@]}" python3 -c 'import stol; print(stol.Favorites().ids())'
 [[ $out == *"[9689]"* ]] || fail "the Python package did not answer after the upgrade: $out"
 progress "ok: the upgrade restarted the running daemons on the new binaries; favourites, the installed and active reference, the operator's key and conffile edit survived"
+
+# --- the release key rotated word for word as docs/releases-and-imports.md says, for an
+# operator's key in /etc/stol/keys (this package ships none): nothing restarted, no
+# package file edited.
+expect 0 "rotation step 1: keygen the new key" \
+  stol-pipeline keygen --private-key /root/stol-release-2027.key --public-key /root/release-2027.pub
+slow expect 0 "sign the bundled database with the new key" stol-pipeline sign --key /root/stol-release-2027.key --level 1 \
+  --input /usr/share/stol/bundled.sqlite --output /srv/stol-test/new-key.stol
+expect 0 "chmod 0644 new-key.stol" chmod 0644 /srv/stol-test/new-key.stol
+expect 7 "db import of a file signed by the new key before step 2" "${alice[@]}" stol-client db import /srv/stol-test/new-key.stol
+[[ $out == *"[UNKNOWN_KEY]"* ]] || fail "the untrusted new key was not refused as UNKNOWN_KEY: $out"
+expect 0 "rotation step 2: install -d /etc/stol/keys" install -d -m 0755 /etc/stol/keys
+expect 0 "rotation step 2: install -m 0644 release-2027.pub /etc/stol/keys/" install -m 0644 /root/release-2027.pub /etc/stol/keys/
+expect 0 "rotation step 3: the old key's end date in its own file" sh -c "echo 'not-after: 2099-03-31' >> /etc/stol/keys/test.pub"
+expect 0 "db status (alice) during the overlap" "${alice[@]}" stol-client db status
+[[ $out == *"trusted keys"*"no problem"* ]] || fail "db status does not say the trusted keys have no problem: $out"
+slow expect 0 "rotation step 4: db import of the new key's file (the same content: already installed)" \
+  "${alice[@]}" stol-client db import /srv/stol-test/new-key.stol
+slow expect 0 "db import of the old key's file during the overlap" "${alice[@]}" stol-client db import /srv/stol-test/reference.stol
+# Step 5 as written: the old key's id from its key file, appended to the revocation list.
+expect 0 "rotation step 5: revoke the old key's id" sh -c '
+  old=$(python3 -c '"'"'import hashlib,sys; print(hashlib.sha256(bytes.fromhex(open(sys.argv[1]).readline().split(":")[1].strip())).hexdigest()[:16])'"'"' \
+      /etc/stol/keys/test.pub)
+  echo "$old   # release key 2026, rotated 2027-03" >> /etc/stol/keys/revoked'
+expect 7 "db import of the old key's file once it is revoked" "${alice[@]}" stol-client db import /srv/stol-test/reference.stol
+[[ $out == *"[KEY_REVOKED]"* ]] || fail "the revoked old key's file was not refused as KEY_REVOKED: $out"
+expect 0 "rotation step 6: rm the old key's file" rm /etc/stol/keys/test.pub
+expect 7 "db import of the old key's file after step 6" "${alice[@]}" stol-client db import /srv/stol-test/reference.stol
+[[ $out == *"[KEY_REVOKED]"* || $out == *"[UNKNOWN_KEY]"* ]] || fail "the old key's file was not refused after its key file went: $out"
+slow expect 0 "db import of the new key's file after the rotation" "${alice[@]}" stol-client db import /srv/stol-test/new-key.stol
+expect 0 "db status (alice) after the rotation" "${alice[@]}" stol-client db status
+[[ $out == *"trusted keys"*"no problem"* ]] || fail "db status lists a trust problem after the rotation: $out"
+capture dpkg -V stol
+[[ -z $(grep -v ' c /etc/stol/keys/revoked$' <<< "$out") ]] || fail "the rotation changed a package file (dpkg -V, besides the revoked conffile): $out"
+expect_property stol-importd.service ActiveState active
+progress "ok: the release key rotated as the docs say: the new key refused, trusted, overlapping; the old one revoked, then its file removed; nothing restarted; dpkg -V flags only the revoked conffile"
 
 # --- remove: programs gone, state kept
 slow expect 0 "dpkg -r stol python3-stol" dpkg -r stol python3-stol

@@ -44,7 +44,7 @@ if [[ ${1:-} == __boot ]]; then
   systemd-tmpfiles --root="$root" --create "$root/usr/lib/tmpfiles.d/stol.conf"
   systemctl --root="$root" enable stol.target
   # The installed units, read by systemd's own parser against this layout.
-  systemd-analyze verify --root="$root" --man=no "$root"/usr/lib/systemd/system/stol* > "$tmp/verify.log" 2>&1 || true
+  systemd-analyze verify --root="$root" --man=no "$root"/usr/lib/systemd/system/stol*.{service,socket,target} > "$tmp/verify.log" 2>&1 || true
   # The release key is this test's own; the files to import; a client that holds connections.
   install -m 0644 "$tmp/signing.key.pub" "$root/usr/share/stol/keys/release.pub"
   mkdir -p "$root/srv/stol-test"
@@ -236,12 +236,14 @@ expect 0 "db activate" stol-client db activate
 expect 0 "status after activate" stol-client status
 [[ $out == *"active database:  reference"* ]] || fail "the taxonomy server does not serve the reference database: $out"
 progress "ok: an admin's import went through a fresh stol-verifyd@ (DynamicUser) and the release key; activated, queries switched"
+expect_quiet_start "the daemons' starts, queries, favourites, backup and restore, three refused imports, an import and its activation"
 
 # --- the sandbox, tried from inside each daemon with its installed unit
-probe_json() {  # UNIT: the last sandbox probe the unit logged, as JSON
-  inside journalctl --no-pager -b -o cat -u "$1" | sed -n 's/.*sandbox probe: \({.*}\).*/\1/p' | tail -1
+probe_json() {  # UNIT [LABEL]: the last sandbox probe the unit logged, as JSON
+  inside journalctl --no-pager -b -o cat -u "$1" | sed -n "s/.*${2:-sandbox probe}: \({.*}\).*/\1/p" | tail -1
 }
-has_probe() { [[ -n $(probe_json "$1") ]]; }
+has_probe() { [[ -n $(probe_json "$1") && -n $(probe_json "$1" "unit-level probe") ]]; }
+exec_mounts_of_probe() { python3 -c 'import json, sys; print("\n".join(json.load(sys.stdin)["exec_mounts"].split()))'; }
 # check_probe NAME JSON "DENIED KEYS" "ALLOWED KEYS": prints every attempt and its errno.
 check_probe() {
   python3 - "$@" <<'PYTHON' || fail "$1: the sandbox let an attack through (see above)"
@@ -263,6 +265,11 @@ sys.exit(1 if failed else 0)
 PYTHON
 }
 common_denied="write_proc_* list_proc_* read_proc_* signal_* socket_af_inet socket_af_inet6 execve write_etc write_usr_share write_state_directory read_etc_shadow write_dev_shm"
+# The unit alone (before the daemon's own seccomp filter): nothing under /run to write,
+# nothing to execute but the daemon itself — not a copy of a program in any directory it
+# can write, nor through the loader, nor from an anonymous memory file, nor a program the
+# system ships — and no mount executable but the files of the unit's ExecPaths=.
+unit_denied="write_run* write_dev_shm write_var_lib_stol exec_copy_in_* exec_loader_on_copy_in_* exec_memfd exec_usr_*"
 for unit in stol-taxonomyd stol-favoritesd stol-importd; do
   others=""
   for other in stol-taxonomyd stol-favoritesd stol-importd; do
@@ -272,12 +279,19 @@ for unit in stol-taxonomyd stol-favoritesd stol-importd; do
   drop_in "$unit.service" probe "$(printf '[Service]\nEnvironment=STOL_TEST_SANDBOX_PROBE=1 STOL_TEST_PROBE_PIDS=%s' "$others")"
   inside systemctl restart "$unit.service"
   case $unit in
-    stol-taxonomyd) denied="$common_denied write_databases write_favorites list_favorites"; allowed="read_reference_database list_databases socket_af_unix" ;;
-    stol-favoritesd) denied="$common_denied write_databases list_databases read_reference_database"; allowed="write_favorites socket_af_unix" ;;
-    stol-importd) denied="$common_denied write_favorites list_favorites"; allowed="write_databases list_databases socket_af_unix" ;;
+    stol-taxonomyd) denied="$common_denied write_databases write_favorites list_favorites"; allowed="read_reference_database list_databases socket_af_unix"
+                    unit_writes=""; unit_no_writes="write_var_lib_stol_*" ;;
+    stol-favoritesd) denied="$common_denied write_databases list_databases read_reference_database"; allowed="write_favorites socket_af_unix"
+                     unit_writes="write_var_lib_stol_favorites"; unit_no_writes="write_var_lib_stol_databases*" ;;
+    stol-importd) denied="$common_denied write_favorites list_favorites"; allowed="write_databases list_databases socket_af_unix"
+                  unit_writes="write_var_lib_stol_databases write_var_lib_stol_databases_releases"; unit_no_writes="write_var_lib_stol_favorites" ;;
   esac
-  wait_for 10 "$unit logged its sandbox probe" has_probe "$unit.service"
+  wait_for 10 "$unit logged its sandbox probes" has_probe "$unit.service"
   check_probe "$unit" "$(probe_json $unit.service)" "$denied" "$allowed"
+  check_probe "$unit (unit alone)" "$(probe_json $unit.service "unit-level probe")" "$unit_denied $unit_no_writes" \
+    "exec_own_binary write_tmp write_var_tmp $unit_writes"
+  check_exec_mounts "$unit" "$unit.service" "$(probe_json $unit.service "unit-level probe" | exec_mounts_of_probe)"
+  check_exec_mounts "$unit (its /proc/PID/mountinfo)" "$unit.service" "$(exec_mounts "$(property $unit.service MainPID)")"
   # The unit's own limit, without the daemon's seccomp filter: a process that enters the
   # daemon's mount namespace can execute nothing there (NoExecPaths=/, ExecPaths= the
   # daemon's directory and the libraries).
@@ -292,8 +306,12 @@ drop_in "stol-verifyd@.service" probe "$(printf '[Service]\nEnvironment=STOL_TES
 expect 7 "db import through a probing verifier" stol-client db import /srv/stol-test/damaged.stol
 check_probe stol-verifyd "$(probe_json 'stol-verifyd@*')" \
   "$common_denied open_state_directory list_favorites read_reference_database list_databases write_databases write_favorites write_tmp write_var_tmp socket_af_unix signal_parent" ""
+check_probe "stol-verifyd (unit alone)" "$(probe_json 'stol-verifyd@*' "unit-level probe")" "$unit_denied write_var_lib_stol_*" \
+  "exec_own_binary write_tmp write_var_tmp"
+check_exec_mounts stol-verifyd "stol-verifyd@probe.service" "$(probe_json 'stol-verifyd@*' "unit-level probe" | exec_mounts_of_probe)"
 remove_drop_in "stol-verifyd@.service" probe
-progress "ok: from inside each daemon: other daemons' /proc/<pid>/root, files, environment and signals, the other directories, writes outside its own (/dev/shm too), AF_INET and execve all fail (execve by the unit's NoExecPaths= too); favoritesd cannot see the databases"
+progress "ok: from inside each daemon: other daemons' /proc/<pid>/root, files, environment and signals, the other directories, writes outside its own (/dev/shm too), AF_INET and execve all fail; favoritesd cannot see the databases"
+progress "ok: the units alone (before each daemon's own filter): /run and /run/lock read-only; no copy of a program runs from /tmp, /var/tmp or the state directories, directly or through the loader, nor from a memfd, nor any program under /usr; every executable mount is one of ExecPaths= (the daemon and its libraries)"
 
 # --- idle exit: favoritesd and importd stop when nobody uses them, and start again
 for unit in stol-favoritesd stol-importd; do

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -145,6 +146,10 @@ int stol_drop_capabilities(void) {
     struct __user_cap_data_struct data[2];
     memset(data, 0, sizeof(data));
     return (int)syscall(SYS_capset, &header, data);
+}
+
+int stol_memfd_create(const char *name) {
+    return memfd_create(name, 0);
 }
 
 long long stol_effective_capabilities(void) {

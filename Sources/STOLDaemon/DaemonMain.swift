@@ -68,6 +68,18 @@ public enum DaemonMain {
     }
 
     /// Test only (`STOL_TEST_SANDBOX_PROBE`, compiled with `STOL_TEST_HOOKS`): what the
+    /// unit alone lets the daemon write and execute, tried before the daemon's own
+    /// filter (``SandboxProbe/runUnitLevel(stateDirectory:)``). Without the hooks it does nothing.
+    public static func reportUnitLevelProbe(_ context: DaemonContext) {
+        #if STOL_TEST_HOOKS
+        if SandboxProbe.isRequested(context.environment) {
+            let results = SandboxProbe.runUnitLevel(stateDirectory: context.paths.stateDirectory)
+            context.logger.notice("\(SandboxProbe.unitLevelLabel): \(SandboxProbe.json(results))")
+        }
+        #endif
+    }
+
+    /// Test only (`STOL_TEST_SANDBOX_PROBE`, compiled with `STOL_TEST_HOOKS`): what the
     /// sandbox denies, tried from inside. Without the hooks it does nothing.
     public static func reportSandboxProbe(_ context: DaemonContext) {
         #if STOL_TEST_HOOKS

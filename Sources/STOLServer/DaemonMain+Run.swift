@@ -71,9 +71,10 @@ extension DaemonMain {
         }
     }
 
-    /// The serving daemons' sandbox (no programs, no sockets but Unix ones), then
-    /// the test-only probe that tries it from inside.
+    /// The serving daemons' sandbox (no programs, no sockets but Unix ones), with the
+    /// test-only probes that try the unit's limits before it and the whole sandbox after.
     static func enterSandbox(_ context: DaemonContext) throws(DaemonStartupError) {
+        reportUnitLevelProbe(context)
         do {
             try Sandbox.enterDaemon()
         } catch {

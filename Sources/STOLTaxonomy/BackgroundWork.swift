@@ -8,8 +8,11 @@ final class BackgroundWork<Value: Sendable>: @unchecked Sendable {
     /// Written once by the work, read after ``join()``'s wait.
     private var value: Value?
 
+    /// On the default QoS: libdispatch on Linux gives a worker the niceness of its queue's
+    /// QoS (user-initiated: -2, where the unit allows it), and a tree's build should not
+    /// outrank the users' lookups at the daemon's own priority.
     init(_ body: @escaping @Sendable () -> Value) {
-        DispatchQueue.global(qos: .userInitiated).async(group: group) { [self] in value = body() }
+        DispatchQueue.global(qos: .default).async(group: group) { [self] in value = body() }
     }
 
     /// Waits for the work and returns what it made.

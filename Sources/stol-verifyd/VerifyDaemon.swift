@@ -89,6 +89,7 @@ struct VerifyDaemon: ParsableCommand {
         }
         let scratch: ScratchFile
         let deltaScratch: ScratchFile
+        DaemonMain.reportUnitLevelProbe(context)
         do {
             scratch = try ScratchFile()
             deltaScratch = try ScratchFile()

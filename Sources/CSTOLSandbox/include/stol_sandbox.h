@@ -54,6 +54,10 @@ int stol_drop_capabilities(void);
 /// The effective capability set's first 64 bits (capget), or -1 with errno.
 long long stol_effective_capabilities(void);
 
+/// An anonymous memory file (memfd_create, inherited across exec), or -1 with errno:
+/// the test-only sandbox probe tries to execute a program from one.
+int stol_memfd_create(const char *name);
+
 /// Loads a seccomp filter on every thread of the process (TSYNC) that fails with
 /// EPERM: new sockets and connections (socket, socketpair, connect, bind, listen),
 /// programs (execve, execveat), io_uring (which could open sockets behind the
