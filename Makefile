@@ -334,10 +334,15 @@ test-curated: test-build
 ## tree, is the upgrade of the package boot test (SystemdDebianPackageTests, STOL_DEB_DIR).
 test-debs: build test-docs test-curated
 	@rm -rf $(DEB_TEST_DIR) && mkdir -p $(DEB_TEST_DIR)
+	@# The newer version ships a release key (RELEASE_KEY), as a distributor's package does: the
+	@# boot test rotates it away with its private half.
+	@"$(BIN_DIR)/stol-pipeline" keygen --private-key $(DEB_TEST_DIR)/packaged-release.key \
+	  --public-key $(DEB_TEST_DIR)/packaged-release.pub > /dev/null
 	@# Both versions side by side (each in its own stage): they wait for the release build, the last to end.
 	@pids=; for version in "" $(DEB_CHANGELOG_VERSION)+upgrade1; do \
+	  key=; [ -z "$$version" ] || key=$(DEB_TEST_DIR)/packaged-release.pub; \
 	  ( log=$$($(MAKE) --no-print-directory deb-package DEB_OUT=$(DEB_TEST_DIR) DEB_VERSION=$$version DEB_OPTIONS="-Zgzip -z1" \
-	    BUNDLED_DB=$(CURATED_DB) 2>&1) || { echo "$$log" | tail -40; exit 1; } ) & pids="$$pids $$!"; \
+	    BUNDLED_DB=$(CURATED_DB) RELEASE_KEY=$$key 2>&1) || { echo "$$log" | tail -40; exit 1; } ) & pids="$$pids $$!"; \
 	done; status=0; for pid in $$pids; do wait $$pid || status=1; done; exit $$status
 
 $(addprefix test-xctest-,$(XCTEST_SHARDS)): test-xctest-%: test-build

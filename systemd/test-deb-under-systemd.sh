@@ -8,11 +8,17 @@
 #             listening, no daemon running until a request starts it
 #   use       two users (alice in stol-admin, bob) each keep their own favourites;
 #             alice imports and activates a signed reference database whose key the
-#             operator put in /etc/stol/keys; Python's stol module answers
+#             operator put in /etc/stol/keys; Python's stol module answers; the journal
+#             holds no warning, error or library complaint; each daemon's mounts are
+#             noexec but its unit's ExecPaths=
 #   upgrade   apt-get install ./stol_NEW.deb ...: the running daemons restarted on the
 #             new binaries; favourites, the installed reference, the operator's key and
 #             an edited conffile kept; bob's `taxon` and `fav count`, looping every 10 ms
 #             through the upgrade, never fail (the longest gap is reported)
+#   restart   systemctl restart of both serving daemons under the same loop: none fails
+#   procedures as docs/ write them: fav backup and restore (nothing left behind), the
+#             release key's rotation for an operator's key and for the packaged one
+#             (the newer package ships a key), dpkg -V flagging only the revoked list
 #   remove    dpkg -r: programs, units and sockets gone; /var/lib/stol, users, groups
 #             and /etc/stol kept
 #   purge     dpkg -P: /var/lib/stol, /etc/stol, the users and groups gone; no file
@@ -22,9 +28,10 @@
 #   systemd/test-deb-under-systemd.sh DEB_DIR
 #
 # DEB_DIR holds two builds of the packages (`make deb-package DEB_OUT=DIR`, then
-# again with DEB_VERSION= a higher version): stol_V_amd64.deb and
-# python3-stol_V_all.deb for each version V; the lower is installed, the higher is
-# the upgrade. Exit status: 0 all checks passed, 1 a check failed (with the reason
+# again with DEB_VERSION= a higher version and RELEASE_KEY=DIR/packaged-release.pub):
+# stol_V_amd64.deb and python3-stol_V_all.deb for each version V, and the packaged
+# key's private half packaged-release.key (make test-debs makes all of it); the lower
+# is installed, the higher is the upgrade. Exit status: 0 all checks passed, 1 a check failed (with the reason
 # and the journal), 77 this machine cannot run systemd as PID 1 (not root, no
 # unshare, no overlayfs or cgroup2).
 set -euo pipefail
@@ -45,9 +52,10 @@ if [[ ${1:-} == __boot ]]; then
   # machine an administrator installs on has none.
   rm -f "$root/usr/sbin/policy-rc.d"
   mkdir -p "$root/srv/stol-test"
-  cp "$debs"/*.deb "$root/srv/stol-test/"
+  cp "$debs"/*.deb "$debs/packaged-release.key" "$root/srv/stol-test/"
   chmod 0755 "$root/srv/stol-test"
   chmod 0644 "$root"/srv/stol-test/*
+  chmod 0600 "$root/srv/stol-test/packaged-release.key"
   boot_exec_systemd
 fi
 
@@ -64,6 +72,10 @@ for deb in "$deb_dir"/stol_*_amd64.deb; do
     { echo "$test_name: $deb_dir/python3-stol_${version}_all.deb not found (built with $deb)" >&2; exit 1; }
   versions+=("$version")
 done
+[[ -s $deb_dir/packaged-release.key ]] || {
+  echo "$test_name: $deb_dir/packaged-release.key not found: the newer build ships its public half (make test-debs)" >&2
+  exit 1
+}
 (( ${#versions[@]} >= 2 )) || {
   echo "$test_name: $deb_dir needs two builds of the packages (make deb-package DEB_OUT=$deb_dir, then again with DEB_VERSION=<higher>)" >&2
   exit 1
@@ -196,24 +208,47 @@ for daemon in stol-taxonomyd stol-favoritesd; do
   expect_property "$daemon.service" ActiveState active
   pid_before[$daemon]=$(property "$daemon.service" MainPID)
 done
-# Bob keeps asking through the upgrade: a taxon and his favourites' count every 10 ms,
-# each line "taxon|count EXIT START_NS END_NS". Read requests the client asks again after a
-# reset and connects that find no listener it retries for a second: none may fail.
-inside rm -f /tmp/stol-stop-loop
-INSIDE_TIMEOUT=900 inside "${bob[@]}" sh -c 'while [ ! -e /tmp/stol-stop-loop ]; do
-    for what in taxon count; do
-      start=$(date +%s%N)
-      if [ $what = taxon ]; then stol-client taxon 9606 >/dev/null 2>>/tmp/stol-loop-bob.err; else
-        stol-client fav count >/dev/null 2>>/tmp/stol-loop-bob.err; fi
-      echo "$what $? $start $(date +%s%N)"
-    done
-    sleep 0.01
-  done' > "$tmp/upgrade-loop.log" 2>&1 &
-loop_pid=$!
-until [[ $(grep -c . "$tmp/upgrade-loop.log" 2>/dev/null) -ge 10 ]]; do
-  kill -0 "$loop_pid" 2>/dev/null || fail "bob's looping client ended before the upgrade: $(cat "$tmp/upgrade-loop.log")"
-  sleep 0.1
-done
+# loop_start NAME: bob asks a taxon and his favourites' count every 10 ms until loop_stop,
+# each line "taxon|count EXIT START_NS END_NS" in $tmp/NAME-loop.log; returns once ten
+# have answered. Read requests the client asks again after a reset, and connects that find
+# no listener it retries for a second: none may fail.
+loop_start() {
+  inside rm -f /tmp/stol-stop-loop /tmp/stol-loop-bob.err
+  INSIDE_TIMEOUT=900 inside "${bob[@]}" sh -c 'while [ ! -e /tmp/stol-stop-loop ]; do
+      for what in taxon count; do
+        start=$(date +%s%N)
+        if [ $what = taxon ]; then stol-client taxon 9606 >/dev/null 2>>/tmp/stol-loop-bob.err; else
+          stol-client fav count >/dev/null 2>>/tmp/stol-loop-bob.err; fi
+        echo "$what $? $start $(date +%s%N)"
+      done
+      sleep 0.01
+    done' > "$tmp/$1-loop.log" 2>&1 &
+  loop_pid=$!
+  until [[ $(grep -c . "$tmp/$1-loop.log" 2>/dev/null) -ge 10 ]]; do
+    kill -0 "$loop_pid" 2>/dev/null || fail "bob's looping client ended before the $1: $(cat "$tmp/$1-loop.log")"
+    sleep 0.1
+  done
+}
+# loop_stop NAME: twenty more answers, then the loop ends; fails on any failed request and
+# reports the count and the longest gap between two answers.
+loop_stop() {
+  local before_stop requests failed gap_ms
+  before_stop=$(grep -c . "$tmp/$1-loop.log")
+  until [[ $(grep -c . "$tmp/$1-loop.log") -ge $(( before_stop + 20 )) ]]; do
+    kill -0 "$loop_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  inside touch /tmp/stol-stop-loop
+  wait "$loop_pid" || fail "bob's looping client failed: $(tail -5 "$tmp/$1-loop.log")"
+  read -r requests failed gap_ms < <(awk '
+    { n++; if ($2 != 0) bad++; if (last_end && ($3 - last_end) / 1e6 > gap) gap = ($3 - last_end) / 1e6;
+      if (($4 - $3) / 1e6 > gap) gap = ($4 - $3) / 1e6; last_end = $4 }
+    END { printf "%d %d %.0f\n", n, bad + 0, gap }' "$tmp/$1-loop.log")
+  capture cat /tmp/stol-loop-bob.err
+  (( failed == 0 )) || fail "$failed of bob's $requests requests failed during the $1: $(grep -v ' 0 ' "$tmp/$1-loop.log" | head -5); $out"
+  progress "ok: bob's taxon and fav count looped through the $1: $requests requests, 0 failed, the longest gap ${gap_ms} ms"
+}
+loop_start upgrade
 apt_get install "/srv/stol-test/stol_${new}_amd64.deb" "/srv/stol-test/python3-stol_${new}_all.deb"
 (( rc == 0 )) || fail "apt-get install of $new (the upgrade) failed: $out"
 [[ $out == *"Unpacking stol ($new) over ($old)"* ]] || fail "apt-get did not upgrade stol from $old to $new: $out"
@@ -230,21 +265,7 @@ done
 for socket in taxonomy favorites import verify; do
   expect_property "stol-${socket}d.socket" ActiveState active
 done
-# Ten more rounds on the new daemons, then the loop stops.
-before_stop=$(grep -c . "$tmp/upgrade-loop.log")
-until [[ $(grep -c . "$tmp/upgrade-loop.log") -ge $(( before_stop + 20 )) ]]; do
-  kill -0 "$loop_pid" 2>/dev/null || break
-  sleep 0.1
-done
-inside touch /tmp/stol-stop-loop
-wait "$loop_pid" || fail "bob's looping client failed: $(tail -5 "$tmp/upgrade-loop.log")"
-read -r requests failed gap_ms < <(awk '
-  { n++; if ($2 != 0) bad++; if (last_end && ($3 - last_end) / 1e6 > gap) gap = ($3 - last_end) / 1e6;
-    if (($4 - $3) / 1e6 > gap) gap = ($4 - $3) / 1e6; last_end = $4 }
-  END { printf "%d %d %.0f\n", n, bad + 0, gap }' "$tmp/upgrade-loop.log")
-capture cat /tmp/stol-loop-bob.err
-(( failed == 0 )) || fail "$failed of bob's $requests requests failed during the upgrade: $(grep -v ' 0 ' "$tmp/upgrade-loop.log" | head -5); $out"
-progress "ok: bob's taxon and fav count looped through the upgrade: $requests requests, 0 failed, the longest gap ${gap_ms} ms"
+loop_stop upgrade
 
 expect 0 "fav list (alice) after the upgrade" "${alice[@]}" stol-client fav list
 [[ $out == *9689* && $out != *9606* ]] || fail "alice's favourites did not survive the upgrade as they were: $out"
@@ -261,6 +282,28 @@ expect 0 "db import (alice) after the upgrade: the key is still trusted" "${alic
 expect 0 "python3 -c 'import stol' (alice) after the upgrade" "${alice[@]}" python3 -c 'import stol; print(stol.Favorites().ids())'
 [[ $out == *"[9689]"* ]] || fail "the Python package did not answer after the upgrade: $out"
 progress "ok: the upgrade restarted the running daemons on the new binaries; favourites, the installed and active reference, the operator's key and conffile edit survived"
+
+# --- systemctl restart of the serving daemons while bob keeps asking
+declare -A pid_running
+for daemon in stol-taxonomyd stol-favoritesd; do pid_running[$daemon]=$(property "$daemon.service" MainPID); done
+loop_start restart
+expect 0 "systemctl restart stol-taxonomyd stol-favoritesd (bob looping)" systemctl restart stol-taxonomyd.service stol-favoritesd.service
+loop_stop restart
+for daemon in stol-taxonomyd stol-favoritesd; do
+  [[ $(property "$daemon.service" MainPID) != "${pid_running[$daemon]}" ]] || fail "$daemon was not restarted"
+done
+
+# --- favourites backed up and restored as docs/administration.md says: nothing left behind
+expect 0 "fav backup /srv/stol-test/backup/stol-favourites (root)" stol-client fav backup /srv/stol-test/backup/stol-favourites
+capture sh -c 'ls /srv/stol-test/backup/stol-favourites/*.sqlite | wc -l'
+[[ $out == 2 ]] || fail "the backup does not hold alice's and bob's files: $(inside ls -la /srv/stol-test/backup/stol-favourites)"
+expect 0 "fav add 9685 (alice) after the backup" "${alice[@]}" stol-client fav add 9685
+expect 0 "fav restore /srv/stol-test/backup/stol-favourites (root)" stol-client fav restore /srv/stol-test/backup/stol-favourites
+expect 0 "fav list (alice) after the restore" "${alice[@]}" stol-client fav list
+[[ $out == *9689* && $out == *9685* && $out != *9606* ]] || fail "the restore did not merge alice's backup into her live file: $out"
+capture sh -c 'ls -A /var/lib/stol/favorites'
+[[ $out != *backup* && $out != *restore* ]] || fail "the backup or restore left a directory behind: $out"
+progress "ok: fav backup and restore as the docs say: both users' files, merged back keeping a later favourite, nothing left in /var/lib/stol/favorites"
 
 # --- the release key rotated word for word as docs/releases-and-imports.md says, for an
 # operator's key in /etc/stol/keys (this package ships none): nothing restarted, no
@@ -295,8 +338,30 @@ expect 0 "db status (alice) after the rotation" "${alice[@]}" stol-client db sta
 [[ $out == *"trusted keys"*"no problem"* ]] || fail "db status lists a trust problem after the rotation: $out"
 capture dpkg -V stol
 [[ -z $(grep -v ' c /etc/stol/keys/revoked$' <<< "$out") ]] || fail "the rotation changed a package file (dpkg -V, besides the revoked conffile): $out"
+# The packaged key's flavour of steps 3, 5 and 6 (the newer package ships a release key):
+# its end date and revocation go into /etc/stol/keys; the package file is never edited.
+inside test -s /usr/share/stol/keys/release.pub || fail "the newer package ships no release key (make test-debs builds it with one)"
+slow expect 0 "sign the bundled database with the packaged key's private half" stol-pipeline sign \
+  --key /srv/stol-test/packaged-release.key --level 1 --input /usr/share/stol/bundled.sqlite --output /srv/stol-test/packaged-key.stol
+expect 0 "chmod 0644 packaged-key.stol" chmod 0644 /srv/stol-test/packaged-key.stol
+slow expect 0 "db import of the packaged key's file" "${alice[@]}" stol-client db import /srv/stol-test/packaged-key.stol
+expect 0 "rotation step 3 for a packaged key: a copy in /etc/stol/keys with the end date" sh -c \
+  "cp /usr/share/stol/keys/release.pub /etc/stol/keys/release-2026.pub && echo 'not-after: 2099-03-31' >> /etc/stol/keys/release-2026.pub"
+expect 0 "db status (alice) with the packaged key's copy" "${alice[@]}" stol-client db status
+[[ $out == *"trusted keys"*"no problem"* ]] || fail "db status lists a trust problem with the packaged key's dated copy: $out"
+slow expect 0 "db import of the packaged key's file during its overlap" "${alice[@]}" stol-client db import /srv/stol-test/packaged-key.stol
+expect 0 "rotation step 5 for a packaged key: revoke its id" sh -c '
+  old=$(python3 -c '"'"'import hashlib,sys; print(hashlib.sha256(bytes.fromhex(open(sys.argv[1]).readline().split(":")[1].strip())).hexdigest()[:16])'"'"' \
+      /etc/stol/keys/release-2026.pub)
+  echo "$old   # release key 2026, rotated 2027-03" >> /etc/stol/keys/revoked'
+expect 0 "rotation step 6 for a packaged key: rm its copy" rm /etc/stol/keys/release-2026.pub
+expect 7 "db import of the packaged key's file once revoked (the package file still there)" \
+  "${alice[@]}" stol-client db import /srv/stol-test/packaged-key.stol
+[[ $out == *"[KEY_REVOKED]"* ]] || fail "the revoked packaged key's file was not refused as KEY_REVOKED: $out"
+capture dpkg -V stol
+[[ -z $(grep -v ' c /etc/stol/keys/revoked$' <<< "$out") ]] || fail "the rotation changed a package file (dpkg -V, besides the revoked conffile): $out"
 expect_property stol-importd.service ActiveState active
-progress "ok: the release key rotated as the docs say: the new key refused, trusted, overlapping; the old one revoked, then its file removed; nothing restarted; dpkg -V flags only the revoked conffile"
+progress "ok: the release key rotated as the docs say, for an operator's key (refused, trusted, overlapping, revoked, removed) and for the packaged one (a dated copy in /etc/stol/keys, revoked there); nothing restarted; dpkg -V flags only the revoked conffile"
 
 # --- remove: programs gone, state kept
 slow expect 0 "dpkg -r stol python3-stol" dpkg -r stol python3-stol
