@@ -233,7 +233,7 @@ let package = Package(
                                                             "STOLPipeline",
                                                             .product(name: "GRDB", package: "GRDB.swift"),
                                                             .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "STOLIntegrationTests", dependencies: ["STOLProtocol", "STOLServer", "STOLTransport", "STOLFormat", "STOLContainer", "STOLModel", "STOLClientKit",
+        .testTarget(name: "STOLIntegrationTests", dependencies: ["STOLProtocol", "STOLServer", "STOLTransport", "STOLFormat", "STOLContainer", "STOLModel", "STOLClientKit", "STOLFileSystem",
                                                                  "STOLTestFixtures",
                                                                  .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                                                                  .product(name: "GRDB", package: "GRDB.swift")]),

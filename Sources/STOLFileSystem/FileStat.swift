@@ -22,6 +22,16 @@ public struct FileStat: Equatable, Sendable {
         modifiedNanoseconds = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
     }
 
+    /// The same of an open file (`fstat(2)`): the version a reader holds, whatever the path names now.
+    public init?(descriptor: Int32) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = UInt64(info.st_size)
+        modifiedNanoseconds = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+    }
+
     /// Hex of device, inode, size and mtime: `fd01-1a2b-5000000-65f1c0de…`.
     public var fingerprint: String {
         [device, inode, size, UInt64(bitPattern: modifiedNanoseconds)].map { String($0, radix: 16) }.joined(separator: "-")

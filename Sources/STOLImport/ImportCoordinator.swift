@@ -300,7 +300,7 @@ public final class ImportCoordinator: StreamingFramedService {
         }
         pausePoints.reached("import:staged")
         if context.peerHasClosed { throw ImportError.cancelled("the client closed the connection") }
-        try store.install(staged, release: release)
+        try store.install(staged, release: release, sha256: Array(verified.sqliteSha256))
         pausePoints.reached("import:installed")
         context.logger.notice("release installed", metadata: ["release": "\(release)",
             "bytes": "\(verified.sqliteBytes)", "build_time": "\(buildTime)",
@@ -355,11 +355,18 @@ public final class ImportCoordinator: StreamingFramedService {
     }
 
     /// True when `release` is installed with exactly the content `sha256` (an import
-    /// applied twice changes nothing).
+    /// applied twice changes nothing). The installed file's digest is the one recorded
+    /// at install when the record is still this file's, so nothing is read again.
     private func isInstalled(release: String, sha256: [UInt8]) throws -> Bool {
-        guard ReleaseName.isValid(release), FileStat(path: paths.releaseDatabase(release)) != nil else { return false }
+        guard ReleaseName.isValid(release) else { return false }
+        let fd = open(paths.releaseDatabase(release), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return false }
+            throw ImportError.storage("cannot open the installed release \(release): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
         do {
-            return try SHA256.hash(fileAt: paths.releaseDatabase(release)).digest == sha256
+            return try store.digest(of: release, descriptor: fd) == sha256
         } catch {
             throw ImportError.storage("cannot read the installed release \(release): \(error)")
         }
@@ -372,14 +379,16 @@ public final class ImportCoordinator: StreamingFramedService {
         guard ReleaseName.isValid(release), FileStat(path: path) != nil else {
             throw ImportError.deltaBaseMismatch(baseRelease: release, installedSHA256: nil)
         }
-        // Opened first, then hashed through the same descriptor: a release replaced
-        // meanwhile cannot slip another base past the check.
+        // Opened first, then checked through the same descriptor: a release replaced
+        // meanwhile cannot slip another base past the check. The digest is the one
+        // recorded at install when the record is this file's (the verifier hashes the
+        // base itself, its check 11: once per import, not twice), else hashed here.
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ImportError.storage("cannot open the installed release \(release): \(String(cString: strerror(errno)))") }
         let base = OwnedFileDescriptor(fd)
         let digest: [UInt8]
         do {
-            digest = try SHA256.hash(fileDescriptor: fd).digest
+            digest = try store.digest(of: release, descriptor: fd)
         } catch {
             throw ImportError.storage("cannot read the installed release \(release): \(error)")
         }

@@ -21,8 +21,12 @@ public final class ReferenceDatabaseStore: Sendable {
     /// Serialises installs, activation changes and deletes.
     private let changes = Mutex(())
 
+    /// Each installed release's SHA-256, recorded at install.
+    let digests: InstalledDigests
+
     public init(paths: RuntimePaths) {
         self.paths = paths
+        digests = InstalledDigests(directory: paths.releasesDirectory)
     }
 
     /// What is known of one installed release.
@@ -49,7 +53,8 @@ public final class ReferenceDatabaseStore: Sendable {
             }
         }
         let stale = [(paths.stagingDirectory, { (name: String) in name.hasPrefix("stol_import_") }),
-                     (paths.databasesDirectory, { (name: String) in name.hasPrefix(".") && name.contains(".tmp-") })]
+                     (paths.databasesDirectory, { (name: String) in name.hasPrefix(".") && name.contains(".tmp-") }),
+                     (paths.releasesDirectory, { (name: String) in name.hasPrefix(".") && name.contains(".tmp-") })]
         for (directory, isStale) in stale {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where isStale(name) {
                 if unlink(directory + "/" + name) == 0 {
@@ -152,8 +157,9 @@ public final class ReferenceDatabaseStore: Sendable {
     }
 
     /// Publishes the staged database as `releases/<release>.sqlite` (fsync, rename,
-    /// fsync of the directory), replacing an installed build of the same release.
-    public func install(_ staged: AtomicFile, release: String) throws(ImportError) {
+    /// fsync of the directory), replacing an installed build of the same release, and
+    /// records its SHA-256 (`sha256`, which the import checked the staged bytes against).
+    public func install(_ staged: AtomicFile, release: String, sha256: [UInt8]) throws(ImportError) {
         guard ReleaseName.isValid(release) else {
             throw .databaseCorrupt(check: .provenance, detail: "the release '\(release)' cannot name an installed release")
         }
@@ -164,7 +170,14 @@ public final class ReferenceDatabaseStore: Sendable {
             } catch {
                 throw Self.storageError(error)
             }
+            digests.record(sha256, release: release, installedAt: staged.path)
         }
+    }
+
+    /// The SHA-256 of installed `release` as open on `descriptor` (recorded at install,
+    /// or hashed when the record is not this file's).
+    public func digest(of release: String, descriptor: Int32) throws -> [UInt8] {
+        try digests.digest(of: release, descriptor: descriptor)
     }
 
     /// The installed release `requested` names, or the one a request without a
@@ -226,6 +239,7 @@ public final class ReferenceDatabaseStore: Sendable {
                 if errno == ENOENT { return nil }
                 throw .storage("cannot remove \(path): \(String(cString: strerror(errno)))")
             }
+            digests.remove(release)
             Self.syncDirectory(paths.releasesDirectory)
             return release
         }

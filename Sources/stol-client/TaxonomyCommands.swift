@@ -7,7 +7,12 @@ import STOLProtocol
 // MARK: - Taxonomy
 
 struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show which taxonomy database is active, and its size.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show which taxonomy database is active, and its size.",
+        discussion: """
+            For root and the stol-admin group, also a line when the trusted keys have a problem (a \
+            malformed key file or revocation list, one key in two files): `db status` lists them.
+            """)
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
@@ -35,7 +40,20 @@ struct Status: ParsableCommand {
                 server version:   \(status.serverVersion)
                 """)
             if !status.fallbackReason.isEmpty { print("note: serving the bundled database because \(status.fallbackReason)") }
+            if let problems = trustProblems(), !problems.isEmpty {
+                print("trusted keys:     \(problems.count) problem\(problems.count == 1 ? "" : "s") (stol-client db status lists them)")
+            }
         }
+    }
+
+    /// The import coordinator's trust problems, for a caller who may ask it (root and
+    /// `stol-admin`: the socket is theirs to write); nil for anyone else, or when it
+    /// does not answer: `status` is the taxonomy server's, and never fails for want of it.
+    private func trustProblems() -> [String]? {
+        guard access(global.paths.importSocket, W_OK) == 0 else { return nil }
+        var request = Stol_V1_ImportRequest()
+        request.status = Stol_V1_ImportStatusRequest()
+        return (try? global.importer(standard: .seconds(5)).ask(request, as: Stol_V1_ImportStatus.self))?.trustProblems
     }
 }
 

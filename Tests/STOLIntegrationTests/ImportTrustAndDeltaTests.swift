@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Glibc
 import STOLContainer
+import STOLFileSystem
 import STOLFormat
 import STOLTestFixtures
 import XCTest
@@ -117,6 +118,9 @@ final class ImportTrustAndDeltaTests: XCTestCase {
         let text = try stack.client(["db", "status"])
         XCTAssertTrue(text.stdout.contains("format version 1:   refused"), text.stdout)
         XCTAssertTrue(text.stdout.contains("trusted keys:       1 problem"), text.stdout)
+        let overall = try stack.client(["status"])
+        XCTAssertEqual(overall.status, 0, overall.stderr)
+        XCTAssertTrue(overall.stdout.contains("trusted keys:     1 problem (stol-client db status lists them)"), overall.stdout)
         let expired = try importing(StolCorpus.sign(try database(release: "2026.7.3"), key: key), name: "b")
         XCTAssertEqual(StackHarness.errorCode(expired), "KEY_EXPIRED", "the copy with the past not-after decides: \(expired.stderr)")
         XCTAssertEqual(stack.stateSnapshot(), before)
@@ -164,6 +168,65 @@ final class ImportTrustAndDeltaTests: XCTestCase {
             XCTAssertEqual(refused.status, 7, name)
             XCTAssertEqual(stack.stateSnapshot(), before, name)
         }
+    }
+
+    /// An install records the release's SHA-256 beside it (digest and file fingerprint),
+    /// and the coordinator checks a delta's base by that record instead of reading the
+    /// base again: the verifier's own check of the base is then the one hash of it. A
+    /// base changed in place behind an unchanged fingerprint (size and mtime put back)
+    /// passes the coordinator by its record and is still refused, by the verifier; one
+    /// whose fingerprint changed is hashed and refused by the coordinator itself.
+    func testAnInstall_recordsTheReleasesSHA256_andADeltaChecksItsBaseByTheRecordOnce() throws {
+        try stack.startImportStack()
+        let base = try database(release: "2023.11.4", builtAt: "2026-01-01T00:00:00Z")
+        let next = try database(release: "2024.9.7", builtAt: "2026-02-01T00:00:00Z") { db in
+            try db.execute(sql: "UPDATE taxa SET scientific_name = scientific_name || ' y' WHERE id % 5 = 0")
+        }
+        XCTAssertEqual(try importing(StolCorpus.sign(base, key: StackHarness.signingKey), name: "base").status, 0)
+        let installed = stack.stateDirectory + "/databases/releases/2023.11.4.sqlite"
+        let recordPath = stack.stateDirectory + "/databases/releases/.2023.11.4.sha256"
+        let record = try String(contentsOfFile: recordPath, encoding: .utf8).split(separator: " ")
+        let file = try XCTUnwrap(FileStat(path: installed))
+        XCTAssertEqual(record.first.map(String.init), SHA256.hash(base).hexString)
+        XCTAssertEqual(record.last?.trimmingCharacters(in: .whitespacesAndNewlines), file.fingerprint)
+
+        // One byte of the base changed in place, its size and mtime put back: the record
+        // still names this file, so the coordinator hands it over unread; the verifier's
+        // hash of the base refuses it.
+        let delta = try StolCorpus.signDelta(base: base, to: next, key: StackHarness.signingKey)
+        var info = stat()
+        XCTAssertEqual(stat(installed, &info), 0)
+        let fd = open(installed, O_WRONLY)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        var byte: UInt8 = base[base.count - 1] ^ 0x01
+        XCTAssertEqual(pwrite(fd, &byte, 1, off_t(base.count - 1)), 1)
+        var times = [info.st_atim, info.st_mtim]
+        XCTAssertEqual(futimens(fd, &times), 0)
+        close(fd)
+        XCTAssertEqual(FileStat(path: installed)?.fingerprint, file.fingerprint)
+        let before = stack.stateSnapshot()
+        let byVerifier = try importing(delta, name: "delta-1")
+        XCTAssertEqual(StackHarness.errorCode(byVerifier), "DELTA_BASE_MISMATCH", byVerifier.stdout)
+        XCTAssertTrue(byVerifier.stderr.contains("the base given has SHA-256"),
+                      "refused by the verifier's check, the coordinator having trusted the record: \(byVerifier.stderr)")
+        XCTAssertEqual(stack.stateSnapshot(), before)
+
+        // The same change with a new mtime: the record is not this file's any more, and the
+        // coordinator hashes the base and refuses it itself, naming the installed digest.
+        let fd2 = open(installed, O_WRONLY)
+        XCTAssertEqual(pwrite(fd2, &byte, 1, off_t(base.count - 1)), 1)
+        close(fd2)
+        XCTAssertNotEqual(FileStat(path: installed)?.fingerprint, file.fingerprint)
+        let byCoordinator = try importing(delta, name: "delta-2")
+        XCTAssertEqual(StackHarness.errorCode(byCoordinator), "DELTA_BASE_MISMATCH", byCoordinator.stdout)
+        XCTAssertFalse(byCoordinator.stderr.contains("the base given has SHA-256"), byCoordinator.stderr)
+        let changed = SHA256.hash(try Array(Data(contentsOf: URL(fileURLWithPath: installed)))).hexString
+        XCTAssertTrue(byCoordinator.stderr.contains(String(changed.prefix(16))),
+                      "the coordinator's refusal names the digest it computed, \(changed): \(byCoordinator.stderr)")
+
+        // Deleting the release removes its record with it.
+        XCTAssertEqual(try stack.client(["db", "delete", "--yes", "2023.11.4"]).status, 0)
+        XCTAssertNil(FileStat(path: recordPath))
     }
 
     /// Damaged deltas, each with its typed error and the state directory unchanged
