@@ -20,7 +20,7 @@ DEB_PACKAGES := libsodium-dev libssl-dev libmimalloc-dev libsystemd-dev libsecco
 TEST_DEB_PACKAGES := python3-cryptography python3-pandas groff-base
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help run test check-modules fuzz fuzz-seeds fault deps build build-bench build-debug fetch-ncbi db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
+.PHONY: help dev-key run test check-modules fuzz fuzz-seeds fault deps build build-bench build-debug fetch-ncbi db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -176,7 +176,15 @@ check-diff: build
 	  --from-release $(DIFF_FROM) --from-db $(call release_db,$(DIFF_FROM)) \
 	  --to-release $(DIFF_TO) --to-db $(call release_db,$(DIFF_TO))
 
-start: build db
+## The development signing key (made once): make build-db signs with it, and make start's
+## stack trusts its public half (STOL_TRUSTED_KEY's default), so that a fresh stack's
+## `db status` has no trust problem and the first `make build-db` imports.
+DEV_KEY := $(CURDIR)/.cache/keys/dev-signing.key
+dev-key: build
+	@test -s $(DEV_KEY) || { mkdir -p $(dir $(DEV_KEY)) && "$(RELEASE_BIN)/stol-pipeline" keygen --private-key $(DEV_KEY) >/dev/null && \
+	  echo "== a development signing key $(DEV_KEY) (make build-db signs with it; the stack trusts $(DEV_KEY).pub)"; }
+
+start: build db dev-key
 	STOL_RUNTIME_DIR=$(RUNTIME_DIR) STOL_STATE_DIR=$(STATE_DIR) STOL_TRUSTED_KEY=$(STOL_TRUSTED_KEY) \
 	  systemd/stack.sh start "$(RELEASE_BIN)" $(BUNDLED_DB)
 
