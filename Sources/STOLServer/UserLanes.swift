@@ -31,6 +31,11 @@ public final class UserLanes: Sendable {
     /// raising it back would (`CAP_SYS_NICE`), so bulk work has threads of its own.
     public static let bulkNiceness: Int32 = 10
 
+    /// Request frames longer than this are bulk work from their size alone, decoded on
+    /// the user's bulk lane instead of the event loop: no lookup is this long (a
+    /// search's text is at most 512 bytes), and every batch is.
+    public static let longFrameBytes = 4096
+
     /// Requests of one lane in progress at once, by class (``Lane/slots(for:)``):
     /// lookups are small answers, and a few in progress let one run while another
     /// waits for a release to open; bulk work takes one at a time, so that a user's

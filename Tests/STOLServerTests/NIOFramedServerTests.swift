@@ -19,6 +19,8 @@ struct TestTaxonomyService: FramedService {
     static let gatedTaxonID: Int64 = -1
     static let sleepingTaxonID: Int64 = -2
     static let untilCancelledTaxonID: Int64 = -3
+    /// Answered at once, recording the niceness of the thread it ran on.
+    static let niceReportingTaxonID: Int64 = -4
 
     let events: EventLog
     let gate: Gate
@@ -49,6 +51,9 @@ struct TestTaxonomyService: FramedService {
         case .search, .children:
             events.record("large \(request.id)")
             return Self.largePage(request.id)
+        case .getTaxon(let get) where get.taxonID == Self.niceReportingTaxonID:
+            events.record("nice \(request.id) \(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0))")
+            return .with { $0.taxon = .with { $0.id = get.taxonID } }
         case .getTaxon(let get) where get.taxonID == Self.untilCancelledTaxonID:
             events.record("start \(request.id) nice \(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0))")
             while !Task.isCancelled { usleep(1000) }
@@ -211,6 +216,36 @@ final class NIOFramedServerTests: FramedServerContractTests {
         assertServed(try server.connect(), id: 2)  // the same user's lookups go on meanwhile, on the other lane
         client.close()
         XCTAssertTrue(waitUntil { events.events.contains("cancelled 1") }, "cancelled")
+    }
+
+    /// A frame longer than any lookup is bulk work from its size alone, decoded on the
+    /// user's bulk lane rather than on the event loop (where its decoding was work no
+    /// user's priority or meter saw): a lookup padded past the length runs at the bulk
+    /// lane's niceness, the same lookup unpadded at the daemon's; and a long frame that
+    /// does not decode is still answered MALFORMED_FRAME, then closed.
+    func testALongFrame_isDecodedAndAnsweredOnTheBulkLane_andALongUndecodableOneIsAFramingError() throws {
+        let server = try startServer()
+        let client = try server.connect()
+        let base = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        let short = getTaxon(1, TestTaxonomyService.niceReportingTaxonID)
+        var long = getTaxon(2, TestTaxonomyService.niceReportingTaxonID)
+        long.getTaxon.language = String(repeating: "x", count: 5_000)
+        XCTAssertLessThanOrEqual(try frameBytes(short).count, UserLanes.longFrameBytes)
+        XCTAssertGreaterThan(try frameBytes(long).count, UserLanes.longFrameBytes + 4)
+        for request in [short, long] {
+            try client.sendRaw(try frameBytes(request))
+            XCTAssertEqual(try client.receive(Stol_V1_TaxonomyResponse.self).message.id, request.id)
+        }
+        XCTAssertEqual(events.events.filter { $0.hasPrefix("nice ") },
+                       ["nice 1 \(base)", "nice 2 \(max(base, UserLanes.bulkNiceness))"])
+
+        let offender = try server.connect()
+        try offender.sendRaw(lengthPrefix(5_000) + [0x07] + [UInt8](repeating: 0xff, count: 4_999))
+        let answer = try receiveAnswer(on: offender)
+        XCTAssertEqual(answer.id, 0, "framing errors are answered with id 0")
+        XCTAssertEqual(answer.errorCode, .malformedFrame)
+        expectReceiving(.closedByPeer, on: offender)
+        assertServed(client, id: 3)
     }
 
     /// A client that pipelines requests for large answers and reads none: the server
