@@ -128,13 +128,20 @@ final class ImportTrustAndDeltaTests: XCTestCase {
 
     // MARK: Deltas
 
-    func testADelta_installsTheNewRelease_twiceChangesNothing_andAnotherBaseIsRefused() throws {
+    /// The import stack with release 2023.11.4 installed as a delta's base, and the database
+    /// of 2024.9.7 a delta turns it into (every `every`th taxon renamed).
+    private func installedBase(renamingEvery every: Int) throws -> (base: [UInt8], next: [UInt8]) {
         try stack.startImportStack()
         let base = try database(release: "2023.11.4", builtAt: "2026-01-01T00:00:00Z")
         let next = try database(release: "2024.9.7", builtAt: "2026-02-01T00:00:00Z") { db in
-            try db.execute(sql: "UPDATE taxa SET scientific_name = scientific_name || ' x' WHERE id % 7 = 0")
+            try db.execute(sql: "UPDATE taxa SET scientific_name = scientific_name || ' x' WHERE id % \(every) = 0")
         }
         XCTAssertEqual(try importing(StolCorpus.sign(base, key: StackHarness.signingKey), name: "base").status, 0)
+        return (base, next)
+    }
+
+    func testADelta_installsTheNewRelease_twiceChangesNothing_andAnotherBaseIsRefused() throws {
+        let (base, next) = try installedBase(renamingEvery: 7)
         let delta = try StolCorpus.signDelta(base: base, to: next, key: StackHarness.signingKey)
         XCTAssertLessThan(delta.count, StolCorpus.sign(next, key: StackHarness.signingKey).count)
 
@@ -177,12 +184,7 @@ final class ImportTrustAndDeltaTests: XCTestCase {
     /// passes the coordinator by its record and is still refused, by the verifier; one
     /// whose fingerprint changed is hashed and refused by the coordinator itself.
     func testAnInstall_recordsTheReleasesSHA256_andADeltaChecksItsBaseByTheRecordOnce() throws {
-        try stack.startImportStack()
-        let base = try database(release: "2023.11.4", builtAt: "2026-01-01T00:00:00Z")
-        let next = try database(release: "2024.9.7", builtAt: "2026-02-01T00:00:00Z") { db in
-            try db.execute(sql: "UPDATE taxa SET scientific_name = scientific_name || ' y' WHERE id % 5 = 0")
-        }
-        XCTAssertEqual(try importing(StolCorpus.sign(base, key: StackHarness.signingKey), name: "base").status, 0)
+        let (base, next) = try installedBase(renamingEvery: 5)
         let installed = stack.stateDirectory + "/databases/releases/2023.11.4.sqlite"
         let recordPath = stack.stateDirectory + "/databases/releases/.2023.11.4.sha256"
         let record = try String(contentsOfFile: recordPath, encoding: .utf8).split(separator: " ")
