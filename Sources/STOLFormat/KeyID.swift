@@ -19,13 +19,7 @@ public struct KeyID: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     /// Parses 16 hex digits (either case).
     public init?(hex: some StringProtocol) {
-        let digits = Array(hex.utf8)
-        guard digits.count == Self.byteCount * 2 else { return nil }
-        var bytes: [UInt8] = []
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = SigningKeyFile.hexValue(digits[index]), let low = SigningKeyFile.hexValue(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
+        guard let bytes = [UInt8](hex: hex), bytes.count == Self.byteCount else { return nil }
         self.bytes = bytes
     }
 

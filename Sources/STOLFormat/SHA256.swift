@@ -37,6 +37,19 @@ public struct SHA256 {
 
 extension Array where Element == UInt8 {
     public var hexString: String { map { byte in String(byte, radix: 16).leftPadded(to: 2) }.joined() }
+
+    /// The bytes `hexString` wrote: pairs of hex digits (either case); nil for anything else.
+    public init?(hex: some StringProtocol) {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = SigningKeyFile.hexValue(digits[index]), let low = SigningKeyFile.hexValue(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        self = bytes
+    }
 }
 
 extension String {

@@ -358,39 +358,35 @@ public final class ImportCoordinator: StreamingFramedService {
     /// applied twice changes nothing). The installed file's digest is the one recorded
     /// at install when the record is still this file's, so nothing is read again.
     private func isInstalled(release: String, sha256: [UInt8]) throws -> Bool {
-        guard ReleaseName.isValid(release) else { return false }
+        try installed(release)?.digest == sha256
+    }
+
+    /// Installed `release` opened read-only with its SHA-256, checked through that
+    /// descriptor (a release replaced meanwhile cannot slip another file past the check):
+    /// the digest recorded at install when the record is this file's, else hashed here.
+    /// Nil when no such release is installed.
+    private func installed(_ release: String) throws -> (file: OwnedFileDescriptor, digest: [UInt8])? {
+        guard ReleaseName.isValid(release) else { return nil }
         let fd = open(paths.releaseDatabase(release), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            if errno == ENOENT { return false }
+            if errno == ENOENT { return nil }
             throw ImportError.storage("cannot open the installed release \(release): \(String(cString: strerror(errno)))")
         }
-        defer { close(fd) }
+        let file = OwnedFileDescriptor(fd)
         do {
-            return try store.digest(of: release, descriptor: fd) == sha256
+            return (file, try store.digest(of: release, descriptor: fd))
         } catch {
             throw ImportError.storage("cannot read the installed release \(release): \(error)")
         }
     }
 
-    /// The installed base a delta names, opened read-only, after checking its SHA-256.
+    /// The installed base a delta names, opened read-only, after checking its SHA-256
+    /// (the verifier hashes the base itself too, its check 11: with the record made at
+    /// install, the base is read once per import, not twice).
     private func deltaBase(_ header: StolHeader) throws -> OwnedFileDescriptor {
         let release = header.baseRelease
-        let path = paths.releaseDatabase(release)
-        guard ReleaseName.isValid(release), FileStat(path: path) != nil else {
+        guard let (base, digest) = try installed(release) else {
             throw ImportError.deltaBaseMismatch(baseRelease: release, installedSHA256: nil)
-        }
-        // Opened first, then checked through the same descriptor: a release replaced
-        // meanwhile cannot slip another base past the check. The digest is the one
-        // recorded at install when the record is this file's (the verifier hashes the
-        // base itself, its check 11: once per import, not twice), else hashed here.
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ImportError.storage("cannot open the installed release \(release): \(String(cString: strerror(errno)))") }
-        let base = OwnedFileDescriptor(fd)
-        let digest: [UInt8]
-        do {
-            digest = try store.digest(of: release, descriptor: fd)
-        } catch {
-            throw ImportError.storage("cannot read the installed release \(release): \(error)")
         }
         guard digest == header.baseSHA256 else {
             throw ImportError.deltaBaseMismatch(baseRelease: release, installedSHA256: digest.hexString)

@@ -40,14 +40,8 @@ struct InstalledDigests: Sendable {
         guard let file = FileStat(descriptor: descriptor),
               let text = try? String(contentsOfFile: recordPath(release), encoding: .utf8) else { return nil }
         let fields = text.split(whereSeparator: \.isWhitespace)
-        guard fields.count == 2, fields[1] == file.fingerprint, fields[0].count == 64 else { return nil }
-        var digest: [UInt8] = []
-        var index = fields[0].startIndex
-        while index < fields[0].endIndex {
-            let next = fields[0].index(index, offsetBy: 2)
-            guard let byte = UInt8(fields[0][index..<next], radix: 16) else { return nil }
-            digest.append(byte)
-            index = next
+        guard fields.count == 2, fields[1] == file.fingerprint, let digest = [UInt8](hex: fields[0]), digest.count == 32 else {
+            return nil
         }
         return digest
     }

@@ -25,6 +25,7 @@ extension SandboxProbe {
     public static func runUnitLevel(stateDirectory: String) -> [String: String] {
         var results: [String: String] = [:]
         let me = getpid()
+        let program = FileManager.default.contents(atPath: "/usr/bin/true") ?? Data()
         let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "/proc/self/exe"
         results["exec_own_binary"] = spawn(own, ["--help"])
         results["exec_usr_bin_true"] = spawn("/usr/bin/true", [])
@@ -42,7 +43,7 @@ extension SandboxProbe {
         for directory in directories {
             let name = key(directory)
             let copy = "\(directory)/stol-probe-exec-\(me)"
-            let written = copyTrue(to: copy)
+            let written = write(program, to: copy)
             results["write_" + name] = written
             guard written == "allowed" else {
                 results["exec_copy_in_" + name] = "denied: not written (\(written))"
@@ -52,10 +53,9 @@ extension SandboxProbe {
             if let loader { results["exec_loader_on_copy_in_" + name] = spawn(loader, [copy]) }
             unlink(copy)
         }
-        results["exec_memfd"] = executeFromMemory()
+        results["exec_memfd"] = executeFromMemory(program)
         results["exec_mounts"] = executableMounts().joined(separator: " ")
-        let capabilities = stol_effective_capabilities()
-        results["effective_capabilities"] = capabilities == 0 ? "none" : String(capabilities, radix: 16)
+        results["effective_capabilities"] = effectiveCapabilities()
         return results
     }
 
@@ -86,25 +86,24 @@ extension SandboxProbe {
         return exited ? "denied: exit status \(code)" : "denied: killed by signal \(status & 0x7f)"
     }
 
-    /// Copies `/usr/bin/true` to `path`, mode 0700.
-    private static func copyTrue(to path: String) -> String {
-        guard let program = FileManager.default.contents(atPath: "/usr/bin/true") else { return "denied: /usr/bin/true unreadable" }
+    /// Writes `program` to a new file at `path`, mode 0700.
+    private static func write(_ program: Data, to path: String) -> String {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o700)
         guard fd >= 0 else { return denied(errno) }
         defer { close(fd) }
-        let wrote = program.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        return wrote == program.count ? "allowed" : denied(errno)
+        return writeWhole(program, to: fd) ? "allowed" : denied(errno)
     }
 
-    /// `/usr/bin/true` written into an anonymous memory file and run from `/proc/self/fd/N`.
-    private static func executeFromMemory() -> String {
+    private static func writeWhole(_ program: Data, to fd: Int32) -> Bool {
+        !program.isEmpty && program.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } == program.count
+    }
+
+    /// `program` written into an anonymous memory file and run from `/proc/self/fd/N`.
+    private static func executeFromMemory(_ program: Data) -> String {
         let fd = stol_memfd_create("stol-probe")
         guard fd >= 0 else { return "denied: memfd_create: \(String(cString: strerror(errno)))" }
         defer { close(fd) }
-        guard let program = FileManager.default.contents(atPath: "/usr/bin/true"),
-              program.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == program.count else {
-            return "denied: the memory file cannot be written"
-        }
+        guard writeWhole(program, to: fd) else { return "denied: the memory file cannot be written" }
         return spawn("/proc/self/fd/\(fd)", [])
     }
 

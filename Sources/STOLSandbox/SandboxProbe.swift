@@ -81,9 +81,14 @@ public enum SandboxProbe {
         if spawned == 0 { waitpid(pid, nil, 0) }
         results["execve"] = spawned == 0 && pid > 0 ? "allowed" : denied(spawned)
         results["signal_parent"] = kill(getppid(), 0) == 0 ? "allowed" : denied(errno)
-        let capabilities = stol_effective_capabilities()
-        results["effective_capabilities"] = capabilities == 0 ? "none" : String(capabilities, radix: 16)
+        results["effective_capabilities"] = effectiveCapabilities()
         return results
+    }
+
+    /// The effective capabilities as both probes report them: `none`, or their bits in hex.
+    static func effectiveCapabilities() -> String {
+        let capabilities = stol_effective_capabilities()
+        return capabilities == 0 ? "none" : String(capabilities, radix: 16)
     }
 
     /// The line the daemons log: `{"attempt":"outcome",…}`, keys sorted by their UTF-8 bytes.

@@ -244,7 +244,6 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
         }
     }
 
-
     /// A request as the event loop hands it to a lane: decoded, or a long frame to decode there.
     enum PendingRequest: Sendable {
         case decoded(Service.Request)
