@@ -168,11 +168,17 @@ final class AttackIntegrationTests: XCTestCase {
         print("attack: a frame trickled a byte every 0.2 s was cut \(verdict.dropFirst(7)); another user was served")
     }
 
-    /// A client that pipelines forty searches, reads one answer and leaves: its work
-    /// goes with it. The search in flight is cancelled and those it queued behind
-    /// it never run, so the daemon has answered at most two of them (counted in the
-    /// caller's own diagnostics) once the same user's next request, which its lane
-    /// runs after whatever was left, is answered. Before, all forty ran.
+    /// A client that pipelines forty searches and leaves at once: its work goes with
+    /// it. The search in flight is cancelled and those it queued behind it never run,
+    /// so the daemon has answered at most two of them (counted in the caller's own
+    /// diagnostics) once the same user's next request, which its lane runs after
+    /// whatever was left, is answered. Before, all forty ran.
+    ///
+    /// The client closes right after sending, not after reading an answer: what is
+    /// pinned is the daemon's reaction to the close (it sees the hang-up, `EPOLLHUP`,
+    /// at its next turn), not how quickly a loaded test process gets from its read to
+    /// its close (a reader descheduled there for a few milliseconds let searches run
+    /// that were rightly started while the client was still connected).
     func testAClientThatLeavesMidPipeline_leavesNoWorkBehind() throws {
         try stack.start(.taxonomy)
         let socket = try FrameSocket.connect(path: stack.socketPath(.taxonomy))
@@ -181,14 +187,13 @@ final class AttackIntegrationTests: XCTestCase {
             burst += try frameBytes(Stol_V1_TaxonomyRequest.with { $0.id = UInt64(id); $0.search = .with { $0.query = "lion" } })
         }
         try socket.sendRaw(burst)
-        XCTAssertEqual(try socket.receive(Stol_V1_TaxonomyResponse.self).message.id, 1)
         socket.close()
         // The same user's next lookup runs after what was left on its lane.
         XCTAssertEqual(try stack.client(["search", "tiger", "--timeout", "20"]).status, 0)
         let report = try stack.client(["diagnostics"]).stdout
         let searches = report.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("search:") }
             .flatMap { Int($0.split(separator: ":").last!.trimmingCharacters(in: .whitespaces)) } ?? 0
-        XCTAssertGreaterThanOrEqual(searches, 2, "the first search and the last are counted: \(report)")
+        XCTAssertGreaterThanOrEqual(searches, 1, "the last search is counted: \(report)")
         XCTAssertLessThanOrEqual(searches, 3, "searches queued by a client that left were run: \(report)")
     }
 
