@@ -161,6 +161,9 @@ let package = Package(
                                                      .product(name: "GRDBSQLite", package: "GRDB.swift"),
                                                      .product(name: "Logging", package: "swift-log")]),
         /// The client's one call path: it speaks the transport, never runs a server.
+        /// `stol-client serve`: one user's stack without root or systemd (the socket activation
+        /// the units do, done by a small supervisor of the user's).
+        .target(name: "STOLPrivateStack", dependencies: ["STOLTransport", "CSTOLSocket"]),
         .target(name: "STOLClientKit", dependencies: ["STOLProtocol", "STOLTransport", "STOLModel", "CZlib",
                                                       .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
 
@@ -172,7 +175,7 @@ let package = Package(
                           swiftSettings: testHooks),
         .executableTarget(name: "stol-verifyd", dependencies: ["STOLVerifier", "STOLImportCore", "STOLDaemon", "STOLTransport", arg],
                           swiftSettings: testHooks),
-        .executableTarget(name: "stol-client", dependencies: ["STOLClientKit", "STOLModel", "STOLProtocol", "STOLTransport",
+        .executableTarget(name: "stol-client", dependencies: ["STOLClientKit", "STOLPrivateStack", "STOLModel", "STOLProtocol", "STOLTransport",
                                                               "STOLFileSystem", arg,
                                                               .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
         .executableTarget(name: "stol-pipeline", dependencies: ["STOLPipeline", "STOLFormat", "STOLContainer", "STOLModel", arg,

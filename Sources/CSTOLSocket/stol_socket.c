@@ -3,8 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -153,4 +158,83 @@ int stol_accept(int listener) {
 
 int stol_pipe(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
+}
+
+pid_t stol_spawn_service(const char *path, char *const argv[], char *const envp[], char *listen_pid,
+                         const int *fds, int nfds, int log_fd, int new_session) {
+    if (nfds < 0 || nfds > 16) { errno = EINVAL; return -1; }
+    pid_t pid = fork();
+    if (pid != 0) return pid;  /* the parent, or -1 */
+    /* The child: async-signal-safe calls only. */
+    sigset_t empty;
+    sigemptyset(&empty);
+    sigprocmask(SIG_SETMASK, &empty, NULL);
+    struct sigaction defaults;
+    memset(&defaults, 0, sizeof defaults);
+    defaults.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++) sigaction(sig, &defaults, NULL);
+    if (new_session) setsid();
+    /* Move every passed descriptor above the target range first, so that placing one
+       at 3 + i never overwrites another still to be placed. */
+    int moved[16];
+    for (int i = 0; i < nfds; i++) {
+        moved[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3 + 16);
+        if (moved[i] < 0) _exit(127);
+    }
+    int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd < 0 || dup2(null_fd, 0) < 0) _exit(127);
+    if (log_fd >= 0 && (dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)) _exit(127);
+    for (int i = 0; i < nfds; i++) {
+        if (dup2(moved[i], 3 + i) < 0) _exit(127);  /* dup2 clears close-on-exec */
+    }
+    /* Everything else goes: the supervisor's listeners, other children's connections. */
+    if (syscall(SYS_close_range, (unsigned int)(3 + nfds), ~0U, 0) != 0) {
+        for (int fd = 3 + nfds; fd < 4096; fd++) close(fd);  /* kernels before 5.9 */
+    }
+    if (listen_pid != NULL) {
+        char digits[16];
+        int n = 0;
+        for (pid_t value = getpid(); value > 0 && n < 15; value /= 10) digits[n++] = (char)('0' + value % 10);
+        const char *prefix = "LISTEN_PID=";
+        int at = 0;
+        while (prefix[at] != '\0') { listen_pid[at] = prefix[at]; at++; }
+        while (n > 0) listen_pid[at++] = digits[--n];
+        listen_pid[at] = '\0';
+    }
+    execve(path, argv, envp);
+    _exit(127);
+}
+
+int stol_pidfd_open(pid_t pid) {
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+int stol_supervisor_signalfd(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0) return -1;
+    return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+int stol_read_signal(int fd) {
+    struct signalfd_siginfo info;
+    ssize_t n;
+    do {
+        n = read(fd, &info, sizeof info);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) return errno == EAGAIN ? 0 : -1;
+    if (n != (ssize_t)sizeof info) { errno = EIO; return -1; }
+    return (int)info.ssi_signo;
+}
+
+int stol_lock_exclusive(int fd, int wait) {
+    int rc;
+    do {
+        rc = flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB));
+    } while (rc != 0 && errno == EINTR);
+    return rc;
 }

@@ -62,8 +62,9 @@ public enum ClientError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .serviceNotRunning(let service, let path):
-            "the \(service) service is not running (nothing listens on \(path)). Start the stack with `make run`, " +
-                "or `systemctl start stol-\(service)d.socket`; set STOL_RUNTIME_DIR if it runs elsewhere."
+            "the \(service) service is not running (nothing listens on \(path)). Start your own with " +
+                "`stol-client serve --detach` (no root needed), or the system's with `systemctl start stol-\(service)d.socket`; " +
+                "set STOL_RUNTIME_DIR if it runs elsewhere."
         case .socketPermissionDenied(let service, let path):
             "you may not use the \(service) service (\(path) is restricted; ask an administrator to add you to stol-admin)."
         case .server(let error):

@@ -37,6 +37,9 @@ public final class ImportCoordinator: StreamingFramedService {
     public struct Configuration: Sendable {
         /// Members may manage reference databases; nil means root only.
         public var adminGroupID: UInt32?
+        /// One more user who may, besides root and the group: a private stack's owner
+        /// (`stol-client serve` runs every daemon as that user, and no admin group applies).
+        public var adminUserID: UInt32?
         /// A verifier that sends nothing for this long is given up on.
         public var verifierStallTimeout: Duration
         /// The trusted keys, read at each import (so a rotation needs no restart).
@@ -49,11 +52,12 @@ public final class ImportCoordinator: StreamingFramedService {
         /// operator turns it on (`STOL_ALLOW_FORMAT_1=yes`).
         public var allowsFormatVersion1: Bool
 
-        public init(adminGroupID: UInt32?, verifierStallTimeout: Duration = .seconds(120),
+        public init(adminGroupID: UInt32?, adminUserID: UInt32? = nil, verifierStallTimeout: Duration = .seconds(120),
                     trustedKeys: @escaping @Sendable () -> Result<TrustedKeys, ImportError> = { TrustedKey.load() },
                     now: @escaping @Sendable () -> Int64 = TrustedKeys.currentTime,
                     allowsFormatVersion1: Bool = false) {
             self.adminGroupID = adminGroupID
+            self.adminUserID = adminUserID
             self.verifierStallTimeout = verifierStallTimeout
             self.trustedKeys = trustedKeys
             self.now = now
@@ -95,7 +99,8 @@ public final class ImportCoordinator: StreamingFramedService {
 
     public func respond(to request: Request, context: RequestContext, send: (Response) throws -> Void) {
         do {
-            guard context.peer.isRootOrMember(ofGroup: configuration.adminGroupID) else {
+            guard context.peer.isRootOrMember(ofGroup: configuration.adminGroupID)
+                    || configuration.adminUserID == context.peer.uid else {
                 throw ImportError.permissionDenied(
                     "only root and members of the admin group may manage reference databases")
             }

@@ -15,7 +15,9 @@ struct StolClient: ParsableCommand {
         commandName: "stol-client",
         abstract: "Query the STOL tree of life: browse, search, favourites, reference databases.",
         discussion: """
-            Talks to the STOL daemons over Unix sockets in $STOL_RUNTIME_DIR (default /run/stol).
+            Talks to the STOL daemons over Unix sockets: in $STOL_RUNTIME_DIR when set, else your \
+            private stack's when one runs (stol-client serve: STOL without root), else the system \
+            service's (/run/stol). `stol-client status` says which answered.
             Every command prints human-readable text, or JSON with --json.
 
             Exit codes: 0 ok, 1 failure, 3 not found (a taxon, or the release --release names), 4 permission denied, \
@@ -41,7 +43,7 @@ struct StolClient: ParsableCommand {
         version: "stol-client \(STOLVersion.current)",
         subcommands: [Status.self, TaxonCommand.self, Children.self, Descendants.self, Roots.self, Ancestors.self, Search.self,
                       Detail.self, Compare.self, Relatives.self, Tree.self, Lineage.self, LowestCommonAncestor.self, NameToIDs.self, Filter.self, Annotate.self, Diagnostics.self,
-                      Favorites.self, Database.self, Cite.self, Diff.self, History.self]
+                      Favorites.self, Database.self, Cite.self, Diff.self, History.self, Serve.self]
     )
 
     /// swift-argument-parser's `main` (with ``UsageErrors``' hints and JSON), then what `print` left in stdio's buffer written
@@ -78,7 +80,7 @@ struct GlobalOptions: ParsableArguments {
     @Flag(help: "Print JSON (the protobuf JSON mapping of the answer) instead of text.")
     var json = false
 
-    @Option(help: "Directory of the daemons' sockets (default: $STOL_RUNTIME_DIR or /run/stol).")
+    @Option(help: "Directory of the daemons' sockets (default: $STOL_RUNTIME_DIR, else your private stack's when `stol-client serve` runs, else /run/stol).")
     var runtimeDir: String?
 
     @Option(help: ArgumentHelp("Answer from this installed release (e.g. 2023.11.4, or bundled), whatever the default is "
@@ -91,11 +93,11 @@ struct GlobalOptions: ParsableArguments {
         release ?? ProcessInfo.processInfo.environment["STOL_RELEASE"] ?? ""
     }
 
-    var paths: RuntimePaths {
-        var paths = RuntimePaths.fromEnvironment()
-        if let runtimeDir { paths.runtimeDirectory = runtimeDir }
-        return paths
-    }
+    /// The service to talk to, in ``ServiceDiscovery``'s order: --runtime-dir or
+    /// $STOL_RUNTIME_DIR, else the user's private stack when it runs, else the system's.
+    var service: ServiceDiscovery { ServiceDiscovery.locate(runtimeDirectory: runtimeDir) }
+
+    var paths: RuntimePaths { service.paths }
 
     @Option(help: ArgumentHelp("Seconds to wait for each answer before giving up (0: for ever).",
                                discussion: "Default 30; `db import` waits 600 for each progress frame."))

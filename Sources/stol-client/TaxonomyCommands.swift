@@ -23,6 +23,7 @@ struct Status: ParsableCommand {
                 ? "\(status.provenance.source), release \(status.provenance.release), ids \(status.provenance.idNamespace)"
                 : "not recorded (built before provenance)"
             print("""
+                service:          \(global.service.summary)
                 release:          \(status.active.release)\(global.pinnedRelease.isEmpty ? " (the default)" : " (pinned)")
                 source:           \(provenance)
                 active database:  \(TextFormatter.databaseKind(status.active.kind)) (\(status.activePath))

@@ -40,6 +40,9 @@ struct ImportDaemon: AsyncParsableCommand {
     @Option(help: "Group whose members may import (default: $STOL_ADMIN_GROUP or stol-admin).")
     var adminGroup: String?
 
+    @Option(help: "A user id that may import too, besides root and the group (a private stack, stol-client serve, passes its owner's).")
+    var adminUID: UInt32?
+
     @OptionGroup var daemon: DaemonOptions
     @OptionGroup var server: ServerOptions
 
@@ -48,7 +51,7 @@ struct ImportDaemon: AsyncParsableCommand {
             let logger = context.logger
             let groupName = adminGroup ?? context.environment["STOL_ADMIN_GROUP"] ?? "stol-admin"
             let groupID = STOLTransport.groupID(named: groupName)
-            if groupID == nil {
+            if groupID == nil && adminUID == nil {
                 logger.notice("admin group does not exist; only root may import", metadata: ["group": "\(groupName)"])
             }
             let pausePoints = TestPausePoints.fromEnvironment(context.environment)
@@ -61,7 +64,7 @@ struct ImportDaemon: AsyncParsableCommand {
                 logger.notice("format version 1 files allowed (STOL_ALLOW_FORMAT_1): what they install is the verifier's word")
             }
             let coordinator = ImportCoordinator(paths: context.paths,
-                                                configuration: .init(adminGroupID: groupID,
+                                                configuration: .init(adminGroupID: groupID, adminUserID: adminUID,
                                                                      trustedKeys: { TrustedKey.load(environment: environment) },
                                                                      allowsFormatVersion1: allowsVersion1),
                                                 pausePoints: pausePoints)

@@ -43,4 +43,32 @@ int stol_accept(int listener);
 /// pipe2(2) with O_CLOEXEC. Returns 0 or -1 with errno set.
 int stol_pipe(int fds[2]);
 
+/// Starts `path` in a child process as a service manager starts a socket-activated
+/// service (`sd_listen_fds(3)`): `fds[0..<nfds]` become descriptors 3, 4, … (the
+/// others are closed), standard input is /dev/null, standard output and error are
+/// `log_fd`, the signal mask is empty and every signal has its default action. When
+/// `listen_pid` is not NULL it is one of `envp`'s entries, a buffer of at least 32
+/// bytes that the child fills with `LISTEN_PID=<its pid>` before it executes
+/// `path` (the pid exists only after the fork). With `new_session` the child
+/// starts a session of its own (`setsid`). Only async-signal-safe calls run between
+/// the fork and the exec. Returns the child's pid, or -1 with errno set; a failure
+/// in the child (the exec) ends it with status 127.
+pid_t stol_spawn_service(const char *path, char *const argv[], char *const envp[], char *listen_pid,
+                         const int *fds, int nfds, int log_fd, int new_session);
+
+/// pidfd_open(2): a descriptor that becomes readable when `pid` exits. -1 with errno set.
+int stol_pidfd_open(pid_t pid);
+
+/// A signalfd(2) (close-on-exec) for SIGCHLD, SIGTERM, SIGINT and SIGHUP, which it
+/// blocks in the calling thread (call it before other threads start, or they may
+/// take these signals). -1 with errno set.
+int stol_supervisor_signalfd(void);
+
+/// Reads one signal from a descriptor of ``stol_supervisor_signalfd``: its number,
+/// 0 when none is pending, -1 with errno set.
+int stol_read_signal(int fd);
+
+/// flock(2) LOCK_EX, without waiting when `wait` is 0. 0, or -1 with errno set (EWOULDBLOCK: held elsewhere).
+int stol_lock_exclusive(int fd, int wait);
+
 #endif

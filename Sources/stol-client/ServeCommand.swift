@@ -1,0 +1,165 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import STOLPrivateStack
+import STOLTransport
+
+/// `stol-client serve`: the four daemons for the calling user alone, without root
+/// or systemd (a cluster node, a laptop, a CI runner). The supervisor is in
+/// STOLPrivateStack; this file is its command line.
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run STOL for yourself, without root: the same daemons, on sockets only you can reach.",
+        discussion: """
+            Starts a private stack: each daemon starts on the first request to its socket, exits when \
+            idle, and starts again on the next. Sockets in $XDG_RUNTIME_DIR/stol (else /tmp/stol-UID, \
+            a directory only you can enter), installed releases and favourites in $XDG_STATE_HOME/stol \
+            (else ~/.local/state/stol). While it runs, every stol-client command and the Python package \
+            of yours on this machine use it (before the system service); `stol-client status` says which \
+            answered. Runs in the foreground until Ctrl-C (a Slurm job, a container, CI), or in the \
+            background with --detach; stops by itself after --idle-exit seconds without a request.
+
+            What a private stack cannot have (a user per daemon, systemd's sandboxes) and what still \
+            holds: docs/private-stack.md.
+
+            Examples:
+              stol-client serve --detach                         (the bundled database)
+              stol-client serve --database reference.sqlite      (foreground; Ctrl-C stops it)
+              stol-client lineage < ids.txt
+              stol-client db import release.stol --public-key lab.pub && stol-client db activate
+              stol-client serve --stop
+            """)
+
+    @Option(help: ArgumentHelp("The taxonomy database to serve (default: the bundled one installed beside stol-client).",
+                               valueName: "file"))
+    var database: String?
+
+    @Flag(help: "Start in the background and return once the sockets listen (log: ~/.local/state/stol/serve.log).")
+    var detach = false
+
+    @Flag(help: "Stop your running private stack.")
+    var stop = false
+
+    @Option(help: ArgumentHelp("Seconds without a request before the daemons, then the stack, exit (0: never).",
+                               valueName: "seconds"))
+    var idleExit: Int = PrivateStack.defaultIdleExitSeconds
+
+    @Option(help: ArgumentHelp("The public key file or directory that imports trust (default: ~/.config/stol/keys when it "
+                               + "exists, else the system's keys).", valueName: "path"))
+    var trustedKey: String?
+
+    @Option(help: ArgumentHelp("The directory of the stol-*d daemons (default: beside stol-client, else /usr/libexec/stol).",
+                               valueName: "dir"))
+    var daemonDir: String?
+
+    @Option(help: ArgumentHelp("The daemons' log level (their logs: in the sockets' directory, one file each).",
+                               valueName: "level"))
+    var logLevel: String = "notice"
+
+    /// Set by a detached start in the process it starts: "ready" is written to this descriptor.
+    @Option(help: .private) var readyFD: Int32?
+
+    func validate() throws {
+        guard idleExit >= 0 else { throw ValidationError("--idle-exit must be 0 (never) or a number of seconds") }
+        if stop && (detach || database != nil) { throw ValidationError("--stop takes no other option") }
+    }
+
+    func run() throws {
+        let paths = PrivateStackPaths.forUser()
+        if stop { return try stopStack(paths) }
+        let environment = ProcessInfo.processInfo.environment
+        let clientDirectory = PrivateStack.ownDirectory()
+        guard let daemons = PrivateStack.daemonDirectory(explicit: daemonDir, clientDirectory: clientDirectory) else {
+            throw fail("the daemons (stol-taxonomyd, stol-favoritesd, stol-importd, stol-verifyd) are not "
+                       + (daemonDir.map { "in \($0)" } ?? "beside stol-client nor in /usr/libexec/stol") + "; name them with --daemon-dir",
+                       code: 64)
+        }
+        guard let database = database.map(Self.absolute) ?? PrivateStack.defaultDatabase(clientDirectory: clientDirectory) else {
+            throw fail("no database to serve: name one with --database (a .sqlite file `make db` or stol-pipeline built)", code: 64)
+        }
+        var status = stat()
+        guard stat(database, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, access(database, R_OK) == 0 else {
+            throw fail("cannot read the database \(database)" + (errno == 0 ? "" : ": \(String(cString: strerror(errno)))"), code: 64)
+        }
+        if let running = paths.runningSupervisor() {
+            throw fail("your private stack already runs (pid \(running), sockets in \(paths.runtimeDirectory)); "
+                       + "stop it with stol-client serve --stop", code: 1)
+        }
+        if detach { return try startDetached(paths: paths, database: database) }
+
+        let supervisor = ActivationSupervisor(
+            configuration: PrivateStack.configuration(
+                paths: paths, daemons: daemons, database: database,
+                trustedKeys: trustedKey.map(Self.absolute) ?? PrivateStack.defaultTrustedKeys(environment: environment),
+                idleExitSeconds: idleExit, logLevel: logLevel, environment: environment),
+            report: { line in FileHandle.standardError.write(Data("stol-client serve: \(line)\n".utf8)) })
+        do {
+            try supervisor.prepare()
+        } catch {
+            throw fail(error.description, code: 1)
+        }
+        print(banner(paths: paths, database: database))
+        fflush(nil)
+        if let readyFD {
+            _ = write(readyFD, "ready\n", 6)
+            close(readyFD)
+        }
+        do {
+            try supervisor.run()
+        } catch {
+            throw fail(error.description, code: 1)
+        }
+    }
+
+    private func banner(paths: PrivateStackPaths, database: String) -> String {
+        """
+        STOL private stack (pid \(getpid())): \(database)
+          sockets: \(paths.runtimeDirectory) (only you can reach them); state: \(paths.stateDirectory)
+          query it from any shell of yours on this machine: stol-client search lion
+          stop it: \(detach || readyFD != nil ? "" : "Ctrl-C, or ")stol-client serve --stop\(idleExit > 0 ? "; it stops by itself after \(idleExit) s without a request" : "")
+        """
+    }
+
+    private func startDetached(paths: PrivateStackPaths, database: String) throws {
+        guard let executable = PrivateStack.ownDirectory().map({ $0 + "/stol-client" }) else {
+            throw fail("cannot find stol-client's own file (/proc/self/exe)", code: 1)
+        }
+        do {
+            try PrivateStackPaths.preparePrivateDirectory(paths.stateDirectory)
+        } catch {
+            throw fail(error.description, code: 1)
+        }
+        var arguments = ["serve", "--database", database, "--idle-exit", "\(idleExit)", "--log-level", logLevel]
+        if let trustedKey { arguments += ["--trusted-key", Self.absolute(trustedKey)] }
+        if let daemonDir { arguments += ["--daemon-dir", Self.absolute(daemonDir)] }
+        do {
+            try PrivateStack.startDetached(executable: executable, arguments: arguments, log: paths.logFile)
+        } catch {
+            throw fail(error.description, code: 1)
+        }
+        print(banner(paths: paths, database: database).replacingOccurrences(of: "(pid \(getpid()))",
+                                                                            with: "(pid \(paths.runningSupervisor() ?? 0), in the background)"))
+        print("  log: \(paths.logFile)")
+    }
+
+    private func stopStack(_ paths: PrivateStackPaths) throws {
+        do {
+            if let pid = try PrivateStack.stop(paths: paths) {
+                print("stopped your private stack (pid \(pid))")
+            } else {
+                print("no private stack of yours is running (\(paths.runtimeDirectory))")
+            }
+        } catch {
+            throw fail(error.description, code: 1)
+        }
+    }
+
+    private func fail(_ message: String, code: Int32) -> ExitCode {
+        FileHandle.standardError.write(Data("stol-client serve: \(message)\n".utf8))
+        return ExitCode(code)
+    }
+
+    private static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+}
