@@ -237,7 +237,7 @@ let package = Package(
                                                             .product(name: "GRDB", package: "GRDB.swift"),
                                                             .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "STOLIntegrationTests", dependencies: ["STOLProtocol", "STOLServer", "STOLTransport", "STOLFormat", "STOLContainer", "STOLModel", "STOLClientKit", "STOLFileSystem",
-                                                                 "STOLTestFixtures",
+                                                                 "STOLTestFixtures", "CSTOLSocket",
                                                                  .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                                                                  .product(name: "GRDB", package: "GRDB.swift")]),
 
