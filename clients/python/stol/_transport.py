@@ -19,9 +19,11 @@ at a time, in order), as ``stol-client`` does for its batches.
 from __future__ import annotations
 
 import collections
+import fcntl
 import os
 import select
 import socket
+import stat
 import struct
 import threading
 import time
@@ -56,12 +58,56 @@ _RESEND_PAUSE = 0.05
 _PREFIX = struct.Struct(">I")
 
 
+def private_runtime_dir(uid: Optional[int] = None) -> str:
+    """Where the user's private stack (``stol-client serve``) puts its sockets:
+    ``$XDG_RUNTIME_DIR/stol`` when that is an absolute path, else ``/tmp/stol-<uid>``
+    (as stol-client's ``PrivateStackPaths``; docs/private-stack.md)."""
+    xdg = os.environ.get("XDG_RUNTIME_DIR") or ""
+    if xdg.startswith("/"):
+        return os.path.join(xdg, "stol")
+    return "/tmp/stol-%d" % (os.getuid() if uid is None else uid)
+
+
+def private_stack_running(directory: str, uid: Optional[int] = None) -> bool:
+    """Whether a private stack's supervisor runs in ``directory``: the directory is the
+    user's own, not a link, with no access for anyone else (another user could have
+    made ``/tmp/stol-<uid>`` first), and its ``serve.lock`` is locked (``flock``) by
+    the supervisor. Never connects: a connection would start a daemon."""
+    uid = os.getuid() if uid is None else uid
+    try:
+        info = os.lstat(directory)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or info.st_mode & 0o077:
+        return False
+    try:
+        fd = os.open(os.path.join(directory, "serve.lock"), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False  # nobody holds it: sockets a crash left behind
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def runtime_dir(explicit: Optional[str] = None) -> str:
-    """The sockets' directory: ``explicit``, else ``$STOL_RUNTIME_DIR`` when set and not
-    empty, else ``/run/stol`` (PROTOCOL.md §1.1)."""
+    """The sockets' directory, in stol-client's order (docs/private-stack.md):
+    ``explicit``, else ``$STOL_RUNTIME_DIR`` when set and not empty, else the user's
+    private stack when one runs (``stol-client serve``), else ``/run/stol``."""
     if explicit:
         return explicit
-    return os.environ.get("STOL_RUNTIME_DIR") or DEFAULT_RUNTIME_DIR
+    variable = os.environ.get("STOL_RUNTIME_DIR")
+    if variable:
+        return variable
+    private = private_runtime_dir()
+    if private_stack_running(private):
+        return private
+    return DEFAULT_RUNTIME_DIR
 
 
 def socket_path(service: str, directory: Optional[str] = None) -> str:
@@ -172,8 +218,9 @@ class Connection:
 
     def _not_running_error(self) -> errors.ServiceNotRunningError:
         return errors.ServiceNotRunningError(
-            "the %s service is not running (nothing listens on %s). Start the stack with `make run`, "
-            "or `systemctl start stol-%sd.socket`; set STOL_RUNTIME_DIR if it runs elsewhere"
+            "the %s service is not running (nothing listens on %s). Start your own with "
+            "`stol-client serve --detach` (no root needed), or the system's with `systemctl start stol-%sd.socket`; "
+            "set STOL_RUNTIME_DIR if it runs elsewhere"
             % (self.service, self.path, self.service))
 
     @staticmethod
