@@ -12,7 +12,7 @@ STOL_TRUSTED_KEY ?= $(CURDIR)/.cache/keys/dev-signing.key.pub
 BUNDLED_DB   := $(OUT)/bundled.sqlite
 RELEASE_BIN   = $(shell $(SWIFT) build -c release $(RELEASE_SCRATCH) --show-bin-path 2>/dev/null)
 # Debian packages the build, the tests and `make run` need.
-DEB_PACKAGES := libsodium-dev libssl-dev libmimalloc-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev python3-protobuf pkg-config systemd util-linux python3 python3-venv \
+DEB_PACKAGES := libsodium-dev libssl-dev libmimalloc-dev libsystemd-dev libseccomp-dev zlib1g-dev libzstd-dev zstd libsqlite3-dev python3-protobuf pkg-config systemd util-linux python3 python3-venv patchelf binutils \
   debhelper dh-python dpkg-dev lintian
 # And those only the tests need (make test-deps, without their recommendations): the independent Python
 # reference of the .stol format (StolFileTests: Ed25519 through OpenSSL), the Python package's pandas
@@ -20,7 +20,7 @@ DEB_PACKAGES := libsodium-dev libssl-dev libmimalloc-dev libsystemd-dev libsecco
 TEST_DEB_PACKAGES := python3-cryptography python3-pandas groff-base
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help dev-key run test check-modules fuzz fuzz-seeds fault deps build build-bench build-debug fetch-ncbi db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
+.PHONY: help dev-key run test wheel test-wheel check-modules fuzz fuzz-seeds fault deps build build-bench build-debug fetch-ncbi db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -231,6 +231,17 @@ demo:
 run:
 	@$(MAKE) --no-print-directory -j2 start
 	@$(MAKE) --no-print-directory demo
+
+## STOL without root: one Linux wheel (the client, the daemons, the libraries a default Debian 12 or
+## Ubuntu LTS lacks, the bundled database, the Python package) into out/. `pip install out/stol-*.whl`
+## into a virtual environment, then `stol-client serve --detach` (docs/private-stack.md).
+wheel: build db
+	python3 packaging/build_wheel.py --bin-dir "$(RELEASE_BIN)" --database $(BUNDLED_DB) --out $(OUT)
+
+## The wheel as a user without root would use it: installed into a fresh venv as nobody, a private
+## stack on the bundled database, a lineage batch from the CLI and from Python, ldd, stop.
+test-wheel: wheel
+	python3 Tests/tools/test_wheel.py --wheel "$$(ls -t $(OUT)/stol-*.whl | head -n 1)" --database $(BUNDLED_DB)
 
 fetch-ncbi: deps
 	@OUT=$(OUT) Pipeline/scripts/build-db.sh - fetch \

@@ -102,7 +102,7 @@ public final class ActivationSupervisor {
             if errno == EWOULDBLOCK { throw .alreadyRunning(paths.runningSupervisor() ?? 0, paths.runtimeDirectory) }
             throw .system("cannot lock \(paths.lockFile)", errno)
         }
-        let pid = Array("\(getpid())\n".utf8)
+        let pid = Array("\(getpid())\n\(configuration.environment["STOL_BUNDLED_DB"] ?? "")\n".utf8)
         guard ftruncate(lock, 0) == 0, pwrite(lock, pid, pid.count, 0) == pid.count else {
             throw .system("cannot write \(paths.lockFile)", errno)
         }

@@ -23,7 +23,7 @@ public struct PrivateStackPaths: Sendable, Equatable {
 
     /// The supervisor's lock: held (`flock`) while it runs, so a client can tell a
     /// running private stack from sockets a crash left behind without connecting
-    /// (a connection would start a daemon). Its content is the supervisor's pid.
+    /// (a connection would start a daemon). Its content: the supervisor's pid, then the database it serves.
     public var lockFile: String { runtimeDirectory + "/serve.lock" }
     /// The supervisor's log when it runs detached (`--detach`).
     public var logFile: String { stateDirectory + "/serve.log" }
@@ -58,6 +58,14 @@ public struct PrivateStackPaths: Sendable, Equatable {
         RuntimePaths(runtimeDirectory: runtimeDirectory, stateDirectory: stateDirectory, bundledDatabase: bundledDatabase)
     }
 
+    /// The supervisor running this stack now and the database it serves (the lock
+    /// file's two lines), nil when none runs.
+    public func running(uid: uid_t = getuid()) -> (pid: pid_t, database: String)? {
+        guard let pid = runningSupervisor(uid: uid) else { return nil }
+        let lines = ((try? String(contentsOfFile: lockFile, encoding: .utf8)) ?? "").split(separator: "\n")
+        return (pid, lines.count > 1 ? String(lines[1]) : "")
+    }
+
     /// The pid of the supervisor that runs this stack now, nil when none does (no
     /// lock file, or nobody holds its lock). Never connects to a socket.
     /// A directory another user made or can enter is never taken for the user's own:
@@ -73,7 +81,8 @@ public struct PrivateStackPaths: Sendable, Equatable {
         var bytes = [UInt8](repeating: 0, count: 32)
         let count = read(fd, &bytes, bytes.count)
         guard count > 0 else { return 0 }
-        return pid_t(String(decoding: bytes[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let firstLine = String(decoding: bytes[..<count], as: UTF8.self).split(separator: "\n").first ?? ""
+        return pid_t(firstLine.trimmingCharacters(in: .whitespaces)) ?? 0
     }
 
     /// The user's home directory from the user database (`getpwuid_r`).

@@ -81,9 +81,14 @@ struct Serve: ParsableCommand {
         guard stat(database, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, access(database, R_OK) == 0 else {
             throw fail("cannot read the database \(database)" + (errno == 0 ? "" : ": \(String(cString: strerror(errno)))"), code: 64)
         }
-        if let running = paths.runningSupervisor() {
-            throw fail("your private stack already runs (pid \(running), sockets in \(paths.runtimeDirectory)); "
-                       + "stop it with stol-client serve --stop", code: 1)
+        if let running = paths.running() {
+            // A job script may start the stack each time: the same database running is success.
+            if detach, running.database == database {
+                print("your private stack already runs on \(database) (pid \(running.pid), sockets in \(paths.runtimeDirectory))")
+                return
+            }
+            throw fail("your private stack already runs (pid \(running.pid), sockets in \(paths.runtimeDirectory), "
+                       + "database \(running.database)); stop it with stol-client serve --stop", code: 1)
         }
         if detach { return try startDetached(paths: paths, database: database) }
 

@@ -121,9 +121,16 @@ final class PrivateStackIntegrationTests: XCTestCase {
             XCTAssertEqual(info.st_mode & 0o777, 0o600, "\(name).sock is open to others")
         }
 
+        // A job script that starts it every time: the same database running is success; another is refused.
         let again = try user.client(["serve", "--database", database, "--detach"])
-        XCTAssertEqual(again.status, 1)
-        XCTAssertTrue(again.stderr.contains("already runs (pid \(supervisor)"), again.stderr)
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stdout.contains("already runs on \(database) (pid \(supervisor)"), again.stdout)
+        let other = root + "/other.sqlite"
+        try FileManager.default.copyItem(atPath: database, toPath: other)
+        let refused = try user.client(["serve", "--database", other, "--detach"])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.stderr.contains("already runs (pid \(supervisor)"), refused.stderr)
+        XCTAssertEqual(user.supervisor, supervisor)
 
         let children = daemons(of: supervisor)
         let stop = try user.client(["serve", "--stop"])

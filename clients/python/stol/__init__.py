@@ -18,10 +18,31 @@ closest relatives, every rule of them applied by the service; :class:`Favorites`
 holds the calling user's favourites; :func:`lineage_frame` (pandas) turns a
 column of ids into a frame of lineages. Every error is a :class:`StolError`, one
 class per protocol error code (:class:`NotFoundError`, ...). The sockets are in
-``$STOL_RUNTIME_DIR``, else ``/run/stol``.
+``$STOL_RUNTIME_DIR``, else the user's private stack's when one runs (``stol-client
+serve``: STOL without root), else ``/run/stol``.
 """
 
-from . import answers, errors, trees
+import os as _os
+import sys as _sys
+
+
+def _protobuf_or_the_bundled_copy() -> None:
+    """The protobuf runtime: the installed one when there is one (faster, compiled),
+    else the pure-Python copy a wheel of STOL bundles (``stol/_vendor``, from Debian's
+    python3-protobuf), so that ``pip install --no-index stol-….whl`` needs nothing else."""
+    try:
+        import google.protobuf  # noqa: F401
+    except ImportError:
+        vendor = _os.path.join(_os.path.dirname(__file__), "_vendor")
+        if not _os.path.isdir(vendor):
+            raise
+        _os.environ.setdefault("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", "python")
+        _sys.path.append(vendor)
+
+
+_protobuf_or_the_bundled_copy()
+
+from . import answers, errors, trees  # noqa: E402
 from .answers import (MAIN_RANKS, Comparison, Database, Detail, Favorite, FilteredTaxa, FilterStream, FormattedLineage,
                       Lineage, NameIds, NameResolution, Newick, Node, PairComparison, Placeholder, RankOrder, Relatives,
                       SearchHit, SearchResults, SetConsensus, Status, SubtreeNode, Taxon, TaxonMap, TopologyNode)

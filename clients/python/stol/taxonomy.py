@@ -7,7 +7,7 @@ import itertools
 import warnings
 from typing import Callable, Deque, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from . import _transport, errors
+from . import _transport, errors, private
 from ._proto import taxonomy_pb2 as pb
 from .answers import (Comparison, Database, Detail, FilteredTaxa, FilterStream, FormattedLineage, Lineage, NameIds, Newick, Node,
                       NameResolution, PairComparison, RankOrder, Reference, Relative, Relatives, SearchHit, SearchResults,
@@ -342,8 +342,11 @@ class Taxonomy:
     answer says which release it came from (``.release``).
 
     ``language`` (a BCP-47 tag, default ``"en"``) selects common names.
-    ``runtime_dir`` (default ``$STOL_RUNTIME_DIR``, else ``/run/stol``) or
-    ``socket_path`` says where the service listens. ``timeout`` is the deadline in
+    ``runtime_dir`` (default ``$STOL_RUNTIME_DIR``, else the user's private stack when
+    one runs, else ``/run/stol``) or ``socket_path`` says where the service listens.
+    ``database`` (a ``.sqlite`` file) uses the user's private stack serving that file,
+    started when none runs (``stol-client serve --detach``; :mod:`stol.private`): no
+    root and no system service needed. ``timeout`` is the deadline in
     seconds for each answer (``None``: wait for ever); a stopped daemon raises
     :class:`~stol.ServiceNotRunningError`, a wedged one
     :class:`~stol.StolTimeoutError`, never a hang. ``window`` is the number of batch
@@ -356,9 +359,12 @@ class Taxonomy:
 
     def __init__(self, release: Optional[str] = None, *, language: str = "en", runtime_dir: Optional[str] = None,
                  socket_path: Optional[str] = None, timeout: Optional[float] = _transport.DEFAULT_TIMEOUT,
-                 window: int = _transport.PIPELINE_WINDOW):
+                 window: int = _transport.PIPELINE_WINDOW, database: Optional[str] = None):
         self.release = release or None
         self.language = language
+        if database is not None and runtime_dir is None and socket_path is None:
+            # The user's private stack on that file, started when it does not run (stol.private).
+            runtime_dir = private.serve(database)
         self.path = socket_path or _transport.socket_path("taxonomy", runtime_dir)
         self.timeout = timeout
         self.window = window

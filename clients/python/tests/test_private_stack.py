@@ -7,6 +7,7 @@ import fcntl
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -105,6 +106,27 @@ class PrivateStackTest(unittest.TestCase):
         self.assertIn("stopped your private stack", stopped.stdout)
         with _Environment(STOL_RUNTIME_DIR=None, XDG_RUNTIME_DIR=self.root):
             self.assertEqual(stol.Taxonomy().path, "/run/stol/taxonomy.sock")
+
+    def test_taxonomy_with_a_database_starts_the_private_stack_and_later_ones_share_it(self):
+        client_dir = os.path.dirname(self.client)
+        with _Environment(STOL_RUNTIME_DIR=None, XDG_RUNTIME_DIR=self.root, HOME=self.root,
+                          PATH=client_dir + os.pathsep + os.environ.get("PATH", "")):
+            first = stol.Taxonomy(database=_stack.database())
+            self.assertIn("Panthera", str(first.lineage(9689)))
+            pid = open(os.path.join(self.root, "stol", "serve.lock")).read().split()[0]
+            # Another process of the user on the same file: the same stack, not a second one.
+            again = subprocess.run([sys.executable, "-c", "import stol, sys; t = stol.Taxonomy(database=sys.argv[1]); "
+                                    "print(t.lineage(9606))", _stack.database()],
+                                   env=dict(os.environ, PYTHONPATH=_stack.PACKAGE_ROOT), capture_output=True, text=True,
+                                   timeout=60)
+            self.assertIn("Homo sapiens", again.stdout, again.stderr)
+            self.assertEqual(open(os.path.join(self.root, "stol", "serve.lock")).read().split()[0], pid)
+            # Another file while it runs: a clear error, not a silent answer from the wrong one.
+            other = os.path.join(self.root, "other.sqlite")
+            shutil.copy(_stack.database(), other)
+            with self.assertRaises(stol.ServiceNotRunningError) as raised:
+                stol.Taxonomy(database=other)
+            self.assertIn("already runs", str(raised.exception))
 
 
 if __name__ == "__main__":
