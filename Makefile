@@ -87,6 +87,7 @@ help:
 	@echo "make check-diff  stol-client diff of two full NCBI releases on the real server against a plain comparison of their nodes.dmp/names.dmp, with its wall time and the server's peak RSS (DIFF_FROM=2023.11.4 DIFF_TO=2024.9.7; builds a missing release once)"
 	@echo "make proto  regenerate Sources/STOLProtocol/Generated and clients/python/stol/_proto from protocol/*.proto"
 	@echo "make install  install for systemd (PREFIX=/usr, DESTDIR=, RELEASE_KEY=FILE; an installed key is kept, INSTALL_DEV_KEY=1 for the development key); make uninstall removes it"
+	@echo "make wheel  STOL without root: one Linux wheel into out/ (client, daemons, the libraries a default Debian 12 or Ubuntu LTS lacks, the bundled database, the Python package); pip install it into a venv, then stol-client serve --detach (docs/private-stack.md)"
 	@echo "make deb   the Debian packages stol and python3-stol into out/deb, then lintian (RELEASE_KEY=FILE ships that key; DEB_VERSION=V another version of the same tree; docs/debian.md)"
 
 ## Installs the Debian packages that are missing (apt-get as root, or sudo); test-deps also those of the tests.
@@ -238,11 +239,6 @@ run:
 wheel: build db
 	python3 packaging/build_wheel.py --bin-dir "$(RELEASE_BIN)" --database $(BUNDLED_DB) --out $(OUT)
 
-## The wheel as a user without root would use it: installed into a fresh venv as nobody, a private
-## stack on the bundled database, a lineage batch from the CLI and from Python, ldd, stop.
-test-wheel: wheel
-	python3 Tests/tools/test_wheel.py --wheel "$$(ls -t $(OUT)/stol-*.whl | head -n 1)" --database $(BUNDLED_DB)
-
 fetch-ncbi: deps
 	@OUT=$(OUT) Pipeline/scripts/build-db.sh - fetch \
 	  || echo "fetch-ncbi: the NCBI download failed; the bundled database falls back to the curated source"
@@ -287,7 +283,7 @@ XCTEST_SHARDS := 1 2 3
 BOOT_TESTS   := SystemdBootTests,SystemdDebianPackageTests
 # Every suite of make test: each writes $(TEST_RESULTS)/SUITE.json.
 TEST_SUITES  := $(addprefix xctest-,$(XCTEST_SHARDS)) boot-tree boot-deb python-scripts python-tools python-client man \
-  relevance-queries module-graph binaries binaries-self-test hook-rules
+  relevance-queries module-graph binaries binaries-self-test hook-rules wheel
 comma := ,
 empty :=
 space := $(empty) $(empty)
@@ -311,12 +307,12 @@ test: test-deps
 	@start=$$(date +%s); rm -rf $(TEST_RESULTS); \
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) --keep-going --output-sync=target RELEASE_RUN="nice -n 2 $(RECORD) step --suite build-release --" \
 	  RELEASE_SCRATCH="--scratch-path $(CURDIR)/.build-release-test" RELEASE_OPT="-Xswiftc -Onone" \
-	  check-modules test-hook-rules test-python test-boot-tree test-boot-deb \
+	  check-modules test-hook-rules test-python test-boot-tree test-boot-deb test-wheel \
 	  $(addprefix test-xctest-,$(XCTEST_SHARDS)); status=$$?; \
 	$(RECORD) summary --expect $(subst $(space),$(comma),$(TEST_SUITES)) || status=1; \
 	echo "make test: $$([ $$status = 0 ] && echo passed || echo FAILED) in $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: test-deps test-build test-docs test-curated test-stage test-debs test-python test-hook-rules test-boot-tree \
+.PHONY: test-deps test-build test-docs test-curated test-stage test-debs test-python test-hook-rules test-boot-tree test-wheel \
   test-boot-deb $(addprefix test-xctest-,$(XCTEST_SHARDS))
 
 ## The tests' build, from the start, beside the release build (its own build directory).
@@ -363,6 +359,16 @@ test-debs: build test-docs test-curated
 	  ( log=$$($(MAKE) --no-print-directory deb-package DEB_OUT=$(DEB_TEST_DIR) DEB_VERSION=$$version DEB_OPTIONS="-Zgzip -z1" \
 	    BUNDLED_DB=$(CURATED_DB) RELEASE_KEY=$$key 2>&1) || { echo "$$log" | tail -40; exit 1; } ) & pids="$$pids $$!"; \
 	done; status=0; for pid in $$pids; do wait $$pid || status=1; done; exit $$status
+
+## The wheel as a user without root uses it (Tests/tools/test_wheel.py): built from make test's
+## release build and the curated database, installed into a fresh venv as nobody, ldd of every
+## binary, a private stack on its bundled database, a lineage batch from the CLI and from Python, stop.
+WHEEL_TEST_DIR := $(GENERATED)/wheel
+test-wheel: build test-curated
+	@rm -rf $(WHEEL_TEST_DIR)
+	@python3 packaging/build_wheel.py --bin-dir "$(RELEASE_BIN)" --database $(CURATED_DB) --out $(WHEEL_TEST_DIR) > /dev/null
+	@$(RECORD) check --suite wheel -- python3 Tests/tools/test_wheel.py --wheel "$$(ls $(WHEEL_TEST_DIR)/stol-*.whl)" \
+	  --database $(CURATED_DB)
 
 $(addprefix test-xctest-,$(XCTEST_SHARDS)): test-xctest-%: test-build
 	$(RECORD) xctest --suite xctest-$* -- \
