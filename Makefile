@@ -360,14 +360,14 @@ test-debs: build test-docs test-curated
 	    BUNDLED_DB=$(CURATED_DB) RELEASE_KEY=$$key 2>&1) || { echo "$$log" | tail -40; exit 1; } ) & pids="$$pids $$!"; \
 	done; status=0; for pid in $$pids; do wait $$pid || status=1; done; exit $$status
 
-## The wheel as a user without root uses it (Tests/tools/test_wheel.py): built from make test's
+## The wheel as a user without root uses it (Tests/tools/check_wheel.py): built from make test's
 ## release build and the curated database, installed into a fresh venv as nobody, ldd of every
 ## binary, a private stack on its bundled database, a lineage batch from the CLI and from Python, stop.
 WHEEL_TEST_DIR := $(GENERATED)/wheel
 test-wheel: build test-curated
 	@rm -rf $(WHEEL_TEST_DIR)
 	@python3 packaging/build_wheel.py --bin-dir "$(RELEASE_BIN)" --database $(CURATED_DB) --out $(WHEEL_TEST_DIR) > /dev/null
-	@$(RECORD) check --suite wheel -- python3 Tests/tools/test_wheel.py --wheel "$$(ls $(WHEEL_TEST_DIR)/stol-*.whl)" \
+	@$(RECORD) check --suite wheel -- python3 Tests/tools/check_wheel.py --wheel "$$(ls $(WHEEL_TEST_DIR)/stol-*.whl)" \
 	  --database $(CURATED_DB)
 
 $(addprefix test-xctest-,$(XCTEST_SHARDS)): test-xctest-%: test-build
@@ -384,10 +384,18 @@ test-boot-deb: test-debs
 ## (the tests' build's, serving the curated database) on Debian's python3 and python3-protobuf, the man
 ## pages and the help they come from (sections, characters, exit codes, no hand-broken sentence), and
 ## the relevance query file.
-test-python: test-docs test-curated
+## Snakemake (PyPI) for the cluster recipe's test, in a venv of its own beside Debian's packages
+## (python3-protobuf): installed when missing, as every other prerequisite of a test.
+SNAKEMAKE_VENV := $(GENERATED)/snakemake-venv
+$(SNAKEMAKE_VENV)/bin/snakemake:
+	@rm -rf $(SNAKEMAKE_VENV) && /usr/bin/python3 -m venv --system-site-packages $(SNAKEMAKE_VENV)
+	@$(SNAKEMAKE_VENV)/bin/pip install -q --disable-pip-version-check snakemake
+
+test-python: test-docs test-curated $(SNAKEMAKE_VENV)/bin/snakemake
 	$(RECORD) unittest --suite python-scripts -s Pipeline/scripts -p 'test_*.py'
 	$(RECORD) unittest --suite python-tools -s Tests/tools -p 'test_*.py'
-	STOL_BIN_DIR="$(TEST_BIN)" STOL_TEST_DATABASE=$(CURATED_DB) /usr/bin/python3 $(RECORD_TOOL) unittest --suite python-client \
+	STOL_BIN_DIR="$(TEST_BIN)" STOL_TEST_DATABASE=$(CURATED_DB) STOL_SNAKEMAKE=$(SNAKEMAKE_VENV)/bin/snakemake \
+	  /usr/bin/python3 $(RECORD_TOOL) unittest --suite python-client \
 	  -s clients/python/tests
 	STOL_BIN_DIR="$(TEST_BIN)" STOL_MAN_DIR=$(GENERATED)/man $(RECORD) unittest --suite man -s man
 	$(RECORD) check --suite relevance-queries -- python3 Pipeline/scripts/relevance.py --queries Tests/relevance/everyday-queries.tsv --check-only

@@ -128,6 +128,28 @@ public enum PrivateStack {
         throw .startFailed(written.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
+    /// Takes the user's start lock (`<sockets>/start.lock`, waiting for it): starts of
+    /// one user are taken in turn, so that parallel jobs of a workflow that each start
+    /// the stack see the first one running instead of racing it for the supervisor's
+    /// lock. Held until the start has its sockets listening, or has failed; closing
+    /// the descriptor lets it go.
+    public static func takeStartLock(_ paths: PrivateStackPaths) throws(PrivateStackError) -> Int32 {
+        do {
+            try PrivateStackPaths.preparePrivateDirectory(paths.runtimeDirectory)
+        } catch {
+            throw .directory(error)
+        }
+        let path = paths.runtimeDirectory + "/start.lock"
+        let lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard lock >= 0 else { throw .system("cannot open \(path)", errno) }
+        guard stol_lock_exclusive(lock, 1) == 0 else {
+            let code = errno
+            close(lock)
+            throw .system("cannot lock \(path)", code)
+        }
+        return lock
+    }
+
     /// Stops the user's running private stack: SIGTERM to its supervisor, which stops
     /// the daemons, and waits until it has exited. Nil when none ran; else its pid.
     public static func stop(paths: PrivateStackPaths, timeout: Duration = .seconds(30)) throws(PrivateStackError) -> pid_t? {

@@ -81,6 +81,14 @@ struct Serve: ParsableCommand {
         guard stat(database, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, access(database, R_OK) == 0 else {
             throw fail("cannot read the database \(database)" + (errno == 0 ? "" : ": \(String(cString: strerror(errno)))"), code: 64)
         }
+        // Starts of one user are taken in turn (parallel jobs of a workflow each starting the
+        // stack): the second sees the first running, instead of racing it for the lock. A
+        // detached start's own child (--ready-fd) runs while its parent holds this.
+        var startLock: Int32?
+        if readyFD == nil {
+            do { startLock = try PrivateStack.takeStartLock(paths) } catch { throw fail(error.description, code: 1) }
+        }
+        defer { if let startLock { close(startLock) } }
         if let running = paths.running() {
             // A job script may start the stack each time: the same database running is success.
             if detach, running.database == database {
@@ -102,6 +110,10 @@ struct Serve: ParsableCommand {
             try supervisor.prepare()
         } catch {
             throw fail(error.description, code: 1)
+        }
+        if let lock = startLock {  // listening: the next start sees it running
+            close(lock)
+            startLock = nil
         }
         print(banner(paths: paths, database: database))
         fflush(nil)

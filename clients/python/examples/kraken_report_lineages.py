@@ -12,6 +12,7 @@ data (``#`` comments, a header) are printed unchanged.
     python3 kraken_report_lineages.py sample.kreport > sample.lineages.tsv
     python3 kraken_report_lineages.py --ranks all --ids sample.kreport
     python3 kraken_report_lineages.py --release 2024.9.7 - < sample.kreport
+    python3 kraken_report_lineages.py --database /shared/stol/reference.sqlite sample.kreport
 
 The lineages of the whole report are fetched in batches of 1000 with several
 requests in flight, all from one release (named on standard error).
@@ -35,6 +36,8 @@ def main(argv=None):
                         help="main: the eight main ranks (default); all: NCBI's whole tree")
     parser.add_argument("--ids", action="store_true", help="the lineage as taxids instead of names")
     parser.add_argument("--release", help="answer from this installed release (default: the default release)")
+    parser.add_argument("--database", help="a .sqlite database: answer from your private stack on it, started when "
+                        "none runs (no root, no system service: a cluster node, CI)")
     args = parser.parse_args(argv)
 
     source = sys.stdin if args.report == "-" else open(args.report, encoding="utf-8")
@@ -45,7 +48,7 @@ def main(argv=None):
     not_found = 0
     release = None
     try:
-        with stol.Taxonomy(release=args.release) as taxonomy:
+        with stol.Taxonomy(release=args.release, database=args.database) as taxonomy:
             lineages = taxonomy.lineage(taxids, ranks=args.ranks)  # an iterator, in report order
             out = sys.stdout
             for fields in rows:

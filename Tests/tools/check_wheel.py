@@ -63,7 +63,7 @@ def main() -> int:
         result = subprocess.run(prefix + list(command), env=environment, input=stdin, capture_output=True, text=True,
                                 timeout=300, cwd=home)
         if check_status and result.returncode != 0:
-            raise SystemExit("test_wheel: %s exited %d:\n%s%s" % (" ".join(command), result.returncode, result.stdout,
+            raise SystemExit("check_wheel: %s exited %d:\n%s%s" % (" ".join(command), result.returncode, result.stdout,
                                                                   result.stderr))
         return result
 
@@ -125,9 +125,9 @@ def main() -> int:
             shutil.rmtree("/tmp/stol-%d" % uid, ignore_errors=True)  # nobody's, made by this test
 
     if failures:
-        print("test_wheel: %d check(s) failed" % len(failures), file=sys.stderr)
+        print("check_wheel: %d check(s) failed" % len(failures), file=sys.stderr)
         return 1
-    print("test_wheel: %s installs as uid %d without root (%d bundled libraries); a private stack on its bundled "
+    print("check_wheel: %s installs as uid %d without root (%d bundled libraries); a private stack on its bundled "
           "database answered the CLI and Python, and stopped" % (os.path.basename(args.wheel), uid, bundled))
     return 0
 
