@@ -2,6 +2,7 @@
 #include "stol_socket.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -237,4 +238,21 @@ int stol_lock_exclusive(int fd, int wait) {
         rc = flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB));
     } while (rc != 0 && errno == EINTR);
     return rc;
+}
+
+int stol_socket_path(int fd, char *buffer, size_t size) {
+    struct sockaddr_un addr;
+    socklen_t length = sizeof addr;
+    memset(&addr, 0, sizeof addr);
+    if (getsockname(fd, (struct sockaddr *)&addr, &length) != 0) return -1;
+    if (addr.sun_family != AF_UNIX) { errno = ENOTSOCK; return -1; }
+    if (length <= offsetof(struct sockaddr_un, sun_path) || addr.sun_path[0] == '\0') {
+        if (size > 0) buffer[0] = '\0';
+        return 0;
+    }
+    size_t n = strnlen(addr.sun_path, length - offsetof(struct sockaddr_un, sun_path));
+    if (n + 1 > size) { errno = ENAMETOOLONG; return -1; }
+    memcpy(buffer, addr.sun_path, n);
+    buffer[n] = '\0';
+    return (int)n;
 }

@@ -43,6 +43,10 @@ public final class ActivationSupervisor {
         /// (systemd's `StartLimitBurst=`): a daemon that cannot start must not spin.
         public var startLimitBurst = 5
         public var startLimitInterval: Duration = .seconds(10)
+        /// Listening sockets a service manager passed (a systemd user manager's
+        /// `stol.socket`): served instead of binding, and left in place at the stop
+        /// (they are the manager's, which starts the supervisor again on the next connection).
+        public var passedListeners: [Int32] = []
 
         public init(paths: PrivateStackPaths, services: [Service], environment: [String: String], idleExit: Duration?) {
             self.paths = paths
@@ -108,11 +112,18 @@ public final class ActivationSupervisor {
         }
         signals = stol_supervisor_signalfd()
         guard signals >= 0 else { throw .system("cannot set up signal handling", errno) }
+        let passed = try Self.passedByPath(configuration.passedListeners)
         for service in configuration.services {
             let socket = paths.runtimeDirectory + "/" + service.name + ".sock"
-            // 0600: the directory is the user's alone already; the socket says so too.
-            let listener = stol_bind_unix(socket, 0o600, 128)
-            guard listener >= 0 else { throw .system("cannot bind \(socket)", errno) }
+            let listener: Int32
+            if !configuration.passedListeners.isEmpty {
+                guard let fd = passed[socket] else { throw .missingPassedSocket(socket, Array(passed.keys).sorted()) }
+                listener = fd
+            } else {
+                // 0600: the directory is the user's alone already; the socket says so too.
+                listener = stol_bind_unix(socket, 0o600, 128)
+                guard listener >= 0 else { throw .system("cannot bind \(socket)", errno) }
+            }
             let logPath = paths.runtimeDirectory + "/" + service.name + ".log"
             let log = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard log >= 0 else {
@@ -123,6 +134,17 @@ public final class ActivationSupervisor {
             slots.append(Slot(service: service, listener: listener, log: log))
         }
         lastActivity = .now
+    }
+
+    /// The passed listening sockets by the path each is bound to.
+    public static func passedByPath(_ descriptors: [Int32]) throws(PrivateStackError) -> [String: Int32] {
+        var found: [String: Int32] = [:]
+        for fd in descriptors {
+            var buffer = [CChar](repeating: 0, count: 256)
+            guard stol_socket_path(fd, &buffer, buffer.count) > 0 else { throw .system("a passed socket (fd \(fd)) is not a bound Unix socket", errno) }
+            found[String(cString: buffer)] = fd
+        }
+        return found
     }
 
     /// Serves until a stop signal or the idle exit; stops every daemon before it returns.
@@ -232,8 +254,9 @@ public final class ActivationSupervisor {
         slots[index].failures = slots[index].failures.filter { now - $0 < configuration.startLimitInterval } + [now]
         guard slots[index].failures.count >= configuration.startLimitBurst, !slots[index].gaveUp else { return }
         slots[index].gaveUp = true
-        let socket = configuration.paths.runtimeDirectory + "/" + slots[index].service.name + ".sock"
-        unlink(socket)
+        if configuration.passedListeners.isEmpty {
+            unlink(configuration.paths.runtimeDirectory + "/" + slots[index].service.name + ".sock")
+        }
         report("stol-\(slots[index].service.name)d failed \(configuration.startLimitBurst) times in "
                + "\(configuration.startLimitInterval.components.seconds) s: not started again (restart the private stack)")
     }
@@ -262,7 +285,7 @@ public final class ActivationSupervisor {
             _ = poll(&descriptor, 1, 100)
             while stol_read_signal(signals) > 0 {}
         }
-        for slot in slots {
+        for slot in slots where configuration.passedListeners.isEmpty {
             unlink(configuration.paths.runtimeDirectory + "/" + slot.service.name + ".sock")
         }
         if lock >= 0 { _ = ftruncate(lock, 0) }

@@ -9,6 +9,8 @@ public enum PrivateStackError: Error, CustomStringConvertible {
     /// A detached start ended before its sockets listened, with what it printed.
     case startFailed(String)
     case stopTimedOut(pid_t)
+    /// Started by a service manager without the socket of one of the daemons.
+    case missingPassedSocket(String, [String])
 
     public var description: String {
         switch self {
@@ -18,6 +20,9 @@ public enum PrivateStackError: Error, CustomStringConvertible {
         case .system(let what, let code): "\(what): \(String(cString: strerror(code)))"
         case .startFailed(let output): "the private stack did not start" + (output.isEmpty ? "" : ":\n" + output)
         case .stopTimedOut(let pid): "the private stack (pid \(pid)) did not stop within 30 s"
+        case .missingPassedSocket(let socket, let passed):
+            "the service manager passed no socket bound at \(socket) (passed: \(passed.joined(separator: ", "))); "
+                + "its stol.socket must listen on all four"
         }
     }
 }

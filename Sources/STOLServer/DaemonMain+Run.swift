@@ -1,5 +1,6 @@
 import Logging
 import STOLDaemon
+import STOLTransport
 import STOLSandbox
 import ServiceLifecycle
 

@@ -85,6 +85,29 @@ public struct PrivateStackPaths: Sendable, Equatable {
         return pid_t(firstLine.trimmingCharacters(in: .whitespaces)) ?? 0
     }
 
+    /// Whether this stack serves: its supervisor runs (``runningSupervisor(uid:)``), or a
+    /// service manager listens on its taxonomy socket (a systemd user manager's
+    /// `stol.socket`, which starts the supervisor on the next connection), in a
+    /// directory that is the user's alone. Read from `/proc/net/unix`: nothing connects.
+    public func isServing(uid: uid_t = getuid()) -> Bool {
+        guard Self.isPrivateDirectory(runtimeDirectory, uid: uid) else { return false }
+        return runningSupervisor(uid: uid) != nil || Self.isListening(runtimeDirectory + "/taxonomy.sock")
+    }
+
+    /// Whether a socket listens at `path`: a line of `/proc/net/unix` with the
+    /// listening flag (`__SO_ACCEPTCON`, 00010000) whose path it is.
+    static func isListening(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: "/proc/net/unix"),
+              let data = try? handle.readToEnd() else { return false }
+        try? handle.close()
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n").dropFirst() {
+            // Num RefCount Protocol Flags Type St Inode Path: the path is the rest after seven fields.
+            let fields = line.split(separator: " ", maxSplits: 7, omittingEmptySubsequences: true)
+            if fields.count == 8, fields[3] == "00010000", fields[7] == path { return true }
+        }
+        return false
+    }
+
     /// The user's home directory from the user database (`getpwuid_r`).
     static func homeDirectory(of uid: uid_t) -> String? {
         var entry = passwd()

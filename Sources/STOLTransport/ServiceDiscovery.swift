@@ -5,8 +5,9 @@ import Glibc
 /// the Python package follows the same):
 ///
 /// 1. `STOL_RUNTIME_DIR` (or the client's `--runtime-dir`), when set: exactly there.
-/// 2. The user's own private stack (`stol-client serve`), when its supervisor runs
-///    (``PrivateStackPaths/runningSupervisor()``): a user who started one meant it.
+/// 2. The user's own private stack (`stol-client serve`), when its supervisor runs or
+///    a systemd user manager listens for it (``PrivateStackPaths/isServing(uid:)``): a
+///    user who started one meant it.
 /// 3. The system service, `/run/stol`.
 ///
 /// The choice never connects to a socket (a connection would start a daemon), and
@@ -42,7 +43,7 @@ public struct ServiceDiscovery: Sendable, Equatable {
             return ServiceDiscovery(paths: paths, origin: .explicit)
         }
         let privateStack = PrivateStackPaths.forUser(uid, environment: environment)
-        if privateStack.runningSupervisor(uid: uid) != nil {
+        if privateStack.isServing(uid: uid) {
             paths.runtimeDirectory = privateStack.runtimeDirectory
             paths.stateDirectory = privateStack.stateDirectory
             return ServiceDiscovery(paths: paths, origin: .privateStack)

@@ -65,8 +65,20 @@ struct Serve: ParsableCommand {
     }
 
     func run() throws {
-        let paths = PrivateStackPaths.forUser()
+        var paths = PrivateStackPaths.forUser()
         if stop { return try stopStack(paths) }
+        // Started by a systemd user manager (stol.socket): its four listening sockets, and
+        // their directory is the stack's, whatever the environment says.
+        let passed: [(name: String, fd: Int32)]
+        do { passed = try SocketActivation.passedSockets() } catch { throw fail(error.description, code: 1) }
+        if !passed.isEmpty {
+            if detach { throw fail("--detach makes no sense under a service manager (it passed sockets)", code: 64) }
+            let bound: [String: Int32]
+            do { bound = try ActivationSupervisor.passedByPath(passed.map(\.fd)) } catch { throw fail(error.description, code: 1) }
+            if let taxonomy = bound.keys.first(where: { $0.hasSuffix("/taxonomy.sock") }) {
+                paths.runtimeDirectory = (taxonomy as NSString).deletingLastPathComponent
+            }
+        }
         let environment = ProcessInfo.processInfo.environment
         let clientDirectory = PrivateStack.ownDirectory()
         guard let daemons = PrivateStack.daemonDirectory(explicit: daemonDir, clientDirectory: clientDirectory) else {
@@ -100,11 +112,13 @@ struct Serve: ParsableCommand {
         }
         if detach { return try startDetached(paths: paths, database: database) }
 
-        let supervisor = ActivationSupervisor(
-            configuration: PrivateStack.configuration(
+        var configuration = PrivateStack.configuration(
                 paths: paths, daemons: daemons, database: database,
                 trustedKeys: trustedKey.map(Self.absolute) ?? PrivateStack.defaultTrustedKeys(environment: environment),
-                idleExitSeconds: idleExit, logLevel: logLevel, environment: environment),
+                idleExitSeconds: idleExit, logLevel: logLevel, environment: environment)
+        configuration.passedListeners = passed.map(\.fd)
+        let supervisor = ActivationSupervisor(
+            configuration: configuration,
             report: { line in FileHandle.standardError.write(Data("stol-client serve: \(line)\n".utf8)) })
         do {
             try supervisor.prepare()

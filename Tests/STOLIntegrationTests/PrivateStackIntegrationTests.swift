@@ -186,6 +186,45 @@ final class PrivateStackIntegrationTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: user.socket("taxonomy")))
     }
 
+    /// Under a service manager (a systemd user manager's `stol.socket`; here
+    /// `systemd-socket-activate`, which execs `serve` on the first connection): the
+    /// client finds the stack by its listening socket before any supervisor runs, and
+    /// the supervisor serves the four sockets it was passed, binding none.
+    func testSocketActivatedByAServiceManager_servesThePassedSockets_andIsFoundBeforeItRuns() throws {
+        let user = try User(root: root, name: "erin", runtime: root + "/xdg-erin")
+        try FileManager.default.createDirectory(atPath: user.runtimeDirectory, withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])
+        started.append(user)
+        var arguments: [String] = []
+        for name in ["taxonomy", "favorites", "import", "verify"] { arguments += ["-l", user.socket(name)] }
+        arguments += ["--fdname=stol", StackHarness.binDirectory + "/stol-client", "serve", "--database", database]
+        var pipe: [Int32] = [0, 0]
+        XCTAssertEqual(Glibc.pipe(&pipe), 0)
+        let manager = try ChildProcess.spawn("/usr/bin/systemd-socket-activate", arguments, environment: user.environment,
+                                             inheritEnvironment: false, stdout: .null, stderr: .descriptor(pipe[1]),
+                                             closing: [pipe[0]])
+        close(pipe[1])
+        defer {
+            close(pipe[0])
+            manager.terminate()
+        }
+        // "Listening on …" once per socket, on standard error, before it waits for a connection.
+        var said = ""
+        var byte: UInt8 = 0
+        while said.components(separatedBy: "Listening on").count < 5, read(pipe[0], &byte, 1) == 1 {
+            said.append(Character(UnicodeScalar(byte)))
+        }
+        XCTAssertNil(user.supervisor, "a supervisor runs before any connection")
+        let status = try user.client(["status"])
+        XCTAssertEqual(status.status, 0, status.stderr)
+        XCTAssertTrue(status.stdout.contains("your private stack at \(user.runtimeDirectory)"), status.stdout)
+        XCTAssertEqual(user.supervisor, manager.pid, "the manager's process did not become the supervisor")
+        XCTAssertEqual(try user.client(["lineage", "--no-header"], input: "9606\n").stdout.contains("Homo sapiens"), true)
+        XCTAssertEqual(Set(daemons(of: manager.pid).keys), ["stol-taxonomyd", "stol-importd"])
+        XCTAssertEqual(manager.terminate(), 0)
+        XCTAssertNil(user.supervisor)
+    }
+
     func testTwoUsersStacks_cannotReachEachOther_andASquattedDirectoryIsRefused() throws {
         try XCTSkipUnless(StackHarness.isRoot, "needs root to play three users with setpriv")
         let alice = try User(root: root, name: "u61200", uid: 61200, runtime: nil)

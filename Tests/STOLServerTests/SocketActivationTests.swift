@@ -2,6 +2,7 @@ import CSTOLSocket
 import Foundation
 import Glibc
 import STOLDaemon
+import STOLTransport
 import STOLTestFixtures
 import XCTest
 

@@ -57,8 +57,32 @@ final class ServiceDiscoveryTests: XCTestCase {
         XCTAssertEqual(ServiceDiscovery.locate(environment: environment.merging(["STOL_RUNTIME_DIR": "/x"]) { $1 }).origin, .explicit)
         XCTAssertEqual(ServiceDiscovery.locate(runtimeDirectory: "/y", environment: environment).paths.runtimeDirectory, "/y")
 
-        // A directory others may enter is never the user's private stack, lock or not.
+        // A directory others may enter is never the user's private stack, lock or not
+        // (nor a socket listening in it, below).
         XCTAssertEqual(chmod(runtime, 0o755), 0)
+        XCTAssertEqual(ServiceDiscovery.locate(environment: environment).origin, .system)
+    }
+
+    func testAListeningSocketWithoutSupervisor_isAServiceManagersStack() throws {
+        let environment = ["XDG_RUNTIME_DIR": root, "HOME": root]
+        let runtime = root + "/stol"
+        try PrivateStackPaths.preparePrivateDirectory(runtime)
+        // Bound but not listening: nothing serves.
+        let bound = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let path = runtime + "/taxonomy.sock"
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        let length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        XCTAssertEqual(withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(bound, $0, length) } }, 0)
+        defer { close(bound) }
+        XCTAssertEqual(ServiceDiscovery.locate(environment: environment).origin, .system)
+        XCTAssertEqual(listen(bound, 8), 0)
+        XCTAssertEqual(ServiceDiscovery.locate(environment: environment).origin, .privateStack)
+        XCTAssertNil(PrivateStackPaths.forUser(getuid(), environment: environment).runningSupervisor())
+        XCTAssertEqual(chmod(runtime, 0o711), 0)
         XCTAssertEqual(ServiceDiscovery.locate(environment: environment).origin, .system)
     }
 

@@ -68,6 +68,10 @@ int stol_supervisor_signalfd(void);
 /// 0 when none is pending, -1 with errno set.
 int stol_read_signal(int fd);
 
+/// The path a Unix socket is bound to (getsockname), NUL-terminated in `buffer`:
+/// its length, 0 for an unbound or abstract socket, -1 with errno set.
+int stol_socket_path(int fd, char *buffer, size_t size);
+
 /// flock(2) LOCK_EX, without waiting when `wait` is 0. 0, or -1 with errno set (EWOULDBLOCK: held elsewhere).
 int stol_lock_exclusive(int fd, int wait);
 

@@ -69,10 +69,11 @@ def private_runtime_dir(uid: Optional[int] = None) -> str:
 
 
 def private_stack_running(directory: str, uid: Optional[int] = None) -> bool:
-    """Whether a private stack's supervisor runs in ``directory``: the directory is the
-    user's own, not a link, with no access for anyone else (another user could have
-    made ``/tmp/stol-<uid>`` first), and its ``serve.lock`` is locked (``flock``) by
-    the supervisor. Never connects: a connection would start a daemon."""
+    """Whether a private stack serves in ``directory``: the directory is the user's own,
+    not a link, with no access for anyone else (another user could have made
+    ``/tmp/stol-<uid>`` first), and its ``serve.lock`` is locked (``flock``) by the
+    supervisor, or a systemd user manager listens on its ``taxonomy.sock``. Never
+    connects: a connection would start a daemon. (stol-client's ``PrivateStackPaths.isServing``.)"""
     uid = os.getuid() if uid is None else uid
     try:
         info = os.lstat(directory)
@@ -83,16 +84,32 @@ def private_stack_running(directory: str, uid: Optional[int] = None) -> bool:
     try:
         fd = os.open(os.path.join(directory, "serve.lock"), os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
     except OSError:
-        return False
+        return _listening(os.path.join(directory, "taxonomy.sock"))
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return False  # nobody holds it: sockets a crash left behind
+        held = False  # nobody holds it: sockets a crash left behind, or a systemd user manager's
     except BlockingIOError:
-        return True
+        held = True
     except OSError:
-        return False
+        held = False
     finally:
         os.close(fd)
+    return held or _listening(os.path.join(directory, "taxonomy.sock"))
+
+
+def _listening(path: str) -> bool:
+    """Whether a socket listens at ``path`` (``/proc/net/unix``, the listening flag):
+    a systemd user manager's ``stol.socket`` while the supervisor it starts is not running."""
+    try:
+        with open("/proc/net/unix") as table:
+            next(table, None)
+            for line in table:
+                fields = line.rstrip("\n").split(None, 7)
+                if len(fields) == 8 and fields[3] == "00010000" and fields[7] == path:
+                    return True
+    except OSError:
+        pass
+    return False
 
 
 def runtime_dir(explicit: Optional[str] = None) -> str:

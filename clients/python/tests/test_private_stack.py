@@ -72,6 +72,21 @@ class DiscoveryOrderTest(unittest.TestCase):
             finally:
                 os.close(fd)
 
+    def test_a_listening_socket_without_supervisor_is_a_service_managers_stack(self):
+        import socket
+        with _Environment(STOL_RUNTIME_DIR=None, XDG_RUNTIME_DIR=self.root):
+            os.mkdir(self.runtime, 0o700)
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                listener.bind(os.path.join(self.runtime, "taxonomy.sock"))
+                self.assertEqual(stol.Taxonomy().path, "/run/stol/taxonomy.sock")  # bound, not listening
+                listener.listen(8)
+                self.assertEqual(stol.Taxonomy().path, os.path.join(self.runtime, "taxonomy.sock"))
+                os.chmod(self.runtime, 0o711)
+                self.assertEqual(stol.Taxonomy().path, "/run/stol/taxonomy.sock")
+            finally:
+                listener.close()
+
     def test_without_XDG_RUNTIME_DIR_the_directory_is_tmp_stol_uid(self):
         for value in ("", "relative/path", None):
             with _Environment(XDG_RUNTIME_DIR=value):
