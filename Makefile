@@ -38,6 +38,7 @@ SYSCONFDIR   ?= /etc
 DOCDIR       := $(PREFIX)/share/doc/stol
 MANDIR       := $(PREFIX)/share/man
 UNITDIR      := $(PREFIX)/lib/systemd/system
+USERUNITDIR  := $(PREFIX)/lib/systemd/user
 SYSUSERSDIR  := $(PREFIX)/lib/sysusers.d
 TMPFILESDIR  := $(PREFIX)/lib/tmpfiles.d
 BASHCOMPDIR  := $(PREFIX)/share/bash-completion/completions
@@ -581,6 +582,12 @@ install-files: install-python
 	@# Each daemon unit's exec-paths.conf: the libraries its daemon loads, the only files
 	@# besides the daemon that its unit mounts executable.
 	python3 systemd/exec_paths.py --root "$(DESTDIR)" --libexec $(LIBEXECDIR) --unitdir $(UNITDIR)
+	@# A user's own stack under their systemd user manager (systemctl --user enable --now stol.socket).
+	install -d $(DESTDIR)$(USERUNITDIR)
+	@for unit in systemd/user/stol.socket systemd/user/stol.service; do \
+	  sed -e 's|/usr/bin|$(BINDIR)|g' -e 's|/usr/share/doc/stol|$(DOCDIR)|g' \
+	    $$unit > $(DESTDIR)$(USERUNITDIR)/$$(basename $$unit) && chmod 0644 $(DESTDIR)$(USERUNITDIR)/$$(basename $$unit); \
+	done
 	install -m 0644 systemd/stol.sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/stol.conf
 	install -m 0644 systemd/stol.tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/stol.conf
 	install -m 0644 $(BUNDLED_DB) $(DESTDIR)$(DATADIR)/bundled.sqlite
@@ -623,6 +630,7 @@ uninstall: uninstall-python
 	-@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then systemctl disable --now stol.target $(notdir $(filter %.socket,$(UNITS))) 2>/dev/null; fi
 	rm -f $(addprefix $(DESTDIR)$(LIBEXECDIR)/,$(DAEMONS)) $(addprefix $(DESTDIR)$(BINDIR)/,$(COMMANDS))
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(UNITS)))
+	rm -f $(DESTDIR)$(USERUNITDIR)/stol.socket $(DESTDIR)$(USERUNITDIR)/stol.service
 	rm -f $(foreach u,$(notdir $(filter %.service,$(UNITS))),$(DESTDIR)$(UNITDIR)/$(u).d/exec-paths.conf)
 	-rmdir $(foreach u,$(notdir $(filter %.service,$(UNITS))),$(DESTDIR)$(UNITDIR)/$(u).d) 2>/dev/null
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/stol.conf $(DESTDIR)$(TMPFILESDIR)/stol.conf

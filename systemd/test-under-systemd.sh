@@ -407,6 +407,37 @@ capture journalctl --no-pager -b -o cat
 [[ $out != *"status=31/SYS"* ]] || fail "a process was killed by its seccomp filter: $out"
 progress "ok: every STOL unit is active; the daemons run under seccomp with NoNewPrivileges and no capabilities, and survive it"
 
+# --- a user's own stack under their systemd user manager: stol.socket, no root, the same daemons
+inside useradd --uid 4343 --create-home --shell /bin/sh stolowner || fail "cannot add the user stolowner"
+# No logind (nor D-Bus) in this boot: the runtime directory logind would make is made plainly.
+drop_in user-runtime-dir@4343.service no-logind '[Service]
+ExecStart=
+ExecStart=/usr/bin/install -d -m 0700 -o 4343 -g 4343 /run/user/4343
+ExecStop=
+ExecStop=/usr/bin/rm -rf /run/user/4343'
+drop_in user@4343.service no-logind '[Service]
+Environment=XDG_RUNTIME_DIR=/run/user/4343'
+expect 0 "start stolowner's user manager" systemctl start user@4343.service
+owner=(setpriv --reuid=4343 --regid=4343 --init-groups env HOME=/home/stolowner XDG_RUNTIME_DIR=/run/user/4343)
+capture "${owner[@]}" systemctl --user enable --now stol.socket
+[[ $rc == 0 ]] || fail "systemctl --user enable --now stol.socket failed: $out"
+info=$(inside stat -c '%a %U' /run/user/4343/stol/taxonomy.sock) || fail "stol.socket made no /run/user/4343/stol/taxonomy.sock"
+[[ $info == "600 stolowner" ]] || fail "the user's taxonomy.sock is '$info', expected '600 stolowner'"
+capture "${owner[@]}" stol-client status
+[[ $rc == 0 && $out == *"your private stack at /run/user/4343/stol"* ]] || fail "stolowner's client did not use the user units' stack: $out"
+capture "${owner[@]}" sh -c 'echo 9606 | stol-client lineage --no-header'
+[[ $rc == 0 && $out == *"Homo sapiens"* ]] || fail "the user units' stack did not answer a lineage: $out"
+owner_daemon=$(inside pgrep -u 4343 -x stol-taxonomyd) || fail "no stol-taxonomyd runs as stolowner"
+system_daemon=$(property stol-taxonomyd.service MainPID)
+[[ $owner_daemon != "$system_daemon" ]] || fail "the user's stack answered from the system's daemon"
+# Another user (root's own client, any other uid) still gets the system service.
+capture setpriv --reuid=4242 --regid=4242 --clear-groups stol-client status
+[[ $out == *"the system service at /run/stol"* ]] || fail "uid 4242's client did not use the system service: $out"
+capture "${owner[@]}" systemctl --user stop stol.socket stol.service
+inside pgrep -u 4343 -x stol-taxonomyd >/dev/null && fail "stolowner's stol-taxonomyd outlived systemctl --user stop"
+expect 0 "stop stolowner's user manager" systemctl stop user@4343.service
+progress "ok: a user's own stack under their user manager: stol.socket (0600 in /run/user/4343/stol), found by their client, answered by daemons of their own uid, stopped by systemctl --user"
+
 # --- a clean stop
 expect 0 "systemctl stop stol-taxonomyd.service" systemctl stop stol-taxonomyd.service
 expect_property stol-taxonomyd.service Result success

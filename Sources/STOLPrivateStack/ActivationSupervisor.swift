@@ -120,6 +120,9 @@ public final class ActivationSupervisor {
                 guard let fd = passed[socket] else { throw .missingPassedSocket(socket, Array(passed.keys).sorted()) }
                 listener = fd
             } else {
+                // A systemd user manager's stol.socket listening there: binding would take
+                // its socket away (stol_bind_unix replaces the file).
+                guard !PrivateStackPaths.isListening(socket) else { throw .managedElsewhere(socket) }
                 // 0600: the directory is the user's alone already; the socket says so too.
                 listener = stol_bind_unix(socket, 0o600, 128)
                 guard listener >= 0 else { throw .system("cannot bind \(socket)", errno) }

@@ -11,6 +11,8 @@ public enum PrivateStackError: Error, CustomStringConvertible {
     case stopTimedOut(pid_t)
     /// Started by a service manager without the socket of one of the daemons.
     case missingPassedSocket(String, [String])
+    /// Another process (a systemd user manager's `stol.socket`) listens on a socket's path.
+    case managedElsewhere(String)
 
     public var description: String {
         switch self {
@@ -23,6 +25,9 @@ public enum PrivateStackError: Error, CustomStringConvertible {
         case .missingPassedSocket(let socket, let passed):
             "the service manager passed no socket bound at \(socket) (passed: \(passed.joined(separator: ", "))); "
                 + "its stol.socket must listen on all four"
+        case .managedElsewhere(let socket):
+            "something else listens on \(socket) (your systemd user manager's stol.socket?): it already serves your "
+                + "private stack; to run this one instead: systemctl --user stop stol.socket"
         }
     }
 }

@@ -96,7 +96,7 @@ public struct PrivateStackPaths: Sendable, Equatable {
 
     /// Whether a socket listens at `path`: a line of `/proc/net/unix` with the
     /// listening flag (`__SO_ACCEPTCON`, 00010000) whose path it is.
-    static func isListening(_ path: String) -> Bool {
+    public static func isListening(_ path: String) -> Bool {
         guard let handle = FileHandle(forReadingAtPath: "/proc/net/unix"),
               let data = try? handle.readToEnd() else { return false }
         try? handle.close()
