@@ -58,7 +58,8 @@ public final class ActivationSupervisor {
 
     private struct Slot {
         let service: Service
-        let listener: Int32
+        /// -1 once closed (a daemon given up on).
+        var listener: Int32
         let log: Int32
         /// The daemon serving the listener now (not for per-connection services).
         var running: pid_t?
@@ -83,7 +84,7 @@ public final class ActivationSupervisor {
 
     deinit {
         for slot in slots {
-            close(slot.listener)
+            if slot.listener >= 0 { close(slot.listener) }
             close(slot.log)
         }
         if signals >= 0 { close(signals) }
@@ -258,7 +259,11 @@ public final class ActivationSupervisor {
         guard slots[index].failures.count >= configuration.startLimitBurst, !slots[index].gaveUp else { return }
         slots[index].gaveUp = true
         if configuration.passedListeners.isEmpty {
+            // Closed, not only unlinked: a client waiting in its backlog is refused now
+            // instead of at its deadline.
             unlink(configuration.paths.runtimeDirectory + "/" + slots[index].service.name + ".sock")
+            close(slots[index].listener)
+            slots[index].listener = -1
         }
         report("stol-\(slots[index].service.name)d failed \(configuration.startLimitBurst) times in "
                + "\(configuration.startLimitInterval.components.seconds) s: not started again (restart the private stack)")

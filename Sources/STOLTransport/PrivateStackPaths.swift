@@ -94,9 +94,13 @@ public struct PrivateStackPaths: Sendable, Equatable {
         return runningSupervisor(uid: uid) != nil || Self.isListening(runtimeDirectory + "/taxonomy.sock")
     }
 
-    /// Whether a socket listens at `path`: a line of `/proc/net/unix` with the
-    /// listening flag (`__SO_ACCEPTCON`, 00010000) whose path it is.
+    /// Whether a socket listens at `path`: the file is a socket, and a line of
+    /// `/proc/net/unix` with the listening flag (`__SO_ACCEPTCON`, 00010000) names it.
+    /// (A socket still listening after its file was removed keeps its path there:
+    /// without the file, nothing can connect to it.)
     public static func isListening(_ path: String) -> Bool {
+        var status = stat()
+        guard lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFSOCK else { return false }
         guard let handle = FileHandle(forReadingAtPath: "/proc/net/unix"),
               let data = try? handle.readToEnd() else { return false }
         try? handle.close()

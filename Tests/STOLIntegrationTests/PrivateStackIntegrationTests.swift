@@ -165,6 +165,31 @@ final class PrivateStackIntegrationTests: XCTestCase {
         XCTAssertTrue(log.contains("stol-taxonomyd was killed by signal 9"), log)
     }
 
+    /// A daemon that cannot start is started at most five times in ten seconds (as
+    /// systemd's start limit), then its socket goes: the waiting client is refused
+    /// at once instead of at its deadline, and the supervisor does not spin.
+    func testADaemonThatCannotStart_isGivenUpAfterFiveTries_andTheClientIsRefused() throws {
+        let user = try User(root: root, name: "frank", runtime: root + "/xdg-frank")
+        let broken = root + "/broken"
+        try FileManager.default.createDirectory(atPath: broken, withIntermediateDirectories: true)
+        for name in ["taxonomy", "favorites", "import", "verify"] {
+            let path = broken + "/stol-\(name)d"
+            try "#!/bin/sh\necho cannot start >&2\nexit 1\n".write(toFile: path, atomically: true, encoding: .utf8)
+            chmod(path, 0o755)
+        }
+        XCTAssertEqual(try serveDetached(user, ["--daemon-dir", broken]).status, 0)
+        // No deadline of its own (--timeout 0): it ends only if the supervisor refuses it
+        // (else the harness kills it after 60 s, and the status says so).
+        let refused = try user.client(["taxon", "9606", "--timeout", "0"], timeoutSeconds: 60)
+        XCTAssertEqual(refused.status, 5, refused.stderr)
+        let log = try String(contentsOfFile: user.home + "/.local/state/stol/serve.log", encoding: .utf8)
+        XCTAssertEqual(log.components(separatedBy: "stol-taxonomyd exited with status 1").count - 1, 5, log)
+        XCTAssertTrue(log.contains("stol-taxonomyd failed 5 times in 10 s: not started again"), log)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: user.socket("taxonomy")))
+        // The other daemons' sockets are still there.
+        XCTAssertTrue(FileManager.default.fileExists(atPath: user.socket("favorites")))
+    }
+
     func testForeground_printsWhereItListens_andSIGTERMStopsItsDaemons() throws {
         let user = try User(root: root, name: "carol", runtime: root + "/xdg-carol")
         var pipe: [Int32] = [0, 0]
@@ -231,7 +256,11 @@ final class PrivateStackIntegrationTests: XCTestCase {
         let mallory = try User(root: root, name: "u61201", uid: 61201, runtime: nil)
         let victim = try User(root: root, name: "u61202", uid: 61202, runtime: nil)
         for user in [alice, mallory, victim] { try? FileManager.default.removeItem(atPath: user.runtimeDirectory) }
-        defer { for user in [alice, mallory, victim] { try? FileManager.default.removeItem(atPath: user.runtimeDirectory) } }
+        defer {
+            // Stopped before its directory goes (tearDown finds a stack by its directory).
+            _ = try? alice.client(["serve", "--stop"])
+            for user in [alice, mallory, victim] { try? FileManager.default.removeItem(atPath: user.runtimeDirectory) }
+        }
 
         let start = try serveDetached(alice)
         XCTAssertEqual(start.status, 0, start.stderr)

@@ -99,7 +99,14 @@ def private_stack_running(directory: str, uid: Optional[int] = None) -> bool:
 
 def _listening(path: str) -> bool:
     """Whether a socket listens at ``path`` (``/proc/net/unix``, the listening flag):
-    a systemd user manager's ``stol.socket`` while the supervisor it starts is not running."""
+    a systemd user manager's ``stol.socket`` while the supervisor it starts is not running.
+    The file must be a socket too: one still listening after its file was removed keeps
+    its path in the table, and nothing can connect to it."""
+    try:
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):
+            return False
+    except OSError:
+        return False
     try:
         with open("/proc/net/unix") as table:
             next(table, None)
