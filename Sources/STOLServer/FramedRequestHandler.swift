@@ -211,8 +211,14 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
             fail(context: context, error: error)
             return
         }
-        busy = true
         let requestContext = RequestContext(peer: peer, logger: logger)
+        if requested == .interactive, case .decoded(let request) = pending, !lane.meter.isHeavy,
+           let frame = answerInline(request, context: requestContext, lane: lane) {
+            busy = true
+            finish(context: context, frame: frame)
+            return
+        }
+        busy = true
         let service = self.service
         let lanes = self.lanes
         let maximumFrameBytes = configuration.maximumResponseFrameBytes
@@ -242,6 +248,23 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
             lanes.release(lane)
             finish(outcome)
         }
+    }
+
+    /// The answer made here, on the event loop, when the service answers the request
+    /// inline (``FramedService/respondInline(to:context:)``: microseconds of work that
+    /// waits for nothing) and its user is not heavy (``LaneMeter``): two wakeups on
+    /// the request's path instead of four, each of which a busy machine may delay by
+    /// a tick (docs/benchmarks.md §19.6). Its CPU is counted on the user's meter like
+    /// lane work, so a user looping on such requests turns heavy and goes back to its
+    /// lanes, where the kernel weighs it against the others.
+    private func answerInline(_ request: Service.Request, context: RequestContext, lane: UserLanes.Lane) -> ByteBuffer? {
+        let started = LaneMeter.threadCPUSeconds()
+        guard let response = service.respondInline(to: request, context: context) else { return nil }
+        let frame = Self.encode(response, requestID: request.id, maximumFrameBytes: configuration.maximumResponseFrameBytes,
+                                logger: logger)
+        lane.meter.add(LaneMeter.threadCPUSeconds() - started)
+        lanes.countInline()
+        return frame
     }
 
     /// A request as the event loop hands it to a lane: decoded, or a long frame to decode there.

@@ -103,8 +103,11 @@ public final class UserLanes: Sendable {
     private let state = Mutex(State())
     private let requests = Atomic<Int>(0)
 
-    /// Requests started on any lane since the start (``IdleMemoryTrim`` watches it).
+    /// Requests started on any lane, or answered inline, since the start (``IdleMemoryTrim`` watches it).
     public var requestsStarted: Int { requests.load(ordering: .relaxed) }
+
+    /// Counts a request answered inline on an event loop (it holds no lane of its own).
+    public func countInline() { requests.add(1, ordering: .relaxed) }
 
     public init(maximumLanes: Int = 48, sharedLanes: Int = 4) {
         self.maximumLanes = max(1, maximumLanes)

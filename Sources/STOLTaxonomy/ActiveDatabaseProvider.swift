@@ -213,6 +213,24 @@ public final class ActiveDatabaseProvider: Sendable {
 
     /// Looks at the files (at most once per recheck interval) and decides whether
     /// the caller must open a database: only one caller per switch does.
+    /// The selection that answers requests without a release now, without opening
+    /// anything or waiting: nil when the activation state names a database that is
+    /// not the one open (a request on a lane then opens it, as ``claim()`` does).
+    public func selectionWithoutOpening() -> Selection? {
+        let now = self.now()
+        if recheckNanoseconds > 0, let recent = state.withLock({ state -> Selection? in
+            now &- state.checkedAt < recheckNanoseconds ? state.selection : nil
+        }) {
+            return recent
+        }
+        let key = currentKey()
+        return state.withLock { state -> Selection? in
+            guard state.key == key, state.opening == nil else { return nil }
+            state.checkedAt = now
+            return state.selection
+        }
+    }
+
     private func claim() -> Claim {
         let now = self.now()
         if recheckNanoseconds > 0, let recent = state.withLock({ state -> Selection? in

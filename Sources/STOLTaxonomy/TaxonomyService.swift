@@ -48,6 +48,21 @@ public struct TaxonomyService: FramedService {
         return response(to: request, route: route, selection: selection, context: context, deferIfLoading: false)!
     }
 
+    /// The answer at once, on the calling thread, for a request its handler declares
+    /// inline (``TaxonomyRequestHandler/answersInline(_:)``: one taxon by id) when the
+    /// default database is open and its in-memory indexes are loaded; nil otherwise
+    /// (a pinned release, a switch to open, indexes still loading: the lane waits for those).
+    public func respondInline(to request: Request, context: RequestContext) -> Response? {
+        guard request.release.isEmpty else { return nil }
+        let route = TaxonomyRequestTable.route(request)
+        guard route.answersInline, let selection = provider.selectionWithoutOpening() else { return nil }
+        let lease = ReaderLease(key: ReaderKey(uid: context.peer.uid, bulk: false))
+        defer { lease.end() }
+        return ReaderLease.$current.withValue(lease) {
+            response(to: request, route: route, selection: selection, context: context, deferIfLoading: true)
+        }
+    }
+
     /// The request's lane: its handler's cost (``TaxonomyRequestHandler/cost(_:)``).
     public func workClass(of request: Request) -> WorkClass {
         TaxonomyRequestTable.route(request).cost

@@ -51,10 +51,20 @@ public protocol FramedService: Sendable {
     /// work (batches, subtrees, long lists) at a lower priority than the same user's
     /// lookups. By default ``WorkClass/interactive``.
     func workClass(of request: Request) -> WorkClass
+
+    /// The answer, made at once on the calling thread (the connection's event loop),
+    /// for a request whose work is a few microseconds and waits for nothing (one
+    /// taxon by id from a database that is open and loaded); nil for any other, which
+    /// then runs on the caller's lane. Each hand-over to another thread is a wakeup
+    /// the kernel may delay by a tick on a busy machine: answered here, a lookup has
+    /// two (its client's and the event loop's) instead of four (docs/benchmarks.md §19.6).
+    /// By default nil.
+    func respondInline(to request: Request, context: RequestContext) -> Response?
 }
 
 extension FramedService {
     public func workClass(of request: Request) -> WorkClass { .interactive }
+    public func respondInline(to request: Request, context: RequestContext) -> Response? { nil }
 }
 
 /// The two lanes each user's requests run on.

@@ -9,6 +9,7 @@ protocol AnyBoundRequest: Sendable {
     var handler: any TaxonomyRequestHandler.Type { get }
     var operation: String { get }
     var cost: WorkClass { get }
+    var answersInline: Bool { get }
     func answer(_ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result
     /// The same request with `old` replaced by `new` in its handler's
     /// ``TaxonomyRequestHandler/mergedIDFields``; nil when none of them is `old`.
@@ -23,6 +24,7 @@ struct BoundRequest<Handler: TaxonomyRequestHandler>: AnyBoundRequest {
     var handler: any TaxonomyRequestHandler.Type { Handler.self }
     var operation: String { Handler.operation }
     var cost: WorkClass { Handler.cost(body) }
+    var answersInline: Bool { Handler.answersInline(body) }
 
     func answer(_ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try Handler.answer(body, &context)

@@ -7,6 +7,8 @@ import STOLTransport
 struct GetTaxonHandler: TaxonomyRequestHandler {
     static let operation = "get_taxon"
     static var mergedIDFields: [WritableKeyPath<Stol_V1_GetTaxonRequest, Int64>] { [\.taxonID] }
+    /// One row by id (and its lineage from the in-memory tree): microseconds.
+    static func answersInline(_ body: Stol_V1_GetTaxonRequest) -> Bool { true }
 
     static func answer(_ body: Stol_V1_GetTaxonRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.id(body.taxonID)

@@ -27,6 +27,11 @@ protocol TaxonomyRequestHandler {
     /// database has loaded decides nothing here.
     static func cost(_ body: Body) -> WorkClass
 
+    /// Whether the request may be answered inline, on the event loop that read it
+    /// (``TaxonomyService/respondInline(to:context:)``): its work is a few
+    /// microseconds whatever the request holds. False by default.
+    static func answersInline(_ body: Body) -> Bool
+
     /// The request's fields that name one taxon by id: when such an id was merged
     /// into another (NCBI's `merged.dmp`), the service answers the request again with
     /// the new id in these fields and says so in the envelope's `merged`. Empty for
@@ -39,6 +44,7 @@ protocol TaxonomyRequestHandler {
 
 extension TaxonomyRequestHandler {
     static func cost(_ body: Body) -> WorkClass { .interactive }
+    static func answersInline(_ body: Body) -> Bool { false }
     static var mergedIDFields: [WritableKeyPath<Body, Int64>] { [] }
 }
 
