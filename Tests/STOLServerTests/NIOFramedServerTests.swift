@@ -21,6 +21,12 @@ struct TestTaxonomyService: FramedService {
     static let untilCancelledTaxonID: Int64 = -3
     /// Answered at once, recording the niceness of the thread it ran on.
     static let niceReportingTaxonID: Int64 = -4
+    /// Answered inline when the server lets it (``respondInline``), else on a lane
+    /// (recording the niceness of the lane's thread).
+    static let inlineTaxonID: Int64 = -5
+    /// Spins the CPU for 400 ms on its lane: makes its user heavy (``LaneMeter``).
+    static let spinningTaxonID: Int64 = -6
+
 
     let events: EventLog
     let gate: Gate
@@ -44,8 +50,22 @@ struct TestTaxonomyService: FramedService {
         return .interactive
     }
 
+    func respondInline(to request: Stol_V1_TaxonomyRequest, context: RequestContext) -> Stol_V1_TaxonomyResponse? {
+        guard case .getTaxon(let get) = request.body, get.taxonID == Self.inlineTaxonID else { return nil }
+        events.record("inline \(request.id)")
+        return .with { $0.taxon = .with { $0.id = get.taxonID } }
+    }
+
     func respond(to request: Stol_V1_TaxonomyRequest, context: RequestContext) async -> Stol_V1_TaxonomyResponse {
         switch request.body {
+        case .getTaxon(let get) where get.taxonID == Self.inlineTaxonID:
+            events.record("lane \(request.id) nice \(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0))")
+            return .with { $0.taxon = .with { $0.id = get.taxonID } }
+        case .getTaxon(let get) where get.taxonID == Self.spinningTaxonID:
+            let until = ContinuousClock.now + .milliseconds(400)
+            var spins = 0
+            while ContinuousClock.now < until { spins &+= 1 }
+            return .with { $0.taxon = .with { $0.id = get.taxonID; $0.scientificName = "\(spins)" } }
         case .status:
             return Self.fixedStatus
         case .search, .children:
@@ -246,6 +266,29 @@ final class NIOFramedServerTests: FramedServerContractTests {
         XCTAssertEqual(answer.errorCode, .malformedFrame)
         expectReceiving(.closedByPeer, on: offender)
         assertServed(client, id: 3)
+    }
+
+    /// A lookup the service answers inline is answered on the event loop that read it
+    /// (two wakeups, not four), unless its user has been heavy lately: then on the
+    /// user's lane, where the kernel weighs it against the other users' work, and its
+    /// inline CPU counts toward that (``LaneMeter``).
+    func testAnInlineLookup_isAnsweredOnTheEventLoop_unlessItsUserIsHeavy() throws {
+        let server = try startServer()
+        let client = try server.connect()
+        let base = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        try client.send(getTaxon(1, TestTaxonomyService.inlineTaxonID))
+        XCTAssertEqual(try client.receive(Stol_V1_TaxonomyResponse.self).message.taxon.id, TestTaxonomyService.inlineTaxonID)
+        // respondInline is asked only by the event loop that read the request.
+        XCTAssertEqual(events.events.filter { $0.hasPrefix("inline 1") || $0.hasPrefix("lane 1 ") }, ["inline 1"])
+
+        // 400 ms of CPU within the meter's time constant (1 s): the user is heavy, and its
+        // lookups go to its bulk lane.
+        try client.send(getTaxon(2, TestTaxonomyService.spinningTaxonID))
+        XCTAssertEqual(try client.receive(Stol_V1_TaxonomyResponse.self).message.taxon.id, TestTaxonomyService.spinningTaxonID)
+        try client.send(getTaxon(3, TestTaxonomyService.inlineTaxonID))
+        XCTAssertEqual(try client.receive(Stol_V1_TaxonomyResponse.self).message.taxon.id, TestTaxonomyService.inlineTaxonID)
+        XCTAssertEqual(events.events.filter { $0.hasPrefix("inline 3") || $0.hasPrefix("lane 3 ") },
+                       ["lane 3 nice \(max(base, UserLanes.bulkNiceness))"], "a heavy user's lookup ran inline")
     }
 
     /// A client that pipelines requests for large answers and reads none: the server

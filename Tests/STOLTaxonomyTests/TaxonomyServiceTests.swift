@@ -49,6 +49,33 @@ final class TaxonomyServiceTests: XCTestCase {
         XCTAssertEqual(lion.commonName, "lion")
     }
 
+    /// The event loop's inline answer (``TaxonomyService/respondInline(to:context:)``) is
+    /// the lane's answer, byte for byte; only a taxon by id of the default database is
+    /// answered inline, and never by waiting for the in-memory indexes.
+    func testInlineAnswer_isTheLanesAnswer_andOnlyForATaxonByIDOnceLoaded() async throws {
+        await harness.waitForTreeLoaded()
+        for id: Int64 in [9689, 9606, 999_999_999, -1] {
+            let request = Stol_V1_TaxonomyRequest.with { $0.id = 7; $0.getTaxon = .with { $0.taxonID = id } }
+            let inline = try XCTUnwrap(harness.service.respondInline(to: request, context: ServiceHarness.context))
+            let lane = await harness.service.respond(to: request, context: ServiceHarness.context)
+            XCTAssertEqual(try inline.serializedBytes() as [UInt8], try lane.serializedBytes() as [UInt8], "taxon \(id)")
+        }
+        let search = Stol_V1_TaxonomyRequest.with { $0.id = 8; $0.search = .with { $0.query = "lion" } }
+        XCTAssertNil(harness.service.respondInline(to: search, context: ServiceHarness.context))
+        let pinned = Stol_V1_TaxonomyRequest.with { $0.id = 9; $0.release = "bundled"; $0.getTaxon = .with { $0.taxonID = 9689 } }
+        XCTAssertNil(harness.service.respondInline(to: pinned, context: ServiceHarness.context))
+
+        // While the indexes load, a request that needs them is not answered inline (it would
+        // wait); one that does not is, as the lane answers it meanwhile.
+        let (loading, _) = try harness.serviceHoldingTheIndexes(self)
+        for ranks in [Stol_V1_RankView.main, .all] {
+            let lion = Stol_V1_TaxonomyRequest.with { $0.id = 10; $0.getTaxon = .with { $0.taxonID = 9689; $0.ranks = ranks } }
+            guard let inline = loading.respondInline(to: lion, context: ServiceHarness.context) else { continue }
+            let lane = await loading.respond(to: lion, context: ServiceHarness.context)
+            XCTAssertEqual(try inline.serializedBytes() as [UInt8], try lane.serializedBytes() as [UInt8], "ranks \(ranks)")
+        }
+    }
+
     func testGetTaxon_withLanguage_returnsThePreferredNameInThatLanguage() async throws {
         let getTaxon1 = await harness.getTaxon(9689, language: "es")
         XCTAssertEqual(try taxon(getTaxon1).commonName, "león")
