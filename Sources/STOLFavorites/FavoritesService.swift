@@ -36,6 +36,33 @@ public struct FavoritesService: FramedService {
         }
     }
 
+    /// `count` and `is_favorite` (the heart icon of every screen) answered at once on the
+    /// event loop, from the user's open store's memory (``FavoritesStore/fromMemory(_:)``):
+    /// no actor, no disk. Nil when the store is not open (its lane opens it) or for any
+    /// other request.
+    public func respondInline(to request: Request, context: RequestContext) -> Response? {
+        let taxonID: Int64?
+        switch request.body {
+        case .count: taxonID = nil
+        case .isFavorite(let query) where query.taxonID > 0 && query.taxonID <= FavoritesError.maximumTaxonID:
+            taxonID = query.taxonID
+        default: return nil
+        }
+        guard let store = registry.existingStore(for: context.peer.uid), let memory = store.fromMemory(taxonID) else {
+            return nil
+        }
+        var response = Response()
+        response.id = request.id
+        if let taxonID {
+            response.result = .state(Self.state(taxonID, isFavorite: memory.isFavorite, changed: false))
+        } else {
+            var count = Stol_V1_Count()
+            count.count = UInt64(memory.count)
+            response.result = .count(count)
+        }
+        return response
+    }
+
     public func respond(to request: Request, context: RequestContext) async -> Response {
         guard let body = request.body else {
             return Response(requestID: request.id, error: request.missingBodyError)

@@ -177,6 +177,19 @@ public actor FavoritesStore {
         return memory.withLock { $0.ids.count }
     }
 
+    /// The count and whether `taxonID` is a favourite, from memory and without the
+    /// actor, for an answer made inline on an event loop
+    /// (``FavoritesService/respondInline(to:context:)``): nil while the file is not
+    /// open, or a notice waits for the user (the actor's path opens it and gives it).
+    /// Memory is written after each commit and before its answer is sent, so a
+    /// change the user was told of is seen here.
+    public nonisolated func fromMemory(_ taxonID: Int64? = nil) -> (count: Int, isFavorite: Bool)? {
+        memory.withLock { memory in
+            guard memory.loaded, memory.pendingNotice == nil else { return nil }
+            return (memory.ids.count, taxonID.map { memory.ids.contains($0) } ?? false)
+        }
+    }
+
     /// Deletes every favourite but keeps the (now empty) file; returns how many were removed.
     public func clear() throws(FavoritesError) -> Int {
         guard let database = try open(creating: false) else { return 0 }

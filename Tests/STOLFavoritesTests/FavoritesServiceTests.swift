@@ -133,6 +133,38 @@ final class FavoritesServiceTests: XCTestCase {
         XCTAssertEqual(ids, [42])
     }
 
+    /// `count` and `is_favorite` answered inline (on an event loop, from the open store's
+    /// memory) are the lane's answers byte for byte, after every kind of change; nothing
+    /// else is answered inline, nor anything while the user's store is not open, or
+    /// while a notice waits for the user (the lane gives it).
+    func testInlineCountAndIsFavorite_areTheLanesAnswers_onlyWhileTheStoreIsOpen() async throws {
+        func request(_ body: Stol_V1_FavoritesRequest.OneOf_Body, id: UInt64) -> Stol_V1_FavoritesRequest {
+            .with { $0.id = id; $0.body = body }
+        }
+        let count = request(.count(Stol_V1_CountFavorites()), id: 5)
+        XCTAssertNil(service.respondInline(to: count, context: context(uid: 1000)), "no store open yet")
+        let changes: [Stol_V1_FavoritesRequest.OneOf_Body] = [add(9689), add(9606), toggle(9606), toggle(42),
+                                                             .clear(Stol_V1_ClearFavorites()), add(7)]
+        for (step, change) in changes.enumerated() {
+            _ = await send(change, as: 1000)
+            for query in [count, request(isFavorite(9689), id: 6), request(isFavorite(7), id: 7), request(isFavorite(42), id: 8)] {
+                let inline = try XCTUnwrap(service.respondInline(to: query, context: context(uid: 1000)), "step \(step)")
+                let lane = await service.respond(to: query, context: context(uid: 1000))
+                XCTAssertEqual(try inline.serializedBytes() as [UInt8], try lane.serializedBytes() as [UInt8], "step \(step)")
+            }
+        }
+        XCTAssertNil(service.respondInline(to: count, context: context(uid: 1001)), "another user's store is not theirs")
+        XCTAssertNil(service.respondInline(to: request(isFavorite(0), id: 9), context: context(uid: 1000)), "invalid ids go to the lane")
+        XCTAssertNil(service.respondInline(to: request(add(5), id: 10), context: context(uid: 1000)))
+
+        await service.registry.withStore(for: 1000) { await $0.close() }
+        try scribble(over: directory + "/1000.sqlite")
+        XCTAssertNil(service.respondInline(to: count, context: context(uid: 1000)), "closed: the lane opens it")
+        _ = await send(isFavorite(1), as: 1000)  // opens the damaged file anew; its notice is given with this answer
+        let afterNotice = try XCTUnwrap(service.respondInline(to: count, context: context(uid: 1000)))
+        XCTAssertEqual(afterNotice.count.count, 0)
+    }
+
     func testDamagedFile_isReportedInExactlyOneResponse() async throws {
         _ = await send(add(42), as: 1000)
         await service.registry.withStore(for: 1000) { await $0.close() }
