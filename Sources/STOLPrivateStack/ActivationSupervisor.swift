@@ -47,6 +47,10 @@ public final class ActivationSupervisor {
         /// `stol.socket`): served instead of binding, and left in place at the stop
         /// (they are the manager's, which starts the supervisor again on the next connection).
         public var passedListeners: [Int32] = []
+        /// What the stack serves, as the user named it (the lock file's second line,
+        /// ``PrivateStackPaths/running(uid:)``): the database, or the release file
+        /// imported into it. By default the daemons' `STOL_BUNDLED_DB`.
+        public var served: String?
 
         public init(paths: PrivateStackPaths, services: [Service], environment: [String: String], idleExit: Duration?) {
             self.paths = paths
@@ -74,6 +78,9 @@ public final class ActivationSupervisor {
     private var lock: Int32 = -1
     private var signals: Int32 = -1
     private var lastActivity = ContinuousClock.now
+    /// Other children of the supervisor's (a release file's import), by name: reaped
+    /// with the daemons, and reported when they fail.
+    private var helpers: [pid_t: String] = [:]
     private let report: @Sendable (String) -> Void
 
     /// `report` receives the supervisor's own lines (a daemon that failed, the stop).
@@ -107,7 +114,8 @@ public final class ActivationSupervisor {
             if errno == EWOULDBLOCK { throw .alreadyRunning(paths.runningSupervisor() ?? 0, paths.runtimeDirectory) }
             throw .system("cannot lock \(paths.lockFile)", errno)
         }
-        let pid = Array("\(getpid())\n\(configuration.environment["STOL_BUNDLED_DB"] ?? "")\n".utf8)
+        let served = configuration.served ?? configuration.environment["STOL_BUNDLED_DB"] ?? ""
+        let pid = Array("\(getpid())\n\(served)\n".utf8)
         guard ftruncate(lock, 0) == 0, pwrite(lock, pid, pid.count, 0) == pid.count else {
             throw .system("cannot write \(paths.lockFile)", errno)
         }
@@ -149,6 +157,20 @@ public final class ActivationSupervisor {
             found[String(cString: buffer)] = fd
         }
         return found
+    }
+
+    /// Starts `executable` with `arguments` beside the daemons, its output on this
+    /// process's standard output (a release file's import, once the sockets listen);
+    /// it is reaped with them and reported if it fails.
+    public func startHelper(_ name: String, executable: String, arguments: [String],
+                            environment: [String: String]) throws(PrivateStackError) {
+        do {
+            let pid = try ServiceSpawner.spawn(executable, arguments: arguments, environment: environment, descriptors: [],
+                                               listenNames: nil, log: 1)
+            helpers[pid] = name
+        } catch {
+            throw .system(error.description, error.errno)
+        }
     }
 
     /// Serves until a stop signal or the idle exit; stops every daemon before it returns.
@@ -239,6 +261,13 @@ public final class ActivationSupervisor {
             let pid = waitpid(-1, &status, WNOHANG)
             if pid <= 0 { return }
             lastActivity = .now
+            if let helper = helpers.removeValue(forKey: pid) {
+                let exited = (status & 0x7f) == 0
+                if !exited || (status >> 8) & 0xff != 0 {
+                    report("\(helper) " + (exited ? "exited with status \((status >> 8) & 0xff)" : "was killed by signal \(status & 0x7f)"))
+                }
+                continue
+            }
             guard let index = slots.firstIndex(where: { $0.running == pid || $0.connections.contains(pid) }) else { continue }
             let exited = (status & 0x7f) == 0
             let code = (status >> 8) & 0xff

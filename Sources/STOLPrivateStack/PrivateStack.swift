@@ -40,13 +40,49 @@ public enum PrivateStack {
         serviceNames.allSatisfy { access(directory + "/stol-\($0)d", X_OK) == 0 }
     }
 
-    /// The bundled database when none is named: `../share/stol/bundled.sqlite` from the
-    /// client (a wheel or tarball), else the Debian package's.
-    public static func defaultDatabase(clientDirectory: String?) -> String? {
+    /// The bundled database when none is named: `$STOL_BUNDLED_DB` (as for the daemons),
+    /// else `../share/stol/bundled.sqlite` from the client (a wheel or tarball), else
+    /// the Debian package's.
+    public static func defaultDatabase(clientDirectory: String?,
+                                       environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         var candidates: [String] = []
+        if let variable = environment["STOL_BUNDLED_DB"], variable.hasPrefix("/") { candidates.append(variable) }
         if let clientDirectory { candidates.append(clientDirectory + "/../share/stol/bundled.sqlite") }
         candidates.append(RuntimePaths.installedBundledDatabase)
         return candidates.first { access($0, R_OK) == 0 }.map { ($0 as NSString).standardizingPath }
+    }
+
+    /// Whether `path` is an SQLite database (served as it is) rather than a release
+    /// file (imported into the stack's state, then made its default): its first 16
+    /// bytes are SQLite's header string.
+    public static func isSQLiteDatabase(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var header = [UInt8](repeating: 0, count: 16)
+        return read(fd, &header, 16) == 16 && header == Array("SQLite format 3".utf8) + [0]
+    }
+
+    /// The arguments of `stol-client` that import `file` into the private stack at
+    /// `runtimeDirectory` and make its release the default (`db import --activate`;
+    /// a release already installed with exactly this content changes nothing).
+    public static func importArguments(_ file: String, runtimeDirectory: String) -> [String] {
+        ["db", "import", "--activate", "--runtime-dir", runtimeDirectory, file]
+    }
+
+    /// Runs `executable` with `arguments` to its end, its output on this process's
+    /// standard output and error; its exit status (128 + the signal that ended it).
+    public static func run(_ executable: String, arguments: [String]) throws(PrivateStackError) -> Int32 {
+        let pid: pid_t
+        do {
+            pid = try ServiceSpawner.spawn(executable, arguments: arguments, environment: ProcessInfo.processInfo.environment,
+                                           descriptors: [], listenNames: nil, log: -1)
+        } catch {
+            throw .system(error.description, error.errno)
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 
     /// The user's own trusted keys when none are named: `$XDG_CONFIG_HOME/stol/keys`

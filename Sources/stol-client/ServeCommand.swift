@@ -25,12 +25,14 @@ struct Serve: ParsableCommand {
             Examples:
               stol-client serve --detach                         (the bundled database)
               stol-client serve --database reference.sqlite      (foreground; Ctrl-C stops it)
+              stol-client serve --database lab-2024.9.7.stol --detach   (imported, then the default)
               stol-client lineage < ids.txt
               stol-client db import release.stol --public-key lab.pub && stol-client db activate
               stol-client serve --stop
             """)
 
-    @Option(help: ArgumentHelp("The taxonomy database to serve (default: the bundled one installed beside stol-client).",
+    @Option(help: ArgumentHelp("The taxonomy database to serve (default: the bundled one installed beside stol-client); "
+                               + "a signed release file (.stol) is imported and made the default (with --detach, before it returns).",
                                valueName: "file"))
     var database: String?
 
@@ -93,6 +95,9 @@ struct Serve: ParsableCommand {
         guard stat(database, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, access(database, R_OK) == 0 else {
             throw fail("cannot read the database \(database)" + (errno == 0 ? "" : ": \(String(cString: strerror(errno)))"), code: 64)
         }
+        // A release file (a signed .stol) is imported into the stack's state and made its
+        // default; the stack starts from the bundled database, as the system service does.
+        let releaseFile = PrivateStack.isSQLiteDatabase(database) ? nil : database
         // Starts of one user are taken in turn (parallel jobs of a workflow each starting the
         // stack): the second sees the first running, instead of racing it for the lock. A
         // detached start's own child (--ready-fd) runs while its parent holds this.
@@ -110,13 +115,23 @@ struct Serve: ParsableCommand {
             throw fail("your private stack already runs (pid \(running.pid), sockets in \(paths.runtimeDirectory), "
                        + "database \(running.database)); stop it with stol-client serve --stop", code: 1)
         }
-        if detach { return try startDetached(paths: paths, database: database) }
+        var startingDatabase = database
+        if releaseFile != nil {
+            guard let bundled = PrivateStack.defaultDatabase(clientDirectory: clientDirectory) else {
+                throw fail("\(database) is not an SQLite database, so it is imported as a release file, which needs the "
+                           + "bundled database to start from (installed beside stol-client, or $STOL_BUNDLED_DB); none was found",
+                           code: 64)
+            }
+            startingDatabase = bundled
+        }
+        if detach { return try startDetached(paths: paths, database: database, releaseFile: releaseFile) }
 
         var configuration = PrivateStack.configuration(
-                paths: paths, daemons: daemons, database: database,
+                paths: paths, daemons: daemons, database: startingDatabase,
                 trustedKeys: trustedKey.map(Self.absolute) ?? PrivateStack.defaultTrustedKeys(environment: environment),
                 idleExitSeconds: idleExit, logLevel: logLevel, environment: environment)
         configuration.passedListeners = passed.map(\.fd)
+        configuration.served = database
         let supervisor = ActivationSupervisor(
             configuration: configuration,
             report: { line in FileHandle.standardError.write(Data("stol-client serve: \(line)\n".utf8)) })
@@ -134,6 +149,16 @@ struct Serve: ParsableCommand {
         if let readyFD {
             _ = write(readyFD, "ready\n", 6)
             close(readyFD)
+        } else if let releaseFile, let client = PrivateStack.ownDirectory().map({ $0 + "/stol-client" }) {
+            // In the foreground the stack serves at once; the release becomes the default
+            // once imported (`status` says which). A detached start imports before it returns.
+            do {
+                try supervisor.startHelper("the import of \(releaseFile)", executable: client,
+                                           arguments: PrivateStack.importArguments(releaseFile, runtimeDirectory: paths.runtimeDirectory),
+                                           environment: environment)
+            } catch {
+                throw fail(error.description, code: 1)
+            }
         }
         do {
             try supervisor.run()
@@ -151,7 +176,7 @@ struct Serve: ParsableCommand {
         """
     }
 
-    private func startDetached(paths: PrivateStackPaths, database: String) throws {
+    private func startDetached(paths: PrivateStackPaths, database: String, releaseFile: String?) throws {
         guard let executable = PrivateStack.ownDirectory().map({ $0 + "/stol-client" }) else {
             throw fail("cannot find stol-client's own file (/proc/self/exe)", code: 1)
         }
@@ -167,6 +192,23 @@ struct Serve: ParsableCommand {
             try PrivateStack.startDetached(executable: executable, arguments: arguments, log: paths.logFile)
         } catch {
             throw fail(error.description, code: 1)
+        }
+        if let releaseFile {
+            // Imported and made the default before this returns: a job's next command is
+            // answered from it. A file that cannot be imported stops the stack again.
+            fflush(nil)
+            let imported: Int32
+            do {
+                imported = try PrivateStack.run(executable, arguments: PrivateStack.importArguments(releaseFile,
+                                                                                                   runtimeDirectory: paths.runtimeDirectory))
+            } catch {
+                _ = try? PrivateStack.stop(paths: paths)
+                throw fail(error.description, code: 1)
+            }
+            guard imported == 0 else {
+                _ = try? PrivateStack.stop(paths: paths)
+                throw fail("the private stack was stopped: \(releaseFile) could not be imported (above)", code: imported)
+            }
         }
         print(banner(paths: paths, database: database).replacingOccurrences(of: "(pid \(getpid()))",
                                                                             with: "(pid \(paths.runningSupervisor() ?? 0), in the background)"))

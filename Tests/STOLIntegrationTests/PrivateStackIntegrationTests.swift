@@ -309,6 +309,42 @@ final class PrivateStackIntegrationTests: XCTestCase {
         XCTAssertEqual(refused.status, 7, refused.stderr)
     }
 
+    /// A release file named to `serve` is imported (checked whole by a verifier, with
+    /// the user's keys) and made the default before a detached start returns; starting
+    /// it again on the same file changes nothing; a file the user does not trust stops
+    /// the stack again with the import's exit status.
+    func testServeOnAReleaseFile_importsItAndMakesItTheDefault_beforeADetachedStartReturns() throws {
+        let harness = try StackHarness()
+        let user = try User(root: root, name: "gina", runtime: root + "/xdg-gina")
+        try CorpusKeys.writeTrustDirectory(user.home + "/.config/stol/keys", trusting: StackHarness.signingKey.publicKey)
+        let signed = try harness.signedDatabase(name: "lab", release: "2099.1.1")
+        chmod(signed.stol, 0o644)
+        started.append(user)
+        // The bundled database it starts from: the client's default one, named by the daemons' variable.
+        var environment = user.environment
+        environment["STOL_BUNDLED_DB"] = database
+        let serve = try ChildProcess.run(StackHarness.binDirectory + "/stol-client", ["serve", "--database", signed.stol, "--detach"],
+                                         environment: environment, inheritEnvironment: false, timeoutSeconds: 120)
+        XCTAssertEqual(serve.status, 0, serve.stdout + serve.stderr)
+        XCTAssertTrue(serve.stdout.contains("release 2099.1.1"), serve.stdout)
+        let status = try user.client(["status"])
+        XCTAssertTrue(status.stdout.contains("release:          2099.1.1 (the default)"), status.stdout)
+        let again = try user.client(["serve", "--database", signed.stol, "--detach"])
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stdout.contains("already runs on \(signed.stol)"), again.stdout)
+        XCTAssertEqual(try user.client(["serve", "--stop"]).status, 0)
+
+        let stranger = Ed25519.PrivateKey.generate()
+        let foreign = harness.root + "/foreign.stol"
+        try Data(StolCorpus.sign(signed.sqlite, key: stranger)).write(to: URL(fileURLWithPath: foreign))
+        chmod(foreign, 0o644)
+        let refused = try ChildProcess.run(StackHarness.binDirectory + "/stol-client", ["serve", "--database", foreign, "--detach"],
+                                           environment: environment, inheritEnvironment: false, timeoutSeconds: 120)
+        XCTAssertEqual(refused.status, 7, refused.stdout + refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("the private stack was stopped"), refused.stderr)
+        XCTAssertNil(user.supervisor)
+    }
+
     // MARK: - Helpers
 
     private func isRunning(_ pid: pid_t) -> Bool {
