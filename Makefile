@@ -20,7 +20,7 @@ DEB_PACKAGES := libsodium-dev libssl-dev libmimalloc-dev libsystemd-dev libsecco
 TEST_DEB_PACKAGES := python3-cryptography python3-pandas groff-base
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help dev-key run test wheel test-wheel check-modules fuzz fuzz-seeds fault deps build build-bench build-debug fetch-ncbi db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
+.PHONY: help dev-key run test wheel test-wheel bench-handover check-modules fuzz fuzz-seeds fault deps build build-bench build-debug fetch-ncbi db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -78,6 +78,7 @@ help:
 	@echo "make reference-db  only the signed reference: out/reference.stol; RELEASE=2023.11.4 (or 2021.3.25, 2021.4.10, 2021.11.16, 2024.9.7) builds that NCBI release into out/reference-RELEASE.sqlite/.stol"
 	@echo "make fault  the import fault-injection tests with 1000 random kills of the verifier (KILLS=N)"
 	@echo "make bench  latency/throughput of taxonomy and favourites, a database switch under load, the import of out/reference.stol, a 60 s soak, search relevance, what an attacking user costs the others, then three NCBI releases side by side and a delta between two of them, through the real sockets"
+	@echo "make bench-handover  what a hand-over to another thread costs a request beside busy nice +10 threads, without STOL (Tools/handover/handover.c; part of make bench)"
 	@echo "make bench-releases  three full NCBI releases side by side: pinned batches, cold releases, peak RSS, a diff (builds the older releases once)"
 	@echo "make bench-delta  a signed delta between two real NCBI releases (DELTA_FROM=2023.11.4 to 2024.9.7) against the full file: size, time to make it, import through the real stack"
 	@echo "make bench-relevance  search relevance: the everyday queries of Tests/relevance, top-1 and top-5, on both databases"
@@ -450,6 +451,12 @@ proto: $(PROTOC_GEN_SWIFT)
 ## most expensive legal request of each kind (stol-bench costs: none over 100 ms of CPU), favourites, the import of $(OUT)/reference.stol through importd and a sandboxed verifier, another user's p99
 ## while one pipelines large answers without reading (stol-bench attack), then a 60 s soak
 ## (16 clients of 4 users, mixed load, an import and an activate/deactivate mid-way; errors, RSS and fds).
+## What a hand-over to another thread costs under load, without STOL (Tools/handover/handover.c): round
+## trips answered at once or through one more thread, beside 0, 2, 8 and 16 threads spinning at nice +10.
+bench-handover:
+	@mkdir -p $(GENERATED) && cc -O2 -pthread -o $(GENERATED)/handover Tools/handover/handover.c
+	@for busy in 0 2 8 16; do for hops in 0 1; do $(GENERATED)/handover $$busy $$hops 20; done; done
+
 bench: build-bench
 	@test -s $(OUT)/reference.sqlite -a -s $(OUT)/reference.stol || OUT=$(OUT) RELEASE= Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
 	"$(RELEASE_BIN)/stol-bench" taxonomy --database $(OUT)/reference.sqlite
@@ -460,6 +467,7 @@ bench: build-bench
 	"$(RELEASE_BIN)/stol-bench" import --file $(OUT)/reference.stol --public-key $(STOL_TRUSTED_KEY)
 	"$(RELEASE_BIN)/stol-bench" soak --database $(OUT)/reference.sqlite --file $(OUT)/reference.stol --public-key $(STOL_TRUSTED_KEY)
 	@$(MAKE) --no-print-directory bench-relevance
+	@$(MAKE) --no-print-directory bench-handover
 	"$(RELEASE_BIN)/stol-bench" attack --database $(OUT)/reference.sqlite
 	@$(MAKE) --no-print-directory bench-releases
 	@$(MAKE) --no-print-directory bench-delta
