@@ -44,9 +44,10 @@ public final class ActivationSupervisor {
         public var startLimitBurst = 5
         public var startLimitInterval: Duration = .seconds(10)
         /// Listening sockets a service manager passed (a systemd user manager's
-        /// `stol.socket`): served instead of binding, and left in place at the stop
-        /// (they are the manager's, which starts the supervisor again on the next connection).
-        public var passedListeners: [Int32] = []
+        /// `stol.socket`), by the path each is bound to (``passedByPath(_:)``): served
+        /// instead of binding, and left in place at the stop (they are the manager's,
+        /// which starts the supervisor again on the next connection).
+        public var passedListeners: [String: Int32] = [:]
         /// What the stack serves, as the user named it (the lock file's second line,
         /// ``PrivateStackPaths/running(uid:)``): the database, or the release file
         /// imported into it. By default the daemons' `STOL_BUNDLED_DB`.
@@ -121,11 +122,11 @@ public final class ActivationSupervisor {
         }
         signals = stol_supervisor_signalfd()
         guard signals >= 0 else { throw .system("cannot set up signal handling", errno) }
-        let passed = try Self.passedByPath(configuration.passedListeners)
+        let passed = configuration.passedListeners
         for service in configuration.services {
-            let socket = paths.runtimeDirectory + "/" + service.name + ".sock"
+            let socket = paths.socket(named: service.name)
             let listener: Int32
-            if !configuration.passedListeners.isEmpty {
+            if !passed.isEmpty {
                 guard let fd = passed[socket] else { throw .missingPassedSocket(socket, Array(passed.keys).sorted()) }
                 listener = fd
             } else {
@@ -136,7 +137,7 @@ public final class ActivationSupervisor {
                 listener = stol_bind_unix(socket, 0o600, 128)
                 guard listener >= 0 else { throw .system("cannot bind \(socket)", errno) }
             }
-            let logPath = paths.runtimeDirectory + "/" + service.name + ".log"
+            let logPath = paths.daemonLog(named: service.name)
             let log = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard log >= 0 else {
                 close(listener)
@@ -261,20 +262,16 @@ public final class ActivationSupervisor {
             let pid = waitpid(-1, &status, WNOHANG)
             if pid <= 0 { return }
             lastActivity = .now
+            let ended = WaitStatus(status)
             if let helper = helpers.removeValue(forKey: pid) {
-                let exited = (status & 0x7f) == 0
-                if !exited || (status >> 8) & 0xff != 0 {
-                    report("\(helper) " + (exited ? "exited with status \((status >> 8) & 0xff)" : "was killed by signal \(status & 0x7f)"))
-                }
+                if !ended.succeeded { report("\(helper) \(ended)") }
                 continue
             }
             guard let index = slots.firstIndex(where: { $0.running == pid || $0.connections.contains(pid) }) else { continue }
-            let exited = (status & 0x7f) == 0
-            let code = (status >> 8) & 0xff
             if slots[index].running == pid { slots[index].running = nil } else { slots[index].connections.remove(pid) }
-            if !exited || code != 0 {
-                let how = exited ? "exited with status \(code)" : "was killed by signal \(status & 0x7f)"
-                report("stol-\(slots[index].service.name)d \(how); see \(configuration.paths.runtimeDirectory)/\(slots[index].service.name).log")
+            if !ended.succeeded {
+                let name = slots[index].service.name
+                report("stol-\(name)d \(ended); see \(configuration.paths.daemonLog(named: name))")
                 recordFailure(index)
             }
         }
@@ -290,7 +287,7 @@ public final class ActivationSupervisor {
         if configuration.passedListeners.isEmpty {
             // Closed, not only unlinked: a client waiting in its backlog is refused now
             // instead of at its deadline.
-            unlink(configuration.paths.runtimeDirectory + "/" + slots[index].service.name + ".sock")
+            unlink(configuration.paths.socket(named: slots[index].service.name))
             close(slots[index].listener)
             slots[index].listener = -1
         }
@@ -323,7 +320,7 @@ public final class ActivationSupervisor {
             while stol_read_signal(signals) > 0 {}
         }
         for slot in slots where configuration.passedListeners.isEmpty {
-            unlink(configuration.paths.runtimeDirectory + "/" + slot.service.name + ".sock")
+            unlink(configuration.paths.socket(named: slot.service.name))
         }
         if lock >= 0 { _ = ftruncate(lock, 0) }
     }

@@ -16,12 +16,11 @@ public enum PrivateStack {
     /// they exit (`--idle-exit`): a cluster node does not keep a stack nobody uses.
     public static let defaultIdleExitSeconds = 900
 
-    /// The directory of the running executable, links resolved.
-    public static func ownDirectory() -> String? {
+    /// The running executable's file, links resolved (`/proc/self/exe`).
+    public static func ownExecutable() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return (String(cString: buffer) as NSString).deletingLastPathComponent
+        return count > 0 ? String(cString: buffer) : nil
     }
 
     /// The first directory holding all four daemons: `explicit`, beside the client,
@@ -82,7 +81,7 @@ public enum PrivateStack {
         }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return WaitStatus(status).code
     }
 
     /// The user's own trusted keys when none are named: `$XDG_CONFIG_HOME/stol/keys`
@@ -93,8 +92,7 @@ public enum PrivateStack {
             ?? environment["HOME"].map { $0 + "/.config" }
         guard let config else { return nil }
         let keys = config + "/stol/keys"
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: keys, isDirectory: &isDirectory) ? keys : nil
+        return FileManager.default.fileExists(atPath: keys) ? keys : nil
     }
 
     /// The supervisor's configuration: the four daemons of `daemons`, serving
@@ -157,10 +155,10 @@ public enum PrivateStack {
         // Ended without saying it is ready: collect it, and show what it wrote.
         var status: Int32 = 0
         _ = waitpid(pid, &status, 0)
-        let written = (try? String(contentsOfFile: log, encoding: .utf8)).map { text -> String in
-            let bytes = Array(text.utf8)
-            return String(decoding: bytes[min(bytes.count, Int(max(0, logStart)))...], as: UTF8.self)
-        } ?? ""
+        let handle = FileHandle(forReadingAtPath: log)
+        try? handle?.seek(toOffset: UInt64(max(0, logStart)))
+        let written = (try? handle?.readToEnd()).map { String(decoding: $0 ?? Data(), as: UTF8.self) } ?? ""
+        try? handle?.close()
         throw .startFailed(written.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
@@ -175,7 +173,7 @@ public enum PrivateStack {
         } catch {
             throw .directory(error)
         }
-        let path = paths.runtimeDirectory + "/start.lock"
+        let path = paths.startLockFile
         let lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard lock >= 0 else { throw .system("cannot open \(path)", errno) }
         guard stol_lock_exclusive(lock, 1) == 0 else {

@@ -211,14 +211,15 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
             fail(context: context, error: error)
             return
         }
+        busy = true
         let requestContext = RequestContext(peer: peer, logger: logger)
-        if requested == .interactive, case .decoded(let request) = pending, !lane.meter.isHeavy,
+        // A heavy user's lookups are bulk work (``UserLanes/Lane/workClass(for:)``), never inline.
+        let work = lane.workClass(for: requested)
+        if work == .interactive, case .decoded(let request) = pending,
            let frame = answerInline(request, context: requestContext, lane: lane) {
-            busy = true
             finish(context: context, frame: frame)
             return
         }
-        busy = true
         let service = self.service
         let lanes = self.lanes
         let maximumFrameBytes = configuration.maximumResponseFrameBytes
@@ -241,7 +242,6 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
                 }
             }
         }
-        let work = lane.workClass(for: requested)
         inFlight = Self.start(pending, on: lane.executor(for: work), laneSlots: lane.slots(for: work),
                               bulkSlots: work == .bulk ? bulkSlots : nil, budget: budget, service: service,
                               context: requestContext, maximumFrameBytes: maximumFrameBytes, logger: logger) { outcome in

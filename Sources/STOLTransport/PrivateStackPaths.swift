@@ -25,6 +25,12 @@ public struct PrivateStackPaths: Sendable, Equatable {
     /// running private stack from sockets a crash left behind without connecting
     /// (a connection would start a daemon). Its content: the supervisor's pid, then the database it serves.
     public var lockFile: String { runtimeDirectory + "/serve.lock" }
+    /// Held by a start of this user until its sockets listen (starts are taken in turn).
+    public var startLockFile: String { runtimeDirectory + "/start.lock" }
+    /// A daemon's socket: `<runtime-dir>/<name>.sock`, as ``RuntimePaths/socket(named:)``.
+    public func socket(named name: String) -> String { runtimeDirectory + "/" + name + ".sock" }
+    /// A daemon's output and errors, beside its socket.
+    public func daemonLog(named name: String) -> String { runtimeDirectory + "/" + name + ".log" }
     /// The supervisor's log when it runs detached (`--detach`).
     public var logFile: String { stateDirectory + "/serve.log" }
 
@@ -51,11 +57,6 @@ public struct PrivateStackPaths: Sendable, Equatable {
             state = home + "/.local/state/stol"
         }
         return PrivateStackPaths(runtimeDirectory: runtime, stateDirectory: state)
-    }
-
-    /// The runtime paths the daemons of this private stack use.
-    public func runtimePaths(bundledDatabase: String) -> RuntimePaths {
-        RuntimePaths(runtimeDirectory: runtimeDirectory, stateDirectory: stateDirectory, bundledDatabase: bundledDatabase)
     }
 
     /// The supervisor running this stack now and the database it serves (the lock
@@ -91,7 +92,7 @@ public struct PrivateStackPaths: Sendable, Equatable {
     /// directory that is the user's alone. Read from `/proc/net/unix`: nothing connects.
     public func isServing(uid: uid_t = getuid()) -> Bool {
         guard Self.isPrivateDirectory(runtimeDirectory, uid: uid) else { return false }
-        return runningSupervisor(uid: uid) != nil || Self.isListening(runtimeDirectory + "/taxonomy.sock")
+        return runningSupervisor(uid: uid) != nil || Self.isListening(socket(named: "taxonomy"))
     }
 
     /// Whether a socket listens at `path`: the file is a socket, and a line of

@@ -71,18 +71,23 @@ struct Serve: ParsableCommand {
         if stop { return try stopStack(paths) }
         // Started by a systemd user manager (stol.socket): its four listening sockets, and
         // their directory is the stack's, whatever the environment says.
-        let passed: [(name: String, fd: Int32)]
-        do { passed = try SocketActivation.passedSockets() } catch { throw fail(error.description, code: 1) }
+        var passed: [String: Int32] = [:]
+        do {
+            passed = try ActivationSupervisor.passedByPath(SocketActivation.passedSockets().map(\.fd))
+        } catch let error as SocketActivationError {
+            throw fail(error.description, code: 1)
+        } catch {
+            throw fail("\(error)", code: 1)
+        }
         if !passed.isEmpty {
             if detach { throw fail("--detach makes no sense under a service manager (it passed sockets)", code: 64) }
-            let bound: [String: Int32]
-            do { bound = try ActivationSupervisor.passedByPath(passed.map(\.fd)) } catch { throw fail(error.description, code: 1) }
-            if let taxonomy = bound.keys.first(where: { $0.hasSuffix("/taxonomy.sock") }) {
+            if let taxonomy = passed.keys.first(where: { $0.hasSuffix("/taxonomy.sock") }) {
                 paths.runtimeDirectory = (taxonomy as NSString).deletingLastPathComponent
             }
         }
         let environment = ProcessInfo.processInfo.environment
-        let clientDirectory = PrivateStack.ownDirectory()
+        let client = PrivateStack.ownExecutable()
+        let clientDirectory = client.map { ($0 as NSString).deletingLastPathComponent }
         guard let daemons = PrivateStack.daemonDirectory(explicit: daemonDir, clientDirectory: clientDirectory) else {
             throw fail("the daemons (stol-taxonomyd, stol-favoritesd, stol-importd, stol-verifyd) are not "
                        + (daemonDir.map { "in \($0)" } ?? "beside stol-client nor in /usr/libexec/stol") + "; name them with --daemon-dir",
@@ -124,13 +129,16 @@ struct Serve: ParsableCommand {
             }
             startingDatabase = bundled
         }
-        if detach { return try startDetached(paths: paths, database: database, releaseFile: releaseFile) }
+        if detach {
+            guard let client else { throw fail("cannot find stol-client's own file (/proc/self/exe)", code: 1) }
+            return try startDetached(client: client, paths: paths, database: database, releaseFile: releaseFile)
+        }
 
         var configuration = PrivateStack.configuration(
                 paths: paths, daemons: daemons, database: startingDatabase,
                 trustedKeys: trustedKey.map(Self.absolute) ?? PrivateStack.defaultTrustedKeys(environment: environment),
                 idleExitSeconds: idleExit, logLevel: logLevel, environment: environment)
-        configuration.passedListeners = passed.map(\.fd)
+        configuration.passedListeners = passed
         configuration.served = database
         let supervisor = ActivationSupervisor(
             configuration: configuration,
@@ -144,12 +152,12 @@ struct Serve: ParsableCommand {
             close(lock)
             startLock = nil
         }
-        print(banner(paths: paths, database: database))
+        print(banner(paths: paths, database: database, pid: getpid(), background: readyFD != nil))
         fflush(nil)
         if let readyFD {
             _ = write(readyFD, "ready\n", 6)
             close(readyFD)
-        } else if let releaseFile, let client = PrivateStack.ownDirectory().map({ $0 + "/stol-client" }) {
+        } else if let releaseFile, let client {
             // In the foreground the stack serves at once; the release becomes the default
             // once imported (`status` says which). A detached start imports before it returns.
             do {
@@ -167,19 +175,17 @@ struct Serve: ParsableCommand {
         }
     }
 
-    private func banner(paths: PrivateStackPaths, database: String) -> String {
+    private func banner(paths: PrivateStackPaths, database: String, pid: pid_t, background: Bool) -> String {
         """
-        STOL private stack (pid \(getpid())): \(database)
+        STOL private stack (pid \(pid)\(background ? ", in the background" : "")): \(database)
           sockets: \(paths.runtimeDirectory) (only you can reach them); state: \(paths.stateDirectory)
           query it from any shell of yours on this machine: stol-client search lion
-          stop it: \(detach || readyFD != nil ? "" : "Ctrl-C, or ")stol-client serve --stop\(idleExit > 0 ? "; it stops by itself after \(idleExit) s without a request" : "")
+          stop it: \(background ? "" : "Ctrl-C, or ")stol-client serve --stop\(idleExit > 0 ? "; it stops by itself after \(idleExit) s without a request" : "")
         """
     }
 
-    private func startDetached(paths: PrivateStackPaths, database: String, releaseFile: String?) throws {
-        guard let executable = PrivateStack.ownDirectory().map({ $0 + "/stol-client" }) else {
-            throw fail("cannot find stol-client's own file (/proc/self/exe)", code: 1)
-        }
+    private func startDetached(client executable: String, paths: PrivateStackPaths, database: String,
+                               releaseFile: String?) throws {
         do {
             try PrivateStackPaths.preparePrivateDirectory(paths.stateDirectory)
         } catch {
@@ -210,8 +216,7 @@ struct Serve: ParsableCommand {
                 throw fail("the private stack was stopped: \(releaseFile) could not be imported (above)", code: imported)
             }
         }
-        print(banner(paths: paths, database: database).replacingOccurrences(of: "(pid \(getpid()))",
-                                                                            with: "(pid \(paths.runningSupervisor() ?? 0), in the background)"))
+        print(banner(paths: paths, database: database, pid: paths.runningSupervisor() ?? 0, background: true))
         print("  log: \(paths.logFile)")
     }
 

@@ -41,15 +41,17 @@ final class PrivateStackIntegrationTests: XCTestCase {
             self.environment = environment
         }
 
-        /// The real client, as this user, with exactly this user's environment.
-        func client(_ arguments: [String], input: String? = nil, timeoutSeconds: Double = 60) throws -> ProcessOutput {
+        /// The real client, as this user, with exactly this user's environment (and `extra`).
+        func client(_ arguments: [String], input: String? = nil, extra: [String: String] = [:],
+                    timeoutSeconds: Double = 60) throws -> ProcessOutput {
             var command = StackHarness.binDirectory + "/stol-client"
             var all = arguments
             if let uid {
                 all = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", command] + all
                 command = "/usr/bin/setpriv"
             }
-            return try ChildProcess.run(command, all, environment: environment, inheritEnvironment: false, input: input,
+            return try ChildProcess.run(command, all, environment: environment.merging(extra) { $1 }, inheritEnvironment: false,
+                                        input: input,
                                         timeoutSeconds: timeoutSeconds)
         }
 
@@ -288,24 +290,17 @@ final class PrivateStackIntegrationTests: XCTestCase {
     }
 
     func testImport_intoAPrivateStack_trustsTheUsersOwnKeys_andAVerifierRunsPerImport() throws {
-        let harness = try StackHarness()
         let user = try User(root: root, name: "dana", runtime: root + "/xdg-dana")
-        try CorpusKeys.writeTrustDirectory(user.home + "/.config/stol/keys", trusting: StackHarness.signingKey.publicKey)
-        let signed = try harness.signedDatabase(name: "lab", release: "2099.1.1")
-        chmod(signed.stol, 0o644)
+        let files = try releaseFiles(for: user)
         XCTAssertEqual(try serveDetached(user).status, 0)
-        let imported = try user.client(["db", "import", signed.stol], timeoutSeconds: 120)
+        let imported = try user.client(["db", "import", files.trusted], timeoutSeconds: 120)
         XCTAssertEqual(imported.status, 0, imported.stderr + imported.stdout)
         XCTAssertTrue(FileManager.default.fileExists(atPath: user.home + "/.local/state/stol/databases/releases/2099.1.1.sqlite"))
         XCTAssertTrue(try user.client(["db", "list"]).stdout.contains("2099.1.1"))
         XCTAssertEqual(try user.client(["taxon", "9606", "--release", "2099.1.1"]).status, 0)
 
         // A file signed by a key the user does not trust changes nothing.
-        let stranger = Ed25519.PrivateKey.generate()
-        let foreign = harness.root + "/foreign.stol"
-        try Data(StolCorpus.sign(signed.sqlite, key: stranger)).write(to: URL(fileURLWithPath: foreign))
-        chmod(foreign, 0o644)
-        let refused = try user.client(["db", "import", foreign], timeoutSeconds: 120)
+        let refused = try user.client(["db", "import", files.foreign], timeoutSeconds: 120)
         XCTAssertEqual(refused.status, 7, refused.stderr)
     }
 
@@ -314,38 +309,43 @@ final class PrivateStackIntegrationTests: XCTestCase {
     /// it again on the same file changes nothing; a file the user does not trust stops
     /// the stack again with the import's exit status.
     func testServeOnAReleaseFile_importsItAndMakesItTheDefault_beforeADetachedStartReturns() throws {
-        let harness = try StackHarness()
         let user = try User(root: root, name: "gina", runtime: root + "/xdg-gina")
-        try CorpusKeys.writeTrustDirectory(user.home + "/.config/stol/keys", trusting: StackHarness.signingKey.publicKey)
-        let signed = try harness.signedDatabase(name: "lab", release: "2099.1.1")
-        chmod(signed.stol, 0o644)
+        let files = try releaseFiles(for: user)
         started.append(user)
         // The bundled database it starts from: the client's default one, named by the daemons' variable.
-        var environment = user.environment
-        environment["STOL_BUNDLED_DB"] = database
-        let serve = try ChildProcess.run(StackHarness.binDirectory + "/stol-client", ["serve", "--database", signed.stol, "--detach"],
-                                         environment: environment, inheritEnvironment: false, timeoutSeconds: 120)
+        let bundled = ["STOL_BUNDLED_DB": database]
+        let serve = try user.client(["serve", "--database", files.trusted, "--detach"], extra: bundled, timeoutSeconds: 120)
         XCTAssertEqual(serve.status, 0, serve.stdout + serve.stderr)
         XCTAssertTrue(serve.stdout.contains("release 2099.1.1"), serve.stdout)
         let status = try user.client(["status"])
         XCTAssertTrue(status.stdout.contains("release:          2099.1.1 (the default)"), status.stdout)
-        let again = try user.client(["serve", "--database", signed.stol, "--detach"])
+        let again = try user.client(["serve", "--database", files.trusted, "--detach"])
         XCTAssertEqual(again.status, 0, again.stderr)
-        XCTAssertTrue(again.stdout.contains("already runs on \(signed.stol)"), again.stdout)
+        XCTAssertTrue(again.stdout.contains("already runs on \(files.trusted)"), again.stdout)
         XCTAssertEqual(try user.client(["serve", "--stop"]).status, 0)
 
-        let stranger = Ed25519.PrivateKey.generate()
-        let foreign = harness.root + "/foreign.stol"
-        try Data(StolCorpus.sign(signed.sqlite, key: stranger)).write(to: URL(fileURLWithPath: foreign))
-        chmod(foreign, 0o644)
-        let refused = try ChildProcess.run(StackHarness.binDirectory + "/stol-client", ["serve", "--database", foreign, "--detach"],
-                                           environment: environment, inheritEnvironment: false, timeoutSeconds: 120)
+        let refused = try user.client(["serve", "--database", files.foreign, "--detach"], extra: bundled, timeoutSeconds: 120)
         XCTAssertEqual(refused.status, 7, refused.stdout + refused.stderr)
         XCTAssertTrue(refused.stderr.contains("the private stack was stopped"), refused.stderr)
         XCTAssertNil(user.supervisor)
     }
 
     // MARK: - Helpers
+
+    /// The user's own trusted key directory (`~/.config/stol/keys`), a release file
+    /// signed by that key (release 2099.1.1) and the same database signed by a key
+    /// the user does not trust.
+    private func releaseFiles(for user: User) throws -> (trusted: String, foreign: String) {
+        let harness = try StackHarness()
+        try CorpusKeys.writeTrustDirectory(user.home + "/.config/stol/keys", trusting: StackHarness.signingKey.publicKey)
+        let signed = try harness.signedDatabase(name: "lab", release: "2099.1.1")
+        let foreign = root + "/\(user.home.split(separator: "/").last!)-foreign.stol"
+        try Data(StolCorpus.sign(signed.sqlite, key: Ed25519.PrivateKey.generate())).write(to: URL(fileURLWithPath: foreign))
+        let trusted = root + "/\(user.home.split(separator: "/").last!)-lab.stol"
+        try FileManager.default.copyItem(atPath: signed.stol, toPath: trusted)
+        for file in [trusted, foreign] { chmod(file, 0o644) }
+        return (trusted, foreign)
+    }
 
     private func isRunning(_ pid: pid_t) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
