@@ -20,7 +20,7 @@ DEB_PACKAGES := libsodium-dev libssl-dev libmimalloc-dev libsystemd-dev libsecco
 TEST_DEB_PACKAGES := python3-cryptography python3-pandas groff-base
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help dev-key run test wheel test-wheel bench-handover check-modules fuzz fuzz-seeds fault deps build build-bench build-debug fetch-ncbi db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
+.PHONY: help dev-key run test wheel test-wheel bench-handover bench-start check-modules fuzz fuzz-seeds fault deps build build-bench build-debug fetch-ncbi db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -79,6 +79,7 @@ help:
 	@echo "make fault  the import fault-injection tests with 1000 random kills of the verifier (KILLS=N)"
 	@echo "make bench  latency/throughput of taxonomy and favourites, a database switch under load, the import of out/reference.stol, a 60 s soak, search relevance, what an attacking user costs the others, then three NCBI releases side by side and a delta between two of them, through the real sockets"
 	@echo "make bench-handover  what a hand-over to another thread costs a request beside busy nice +10 threads, without STOL (Tools/handover/handover.c; part of make bench)"
+	@echo "make bench-start  first answers of a socket-activated stol-taxonomyd on the full reference: tree built against read from its image"
 	@echo "make bench-releases  three full NCBI releases side by side: pinned batches, cold releases, peak RSS, a diff (builds the older releases once)"
 	@echo "make bench-delta  a signed delta between two real NCBI releases (DELTA_FROM=2023.11.4 to 2024.9.7) against the full file: size, time to make it, import through the real stack"
 	@echo "make bench-relevance  search relevance: the everyday queries of Tests/relevance, top-1 and top-5, on both databases"
@@ -457,9 +458,16 @@ bench-handover:
 	@mkdir -p $(GENERATED) && cc -O2 -pthread -o $(GENERATED)/handover Tools/handover/handover.c
 	@for busy in 0 2 8 16; do for hops in 0 1; do $(GENERATED)/handover $$busy $$hops 20; done; done
 
+## How soon a socket-activated stol-taxonomyd answers on the full reference: its tree built from the
+## rows (a first start) against read from its image (every later start); part of make bench.
+bench-start: build-bench
+	@test -s $(OUT)/reference.sqlite || OUT=$(OUT) RELEASE= Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
+	"$(RELEASE_BIN)/stol-bench" start --database $(OUT)/reference.sqlite
+
 bench: build-bench
 	@test -s $(OUT)/reference.sqlite -a -s $(OUT)/reference.stol || OUT=$(OUT) RELEASE= Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
 	"$(RELEASE_BIN)/stol-bench" taxonomy --database $(OUT)/reference.sqlite
+	"$(RELEASE_BIN)/stol-bench" start --database $(OUT)/reference.sqlite
 	@test -s $(BUNDLED_DB) || $(MAKE) --no-print-directory db
 	"$(RELEASE_BIN)/stol-bench" switch --bundled $(BUNDLED_DB) --reference $(OUT)/reference.sqlite
 	"$(RELEASE_BIN)/stol-bench" costs --database $(OUT)/reference.sqlite --bundled $(BUNDLED_DB)

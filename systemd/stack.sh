@@ -113,6 +113,8 @@ start() {
     for variable in STOL_TRUSTED_KEY STOL_ALLOW_FORMAT_1 TMPDIR STOL_TEST_PAUSE_AT STOL_TEST_PAUSE_FILE; do
       [[ -n ${!variable:-} ]] && passed+=(-E "$variable=${!variable}")
     done
+    # The taxonomy server's tree images, as systemd's CacheDirectory= would hand them over.
+    [[ $name == taxonomy ]] && passed+=(-E "CACHE_DIRECTORY=$state/cache/taxonomy")
     # The socket is bound with its final mode before systemd-socket-activate
     # runs (see the top of this file); no chmod follows.
     setsid python3 "$top/systemd/listen-socket.py" "$runtime/$name.sock" "$mode" \

@@ -359,9 +359,16 @@ expect 0 "fav list (uid 4244) after the kill" setpriv --reuid=4244 --regid=4244 
 for id in 9606 9611 9615 9627 9685 9694 9696 9823 9825 9913; do
   [[ $out == *"$id"* ]] || fail "acknowledged favourite $id was lost by the kill: $out"
 done
+# The first start built the tree and wrote its image in the unit's CacheDirectory=; the next one reads it.
+tree_image() { inside sh -c 'ls /var/cache/stol/taxonomy/*.tree' >/dev/null 2>&1; }
+wait_for 60 "stol-taxonomyd writes the tree image in /var/cache/stol/taxonomy" tree_image
+info=$(inside sh -c 'stat -c "%a %U" /var/cache/stol/taxonomy /var/cache/stol/taxonomy/*.tree' | tr '\n' ' ')
+[[ $info == "700 stol-taxonomy 600 stol-taxonomy " ]] || fail "the tree image cache is '$info', expected the directory 0700 and the image 0600, both stol-taxonomy's"
 expect 0 "systemctl kill -s KILL stol-taxonomyd.service" systemctl kill -s KILL stol-taxonomyd.service
 expect 0 "search lion after the kill" stol-client search lion
-progress "ok: SIGKILL of stol-favoritesd and stol-taxonomyd: the next requests are answered, 10 of 10 acknowledged favourites kept"
+capture journalctl --no-pager -b -o cat -u stol-taxonomyd.service
+[[ $out == *"tree=image"*"indexes ready"* ]] || fail "the restarted stol-taxonomyd did not read its tree from the image: $out"
+progress "ok: SIGKILL of stol-favoritesd and stol-taxonomyd: the next requests are answered, 10 of 10 acknowledged favourites kept; the restart read the tree from its image (/var/cache/stol/taxonomy, 0700)"
 
 # --- a hung daemon is killed and restarted by the watchdog
 drop_in stol-taxonomyd.service hang "$(printf '[Service]\nEnvironment=STOL_TEST_HANG_ON_SIGUSR2=1\nWatchdogSec=2s')"

@@ -114,6 +114,8 @@ public enum PrivateStack {
             "STOL_STATE_DIR": paths.stateDirectory,
             "STOL_BUNDLED_DB": database,
             "STOL_LOG_LEVEL": logLevel,
+            // As systemd's CacheDirectory= hands it over: the taxonomy server's tree images.
+            "CACHE_DIRECTORY": paths.cacheDirectory + "/taxonomy",
             "PATH": "/usr/bin:/bin",
         ]
         if let trustedKeys { daemonEnvironment["STOL_TRUSTED_KEY"] = trustedKeys }

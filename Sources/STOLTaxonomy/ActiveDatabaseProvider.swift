@@ -83,13 +83,15 @@ public final class ActiveDatabaseProvider: Sendable {
     ///
     /// - Parameter recheckInterval: how long a request may rely on the previous
     ///   check of the activation state; zero checks on every request.
+    /// - Parameter treeImages: where each database's tree image is kept (``TreeImageCache``):
+    ///   the default, the bundled and every pinned release start from theirs alike.
     public convenience init(bundledPath: String, referencePath: String, releasesDirectory: String? = nil,
                             activationPath: String, logger: Logger, recheckInterval: Duration = .zero,
-                            pinnedLimits: PinnedReleases.Limits = .init()) throws(TaxonomyError) {
+                            pinnedLimits: PinnedReleases.Limits = .init(), treeImages: TreeImageCache? = nil) throws(TaxonomyError) {
         try self.init(bundledPath: bundledPath, referencePath: referencePath, releasesDirectory: releasesDirectory,
                       activationPath: activationPath, logger: logger, recheckInterval: recheckInterval,
                       pinnedLimits: pinnedLimits) { path, kind throws(TaxonomyError) in
-            try TaxonomyDatabase(path: path, kind: kind)
+            try TaxonomyDatabase(path: path, kind: kind, treeImages: treeImages)
         }
     }
 

@@ -56,6 +56,8 @@ public struct ComparisonQueries {
                 do {
                     let a = try names.node(db, pair.a, tree, indexes), b = try names.node(db, pair.b, tree, indexes)
                     PairComparison(a, b, on: tree, view: view).fill(&result, wholeTree: wholeTree)
+                } catch TaxonomyError.memoryIndexesLoading {
+                    throw TaxonomyError.memoryIndexesLoading  // a common name before the names' indexes: the batch waits
                 } catch let error as TaxonomyError {
                     result.error = error.protocolError.proto
                 } catch {

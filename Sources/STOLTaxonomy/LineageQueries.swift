@@ -30,11 +30,11 @@ public struct LineageQueries {
                              form: Stol_V1_LineageForm = .taxa) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
         if ranks == .all {
             let tree = try database.wholeTree()
-            return try treeLineages(queries, tree: tree, exactNames: database.memoryIndexes?.exactNames ?? [:],
+            return try treeLineages(queries, tree: tree, exactNames: database.memoryIndexes?.loadedExactNames,
                                     view: .all, form: form)
         }
         if let indexes = database.memoryIndexes, let tree = indexes.tree {
-            return try treeLineages(queries, tree: tree, exactNames: indexes.exactNames, view: .main, form: form,
+            return try treeLineages(queries, tree: tree, exactNames: indexes.loadedExactNames, view: .main, form: form,
                                     wholeTree: indexes.holdsWholeTree, language: language)
         }
         // Before the in-memory tree is built: a recursive query per taxon (ids; a name
@@ -94,7 +94,7 @@ public struct LineageQueries {
     /// as ``TaxonReader`` reads any page of taxa: a recursive query per lineage, and a
     /// scientific name resolved by SQL (6,433 rows for "environmental samples"), cost
     /// a thousand times as much in a batch.
-    private func treeLineages(_ queries: [String], tree: TaxonomyTree, exactNames: [String: TaxonID],
+    private func treeLineages(_ queries: [String], tree: TaxonomyTree, exactNames: [String: TaxonID]?,
                               view: TaxonomyTree.View, form: Stol_V1_LineageForm,
                               wholeTree: Bool = true, language: String = "en") throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
         var nodes = [Int?](repeating: nil, count: queries.count)
@@ -136,6 +136,8 @@ public struct LineageQueries {
                             case nil: throw TaxonomyError.taxonNotFound(id)
                             }
                         }
+                    } catch TaxonomyError.memoryIndexesLoading {
+                        throw TaxonomyError.memoryIndexesLoading  // a common name before the names' indexes: the batch waits
                     } catch let error as TaxonomyError {
                         errors[position] = error
                     }

@@ -51,22 +51,83 @@ public struct MemoryIndexes: Sendable {
     /// Search's order among equally good matches (schema 2; empty for schema 1).
     public var prominence = ProminenceIndex.empty
 
+    /// Whether the names' indexes are built. False in the indexes
+    /// ``load(_:layout:image:publishTree:)`` hands out first, as soon as the tree is
+    /// there: lineages, common ancestors and subtrees answer from them while the
+    /// names are still read; search and lookups by common name or synonym wait
+    /// (``TaxonomyError/memoryIndexesLoading``) for the whole indexes.
+    public var namesLoaded = true
+
+    /// ``exactNames`` once built; nil while only the tree is (a name lookup then waits).
+    public var loadedExactNames: [String: TaxonID]? { namesLoaded ? exactNames : nil }
+
+    /// Where ``load(_:layout:image:publishTree:)`` found the tree.
+    enum TreeSource: Sendable, Equatable {
+        /// Read from its image (``TreeImageCache``).
+        case image
+        /// Built from the database's rows; with why no image served, when one was asked for.
+        case rows(imageMiss: TreeImageCache.Entry.Miss?)
+        /// No tree (schema 1, or one that could not be built).
+        case none
+    }
+
+    /// The indexes of the tree alone, before the names'.
+    static func treeOnly(_ tree: TaxonomyTree, holdsWholeTree: Bool) -> MemoryIndexes {
+        var indexes = MemoryIndexes(tree: tree, nameWords: NameWordIndex([]), vocabulary: FuzzyVocabulary(words: []),
+                                    exactNames: [:], commonlyNamed: nil, filteredSearch: .empty, treeProblem: nil)
+        indexes.holdsWholeTree = holdsWholeTree
+        indexes.namesLoaded = false
+        return indexes
+    }
+
     /// Builds every index: the tree (schema 3) and the prominent names' order on
     /// other threads while the names are read and indexed on this one, all from one
     /// connection. (Reading the names
     /// on a second connection meanwhile saved as much, but the two connections'
     /// caches added up to 448 MiB, over the daemon's 400 MB budget.)
-    static func load(_ db: Database, layout: TaxonomyLayout) throws -> MemoryIndexes {
-        var scan = try TaxaScan.read(db, layout: layout)
+    ///
+    /// Schema 3's tree comes from `image` when it holds one of this database
+    /// (``TreeImageCache``), else it is built from the rows. Either way it is handed
+    /// to `publishTree` (``treeOnly(_:holdsWholeTree:)``) as soon as it is there.
+    /// - Returns: the indexes, and where the tree came from (the caller writes the
+    ///   image of a tree built from the rows).
+    static func load(_ db: Database, layout: TaxonomyLayout, image: TreeImageCache.Entry? = nil,
+                     publishTree: @escaping @Sendable (MemoryIndexes) -> Void = { _ in }) throws -> (MemoryIndexes, treeSource: TreeSource) {
+        var scan: TaxaScan
+        var source = TreeSource.rows(imageMiss: nil)
+        var imaged: TaxonomyTree?
+        if layout.everyNode, let image {
+            switch image.load() {
+            case .success(let tree):
+                publishTree(.treeOnly(tree, holdsWholeTree: true))
+                imaged = tree
+                source = .image
+            case .failure(let miss):
+                source = .rows(imageMiss: miss)
+            }
+        }
+        if let imaged {
+            scan = try TaxaScan.fromTree(imaged, db)
+        } else {
+            scan = try TaxaScan.read(db, layout: layout)
+            if let tree = scan.tree { publishTree(.treeOnly(tree, holdsWholeTree: scan.holdsWholeTree)) }
+        }
         // Schema 3's tree is built, and the prominent names sorted, on other threads
         // while the names are read below. The builder is handed over, not shared, so
         // the build frees its arrays as it goes (the start's peak memory).
         let handoff = scan.builder.map(Handoff.init)
         scan.builder = nil
+        let holdsWholeTree = scan.holdsWholeTree
         let building = handoff.map { handoff in
             BackgroundWork { () -> (tree: TaxonomyTree?, problem: String?) in
                 let builder = handoff.take()
-                do { return (try builder.build(), nil) } catch { return (nil, "\(error)") }
+                do {
+                    let tree = try builder.build()
+                    publishTree(.treeOnly(tree, holdsWholeTree: holdsWholeTree))
+                    return (tree, nil)
+                } catch {
+                    return (nil, "\(error)")
+                }
             }
         }
         let prominenceRows = try ProminenceIndex.rows(db)
@@ -140,7 +201,7 @@ public struct MemoryIndexes: Sendable {
         indexes.compactNames = compactNames
         indexes.prominence = prominence
         indexes.abbreviations = abbreviations
-        return indexes
+        return (indexes, tree == nil ? .none : source)
     }
 }
 
@@ -181,4 +242,19 @@ public struct NameWordIndex: Sendable {
 extension MemoryIndexes {
     static let empty = MemoryIndexes(tree: nil, nameWords: NameWordIndex([]), vocabulary: FuzzyVocabulary(words: []),
                                      exactNames: [:], commonlyNamed: nil, filteredSearch: .empty, treeProblem: "not built")
+}
+
+extension MemoryIndexes.TreeSource: CustomStringConvertible {
+    var description: String {
+        switch self {
+        case .image: "image"
+        case .rows: "rows"
+        case .none: "none"
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, for logs.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -18,7 +18,8 @@ extension NameQueries {
     /// homonyms apart. Each result says how it matched, with a confidence, and whether
     /// its taxa lie under several kingdoms.
     public func lookUpNames(_ names: [String], within: String = "") throws(TaxonomyError) -> Stol_V1_NameLookupResponse {
-        let indexes = database.memoryIndexes
+        // Names come from the names' indexes (and from the tree's index): until both are built the lookup waits.
+        let indexes = database.memoryIndexes.flatMap { $0.namesLoaded ? $0 : nil }
         let full = database.fullTreeCount > 0
         if full && indexes == nil { throw .memoryIndexesLoading }  // then names come from the tree's index
         let hint = within.trimmingBlanks

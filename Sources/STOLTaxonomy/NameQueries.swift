@@ -55,7 +55,7 @@ public struct NameQueries {
     /// The node a query names; a merged id gives the node it went to (`a_id`/`b_id`
     /// then name that taxon).
     func node(_ db: Database, _ query: String, _ tree: TaxonomyTree, _ indexes: MemoryIndexes) throws -> Int {
-        let id = try resolve(db, query.trimmingBlanks, exactNames: indexes.exactNames, wholeTree: indexes.wholeTree)
+        let id = try resolve(db, query.trimmingBlanks, exactNames: indexes.loadedExactNames, wholeTree: indexes.wholeTree)
         if let node = tree.index(of: id) { return node }
         switch try RetiredID.lookup(db, id, in: database) {
         case .merged(let new)?:

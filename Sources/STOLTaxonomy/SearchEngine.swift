@@ -88,7 +88,7 @@ public struct SearchEngine {
         // first for the seconds after a start, Panthera after). It is never answered without them:
         // the service holds it until they are built (a start's or a switch's few seconds), so one
         // request has one answer whenever it comes (issue 34).
-        guard let loaded = database.memoryIndexes else { throw .memoryIndexesLoading }
+        guard let loaded = database.memoryIndexes, loaded.namesLoaded else { throw .memoryIndexesLoading }
         let indexes: MemoryIndexes? = loaded
         let within = options.within.trimmingBlanks
         // The whole tree answers "is it under that taxon?"; it is built in the first

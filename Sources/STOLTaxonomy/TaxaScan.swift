@@ -80,6 +80,25 @@ struct TaxaScan {
         return scan
     }
 
+    /// Schema 3 with its tree at hand (read from its image, ``TreeImageCache``): the
+    /// taxa above species from the tree, the statuses from the rows that have one.
+    static func fromTree(_ tree: TaxonomyTree, _ db: Database) throws -> TaxaScan {
+        var scan = TaxaScan()
+        scan.tree = tree
+        scan.holdsWholeTree = true
+        for node in 0..<tree.count {
+            guard let level = tree.mainRank(of: node)?.level, level < TaxonRank.species.level else { continue }
+            scan.higher.append((tree.id(at: node), SearchQuery.words(in: tree.name(of: node)), level))
+        }
+        let statuses = try db.makeStatement(sql: "SELECT id, conservation, scientific_name FROM taxa WHERE conservation IS NOT NULL")
+        try steps(statuses, db) { handle in
+            let id = sqlite3_column_int64(handle, 0)
+            scan.conservation[id] = String(decoding: text(handle, 1), as: UTF8.self)
+            scan.conservedWords[id] = Set(SearchQuery.words(in: String(decoding: text(handle, 2), as: UTF8.self)))
+        }
+        return scan
+    }
+
     /// Runs `statement` to its end, `body` once per row.
     private static func steps(_ statement: Statement, _ db: Database, _ body: (OpaquePointer) throws -> Void) throws {
         let handle = statement.sqliteStatement

@@ -2,6 +2,7 @@ import CMemory
 import Foundation
 import Glibc
 import GRDB
+import Logging
 import STOLModel
 import STOLFileSystem
 import STOLProtocol
@@ -71,15 +72,22 @@ public final class TaxonomyDatabase: Sendable {
         case onRequest
     }
 
+    /// Where the tree's image is read from and written to (``TreeImageCache``); nil: none.
+    let treeImages: TreeImageCache?
+
     /// - Parameter loadIndexes: build ``MemoryIndexes`` in the background (the
     ///   benchmark's in-process floor opens databases without them).
-    public convenience init(path: String, kind: Stol_V1_DatabaseKind, loadIndexes: Bool = true) throws(TaxonomyError) {
-        try self.init(path: path, kind: kind, indexLoading: loadIndexes ? .background : .never)
+    /// - Parameter treeImages: read the tree from its image there, else build it and
+    ///   write its image there.
+    public convenience init(path: String, kind: Stol_V1_DatabaseKind, loadIndexes: Bool = true,
+                            treeImages: TreeImageCache? = nil) throws(TaxonomyError) {
+        try self.init(path: path, kind: kind, indexLoading: loadIndexes ? .background : .never, treeImages: treeImages)
     }
 
-    init(path: String, kind: Stol_V1_DatabaseKind, indexLoading: IndexLoading) throws(TaxonomyError) {
+    init(path: String, kind: Stol_V1_DatabaseKind, indexLoading: IndexLoading, treeImages: TreeImageCache? = nil) throws(TaxonomyError) {
         self.path = path
         self.kind = kind
+        self.treeImages = treeImages
         guard let stat = FileStat(path: path) else {
             throw .databaseUnusable(path: path, reason: "file not found or not readable")
         }
@@ -181,25 +189,54 @@ public final class TaxonomyDatabase: Sendable {
 
     /// Builds the in-memory indexes on a thread of its own (not one of the
     /// cooperative pool: the build takes seconds on the full tree), unless a
-    /// build was started already.
+    /// build was started already. The tree answers as soon as it is there (read
+    /// from its image, or built), before the names' indexes; a tree built from the
+    /// rows is then written as an image for the next start.
     func startLoadingMemoryIndexes() {
         guard indexes.claimBuild() else { return }
         let reader = indexReader
         let slot = indexes
         let layout = self.layout
+        let image = treeImages?.entry(databasePath: path, fingerprint: fingerprint)
+        let release = self.release
         let thread = Thread {
-            slot.fill((try? reader.inDatabase { try MemoryIndexes.load($0, layout: layout) })
-                      ?? MemoryIndexes.empty)
+            let logger = Logger(label: "stol.taxonomy")
+            let started = ContinuousClock.now
+            let loaded = try? reader.inDatabase { db in
+                try MemoryIndexes.load(db, layout: layout, image: image) { tree in
+                    slot.fillTree(tree)
+                    logger.info("tree ready", metadata: ["release": "\(release)", "seconds": "\((ContinuousClock.now - started).seconds)"])
+                }
+            }
+            slot.fill(loaded?.0 ?? MemoryIndexes.empty, treeSource: loaded?.treeSource ?? .none)
+            logger.info("indexes ready", metadata: ["release": "\(release)", "seconds": "\((ContinuousClock.now - started).seconds)",
+                                                    "tree": "\(loaded?.treeSource.description ?? "none")"])
+            if let image, let loaded, case .rows(let miss) = loaded.treeSource, let tree = loaded.0.tree {
+                if case .refused(let reason)? = miss {
+                    logger.notice("tree image refused; writing it again", metadata: ["path": "\(image.path)", "reason": "\(reason)"])
+                }
+                do {
+                    try image.store(tree)
+                } catch {
+                    // Best effort: without an image the next start builds the tree again.
+                    logger.warning("cannot write the tree image", metadata: ["path": "\(image.path)", "error": "\(error)"])
+                }
+            }
             // The build's scratch (the rows read, the builders' arrays) is freed by now;
             // handed back, it is not counted against the next release a pinned request opens.
             stol_heap_return_freed()
+            slot.settle()
         }
         thread.name = "stol.indexes"
         thread.start()
     }
 
-    /// The in-memory indexes if they are built already (never waits).
-    public var memoryIndexes: MemoryIndexes? { indexes.built }
+    /// Where the tree came from, once the indexes are built (tests, diagnostics).
+    var treeSource: MemoryIndexes.TreeSource? { indexes.treeSource }
+
+    /// The in-memory indexes if they are built already (never waits): the tree
+    /// alone while the names' indexes are still built (``MemoryIndexes/namesLoaded``).
+    public var memoryIndexes: MemoryIndexes? { indexes.current }
 
     /// The in-memory tree when it holds the source's whole tree, or why it cannot
     /// answer: absent from the database (schema 1), still loading, or not built (the
@@ -216,6 +253,25 @@ public final class TaxonomyDatabase: Sendable {
     /// cooperative pool's few threads away from every other request).
     public func loadedMemoryIndexes() async -> MemoryIndexes {
         await indexes.loaded()
+    }
+
+    /// Hands out `tree` alone, as a build does before the names' indexes (tests:
+    /// what answers in between, on a database opened with ``IndexLoading/onRequest``).
+    func publishTreeOnly(_ tree: TaxonomyTree) {
+        indexes.fillTree(.treeOnly(tree, holdsWholeTree: layout.everyNode))
+    }
+
+    /// Blocks until the indexes are built and the tree's image is written (tests).
+    @available(*, noasync, message: "blocks the thread")
+    func waitForBackgroundWork() {
+        indexes.waitUntilSettled()
+    }
+
+    /// Returns once the tree answers (``memoryIndexes`` holds at least the tree
+    /// alone), suspended meanwhile: a request that needs nothing else goes on then,
+    /// seconds before the names' indexes are built.
+    public func treeLoaded() async {
+        await indexes.treeLoaded()
     }
 
     /// The in-memory indexes, blocking the calling thread until built: for
@@ -263,7 +319,12 @@ private final class IndexesSlot: Sendable {
     /// (the fuzz build) no longer recognises them and reports the indexes leaked.
     private struct State {
         var built: MemoryIndexes?
+        /// The tree alone (``MemoryIndexes/treeOnly(_:holdsWholeTree:)``), until ``built``.
+        var treeOnly: MemoryIndexes?
         var waiters: [CheckedContinuation<MemoryIndexes, Never>] = []
+        var treeSource: MemoryIndexes.TreeSource?
+        /// Waiting for the tree alone (or the whole indexes, whichever comes first).
+        var treeWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Mutex(State())
@@ -271,6 +332,17 @@ private final class IndexesSlot: Sendable {
     private let claimed = Mutex(false)
     /// Signalled once built, for ``waitUntilBuilt()``.
     private let ready = DispatchSemaphore(value: 0)
+    /// Signalled when the build's thread is done, its image written (``waitUntilSettled()``).
+    private let settled = DispatchSemaphore(value: 0)
+
+    func settle() { settled.signal() }
+
+    /// Blocks until the build's thread has finished everything, the tree's image
+    /// included (tests: the image is written after the indexes are handed out).
+    func waitUntilSettled() {
+        settled.wait()
+        settled.signal()
+    }
 
     /// True for the first caller only: the one that builds.
     func claimBuild() -> Bool {
@@ -284,15 +356,51 @@ private final class IndexesSlot: Sendable {
         state.withLock { $0.built }
     }
 
-    /// Stores the indexes and resumes every task waiting for them (once).
-    func fill(_ indexes: MemoryIndexes) {
-        let waiters = state.withLock { state -> [CheckedContinuation<MemoryIndexes, Never>] in
+    /// The whole indexes when built, else the tree alone when it is there.
+    var current: MemoryIndexes? {
+        state.withLock { $0.built ?? $0.treeOnly }
+    }
+
+    /// Stores the tree alone, for the requests that need nothing else, until ``fill(_:)``.
+    func fillTree(_ indexes: MemoryIndexes) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard state.built == nil else { return [] }
+            state.treeOnly = indexes
+            defer { state.treeWaiters = [] }
+            return state.treeWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once the tree alone or the whole indexes are there.
+    func treeLoaded() async {
+        if current != nil { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let there = state.withLock { state -> Bool in
+                if state.built != nil || state.treeOnly != nil { return true }
+                state.treeWaiters.append(continuation)
+                return false
+            }
+            if there { continuation.resume() }
+        }
+    }
+
+    var treeSource: MemoryIndexes.TreeSource? {
+        state.withLock { $0.treeSource }
+    }
+
+    /// Stores the indexes and resumes every task waiting for them (once).
+    func fill(_ indexes: MemoryIndexes, treeSource: MemoryIndexes.TreeSource = .none) {
+        let (waiters, treeWaiters) = state.withLock { state in
+            guard state.built == nil else { return ([CheckedContinuation<MemoryIndexes, Never>](), [CheckedContinuation<Void, Never>]()) }
             state.built = indexes
-            defer { state.waiters = [] }
-            return state.waiters
+            state.treeOnly = nil
+            state.treeSource = treeSource
+            defer { state.waiters = []; state.treeWaiters = [] }
+            return (state.waiters, state.treeWaiters)
         }
         for waiter in waiters { waiter.resume(returning: indexes) }
+        for waiter in treeWaiters { waiter.resume() }
         ready.signal()
     }
 
@@ -312,7 +420,10 @@ private final class IndexesSlot: Sendable {
     /// still running has finished: it would fill the slot again.
     func release() {
         if claimed.withLock({ $0 }) { _ = waitUntilBuilt() }
-        state.withLock { $0.built = MemoryIndexes.empty }
+        state.withLock { state in
+            state.built = MemoryIndexes.empty
+            state.treeOnly = nil
+        }
     }
 
     func waitUntilBuilt() -> MemoryIndexes {

@@ -44,6 +44,12 @@ public struct TaxonomyService: FramedService {
         if let early = response(to: request, route: route, selection: selection, context: context, deferIfLoading: true) {
             return early
         }
+        // The tree comes first (from its image, in a fraction of a second), the names'
+        // indexes later: a request that needs only the tree is answered at the first.
+        await selection.database.treeLoaded()
+        if let early = response(to: request, route: route, selection: selection, context: context, deferIfLoading: true) {
+            return early
+        }
         _ = await selection.database.loadedMemoryIndexes()
         return response(to: request, route: route, selection: selection, context: context, deferIfLoading: false)!
     }

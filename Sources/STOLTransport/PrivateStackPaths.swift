@@ -34,9 +34,15 @@ public struct PrivateStackPaths: Sendable, Equatable {
     /// The supervisor's log when it runs detached (`--detach`).
     public var logFile: String { stateDirectory + "/serve.log" }
 
-    public init(runtimeDirectory: String, stateDirectory: String) {
+    /// What the daemons may rebuild from the rest (the taxonomy server's tree images,
+    /// `taxonomy/`): `$XDG_CACHE_HOME/stol`, else `~/.cache/stol`.
+    public var cacheDirectory: String
+
+    /// - Parameter cacheDirectory: by default `cache/` in the state directory.
+    public init(runtimeDirectory: String, stateDirectory: String, cacheDirectory: String? = nil) {
         self.runtimeDirectory = runtimeDirectory
         self.stateDirectory = stateDirectory
+        self.cacheDirectory = cacheDirectory ?? stateDirectory + "/cache"
     }
 
     /// The paths for `uid` from `environment` (XDG variables, `HOME`), else the
@@ -49,14 +55,13 @@ public struct PrivateStackPaths: Sendable, Equatable {
         } else {
             runtime = "/tmp/stol-\(uid)"
         }
-        let state: String
-        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") {
-            state = xdg + "/stol"
-        } else {
-            let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? homeDirectory(of: uid) ?? "/tmp/stol-\(uid)-home"
-            state = home + "/.local/state/stol"
+        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? homeDirectory(of: uid) ?? "/tmp/stol-\(uid)-home"
+        func xdg(_ variable: String, else fallback: String) -> String {
+            if let value = environment[variable], value.hasPrefix("/") { return value + "/stol" }
+            return home + fallback
         }
-        return PrivateStackPaths(runtimeDirectory: runtime, stateDirectory: state)
+        return PrivateStackPaths(runtimeDirectory: runtime, stateDirectory: xdg("XDG_STATE_HOME", else: "/.local/state/stol"),
+                                 cacheDirectory: xdg("XDG_CACHE_HOME", else: "/.cache/stol"))
     }
 
     /// The supervisor running this stack now and the database it serves (the lock

@@ -14,8 +14,10 @@ struct TaxonomyDaemon: AsyncParsableCommand {
             Serves browse, lookup and search requests (protocol/PROTOCOL.md) on the socket systemd \
             passes (FileDescriptorName=taxonomy), or binds --socket itself with mode 0666 when not \
             socket-activated. Opens the bundled database and, when the activation state asks for it, \
-            the reference database, both read-only; writes nothing. SIGTERM finishes in-flight requests.
-            Environment: STOL_RUNTIME_DIR, STOL_STATE_DIR, STOL_BUNDLED_DB, STOL_LOG_LEVEL.
+            the reference database, both read-only. Writes nothing but, when $CACHE_DIRECTORY names a \
+            directory (systemd's CacheDirectory=), an image of each database's tree there, which every \
+            later start reads instead of building the tree. SIGTERM finishes in-flight requests.
+            Environment: STOL_RUNTIME_DIR, STOL_STATE_DIR, STOL_BUNDLED_DB, STOL_LOG_LEVEL, CACHE_DIRECTORY.
             Exit status: 0 after SIGTERM or the idle exit; 64 usage; 66 the bundled database cannot be \
             opened; 71 the sandbox cannot be entered; 78 misconfiguration (a socket that cannot be bound \
             or an accepted connection instead of a listening socket).
@@ -38,7 +40,7 @@ struct TaxonomyDaemon: AsyncParsableCommand {
                                                       releasesDirectory: paths.releasesDirectory,
                                                       activationPath: paths.activationState, logger: context.logger,
                                                       recheckInterval: .milliseconds(1),
-                                                      pinnedLimits: .fromEnvironment())
+                                                      pinnedLimits: .fromEnvironment(), treeImages: .fromEnvironment())
             } catch {
                 throw DaemonStartupError(.noInput, "cannot open the bundled database: \(error.protocolError.message)")
             }

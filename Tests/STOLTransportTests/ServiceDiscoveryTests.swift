@@ -20,15 +20,17 @@ final class ServiceDiscoveryTests: XCTestCase {
     }
 
     func testPrivatePaths_followXDG_elseTmpAndHome() {
-        let xdg = PrivateStackPaths.forUser(1000, environment: ["XDG_RUNTIME_DIR": "/run/user/1000",
-                                                                "XDG_STATE_HOME": "/data/state", "HOME": "/home/a"])
-        XCTAssertEqual(xdg, PrivateStackPaths(runtimeDirectory: "/run/user/1000/stol", stateDirectory: "/data/state/stol"))
+        let xdg = PrivateStackPaths.forUser(1000, environment: ["XDG_RUNTIME_DIR": "/run/user/1000", "XDG_STATE_HOME": "/data/state",
+                                                                "XDG_CACHE_HOME": "/scratch/cache", "HOME": "/home/a"])
+        XCTAssertEqual(xdg, PrivateStackPaths(runtimeDirectory: "/run/user/1000/stol", stateDirectory: "/data/state/stol",
+                                              cacheDirectory: "/scratch/cache/stol"))
         // A Slurm job or a container: no login session, so no XDG_RUNTIME_DIR (or an empty or relative one).
         for runtime in [nil, "", "relative"] {
             var environment = ["HOME": "/home/a"]
             environment["XDG_RUNTIME_DIR"] = runtime
             XCTAssertEqual(PrivateStackPaths.forUser(1000, environment: environment),
-                           PrivateStackPaths(runtimeDirectory: "/tmp/stol-1000", stateDirectory: "/home/a/.local/state/stol"))
+                           PrivateStackPaths(runtimeDirectory: "/tmp/stol-1000", stateDirectory: "/home/a/.local/state/stol",
+                                             cacheDirectory: "/home/a/.cache/stol"))
         }
     }
 

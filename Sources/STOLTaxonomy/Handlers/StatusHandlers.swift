@@ -25,7 +25,7 @@ struct StatusHandler: TaxonomyRequestHandler {
         status.referencePath = provider.referencePath
         status.referenceSizeBytes = FileStat(path: provider.referencePath)?.size ?? 0
         status.precomputedRelatives = UInt32(database.precomputedRelatives)
-        status.treeLoaded = database.memoryIndexes?.tree != nil
+        status.treeLoaded = database.memoryIndexes.map { $0.tree != nil && $0.namesLoaded } ?? false
         status.fullTreeNodes = UInt64(database.fullTreeCount)
         status.fullTreeLoaded = database.memoryIndexes?.wholeTree != nil
         if let provenance = database.provenance { status.provenance = Stol_V1_Provenance(provenance) }
