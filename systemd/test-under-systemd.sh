@@ -362,8 +362,10 @@ done
 # The first start built the tree and wrote its image in the unit's CacheDirectory=; the next one reads it.
 tree_image() { inside sh -c 'ls /var/cache/stol/taxonomy/*.tree' >/dev/null 2>&1; }
 wait_for 60 "stol-taxonomyd writes the tree image in /var/cache/stol/taxonomy" tree_image
-info=$(inside sh -c 'stat -c "%a %U" /var/cache/stol/taxonomy /var/cache/stol/taxonomy/*.tree' | tr '\n' ' ')
-[[ $info == "700 stol-taxonomy 600 stol-taxonomy " ]] || fail "the tree image cache is '$info', expected the directory 0700 and the image 0600, both stol-taxonomy's"
+info=$(inside stat -c "%a %U" /var/cache/stol/taxonomy)
+[[ $info == "700 stol-taxonomy" ]] || fail "/var/cache/stol/taxonomy is '$info', expected '700 stol-taxonomy'"
+info=$(inside sh -c 'stat -c "%a %U" /var/cache/stol/taxonomy/*.tree' | sort -u)
+[[ $info == "600 stol-taxonomy" ]] || fail "the tree images are '$info', expected each '600 stol-taxonomy'"
 expect 0 "systemctl kill -s KILL stol-taxonomyd.service" systemctl kill -s KILL stol-taxonomyd.service
 expect 0 "search lion after the kill" stol-client search lion
 capture journalctl --no-pager -b -o cat -u stol-taxonomyd.service
