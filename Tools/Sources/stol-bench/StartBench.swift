@@ -34,7 +34,7 @@ struct StartBench: ParsableCommand {
 
     /// One start: a fresh activator, the first lineage batch, then a search; `cache` the
     /// daemon's CACHE_DIRECTORY (nil: none, the tree is built).
-    private func start(binaries: String, queries: [String], cache: String?) throws -> Sample {
+    private func start(binaries: String, queries: [String], cache: String?, beforeStop: () throws -> Void = {}) throws -> Sample {
         let scratch = try TemporaryDirectory.make(prefix: "stolstart")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let process = try BenchTaxonomyDaemon.start(binaries: binaries, bundled: database, scratch: scratch,
@@ -58,6 +58,7 @@ struct StartBench: ParsableCommand {
         let status = (try? String(contentsOfFile: "/proc/\(process.pid)/status", encoding: .utf8)) ?? ""
         let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
             .flatMap { Double($0.split(separator: " ").dropFirst().first { !$0.isEmpty }.map(String.init) ?? "") } ?? 0
+        try beforeStop()
         return Sample(firstAnswer: firstAnswer, searchReady: searchReady, peakMiB: peak / 1024)
     }
 
@@ -72,10 +73,11 @@ struct StartBench: ParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: cacheRoot) }
         let cache = cacheRoot + "/taxonomy"
         // The image: written by a first start with the cache (as after an install), then waited for.
-        _ = try start(binaries: binaries, queries: queries, cache: cache)
-        guard waitUntil(seconds: 120, {
-            ((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? []).contains { $0.hasSuffix(".tree") }
-        }) else { throw ValidationError("no tree image was written in \(cache)") }
+        _ = try start(binaries: binaries, queries: queries, cache: cache) {
+            guard waitUntil(seconds: 120, {
+                ((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? []).contains { $0.hasSuffix(".tree") }
+            }) else { throw ValidationError("no tree image was written in \(cache)") }
+        }
         print("stol-taxonomyd on \(database): first answer (a lineage batch of 1,000 ids, --ranks all) from the connection that "
               + "starts it; search ready; peak RSS. \(rounds) starts of each, alternating.")
         var built: [Sample] = [], imaged: [Sample] = []
