@@ -121,6 +121,15 @@ on PYTHONPATH), writing the normalised form itself (--no-python-rows leaves them
   Held to the targets of every STOL row (speed, agreement, the server's memory) and to one of its own: the Python
   process's peak RSS (/usr/bin/time, as every tool) at most 100 MB; the table's RSS is the server's plus it.
 
+Issues 37 and 38: two more lineage rows, a one-off job from nothing running (peer_workloads/stol_one_off.py,
+--no-one-off-rows leaves them out), held to the same targets: "STOL one-off" (`stol-client serve --detach --database
+DB`, `stol-client lineage --ranks all --ids`, `stol-client serve --stop`) and "STOL python one-off"
+(`stol.Taxonomy(database=DB).lineage(...)`, `stol.private.stop()`), each in one process of Debian's python3 that
+times the whole job, against the peers' programs, which also start from nothing (a fresh interpreter loading its
+taxonomy). The job's stack is its own (XDG directories in the scratch, not the shared stack above); its first start,
+the probe, builds the tree and writes its image, which every timed job reads, as every job after a user's first
+does. Its memory is that job's taxonomy daemon's VmHWM.
+
 Wall time: the median of --repeat runs (default 3; min and max are printed); the runs
 of the tools alternate (run 1 of every tool, then run 2, …) so that a busy moment of the
 machine does not fall on one tool only. Peak RSS: /usr/bin/time -f %M (ru_maxrss of the
@@ -1757,6 +1766,12 @@ class StolCommand:
             return "compare --json A B, one process per pair"
         if self.key in PYTHON_KEYS:
             return f"python3 {self.subcommand}: stol.Taxonomy().{self.options[0]}"
+        if self.key == "one-off-cli":
+            return ("from nothing running: stol-client serve --detach --database DB; stol-client lineage --ranks all --ids; "
+                    "stol-client serve --stop")
+        if self.key == "one-off-python":
+            return ("from nothing running: python3: stol.Taxonomy(database=DB).lineage(ids, ranks='all', names=False); "
+                    "stol.private.stop()")
         return " ".join(("stol-client", self.subcommand) + self.options)
 
 
@@ -1822,6 +1837,23 @@ STOL_PYTHON_ROWS = {
 PYTHON_KEYS = frozenset(c.key for c in STOL_PYTHON_ROWS.values())
 PYTHON_PACKAGE = REPO_ROOT / "clients" / "python"
 
+# Issues 37 and 38: a one-off job from nothing running (peer_workloads/stol_one_off.py): the user's private stack
+# started on the database, the lineages, the stack stopped; the CLI and the Python package. Its stack is the job's
+# own (its XDG directories in the benchmark's scratch), its tree read from the image the probe's first start wrote.
+STOL_ONE_OFF_ROWS = {
+    "lineage": (("STOL one-off", StolCommand("lineage", "one-off-cli", "stol_one_off.py", ("cli",), True)),
+                ("STOL python one-off", StolCommand("lineage", "one-off-python", "stol_one_off.py", ("python",), True))),
+}
+ONE_OFF_KEYS = frozenset(c.key for rows in STOL_ONE_OFF_ROWS.values() for _, c in rows)
+
+
+def one_off_rows(args, workload: str) -> list[str]:
+    """The one-off rows of a workload when it has them and they are wanted (--no-one-off-rows leaves them out)."""
+    if args.no_stol or args.no_one_off_rows:
+        return []
+    return [row for row, _ in STOL_ONE_OFF_ROWS.get(base_workload(workload), ())
+            if row != "STOL python one-off" or not args.no_python_rows]
+
 
 def python_rows(args, workload: str) -> list[str]:
     """[STOL_PYTHON] when the workload has a Python row and it is wanted, else []."""
@@ -1836,6 +1868,18 @@ def python_row_missing(stack: "StolStack", command: StolCommand) -> str | None:
     if not os.access(stack.python, os.X_OK):
         return f"{command.text}: listed but fails here ({stack.python} not found: apt-get install python3 python3-protobuf)"
     return None
+
+
+def one_off_hwm_file(stack: "StolStack", command: StolCommand) -> Path:
+    """Where a one-off job writes its own taxonomy daemon's VmHWM (KiB)."""
+    return stack.scratch / f"{command.key}.hwm"
+
+
+def one_off_hwm_kb(stack: "StolStack", command: StolCommand) -> int:
+    try:
+        return int(one_off_hwm_file(stack, command).read_text().strip())
+    except (OSError, ValueError):
+        return 0
 
 
 def is_stol(tool: str) -> bool:
@@ -1879,6 +1923,14 @@ def stol_run_command(stack: StolStack, command: StolCommand, source: Path,
                      raw: Path) -> tuple[list[str], Path | None, Path | None]:
     """(argv, stdin, stdout) of one STOL run of `command` over the queries of `source`, answers into `raw`."""
     runtime = ["--runtime-dir", str(stack.runtime)]
+    if command.key in ONE_OFF_KEYS:
+        job = stack.scratch / "one-off"
+        for directory in ("run", "state", "cache"):
+            (job / directory).mkdir(mode=0o700, parents=True, exist_ok=True)
+        return ["env", "-u", "STOL_RUNTIME_DIR", "-u", "STOL_STATE_DIR", f"XDG_RUNTIME_DIR={job / 'run'}",
+                f"XDG_STATE_HOME={job / 'state'}", f"XDG_CACHE_HOME={job / 'cache'}", f"PYTHONPATH={PYTHON_PACKAGE}",
+                stack.python, str(SCRIPTS / "peer_workloads" / command.subcommand), command.options[0], str(stack.client),
+                str(stack.database), str(source), str(raw), str(one_off_hwm_file(stack, command))], None, None
     if command.key in PYTHON_KEYS:
         # env execs the interpreter in its own process: /usr/bin/time's peak RSS is the Python process's.
         return ["env", f"PYTHONPATH={PYTHON_PACKAGE}", f"STOL_RUNTIME_DIR={stack.runtime}", stack.python,
@@ -1892,7 +1944,7 @@ def stol_run_command(stack: StolStack, command: StolCommand, source: Path,
 def parse_stol_answer(command: StolCommand, query: str, line: str, index: int = 0):
     """One raw answer line of `command` -> the normalised answer of `query` (the `index`-th, from 0)."""
     key = command.key
-    if key in ("ids-all", "ids"):
+    if key in ("ids-all", "ids", "one-off-cli"):
         return parse_stol_lineage_ids_tsv(line)[1]
     if key in ("jsonl", "jsonl-all", "json-all"):
         return parse_stol_lineage_jsonl(line)[1]
@@ -1915,7 +1967,7 @@ def parse_stol_answer(command: StolCommand, query: str, line: str, index: int = 
         if number != str(index + 1):
             raise ValueError(f"the answer for set {number} stands where set {index + 1} was asked")
         return answer
-    if key in PYTHON_KEYS:   # the normalised form already, each line naming its query
+    if key in PYTHON_KEYS or key == "one-off-python":   # the normalised form already, each line naming its query
         if command.workload == "lca":
             a, b, answer = parse_lca_line(line)
             echoed = f"{a} {b}"
@@ -1980,6 +2032,13 @@ def probe_stol_command(stack: StolStack, command: StolCommand, probe: Path, scra
         missing = python_row_missing(stack, command)
         if missing:
             return missing
+    elif command.key in ONE_OFF_KEYS:
+        if not client_supports(stack.client, "serve", ["--detach", "--database", "--stop"]):
+            return f"{command.text}: not available in this build (no stol-client serve)"
+        if command.key == "one-off-python":
+            missing = python_row_missing(stack, STOL_PYTHON_ROWS["lineage"])
+            if missing:
+                return missing
     elif not client_supports(stack.client, command.subcommand, [o for o in command.options if o.startswith("--")]):
         return f"{command.text}: not available in this build"
     raw = scratch / f"probe-{command.key}.raw"
@@ -2089,6 +2148,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         "jsonl, json, format)")
     p.add_argument("--no-python-rows", action="store_true",
                    help="leave out the STOL python rows (lineage and LCA through the Python package, issue 23)")
+    p.add_argument("--no-one-off-rows", action="store_true",
+                   help="leave out the one-off rows (lineage from nothing running: the user's private stack started, "
+                        "the lineages, the stack stopped; CLI and Python, issues 37 and 38)")
     p.add_argument("--python", type=Path, default=Path("/usr/bin/python3"),
                    help="the interpreter of the STOL python rows: Debian's python3 with python3-protobuf "
                         "(default: %(default)s)")
@@ -2205,7 +2267,9 @@ def run_benchmark(args) -> int:
                 rows = [(row, STOL_PYTHON_ROWS[base_workload(w)]) for row in python_rows(args, w)]
                 if not args.no_format_rows:
                     rows += STOL_FORMAT_ROWS[base_workload(w)]
-                for row, command in rows:  # each row timed only if its probe answers
+                rows += [(row, command) for row, command in STOL_ONE_OFF_ROWS.get(base_workload(w), ())
+                         if row in one_off_rows(args, w)]
+                for row, command in rows:  # each row timed only if its probe answers (a one-off's: its first start)
                     problem = probe_stol_command(stack, command, probe, stack.scratch)
                     if problem is None:
                         stol_rows[w][row] = StolChoice(command, [])
@@ -2216,7 +2280,8 @@ def run_benchmark(args) -> int:
         for workload in args.workloads:
             tools = workload_peers(args, workload) + ([] if args.no_stol else
                                             [STOL] + [row for row, _ in STOL_FORMAT_ROWS[base_workload(workload)]
-                                                      if not args.no_format_rows]) + python_rows(args, workload)
+                                                      if not args.no_format_rows]) + python_rows(args, workload) \
+                + one_off_rows(args, workload)
             source = inputs["files"][workload]
             queries = read_lines(str(source))
             sources = {t: source for t in tools}
@@ -2247,7 +2312,8 @@ def run_benchmark(args) -> int:
                         cmd, stdin, stdout = stol_run_command(stack, command, sources[tool], raw)
                         stack.reset_hwm()
                         result = timed_run(cmd, stdin=stdin, stdout=stdout, log_path=log_path)
-                        server_peaks[tool].append(stack.vm_hwm_kb())
+                        server_peaks[tool].append(one_off_hwm_kb(stack, command) if command.key in ONE_OFF_KEYS
+                                                  else stack.vm_hwm_kb())
                         if result.status in (0, 3):   # 3: some queries were not found
                             try:
                                 normalise_stol(command, read_lines(str(sources[tool])), raw, target)
@@ -2498,7 +2564,7 @@ def stol_row_names(args, workload: str) -> list[str]:
     if args.no_stol:
         return []
     return ([STOL] + ([] if args.no_format_rows else [row for row, _ in STOL_FORMAT_ROWS[base_workload(workload)]])
-            + python_rows(args, workload))
+            + python_rows(args, workload) + one_off_rows(args, workload))
 
 
 def python_memory_target(workload: str, summary: dict | None, why: str) -> dict:

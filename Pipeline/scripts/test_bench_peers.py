@@ -9,6 +9,8 @@ Standard library only; no timing, no server, no peers. The small tree is the rea
 
 import json
 import os
+import shutil
+import tempfile
 import sys
 import unittest
 
@@ -339,6 +341,7 @@ class StolPythonRowTests(unittest.TestCase):
         no_stol = False
         no_python_rows = False
         no_format_rows = False
+        no_one_off_rows = True
 
     def test_the_rows_exist_for_lineage_lca_and_majority_and_can_be_left_out(self):
         args = self.Args()
@@ -388,6 +391,61 @@ class StolPythonRowTests(unittest.TestCase):
         self.assertEqual(bp.python_memory_target("lca", None, "exit status 1")["verdict"], "MISSED")
         self.assertEqual(bp.python_memory_target("lca", None, "x: not available in this build")["verdict"],
                          "NOT EVALUATED")
+
+
+class OneOffRowTests(unittest.TestCase):
+    """Issues 37 and 38's one-off rows: the job's own private stack, started and stopped by the timed process."""
+
+    class Args:
+        no_stol = False
+        no_python_rows = False
+        no_format_rows = False
+        no_one_off_rows = False
+
+    def test_lineage_has_both_rows_after_the_others_and_each_can_be_left_out(self):
+        args = self.Args()
+        self.assertEqual(bp.stol_row_names(args, "lineage")[-3:], [bp.STOL_PYTHON, "STOL one-off", "STOL python one-off"])
+        self.assertNotIn("STOL one-off", bp.stol_row_names(args, "lca"))
+        self.assertTrue(bp.is_stol("STOL python one-off"))
+        args.no_python_rows = True
+        self.assertEqual(bp.stol_row_names(args, "lineage")[-1], "STOL one-off")
+        args.no_one_off_rows = True
+        self.assertNotIn("STOL one-off", bp.stol_row_names(args, "lineage"))
+
+    def test_the_job_runs_with_its_own_directories_and_not_the_shared_stack(self):
+        scratch = bp.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, scratch)
+
+        class Stack:
+            runtime = scratch / "run"
+            python = "/usr/bin/python3"
+            client = bp.Path("/bin/stol-client")
+            database = bp.Path("/db/reference.sqlite")
+        Stack.scratch = scratch
+        for _, command in bp.STOL_ONE_OFF_ROWS["lineage"]:
+            argv, stdin, stdout = bp.stol_run_command(Stack(), command, bp.Path("/in.txt"), bp.Path("/out.raw"))
+            self.assertEqual(argv[:5], ["env", "-u", "STOL_RUNTIME_DIR", "-u", "STOL_STATE_DIR"])
+            job = scratch / "one-off"
+            for variable in ("XDG_RUNTIME_DIR=" + str(job / "run"), "XDG_STATE_HOME=" + str(job / "state"),
+                             "XDG_CACHE_HOME=" + str(job / "cache")):
+                self.assertIn(variable, argv)
+            for directory in ("run", "state", "cache"):
+                self.assertEqual(os.stat(job / directory).st_mode & 0o777, 0o700)
+            script = next(a for a in argv if a.endswith("stol_one_off.py"))
+            self.assertTrue(os.path.isfile(script))
+            self.assertEqual(argv[argv.index(script) + 1:],
+                             [command.options[0], "/bin/stol-client", "/db/reference.sqlite", "/in.txt", "/out.raw",
+                              str(bp.one_off_hwm_file(Stack(), command))])
+            self.assertIsNone(stdin)
+            self.assertIsNone(stdout)
+
+    def test_answers_are_read_as_each_job_writes_them(self):
+        cli, python = (command for _, command in bp.STOL_ONE_OFF_ROWS["lineage"])
+        self.assertEqual(bp.parse_stol_answer(cli, "9606", "9606\t9606\tspecies\tHomo sapiens\t1;9605;9606\n"),
+                         (1, 9605, 9606))
+        self.assertEqual(bp.parse_stol_answer(python, "9606", lineage_line("9606", HUMAN)), HUMAN)
+        with self.assertRaisesRegex(ValueError, "where '9689' was asked"):
+            bp.parse_stol_answer(python, "9689", lineage_line("9606", HUMAN))
 
 
 class MajorityTests(unittest.TestCase):

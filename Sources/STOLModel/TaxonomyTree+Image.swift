@@ -90,7 +90,12 @@ extension TaxonomyTree {
         guard count < UInt64(Int32.max), speciesCode >= -1, speciesCode < Int64(rankNames.count) else {
             throw .inconsistent("header")
         }
-        return try TaxonomyTree(imageOf: &reader, count: Int(count), rankNames: rankNames, speciesCode: Int16(speciesCode))
+        let tree = try TaxonomyTree(imageOf: &reader, count: Int(count), rankNames: rankNames, speciesCode: Int16(speciesCode))
+        // The file ends where the last array's padding does: a cut in that padding is a cut too.
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .io(errno) }
+        guard status.st_size == reader.offset else { throw status.st_size < reader.offset ? .truncated : .inconsistent("bytes after the end") }
+        return tree
     }
 
     /// The key an image was written with (``writeImage(key:_:)``), read from its header alone.

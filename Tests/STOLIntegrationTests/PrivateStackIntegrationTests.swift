@@ -117,6 +117,15 @@ final class PrivateStackIntegrationTests: XCTestCase {
         XCTAssertTrue(try user.client(["fav", "list"]).stdout.contains("9689"))
         // Favourites live in the user's state directory.
         XCTAssertTrue(FileManager.default.fileExists(atPath: user.home + "/.local/state/stol/favorites"))
+        // The tree's image, in the user's cache directory (written once the first start built the tree),
+        // private to the user: every later start reads it instead of building the tree.
+        let images = user.home + "/.cache/stol/taxonomy"
+        XCTAssertTrue(waitUntil(seconds: 60) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: images)) ?? []).contains { $0.hasSuffix(".tree") }
+        }, "no tree image in \(images)")
+        var cacheInfo = stat()
+        XCTAssertEqual(lstat(images, &cacheInfo), 0)
+        XCTAssertEqual(cacheInfo.st_mode & 0o777, 0o700, "the tree images are open to others")
         for name in ["taxonomy", "favorites", "import", "verify"] {
             var info = stat()
             XCTAssertEqual(lstat(user.socket(name), &info), 0, name)

@@ -79,9 +79,10 @@ final class TaxonomyTreeImageTests: XCTestCase {
     /// behind, ``AtomicFile``; this is a file damaged later).
     func testATruncatedImage_isRefused_whereverItIsCut() throws {
         let bytes = try image(of: try tree(seed: TestSeed.make(for: self), count: 60), key: "k")
-        for length in stride(from: 0, to: bytes.count, by: 7) {
+        for length in Array(stride(from: 0, to: bytes.count, by: 7)) + Array(bytes.count - 8..<bytes.count) {
             XCTAssertThrowsError(try read(Array(bytes.prefix(length)), key: "k"), "cut at \(length) of \(bytes.count)")
         }
+        XCTAssertThrowsError(try read(bytes + [0], key: "k"), "a byte after the end")
     }
 
     /// A byte changed anywhere: the image is refused as inconsistent, or the tree it
