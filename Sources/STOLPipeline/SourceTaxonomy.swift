@@ -141,7 +141,7 @@ public struct ReadProgress: Sendable {
     public var finished: Bool
 
     public var rowsPerSecond: Double {
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let seconds = elapsed.inSeconds
         return seconds > 0 ? Double(rows) / seconds : 0
     }
 }

@@ -253,8 +253,3 @@ extension MemoryIndexes.TreeSource: CustomStringConvertible {
         }
     }
 }
-
-extension Duration {
-    /// The duration in seconds, for logs.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

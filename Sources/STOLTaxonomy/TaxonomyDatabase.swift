@@ -205,11 +205,11 @@ public final class TaxonomyDatabase: Sendable {
             let loaded = try? reader.inDatabase { db in
                 try MemoryIndexes.load(db, layout: layout, image: image) { tree in
                     slot.fillTree(tree)
-                    logger.info("tree ready", metadata: ["release": "\(release)", "seconds": "\((ContinuousClock.now - started).seconds)"])
+                    logger.info("tree ready", metadata: ["release": "\(release)", "seconds": "\((ContinuousClock.now - started).inSeconds)"])
                 }
             }
             slot.fill(loaded?.0 ?? MemoryIndexes.empty, treeSource: loaded?.treeSource ?? .none)
-            logger.info("indexes ready", metadata: ["release": "\(release)", "seconds": "\((ContinuousClock.now - started).seconds)",
+            logger.info("indexes ready", metadata: ["release": "\(release)", "seconds": "\((ContinuousClock.now - started).inSeconds)",
                                                     "tree": "\(loaded?.treeSource.description ?? "none")"])
             if let image, let loaded, case .rows(let miss) = loaded.treeSource, let tree = loaded.0.tree {
                 if case .refused(let reason)? = miss {
