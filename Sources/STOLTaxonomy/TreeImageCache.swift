@@ -81,11 +81,23 @@ extension TreeImageCache.Entry {
             prefix += "/" + part
             if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw AtomicFileError(path: prefix, operation: "create", errno: errno) }
         }
+        removeUnfinishedWrites()
         let file = try AtomicFile(path: path)
         defer { file.discard() }
         try tree.writeImage(key: key) { bytes in try file.append(bytes) }
         try file.commit(mode: 0o600)
         removeImagesOfMissingDatabases()
+    }
+
+    /// What a server stopped or killed while writing this image left (``AtomicFile``'s
+    /// `.<name>.tmp-XXXXXX`, up to 245 MB each): only this process writes this image, and
+    /// not twice at once (one open database per path).
+    func removeUnfinishedWrites() {
+        let directory = AtomicFile.directory(of: path)
+        let prefix = "." + (path.split(separator: "/").last.map(String.init) ?? "") + ".tmp-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasPrefix(prefix) {
+            unlink(directory + "/" + name)
+        }
     }
 
     /// Each image names its database's path first in its key: an image whose

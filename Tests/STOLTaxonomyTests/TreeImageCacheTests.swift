@@ -99,11 +99,16 @@ final class TreeImageCacheTests: XCTestCase {
         XCTAssertEqual(try open().treeSource, .image)
     }
 
-    func testTheImagesOfDatabasesThatAreGone_areRemovedWhenAnImageIsWritten() throws {
+    func testTheImagesOfDatabasesThatAreGone_andUnfinishedWrites_areRemovedWhenAnImageIsWritten() throws {
         try FileManager.default.createDirectory(atPath: cache.directory, withIntermediateDirectories: true)
         let gone = cache.entry(databasePath: harness.directory + "/deleted-release.sqlite", fingerprint: "1-2-3-4")
         let kept = cache.entry(databasePath: harness.referencePath, fingerprint: "1-2-3-4")
         try buildFixtureDatabase(at: harness.referencePath, in: harness.directory)
+        // What a server killed while writing the bundled database's image left behind.
+        let fingerprint = try TaxonomyDatabase(path: harness.bundledPath, kind: .bundled, loadIndexes: false).fingerprint
+        let ownName = cache.entry(databasePath: harness.bundledPath, fingerprint: fingerprint).path.split(separator: "/").last!
+        let unfinished = cache.directory + "/.\(ownName).tmp-AbC123"
+        XCTAssertTrue(FileManager.default.createFile(atPath: unfinished, contents: Data(repeating: 7, count: 4096)))
         let small = try TaxonomyTree(testNodes: randomTaxonomy(count: 20, seed: 1))
         for entry in [gone, kept] {
             var bytes: [UInt8] = []
@@ -114,6 +119,7 @@ final class TreeImageCacheTests: XCTestCase {
         _ = try open()
         XCTAssertFalse(FileManager.default.fileExists(atPath: gone.path), "its database is gone: removed")
         XCTAssertTrue(FileManager.default.fileExists(atPath: kept.path), "its database is there: kept")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: unfinished), "an unfinished write of the image: removed")
         XCTAssertTrue(FileManager.default.fileExists(atPath: try imagePath))
     }
 
