@@ -3,11 +3,12 @@ import STOLModel
 
 /// How much a taxonomy database holds, counted once when it is opened: what
 /// `status` reports, and whether it has precomputed relatives and a whole tree.
-/// A record of named columns, read in one statement.
+/// A record of named columns, read in one statement. Each count here is cheap (an
+/// index's size, a few rows); the species, which walk 2.1 M index entries of NCBI's
+/// (73 ms of each start), are counted when first asked (``TaxonomyDatabase/speciesCount``).
 struct DatabaseCounts: FetchableRecord, Equatable {
     /// Rows of `taxa`: every node in schema 3, the eight-rank view before.
     var taxa: Int
-    var species: Int
     var names: Int
     /// Rows per species in `top_n_relatives` (the pipeline's N; 0 when empty).
     var precomputedRelatives: Int
@@ -18,7 +19,6 @@ struct DatabaseCounts: FetchableRecord, Equatable {
 
     init(row: Row) {
         taxa = row["taxa"]
-        species = row["species"]
         names = row["names"]
         precomputedRelatives = row["precomputed_relatives"]
         wholeTreeNodes = row["whole_tree_nodes"]
@@ -37,7 +37,6 @@ struct DatabaseCounts: FetchableRecord, Equatable {
         let counts = try DatabaseCounts.fetchOne(db, sql: """
             WITH counts AS (SELECT
                 (SELECT count(*) FROM taxa) AS taxa,
-                (SELECT count(*) FROM taxa WHERE \(layout.mainRank) = 'species') AS species,
                 (SELECT count(*) FROM names) AS names,
                 (SELECT count(*) FROM top_n_relatives WHERE taxon_id =
                     (SELECT taxon_id FROM top_n_relatives WHERE rank_order = 1 LIMIT 1)) AS precomputed_relatives)

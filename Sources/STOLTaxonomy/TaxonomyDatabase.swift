@@ -27,7 +27,16 @@ public final class TaxonomyDatabase: Sendable {
     public let layout: TaxonomyLayout
     /// Rows of `taxa`: every node in schema 3, the eight-rank view before.
     public let taxaCount: Int
-    public let speciesCount: Int
+    private let speciesCountSlot = Mutex<Int?>(nil)
+    /// Taxa of main rank species: counted when first asked (`status`, diagnostics),
+    /// not at every open, whose first answer waited 73 ms for it on NCBI's.
+    public var speciesCount: Int {
+        if let known = speciesCountSlot.withLock({ $0 }) { return known }
+        let sql = "SELECT count(*) FROM taxa WHERE \(layout.mainRank) = 'species'"
+        guard let counted = try? read({ db in try Int.fetchOne(db, sql: sql) ?? 0 }) else { return 0 }
+        speciesCountSlot.withLock { $0 = counted }
+        return counted
+    }
     public let namesCount: Int
     /// Rows per species in `top_n_relatives` (the pipeline's N; 0 when empty).
     public let precomputedRelatives: Int
@@ -145,7 +154,6 @@ public final class TaxonomyDatabase: Sendable {
             self.languages = languages
             layout = TaxonomyLayout(schemaVersion: schemaVersion)
             taxaCount = counts.taxa
-            speciesCount = counts.species
             namesCount = counts.names
             precomputedRelatives = counts.precomputedRelatives
             fullTreeCount = counts.wholeTreeNodes
@@ -206,6 +214,10 @@ public final class TaxonomyDatabase: Sendable {
                 try MemoryIndexes.load(db, layout: layout, image: image) { tree in
                     slot.fillTree(tree)
                     logger.info("tree ready", metadata: ["release": "\(release)", "seconds": "\((ContinuousClock.now - started).inSeconds)"])
+                    // The rest (the names' indexes) is background work that requests answered from
+                    // the tree should not wait behind: at nice +10, as bulk lanes run (this thread
+                    // and the threads it starts from now on; Linux applies it to the calling thread).
+                    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
                 }
             }
             slot.fill(loaded?.0 ?? MemoryIndexes.empty, treeSource: loaded?.treeSource ?? .none)
