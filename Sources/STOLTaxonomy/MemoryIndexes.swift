@@ -88,18 +88,19 @@ public struct MemoryIndexes: Sendable {
     ///
     /// Schema 3's tree comes from `image` when it holds one of this database
     /// (``TreeImageCache``), else it is built from the rows. Either way it is handed
-    /// to `publishTree` (``treeOnly(_:holdsWholeTree:)``) as soon as it is there.
-    /// - Returns: the indexes, and where the tree came from (the caller writes the
-    ///   image of a tree built from the rows).
+    /// to `publishTree` (``treeOnly(_:holdsWholeTree:)``), with where it came from, as
+    /// soon as it is there (the caller writes the image of a tree built from the rows).
+    /// - Returns: the indexes, and where the tree came from.
     static func load(_ db: Database, layout: TaxonomyLayout, image: TreeImageCache.Entry? = nil,
-                     publishTree: @escaping @Sendable (MemoryIndexes) -> Void = { _ in }) throws -> (MemoryIndexes, treeSource: TreeSource) {
+                     publishTree: @escaping @Sendable (MemoryIndexes, TreeSource) -> Void = { _, _ in }) throws
+        -> (MemoryIndexes, treeSource: TreeSource) {
         var scan: TaxaScan
         var source = TreeSource.rows(imageMiss: nil)
         var imaged: TaxonomyTree?
         if layout.everyNode, let image {
             switch image.load() {
             case .success(let tree):
-                publishTree(.treeOnly(tree, holdsWholeTree: true))
+                publishTree(.treeOnly(tree, holdsWholeTree: true), .image)
                 imaged = tree
                 source = .image
             case .failure(let miss):
@@ -110,20 +111,20 @@ public struct MemoryIndexes: Sendable {
             scan = try TaxaScan.fromTree(imaged, db)
         } else {
             scan = try TaxaScan.read(db, layout: layout)
-            if let tree = scan.tree { publishTree(.treeOnly(tree, holdsWholeTree: scan.holdsWholeTree)) }
+            if let tree = scan.tree { publishTree(.treeOnly(tree, holdsWholeTree: scan.holdsWholeTree), source) }
         }
         // Schema 3's tree is built, and the prominent names sorted, on other threads
         // while the names are read below. The builder is handed over, not shared, so
         // the build frees its arrays as it goes (the start's peak memory).
         let handoff = scan.builder.map(Handoff.init)
         scan.builder = nil
-        let holdsWholeTree = scan.holdsWholeTree
+        let holdsWholeTree = scan.holdsWholeTree, builtSource = source
         let building = handoff.map { handoff in
             BackgroundWork { () -> (tree: TaxonomyTree?, problem: String?) in
                 let builder = handoff.take()
                 do {
                     let tree = try builder.build()
-                    publishTree(.treeOnly(tree, holdsWholeTree: holdsWholeTree))
+                    publishTree(.treeOnly(tree, holdsWholeTree: holdsWholeTree), builtSource)
                     return (tree, nil)
                 } catch {
                     return (nil, "\(error)")

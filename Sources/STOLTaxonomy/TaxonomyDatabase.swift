@@ -206,14 +206,22 @@ public final class TaxonomyDatabase: Sendable {
         let slot = indexes
         let layout = self.layout
         let image = treeImages?.entry(databasePath: path, fingerprint: fingerprint)
-        let release = self.release
+        let release = self.release, everyNode = layout.everyNode
         let thread = Thread {
             let logger = Logger(label: "stol.taxonomy")
             let started = ContinuousClock.now
             let loaded = try? reader.inDatabase { db in
-                try MemoryIndexes.load(db, layout: layout, image: image) { tree in
+                try MemoryIndexes.load(db, layout: layout, image: image) { tree, source in
                     slot.fillTree(tree)
                     logger.info("tree ready", metadata: ["release": "\(release)", "seconds": "\((ContinuousClock.now - started).inSeconds)"])
+                    // A tree built from the rows is imaged at once, beside the names' indexes: a
+                    // stop right after a first start (a one-off job, a restart) waits for it.
+                    if let image, everyNode, case .rows(let miss) = source, let built = tree.tree {
+                        if case .refused(let reason)? = miss {
+                            logger.notice("tree image refused; writing it again", metadata: ["path": "\(image.path)", "reason": "\(reason)"])
+                        }
+                        TreeImageWrites.shared.start(image, built, logger: logger)
+                    }
                     // The rest (the names' indexes) is background work that requests answered from
                     // the tree should not wait behind: at nice +10, as bulk lanes run (this thread
                     // and the threads it starts from now on; Linux applies it to the calling thread).
@@ -223,17 +231,6 @@ public final class TaxonomyDatabase: Sendable {
             slot.fill(loaded?.0 ?? MemoryIndexes.empty, treeSource: loaded?.treeSource ?? .none)
             logger.info("indexes ready", metadata: ["release": "\(release)", "seconds": "\((ContinuousClock.now - started).inSeconds)",
                                                     "tree": "\(loaded?.treeSource.description ?? "none")"])
-            if let image, let loaded, case .rows(let miss) = loaded.treeSource, let tree = loaded.0.tree {
-                if case .refused(let reason)? = miss {
-                    logger.notice("tree image refused; writing it again", metadata: ["path": "\(image.path)", "reason": "\(reason)"])
-                }
-                do {
-                    try image.store(tree)
-                } catch {
-                    // Best effort: without an image the next start builds the tree again.
-                    logger.warning("cannot write the tree image", metadata: ["path": "\(image.path)", "error": "\(error)"])
-                }
-            }
             // The build's scratch (the rows read, the builders' arrays) is freed by now;
             // handed back, it is not counted against the next release a pinned request opens.
             stol_heap_return_freed()
@@ -277,6 +274,7 @@ public final class TaxonomyDatabase: Sendable {
     @available(*, noasync, message: "blocks the thread")
     func waitForBackgroundWork() {
         indexes.waitUntilSettled()
+        TreeImageWrites.shared.waitUntilWritten()
     }
 
     /// Returns once the tree answers (``memoryIndexes`` holds at least the tree

@@ -45,7 +45,10 @@ struct TaxonomyDaemon: AsyncParsableCommand {
                 throw DaemonStartupError(.noInput, "cannot open the bundled database: \(error.protocolError.message)")
             }
             return { serving throws(DaemonStartupError) in
-                [NIOFramedServer(service: TaxonomyService(provider: provider), listeningSocket: try serving.listeningSocket(),
+                // First, so shut down last: a tree image being written is finished (within 8 s, under
+                // systemd's and the private stack's 10 s before SIGKILL) after the last answer.
+                [ShutdownDrainService { await TreeImageWrites.shared.finish(within: .seconds(8)) },
+                 NIOFramedServer(service: TaxonomyService(provider: provider), listeningSocket: try serving.listeningSocket(),
                                  configuration: serving.configuration, logger: context.logger, heartbeat: serving.heartbeat)]
             }
         }

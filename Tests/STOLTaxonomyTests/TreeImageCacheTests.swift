@@ -123,6 +123,20 @@ final class TreeImageCacheTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: try imagePath))
     }
 
+    /// A stop waits for an image being written (``TreeImageWrites/finish(within:)``,
+    /// the taxonomy daemon's drain): a tree of NCBI's size takes a few hundred ms to write.
+    func testFinish_returnsOnceAnImageBeingWrittenIsComplete() async throws {
+        let writes = TreeImageWrites()
+        let entry = cache.entry(databasePath: harness.bundledPath, fingerprint: "f")
+        let tree = try TaxonomyTree(testNodes: randomTaxonomy(count: 200_000, seed: 7))
+        writes.start(entry, tree, logger: quietLogger)
+        await writes.finish(within: .seconds(60))
+        let descriptor = Glibc.open(entry.path, O_RDONLY)
+        XCTAssertGreaterThanOrEqual(descriptor, 0, "no image once finish returned")
+        defer { close(descriptor) }
+        XCTAssertEqual(try TaxonomyTree.readImage(from: descriptor, expectedKey: entry.key).count, 200_000)
+    }
+
     /// Between the tree and the names' indexes: what needs only the tree answers,
     /// what needs the names waits (``TaxonomyError/memoryIndexesLoading``), never
     /// a wrong "not found" from names not yet read.
