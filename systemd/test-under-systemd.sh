@@ -228,6 +228,9 @@ info=$(inside stat -c '%a %U' "$installed") || fail "no $installed"
 [[ $info == "644 stol-import" ]] || fail "$installed is '$info', expected '644 stol-import'"
 inside cmp -s "$installed" /usr/share/stol/bundled.sqlite ||
   fail "the installed reference database differs from the database that was signed"
+# stol-importd asks stol-taxonomyd about the release it installed: its tree is imaged before anyone asks for it.
+release_imaged() { inside sh -c "grep -lsaF '$installed' /var/cache/stol/taxonomy/*.tree" >/dev/null 2>&1; }
+wait_for 60 "stol-taxonomyd images the tree of the release stol-importd installed" release_imaged
 capture journalctl --no-pager -b -o cat
 [[ $out == *"Landlock ABI"*"sandboxed"* || $out == *"sandbox without Landlock"* ]] || fail "the verifier did not report its sandbox: $out"
 capture journalctl --no-pager -b -o cat _PID=1

@@ -319,6 +319,7 @@ public final class ImportCoordinator: StreamingFramedService {
         installing.bytesTotal = verified.sqliteBytes
         try? relay(installing)
         try? send(done(release: release, header: header, endsImport: true))
+        TaxonomyWarmUp(socketPath: paths.taxonomySocket).start(release: release, logger: context.logger)
     }
 
     /// Reads the file's header (at most 288 bytes at fixed offsets: the only bytes of an

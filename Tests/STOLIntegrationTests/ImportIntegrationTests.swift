@@ -94,6 +94,27 @@ final class ImportIntegrationTests: XCTestCase {
         XCTAssertEqual((try taxonomyStatus()["active"] as? [String: Any])?["kind"] as? String, "DATABASE_KIND_REFERENCE")
     }
 
+    /// The import coordinator asks the taxonomy server about a release it installed
+    /// (``TaxonomyWarmUp``): the server opens it and writes its tree's image, so that the
+    /// release's first real start reads its tree instead of building it.
+    func testAnInstalledRelease_hasItsTreeImaged_beforeAnyoneAsksForIt() throws {
+        try stack.startImportStack()
+        let (file, _) = try stack.signedDatabase(name: "reference", builtAt: "2026-11-01T12:00:00Z")
+        let imported = try stack.client(["db", "import", file])
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        let images = stack.treeImageDirectory
+        func imagedDatabases() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: images)) ?? []).filter { $0.hasSuffix(".tree") }.compactMap { name in
+                let descriptor = open(images + "/" + name, O_RDONLY)
+                defer { if descriptor >= 0 { close(descriptor) } }
+                return (try? TaxonomyTree.readImageKey(from: descriptor))?.split(separator: "\n").first.map(String.init)
+            }
+        }
+        // No client has asked the taxonomy server anything: the coordinator did, after the install.
+        XCTAssertTrue(waitUntil(seconds: 60) { imagedDatabases().contains(stack.referencePath) },
+                      "no image of \(stack.referencePath) in \(images): \(imagedDatabases())")
+    }
+
     func testDeleteOnATerminal_asksAndDeletesOnlyAfterYes() throws {
         try stack.startImportStack()
         let (file, _) = try stack.signedDatabase(name: "reference")

@@ -25,6 +25,8 @@ final class StackHarness {
     let root: String
     var runtimeDirectory: String { root + "/run" }
     var stateDirectory: String { root + "/state" }
+    /// The taxonomy server's tree images (its `CACHE_DIRECTORY`).
+    var treeImageDirectory: String { root + "/cache/taxonomy" }
     let database: String
     private var activators: [Daemon: ChildProcess] = [:]
     var environment: [String: String] = [:]
@@ -71,8 +73,10 @@ final class StackHarness {
         try FileManager.default.createDirectory(atPath: root + "/run", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: root + "/state", withIntermediateDirectories: true)
         database = try Self.database()
+        // CACHE_DIRECTORY as the unit's CacheDirectory= hands it over (apart from the state, as
+        // /var/cache is from /var/lib): the taxonomy server's tree images.
         environment = ["STOL_RUNTIME_DIR": runtimeDirectory, "STOL_STATE_DIR": stateDirectory,
-                       "STOL_BUNDLED_DB": database, "STOL_LOG_LEVEL": "info"]
+                       "STOL_BUNDLED_DB": database, "STOL_LOG_LEVEL": "info", "CACHE_DIRECTORY": treeImageDirectory]
     }
 
     /// Other test users (setpriv) must reach the sockets inside.
