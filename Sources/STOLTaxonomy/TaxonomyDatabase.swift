@@ -199,7 +199,7 @@ public final class TaxonomyDatabase: Sendable {
     /// cooperative pool: the build takes seconds on the full tree), unless a
     /// build was started already. The tree answers as soon as it is there (read
     /// from its image, or built), before the names' indexes; a tree built from the
-    /// rows is then written as an image for the next start.
+    /// rows is written as an image at once, on a thread of its own (``TreeImageWrites``).
     func startLoadingMemoryIndexes() {
         guard indexes.claimBuild() else { return }
         let reader = indexReader
@@ -223,8 +223,9 @@ public final class TaxonomyDatabase: Sendable {
                         TreeImageWrites.shared.start(image, built, logger: logger)
                     }
                     // The rest (the names' indexes) is background work that requests answered from
-                    // the tree should not wait behind: at nice +10, as bulk lanes run (this thread
-                    // and the threads it starts from now on; Linux applies it to the calling thread).
+                    // the tree should not wait behind: at nice +10, as bulk lanes run. Linux applies
+                    // it to the calling thread (and the threads it starts from now on): with an image
+                    // the indexes' own thread; on a build from the rows the builder's, which ends here.
                     _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
                 }
             }
@@ -342,13 +343,14 @@ private final class IndexesSlot: Sendable {
     private let claimed = Mutex(false)
     /// Signalled once built, for ``waitUntilBuilt()``.
     private let ready = DispatchSemaphore(value: 0)
-    /// Signalled when the build's thread is done, its image written (``waitUntilSettled()``).
+    /// Signalled when the build's thread is done (``waitUntilSettled()``; the image is
+    /// written on a thread of its own, ``TreeImageWrites``).
     private let settled = DispatchSemaphore(value: 0)
 
     func settle() { settled.signal() }
 
-    /// Blocks until the build's thread has finished everything, the tree's image
-    /// included (tests: the image is written after the indexes are handed out).
+    /// Blocks until the build's thread has finished everything (tests; only once
+    /// ``TaxonomyDatabase/startLoadingMemoryIndexes()`` has started it).
     func waitUntilSettled() {
         settled.wait()
         settled.signal()
