@@ -431,6 +431,10 @@ public struct TaxonomyTree: Sendable {
     /// The rank as the source spells it (`no rank`, `clade`, `superkingdom`, …).
     public func rank(of node: Int) -> String { rankNames[Int(rankCodes[node])] }
 
+    /// The node's rank as its position in ``rankNames``: a table indexed by it answers
+    /// per rank without hashing the rank's name for every node.
+    public func rankCode(of node: Int) -> Int { Int(rankCodes[node]) }
+
     /// The node's main rank: nil when it is outside the eight-rank view.
     public func mainRank(of node: Int) -> TaxonRank? {
         let level = mainLevels[node]

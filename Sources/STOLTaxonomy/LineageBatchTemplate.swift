@@ -52,8 +52,11 @@ struct LineageBatchTemplate {
 
     /// Fills `formatted` in every result that found a taxon, and the response's
     /// `unclassified`; then drops what the asked `form` does not carry.
+    /// What Kraken's 0 (unclassified) is written as: the template with no rank filled.
+    var unclassified: String { format.format(names: Self.noNames) }
+
     func apply(to response: inout Stol_V1_LineageBatchResponse, form: Stol_V1_LineageForm) {
-        response.unclassified = format.format(names: Self.noNames)
+        response.unclassified = unclassified
         for index in response.results.indices where response.results[index].hasTaxon && !response.results[index].hasError {
             response.results[index].formatted = formatted(response.results[index])
             if form == .ids {
@@ -68,20 +71,48 @@ struct LineageBatchTemplate {
     /// The template filled from one result: each placeholder takes the lowest node of its ranks.
     /// With `ids`, each takes that node's id instead of its name.
     func formatted(_ result: Stol_V1_LineageResult) -> String {
-        var names = Self.noNames
         if result.lineage.isEmpty {
-            for (position, (rank, name)) in zip(result.lineageRanks, result.lineageNames).enumerated() {
-                if let slot = LineageFormat.slot(ofRank: rank) { names[slot] = ids ? String(result.lineageIds[position]) : name }
-            }
-        } else {
-            for taxon in result.lineage {
-                if let slot = LineageFormat.slot(ofRank: Self.rank(of: taxon)) { names[slot] = ids ? String(taxon.id) : taxon.scientificName }
+            let count = result.lineageRanks.count
+            return formatted(count: count + 1) { index in
+                LineageFormat.slot(ofRank: index == count ? Self.rank(of: result.taxon) : result.lineageRanks[index])
+            } value: { index in
+                index == count ? (ids ? String(result.taxon.id) : result.taxon.scientificName)
+                    : ids ? String(result.lineageIds[index]) : result.lineageNames[index]
             }
         }
-        if let slot = LineageFormat.slot(ofRank: Self.rank(of: result.taxon)) {
-            names[slot] = ids ? String(result.taxon.id) : result.taxon.scientificName
+        let lineage = result.lineage
+        return formatted(count: lineage.count + 1) { index in
+            LineageFormat.slot(ofRank: Self.rank(of: index == lineage.count ? result.taxon : lineage[index]))
+        } value: { index in
+            let taxon = index == lineage.count ? result.taxon : lineage[index]
+            return ids ? String(taxon.id) : taxon.scientificName
         }
-        return format.format(names: names)
+    }
+
+    /// The same fill from NCBI's whole tree: the lineage's nodes root first, then the
+    /// taxon's node, each rank's slot looked up once per rank of the tree, and only the
+    /// names the template takes made into strings (a batch of lineages in the compact
+    /// form made every name of every lineage one: 0.4 s of 100,000 lineages).
+    func treeFormatter(_ tree: TaxonomyTree) -> ([Int], Int) -> String {
+        let slots = tree.rankNames.map(LineageFormat.slot(ofRank:))
+        return { lineage, taxon in
+            formatted(count: lineage.count + 1) { index in
+                slots[tree.rankCode(of: index == lineage.count ? taxon : lineage[index])]
+            } value: { index in
+                let node = index == lineage.count ? taxon : lineage[index]
+                return ids ? String(tree.id(at: node)) : tree.name(of: node)
+            }
+        }
+    }
+
+    /// The one rule of both: of `count` nodes root first, each placeholder takes the
+    /// lowest node whose rank is its (`slot`), written as `value` says.
+    private func formatted(count: Int, slot: (Int) -> Int?, value: (Int) -> String) -> String {
+        var lowest = [Int?](repeating: nil, count: LineageFormat.all.count)
+        for index in 0..<count {
+            if let slot = slot(index) { lowest[slot] = index }
+        }
+        return format.format(names: lowest.map { $0.map(value) })
     }
 
     /// A taxon's rank as a lineage line names it: the source's, else the main rank.

@@ -33,6 +33,22 @@ public struct LineageQueries {
             return try treeLineages(queries, tree: tree, exactNames: database.memoryIndexes?.loadedExactNames,
                                     view: .all, form: form)
         }
+        return try mainLineageBatch(queries, language: language, form: form)
+    }
+
+    /// NCBI's whole lineages in the ids form, each also written by `formatted` (the
+    /// lineage's nodes root first, then the taxon's node) into the result's `formatted`:
+    /// a template filled from the tree, no name of the lineage made into a string but
+    /// the template's (``LineageBatchTemplate/treeFormatter(_:)``).
+    func wholeLineageBatch(_ queries: [String], formatted: (TaxonomyTree) -> ([Int], Int) -> String)
+        throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
+        let tree = try database.wholeTree()
+        return try treeLineages(queries, tree: tree, exactNames: database.memoryIndexes?.loadedExactNames,
+                                view: .all, form: .ids, formatted: formatted(tree))
+    }
+
+    private func mainLineageBatch(_ queries: [String], language: String,
+                                  form: Stol_V1_LineageForm) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
         if let indexes = database.memoryIndexes, let tree = indexes.tree {
             return try treeLineages(queries, tree: tree, exactNames: indexes.loadedExactNames, view: .main, form: form,
                                     wholeTree: indexes.holdsWholeTree, language: language)
@@ -96,7 +112,8 @@ public struct LineageQueries {
     /// a thousand times as much in a batch.
     private func treeLineages(_ queries: [String], tree: TaxonomyTree, exactNames: [String: TaxonID]?,
                               view: TaxonomyTree.View, form: Stol_V1_LineageForm,
-                              wholeTree: Bool = true, language: String = "en") throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
+                              wholeTree: Bool = true, language: String = "en",
+                              formatted: (([Int], Int) -> String)? = nil) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
         var nodes = [Int?](repeating: nil, count: queries.count)
         var errors = [TaxonomyError?](repeating: nil, count: queries.count)
         var mergedFrom = [TaxonID?](repeating: nil, count: queries.count)
@@ -181,6 +198,7 @@ public struct LineageQueries {
                 case .ids:
                     result.lineageIds = lineage.map(tree.id(at:))
                 }
+                if let formatted { result.formatted = formatted(lineage, node) }
             } else if let error = errors[position] {
                 result.error = error.protocolError.proto
             }

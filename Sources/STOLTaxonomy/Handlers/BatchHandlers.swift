@@ -17,6 +17,12 @@ struct LineageBatchHandler: TaxonomyRequestHandler {
         guard let template else {
             return .lineageBatch(try lineages.lineageBatch(body.queries, language: language, ranks: body.ranks, form: body.form))
         }
+        if body.ranks == .all && body.form == .ids {
+            // The template alone (what `lineage --format` asks): filled from the tree itself.
+            var response = try lineages.wholeLineageBatch(body.queries, formatted: template.treeFormatter)
+            response.unclassified = template.unclassified
+            return .lineageBatch(response)
+        }
         var response = try lineages.lineageBatch(body.queries, language: language, ranks: body.ranks,
                                                  form: LineageBatchTemplate.workingForm(for: body.form))
         template.apply(to: &response, form: body.form)
