@@ -50,11 +50,11 @@ struct LineageBatchTemplate {
         form == .ids ? .compact : form
     }
 
-    /// Fills `formatted` in every result that found a taxon, and the response's
-    /// `unclassified`; then drops what the asked `form` does not carry.
     /// What Kraken's 0 (unclassified) is written as: the template with no rank filled.
     var unclassified: String { format.format(names: Self.noNames) }
 
+    /// Fills `formatted` in every result that found a taxon, and the response's
+    /// `unclassified`; then drops what the asked `form` does not carry.
     func apply(to response: inout Stol_V1_LineageBatchResponse, form: Stol_V1_LineageForm) {
         response.unclassified = unclassified
         for index in response.results.indices where response.results[index].hasTaxon && !response.results[index].hasError {
