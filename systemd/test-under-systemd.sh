@@ -379,6 +379,10 @@ progress "ok: SIGKILL of stol-favoritesd and stol-taxonomyd: the next requests a
 drop_in stol-taxonomyd.service hang "$(printf '[Service]\nEnvironment=STOL_TEST_HANG_ON_SIGUSR2=1\nWatchdogSec=2s')"
 inside systemctl restart stol-taxonomyd.service
 restarts=$(property stol-taxonomyd.service NRestarts)
+# The hook listens only once it says so (after READY=1): a SIGUSR2 sent before is lost.
+hung_pid=$(property stol-taxonomyd.service MainPID)
+hook_armed() { inside journalctl --no-pager -b -o cat "_PID=$hung_pid" | grep -q "test hook armed"; }
+wait_for 20 "stol-taxonomyd $hung_pid arms its SIGUSR2 hook" hook_armed
 expect 0 "systemctl kill -s USR2 stol-taxonomyd.service (the test hook blocks an event loop)" systemctl kill -s USR2 stol-taxonomyd.service
 wait_for 20 "the watchdog restarts the hung stol-taxonomyd" property_above stol-taxonomyd.service NRestarts "$restarts"
 capture journalctl --no-pager -b -o cat -u stol-taxonomyd.service

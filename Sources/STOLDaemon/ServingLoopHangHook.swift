@@ -20,7 +20,6 @@ package enum ServingLoopHangHook {
     package static func installIfRequested(logger: Logger, hang: @escaping @Sendable () -> Void) -> (any DispatchSourceSignal)? {
         #if STOL_TEST_HOOKS
         guard ProcessInfo.processInfo.environment[variable] == "1" else { return nil }
-        logger.warning("test hook armed: SIGUSR2 blocks a serving loop")
         signal(SIGUSR2, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGUSR2)
         source.setEventHandler {
@@ -28,6 +27,9 @@ package enum ServingLoopHangHook {
             hang()
         }
         source.resume()
+        // Said once the source listens: a test that waits for this line before sending
+        // SIGUSR2 cannot lose it (ignored before the source was resumed).
+        logger.warning("test hook armed: SIGUSR2 blocks a serving loop")
         return source
         #else
         return nil
