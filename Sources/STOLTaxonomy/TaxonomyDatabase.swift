@@ -224,9 +224,10 @@ public final class TaxonomyDatabase: Sendable {
                     }
                     // The rest (the names' indexes) is background work that requests answered from
                     // the tree should not wait behind: at nice +10, as bulk lanes run. Linux applies
-                    // it to the calling thread (and the threads it starts from now on): with an image
-                    // the indexes' own thread; on a build from the rows the builder's, which ends here.
-                    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+                    // it to the calling thread, here the indexes' own (a Thread of ours, and what it
+                    // starts from now on); a tree built from the rows is handed out from a libdispatch
+                    // worker of the shared pool, which keeps its priority.
+                    if case .image = source { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10) }
                 }
             }
             slot.fill(loaded?.0 ?? MemoryIndexes.empty, treeSource: loaded?.treeSource ?? .none)
