@@ -72,48 +72,42 @@ extension TreeImageCache.Entry {
     }
 
     /// Writes the image of `tree` (atomically: a reader sees the old file or the whole new one),
-    /// and removes the images of databases that are gone (a deleted release's).
+    /// first removing the images of databases that are gone (a deleted release's).
     public func store(_ tree: TaxonomyTree) throws {
         // Created private, parents included (a private stack's ~/.cache/stol/taxonomy);
         // systemd makes the service's own.
-        var prefix = ""
-        for part in AtomicFile.directory(of: path).split(separator: "/") {
-            prefix += "/" + part
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw AtomicFileError(path: prefix, operation: "create", errno: errno) }
-        }
-        removeUnfinishedWrites()
+        try FileManager.default.createDirectory(atPath: AtomicFile.directory(of: path), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        removeLeftovers()
         let file = try AtomicFile(path: path)
         defer { file.discard() }
         try tree.writeImage(key: key) { bytes in try file.append(bytes) }
         try file.commit(mode: 0o600)
-        removeImagesOfMissingDatabases()
     }
 
-    /// What a server stopped or killed while writing this image left (``AtomicFile``'s
-    /// `.<name>.tmp-XXXXXX`, up to 245 MB each): only this process writes this image, and
-    /// not twice at once (one open database per path).
-    func removeUnfinishedWrites() {
+    /// One pass over the directory: what a server stopped or killed while writing this
+    /// image left (``AtomicFile``'s `.<name>.tmp-XXXXXX`, up to 245 MB each: only this
+    /// process writes this image, and not twice at once, one open database per path),
+    /// and every image whose database no longer exists (each names its database's path
+    /// first in its key; another version's file or one that cannot be read is left alone:
+    /// nothing of it is trusted anyway).
+    func removeLeftovers() {
         let directory = AtomicFile.directory(of: path)
-        let prefix = "." + (path.split(separator: "/").last.map(String.init) ?? "") + ".tmp-"
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasPrefix(prefix) {
-            unlink(directory + "/" + name)
-        }
-    }
-
-    /// Each image names its database's path first in its key: an image whose
-    /// database no longer exists is removed (another version's file or one that
-    /// cannot be read is left alone: nothing of it is trusted anyway).
-    func removeImagesOfMissingDatabases() {
-        let directory = AtomicFile.directory(of: path)
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasSuffix(".tree") {
-            let image = directory + "/" + name
-            let descriptor = open(image, O_RDONLY | O_CLOEXEC)
+        let unfinished = "." + (path.split(separator: "/").last.map(String.init) ?? "") + ".tmp-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            let file = directory + "/" + name
+            if name.hasPrefix(unfinished) {
+                unlink(file)
+                continue
+            }
+            guard name.hasSuffix(".tree") else { continue }
+            let descriptor = open(file, O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else { continue }
             let key = try? TaxonomyTree.readImageKey(from: descriptor)
             close(descriptor)
             guard let database = key?.split(separator: "\n", maxSplits: 1).first.map(String.init) else { continue }
             var status = stat()
-            if stat(database, &status) != 0 && errno == ENOENT { unlink(image) }
+            if stat(database, &status) != 0 && errno == ENOENT { unlink(file) }
         }
     }
 }
