@@ -178,7 +178,7 @@ let package = Package(
         .executableTarget(name: "stol-client", dependencies: ["STOLClientKit", "STOLPrivateStack", "STOLModel", "STOLProtocol", "STOLTransport",
                                                               "STOLFileSystem", arg,
                                                               .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
-        .executableTarget(name: "stol-pipeline", dependencies: ["STOLPipeline", "STOLFormat", "STOLContainer", "STOLModel", arg,
+        .executableTarget(name: "stol-pipeline", dependencies: ["STOLPipeline", "STOLTaxonomy", "STOLFormat", "STOLContainer", "STOLModel", arg,
                                                                 .product(name: "GRDB", package: "GRDB.swift"),
                                                                 .product(name: "Logging", package: "swift-log")]),
 

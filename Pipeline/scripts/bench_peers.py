@@ -126,9 +126,11 @@ Issues 37 and 38: two more lineage rows, a one-off job from nothing running (pee
 DB`, `stol-client lineage --ranks all --ids`, `stol-client serve --stop`) and "STOL python one-off"
 (`stol.Taxonomy(database=DB).lineage(...)`, `stol.private.stop()`), each in one process of Debian's python3 that
 times the whole job, against the peers' programs, which also start from nothing (a fresh interpreter loading its
-taxonomy). The job's stack is its own (XDG directories in the scratch, not the shared stack above); its first start,
-the probe, builds the tree and writes its image, which every timed job reads, as every job after a user's first
-does. Its memory is that job's taxonomy daemon's VmHWM.
+taxonomy). The job's stack is its own (XDG directories in the scratch, not the shared stack above). When the
+database has the tree's image the pipeline ships beside it (DB.tree: `stol-pipeline build` writes it), the job's
+cache is emptied before every run: each timed job is a node's very first, reading that image. Without one, its first
+start, the probe, builds the tree and writes its image into the job's cache, which every timed job reads, as every
+job after a user's first does. Its memory is that job's taxonomy daemon's VmHWM.
 
 Wall time: the median of --repeat runs (default 3; min and max are printed); the runs
 of the tools alternate (run 1 of every tool, then run 2, …) so that a busy moment of the
@@ -1925,6 +1927,9 @@ def stol_run_command(stack: StolStack, command: StolCommand, source: Path,
     runtime = ["--runtime-dir", str(stack.runtime)]
     if command.key in ONE_OFF_KEYS:
         job = stack.scratch / "one-off"
+        if Path(str(stack.database) + ".tree").exists():
+            # An image ships beside the database: every job starts as a node's first, nothing in its cache.
+            shutil.rmtree(job / "cache", ignore_errors=True)
         for directory in ("run", "state", "cache"):
             (job / directory).mkdir(mode=0o700, parents=True, exist_ok=True)
         return ["env", "-u", "STOL_RUNTIME_DIR", "-u", "STOL_STATE_DIR", f"XDG_RUNTIME_DIR={job / 'run'}",

@@ -439,6 +439,30 @@ class OneOffRowTests(unittest.TestCase):
             self.assertIsNone(stdin)
             self.assertIsNone(stdout)
 
+    def test_with_an_image_shipped_beside_the_database_every_job_starts_with_an_empty_cache(self):
+        scratch = bp.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, scratch)
+        database = scratch / "reference.sqlite"
+        database.write_bytes(b"")
+
+        class Stack:
+            runtime = scratch / "run"
+            python = "/usr/bin/python3"
+            client = bp.Path("/bin/stol-client")
+        Stack.scratch, Stack.database = scratch, database
+        command = bp.STOL_ONE_OFF_ROWS["lineage"][0][1]
+        cached = scratch / "one-off" / "cache" / "stol" / "taxonomy" / "0123.tree"
+
+        def run_leaves_cache() -> bool:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            cached.write_bytes(b"image")
+            bp.stol_run_command(Stack(), command, bp.Path("/in.txt"), bp.Path("/out.raw"))
+            return cached.exists()
+        self.assertTrue(run_leaves_cache(), "no shipped image: the job reads what the probe cached")
+        (scratch / "reference.sqlite.tree").write_bytes(b"")
+        self.assertFalse(run_leaves_cache(), "a shipped image: each job is a node's first")
+        self.assertEqual(os.stat(scratch / "one-off" / "cache").st_mode & 0o777, 0o700)
+
     def test_answers_are_read_as_each_job_writes_them(self):
         cli, python = (command for _, command in bp.STOL_ONE_OFF_ROWS["lineage"])
         self.assertEqual(bp.parse_stol_answer(cli, "9606", "9606\t9606\tspecies\tHomo sapiens\t1;9605;9606\n"),

@@ -179,8 +179,10 @@ public struct TaxonomyBuilder {
         phase("normalise")
 
         let writerLogger = logger
-        let provenance = options.provenance
+        var provenance = options.provenance
             ?? SourceProvenance.defaults(format: options.format, directory: directory, overlay: options.overlayDirectory != nil)
+        // Each build is named (``Provenance/buildID``), unless its provenance names it.
+        if provenance.buildID == nil { provenance.buildID = Provenance.newBuildID() }
         summary.provenance = provenance
         let writer = TaxonomyDatabaseWriter(topN: options.topN, provenance: provenance) { name, duration in
             writerLogger.info("write step done", metadata: ["step": "\(name)", "elapsed": "\(duration)"])

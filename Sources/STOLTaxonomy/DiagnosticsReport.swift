@@ -33,6 +33,7 @@ struct DiagnosticsReport {
             lines.append("  search indexes:   \(indexes.vocabulary.count) fuzzy words, \(indexes.nameWords.count) name words")
             lines.append("  whole tree:       " + (indexes.wholeTree.map { "\($0.count) nodes" }
                                                    ?? (indexes.tree == nil ? "unavailable" : "none (main ranks only)")))
+            if let source = database.treeSource { lines.append("  tree read from:   " + Self.describe(source, of: database.path)) }
         } else {
             lines.append("  in-memory tree:   still loading")
         }
@@ -49,5 +50,16 @@ struct DiagnosticsReport {
         if errors.isEmpty { lines.append("  none") }
         for (code, count) in errors.sorted(by: { $0.key < $1.key }) { lines.append("  \(code): \(count)") }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Where the tree came from at this start: what an operator checks when a start is slow.
+    static func describe(_ source: MemoryIndexes.TreeSource, of databasePath: String) -> String {
+        switch source {
+        case .image: "its image in the server's cache"
+        case .shippedImage: "its image beside the database (\(ShippedTreeImage.path(forDatabase: databasePath)))"
+        case .rows(imageMiss: nil), .rows(imageMiss: .absent?): "the database's rows (no image yet)"
+        case .rows(imageMiss: .refused(let reason)?): "the database's rows (an image was refused: \(reason))"
+        case .none: "nowhere (no tree)"
+        }
     }
 }

@@ -52,7 +52,7 @@ public struct MemoryIndexes: Sendable {
     public var prominence = ProminenceIndex.empty
 
     /// Whether the names' indexes are built. False in the indexes
-    /// ``load(_:layout:image:publishTree:)`` hands out first, as soon as the tree is
+    /// ``load(_:layout:images:publishTree:)`` hands out first, as soon as the tree is
     /// there: lineages, common ancestors and subtrees answer from them while the
     /// names are still read; search and lookups by common name or synonym wait
     /// (``TaxonomyError/memoryIndexesLoading``) for the whole indexes.
@@ -61,10 +61,12 @@ public struct MemoryIndexes: Sendable {
     /// ``exactNames`` once built; nil while only the tree is (a name lookup then waits).
     public var loadedExactNames: [String: TaxonID]? { namesLoaded ? exactNames : nil }
 
-    /// Where ``load(_:layout:image:publishTree:)`` found the tree.
+    /// Where ``load(_:layout:images:publishTree:)`` found the tree.
     enum TreeSource: Sendable, Equatable {
         /// Read from its image (``TreeImageCache``).
         case image
+        /// Read from the image the pipeline wrote beside the database (``ShippedTreeImage``).
+        case shippedImage
         /// Built from the database's rows; with why no image served, when one was asked for.
         case rows(imageMiss: TreeImageCache.Entry.Miss?)
         /// No tree (schema 1, or one that could not be built).
@@ -91,20 +93,25 @@ public struct MemoryIndexes: Sendable {
     /// to `publishTree` (``treeOnly(_:holdsWholeTree:)``), with where it came from, as
     /// soon as it is there (the caller writes the image of a tree built from the rows).
     /// - Returns: the indexes, and where the tree came from.
-    static func load(_ db: Database, layout: TaxonomyLayout, image: TreeImageCache.Entry? = nil,
+    static func load(_ db: Database, layout: TaxonomyLayout, images: [TreeImageCache.Entry] = [],
                      publishTree: @escaping @Sendable (MemoryIndexes, TreeSource) -> Void = { _, _ in }) throws
         -> (MemoryIndexes, treeSource: TreeSource) {
         var scan: TaxaScan
         var source = TreeSource.rows(imageMiss: nil)
         var imaged: TaxonomyTree?
-        if layout.everyNode, let image {
+        // The first image that holds this database's tree; without one, why (a refusal before an absence).
+        for image in images where layout.everyNode && imaged == nil {
             switch image.load() {
             case .success(let tree):
-                publishTree(.treeOnly(tree, holdsWholeTree: true), .image)
+                source = image.shipped ? .shippedImage : .image
+                publishTree(.treeOnly(tree, holdsWholeTree: true), source)
                 imaged = tree
-                source = .image
             case .failure(let miss):
-                source = .rows(imageMiss: miss)
+                // A refusal is worth telling over an absence.
+                switch (source, miss) {
+                case (.rows(imageMiss: nil), _), (.rows(imageMiss: .absent?), .refused): source = .rows(imageMiss: miss)
+                default: break
+                }
             }
         }
         if let imaged {
@@ -249,6 +256,7 @@ extension MemoryIndexes.TreeSource: CustomStringConvertible {
     var description: String {
         switch self {
         case .image: "image"
+        case .shippedImage: "shipped image"
         case .rows: "rows"
         case .none: "none"
         }

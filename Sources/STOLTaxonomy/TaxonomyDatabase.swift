@@ -205,20 +205,22 @@ public final class TaxonomyDatabase: Sendable {
         let reader = indexReader
         let slot = indexes
         let layout = self.layout
+        // The server's own image first (rewritten when a shipped one was refused), then the pipeline's.
         let image = treeImages?.entry(databasePath: path, fingerprint: fingerprint)
+        let images = [image, ShippedTreeImage.entry(databasePath: path, buildID: provenance?.buildID)].compactMap { $0 }
         let release = self.release, everyNode = layout.everyNode
         let thread = Thread {
             let logger = Logger(label: "stol.taxonomy")
             let started = ContinuousClock.now
             let loaded = try? reader.inDatabase { db in
-                try MemoryIndexes.load(db, layout: layout, image: image) { tree, source in
+                try MemoryIndexes.load(db, layout: layout, images: images) { tree, source in
                     slot.fillTree(tree)
                     logger.info("tree ready", metadata: ["release": "\(release)", "seconds": "\((ContinuousClock.now - started).inSeconds)"])
                     // A tree built from the rows is imaged at once, beside the names' indexes: a
                     // stop right after a first start (a one-off job, a restart) waits for it.
                     if let image, everyNode, case .rows(let miss) = source, let built = tree.tree {
                         if case .refused(let reason)? = miss {
-                            logger.notice("tree image refused; writing it again", metadata: ["path": "\(image.path)", "reason": "\(reason)"])
+                            logger.notice("tree image refused; writing the server's own", metadata: ["path": "\(image.path)", "reason": "\(reason)"])
                         }
                         TreeImageWrites.shared.start(image, built, logger: logger)
                     }
@@ -227,7 +229,7 @@ public final class TaxonomyDatabase: Sendable {
                     // it to the calling thread, here the indexes' own (a Thread of ours, and what it
                     // starts from now on); a tree built from the rows is handed out from a libdispatch
                     // worker of the shared pool, which keeps its priority.
-                    if case .image = source { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10) }
+                    if source == .image || source == .shippedImage { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10) }
                 }
             }
             slot.fill(loaded?.0 ?? MemoryIndexes.empty, treeSource: loaded?.treeSource ?? .none)

