@@ -121,7 +121,7 @@ public enum TaxonomySchema {
             lca_depth   INTEGER NOT NULL,
             distance    INTEGER NOT NULL,
             PRIMARY KEY (taxon_id, rank_order)
-        )
+        ) WITHOUT ROWID
         """,
         """
         CREATE VIRTUAL TABLE fts_taxa USING fts5(

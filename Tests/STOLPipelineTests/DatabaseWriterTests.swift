@@ -209,6 +209,24 @@ final class DatabaseWriterTests: XCTestCase {
         }
     }
 
+    /// `top_n_relatives` (most of a full database's bytes) is stored in the b-tree of its
+    /// key, without rowids: a rowid table numbered its rows in insertion order, so one
+    /// species added to a release renumbered every later row, and every page of the table
+    /// and of the key's second b-tree changed in the delta between two releases.
+    func testWrite_topNRelativesAreKeyedByTaxonAndRankOrder_withNoRowIDAndNoSecondBTree() throws {
+        let (path, _) = try buildFixture()
+        try inspect(path) { db in
+            let table = try XCTUnwrap(try Row.fetchOne(db, sql: "SELECT wr, ncol FROM pragma_table_list('top_n_relatives')"))
+            XCTAssertEqual(table["wr"] as Int, 1, "top_n_relatives is WITHOUT ROWID")
+            XCTAssertEqual(table["ncol"] as Int, 6)
+            XCTAssertEqual(try Int.fetchOne(db, sql: """
+                SELECT count(*) FROM sqlite_master WHERE tbl_name = 'top_n_relatives' AND type = 'index'
+                """), 0, "no b-tree besides the table's own")
+            XCTAssertEqual(try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info('sqlite_autoindex_top_n_relatives_1')"),
+                           ["taxon_id", "rank_order"], "the primary key is the table's order")
+        }
+    }
+
     // MARK: Failure
 
     func testWrite_whenTheSourceHasACycle_failsAndLeavesNoFileAndNoPartial() throws {
