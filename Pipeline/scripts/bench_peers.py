@@ -117,9 +117,21 @@ on PYTHONPATH), writing the normalised form itself (--no-python-rows leaves them
            label="id"), one induced_tree request, the Newick written as ete4's program writes it (issue 24)
   annotate peer_workloads/stol_python_annotate.py: Taxonomy().annotate(newick), the annotated Newick written as
            stol-client annotate writes it
+  names    peer_workloads/stol_python_names.py: Taxonomy().name2id(names), one call (issue 38)
+
+  Issue 38 adds two more lineage rows, names compared with names (checked as "STOL tsv" is, against taxopy's
+  lineages with names.dmp's scientific names): "STOL python names" (peer_workloads/stol_python_lineage_names.py:
+  lineage(ids, ranks="all") with the names) and "STOL python frame" (stol_python_lineage_frame.py:
+  stol.lineage_frame(ids, ranks="all"), Debian's python3-pandas, the frame built whole).
 
   Held to the targets of every STOL row (speed, agreement, the server's memory) and to one of its own: the Python
   process's peak RSS (/usr/bin/time, as every tool) at most 100 MB; the table's RSS is the server's plus it.
+
+Issue 38, per call (--per-call N, default 2,000; 0 leaves it out; with the lca workload): one lca(a, b) per call,
+each call timed alone after 200 untimed (peer_workloads/per_call_lca.py): taxoniq (two Taxon(id).lineage), ete4
+(two get_lineage) and taxopy (find_lca) in their process, data loaded first; STOL as
+stol.Taxonomy().lca([a, b], ranks="all"), one round trip to the running stack per call. p50, p99 and max in µs,
+each tool's answers against the first peer's; the target: STOL's p50 and p99 at most the fastest peer's.
 
 Issues 37 and 38: two more lineage rows, a one-off job from nothing running (peer_workloads/stol_one_off.py,
 --no-one-off-rows leaves them out), held to the same targets: "STOL one-off" (`stol-client serve --detach --database
@@ -1767,7 +1779,8 @@ class StolCommand:
         if self.key == "per-process":
             return "compare --json A B, one process per pair"
         if self.key in PYTHON_KEYS:
-            return f"python3 {self.subcommand}: stol.Taxonomy().{self.options[0]}"
+            call = self.options[0]
+            return f"python3 {self.subcommand}: {call if call.startswith('stol.') else 'stol.Taxonomy().' + call}"
         if self.key == "one-off-cli":
             return ("from nothing running: stol-client serve --detach --database DB; stol-client lineage --ranks all --ids; "
                     "stol-client serve --stop")
@@ -1821,7 +1834,7 @@ TREE_KEYS = frozenset({"tree-newick", "tree-jsonl", "python-topology"})
 ANNOTATE_KEYS = frozenset({"annotate-newick", "annotate-jsonl", "python-annotate"})
 ANNOTATE_JSONL_KEYS = frozenset({"annotate-jsonl"})
 # Keys whose answers are names (the named form), not ids.
-NAMED_KEYS = frozenset({"names-all", "format-all"})
+NAMED_KEYS = frozenset({"names-all", "format-all", "python-lineage-names", "python-lineage-frame"})
 
 # Issue 23: the row run through the Python package instead of stol-client. subcommand: its program in
 # peer_workloads/ (already writing the normalised form); options[0]: the call it makes, for the table.
@@ -1835,8 +1848,18 @@ STOL_PYTHON_ROWS = {
     "topology": StolCommand("topology", "python-topology", "stol_python_topology.py",
                             ("topology(ids, format='newick', ranks='all', label='id')",), True),
     "annotate": StolCommand("annotate", "python-annotate", "stol_python_annotate.py", ("annotate(newick)",), True),
+    "names": StolCommand("names", "python-name2id", "stol_python_names.py", ("name2id(names)",), True),
 }
-PYTHON_KEYS = frozenset(c.key for c in STOL_PYTHON_ROWS.values())
+# Issue 38: the other forms a scientist uses from Python, each a row of its own beside "STOL python" (names compared
+# with names: the lineage as the whole-tree TSV writes it, checked against taxopy's lineages with names.dmp's names).
+STOL_PYTHON_MORE_ROWS = {
+    "lineage": (("STOL python names", StolCommand("lineage", "python-lineage-names", "stol_python_lineage_names.py",
+                                                  ("lineage(ids, ranks='all')",), True)),
+                ("STOL python frame", StolCommand("lineage", "python-lineage-frame", "stol_python_lineage_frame.py",
+                                                  ("stol.lineage_frame(ids, ranks='all')",), True))),
+}
+PYTHON_KEYS = frozenset([c.key for c in STOL_PYTHON_ROWS.values()]
+                        + [c.key for rows in STOL_PYTHON_MORE_ROWS.values() for _, c in rows])
 PYTHON_PACKAGE = REPO_ROOT / "clients" / "python"
 
 # Issues 37 and 38: a one-off job from nothing running (peer_workloads/stol_one_off.py): the user's private stack
@@ -1858,9 +1881,16 @@ def one_off_rows(args, workload: str) -> list[str]:
 
 
 def python_rows(args, workload: str) -> list[str]:
-    """[STOL_PYTHON] when the workload has a Python row and it is wanted, else []."""
+    """The workload's Python rows when it has them and they are wanted: [STOL_PYTHON] and its other forms."""
     return ([] if args.no_stol or args.no_python_rows or base_workload(workload) not in STOL_PYTHON_ROWS
-            else [STOL_PYTHON])
+            else [STOL_PYTHON] + [row for row, _ in STOL_PYTHON_MORE_ROWS.get(base_workload(workload), ())])
+
+
+def python_row_command(workload: str, row: str) -> StolCommand:
+    """The command of one of python_rows(…, workload)."""
+    if row == STOL_PYTHON:
+        return STOL_PYTHON_ROWS[base_workload(workload)]
+    return dict(STOL_PYTHON_MORE_ROWS[base_workload(workload)])[row]
 
 
 def python_row_missing(stack: "StolStack", command: StolCommand) -> str | None:
@@ -1978,6 +2008,8 @@ def parse_stol_answer(command: StolCommand, query: str, line: str, index: int = 
             echoed = f"{a} {b}"
         elif command.workload == "majority":
             echoed, answer = parse_majority_line(line)
+        elif command.workload == "names":
+            echoed, answer = parse_names_line(line)
         else:
             echoed, answer = parse_lineage_line(line)
         if echoed != query:
@@ -2153,6 +2185,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         "jsonl, json, format)")
     p.add_argument("--no-python-rows", action="store_true",
                    help="leave out the STOL python rows (lineage and LCA through the Python package, issue 23)")
+    p.add_argument("--per-call", type=int, default=2000, metavar="N",
+                   help="with the lca workload: time N calls of lca(a, b) one pair per call, STOL's Python round trip "
+                        "against each peer in process (issue 38; 0 leaves it out)")
     p.add_argument("--no-one-off-rows", action="store_true",
                    help="leave out the one-off rows (lineage from nothing running: the user's private stack started, "
                         "the lineages, the stack stopped; CLI and Python, issues 37 and 38)")
@@ -2210,6 +2245,61 @@ def file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
+PER_CALL_TOOLS = ("taxoniq", "ete4", "taxopy")
+
+
+def run_per_call(args, stack: "StolStack | None", python: Path | None, taxdump: Path, cache: Path, pairs: Path,
+                 work: Path) -> dict:
+    """Issue 38's per-call row: one lca(a, b) per call, each call timed alone (peer_workloads/per_call_lca.py), the
+    peers in process, STOL a round trip of the Python package to the running stack. tool -> its JSON line, with
+    "answers" (the normalised LCA of each timed pair) and "agree" (the share equal to the first peer's)."""
+    script = str(SCRIPTS / "peer_workloads" / "per_call_lca.py")
+    runs = {}
+    tools = [t for t in PER_CALL_TOOLS if t in args.peer_list and python is not None]
+    if stack is not None and not args.no_stol:
+        tools.append(STOL)
+    for tool in tools:
+        out = work / f"per-call-{tool.lower()}.tsv"
+        if tool == STOL:
+            cmd = ["env", f"PYTHONPATH={PYTHON_PACKAGE}", f"STOL_RUNTIME_DIR={stack.runtime}", stack.python, script,
+                   "stol", str(taxdump), str(cache / "ete4" / "taxa.sqlite"), str(pairs), str(out), str(args.per_call)]
+            env = None
+        else:
+            cmd = [str(python), script, tool, str(taxdump), str(cache / "ete4" / "taxa.sqlite"), str(pairs), str(out),
+                   str(args.per_call)]
+            env = peer_env(cache)
+        log(f"per call: {tool}")
+        run = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(SCRIPTS / "peer_workloads"))
+        if run.returncode != 0:
+            log(f"per call: {tool} failed: {run.stderr.strip()[-300:]}")
+            continue
+        line = json.loads(run.stdout.strip().splitlines()[-1])
+        line["answers"] = out.read_text(encoding="utf-8").splitlines()
+        runs[tool] = line
+    reference = next((t for t in tools if t in runs and t != STOL), None)
+    for tool, line in runs.items():
+        if reference is not None:
+            ref = runs[reference]["answers"]
+            line["agree"] = sum(a == b for a, b in zip(line["answers"], ref)) / max(1, len(ref))
+            line["reference"] = reference
+        del line["answers"]
+    return runs
+
+
+def per_call_target(per_call: dict) -> dict | None:
+    """STOL's round trip at most the fastest in-process peer's call, at p50 and at p99; None when not run."""
+    peers = {t: r for t, r in per_call.items() if t != STOL}
+    if not peers or STOL not in per_call:
+        return None
+    fastest = min(peers, key=lambda t: peers[t]["p50_us"])
+    stol, peer = per_call[STOL], peers[fastest]
+    met = stol["p50_us"] <= peer["p50_us"] and stol["p99_us"] <= peer["p99_us"]
+    return {"target": "lca(a, b) per call: STOL's round trip <= the fastest in-process peer's call (p50 and p99)",
+            "verdict": "MET" if met else "MISSED",
+            "detail": f"STOL p50 {stol['p50_us']:.0f} µs, p99 {stol['p99_us']:.0f} µs; {fastest} p50 "
+                      f"{peer['p50_us']:.0f} µs, p99 {peer['p99_us']:.0f} µs"}
+
+
 def run_benchmark(args) -> int:
     started = time.time()
     log(f"seed {args.seed}; workloads {', '.join(args.workloads)}; peers {', '.join(args.peer_list) or 'none'}"
@@ -2248,6 +2338,7 @@ def run_benchmark(args) -> int:
     out_dir.mkdir(exist_ok=True)
     logs.mkdir(exist_ok=True)
     stack = None
+    per_call: dict = {}
     choices: dict[str, StolChoice] = {}
     # Per workload, the STOL rows to time: "STOL" (the contract's command, or today's nearest) and one per output
     # format of the batch commands (STOL_FORMAT_ROWS), each with the command it runs.
@@ -2269,7 +2360,7 @@ def run_benchmark(args) -> int:
                     failures.setdefault(w, {})[STOL] = str(e)
                     log(f"STOL {w}: {e}")
                 probe = write_probe(w, inputs["files"][w], stack.scratch)
-                rows = [(row, STOL_PYTHON_ROWS[base_workload(w)]) for row in python_rows(args, w)]
+                rows = [(row, python_row_command(w, row)) for row in python_rows(args, w)]
                 if not args.no_format_rows:
                     rows += STOL_FORMAT_ROWS[base_workload(w)]
                 rows += [(row, command) for row, command in STOL_ONE_OFF_ROWS.get(base_workload(w), ())
@@ -2375,6 +2466,8 @@ def run_benchmark(args) -> int:
                     summary["scale"] = scale
                     summary["queries_run"] = len(read_lines(str(sources[tool])))
                 results[workload][tool] = summary
+        if "lca" in args.workloads and args.per_call > 0:
+            per_call = run_per_call(args, stack, python, taxdump, cache, inputs["files"]["lca"], work)
     finally:
         kill_current_child()
         if stack:
@@ -2456,7 +2549,7 @@ def run_benchmark(args) -> int:
                     workload, queries, got, answers[p][1], nodes, q, p)
 
     report = print_report(args, results, agreement, failures, overall_hwm, ete4_info, meta, choices, started,
-                          trees, annotations)
+                          trees, annotations, per_call)
     if stack:
         report["stol_binaries"] = stack.binaries_info
     report.update({"seed": args.seed, "inputs": {k: str(v) for k, v in inputs["files"].items()},
@@ -2622,7 +2715,8 @@ def print_annotation_report(tool: str, reference: str, extra: dict) -> None:
 
 
 def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, meta, choices, started,
-                 trees: dict | None = None, annotations: dict | None = None) -> dict:
+                 trees: dict | None = None, annotations: dict | None = None, per_call: dict | None = None) -> dict:
+    per_call = per_call or {}
     trees = trees or {}
     annotations = annotations or {}
     sizes = {"lineage": f"{args.ids:,} random taxids", "lca": f"{args.pairs:,} random pairs",
@@ -2662,7 +2756,7 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
             note = []
             if is_stol(tool):
                 note.append(summary["mode"])
-                client = "python" if tool == STOL_PYTHON else "client"
+                client = "python" if tool.startswith(STOL_PYTHON) else "client"
                 note.append(f"server {summary['server_peak_rss_mb']:.0f} + {client} {summary['client_peak_rss_mb']:.0f} MB")
                 if summary["scale"] != 1:
                     note.append(f"agreement over the {summary['queries_run']:,} pairs run")
@@ -2758,6 +2852,17 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
         targets.append({"target": f"STOL server peak memory < {MEMORY_TARGET_MB:g} MB",
                         "verdict": "MET" if 0 < mb < MEMORY_TARGET_MB else "MISSED",
                         "detail": f"{mb:.1f} MB VmHWM over the whole run (index build, warm-up and every workload)"})
+    if per_call:
+        print(f"\n== lca per call: one lca(a, b) per call over {args.per_call:,} pairs of the LCA workload (after 200 "
+              "untimed), each call timed alone; the peers in process, STOL a round trip of the Python package")
+        print(f"{'tool':11} {'p50 µs':>8} {'p99 µs':>8} {'max µs':>9}  agreement")
+        for tool, line in per_call.items():
+            agree = f"{100 * line['agree']:.2f}% = {line['reference']}" if "reference" in line and tool != line["reference"] \
+                else ("ref" if "reference" in line else "—")
+            print(f"{tool:11} {line['p50_us']:8.0f} {line['p99_us']:8.0f} {line['max_us']:9.0f}  {agree}")
+        target = per_call_target(per_call)
+        if target:
+            targets.append(target)
     for workload in args.workloads:
         if python_rows(args, workload):
             targets.append(python_memory_target(workload, results[workload].get(STOL_PYTHON),

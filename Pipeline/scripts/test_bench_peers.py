@@ -345,13 +345,18 @@ class StolPythonRowTests(unittest.TestCase):
 
     def test_the_rows_exist_for_lineage_lca_and_majority_and_can_be_left_out(self):
         args = self.Args()
-        self.assertEqual(bp.stol_row_names(args, "lineage")[-1], bp.STOL_PYTHON)
+        self.assertEqual(bp.stol_row_names(args, "lineage")[-3:], [bp.STOL_PYTHON, "STOL python names",
+                                                                   "STOL python frame"])
         self.assertEqual(bp.stol_row_names(args, "lca")[-1], bp.STOL_PYTHON)
         self.assertEqual(bp.stol_row_names(args, "majority"), ["STOL", "STOL jsonl", bp.STOL_PYTHON])
-        self.assertNotIn(bp.STOL_PYTHON, bp.stol_row_names(args, "names"))
+        self.assertEqual(bp.stol_row_names(args, "names"), ["STOL", bp.STOL_PYTHON])
         self.assertTrue(bp.is_stol(bp.STOL_PYTHON))
+        self.assertTrue(bp.is_stol("STOL python frame"))
+        for row in bp.python_rows(args, "lineage"):
+            self.assertIn(bp.python_row_command("lineage", row).key, bp.PYTHON_KEYS)
         args.no_python_rows = True
         self.assertNotIn(bp.STOL_PYTHON, bp.stol_row_names(args, "lineage"))
+        self.assertNotIn("STOL python names", bp.stol_row_names(args, "lineage"))
         args.no_python_rows, args.no_stol = False, True
         self.assertEqual(bp.stol_row_names(args, "lca"), [])
 
@@ -382,6 +387,23 @@ class StolPythonRowTests(unittest.TestCase):
         with self.assertRaises(ValueError):
             bp.parse_stol_answer(lca, "9689 9606", lca_line("9606", "9689", 1437010))
 
+    def test_the_named_forms_are_read_as_the_whole_tree_tsv_and_name2id_in_the_normalised_form(self):
+        names, frame = (command for _, command in bp.STOL_PYTHON_MORE_ROWS["lineage"])
+        line = "9606\t9606\tspecies\tHomo sapiens\troot;cellular organisms;Eukaryota;Homo;Homo sapiens\n"
+        for command in (names, frame):
+            self.assertIn(command.key, bp.NAMED_KEYS, "checked against taxopy's lineages with names")
+            self.assertEqual(bp.parse_stol_answer(command, "9606", line),
+                             (9606, "root;cellular organisms;Eukaryota;Homo;Homo sapiens"))
+            self.assertEqual(bp.parse_stol_answer(command, "7", "7\tNOT_FOUND\tno taxon 7\n"), NOT_FOUND)
+            self.assertTrue(os.path.isfile(bp.SCRIPTS / "peer_workloads" / command.subcommand))
+        self.assertIn("stol.lineage_frame(ids, ranks='all')", frame.text)
+        self.assertNotIn("Taxonomy().stol.", frame.text)
+        name2id = bp.STOL_PYTHON_ROWS["names"]
+        self.assertEqual(bp.parse_stol_answer(name2id, "Homo sapiens", "Homo sapiens\t9606\n"), (9606,))
+        self.assertEqual(bp.parse_stol_answer(name2id, "Nothing", "Nothing\t!NOT_FOUND\n"), NOT_FOUND)
+        with self.assertRaisesRegex(ValueError, "where 'Homo' was asked"):
+            bp.parse_stol_answer(name2id, "Homo", "Homo sapiens\t9606\n")
+
     def test_the_memory_target_is_the_python_process(self):
         met = bp.python_memory_target("lineage", {"client_peak_rss_mb": 31.5, "server_peak_rss_mb": 380.0}, "")
         self.assertEqual(met["verdict"], "MET")
@@ -404,7 +426,8 @@ class OneOffRowTests(unittest.TestCase):
 
     def test_lineage_has_both_rows_after_the_others_and_each_can_be_left_out(self):
         args = self.Args()
-        self.assertEqual(bp.stol_row_names(args, "lineage")[-3:], [bp.STOL_PYTHON, "STOL one-off", "STOL python one-off"])
+        self.assertEqual(bp.stol_row_names(args, "lineage")[-5:], [bp.STOL_PYTHON, "STOL python names", "STOL python frame",
+                                                                   "STOL one-off", "STOL python one-off"])
         self.assertNotIn("STOL one-off", bp.stol_row_names(args, "lca"))
         self.assertTrue(bp.is_stol("STOL python one-off"))
         args.no_python_rows = True
@@ -470,6 +493,27 @@ class OneOffRowTests(unittest.TestCase):
         self.assertEqual(bp.parse_stol_answer(python, "9606", lineage_line("9606", HUMAN)), HUMAN)
         with self.assertRaisesRegex(ValueError, "where '9689' was asked"):
             bp.parse_stol_answer(python, "9689", lineage_line("9606", HUMAN))
+
+
+class PerCallTests(unittest.TestCase):
+    """Issue 38's per-call row: STOL's round trip against the fastest in-process peer's call, at p50 and p99."""
+
+    def test_the_target_holds_only_when_both_percentiles_are_at_most_the_fastest_peers(self):
+        peers = {"taxoniq": {"p50_us": 95.0, "p99_us": 170.0}, "ete4": {"p50_us": 120.0, "p99_us": 150.0}}
+        self.assertIsNone(bp.per_call_target(peers), "no STOL row: nothing to hold")
+        self.assertIsNone(bp.per_call_target({bp.STOL: {"p50_us": 1.0, "p99_us": 1.0}}), "no peer: nothing to hold")
+        fast = bp.per_call_target({**peers, bp.STOL: {"p50_us": 90.0, "p99_us": 160.0}})
+        self.assertEqual(fast["verdict"], "MET")
+        self.assertIn("taxoniq p50 95", fast["detail"], "held to the peer fastest at p50")
+        self.assertEqual(bp.per_call_target({**peers, bp.STOL: {"p50_us": 90.0, "p99_us": 171.0}})["verdict"], "MISSED")
+        self.assertEqual(bp.per_call_target({**peers, bp.STOL: {"p50_us": 206.0, "p99_us": 150.0}})["verdict"], "MISSED")
+
+    def test_its_program_exists_and_knows_each_tool(self):
+        script = bp.SCRIPTS / "peer_workloads" / "per_call_lca.py"
+        self.assertTrue(script.is_file())
+        text = script.read_text(encoding="utf-8")
+        for tool in bp.PER_CALL_TOOLS + ("stol",):
+            self.assertIn(f'tool == "{tool}"', text)
 
 
 class MajorityTests(unittest.TestCase):
