@@ -2277,11 +2277,12 @@ def run_per_call(args, stack: "StolStack | None", python: Path | None, taxdump: 
         line["answers"] = out.read_text(encoding="utf-8").splitlines()
         runs[tool] = line
     reference = next((t for t in tools if t in runs and t != STOL), None)
-    for tool, line in runs.items():
-        if reference is not None:
-            ref = runs[reference]["answers"]
-            line["agree"] = sum(a == b for a, b in zip(line["answers"], ref)) / max(1, len(ref))
+    expected = runs[reference]["answers"] if reference is not None else None
+    for line in runs.values():
+        if expected is not None:
+            line["agree"] = sum(a == b for a, b in zip(line["answers"], expected)) / max(1, len(expected))
             line["reference"] = reference
+    for line in runs.values():
         del line["answers"]
     return runs
 

@@ -10,9 +10,11 @@ Standard library only; no timing, no server, no peers. The small tree is the rea
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 import sys
 import unittest
+from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peer_workloads"))
@@ -507,6 +509,29 @@ class PerCallTests(unittest.TestCase):
         self.assertIn("taxoniq p50 95", fast["detail"], "held to the peer fastest at p50")
         self.assertEqual(bp.per_call_target({**peers, bp.STOL: {"p50_us": 90.0, "p99_us": 171.0}})["verdict"], "MISSED")
         self.assertEqual(bp.per_call_target({**peers, bp.STOL: {"p50_us": 206.0, "p99_us": 150.0}})["verdict"], "MISSED")
+
+    def test_each_tools_answers_are_held_against_the_first_peers(self):
+        work = bp.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, work)
+        answers = {"taxoniq": ["1\t2\t1\n", "3\t4\t1\n"], "ete4": ["1\t2\t1\n", "3\t4\t1\n"],
+                   "stol": ["1\t2\t1\n", "3\t4\t2\n"]}
+
+        def fake_run(cmd, **_):
+            tool = cmd[cmd.index(next(a for a in cmd if a.endswith("per_call_lca.py"))) + 1]
+            bp.Path(cmd[-2]).write_text("".join(answers[tool]), encoding="utf-8")
+            line = {"tool": tool, "calls": 2, "p50_us": 10.0, "p99_us": 20.0, "max_us": 30.0}
+            return subprocess.CompletedProcess(cmd, 0, stdout=json.dumps(line) + "\n", stderr="")
+
+        class Args:
+            peer_list, no_stol, per_call = ["taxoniq", "ete4"], False, 2
+
+        class Stack:
+            runtime, python = work / "run", "/usr/bin/python3"
+        with mock.patch.object(bp.subprocess, "run", fake_run):
+            runs = bp.run_per_call(Args(), Stack(), bp.Path("/venv/python"), work, work, work / "pairs", work)
+        self.assertEqual(list(runs), ["taxoniq", "ete4", bp.STOL])
+        self.assertEqual([runs[t]["agree"] for t in runs], [1.0, 1.0, 0.5])
+        self.assertTrue(all(r["reference"] == "taxoniq" and "answers" not in r for r in runs.values()))
 
     def test_its_program_exists_and_knows_each_tool(self):
         script = bp.SCRIPTS / "peer_workloads" / "per_call_lca.py"
