@@ -46,37 +46,50 @@ def lineage_frame(ids: Iterable, taxonomy=None, *, ranks: str = "main", columns:
 
     index = ids.index if isinstance(ids, pd.Series) else None
     values = list(ids)
-    rank_columns = list(MAIN_RANKS if columns is None else columns)
+    columns_given = columns
+    rank_columns = list(dict.fromkeys(MAIN_RANKS if columns is None else columns))  # a column once
     own = taxonomy is None
     taxonomy = Taxonomy() if own else taxonomy
-    rows = []
     id_columns = {rank: "%s_id" % rank for rank in rank_columns} if rank_ids else {}
+    # Built column by column (one list per column, appended to per lineage): a list of one
+    # dict per row made pandas' construction and the dicts themselves most of the time.
+    names = ["query", "id", "rank", "name", "lineage", *rank_columns, *id_columns.values(), "release", "error"]
+    columns = {name: [] for name in names}
+    query_column, id_column, rank_column, name_column, lineage_column = (
+        columns["query"], columns["id"], columns["rank"], columns["name"], columns["lineage"])
+    release_column, error_column = columns["release"], columns["error"]
     try:
-        spellings = {rank: (rank,) for rank in rank_columns} if columns is None else \
+        spellings = {rank: (rank,) for rank in rank_columns} if columns_given is None else \
             _column_spellings(rank_columns, ranks, taxonomy.rank_order())
+        filled = [(columns[rank], spellings[rank]) for rank in rank_columns]
+        filled_ids = [(columns[id_columns[rank]], spellings[rank]) for rank in id_columns]
         for lineage in taxonomy.lineage(values, ranks=ranks, language=language):
+            query_column.append(lineage.query)
+            release_column.append(lineage.release)
             if lineage.error is not None:
-                row = {"query": lineage.query, "id": None, "rank": None, "name": None, "lineage": None}
-                row.update({rank: None for rank in rank_columns})
-                row.update({id_columns[rank]: None for rank in id_columns})
-                row.update(release=lineage.release, error=lineage.error.code_name)
-            else:
-                by_rank = lineage.rank_names
-                row = {"query": lineage.query, "id": lineage.taxon.id, "rank": lineage.taxon.rank,
-                       "name": lineage.taxon.name, "lineage": str(lineage)}
-                row.update({rank: next((by_rank[s] for s in spellings[rank] if s in by_rank), None)
-                            for rank in rank_columns})
-                if id_columns:
-                    ids_by_rank = lineage.rank_ids
-                    row.update({id_columns[rank]: next((ids_by_rank[s] for s in spellings[rank] if s in ids_by_rank), None)
-                                for rank in rank_columns})
-                row.update(release=lineage.release, error=None)
-            rows.append(row)
+                for column in (id_column, rank_column, name_column, lineage_column):
+                    column.append(None)
+                for column, _ in filled + filled_ids:
+                    column.append(None)
+                error_column.append(lineage.error.code_name)
+                continue
+            taxon = lineage.taxon
+            id_column.append(taxon.id)
+            rank_column.append(taxon.rank)
+            name_column.append(taxon.name)
+            lineage_column.append(str(lineage))
+            by_rank = lineage.rank_names
+            for column, spelled in filled:
+                column.append(next((by_rank[s] for s in spelled if s in by_rank), None))
+            if filled_ids:
+                ids_by_rank = lineage.rank_ids
+                for column, spelled in filled_ids:
+                    column.append(next((ids_by_rank[s] for s in spelled if s in ids_by_rank), None))
+            error_column.append(None)
     finally:
         if own:
             taxonomy.close()
-    frame = pd.DataFrame(rows, columns=["query", "id", "rank", "name", "lineage", *rank_columns,
-                                        *id_columns.values(), "release", "error"])
+    frame = pd.DataFrame(columns, columns=names)
     for column in ["id", *id_columns.values()]:
         frame[column] = frame[column].astype("Int64")
     if index is not None:

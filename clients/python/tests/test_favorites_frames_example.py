@@ -143,6 +143,9 @@ class LineageFrame(unittest.TestCase):
             self.assertEqual(whole.loc[0, "genus"], "Panthera")
             with self.assertRaises(stol.InvalidRequestError):
                 stol.lineage_frame([9694], taxonomy, ranks="all", columns=["genuss"])
+            twice = stol.lineage_frame([9694, 9689], taxonomy, columns=["genus", "species", "genus"])
+            self.assertEqual(list(twice.columns).count("genus"), 1, "a column named twice is one column")
+            self.assertEqual(list(twice["species"]), ["Panthera tigris", "Panthera leo"])
 
     def test_rank_ids_gives_each_ranks_taxon_id_beside_its_name(self):
         import pandas as pd
