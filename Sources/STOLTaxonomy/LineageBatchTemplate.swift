@@ -47,7 +47,7 @@ struct LineageBatchTemplate {
 
     /// The form to work the batch out in: the ids form carries no ranks to fill from.
     static func workingForm(for form: Stol_V1_LineageForm) -> Stol_V1_LineageForm {
-        form == .ids ? .compact : form
+        form == .ids || form == .nodes ? .compact : form
     }
 
     /// What Kraken's 0 (unclassified) is written as: the template with no rank filled.
@@ -59,7 +59,7 @@ struct LineageBatchTemplate {
         response.unclassified = unclassified
         for index in response.results.indices where response.results[index].hasTaxon && !response.results[index].hasError {
             response.results[index].formatted = formatted(response.results[index])
-            if form == .ids {
+            if form == .ids || form == .nodes {  // with a template, the nodes form is the ids form
                 response.results[index].lineageRanks = []
                 response.results[index].lineageNames = []
             }

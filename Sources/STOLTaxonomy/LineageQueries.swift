@@ -57,6 +57,7 @@ public struct LineageQueries {
         // other than a scientific one waits for the in-memory names, ``NameQueries``).
         return try database.read { db in
             var response = Stol_V1_LineageBatchResponse()
+            var table = LineageNodeTable()
             response.results = try queries.map { query in
                 try TaxonomyError.checkCancellation()
                 var result = Stol_V1_LineageResult()
@@ -85,6 +86,9 @@ public struct LineageQueries {
                         result.lineageNames = lineage.map(\.scientificName)
                     case .ids:
                         result.lineageIds = lineage.map(\.id)
+                    case .nodes:
+                        result.lineageIds = lineage.map(\.id)
+                        table.add(lineage: result.lineageIds) { (TaxonRank(lineage[$0].rank)?.rawValue ?? "", lineage[$0].scientificName) }
                     }
                 } catch TaxonomyError.memoryIndexesLoading {
                     throw TaxonomyError.memoryIndexesLoading  // the whole batch waits for them
@@ -93,6 +97,7 @@ public struct LineageQueries {
                 }
                 return result
             }
+            response.nodes = table.nodes
             return response
         }
     }
@@ -164,7 +169,7 @@ public struct LineageQueries {
         func rank(_ node: Int) -> String { view == .main ? tree.mainRank(of: node)?.rawValue ?? "" : tree.rank(of: node) }
         /// The main view's taxa form: the rows of `taxa`, read once for the whole answer.
         var rows: [TaxonID: Stol_V1_Taxon] = [:]
-        if view == .main && form != .compact && form != .ids {
+        if view == .main && form != .compact && form != .ids && form != .nodes {
             var ids = Set<TaxonID>()
             for case let node? in nodes {
                 ids.insert(tree.id(at: node))
@@ -180,6 +185,7 @@ public struct LineageQueries {
         }
         var response = Stol_V1_LineageBatchResponse()
         response.results.reserveCapacity(queries.count)
+        var table = LineageNodeTable()
         for (position, query) in queries.enumerated() {
             if position % 64 == 0 { try TaxonomyError.checkCancellation() }
             var result = Stol_V1_LineageResult()
@@ -197,6 +203,9 @@ public struct LineageQueries {
                     result.lineageNames = lineage.map(tree.name(of:))
                 case .ids:
                     result.lineageIds = lineage.map(tree.id(at:))
+                case .nodes:
+                    result.lineageIds = lineage.map(tree.id(at:))
+                    table.add(lineage: result.lineageIds) { (rank(lineage[$0]), tree.name(of: lineage[$0])) }
                 }
                 if let formatted { result.formatted = formatted(lineage, node) }
             } else if let error = errors[position] {
@@ -204,6 +213,7 @@ public struct LineageQueries {
             }
             response.results.append(result)
         }
+        response.nodes = table.nodes
         return response
     }
 }

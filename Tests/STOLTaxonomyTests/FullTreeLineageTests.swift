@@ -96,6 +96,34 @@ final class FullTreeLineageTests: XCTestCase {
         }
     }
 
+    /// The nodes form: the compact form's ranks and names, each node's once per answer
+    /// (in the order it first occurs), read back through the lineage ids; in both views,
+    /// with a name, a node outside the main ranks, the root, an unknown id and a name of two taxa.
+    func testTheNodesForm_saysWhatTheCompactFormSays_withEachNodeOnce() async throws {
+        let harness = try await harness()
+        let queries = ["9689", "Panthera tigris", "338153", "1", "9606", "424242", "Pantherinae", "0"]
+        for ranks in [Stol_V1_RankView.all, .main] {
+            let compact = try await lineages(harness, queries, ranks: ranks, form: .compact)
+            let response = await harness.send(.lineageBatch(.with { $0.queries = queries; $0.ranks = ranks; $0.form = .nodes }))
+            guard case .lineageBatch(let batch) = response.result else { return XCTFail("expected a batch, got \(response)") }
+            let nodes = Dictionary(uniqueKeysWithValues: batch.nodes.map { ($0.id, $0) })
+            XCTAssertEqual(nodes.count, batch.nodes.count, "each node once (\(ranks))")
+            var firstSeen: [Int64] = []
+            for (expected, result) in zip(compact, batch.results) {
+                XCTAssertEqual(result.query, expected.query)
+                XCTAssertEqual(result.taxon, expected.taxon, "\(result.query) (\(ranks))")
+                XCTAssertEqual(result.error, expected.error, "\(result.query) (\(ranks))")
+                XCTAssertEqual(result.lineageIds, expected.lineageIds, "\(result.query) (\(ranks))")
+                XCTAssertEqual(result.lineageNames, [], "no name repeated in the result")
+                XCTAssertEqual(result.lineageIds.map { nodes[$0]?.name }, expected.lineageNames.map { $0 }, "\(result.query) (\(ranks))")
+                XCTAssertEqual(result.lineageIds.map { nodes[$0]?.rank }, expected.lineageRanks.map { $0 }, "\(result.query) (\(ranks))")
+                for id in result.lineageIds where !firstSeen.contains(id) { firstSeen.append(id) }
+            }
+            XCTAssertEqual(batch.nodes.map(\.id), firstSeen, "in the order they first occur, and no node no lineage holds")
+            XCTAssertTrue(compact.contains { $0.hasError }, "an error is among the answers")
+        }
+    }
+
     func testANameOfTwoTaxa_isAnErrorNamingBoth_inBothViews() async throws {
         // A second Panthera (a genus of moths shares names with cats in real taxonomies).
         let harness = try await harness(extraNodes: [dumpRow("999999", "9681", "genus", "", "2", "1", "1", "1", "2", "1", "0", "0", "")],

@@ -256,6 +256,9 @@ public nonisolated enum Stol_V1_LineageForm: SwiftProtobuf.Enum, Swift.CaseItera
 
   /// `taxon` (id, rank, source_rank, name) and lineage_ids only
   case ids // = 2
+
+  /// `taxon` and lineage_ids, each lineage node's rank and name once per
+  case nodes // = 3
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -267,6 +270,7 @@ public nonisolated enum Stol_V1_LineageForm: SwiftProtobuf.Enum, Swift.CaseItera
     case 0: self = .taxa
     case 1: self = .compact
     case 2: self = .ids
+    case 3: self = .nodes
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -276,6 +280,7 @@ public nonisolated enum Stol_V1_LineageForm: SwiftProtobuf.Enum, Swift.CaseItera
     case .taxa: return 0
     case .compact: return 1
     case .ids: return 2
+    case .nodes: return 3
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -285,6 +290,7 @@ public nonisolated enum Stol_V1_LineageForm: SwiftProtobuf.Enum, Swift.CaseItera
     .taxa,
     .compact,
     .ids,
+    .nodes,
   ]
 
 }
@@ -2004,6 +2010,28 @@ public nonisolated struct Stol_V1_LineageBatchResponse: Sendable {
   /// with a `template`: the template filled from an empty lineage (Kraken's 0,
   public var unclassified: String = String()
 
+  /// which clients answer without asking)
+  public var nodes: [Stol_V1_LineageNode] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One node of a LINEAGE_FORM_NODES answer: what the compact form repeats in each lineage.
+public nonisolated struct Stol_V1_LineageNode: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var id: Int64 = 0
+
+  /// the source's spelling with RANK_VIEW_ALL, the main rank's name otherwise
+  public var rank: String = String()
+
+  /// its scientific name
+  public var name: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2826,7 +2854,7 @@ nonisolated extension Stol_V1_RelativesSource: SwiftProtobuf._ProtoNameProviding
 }
 
 nonisolated extension Stol_V1_LineageForm: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LINEAGE_FORM_TAXA\0\u{1}LINEAGE_FORM_COMPACT\0\u{1}LINEAGE_FORM_IDS\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LINEAGE_FORM_TAXA\0\u{1}LINEAGE_FORM_COMPACT\0\u{1}LINEAGE_FORM_IDS\0\u{1}LINEAGE_FORM_NODES\0")
 }
 
 nonisolated extension Stol_V1_MatchKind: SwiftProtobuf._ProtoNameProviding {
@@ -5744,7 +5772,7 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Stol_V1_LineageBatchResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LineageBatchResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}results\0\u{1}unclassified\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}results\0\u{1}unclassified\0\u{1}nodes\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5754,6 +5782,7 @@ nonisolated extension Stol_V1_LineageBatchResponse: SwiftProtobuf.Message, Swift
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.results) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.unclassified) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.nodes) }()
       default: break
       }
     }
@@ -5766,12 +5795,56 @@ nonisolated extension Stol_V1_LineageBatchResponse: SwiftProtobuf.Message, Swift
     if !self.unclassified.isEmpty {
       try visitor.visitSingularStringField(value: self.unclassified, fieldNumber: 2)
     }
+    if !self.nodes.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.nodes, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_LineageBatchResponse, rhs: Stol_V1_LineageBatchResponse) -> Bool {
     if lhs.results != rhs.results {return false}
     if lhs.unclassified != rhs.unclassified {return false}
+    if lhs.nodes != rhs.nodes {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_LineageNode: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LineageNode"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}rank\0\u{1}name\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt64Field(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.rank) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.id != 0 {
+      try visitor.visitSingularInt64Field(value: self.id, fieldNumber: 1)
+    }
+    if !self.rank.isEmpty {
+      try visitor.visitSingularStringField(value: self.rank, fieldNumber: 2)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_LineageNode, rhs: Stol_V1_LineageNode) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.rank != rhs.rank {return false}
+    if lhs.name != rhs.name {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

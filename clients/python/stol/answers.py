@@ -231,6 +231,34 @@ class Lineage:
                    result.merged_from or None, None, release)
 
     @classmethod
+    def reader(cls, answer, names: bool = True):
+        """How each result of the ``LineageBatchResponse`` ``answer`` is made a Lineage:
+        the nodes form's (each lineage node's rank and name read once per response, from
+        its ``nodes``), else :meth:`from_pb` (the compact form; the taxa form of a server
+        that knows no nodes form) or the ids form's."""
+        if not names:
+            return cls._from_ids_form
+        if not answer.nodes:
+            return lambda result, release: cls.from_pb(result, release)
+        names_of = {node.id: node.name for node in answer.nodes}
+        ranks_of = {node.id: node.rank for node in answer.nodes}
+
+        def from_nodes_form(result, release: str) -> "Lineage":
+            taxon = result.taxon
+            taxon_id = taxon.id
+            if not taxon_id:  # no taxon: the query named nothing (ids are > 0)
+                error = errors.from_pb(result.error) if result.HasField("error") else errors.ProtocolViolationError(
+                    "the answer to %r has neither a taxon nor an error" % (result.query,))
+                return cls(result.query, None, (), (), (), None, error, release)
+            rank = taxon.source_rank or (_RANKS[taxon.rank] if 0 < taxon.rank < len(_RANKS) else "")
+            lineage_ids = result.lineage_ids
+            return cls(result.query, Node(taxon_id, rank, taxon.scientific_name), (*lineage_ids, taxon_id),
+                       (*map(ranks_of.__getitem__, lineage_ids), rank),
+                       (*map(names_of.__getitem__, lineage_ids), taxon.scientific_name),
+                       result.merged_from or None, None, release)
+        return from_nodes_form
+
+    @classmethod
     def _from_ids_form(cls, result, release: str) -> "Lineage":
         """From a ``LineageResult`` of the ids form (LINEAGE_FORM_IDS), with as few field
         reads as can be: a batch of 100,000 makes one per query, and protobuf's field

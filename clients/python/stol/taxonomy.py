@@ -596,8 +596,8 @@ class Taxonomy:
 
     def lineage(self, ids: Union[Query, Iterable[Query]], ranks: str = "main",
                 language: Optional[str] = None, names: bool = True) -> Union[Lineage, Iterator[Lineage]]:
-        """Lineages (``lineage_batch``, compact form, 1000 queries per request, several
-        requests in flight).
+        """Lineages (``lineage_batch``, the nodes form: each lineage node's rank and name
+        once per answer; 1000 queries per request, several requests in flight).
 
         ``ids``: one taxon id or exact name, which returns one :class:`Lineage` (and
         raises :class:`~stol.NotFoundError` or another typed error when it names
@@ -616,11 +616,12 @@ class Taxonomy:
         twice as fast as with names."""
         view = _view(ranks)  # checked now, not at the first next()
         language = self._language(language)
-        form = pb.LINEAGE_FORM_COMPACT if names else pb.LINEAGE_FORM_IDS
+        form = pb.LINEAGE_FORM_NODES if names else pb.LINEAGE_FORM_IDS
         if isinstance(ids, (int, str)) and not isinstance(ids, bool):  # one request on the shared connection
             answer, release = self._call("lineage_batch", queries=[_query(ids)], language=language, ranks=view,
                                          form=form)
-            single = Lineage.from_pb(self._result(answer, "lineage_batch").results[0], release, names)
+            answer = self._result(answer, "lineage_batch")
+            single = Lineage.reader(answer, names)(answer.results[0], release)
             if single.error is not None:
                 raise single.error
             return single
@@ -656,7 +657,6 @@ class Taxonomy:
         def formatted(result, release):  # a template's text with the lineage it was filled from
             lineage = Lineage.from_pb(result, release)
             return FormattedLineage(lineage.query, result.formatted, lineage, release)
-        make = formatted if template is not None else Lineage.from_pb if names else Lineage._from_ids_form
 
         def zero(query, release):
             lineage = Lineage.unclassified(query, release, names)
@@ -664,6 +664,7 @@ class Taxonomy:
         last_release = ""
         for answer, answered, _ in self._pipeline(requests(), "lineage_batch", release=release):
             last_release = answered
+            make = formatted if template is not None else Lineage.reader(answer, names)
             for result in answer.results:
                 while order and order[0] is not None:
                     yield zero(order.popleft(), answered)

@@ -314,6 +314,38 @@ class BatchesEqualTheCLI(unittest.TestCase):
         with self.assertRaises(stol.NotFoundError):
             TX.lineage(424242, names=False)
 
+    def test_lineage_names_are_read_from_the_answers_nodes_or_from_a_compact_answer(self):
+        """The package asks for the nodes form (each lineage node's rank and name once per
+        answer); a server that answers in the compact form (one without it) reads the same."""
+        from stol.answers import Lineage
+
+        def answer(form: str):
+            response = taxonomy_pb2.LineageBatchResponse()
+            found = response.results.add(query="9689", lineage_ids=[1, 9688])
+            found.taxon.id, found.taxon.scientific_name, found.taxon.source_rank = 9689, "Panthera leo", "species"
+            if form == "nodes":
+                response.nodes.add(id=1, rank="no rank", name="root")
+                response.nodes.add(id=9688, rank="genus", name="Panthera")
+            else:
+                found.lineage_ranks.extend(["no rank", "genus"])
+                found.lineage_names.extend(["root", "Panthera"])
+            missing = response.results.add(query="424242")
+            missing.error.code, missing.error.message = stol.NotFoundError.CODE, "no taxon 424242"
+            return response
+        for with_nodes in ("nodes", "compact"):
+            response = answer(with_nodes)
+            read = Lineage.reader(response)
+            lion, missing = (read(result, "2024.9.7") for result in response.results)
+            self.assertEqual((lion.ids, lion.ranks, lion.names), ((1, 9688, 9689), ("no rank", "genus", "species"),
+                                                                  ("root", "Panthera", "Panthera leo")), with_nodes)
+            self.assertEqual((lion.taxon.id, lion.taxon.rank, lion.release), (9689, "species", "2024.9.7"))
+            self.assertIsInstance(missing.error, stol.NotFoundError)
+        lion = TX.lineage(9689, ranks="all")
+        sent = TX.last_response.lineage_batch
+        self.assertEqual([node.id for node in sent.nodes], list(lion.ids[:-1]), "the package asked for the nodes form")
+        self.assertEqual(list(sent.results[0].lineage_names), [])
+        self.assertEqual(lion.names[-2:], ("Panthera", "Panthera leo"))
+
     def test_lineage_of_one_raises_typed(self):
         self.assertEqual(TX.lineage("Panthera leo").taxon.id, 9689)
         self.assertEqual(TX.lineage(9689).rank_names["genus"], "Panthera")
