@@ -27,12 +27,6 @@ final class ShippedTreeImageTests: XCTestCase {
         return opened
     }
 
-    private func imageBytes(_ tree: TaxonomyTree?) throws -> [UInt8] {
-        var bytes: [UInt8] = []
-        try XCTUnwrap(tree).writeImage(key: "") { bytes += $0 }
-        return bytes
-    }
-
     private func lineages(_ opened: TaxonomyDatabase) throws -> Stol_V1_LineageBatchResponse {
         try LineageQueries(database: opened).lineageBatch(["9689", "lion", "Felidae", "9606", "0"], language: "en", ranks: .all)
     }
@@ -62,7 +56,7 @@ final class ShippedTreeImageTests: XCTestCase {
         let cache = TreeImageCache(directory: directory + "/cache/taxonomy")
         let shipped = try open(database, cache: cache)
         XCTAssertEqual(shipped.treeSource, .shippedImage)
-        XCTAssertEqual(try imageBytes(shipped.memoryIndexes?.tree), try imageBytes(fromRows.memoryIndexes?.tree))
+        XCTAssertEqual(try treeImageBytes(shipped.memoryIndexes?.tree), try treeImageBytes(fromRows.memoryIndexes?.tree))
         XCTAssertEqual(try lineages(shipped), try lineages(fromRows))
         let hits = { (opened: TaxonomyDatabase) in
             try SearchEngine(database: opened).search(SearchQuery(text: "panthera", prefix: true),

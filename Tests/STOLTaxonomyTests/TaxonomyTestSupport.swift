@@ -14,6 +14,13 @@ import XCTest
 /// `stol-taxonomyd` wires it (bundled, reference and activation paths).
 
 
+/// A tree's image bytes under an empty key: two trees that write the same bytes are the same tree.
+func treeImageBytes(_ tree: TaxonomyTree?) throws -> [UInt8] {
+    var bytes: [UInt8] = []
+    try XCTUnwrap(tree).writeImage(key: "") { bytes += $0 }
+    return bytes
+}
+
 /// Builds `FelidaeFixture` (plus `extraUsages`) with the real pipeline into `output`.
 func buildFixtureDatabase(at output: String, extraUsages: [String] = [], in scratch: String) throws {
     let source = scratch + "/source-\(UUID().uuidString)"

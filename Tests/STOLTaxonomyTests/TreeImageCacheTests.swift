@@ -27,12 +27,6 @@ final class TreeImageCacheTests: XCTestCase {
         return database
     }
 
-    private func imageBytes(_ tree: TaxonomyTree?) throws -> [UInt8] {
-        var bytes: [UInt8] = []
-        try XCTUnwrap(tree).writeImage(key: "") { bytes += $0 }
-        return bytes
-    }
-
     /// The image's file for the bundled database as it is now (its fingerprint as the server takes it).
     private var imagePath: String {
         get throws {
@@ -52,7 +46,7 @@ final class TreeImageCacheTests: XCTestCase {
 
         let second = try open()
         XCTAssertEqual(second.treeSource, .image)
-        XCTAssertEqual(try imageBytes(second.memoryIndexes?.tree), try imageBytes(first.memoryIndexes?.tree))
+        XCTAssertEqual(try treeImageBytes(second.memoryIndexes?.tree), try treeImageBytes(first.memoryIndexes?.tree))
         // The indexes built beside the tree (search's words, the taxa above species by
         // rank, the statuses) are those of a build from the rows.
         let hits = { (database: TaxonomyDatabase) in
