@@ -53,7 +53,7 @@ public enum ShippedTreeImage {
         case unreadable(String)
         /// Its provenance names no build (built before build ids): rebuild it.
         case noBuildID
-        /// Its schema keeps no whole tree (schemas 1 and 2 are built at every start).
+        /// Its schema is older than 3, whose tree alone is imaged (schemas 1 and 2 are built at every start).
         case noWholeTree(schemaVersion: Int)
         /// Its tree cannot be built (the server would say the same).
         case tree(String)
@@ -63,7 +63,7 @@ public enum ShippedTreeImage {
             switch self {
             case .unreadable(let detail): "cannot read the database: \(detail)"
             case .noBuildID: "the database names no build (built before 2026-11-29): build it again with stol-pipeline build"
-            case .noWholeTree(let version): "schema \(version) keeps no whole tree (only schema 3's is imaged)"
+            case .noWholeTree(let version): "a schema \(version) database: only schema 3's tree is imaged (older ones are built at every start)"
             case .tree(let detail): "cannot build its tree: \(detail)"
             case .write(let detail): "cannot write the image: \(detail)"
             }
@@ -95,9 +95,9 @@ public enum ShippedTreeImage {
                 } catch {
                     throw WriteError.unreadable(error.description)
                 }
-                guard facts.provenance?.buildID != nil else { throw WriteError.noBuildID }
                 let layout = TaxonomyLayout(schemaVersion: Int(facts.schemaVersion))
                 guard layout.everyNode else { throw WriteError.noWholeTree(schemaVersion: Int(facts.schemaVersion)) }
+                guard facts.provenance?.buildID != nil else { throw WriteError.noBuildID }
                 let scan = try TaxaScan.read(db, layout: layout)
                 guard let builder = scan.builder else { throw WriteError.tree(scan.treeProblem ?? "no nodes") }
                 do {

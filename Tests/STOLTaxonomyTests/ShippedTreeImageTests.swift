@@ -106,7 +106,7 @@ final class ShippedTreeImageTests: XCTestCase {
         XCTAssertEqual(try open(database, cache: cache).treeSource, .image, "the server's own image, from then on")
     }
 
-    func testWrite_refusesADatabaseWithoutABuildID_orAFileThatIsNoDatabase() throws {
+    func testWrite_refusesADatabaseWithoutABuildID_anOlderSchema_orAFileThatIsNoDatabase() throws {
         let queue = try DatabaseQueue(path: database)
         try queue.write { try $0.execute(sql: "DELETE FROM provenance WHERE key = 'build_id'") }
         try queue.close()
@@ -116,6 +116,13 @@ final class ShippedTreeImageTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("stol-pipeline build"), "\(error)")
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: database + ".tree"))
+        let older = directory + "/schema2.sqlite"
+        try buildFixtureDatabase(at: older, in: directory)
+        try LegacySchema.downgrade(older, to: 2, keepingWholeTree: true)
+        XCTAssertThrowsError(try ShippedTreeImage.write(databasePath: older)) { error in
+            guard case ShippedTreeImage.WriteError.noWholeTree(schemaVersion: 2) = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: older + ".tree"))
         let text = directory + "/notes.txt"
         XCTAssertTrue(FileManager.default.createFile(atPath: text, contents: Data("not a database\n".utf8)))
         XCTAssertThrowsError(try ShippedTreeImage.write(databasePath: text)) { error in
