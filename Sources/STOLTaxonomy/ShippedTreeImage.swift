@@ -70,8 +70,8 @@ public enum ShippedTreeImage {
         }
     }
 
-    /// What ``write(databasePath:)`` wrote.
-    public struct Written: Sendable {
+    /// What ``write(databasePath:)`` wrote (also `stol-pipeline`'s JSON report of it).
+    public struct Written: Sendable, Encodable {
         public let path: String
         public let bytes: Int
         public let nodes: Int

@@ -205,13 +205,15 @@ public final class TaxonomyDatabase: Sendable {
         let reader = indexReader
         let slot = indexes
         let layout = self.layout
-        // The server's own image first (rewritten when a shipped one was refused), then the pipeline's.
         let image = treeImages?.entry(databasePath: path, fingerprint: fingerprint)
-        let images = [image, ShippedTreeImage.entry(databasePath: path, buildID: provenance?.buildID)].compactMap { $0 }
+        let path = self.path, buildID = provenance?.buildID
         let release = self.release, everyNode = layout.everyNode
         let thread = Thread {
             let logger = Logger(label: "stol.taxonomy")
             let started = ContinuousClock.now
+            // The server's own image first (rewritten when a shipped one was refused), then the
+            // pipeline's, whose key reads the database's header: here, not on the open's path.
+            let images = [image, ShippedTreeImage.entry(databasePath: path, buildID: buildID)].compactMap { $0 }
             let loaded = try? reader.inDatabase { db in
                 try MemoryIndexes.load(db, layout: layout, images: images) { tree, source in
                     slot.fillTree(tree)

@@ -249,12 +249,7 @@ struct Build: ParsableCommand {
         /// The database's `provenance` rows.
         let provenance: [String: String]?
         /// The tree's image written beside it (``ShippedTreeImage``); nil with `--no-tree-image`.
-        let treeImage: TreeImageReport?
-
-        struct TreeImageReport: Encodable {
-            let path: String
-            let bytes, nodes: Int
-        }
+        let treeImage: ShippedTreeImage.Written?
 
         enum CodingKeys: String, CodingKey {
             case provenance, treeImage = "tree_image"
@@ -265,7 +260,7 @@ struct Build: ParsableCommand {
         }
 
         init(output: String, summary: TaxonomyBuilder.Summary, treeImage: ShippedTreeImage.Written?, phases: [String: Double]) {
-            self.treeImage = treeImage.map { TreeImageReport(path: $0.path, bytes: $0.bytes, nodes: $0.nodes) }
+            self.treeImage = treeImage
             let report = summary.database
             self.output = output
             bytes = report.bytes

@@ -26,11 +26,6 @@ struct TreeImage: ParsableCommand {
     @Flag(help: "Print what was written as JSON.")
     var json = false
 
-    struct Report: Encodable {
-        let path: String
-        let bytes, nodes: Int
-    }
-
     func run() throws {
         let written: ShippedTreeImage.Written
         do {
@@ -40,7 +35,7 @@ struct TreeImage: ParsableCommand {
             throw ExitCode(1)
         }
         if json {
-            try JSONReport.print(Report(path: written.path, bytes: written.bytes, nodes: written.nodes))
+            try JSONReport.print(written)
         } else {
             print("wrote \(written.path) (\(written.bytes) bytes, \(written.nodes) nodes)")
         }

@@ -61,9 +61,7 @@ struct StartBench: ParsableCommand {
         let hits = try client.ask(.with { $0.search = .with { $0.query = "lion"; $0.limit = 5 } }, as: Stol_V1_SearchResponse.self)
         let searchReady = Date().timeIntervalSince(started)
         guard !hits.hits.isEmpty else { throw ValidationError("search found nothing") }
-        let status = (try? String(contentsOfFile: "/proc/\(process.pid)/status", encoding: .utf8)) ?? ""
-        let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
-            .flatMap { Double($0.split(separator: " ").dropFirst().first { !$0.isEmpty }.map(String.init) ?? "") } ?? 0
+        let peak = Double(TaxonomyBench.peakRSS(pid: process.pid))
         try beforeStop()
         return Sample(firstAnswer: firstAnswer, searchReady: searchReady, peakMiB: peak / 1024)
     }
