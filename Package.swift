@@ -107,7 +107,7 @@ let package = Package(
         .target(
             name: "STOLServer",
             dependencies: [
-                "STOLDaemon", "STOLTransport", "STOLProtocol", "STOLSandbox", "CSystemd", "CMemory", arg,
+                "STOLDaemon", "STOLTransport", "STOLProtocol", "STOLSandbox", "CSTOLSocket", "CSystemd", "CMemory", arg,
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),

@@ -25,6 +25,10 @@ public struct ServerConfiguration: Sendable {
     /// With no connection at all for this long, the server returns (the daemon
     /// exits 0; socket activation starts it again on the next connection). Nil: never.
     public var idleExit: Duration?
+    /// Event loops the connections are read and written on, every connection of one
+    /// user on the same loop (``UserEventLoops`` in STOLServer): up to this many users
+    /// at once each have a loop that no other user's connections keep busy.
+    public var eventLoops: Int
 
     public init(name: String,
                 maximumRequestFrameBytes: Int = ProtocolLimits.maximumRequestFrameBytes,
@@ -37,7 +41,8 @@ public struct ServerConfiguration: Sendable {
                 maximumUnsentBytesInAll: Int = 192 * 1024 * 1024,
                 maximumUnsentBytesPerUser: Int = 48 * 1024 * 1024,
                 slowReaderTimeout: Duration = .seconds(ProtocolLimits.slowReaderTimeoutSeconds),
-                idleExit: Duration? = nil) {
+                idleExit: Duration? = nil,
+                eventLoops: Int = 16) {
         self.name = name
         self.maximumRequestFrameBytes = maximumRequestFrameBytes
         self.maximumResponseFrameBytes = maximumResponseFrameBytes
@@ -50,5 +55,6 @@ public struct ServerConfiguration: Sendable {
         self.maximumUnsentBytesPerUser = maximumUnsentBytesPerUser
         self.slowReaderTimeout = slowReaderTimeout
         self.idleExit = idleExit
+        self.eventLoops = eventLoops
     }
 }

@@ -10,36 +10,38 @@ import ServiceLifecycle
 
 /// Serves a ``FramedService`` on a listening Unix socket with swift-nio.
 ///
-/// Used by the two high-traffic daemons (taxonomy, favourites). Connection limits
-/// (in all and per user), idle timeout and frame limits are enforced here once;
-/// graceful shutdown (SIGTERM through swift-service-lifecycle, or the idle exit)
-/// stops accepting, lets every in-flight request finish and be answered, then
-/// returns. Under a watchdog every event loop stamps the ``Heartbeat`` the
-/// daemon's ``WatchdogService`` reads, so a stuck loop stops the watchdog's pings.
+/// Used by the two high-traffic daemons (taxonomy, favourites). Connections are
+/// accepted on a thread of their own (``PeerAcceptor``) and each is read and
+/// written on its user's event loop (``UserEventLoops``: one user's connections
+/// never keep another's loop busy). Connection limits (in all and per user), idle
+/// timeout and frame limits are enforced here once; graceful shutdown (SIGTERM
+/// through swift-service-lifecycle, or the idle exit) stops accepting, lets every
+/// in-flight request finish and be answered, then returns. Under a watchdog every
+/// event loop and the accepting thread stamp the ``Heartbeat`` the daemon's
+/// ``WatchdogService`` reads, so a stuck loop stops the watchdog's pings.
 public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Service {
     private let service: Service
     private let listeningSocket: Int32
     private let configuration: ServerConfiguration
     private let logger: Logger
     private let notifier: SystemdNotifier
-    private let group: any EventLoopGroup
     /// Stamped by every event loop when systemd watches the daemon (nil: no watchdog).
     private let heartbeat: Heartbeat?
 
     public init(service: Service, listeningSocket: Int32, configuration: ServerConfiguration, logger: Logger,
-                notifier: SystemdNotifier = SystemdNotifier(), heartbeat: Heartbeat? = nil,
-                group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+                notifier: SystemdNotifier = SystemdNotifier(), heartbeat: Heartbeat? = nil) {
         self.service = service
         self.listeningSocket = listeningSocket
         self.configuration = configuration
         self.logger = logger
         self.notifier = notifier
-        self.group = group
         self.heartbeat = heartbeat
     }
 
     public func run() async throws {
-        let quiesce = ServerQuiescingHelper(group: group)
+        let loops = UserEventLoops(count: configuration.eventLoops)
+        let group = loops.group
+        let open = OpenConnections()
         let connections = ConnectionLimiter(limit: configuration.maximumConnections,
                                             perUserLimit: configuration.maximumConnectionsPerUser)
         let framingErrors = RateLimitedLog.framingErrors()
@@ -49,40 +51,32 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         let service = self.service
         let configuration = self.configuration
         let logger = self.logger
-        let channel = try await ServerBootstrap(group: group)
-            .serverChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(quiesce.makeServerChannelHandler(channel: channel))
+        let acceptor: PeerAcceptor
+        do {
+            acceptor = try PeerAcceptor(listeningSocket: listeningSocket, finishedOn: group.next(), heartbeat: heartbeat,
+                                        logger: logger) { socket, peer in
+                Self.serve(socket, peer: peer, loops: loops, open: open, configuration: configuration) { child in
+                    Self.initializeConnection(child, peer: peer, service: service, configuration: configuration,
+                                              connections: connections, lanes: lanes, budget: budget, bulkSlots: bulkSlots,
+                                              framingErrors: framingErrors, logger: logger)
                 }
             }
-            .childChannelOption(.autoRead, value: true)
-            // A client's end of stream (shutdown(SHUT_WR)) is an event for the handler,
-            // which answers what was sent before it, then closes (see FramedRequestHandler).
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .childChannelOption(.writeBufferWaterMark, value: .init(low: configuration.maximumUnsentBytes / 2,
-                                                                   high: configuration.maximumUnsentBytes))
-            .childChannelInitializer { child in
-                Self.initializeConnection(child, service: service, configuration: configuration, connections: connections,
-                                          lanes: lanes, budget: budget, bulkSlots: bulkSlots, framingErrors: framingErrors,
-                                          logger: logger)
-            }
-            .withBoundSocket(listeningSocket)
-            .get()
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        let beats = heartbeat.map { Self.stampHeartbeat($0, on: group) } ?? []
+        acceptor.start()
         notifier.ready(status: "serving \(configuration.name)")
         logger.info("ready", metadata: ["service": "\(configuration.name)"])
-        let group = self.group
         let notifier = self.notifier
-        let beats = heartbeat.map { Self.stampHeartbeat($0, on: group) } ?? []
-        defer { beats.forEach { $0.cancel() } }
         let hangHook = ServingLoopHangHook.installIfRequested(logger: logger) { [group] in
             group.next().execute { while true { sleep(3600) } }
         }
-        defer { hangHook?.cancel() }
         let window = RateLimitedLog.window.components.seconds
         let summaries = group.next().scheduleRepeatedTask(initialDelay: .seconds(window), delay: .seconds(window)) { _ in
             framingErrors.flushIfDue(logger: logger)
         }
-        defer { summaries.cancel() }
         await withTaskCancellationOrGracefulShutdownHandler {
             await withDiscardingTaskGroup { tasks in
                 tasks.addTask { await IdleMemoryTrim.run(every: .seconds(2), lanes: lanes, logger: logger) }
@@ -90,25 +84,50 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
                     tasks.addTask {
                         await Self.exitWhenIdle(after: idleExit, connections: connections, logger: logger) {
                             notifier.stopping()
-                            quiesce.initiateShutdown(promise: nil)
+                            acceptor.stop()
                         }
                     }
                 }
-                try? await channel.closeFuture.get()
+                try? await acceptor.finished.futureResult.get()
                 tasks.cancelAll()
             }
         } onCancelOrGracefulShutdown: {
             notifier.stopping()
             logger.info("graceful shutdown: finishing in-flight requests")
-            quiesce.initiateShutdown(promise: nil)
+            acceptor.stop()
         }
-        // The listening channel is closed, but connections may still be answering
+        // No connection is accepted any more, but some may still be answering
         // in-flight requests: return only once every one of them has closed.
-        let drained = group.next().makePromise(of: Void.self)
-        quiesce.initiateShutdown(promise: drained)
-        try? await drained.futureResult.get()
+        await open.quiesce()
         framingErrors.flush(logger: logger)  // what was counted is logged, not lost with the process
+        hangHook?.cancel()
+        summaries.cancel()
+        beats.forEach { $0.cancel() }
+        try? await group.shutdownGracefully()
         logger.info("stopped", metadata: ["service": "\(configuration.name)"])
+    }
+
+    /// Registers the accepted `socket` on its user's event loop, with the options
+    /// every connection has and `initialize`'s handlers; the loop is given back
+    /// when the connection closes (or could not be registered).
+    private static func serve(_ socket: Int32, peer: PeerCredentials, loops: UserEventLoops, open: OpenConnections,
+                              configuration: ServerConfiguration,
+                              initialize: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) {
+        let ticket = loops.acquire(peer.uid)
+        ClientBootstrap(group: ticket.loop)
+            .channelOption(.autoRead, value: true)
+            // A client's end of stream (shutdown(SHUT_WR)) is an event for the handler,
+            // which answers what was sent before it, then closes (see FramedRequestHandler).
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .channelOption(.writeBufferWaterMark, value: .init(low: configuration.maximumUnsentBytes / 2,
+                                                               high: configuration.maximumUnsentBytes))
+            .channelInitializer { child in
+                child.closeFuture.whenComplete { _ in ticket.release() }
+                return initialize(child).map { open.add(child) }
+            }
+            .withConnectedSocket(socket)
+            // Not registered: the bootstrap has closed the socket (or the channel).
+            .whenFailure { _ in ticket.release() }
     }
 
     /// One heartbeat slot per event loop, stamped from a repeated task on that loop.
@@ -136,31 +155,29 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         }
     }
 
-    private static func initializeConnection(_ child: any Channel, service: Service, configuration: ServerConfiguration,
-                                             connections: ConnectionLimiter, lanes: UserLanes, budget: OutputBudget,
-                                             bulkSlots: RequestSlots, framingErrors: RateLimitedLog,
-                                             logger: Logger) -> EventLoopFuture<Void> {
-        let peerFuture: EventLoopFuture<UCred> = (child as! any SocketOptionProvider)
-            .unsafeGetSocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))
-        return peerFuture.flatMapThrowing { credentials in
+    private static func initializeConnection(_ child: any Channel, peer: PeerCredentials, service: Service,
+                                             configuration: ServerConfiguration, connections: ConnectionLimiter,
+                                             lanes: UserLanes, budget: OutputBudget, bulkSlots: RequestSlots,
+                                             framingErrors: RateLimitedLog, logger: Logger) -> EventLoopFuture<Void> {
+        child.eventLoop.makeCompletedFuture {
             // When the daemon is full, this may close the oldest connection of the user
             // holding the most (``ConnectionLimiter``): `close` is how to close this one.
             let admission: ConnectionLimiter.Admission
-            switch connections.admit(uid: credentials.uid, close: { child.close(promise: nil) }) {
+            switch connections.admit(uid: peer.uid, close: { child.close(promise: nil) }) {
             case .success(let admitted):
                 admission = admitted
             case .failure(let refusal):
-                // Over a limit: one typed error frame, then close.
+                // Over a limit: one typed error frame, then close (once registered: the
+                // initializer runs before the connection is).
                 let response = Service.Response(requestID: 0, error: refusal)
-                if let frame = try? FrameEncoding.frame(response, maximumFrameBytes: configuration.maximumResponseFrameBytes) {
+                let frame = try? FrameEncoding.frame(response, maximumFrameBytes: configuration.maximumResponseFrameBytes)
+                child.eventLoop.execute {
+                    guard let frame else { return child.close(promise: nil) }
                     child.writeAndFlush(frame).whenComplete { _ in child.close(promise: nil) }
-                } else {
-                    child.close(promise: nil)
                 }
                 return
             }
             child.closeFuture.whenComplete { _ in connections.release(admission) }
-            let peer = PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
             let sync = child.pipeline.syncOperations
             let idle = configuration.idleTimeout.components
             try sync.addHandler(IdleStateHandler(readTimeout: TimeAmount.nanoseconds(
@@ -175,12 +192,4 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
                                                      framingErrors: framingErrors))
         }
     }
-}
-
-/// `struct ucred` (SO_PEERCRED) with the kernel's layout, read through NIO's
-/// `SocketOptionProvider` because NIO does not expose a channel's descriptor.
-struct UCred: Sendable {
-    var pid: Int32 = 0
-    var uid: UInt32 = 0
-    var gid: UInt32 = 0
 }

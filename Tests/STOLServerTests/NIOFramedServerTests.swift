@@ -26,6 +26,8 @@ struct TestTaxonomyService: FramedService {
     static let inlineTaxonID: Int64 = -5
     /// Spins 200 ms of CPU on its lane: makes its user heavy (``LaneMeter``).
     static let spinningTaxonID: Int64 = -6
+    /// Answered inline, recording the thread (the event loop) that answered it.
+    static let loopReportingTaxonID: Int64 = -7
 
 
     let events: EventLog
@@ -51,6 +53,10 @@ struct TestTaxonomyService: FramedService {
     }
 
     func respondInline(to request: Stol_V1_TaxonomyRequest, context: RequestContext) -> Stol_V1_TaxonomyResponse? {
+        if case .getTaxon(let get) = request.body, get.taxonID == Self.loopReportingTaxonID {
+            events.record("loop \(request.id) \(pthread_self())")
+            return .with { $0.taxon = .with { $0.id = get.taxonID } }
+        }
         guard case .getTaxon(let get) = request.body, get.taxonID == Self.inlineTaxonID else { return nil }
         events.record("inline \(request.id)")
         return .with { $0.taxon = .with { $0.id = get.taxonID } }
@@ -115,9 +121,12 @@ final class NIOFramedServerTests: FramedServerContractTests {
     }
 
     /// The server logging to `logger`: its debug lines are the events a test waits for.
-    func startServer(configuration: ServerConfiguration = ServerConfiguration(name: "test"), logger: Logger) throws -> ServerHarness {
+    /// `openToOtherUsers`: its socket (0666) and directory (0711) reachable by any uid.
+    func startServer(configuration: ServerConfiguration = ServerConfiguration(name: "test"), logger: Logger,
+                     openToOtherUsers: Bool = false) throws -> ServerHarness {
         let service = TestTaxonomyService(events: events, gate: gate, gatedRequestStarted: gatedRequestStarted)
-        return try ServerHarness(self, events: events) { fd in
+        return try ServerHarness(self, events: events, mode: openToOtherUsers ? 0o666 : 0o600,
+                                 directoryMode: openToOtherUsers ? 0o711 : nil) { fd in
             NIOFramedServer(service: service, listeningSocket: fd, configuration: configuration, logger: logger)
         }
     }
@@ -299,6 +308,46 @@ final class NIOFramedServerTests: FramedServerContractTests {
         XCTAssertEqual(try client.receive(Stol_V1_TaxonomyResponse.self).message.taxon.id, TestTaxonomyService.inlineTaxonID)
         XCTAssertEqual(events.events.filter { $0.hasPrefix("inline 3") || $0.hasPrefix("lane 3 ") },
                        ["lane 3 nice \(max(base, UserLanes.bulkNiceness))"], "a heavy user's lookup ran inline")
+    }
+
+    /// Every connection of one user is read and written on that user's event loop, and
+    /// another user's connection on another (``UserEventLoops``): eight users looping on
+    /// bulk requests kept the two loops all connections shared busy writing their
+    /// answers, and another user's lookup, answered on the loop that read it, waited
+    /// behind them (issue 33). The other user is the hostile client (written from the
+    /// protocol alone) as uid 60012, started with setpriv when the tests run as root;
+    /// otherwise the test has one uid and pins the first half alone.
+    func testEachUsersConnections_areServedOnThatUsersOwnEventLoop() throws {
+        let server = try startServer(logger: quietLogger, openToOtherUsers: true)
+        let loopOf = { (request: UInt64) -> String? in
+            self.events.events.first { $0.hasPrefix("loop \(request) ") }.map { String($0.split(separator: " ")[2]) }
+        }
+        let first = try server.connect()
+        let second = try server.connect()
+        for (client, id) in [(first, UInt64(1)), (second, 2), (first, 3)] {
+            try client.send(getTaxon(id, TestTaxonomyService.loopReportingTaxonID))
+            XCTAssertEqual(try client.receive(Stol_V1_TaxonomyResponse.self).message.taxon.id,
+                           TestTaxonomyService.loopReportingTaxonID)
+        }
+        let mine = try XCTUnwrap(loopOf(1))
+        XCTAssertEqual(loopOf(2), mine, "a user's second connection went to another loop")
+        XCTAssertEqual(loopOf(3), mine)
+
+        guard getuid() == 0 else { return }
+        let python = try requireExecutable("/usr/bin/python3", debianPackage: "python3")
+        let request: [UInt8] = try getTaxon(4, TestTaxonomyService.loopReportingTaxonID).serializedBytes()
+        let asked = try ChildProcess.run("/usr/bin/setpriv", [
+            "--reuid=60012", "--regid=60012", "--clear-groups", python,
+            Workspace.repositoryRoot + "/Tests/tools/hostile_client.py", "ask", server.path,
+            request.map { String(format: "%02x", $0) }.joined(),
+        ])
+        XCTAssertEqual(asked.status, 0, asked.stderr)
+        let other = try XCTUnwrap(loopOf(4), "the other user was not answered inline: \(asked.stderr)")
+        XCTAssertNotEqual(other, mine, "another user's connection was served on this user's loop")
+        // This user's connections are still on their loop.
+        try first.send(getTaxon(5, TestTaxonomyService.loopReportingTaxonID))
+        _ = try first.receive(Stol_V1_TaxonomyResponse.self)
+        XCTAssertEqual(loopOf(5), mine)
     }
 
     /// A client that pipelines requests for large answers and reads none: the server

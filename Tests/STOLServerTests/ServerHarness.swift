@@ -19,10 +19,11 @@ final class ServerHarness: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private var didFinish = false
 
-    /// `makeServer` gets the listening descriptor bound through ``SocketActivation``.
-    init(_ testCase: XCTestCase, events: EventLog = EventLog(), mode: mode_t = 0o600,
+    /// `makeServer` gets the listening descriptor bound through ``SocketActivation``;
+    /// the socket has `mode`, its directory `directoryMode` (mkdtemp's 0700 when nil).
+    init(_ testCase: XCTestCase, events: EventLog = EventLog(), mode: mode_t = 0o600, directoryMode: mode_t? = nil,
          makeServer: (Int32) -> any ServiceLifecycle.Service) throws {
-        path = try makeTemporaryDirectory(testCase) + "/server.sock"
+        path = try makeTemporaryDirectory(testCase, mode: directoryMode) + "/server.sock"
         self.events = events
         let fd = try bindTestSocket(path, mode: mode)
         group = ServiceGroup(services: [makeServer(fd)], gracefulShutdownSignals: [], cancellationSignals: [],

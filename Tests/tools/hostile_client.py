@@ -11,6 +11,9 @@
       send COUNT copies of one request frame (body in hex) on each of
       CONNECTIONS connections (1) without reading any answer, keep them SECONDS;
       print "sent N" (the frames sent in all).
+  hostile_client.py ask SOCKET REQUEST_HEX
+      send one request frame (body in hex), read its answer frame and print its
+      body in hex.
   hostile_client.py trickle SOCKET INTERVAL SECONDS
       announce a 1,000-byte frame and send one byte every INTERVAL seconds for
       at most SECONDS; print "closed after N bytes" when the daemon cuts it,
@@ -76,6 +79,24 @@ def pipeline(path, request_hex, count, seconds, connections=1):
     time.sleep(max(0.0, deadline - time.monotonic()))
 
 
+def receive_exactly(connection, count):
+    data = b""
+    while len(data) < count:
+        chunk = connection.recv(count - len(data))
+        if not chunk:
+            sys.exit(f"closed after {len(data)} of {count} bytes")
+        data += chunk
+    return data
+
+
+def ask(path, request_hex):
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.connect(path)
+    connection.sendall(frame(bytes.fromhex(request_hex)))
+    length = int.from_bytes(receive_exactly(connection, 4), "big")
+    print(receive_exactly(connection, length).hex(), flush=True)
+
+
 def trickle(path, interval, seconds):
     """Announces a 1,000-byte frame and sends it one byte every `interval` s;
     says whether the daemon closed the connection before `seconds` ran out."""
@@ -116,6 +137,8 @@ if __name__ == "__main__":
     elif command == "pipeline":
         pipeline(sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]),
                  int(sys.argv[6]) if len(sys.argv) > 6 else 1)
+    elif command == "ask":
+        ask(sys.argv[2], sys.argv[3])
     elif command == "trickle":
         trickle(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))
     else:

@@ -8,7 +8,8 @@ import STOLTestFixtures
 /// (``AttackPhase``) starts attackers (`stol-bench attacker`, each uid through
 /// `setpriv` when root) and, once they are sending, the victim (`stol-bench
 /// attack-victim`, another uid), which times a taxon by id and its favourites'
-/// count, each once every 10 ms. Meanwhile the daemons' peak RSS is read from
+/// count, each once every 10 ms, and as often a round trip to an echo server
+/// outside STOL (`stol-bench attack-echo`): the machine's floor under that attack. Meanwhile the daemons' peak RSS is read from
 /// /proc; when the victim is done the attackers stop, and the daemons' CPU time in
 /// the next 5 s (work nobody waits for any more) and their RSS `--settle` seconds
 /// later are read. ``AttackReport`` prints one row per phase with the targets, and
@@ -52,6 +53,12 @@ struct AttackBench: ParsableCommand {
 
         let stack = try SoakStack.start(binaries: binaries, work: work, database: database, publicKey: nil)
         defer { stack.stop() }
+        let echo = try BenchChild.start(binary: binaries + "/stol-bench", ["attack-echo", "--socket", work + "/run/echo.sock"],
+                                        uid: nil, output: work + "/echo.out", log: work + "/echo.log")
+        defer { echo.kill() }
+        guard waitUntil(seconds: 10, interval: 0.01, { echo.logText.contains("started") }) else {
+            throw ValidationError("the echo server did not start: \(echo.logText)")
+        }
         try stack.warmUp()
         let session = Session(binary: binaries + "/stol-bench", work: work, stack: stack, seconds: seconds, settle: settle,
                               uid: { asRoot ? firstUID + $0 : nil }, victimUID: asRoot ? firstUID + 10 : nil)
@@ -155,6 +162,7 @@ struct AttackBench: ParsableCommand {
                                         errors: measured.errors[kind] ?? 0)
             }
             return AttackPhaseResult(phase: phase, taxon: latencies(AttackVictim.taxon), count: latencies(AttackVictim.favoritesCount),
+                                     echo: latencies(AttackVictim.echo),
                                      victimRequests: measured.samples.mapValues(\.count).merging(measured.errors, uniquingKeysWith: +),
                                      victimSeconds: victimSeconds, victimMessages: measured.messages,
                                      peakKiB: peak, afterKiB: after, cpuAfter: cpu, load: load,

@@ -5,6 +5,8 @@ struct AttackPhaseResult {
     var phase: AttackPhase
     var taxon: TaxonomyBench.Latencies
     var count: TaxonomyBench.Latencies
+    /// The same victim's round trips to the echo server outside STOL: the machine's floor.
+    var echo: TaxonomyBench.Latencies
     /// Requests the victim made of each kind, and how long it took.
     var victimRequests: [String: Int]
     var victimSeconds: Double
@@ -24,7 +26,9 @@ struct AttackPhaseResult {
 /// The targets of issue 33 and the table `stol-bench attack` prints: one row per
 /// phase, the victim's `taxon` and `fav count` latencies against quiet, each
 /// daemon's peak RSS and RSS after the phase, and the daemons' CPU once the
-/// attackers had gone. A cell that misses its target is marked `!`.
+/// attackers had gone. A cell that misses its target is marked `!`. The echo
+/// columns (no target) are the same round trip to a server outside STOL
+/// (``AttackEcho``): how much of a p99 the machine itself adds under that attack.
 enum AttackReport {
     static let taxonomyd = "stol-taxonomyd"
     static let favoritesd = "stol-favoritesd"
@@ -54,14 +58,15 @@ enum AttackReport {
         Swift.print("")
         Swift.print(header)
         Swift.print(name("") + "│ " + "taxon (ms)".padding(toLength: 30, withPad: " ", startingAt: 0) + "│ "
-                    + "fav count (ms)".padding(toLength: 30, withPad: " ", startingAt: 0) + "│ taxonomyd MiB │ favoritesd MiB│ CPU s")
+                    + "fav count (ms)".padding(toLength: 30, withPad: " ", startingAt: 0) + "│ echo (ms)    "
+                    + "│ taxonomyd MiB │ favoritesd MiB│ CPU s")
         Swift.print(name("phase") + "│" + cell("p50", 6) + cell("p99", 7) + cell("max", 7) + cell("×quiet", 7)
                     + "│" + cell("p50", 6) + cell("p99", 7) + cell("max", 7) + cell("×quiet", 7)
-                    + "│" + cell("peak", 6) + cell("after", 7) + "│" + cell("peak", 6) + cell("after", 7) + "│" + cell("after", 5)
+                    + "│" + cell("p99", 5) + cell("×quiet", 7) + "│" + cell("peak", 6) + cell("after", 7) + "│" + cell("peak", 6) + cell("after", 7) + "│" + cell("after", 5)
                     + cell("load", 5))
         Swift.print(name("target") + "│" + cell("", 6) + cell("", 7) + cell("<\(Int(maxMilliseconds))", 7)
                     + cell("≤\(Int(p99Ratio))", 7) + "│" + cell("", 6) + cell("", 7) + cell("<\(Int(maxMilliseconds))", 7)
-                    + cell("≤\(Int(p99Ratio))", 7) + "│" + cell("≤\(Int(peakMiB[taxonomyd]!))", 6) + cell("q+\(Int(keptMiB))", 7)
+                    + cell("≤\(Int(p99Ratio))", 7) + "│" + cell("", 5) + cell("", 7) + "│" + cell("≤\(Int(peakMiB[taxonomyd]!))", 6) + cell("q+\(Int(keptMiB))", 7)
                     + "│" + cell("≤\(Int(peakMiB[favoritesd]!))", 6) + cell("q+\(Int(keptMiB))", 7)
                     + "│" + cell("≤\(cpuAfterSeconds)", 5))
         for result in results {
@@ -76,6 +81,8 @@ enum AttackReport {
                 row += cell(ms(latencies.p50), 6) + cell(ms(latencies.p99), 7) + cell(ms(latencies.max), 7, missed: slow)
                     + cell(String(format: "%.1f", ratio), 7, missed: unfair) + "│"
             }
+            let echoRatio = quiet.echo.p99 > 0 ? result.echo.p99 / quiet.echo.p99 : 0
+            row += cell(ms(result.echo.p99), 5) + cell(String(format: "%.1f", echoRatio), 7) + "│"
             for daemon in [taxonomyd, favoritesd] {
                 let peak = mib(result.peakKiB[daemon]), after = mib(result.afterKiB[daemon])
                 let kept = after - mib(quiet.afterKiB[daemon])
@@ -90,7 +97,8 @@ enum AttackReport {
             Swift.print(row)
         }
         Swift.print("")
-        Swift.print("×quiet: p99 over the quiet p99. MiB: peak RSS during the phase, RSS \(Int(settle)) s after it "
+        Swift.print("×quiet: p99 over the quiet p99. echo: the victim's round trip to a server outside STOL "
+                    + "(the machine's floor; no target). MiB: peak RSS during the phase, RSS \(Int(settle)) s after it "
                     + "(q+64: at most 64 MiB over quiet's). CPU s after: both daemons' CPU time in the "
                     + "\(Int(cpuWindowSeconds)) s after the attackers had gone. load: 1-minute load average.")
         for result in results {

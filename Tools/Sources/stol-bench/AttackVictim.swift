@@ -4,13 +4,16 @@ import Glibc
 import STOLClientKit
 import STOLProtocol
 import STOLTestFixtures
+import STOLTransport
 import Synchronization
 
 /// `stol-bench attack-victim`: the other user of `stol-bench attack`, whose
 /// latency an attack must not spoil. On two connections, one per daemon, it asks
 /// for a taxon by id (random ids of every rank) and for its favourites' count, each
 /// once every `--interval-ms`, `--requests` times, and prints the latencies (ms) as
-/// a ``SoakResult`` under ``taxon`` and ``favoritesCount``.
+/// a ``SoakResult`` under ``taxon`` and ``favoritesCount``; and as often, on a
+/// third, a 16-byte frame's round trip to the echo server outside STOL
+/// (``AttackEcho``), under ``echo``: the same round trip without the daemons.
 struct AttackVictim: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "attack-victim", abstract: "The user an attack must not hurt (started by stol-bench attack).",
@@ -18,6 +21,7 @@ struct AttackVictim: ParsableCommand {
 
     static let taxon = "taxon"
     static let favoritesCount = "fav count"
+    static let echo = "echo"
 
     @Option(help: "The attack's work directory (attack-workload.json, run/).") var work: String
     @Option(help: "Requests of each kind.") var requests: Int = 2000
@@ -40,16 +44,25 @@ struct AttackVictim: ParsableCommand {
         let interval = intervalMs / 1000
         let start = TaxonomyBench.now() + 1
         let end = start + atMostSeconds
-        onThreads(2) { [requests] thread in
+        let echoPath = work + "/run/echo.sock"
+        onThreads(3) { [requests] thread in
             let taxonomy = TaxonomyClient(service: "taxonomy", path: paths.taxonomy)
             let favorites = FavoritesClient(service: "favorites", path: paths.favorites)
+            var echo: FrameSocket?
             var generator = SystemRandomNumberGenerator()
+            let ping = [UInt8](repeating: 7, count: 16)
             func ask() throws {
-                if thread == 0 {
+                switch thread {
+                case 0:
                     let id = taxa[Int.random(in: 0..<taxa.count, using: &generator)]
                     _ = try taxonomy.call(.with { $0.getTaxon = .with { $0.taxonID = id } })
-                } else {
+                case 1:
                     _ = try favorites.call(.with { $0.count = Stol_V1_CountFavorites() })
+                default:
+                    if echo == nil { echo = try FrameSocket.connect(path: echoPath) }
+                    try echo!.sendRaw([0, 0, 0, UInt8(ping.count)] + ping)
+                    let (frame, _) = try echo!.receiveFrame()
+                    guard frame.readableBytes == ping.count else { throw ValidationError("the echo sent back another frame") }
                 }
             }
             for _ in 0..<5 { try? ask() }  // connected before the clock starts
@@ -71,7 +84,7 @@ struct AttackVictim: ParsableCommand {
                     if messages.count < 3 { messages.append("\(error)") }
                 }
             }
-            let kind = thread == 0 ? Self.taxon : Self.favoritesCount
+            let kind = [Self.taxon, Self.favoritesCount, Self.echo][thread]
             result.withLock {
                 $0.samples[kind] = samples
                 $0.errors[kind] = errors

@@ -9,5 +9,5 @@ struct StolBench: ParsableCommand {
         commandName: "stol-bench",
         abstract: "Measure STOL's daemons through their real sockets and print a table.",
         subcommands: [FavoritesBench.self, TaxonomyBench.self, SwitchBench.self, ReleasesBench.self, ImportBench.self, SoakBench.self, SoakWorker.self,
-                      AttackBench.self, AttackClient.self, AttackVictim.self, CostsBench.self, StartBench.self])
+                      AttackBench.self, AttackClient.self, AttackVictim.self, AttackEcho.self, CostsBench.self, StartBench.self])
 }
