@@ -43,6 +43,8 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     private let bulkSlots: RequestSlots
     /// The user's lane, held while the connection is open.
     private var lane: UserLanes.Lane?
+    /// The user's unsent answers (``OutputBudget/Account``), held while the connection is open.
+    private var account: OutputBudget.Account?
     /// The bytes read and not yet taken as requests. Frames are cut off it one at a
     /// time, when the connection is ready for its next request
     /// (``LengthPrefixedFrameDecoder/nextFrame(in:maximumFrameBytes:)``), not all at
@@ -71,6 +73,9 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     /// What one unsent answer costs beyond its bytes, charged to the ``OutputBudget`` with them.
     static var answerOverheadBytes: Int { 512 }
     private var quiescing = false
+    /// ``processPending(context:)`` is running, and has been asked for another pass meanwhile.
+    private var processing = false
+    private var passRequested = false
     /// The client has ended its side of the stream (`ChannelEvent.inputClosed`).
     private var inputClosed = false
     /// A whole frame waits in ``unread`` (or a length over the limit, which taking it
@@ -97,6 +102,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
 
     func handlerAdded(context: ChannelHandlerContext) {
         lane = lanes.retain(peer.uid)
+        account = budget.open(peer.uid)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -165,22 +171,62 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
             self.lane = nil
             lanes.release(lane)
         }
+        if let account {
+            self.account = nil
+            budget.close(account)
+        }
     }
 
-    /// Answers pending requests in order, one at a time, each on the user's lane.
+    /// Answers pending requests in order, one at a time, each on the user's lane or
+    /// inline. A pass that answers inline goes on to the next frame in a loop, not by
+    /// calling itself: the answer's write (and its completion, when the socket takes it
+    /// at once) asks for the next pass, and one read of 64 KiB holds 6,000 pipelined
+    /// `fav count` frames; answered by recursion they overflowed the event loop's stack
+    /// (favoritesd killed by SIGSEGV under eight users pipelining, issue 33). After
+    /// ``inlineAnswersPerTurn`` inline answers the loop's other connections get a turn.
     private func processPending(context: ChannelHandlerContext) {
-        guard !busy, !closing, !waitingForRoom, context.channel.isWritable, unsentAnswers < Self.maximumUnsentAnswers,
-              let lane, hasWholeFrame else {
-            if !busy, !hasWholeFrame, closesWhenIdle { closeAfterAnswers(context: context) }
+        guard !processing else {
+            passRequested = true  // the running pass goes round once more
             return
         }
-        guard budget.hasRoom(for: peer.uid) else {
+        processing = true
+        defer { processing = false }
+        var inlineAnswers = 0
+        repeat {
+            passRequested = false
+            if answerNext(context: context) {
+                inlineAnswers += 1
+                if inlineAnswers >= Self.inlineAnswersPerTurn && passRequested {
+                    let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                    context.eventLoop.execute {
+                        let (handler, context) = loopBound.value
+                        handler.processPending(context: context)
+                    }
+                    return
+                }
+            }
+        } while passRequested
+    }
+
+    /// Inline answers one pass of ``processPending(context:)`` gives before the event
+    /// loop's other connections get a turn.
+    static var inlineAnswersPerTurn: Int { 64 }
+
+    /// Starts the next request, if one waits and may start: true when it was answered
+    /// inline (written already: the next may start at once).
+    private func answerNext(context: ChannelHandlerContext) -> Bool {
+        guard !busy, !closing, !waitingForRoom, context.channel.isWritable, unsentAnswers < Self.maximumUnsentAnswers,
+              let lane, let account, hasWholeFrame else {
+            if !busy, !hasWholeFrame, closesWhenIdle { closeAfterAnswers(context: context) }
+            return false
+        }
+        guard budget.hasRoom(for: account) else {
             // The daemon holds as many unsent answers as it may (in all, or of this
             // user): start nothing until some are written.
             waitingForRoom = true
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             let eventLoop = context.eventLoop
-            roomTicket = budget.whenRoom(for: peer.uid) {
+            roomTicket = budget.whenRoom(for: account) {
                 eventLoop.execute {
                     let (handler, context) = loopBound.value
                     handler.waitingForRoom = false
@@ -188,13 +234,13 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
                     handler.processPending(context: context)
                 }
             }
-            return
+            return false
         }
         let pending: PendingRequest
         let requested: WorkClass
         do {
             guard let frame = try LengthPrefixedFrameDecoder.nextFrame(
-                in: &unread, maximumFrameBytes: configuration.maximumRequestFrameBytes) else { return }
+                in: &unread, maximumFrameBytes: configuration.maximumRequestFrameBytes) else { return false }
             if frame.readableBytes > UserLanes.longFrameBytes {
                 // Bulk work from its size alone, decoded on the user's bulk lane: decoding a
                 // 64 KiB batch here is event-loop work that no user's priority or meter sees
@@ -209,7 +255,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
             }
         } catch {
             fail(context: context, error: error)
-            return
+            return false
         }
         busy = true
         let requestContext = RequestContext(peer: peer, logger: logger)
@@ -218,7 +264,7 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
         if work == .interactive, case .decoded(let request) = pending,
            let frame = answerInline(request, context: requestContext, lane: lane) {
             finish(context: context, frame: frame)
-            return
+            return true
         }
         let service = self.service
         let lanes = self.lanes
@@ -243,11 +289,12 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
             }
         }
         inFlight = Self.start(pending, on: lane.executor(for: work), laneSlots: lane.slots(for: work),
-                              bulkSlots: work == .bulk ? bulkSlots : nil, budget: budget, service: service,
+                              bulkSlots: work == .bulk ? bulkSlots : nil, budget: budget, account: account, service: service,
                               context: requestContext, maximumFrameBytes: maximumFrameBytes, logger: logger) { outcome in
             lanes.release(lane)
             finish(outcome)
         }
+        return false
     }
 
     /// The answer made here, on the event loop, when the service answers the request
@@ -287,12 +334,13 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     /// bulk and four lookups of a user pass at once: the connection's check before
     /// the request queued reserved nothing (``OutputBudget/room(for:)``).
     private static func start(_ pending: PendingRequest, on executor: LaneExecutor, laneSlots: RequestSlots,
-                              bulkSlots: RequestSlots?, budget: OutputBudget, service: Service, context: RequestContext,
+                              bulkSlots: RequestSlots?, budget: OutputBudget, account: OutputBudget.Account,
+                              service: Service, context: RequestContext,
                               maximumFrameBytes: Int, logger: Logger,
                               done: @escaping @Sendable (Outcome) -> Void) -> Task<Void, Never> {
         Task(executorPreference: executor) {
             guard await laneSlots.acquire() else { return done(.answer(nil)) }
-            guard await budget.room(for: context.peer.uid) else {
+            guard await budget.room(for: account) else {
                 laneSlots.release()
                 return done(.answer(nil))
             }
@@ -334,15 +382,15 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
     private func finish(context: ChannelHandlerContext, frame: ByteBuffer?) {
         busy = false
         inFlight = nil
-        guard !closing, let frame else { return }
+        guard !closing, let frame, let account else { return }
         // Counted until it has left for the socket (or the connection has gone).
-        let uid = peer.uid, bytes = frame.readableBytes + Self.answerOverheadBytes, budget = self.budget
-        budget.charge(uid, bytes)
+        let bytes = frame.readableBytes + Self.answerOverheadBytes, budget = self.budget
+        budget.charge(account, bytes)
         unsentAnswers += 1
         let written = context.eventLoop.makePromise(of: Void.self)
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         written.futureResult.whenComplete { _ in
-            budget.release(uid, bytes)
+            budget.release(account, bytes)
             let (handler, context) = loopBound.value
             handler.unsentAnswers -= 1
             if handler.unsentAnswers == Self.maximumUnsentAnswers - 1 { handler.processPending(context: context) }

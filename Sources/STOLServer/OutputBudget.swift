@@ -17,6 +17,15 @@ import Synchronization
 /// reads its answers is never held up by other users who do not. Without that, 8
 /// uids pipelining subtrees without reading filled the total and another user's
 /// lookup waited 27.9 s, until the slow-reader timeout closed them (issue 33).
+///
+/// No lock is taken on a request's path (issue 33, docs/benchmarks.md §19.7): each
+/// user's unsent bytes are an atomic counter in its ``Account``, which its
+/// connections hold, and the total another; a lock is taken when a connection of a
+/// user opens or closes, and when a wait is queued or resumed (only when the budget
+/// is full). One mutex over every user's counts, taken three times by each request,
+/// was 35 % of favoritesd's CPU once every user's connections had a loop of their own
+/// (eight users pipelining `fav count` on 512 connections), and another user's
+/// `fav count` waited for it behind theirs.
 public final class OutputBudget: Sendable {
     /// Unsent bytes in all beyond which no connection starts a request.
     public let total: Int
@@ -25,21 +34,39 @@ public final class OutputBudget: Sendable {
     /// Unsent bytes of one user below which the total does not stop it.
     public let reserve: Int
 
+    /// One user's unsent bytes, shared by its open connections (``open(_:)``).
+    public final class Account: Sendable {
+        public let uid: UInt32
+        fileprivate let used = Atomic<Int>(0)
+
+        fileprivate init(uid: UInt32) {
+            self.uid = uid
+        }
+
+        /// This user's unsent bytes now.
+        public var unsent: Int { used.load(ordering: .sequentiallyConsistent) }
+    }
+
     private struct Waiter {
         let ticket: UInt64
-        let uid: UInt32
+        let account: Account
         /// True: there is room; false: its task was cancelled (``room(for:)`` only).
         let resume: @Sendable (Bool) -> Void
     }
 
-    private struct State {
-        var used = 0
-        var byUser: [UInt32: Int] = [:]
-        var waiting: [Waiter] = []
+    private struct Waiting {
+        var waiters: [Waiter] = []
         var nextTicket: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let used = Atomic<Int>(0)
+    /// The open accounts and how many connections hold each (taken at a connection's open and close).
+    private let accounts = Mutex<[UInt32: (account: Account, holders: Int)]>([:])
+    private let waiting = Mutex(Waiting())
+    /// Waits queued: read without the lock by ``release(_:_:)``. Raised before a wait
+    /// checks for room again and read after bytes are given back, both sequentially
+    /// consistent, so a release either sees the wait or the wait sees the room.
+    private let waiters = Atomic<Int>(0)
 
     public init(total: Int, perUser: Int, reserve: Int = 256 * 1024) {
         self.total = max(1, total)
@@ -47,58 +74,78 @@ public final class OutputBudget: Sendable {
         self.reserve = max(0, min(reserve, self.perUser))
     }
 
-    /// Whether `uid` may start a request now.
-    public func hasRoom(for uid: UInt32) -> Bool {
-        state.withLock { Self.hasRoom(for: uid, in: $0, total: total, perUser: perUser, reserve: reserve) }
+    /// `uid`'s account, for one more of its connections; give it back with ``close(_:)``.
+    public func open(_ uid: UInt32) -> Account {
+        accounts.withLock { accounts in
+            if let entry = accounts[uid] {
+                accounts[uid] = (entry.account, entry.holders + 1)
+                return entry.account
+            }
+            let account = Account(uid: uid)
+            accounts[uid] = (account, 1)
+            return account
+        }
     }
 
-    /// Calls `resume` once `uid` may start a request: now, or when enough answers
-    /// have been written (on the thread that wrote them: `resume` hops itself).
+    /// One connection holding `account` has closed. Answers still charged to it are
+    /// given back to it as they leave or are dropped (``release(_:_:)``).
+    public func close(_ account: Account) {
+        accounts.withLock { accounts in
+            guard let entry = accounts[account.uid], entry.account === account else { return }
+            accounts[account.uid] = entry.holders > 1 ? (account, entry.holders - 1) : nil
+        }
+    }
+
+    /// Whether `account`'s user may start a request now.
+    public func hasRoom(for account: Account) -> Bool {
+        let own = account.used.load(ordering: .sequentiallyConsistent)
+        return own < perUser && (own < reserve || used.load(ordering: .sequentiallyConsistent) < total)
+    }
+
+    /// Calls `resume` once `account`'s user may start a request: now, or when enough
+    /// answers have been written (on the thread that wrote them: `resume` hops itself).
     /// Returns the wait's ticket (nil when `resume` ran now), for ``cancel(_:)``.
     @discardableResult
-    public func whenRoom(for uid: UInt32, _ resume: @escaping @Sendable () -> Void) -> UInt64? {
-        let ticket = state.withLock { state -> UInt64? in
-            if Self.hasRoom(for: uid, in: state, total: total, perUser: perUser, reserve: reserve) { return nil }
-            state.nextTicket += 1
-            state.waiting.append(Waiter(ticket: state.nextTicket, uid: uid) { _ in resume() })
-            return state.nextTicket
+    public func whenRoom(for account: Account, _ resume: @escaping @Sendable () -> Void) -> UInt64? {
+        if hasRoom(for: account) {
+            resume()
+            return nil
         }
-        if ticket == nil { resume() }
+        let ticket = enqueue(account) { _ in resume() }
+        // Room may have come between the check and the queueing: the release that made
+        // it may not have seen this wait.
+        if hasRoom(for: account), let waiter = dequeue(ticket) { waiter.resume(true) }
         return ticket
     }
 
-    /// Waits until `uid` may start a request (``whenRoom(for:_:)``); false when the
-    /// task was cancelled meanwhile (its connection left). A request checks again
-    /// here once it holds its user's lane slot, just before its answer is made:
+    /// Waits until `account`'s user may start a request (``whenRoom(for:_:)``); false
+    /// when the task was cancelled meanwhile (its connection left). A request checks
+    /// again here once it holds its user's lane slot, just before its answer is made:
     /// passing the connection's check did not reserve anything, so 512 connections
     /// of 8 users all passed it while the total was empty, queued on their lanes,
     /// and each then made its 50,000-favourite list (favoritesd: 891 MiB, issue 33).
-    public func room(for uid: UInt32) async -> Bool {
-        let ticket = state.withLock { state -> UInt64? in
-            if Self.hasRoom(for: uid, in: state, total: total, perUser: perUser, reserve: reserve) { return nil }
-            state.nextTicket += 1
-            return state.nextTicket
+    public func room(for account: Account) async -> Bool {
+        if hasRoom(for: account) { return !Task.isCancelled }
+        let ticket = waiting.withLock { waiting -> UInt64 in
+            waiting.nextTicket += 1
+            return waiting.nextTicket
         }
-        guard let ticket else { return !Task.isCancelled }
         // As ``RequestSlots/acquire()``: the task is marked cancelled before its handler
         // runs, and the handler takes this lock, so a cancellation is seen here or finds
         // the waiter queued.
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let now = state.withLock { state -> Bool? in
+                let queued = waiting.withLock { waiting -> Bool in
                     if Task.isCancelled { return false }
-                    if Self.hasRoom(for: uid, in: state, total: total, perUser: perUser, reserve: reserve) { return true }
-                    state.waiting.append(Waiter(ticket: ticket, uid: uid) { continuation.resume(returning: $0) })
-                    return nil
+                    waiting.waiters.append(Waiter(ticket: ticket, account: account) { continuation.resume(returning: $0) })
+                    waiters.add(1, ordering: .sequentiallyConsistent)
+                    return true
                 }
-                if let now { continuation.resume(returning: now) }
+                guard queued else { return continuation.resume(returning: false) }
+                if hasRoom(for: account), let waiter = dequeue(ticket) { waiter.resume(true) }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> Waiter? in
-                guard let index = state.waiting.firstIndex(where: { $0.ticket == ticket }) else { return nil }
-                return state.waiting.remove(at: index)
-            }
-            waiter?.resume(false)  // not queued yet (it sees the cancellation), or already resumed
+            dequeue(ticket)?.resume(false)  // not queued yet (it sees the cancellation), or already resumed
         }
     }
 
@@ -107,49 +154,55 @@ public final class OutputBudget: Sendable {
     /// favoritesd grew by 30 MiB a second to 948 MiB while the daemon, full, closed
     /// attackers' connections that queued behind their unread answers (issue 33).
     public func cancel(_ ticket: UInt64) {
-        state.withLock { state in state.waiting.removeAll { $0.ticket == ticket } }
+        _ = dequeue(ticket)
     }
 
     /// Waits queued now (tests).
-    public var waiting: Int { state.withLock { $0.waiting.count } }
+    public var waitingCount: Int { waiting.withLock { $0.waiters.count } }
 
-    /// Counts an answer of `bytes` handed to `uid`'s socket.
-    public func charge(_ uid: UInt32, _ bytes: Int) {
+    /// Counts an answer of `bytes` handed to a socket of `account`'s user.
+    public func charge(_ account: Account, _ bytes: Int) {
         guard bytes > 0 else { return }
-        state.withLock { state in
-            state.used += bytes
-            state.byUser[uid, default: 0] += bytes
-        }
+        account.used.add(bytes, ordering: .sequentiallyConsistent)
+        used.add(bytes, ordering: .sequentiallyConsistent)
     }
 
-    /// An answer charged to `uid` has been written (or dropped with its connection).
-    public func release(_ uid: UInt32, _ bytes: Int) {
+    /// An answer charged to `account` has been written (or dropped with its connection).
+    public func release(_ account: Account, _ bytes: Int) {
         guard bytes > 0 else { return }
-        let ready = state.withLock { state -> [Waiter] in
-            state.used -= bytes
-            let left = state.byUser[uid, default: 0] - bytes
-            state.byUser[uid] = left > 0 ? left : nil
+        account.used.subtract(bytes, ordering: .sequentiallyConsistent)
+        used.subtract(bytes, ordering: .sequentiallyConsistent)
+        guard waiters.load(ordering: .sequentiallyConsistent) > 0 else { return }
+        let ready = waiting.withLock { waiting -> [Waiter] in
             var ready: [Waiter] = [], still: [Waiter] = []
-            for waiter in state.waiting {
-                if Self.hasRoom(for: waiter.uid, in: state, total: total, perUser: perUser, reserve: reserve) {
-                    ready.append(waiter)
-                } else {
-                    still.append(waiter)
-                }
+            for waiter in waiting.waiters {
+                if hasRoom(for: waiter.account) { ready.append(waiter) } else { still.append(waiter) }
             }
-            state.waiting = still
+            waiting.waiters = still
+            waiters.subtract(ready.count, ordering: .sequentiallyConsistent)
             return ready
         }
         for waiter in ready { waiter.resume(true) }
     }
 
-    /// Unsent bytes in all and of `uid` (tests and diagnostics).
-    public func usage(of uid: UInt32) -> (total: Int, user: Int) {
-        state.withLock { ($0.used, $0.byUser[uid] ?? 0) }
+    /// Unsent bytes in all (tests and diagnostics).
+    public var unsent: Int { used.load(ordering: .sequentiallyConsistent) }
+
+    private func enqueue(_ account: Account, _ resume: @escaping @Sendable (Bool) -> Void) -> UInt64 {
+        waiting.withLock { waiting in
+            waiting.nextTicket += 1
+            waiting.waiters.append(Waiter(ticket: waiting.nextTicket, account: account, resume: resume))
+            waiters.add(1, ordering: .sequentiallyConsistent)
+            return waiting.nextTicket
+        }
     }
 
-    private static func hasRoom(for uid: UInt32, in state: State, total: Int, perUser: Int, reserve: Int) -> Bool {
-        let own = state.byUser[uid, default: 0]
-        return own < perUser && (state.used < total || own < reserve)
+    /// Takes the wait `ticket` off the queue (nil: already resumed or never queued).
+    private func dequeue(_ ticket: UInt64) -> Waiter? {
+        waiting.withLock { waiting in
+            guard let index = waiting.waiters.firstIndex(where: { $0.ticket == ticket }) else { return nil }
+            waiters.subtract(1, ordering: .sequentiallyConsistent)
+            return waiting.waiters.remove(at: index)
+        }
     }
 }

@@ -350,6 +350,46 @@ final class NIOFramedServerTests: FramedServerContractTests {
         XCTAssertEqual(loopOf(5), mine)
     }
 
+    /// Tens of thousands of lookups answered inline, pipelined in a few writes and
+    /// not read until all are sent: each answer's write completes at once while the
+    /// socket has room, and asks for the next. Answered by recursion, one read's
+    /// frames went as deep as the socket took answers and overflowed the event loop's
+    /// stack (favoritesd killed by SIGSEGV under eight users pipelining `fav count`,
+    /// issue 33); now in a loop, every one is answered, in order.
+    func testTensOfThousandsOfPipelinedInlineLookups_areAllAnsweredInOrder_withoutRecursion() throws {
+        let server = try startServer()
+        let client = try server.connect()
+        client.setReceiveTimeout(.seconds(30))
+        let count = 60_000
+        var bytes: [UInt8] = []
+        for id in 1...count {
+            let body: [UInt8] = try getTaxon(UInt64(id), TestTaxonomyService.inlineTaxonID).serializedBytes()
+            bytes += [UInt8(body.count >> 24), UInt8(body.count >> 16 & 0xff), UInt8(body.count >> 8 & 0xff), UInt8(body.count & 0xff)]
+            bytes += body
+        }
+        // Sent from another thread (through a duplicate of the socket): the server stops
+        // reading once 16 answers wait unsent, until this thread reads them.
+        let descriptor = dup(client.descriptor), frames = bytes
+        let sender = Thread {
+            var sent = 0
+            while sent < frames.count {
+                let wrote = frames.withUnsafeBytes { write(descriptor, $0.baseAddress! + sent, frames.count - sent) }
+                if wrote <= 0 { break }
+                sent += wrote
+            }
+            close(descriptor)
+        }
+        sender.start()
+        for id in 1...count {
+            let answer = try client.receive(Stol_V1_TaxonomyResponse.self).message
+            guard answer.id == UInt64(id), answer.taxon.id == TestTaxonomyService.inlineTaxonID else {
+                return XCTFail("answer \(id) was \(answer)")
+            }
+        }
+        // The user turns heavy on the way (its inline CPU is metered) and the rest go to its lanes.
+        XCTAssertGreaterThan(events.events.filter { $0.hasPrefix("inline ") }.count, 5_000, "the inline path was hardly taken")
+    }
+
     /// A client that pipelines requests for large answers and reads none: the server
     /// stops reading it once unsent answers pass the high water mark, so it holds a
     /// bounded number of answers however many requests wait, and serves them all

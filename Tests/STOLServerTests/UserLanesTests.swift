@@ -168,38 +168,62 @@ final class UserLanesTests: XCTestCase {
 
     func testTheBudget_stopsAUserAtItsShare_andAtTheTotalEveryoneAboveTheReserve() {
         let budget = OutputBudget(total: 100, perUser: 60, reserve: 10)
-        budget.charge(1, 60)
-        XCTAssertFalse(budget.hasRoom(for: 1), "user 1 is at its share")
-        XCTAssertTrue(budget.hasRoom(for: 2))
-        budget.charge(2, 40)
-        XCTAssertFalse(budget.hasRoom(for: 2), "the total is reached: a user above the reserve waits")
-        XCTAssertTrue(budget.hasRoom(for: 3), "a user with nothing unsent is not held up by the others")
-        budget.charge(3, 9)
-        XCTAssertTrue(budget.hasRoom(for: 3), "below the reserve")
-        budget.charge(3, 1)
-        XCTAssertFalse(budget.hasRoom(for: 3), "at the reserve, over the total: it waits too")
-        budget.release(2, 40)
-        XCTAssertTrue(budget.hasRoom(for: 3))
-        XCTAssertEqual(budget.usage(of: 1).total, 70)
+        let one = budget.open(1), two = budget.open(2), three = budget.open(3)
+        budget.charge(one, 60)
+        XCTAssertFalse(budget.hasRoom(for: one), "user 1 is at its share")
+        XCTAssertTrue(budget.hasRoom(for: two))
+        budget.charge(two, 40)
+        XCTAssertFalse(budget.hasRoom(for: two), "the total is reached: a user above the reserve waits")
+        XCTAssertTrue(budget.hasRoom(for: three), "a user with nothing unsent is not held up by the others")
+        budget.charge(three, 9)
+        XCTAssertTrue(budget.hasRoom(for: three), "below the reserve")
+        budget.charge(three, 1)
+        XCTAssertFalse(budget.hasRoom(for: three), "at the reserve, over the total: it waits too")
+        budget.release(two, 40)
+        XCTAssertTrue(budget.hasRoom(for: three))
+        XCTAssertEqual(budget.unsent, 70)
+    }
+
+    /// A user's connections share one account (its share is the user's, not each
+    /// connection's), until the last of them closes; answers charged to it are still
+    /// given back after.
+    func testAUsersConnections_shareOneAccount_untilTheLastCloses() {
+        let budget = OutputBudget(total: 100, perUser: 50, reserve: 0)
+        let first = budget.open(1), second = budget.open(1)
+        XCTAssertTrue(first === second)
+        budget.charge(first, 30)
+        budget.charge(second, 20)
+        XCTAssertFalse(budget.hasRoom(for: first), "two connections of one user each got the user's share")
+        budget.close(first)
+        let third = budget.open(1)
+        XCTAssertTrue(third === second, "closed with a connection still open")
+        budget.close(second)
+        budget.close(third)
+        let fresh = budget.open(1)
+        XCTAssertFalse(fresh === first, "the account outlived its user's connections")
+        budget.release(first, 50)
+        XCTAssertEqual(budget.unsent, 0)
+        XCTAssertEqual(first.unsent, 0)
     }
 
     /// A connection that leaves while it waits for room takes its wait with it: the
     /// budget holds nothing of it (each wait kept its whole connection before).
     func testAWaitCancelledByALeavingConnection_isForgotten_andNeverResumed() {
         let budget = OutputBudget(total: 100, perUser: 50)
-        budget.charge(1, 50)
+        let one = budget.open(1)
+        budget.charge(one, 50)
         let resumed = Recorded()
-        let leaving = budget.whenRoom(for: 1) { resumed.append(1) }
-        let staying = budget.whenRoom(for: 1) { resumed.append(2) }
+        let leaving = budget.whenRoom(for: one) { resumed.append(1) }
+        let staying = budget.whenRoom(for: one) { resumed.append(2) }
         XCTAssertNotNil(leaving)
         XCTAssertNotNil(staying)
-        XCTAssertEqual(budget.waiting, 2)
+        XCTAssertEqual(budget.waitingCount, 2)
         budget.cancel(leaving!)
-        XCTAssertEqual(budget.waiting, 1)
-        budget.release(1, 50)
+        XCTAssertEqual(budget.waitingCount, 1)
+        budget.release(one, 50)
         XCTAssertEqual(resumed.values, [2], "the cancelled wait was resumed, or the other was not")
-        XCTAssertEqual(budget.waiting, 0)
-        XCTAssertNil(budget.whenRoom(for: 1) { resumed.append(3) }, "room now: no ticket")
+        XCTAssertEqual(budget.waitingCount, 0)
+        XCTAssertNil(budget.whenRoom(for: one) { resumed.append(3) }, "room now: no ticket")
         XCTAssertEqual(resumed.values, [2, 3])
     }
 
@@ -209,37 +233,76 @@ final class UserLanesTests: XCTestCase {
     /// leaves nothing queued.
     func testARequestAboutToAnswer_waitsForRoom_andACancelledOneGivesUp() async {
         let budget = OutputBudget(total: 100, perUser: 50)
-        budget.charge(1, 50)
-        let staying = Task { await budget.room(for: 1) }
-        let leaving = Task { await budget.room(for: 1) }
+        let one = budget.open(1), two = budget.open(2)
+        budget.charge(one, 50)
+        let staying = Task { await budget.room(for: one) }
+        let leaving = Task { await budget.room(for: one) }
         await waitUntilWaiting(budget, 2)
         leaving.cancel()
         let leavingGoesOn = await leaving.value
         XCTAssertFalse(leavingGoesOn, "a cancelled wait went on to answer")
-        XCTAssertEqual(budget.waiting, 1, "the cancelled wait is still queued")
-        budget.release(1, 50)
+        XCTAssertEqual(budget.waitingCount, 1, "the cancelled wait is still queued")
+        budget.release(one, 50)
         let stayingGoesOn = await staying.value
         XCTAssertTrue(stayingGoesOn)
-        XCTAssertEqual(budget.waiting, 0)
-        let other = await budget.room(for: 2)
+        XCTAssertEqual(budget.waitingCount, 0)
+        let other = await budget.room(for: two)
         XCTAssertTrue(other, "a user with room goes on at once")
     }
 
     private func waitUntilWaiting(_ budget: OutputBudget, _ count: Int) async {
-        while budget.waiting < count { await Task.yield() }
+        while budget.waitingCount < count { await Task.yield() }
     }
 
     func testAWaiter_resumesOnceAnswersAreWritten_andOnlyThen() {
         let budget = OutputBudget(total: 100, perUser: 50)
-        budget.charge(1, 50)
+        let one = budget.open(1), two = budget.open(2)
+        budget.charge(one, 50)
         let resumed = Recorded()
-        budget.whenRoom(for: 1) { resumed.append(1) }
-        budget.whenRoom(for: 2) { resumed.append(2) }
+        budget.whenRoom(for: one) { resumed.append(1) }
+        budget.whenRoom(for: two) { resumed.append(2) }
         XCTAssertEqual(resumed.values, [2], "user 2 had room: at once")
-        budget.release(1, 10)
+        budget.release(one, 10)
         XCTAssertEqual(resumed.values, [2, 1], "user 1 resumed when its answers left")
-        budget.release(1, 40)
+        budget.release(one, 40)
         XCTAssertEqual(resumed.values, [2, 1], "once")
+    }
+
+    /// A wait and the release that makes room, on two threads at the same moment,
+    /// many times: no wait is lost between its check and its queueing (the release
+    /// may not see it queued; then the wait sees the room), none is resumed twice,
+    /// and the counts end at zero.
+    func testAWaitAndTheReleaseRacing_loseNoWait_andResumeItOnce() {
+        let budget = OutputBudget(total: 1_000, perUser: 100, reserve: 0)
+        let account = budget.open(1)
+        let resumed = Recorded()
+        let go = Atomic<Int>(0), released = Atomic<Int>(0)
+        let rounds = 20_000
+        let releaser = Thread {
+            for round in 1...rounds {
+                while go.load(ordering: .acquiring) < round {}  // spin: start with the wait
+                budget.release(account, 100)
+                released.store(round, ordering: .releasing)
+            }
+        }
+        releaser.start()
+        for round in 1...rounds {
+            budget.charge(account, 100)  // full: the wait has to wait for the release
+            let done = DispatchSemaphore(value: 0)
+            go.store(round, ordering: .releasing)
+            budget.whenRoom(for: account) { resumed.append(round); done.signal() }
+            while released.load(ordering: .acquiring) < round {}
+            // The release has run: a wait not resumed by now never will be.
+            guard done.wait(timeout: .now() + 2) == .success else {
+                XCTFail("wait \(round) was lost: its user had room and it never went on")
+                go.store(rounds, ordering: .releasing)  // let the releaser finish
+                return
+            }
+        }
+        XCTAssertEqual(resumed.values.count, rounds)
+        XCTAssertEqual(Set(resumed.values).count, rounds, "a wait resumed twice")
+        XCTAssertEqual(budget.unsent, 0)
+        XCTAssertEqual(budget.waitingCount, 0)
     }
 }
 
