@@ -55,10 +55,22 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         do {
             acceptor = try PeerAcceptor(listeningSocket: listeningSocket, finishedOn: group.next(), heartbeat: heartbeat,
                                         logger: logger) { socket, peer in
-                Self.serve(socket, peer: peer, loops: loops, open: open, configuration: configuration) { child in
-                    Self.initializeConnection(child, peer: peer, service: service, configuration: configuration,
-                                              connections: connections, lanes: lanes, budget: budget, bulkSlots: bulkSlots,
-                                              framingErrors: framingErrors, logger: logger)
+                // Admitted here, before the connection has a channel: a refusal is one
+                // typed error frame written to the socket, then the close, and costs no
+                // event loop anything. When the daemon is full, this may close the oldest
+                // connection of the user holding the most (``ConnectionLimiter``).
+                let slot = ConnectionSlot(limiter: connections)
+                switch connections.admit(uid: peer.uid, close: { slot.close() }) {
+                case .failure(let refusal):
+                    Self.refuse(socket, refusal, configuration: configuration)
+                case .success(let admission):
+                    let loop = loops.acquire(peer.uid)
+                    slot.admitted(admission, on: loop)
+                    Self.serve(socket, on: loop.loop, slot: slot, open: open, configuration: configuration) { child in
+                        Self.initializeConnection(child, peer: peer, service: service, configuration: configuration,
+                                                  lanes: lanes, budget: budget, bulkSlots: bulkSlots,
+                                                  framingErrors: framingErrors, logger: logger)
+                    }
                 }
             }
         } catch {
@@ -107,14 +119,13 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
         logger.info("stopped", metadata: ["service": "\(configuration.name)"])
     }
 
-    /// Registers the accepted `socket` on its user's event loop, with the options
-    /// every connection has and `initialize`'s handlers; the loop is given back
+    /// Registers the accepted `socket` on its user's event loop `loop`, with the
+    /// options every connection has and `initialize`'s handlers; `slot` is given back
     /// when the connection closes (or could not be registered).
-    private static func serve(_ socket: Int32, peer: PeerCredentials, loops: UserEventLoops, open: OpenConnections,
+    private static func serve(_ socket: Int32, on loop: any EventLoop, slot: ConnectionSlot, open: OpenConnections,
                               configuration: ServerConfiguration,
                               initialize: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) {
-        let ticket = loops.acquire(peer.uid)
-        ClientBootstrap(group: ticket.loop)
+        ClientBootstrap(group: loop)
             .channelOption(.autoRead, value: true)
             // A client's end of stream (shutdown(SHUT_WR)) is an event for the handler,
             // which answers what was sent before it, then closes (see FramedRequestHandler).
@@ -122,12 +133,33 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
             .channelOption(.writeBufferWaterMark, value: .init(low: configuration.maximumUnsentBytes / 2,
                                                                high: configuration.maximumUnsentBytes))
             .channelInitializer { child in
-                child.closeFuture.whenComplete { _ in ticket.release() }
-                return initialize(child).map { open.add(child) }
+                child.closeFuture.whenComplete { _ in slot.release() }
+                return initialize(child)
             }
             .withConnectedSocket(socket)
-            // Not registered: the bootstrap has closed the socket (or the channel).
-            .whenFailure { _ in ticket.release() }
+            .whenComplete { result in
+                switch result {
+                case .success(let channel):
+                    // Registered: only now may it be closed (a close asked for meanwhile, or
+                    // the server's stop); NIO registers a channel it was handed open.
+                    slot.attach(channel)
+                    open.add(channel)
+                case .failure:
+                    // Not registered: the bootstrap has closed the socket (or the channel).
+                    slot.release()
+                }
+            }
+    }
+
+    /// Answers a connection the daemon does not admit with one typed error frame
+    /// (`BUSY`, naming the limit) and closes it, on the accepting thread: a new
+    /// socket's send buffer is empty, so the few dozen bytes go at once or not at all.
+    private static func refuse(_ socket: Int32, _ refusal: ProtocolError, configuration: ServerConfiguration) {
+        let response = Service.Response(requestID: 0, error: refusal)
+        if let frame = try? FrameEncoding.frame(response, maximumFrameBytes: configuration.maximumResponseFrameBytes) {
+            _ = frame.withUnsafeReadableBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+        }
+        close(socket)
     }
 
     /// One heartbeat slot per event loop, stamped from a repeated task on that loop.
@@ -156,28 +188,10 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
     }
 
     private static func initializeConnection(_ child: any Channel, peer: PeerCredentials, service: Service,
-                                             configuration: ServerConfiguration, connections: ConnectionLimiter,
-                                             lanes: UserLanes, budget: OutputBudget, bulkSlots: RequestSlots,
-                                             framingErrors: RateLimitedLog, logger: Logger) -> EventLoopFuture<Void> {
+                                             configuration: ServerConfiguration, lanes: UserLanes, budget: OutputBudget,
+                                             bulkSlots: RequestSlots, framingErrors: RateLimitedLog,
+                                             logger: Logger) -> EventLoopFuture<Void> {
         child.eventLoop.makeCompletedFuture {
-            // When the daemon is full, this may close the oldest connection of the user
-            // holding the most (``ConnectionLimiter``): `close` is how to close this one.
-            let admission: ConnectionLimiter.Admission
-            switch connections.admit(uid: peer.uid, close: { child.close(promise: nil) }) {
-            case .success(let admitted):
-                admission = admitted
-            case .failure(let refusal):
-                // Over a limit: one typed error frame, then close (once registered: the
-                // initializer runs before the connection is).
-                let response = Service.Response(requestID: 0, error: refusal)
-                let frame = try? FrameEncoding.frame(response, maximumFrameBytes: configuration.maximumResponseFrameBytes)
-                child.eventLoop.execute {
-                    guard let frame else { return child.close(promise: nil) }
-                    child.writeAndFlush(frame).whenComplete { _ in child.close(promise: nil) }
-                }
-                return
-            }
-            child.closeFuture.whenComplete { _ in connections.release(admission) }
             let sync = child.pipeline.syncOperations
             let idle = configuration.idleTimeout.components
             try sync.addHandler(IdleStateHandler(readTimeout: TimeAmount.nanoseconds(

@@ -99,7 +99,7 @@ final class PeerAcceptor: Sendable {
                 backOff = false
                 continue
             }
-            guard fds[1].revents != 0, let failure = acceptPending() else { continue }
+            guard fds[1].revents != 0, let failure = acceptPending(heartbeatSlot: heartbeatSlot) else { continue }
             backOff = true
             // One line a minute, however long the shortage lasts.
             if lastWarning.map({ .now - $0 > .seconds(60) }) ?? true {
@@ -111,15 +111,19 @@ final class PeerAcceptor: Sendable {
     }
 
     /// Accepts until none is pending; the errno of a failure to back off on, else nil.
-    private func acceptPending() -> Int32? {
+    /// Stamps the heartbeat as it goes: a flood of connections keeps it here, serving.
+    private func acceptPending(heartbeatSlot: Int?) -> Int32? {
+        var accepted = 0
         while !stopping.load(ordering: .acquiring) {
+            accepted += 1
+            if accepted % 256 == 0, let heartbeatSlot { heartbeat?.beat(heartbeatSlot) }
             let socket = stol_accept(listeningSocket)
             if socket >= 0 {
                 guard Self.setNonBlocking(socket), let peer = try? PeerCredentials(socket: socket) else {
                     close(socket)  // gone already, or not a Unix socket's peer: nobody to serve
                     continue
                 }
-                accepted(socket, peer)
+                self.accepted(socket, peer)
                 continue
             }
             switch errno {
