@@ -56,13 +56,16 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
             acceptor = try PeerAcceptor(listeningSocket: listeningSocket, finishedOn: group.next(), heartbeat: heartbeat,
                                         logger: logger) { socket, peer in
                 // Admitted here, before the connection has a channel: a refusal is one
-                // typed error frame written to the socket, then the close, and costs no
-                // event loop anything. When the daemon is full, this may close the oldest
-                // connection of the user holding the most (``ConnectionLimiter``).
+                // typed error frame the acceptor writes to the socket, then the close
+                // (``PeerAcceptor/refusalDelay`` later), and costs no event loop anything.
+                // When the daemon is full, this may close the oldest connection of the
+                // user holding the most (``ConnectionLimiter``).
                 let slot = ConnectionSlot(limiter: connections)
                 switch connections.admit(uid: peer.uid, close: { slot.close() }) {
                 case .failure(let refusal):
-                    Self.refuse(socket, refusal, configuration: configuration)
+                    let response = Service.Response(requestID: 0, error: refusal)
+                    let frame = try? FrameEncoding.frame(response, maximumFrameBytes: configuration.maximumResponseFrameBytes)
+                    return .refused(frame: frame.map { Array($0.readableBytesView) } ?? [])
                 case .success(let admission):
                     let loop = loops.acquire(peer.uid)
                     slot.admitted(admission, on: loop)
@@ -71,6 +74,7 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
                                                   lanes: lanes, budget: budget, bulkSlots: bulkSlots,
                                                   framingErrors: framingErrors, logger: logger)
                     }
+                    return .served
                 }
             }
         } catch {
@@ -149,17 +153,6 @@ public final class NIOFramedServer<Service: FramedService>: ServiceLifecycle.Ser
                     slot.release()
                 }
             }
-    }
-
-    /// Answers a connection the daemon does not admit with one typed error frame
-    /// (`BUSY`, naming the limit) and closes it, on the accepting thread: a new
-    /// socket's send buffer is empty, so the few dozen bytes go at once or not at all.
-    private static func refuse(_ socket: Int32, _ refusal: ProtocolError, configuration: ServerConfiguration) {
-        let response = Service.Response(requestID: 0, error: refusal)
-        if let frame = try? FrameEncoding.frame(response, maximumFrameBytes: configuration.maximumResponseFrameBytes) {
-            _ = frame.withUnsafeReadableBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
-        }
-        close(socket)
     }
 
     /// One heartbeat slot per event loop, stamped from a repeated task on that loop.

@@ -23,8 +23,34 @@ import Synchronization
 /// trying again, rather than spinning on a socket that stays readable. It stamps
 /// the daemon's heartbeat like an event loop: a stuck accept stops the watchdog's pings.
 final class PeerAcceptor: Sendable {
-    /// A connection, non-blocking and close-on-exec, now the callee's, and its peer.
-    typealias Accepted = @Sendable (_ socket: Int32, _ peer: PeerCredentials) -> Void
+    /// What the server does with a connection.
+    enum Decision: Sendable {
+        /// It took the socket (non-blocking, close-on-exec): it is the server's now.
+        case served
+        /// Refused: the acceptor sends this frame (a typed error) and closes the socket,
+        /// ``refusalDelay`` later.
+        case refused(frame: [UInt8])
+    }
+
+    /// A connection and its peer, to serve or refuse.
+    typealias Accepted = @Sendable (_ socket: Int32, _ peer: PeerCredentials) -> Decision
+
+    /// How long a refused connection waits for its error frame and its close. A
+    /// refusal answered at once is an invitation to try again at once: eight users
+    /// holding the daemon's 512 connections reopened each refused one 37,000 times a
+    /// second when the refusal cost the daemon nothing (4× more than when it went
+    /// through a channel), and their processes and the kernel's connects took the
+    /// cores from everyone else (issue 33, docs/benchmarks.md §19.7).
+    static var refusalDelay: Duration { .milliseconds(100) }
+    /// Refused connections held at once; more are answered and closed at once (each
+    /// holds a descriptor).
+    static var maximumHeldRefusals: Int { 128 }
+
+    private struct HeldRefusal {
+        let socket: Int32
+        let frame: [UInt8]
+        let due: ContinuousClock.Instant
+    }
 
     private let listeningSocket: Int32
     /// The pipe ``stop()`` writes to (1) and the thread waits on (0).
@@ -77,7 +103,9 @@ final class PeerAcceptor: Sendable {
     }
 
     private func run(heartbeatSlot: Int?) {
+        var held: [HeldRefusal] = []
         defer {
+            held.forEach(Self.answer)
             close(listeningSocket)
             close(wake.read)
             close(wake.write)
@@ -91,15 +119,22 @@ final class PeerAcceptor: Sendable {
             if let heartbeatSlot { heartbeat?.beat(heartbeatSlot) }
             var fds = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: listeningSocket, events: Int16(POLLIN), revents: 0)]
-            // While backing off, only a stop is waited for.
-            let ready = poll(&fds, backOff ? 1 : 2, backOff ? 100 : period)
+            // While backing off, only a stop is waited for; a held refusal falls due.
+            var timeout = backOff ? 100 : period
+            if let due = held.first?.due {
+                let left = max(0, Int32(((due - .now) / .milliseconds(1)).rounded(.up)))
+                timeout = timeout < 0 ? left : min(timeout, left)
+            }
+            let ready = poll(&fds, backOff ? 1 : 2, timeout)
+            let now = ContinuousClock.now
+            while let first = held.first, first.due <= now { Self.answer(held.removeFirst()) }
             if ready < 0 { continue }  // EINTR: poll's only error on valid descriptors
             if fds[0].revents != 0 { return }
             if backOff {
                 backOff = false
                 continue
             }
-            guard fds[1].revents != 0, let failure = acceptPending(heartbeatSlot: heartbeatSlot) else { continue }
+            guard fds[1].revents != 0, let failure = acceptPending(heartbeatSlot: heartbeatSlot, held: &held) else { continue }
             backOff = true
             // One line a minute, however long the shortage lasts.
             if lastWarning.map({ .now - $0 > .seconds(60) }) ?? true {
@@ -112,7 +147,7 @@ final class PeerAcceptor: Sendable {
 
     /// Accepts until none is pending; the errno of a failure to back off on, else nil.
     /// Stamps the heartbeat as it goes: a flood of connections keeps it here, serving.
-    private func acceptPending(heartbeatSlot: Int?) -> Int32? {
+    private func acceptPending(heartbeatSlot: Int?, held: inout [HeldRefusal]) -> Int32? {
         var accepted = 0
         while !stopping.load(ordering: .acquiring) {
             accepted += 1
@@ -123,7 +158,10 @@ final class PeerAcceptor: Sendable {
                     close(socket)  // gone already, or not a Unix socket's peer: nobody to serve
                     continue
                 }
-                self.accepted(socket, peer)
+                if case .refused(let frame) = self.accepted(socket, peer) {
+                    let refusal = HeldRefusal(socket: socket, frame: frame, due: .now + Self.refusalDelay)
+                    if held.count < Self.maximumHeldRefusals { held.append(refusal) } else { Self.answer(refusal) }
+                }
                 continue
             }
             switch errno {
@@ -143,5 +181,12 @@ final class PeerAcceptor: Sendable {
     private static func setNonBlocking(_ descriptor: Int32) -> Bool {
         let flags = fcntl(descriptor, F_GETFL)
         return flags >= 0 && fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) == 0
+    }
+
+    /// Sends a refused connection its error frame and closes it: a new socket's send
+    /// buffer is empty, so the few dozen bytes go at once or not at all.
+    private static func answer(_ refusal: HeldRefusal) {
+        _ = refusal.frame.withUnsafeBytes { send(refusal.socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+        close(refusal.socket)
     }
 }
