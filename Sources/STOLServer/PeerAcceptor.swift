@@ -20,7 +20,9 @@ import Synchronization
 /// accepts every pending connection each time. When the process is out of
 /// descriptors or memory (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`) the pending
 /// connection stays in the kernel's queue and the thread waits 100 ms before
-/// trying again, rather than spinning on a socket that stays readable. It stamps
+/// trying again, rather than spinning on a socket that stays readable. A
+/// connection the server refuses gets its error frame and its close from this
+/// thread, ``refusalDelay`` after it came. It stamps
 /// the daemon's heartbeat like an event loop: a stuck accept stops the watchdog's pings.
 final class PeerAcceptor: Sendable {
     /// What the server does with a connection.
@@ -131,7 +133,7 @@ final class PeerAcceptor: Sendable {
             if ready < 0 { continue }  // EINTR: poll's only error on valid descriptors
             if fds[0].revents != 0 { return }
             if backOff {
-                backOff = false
+                backOff = false  // (a refusal falling due may end it early: the next accept backs off again)
                 continue
             }
             guard fds[1].revents != 0, let failure = acceptPending(heartbeatSlot: heartbeatSlot, held: &held) else { continue }
