@@ -318,6 +318,9 @@ public final class ImportCoordinator: StreamingFramedService {
         installing.bytesDone = verified.sqliteBytes
         installing.bytesTotal = verified.sqliteBytes
         try? relay(installing)
+        // Free before the answer goes: a client told "done" that imports again at once
+        // was told BUSY while this thread had not yet left (a fresh-clone CI run).
+        activity.withLock { $0 = nil }
         try? send(done(release: release, header: header, endsImport: true))
         TaxonomyWarmUp(socketPath: paths.taxonomySocket).start(release: release, logger: context.logger)
     }
