@@ -363,9 +363,9 @@ final class NIOFramedServerTests: FramedServerContractTests {
         let count = 60_000
         var bytes: [UInt8] = []
         for id in 1...count {
-            let body: [UInt8] = try getTaxon(UInt64(id), TestTaxonomyService.inlineTaxonID).serializedBytes()
-            bytes += [UInt8(body.count >> 24), UInt8(body.count >> 16 & 0xff), UInt8(body.count >> 8 & 0xff), UInt8(body.count & 0xff)]
-            bytes += body
+            let frame = try FrameEncoding.frame(getTaxon(UInt64(id), TestTaxonomyService.inlineTaxonID),
+                                                maximumFrameBytes: ProtocolLimits.maximumRequestFrameBytes)
+            bytes += frame.readableBytesView
         }
         // Sent from another thread (through a duplicate of the socket): the server stops
         // reading once 16 answers wait unsent, until this thread reads them.

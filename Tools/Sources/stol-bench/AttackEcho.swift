@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import Logging
+import STOLTransport
 
 /// `stol-bench attack-echo`: the machine's floor for `stol-bench attack`. A server
 /// outside STOL that sends every frame back at once from a thread per connection,
@@ -47,22 +49,11 @@ struct AttackEcho: ParsableCommand {
         }
     }
 
+    /// The socket, bound as every STOL server binds one when not socket-activated.
     static func listen(at path: String) throws -> Int32 {
-        unlink(path)
-        let listener = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard listener >= 0, bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            throw ValidationError("cannot make a socket at \(path)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0, chmod(path, 0o666) == 0, Glibc.listen(listener, 64) == 0 else {
-            throw ValidationError("cannot listen at \(path): \(String(cString: strerror(errno)))")
-        }
+        let source = try SocketActivation.socket(named: "echo", fallbackPath: path, mode: 0o666,
+                                                 logger: Logger(label: "stol-bench.attack-echo"))
+        guard case .listening(let listener, _) = source else { throw ValidationError("no listening socket at \(path)") }
         return listener
     }
 }
