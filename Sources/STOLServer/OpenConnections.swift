@@ -53,7 +53,4 @@ final class OpenConnections: Sendable {
             }
         }
     }
-
-    /// Connections open now.
-    var count: Int { state.withLock { $0.channels.count } }
 }
