@@ -32,10 +32,18 @@ public final class RequestSlots: Sendable {
     private let state: Mutex<State>
     public let count: Int
 
-    /// The daemon's bulk slots: two per core, enough to keep the cores busy while one
-    /// waits for the database, few enough to bound the memory.
-    public static func bulk() -> RequestSlots {
-        RequestSlots(count: 2 * ProcessInfo.processInfo.activeProcessorCount)
+    /// The daemon's bulk slots: one per core. A user's bulk work is serial on its lane
+    /// already; the slots bound what *several* users' bulk work takes together. With two
+    /// per core, eight users' bulk mix kept every bulk lane runnable, and another user's
+    /// client, woken on a core that ran one, waited for the kernel's next tick (`stol-bench
+    /// attack` bulk-2-8uids: `taxon` p99 3.8 ms against 1.0 quiet; the scheduler's trace
+    /// showed the victim runnable for 7.8 ms behind bulk lanes at nice +10); one per core:
+    /// 0.67–0.89 ms. One per core but one (a core kept free) was worse elsewhere: the guest's
+    /// half-idle cores woke slowly and even an echo server outside STOL took 3–5× its quiet
+    /// time (docs/benchmarks.md §19.8). Few slots also bound the memory answers take while
+    /// they are made (a 50,000-node subtree's messages are tens of MiB before they are encoded).
+    public static func bulk(cores: Int = ProcessInfo.processInfo.activeProcessorCount) -> RequestSlots {
+        RequestSlots(count: max(1, cores))
     }
 
     public init(count: Int) {

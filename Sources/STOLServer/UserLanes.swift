@@ -29,7 +29,7 @@ import Synchronization
 public final class UserLanes: Sendable {
     /// The bulk executors' niceness: lowering one's priority needs no privilege,
     /// raising it back would (`CAP_SYS_NICE`), so bulk work has threads of its own.
-    public static let bulkNiceness: Int32 = 10
+    public static let bulkNiceness: Int32 = BackgroundPriority.niceness
 
     /// Request frames longer than this are bulk work from their size alone, decoded on
     /// the user's bulk lane instead of the event loop: no lookup is this long (a
@@ -209,11 +209,9 @@ public final class LaneExecutor: TaskExecutor, Sendable {
     }
 
     private func run() {
-        if niceness > 0 {
-            // Linux applies setpriority(PRIO_PROCESS, 0, …) to the calling thread alone
-            // (setpriority(2), NOTES). Refused by a sandbox, the lane runs at the daemon's priority.
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness)
-        }
+        // A lower niceness and a long slice, so that lookups woken meanwhile preempt it
+        // (BackgroundPriority says why both).
+        if niceness > 0 { BackgroundPriority.lowerCallingThread(to: niceness) }
         while true {
             available.wait()
             let next = queue.withLock { queue -> UnownedJob?? in

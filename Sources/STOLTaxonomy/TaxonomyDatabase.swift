@@ -6,6 +6,7 @@ import Logging
 import STOLModel
 import STOLFileSystem
 import STOLProtocol
+import STOLTransport
 import Synchronization
 
 /// One taxonomy database file, opened read-only.
@@ -227,11 +228,11 @@ public final class TaxonomyDatabase: Sendable {
                         TreeImageWrites.shared.start(image, built, logger: logger)
                     }
                     // The rest (the names' indexes) is background work that requests answered from
-                    // the tree should not wait behind: at nice +10, as bulk lanes run. Linux applies
-                    // it to the calling thread, here the indexes' own (a Thread of ours, and what it
-                    // starts from now on); a tree built from the rows is handed out from a libdispatch
-                    // worker of the shared pool, which keeps its priority.
-                    if source == .image || source == .shippedImage { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10) }
+                    // the tree should not wait behind: as bulk lanes run (BackgroundPriority). Linux
+                    // applies it to the calling thread, here the indexes' own (a Thread of ours, and
+                    // what it starts from now on); a tree built from the rows is handed out from a
+                    // libdispatch worker of the shared pool, which keeps its priority.
+                    if source == .image || source == .shippedImage { BackgroundPriority.lowerCallingThread() }
                 }
             }
             slot.fill(loaded?.0 ?? MemoryIndexes.empty, treeSource: loaded?.treeSource ?? .none)

@@ -63,6 +63,20 @@ final class UserLanesTests: XCTestCase {
         XCTAssertEqual(interactive, base)
     }
 
+    /// Bulk threads ask the kernel for a long slice too, so that a lookup woken while one
+    /// runs preempts it at once instead of at the next tick; lookups keep the default.
+    func testBulkLanes_askForALongTimeSlice_andLookupsKeepTheDefault() async throws {
+        let lanes = UserLanes()
+        let lane = lanes.retain(3001)
+        defer { lanes.release(lane) }
+        let bulk = await Task(executorPreference: lane.executor(for: .bulk)) { BackgroundPriority.callingThreadSlice() }.value
+        let interactive = await Task(executorPreference: lane.executor(for: .interactive)) { BackgroundPriority.callingThreadSlice() }.value
+        let defaultSlice = try XCTUnwrap(BackgroundPriority.callingThreadSlice(), "the kernel reports no slice in /proc/thread-self/sched")
+        XCTAssertEqual(bulk, BackgroundPriority.sliceNanoseconds)
+        XCTAssertEqual(interactive, defaultSlice)
+        XCTAssertLessThan(defaultSlice, BackgroundPriority.sliceNanoseconds)
+    }
+
     func testALane_endsWithItsLastUse_andAUserGetsANewOneAfterwards() async {
         let lanes = UserLanes()
         let connection = lanes.retain(4000)
