@@ -17,16 +17,16 @@ DEB_PACKAGES := libsodium-dev libssl-dev libmimalloc-dev libsystemd-dev libsecco
 # And those only the tests need (make test-deps, without their recommendations): the independent Python
 # reference of the .stol format (StolFileTests: Ed25519 through OpenSSL), the Python package's pandas
 # helpers, the man pages' rendering check. A test whose prerequisite is missing fails; none skips.
-TEST_DEB_PACKAGES := python3-cryptography python3-pandas groff-base
+TEST_DEB_PACKAGES := python3-cryptography python3-pandas groff-base chromium chromium-driver python3-selenium curl
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help dev-key run test wheel test-wheel bench-handover bench-start check-modules fuzz fuzz-seeds fault deps build build-bench build-debug fetch-ncbi db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
+.PHONY: help web-assets dev-key run test wheel test-wheel bench-handover bench-start check-modules fuzz fuzz-seeds fault deps build build-bench build-debug fetch-ncbi db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
 # The development tools (stol-bench, the fuzz targets) are the package Tools/Package.swift.
 DAEMONS      := stol-taxonomyd stol-favoritesd stol-importd stol-verifyd
-COMMANDS     := stol-client stol-pipeline
+COMMANDS     := stol-client stol-pipeline stol-web
 
 # Installed layout (FHS, Debian policy): PREFIX=/usr for packages, DESTDIR for staging.
 PREFIX       ?= /usr
@@ -286,7 +286,7 @@ XCTEST_SHARDS := 1 2 3
 BOOT_TESTS   := SystemdBootTests,SystemdDebianPackageTests
 # Every suite of make test: each writes $(TEST_RESULTS)/SUITE.json.
 TEST_SUITES  := $(addprefix xctest-,$(XCTEST_SHARDS)) boot-tree boot-deb python-scripts python-tools python-client man \
-  relevance-queries module-graph binaries binaries-self-test hook-rules wheel
+  relevance-queries module-graph binaries binaries-self-test hook-rules wheel web
 comma := ,
 empty :=
 space := $(empty) $(empty)
@@ -310,12 +310,12 @@ test: test-deps
 	@start=$$(date +%s); rm -rf $(TEST_RESULTS); \
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) --keep-going --output-sync=target RELEASE_RUN="nice -n 2 $(RECORD) step --suite build-release --" \
 	  RELEASE_SCRATCH="--scratch-path $(CURDIR)/.build-release-test" RELEASE_OPT="-Xswiftc -Onone" \
-	  check-modules test-hook-rules test-python test-boot-tree test-boot-deb test-wheel \
+	  check-modules test-hook-rules test-python test-web test-boot-tree test-boot-deb test-wheel \
 	  $(addprefix test-xctest-,$(XCTEST_SHARDS)); status=$$?; \
 	$(RECORD) summary --expect $(subst $(space),$(comma),$(TEST_SUITES)) || status=1; \
 	echo "make test: $$([ $$status = 0 ] && echo passed || echo FAILED) in $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: test-deps test-build test-docs test-curated test-stage test-debs test-python test-hook-rules test-boot-tree test-wheel \
+.PHONY: test-deps test-build test-docs test-curated test-stage test-debs test-python test-web test-hook-rules test-boot-tree test-wheel \
   test-boot-deb $(addprefix test-xctest-,$(XCTEST_SHARDS))
 
 ## The tests' build, from the start, beside the release build (its own build directory).
@@ -403,6 +403,23 @@ test-python: test-docs test-curated $(SNAKEMAKE_VENV)/bin/snakemake
 	STOL_BIN_DIR="$(TEST_BIN)" STOL_MAN_DIR=$(GENERATED)/man $(RECORD) unittest --suite man -s man
 	$(RECORD) check --suite relevance-queries -- python3 Pipeline/scripts/relevance.py --queries Tests/relevance/everyday-queries.tsv --check-only
 	$(RECORD) check --suite curated-source -- python3 Pipeline/scripts/check_curated.py --structure-only
+
+## The web app in a real browser (Tests/web/test_web_app.py): Debian's chromium through chromedriver and
+## python3-selenium, against the tests' build's daemons on the curated database and its stol-web, with
+## axe-core from PyPI (axe-selenium-python, in a venv of its own beside Debian's packages, installed when
+## missing). The screenshots it takes go to $(GENERATED)/web-screenshots (docs/web.md shows them).
+WEB_VENV := $(GENERATED)/web-venv
+$(WEB_VENV)/bin/python:
+	@rm -rf $(WEB_VENV) && /usr/bin/python3 -m venv --system-site-packages $(WEB_VENV)
+	@$(WEB_VENV)/bin/pip install -q --disable-pip-version-check axe-selenium-python || { rm -rf $(WEB_VENV); exit 1; }
+
+test-web: test-build test-curated $(WEB_VENV)/bin/python
+	STOL_BIN_DIR="$(TEST_BIN)" STOL_TEST_DATABASE=$(CURATED_DB) STOL_WEB_SCREENSHOTS=$(GENERATED)/web-screenshots \
+	  $(WEB_VENV)/bin/python $(RECORD_TOOL) unittest --suite web -s Tests/web
+
+## Writes Sources/STOLWeb/WebAssets+Embedded.swift from web/ (the app's pages are compiled in).
+web-assets:
+	python3 web/embed_assets.py
 
 ## Fuzzing (README, "Fuzzing"): the libFuzzer targets of Tests/fuzz, built with
 ## -sanitize=fuzzer,address into .build-fuzz; a crash, a hang (-timeout) or memory
@@ -600,7 +617,7 @@ install-files: install-python
 	python3 systemd/exec_paths.py --root "$(DESTDIR)" --libexec $(LIBEXECDIR) --unitdir $(UNITDIR)
 	@# A user's own stack under their systemd user manager (systemctl --user enable --now stol.socket).
 	install -d $(DESTDIR)$(USERUNITDIR)
-	@for unit in systemd/user/stol.socket systemd/user/stol.service; do \
+	@for unit in systemd/user/stol.socket systemd/user/stol.service systemd/user/stol-web.socket systemd/user/stol-web.service; do \
 	  sed -e 's|/usr/bin|$(BINDIR)|g' -e 's|/usr/share/doc/stol|$(DOCDIR)|g' \
 	    $$unit > $(DESTDIR)$(USERUNITDIR)/$$(basename $$unit) && chmod 0644 $(DESTDIR)$(USERUNITDIR)/$$(basename $$unit); \
 	done

@@ -1,8 +1,8 @@
 // swift-tools-version:6.1
 //
 // STOL — Species: Tree of Life, as a multi-process Linux service.
-// One library target per concern; the six product executables (the four daemons,
-// stol-client and stol-pipeline) are thin wiring. This graph is what is installed and
+// One library target per concern; the seven product executables (the four daemons,
+// stol-client, stol-pipeline and stol-web) are thin wiring. This graph is what is installed and
 // tested, the same for every build: the development tools (stol-bench for `make bench`,
 // the five fuzz-* targets for `make fuzz`) are a package of their own, Tools/Package.swift,
 // which uses the libraries below through their library products. See README.md
@@ -39,6 +39,7 @@ let package = Package(
         .executable(name: "stol-verifyd", targets: ["stol-verifyd"]),
         .executable(name: "stol-client", targets: ["stol-client"]),
         .executable(name: "stol-pipeline", targets: ["stol-pipeline"]),
+        .executable(name: "stol-web", targets: ["stol-web"]),
     ] + toolLibraries.map { .library(name: $0, targets: [$0]) },
     // An application pins what it ships: exact versions (Package.resolved is not
     // committed; README, "Deploying on a systemd machine", says why).
@@ -50,6 +51,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
     ],
     targets: [
         // MARK: System libraries and the one C shim
@@ -167,6 +170,20 @@ let package = Package(
         .target(name: "STOLClientKit", dependencies: ["STOLProtocol", "STOLTransport", "STOLModel", "CZlib",
                                                       .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
 
+        /// The web app (`stol-web`): Hummingbird's HTTP/1 and router on sockets it makes or is
+        /// handed, each connection's owner checked by the kernel; the pages from `web/`, compiled
+        /// in; every API call one protocol request through STOLClientKit. No daemon links it.
+        .target(name: "STOLWeb", dependencies: ["STOLClientKit", "STOLProtocol", "STOLTransport", "CSTOLSocket",
+                                                .product(name: "Hummingbird", package: "hummingbird"),
+                                                .product(name: "HummingbirdCore", package: "hummingbird"),
+                                                .product(name: "HTTPTypes", package: "swift-http-types"),
+                                                .product(name: "NIOCore", package: "swift-nio"),
+                                                .product(name: "NIOPosix", package: "swift-nio"),
+                                                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                                                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                                                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                                                .product(name: "Logging", package: "swift-log")]),
+
         // MARK: Thin executables
         .executableTarget(name: "stol-taxonomyd", dependencies: ["STOLTaxonomy", "STOLServer", "STOLDaemon", arg]),
         .executableTarget(name: "stol-favoritesd", dependencies: ["STOLFavorites", "STOLServer", "STOLDaemon", arg]),
@@ -178,6 +195,9 @@ let package = Package(
         .executableTarget(name: "stol-client", dependencies: ["STOLClientKit", "STOLPrivateStack", "STOLModel", "STOLProtocol", "STOLTransport",
                                                               "STOLFileSystem", arg,
                                                               .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+        .executableTarget(name: "stol-web", dependencies: ["STOLWeb", "STOLTransport", "STOLModel", arg,
+                                                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                                                           .product(name: "Logging", package: "swift-log")]),
         .executableTarget(name: "stol-pipeline", dependencies: ["STOLPipeline", "STOLTaxonomy", "STOLFormat", "STOLContainer", "STOLModel", arg,
                                                                 .product(name: "GRDB", package: "GRDB.swift"),
                                                                 .product(name: "Logging", package: "swift-log")]),
@@ -202,6 +222,9 @@ let package = Package(
             .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         ]),
         /// The shared model's own code: the one tree, Newick, rank filters, release names, sorted ids.
+        .testTarget(name: "STOLWebTests", dependencies: ["STOLWeb", "STOLTestFixtures", "STOLTransport",
+                                                      .product(name: "Hummingbird", package: "hummingbird"),
+                                                      .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "STOLModelTests", dependencies: ["STOLModel", "STOLTestFixtures"]),
         /// The transport's own code: frames encoded and decoded, FrameSocket, peer credentials,
         /// the protocol's vectors, the rate-limited log, paths, descriptors, connection watches.

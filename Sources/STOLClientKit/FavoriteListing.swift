@@ -1,9 +1,8 @@
-import ArgumentParser
 import Foundation
 import STOLProtocol
 
 /// The orders of `fav list --sort` (docs/design/favourites.md §5).
-enum FavoriteSort: String, ExpressibleByArgument, CaseIterable {
+public enum FavoriteSort: String, CaseIterable, Sendable {
     /// Most recently added first (the daemon's order; ties by ascending id).
     case recent
     /// A–Z by scientific name.
@@ -11,7 +10,7 @@ enum FavoriteSort: String, ExpressibleByArgument, CaseIterable {
     /// A–Z by common name in `--lang`; taxa without one follow, by scientific name.
     case common
 
-    var phrase: String {
+    public var phrase: String {
         switch self {
         case .recent: "most recently added first"
         case .scientific: "A–Z by scientific name"
@@ -26,20 +25,20 @@ enum FavoriteSort: String, ExpressibleByArgument, CaseIterable {
 /// Favourites the active database does not know stay in the listing with the
 /// placeholder of docs/design/favourites.md §11: they may exist in the other database, and switching
 /// back brings their names back, so nothing here ever drops one.
-struct FavoriteListing {
-    struct Row {
-        let taxonID: Int64
-        let createdAt: String
+public struct FavoriteListing {
+    public struct Row {
+        public let taxonID: Int64
+        public let createdAt: String
         /// Nil when the active database lacks the id (or names were not looked up).
-        let taxon: Stol_V1_Taxon?
+        public let taxon: Stol_V1_Taxon?
     }
 
     /// Newest first, as the daemon answered.
-    let rows: [Row]
+    public let rows: [Row]
     /// False when the taxonomy service was not running: ids and times only.
-    let namesKnown: Bool
+    public let namesKnown: Bool
 
-    init(entries: [Stol_V1_FavoriteEntry], taxa: [Int64: Stol_V1_Taxon]?) {
+    public init(entries: [Stol_V1_FavoriteEntry], taxa: [Int64: Stol_V1_Taxon]?) {
         rows = entries.map { Row(taxonID: $0.taxonID, createdAt: $0.createdAt, taxon: taxa?[$0.taxonID]) }
         namesKnown = taxa != nil
     }
@@ -47,7 +46,7 @@ struct FavoriteListing {
     /// The rows in `order`. Sorting by a name compares folded text (case and
     /// diacritics ignored, as search does); rows not in the active database come
     /// last, in the daemon's order, whatever the sort.
-    func sorted(_ order: FavoriteSort) -> [Row] {
+    public func sorted(_ order: FavoriteSort) -> [Row] {
         guard order != .recent else { return rows }
         let known = rows.filter { $0.taxon != nil }
         let unknown = rows.filter { $0.taxon == nil }
@@ -73,7 +72,7 @@ struct FavoriteListing {
     // MARK: - List
 
     /// `fav list`: a count line, then one line per favourite, the id next to its names.
-    func listText(_ order: FavoriteSort) -> String {
+    public func listText(_ order: FavoriteSort) -> String {
         guard !rows.isEmpty else { return "No favourites yet. Add one with `stol-client fav add ID-or-NAME`." }
         var lines = ["Favourites: \(rows.count) (\(order.phrase))"]
         let width = rows.map { String($0.taxonID).count }.max() ?? 1
@@ -93,8 +92,8 @@ struct FavoriteListing {
 
     /// `fav list --json`: every entry with its id and time; `found` when names were
     /// looked up, and the names when the active database knows the taxon.
-    struct ListJSON: Encodable {
-        struct Entry: Encodable {
+    public struct ListJSON: Encodable, Sendable {
+        public struct Entry: Encodable, Sendable {
             let taxonID: Int64
             let createdAt: String
             var found: Bool?
@@ -116,7 +115,7 @@ struct FavoriteListing {
         }
     }
 
-    func listJSON(_ order: FavoriteSort) -> ListJSON {
+    public func listJSON(_ order: FavoriteSort) -> ListJSON {
         let entries = sorted(order).map { row in
             var entry = ListJSON.Entry(taxonID: row.taxonID, createdAt: row.createdAt)
             guard namesKnown else { return entry }
@@ -134,10 +133,10 @@ struct FavoriteListing {
     // MARK: - Export
 
     /// The title line of the export (docs/design/favourites.md §11).
-    static let exportTitle = "My Favourite Species — Species: Tree of Life"
+    public static let exportTitle = "My Favourite Species — Species: Tree of Life"
 
     /// One export line per favourite, names only: `Panthera leo (lion)`.
-    func exportNames(_ order: FavoriteSort) -> [String] {
+    public func exportNames(_ order: FavoriteSort) -> [String] {
         sorted(order).map { row in
             guard let taxon = row.taxon else { return FavoriteText.notFound }
             return taxon.commonName.isEmpty ? taxon.scientificName : "\(taxon.scientificName) (\(taxon.commonName))"
@@ -146,15 +145,15 @@ struct FavoriteListing {
 
     /// `fav export`: the text of docs/design/favourites.md §11 — a title, a blank line, a numbered
     /// list of display names. No ids and no timestamps, so it can be shared freely.
-    func exportText(_ order: FavoriteSort) -> String {
+    public func exportText(_ order: FavoriteSort) -> String {
         let items = exportNames(order).enumerated().map { "\($0.offset + 1). \($0.element)" }
         return ([Self.exportTitle, ""] + items).joined(separator: "\n")
     }
 
     /// `fav export --json`: the same names, still without ids or timestamps; a taxon
     /// the active database lacks has only `found` and `display_name`.
-    struct ExportJSON: Encodable {
-        struct Species: Encodable {
+    public struct ExportJSON: Encodable, Sendable {
+        public struct Species: Encodable, Sendable {
             let found: Bool
             let displayName: String
             var scientificName, commonName: String?
@@ -169,7 +168,7 @@ struct FavoriteListing {
         let text: String
     }
 
-    func exportJSON(_ order: FavoriteSort) -> ExportJSON {
+    public func exportJSON(_ order: FavoriteSort) -> ExportJSON {
         let species = sorted(order).map { row in
             guard let taxon = row.taxon else { return ExportJSON.Species(found: false, displayName: FavoriteText.notFound) }
             return ExportJSON.Species(found: true,

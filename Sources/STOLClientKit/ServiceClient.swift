@@ -18,6 +18,9 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
     public var prepare: ((inout Request) -> Void)?
     /// Shown every final answer (the client notes which release answered).
     public var observe: ((Response) -> Void)?
+    /// Whether an answer's notices are written to standard error (a terminal command's
+    /// way); a client that hands whole answers on (the web app) turns it off.
+    public var showsNotices = true
 
     /// The default wait for an answer: a stopped or wedged daemon never hangs the client.
     public static var defaultTimeout: Duration { .seconds(30) }
@@ -139,7 +142,7 @@ public final class ServiceClient<Request: RequestEnvelope, Response: ResponseEnv
                     throw ClientError.local("the \(service) service answered request \(response.id), expected \(request.id)")
                 }
                 if isFinal(response) {
-                    Self.showNotices(response)
+                    if showsNotices { Self.showNotices(response) }
                     observe?(response)
                     return response
                 }

@@ -353,3 +353,5 @@ struct FavForget: ParsableCommand {
         }
     }
 }
+
+extension FavoriteSort: ExpressibleByArgument {}

@@ -7,7 +7,7 @@
    package are its library products, named after their modules).
 2. Every dependency a target declares is imported by at least one of its files, so
    the graph in Package.swift is the graph of the code. The package's executables are
-   its six products: the tools are in Tools/.
+   its seven products: the tools are in Tools/.
 3. The thin client stays thin: `stol-client`'s transitive dependencies include no
    server-side module (NIOPosix, NIOExtras, ServiceLifecycle, libsystemd, STOLServer).
    The link graph follows the privilege boundary (issue 22): `stol-importd`'s closure
@@ -75,7 +75,7 @@ def imports_of(directory):
     return found
 
 
-EXECUTABLES = ["stol-taxonomyd", "stol-favoritesd", "stol-importd", "stol-verifyd", "stol-client", "stol-pipeline"]
+EXECUTABLES = ["stol-taxonomyd", "stol-favoritesd", "stol-importd", "stol-verifyd", "stol-client", "stol-pipeline", "stol-web"]
 
 
 def closure_of(targets, name):

@@ -1,0 +1,125 @@
+import Glibc
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTPTypes
+import NIOPosix
+import ServiceLifecycle
+
+/// The web app's server: Hummingbird's HTTP/1 channel and router on listening sockets the
+/// app made or systemd handed over (``WebEndpoint``), with every connection's owner
+/// checked by the kernel first (``ConnectionOwner``): a connection of another uid gets a
+/// `403` and a close, and nothing of it is read.
+///
+/// Hummingbird's own server binds an address itself; this one takes sockets, so that the
+/// user unit can hand one over and the Unix socket is made private before anyone connects.
+public final class WebServer: Service, Sendable {
+    public let endpoints: [WebEndpoint]
+    /// The only uid served: the user who runs the app.
+    public let owner: UInt32
+    let responder: HTTPChannelHandler.Responder
+    let logger: Logger
+    let group: MultiThreadedEventLoopGroup
+
+    public init(endpoints: [WebEndpoint], owner: UInt32 = getuid(), application: WebApplication, logger: Logger) {
+        self.endpoints = endpoints
+        self.owner = owner
+        self.logger = logger
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let router = application.responder
+        let logger = logger
+        responder = { request, writer, channel in
+            let context = BasicRequestContext(source: .init(channel: channel, logger: logger))
+            let response: Response
+            do {
+                response = try await router.respond(to: request, context: context)
+            } catch {
+                logger.debug("request failed", metadata: ["error": "\(error)"])
+                response = Response(status: .internalServerError)
+            }
+            try await writer.write(response: response.head, body: response.body)
+        }
+    }
+
+    deinit { try? group.syncShutdownGracefully() }
+
+    /// A connection: served over HTTP, or refused before a byte was read.
+    enum Connection: Sendable {
+        case served(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+        case refused
+    }
+
+    /// Serves every endpoint until cancelled or told to shut down gracefully.
+    public func run() async throws {
+        let channels = try await withThrowingTaskGroup(of: NIOAsyncChannel<Connection, Never>.self) { group in
+            for endpoint in endpoints {
+                group.addTask { try await self.bind(endpoint) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        try await cancelWhenGracefulShutdown {
+            try await withThrowingDiscardingTaskGroup { group in
+                for channel in channels {
+                    group.addTask { try await self.serve(channel) }
+                }
+            }
+        }
+    }
+
+    private func bind(_ endpoint: WebEndpoint) async throws -> NIOAsyncChannel<Connection, Never> {
+        let http = HTTP1Channel(responder: responder, configuration: .init(idleTimeout: .seconds(60)))
+        let owner = owner
+        let logger = logger
+        return try await ServerBootstrap(group: group)
+            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            .bind(NIOBSDSocket.Handle(endpoint.fd)) { channel in
+                ConnectionOwner.uid(of: channel).flatMap { uid -> EventLoopFuture<Connection> in
+                    guard uid == owner else {
+                        logger.info("refused a connection of another user")
+                        logger.debug("refused", metadata: ["uid": "\(uid.map(String.init) ?? "unknown")"])
+                        return channel.eventLoop.makeCompletedFuture {
+                            try channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+                            try channel.pipeline.syncOperations.addHandler(RefusalHandler())
+                            return .refused
+                        }
+                    }
+                    return http.setup(channel: channel, logger: logger).map { .served($0) }
+                }
+            }
+    }
+
+    private func serve(_ server: NIOAsyncChannel<Connection, Never>) async throws {
+        let http = HTTP1Channel(responder: responder)
+        try await server.executeThenClose { inbound in
+            try await withThrowingDiscardingTaskGroup { group in
+                for try await connection in inbound {
+                    guard case .served(let channel) = connection else { continue }
+                    group.addTask { await http.handle(value: channel, logger: self.logger) }
+                }
+            }
+        }
+    }
+}
+
+/// What another user's connection gets: a `403` written without reading anything, then
+/// a close.
+final class RefusalHandler: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    static let message = "This STOL web app belongs to another user of this machine. Start your own: stol-web\n"
+
+    func channelActive(context: ChannelHandlerContext) {
+        let body = Self.message
+        let head = "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
+            + "Connection: close\r\n\r\n"
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: head + body))).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}  // never read: dropped
+}
