@@ -20,7 +20,7 @@ DEB_PACKAGES := libsodium-dev libssl-dev libmimalloc-dev libsystemd-dev libsecco
 TEST_DEB_PACKAGES := python3-cryptography python3-pandas groff-base chromium chromium-driver python3-selenium curl
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help web-assets dev-key run test wheel test-wheel bench-handover bench-start check-modules fuzz fuzz-seeds fault deps build build-bench build-debug fetch-ncbi db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
+.PHONY: help web-assets bench-web dev-key run test wheel test-wheel bench-handover bench-start check-modules fuzz fuzz-seeds fault deps build build-bench build-debug fetch-ncbi db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -226,6 +226,8 @@ demo:
 	@echo "Another NCBI release beside it, and what changed (any user can pin either: --release 2023.11.4):"
 	@echo "  make reference-db RELEASE=2023.11.4 && stol-client db import out/reference-2023.11.4.stol"
 	@echo "  stol-client diff 2023.11.4 2024.9.7 --summary"
+	@echo "The same in your browser (the tree, search, species pages, compare, favourites), for you alone:"
+	@echo "  STOL_RUNTIME_DIR=$(RUNTIME_DIR) stol-web --port 8080    # then open http://localhost:8080/ (docs/web.md)"
 	@echo "Stop it with: make stop"
 
 ## The release build and the NCBI download side by side (the one waits on the CPU, the other mostly
@@ -417,6 +419,14 @@ test-web: test-build test-curated $(WEB_VENV)/bin/python
 	STOL_BIN_DIR="$(TEST_BIN)" STOL_TEST_DATABASE=$(CURATED_DB) STOL_WEB_SCREENSHOTS=$(GENERATED)/web-screenshots \
 	  $(WEB_VENV)/bin/python $(RECORD_TOOL) unittest --suite web -s Tests/web
 
+## The web app on the full reference (Pipeline/scripts/bench_web.py): a suggestion's and a species page's
+## round trip on its socket against the same requests straight to the daemons, the first page in chromium,
+## its bytes, stol-web's memory.
+bench-web: build
+	@test -s $(OUT)/reference.sqlite || OUT=$(OUT) RELEASE= Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
+	$(call install_missing,chromium chromium-driver python3-selenium,--no-install-recommends)
+	/usr/bin/python3 Pipeline/scripts/bench_web.py --bin "$(RELEASE_BIN)" --database $(OUT)/reference.sqlite
+
 ## Writes Sources/STOLWeb/WebAssets+Embedded.swift from web/ (the app's pages are compiled in).
 web-assets:
 	python3 web/embed_assets.py
@@ -494,6 +504,7 @@ bench: build-bench
 	@$(MAKE) --no-print-directory bench-relevance
 	@$(MAKE) --no-print-directory bench-handover
 	"$(RELEASE_BIN)/stol-bench" attack --database $(OUT)/reference.sqlite
+	@$(MAKE) --no-print-directory bench-web
 	@$(MAKE) --no-print-directory bench-releases
 	@$(MAKE) --no-print-directory bench-delta
 
@@ -638,6 +649,8 @@ install-files: install-python
 	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/docs/
 	install -m 0644 docs/design/*.md $(DESTDIR)$(DOCDIR)/docs/design/
 	install -m 0644 docs/benchmarks/*.md $(DESTDIR)$(DOCDIR)/docs/benchmarks/
+	install -d $(DESTDIR)$(DOCDIR)/docs/web
+	install -m 0644 docs/web/*.png $(DESTDIR)$(DOCDIR)/docs/web/
 	install -m 0644 $(GENERATED)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(GENERATED)/man/*.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 $(GENERATED)/completions/bash/* $(DESTDIR)$(BASHCOMPDIR)/

@@ -449,6 +449,21 @@ system_daemon=$(property stol-taxonomyd.service MainPID)
 # Another user (root's own client, any other uid) still gets the system service.
 capture setpriv --reuid=4242 --regid=4242 --clear-groups stol-client status
 [[ $out == *"the system service at /run/stol"* ]] || fail "uid 4242's client did not use the system service: $out"
+# The web app under the same user manager: stol-web.socket (0600 in the user's runtime directory),
+# started by the first connection, the owner's pages served, another uid not even connected.
+capture "${owner[@]}" systemctl --user enable --now stol-web.socket
+[[ $rc == 0 ]] || fail "systemctl --user enable --now stol-web.socket failed: $out"
+info=$(inside stat -c '%a %U' /run/user/4343/stol/web.sock) || fail "stol-web.socket made no /run/user/4343/stol/web.sock"
+[[ $info == "600 stolowner" ]] || fail "the user's web.sock is '$info', expected '600 stolowner'"
+capture "${owner[@]}" curl -q -s --max-time 30 --unix-socket /run/user/4343/stol/web.sock \
+  -H 'Origin: http://localhost' -H 'Content-Type: application/json' -d '{"detail":{"taxonId":"9606"}}' http://localhost/api/taxonomy
+[[ $rc == 0 && $out == *'"scientificName":"Homo sapiens"'* ]] || fail "stol-web.socket did not answer the owner's API call: $out"
+web_pid=$(inside pgrep -u 4343 -x stol-web) || fail "no stol-web runs as stolowner after the first connection"
+capture setpriv --reuid=4242 --regid=4242 --clear-groups curl -q -s --max-time 10 --unix-socket /run/user/4343/stol/web.sock http://localhost/
+[[ $rc != 0 && $out != *"<script"* ]] || fail "another uid reached stolowner's web app: $out"
+capture "${owner[@]}" systemctl --user stop stol-web.socket stol-web.service
+inside pgrep -u 4343 -x stol-web >/dev/null && fail "stolowner's stol-web outlived systemctl --user stop"
+progress "ok: the web app under a user manager: stol-web.socket (0600 in /run/user/4343/stol) started stol-web (pid $web_pid) as the user, who was answered; uid 4242 was not"
 capture "${owner[@]}" systemctl --user stop stol.socket stol.service
 inside pgrep -u 4343 -x stol-taxonomyd >/dev/null && fail "stolowner's stol-taxonomyd outlived systemctl --user stop"
 expect 0 "stop stolowner's user manager" systemctl stop user@4343.service

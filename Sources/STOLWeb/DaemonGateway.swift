@@ -110,6 +110,23 @@ public final class DaemonGateway: Sendable {
         }
     }
 
+    /// The smallest tree joining `taxa` (ids or exact names) as Newick text, written by
+    /// STOLClientKit's ``Newick`` as `stol-client tree --format newick` writes a tree.
+    public func newick(taxa: [String], ranks: Stol_V1_RankView, release: String) async -> Answer {
+        var request = Stol_V1_TaxonomyRequest()
+        request.release = release
+        request.inducedTree = .with {
+            $0.taxonIds = taxa.compactMap { Int64($0) }
+            $0.names = taxa.filter { Int64($0) == nil }
+            $0.ranks = ranks
+        }
+        let answer = await run(request, clients: taxonomyClients, service: .taxonomy, path: paths.taxonomySocket)
+        guard answer.status == .ok, let response = try? Stol_V1_TaxonomyResponse(jsonString: answer.json) else { return answer }
+        let tree = response.inducedTree
+        guard !tree.ids.isEmpty else { return Self.errorAnswer(ProtocolError(.notFound, "none of these taxa was found"), status: .notFound) }
+        return Answer(status: .ok, json: Newick.write(depths: tree.depths.map(Int.init), labels: tree.names) + "\n", isText: true)
+    }
+
     static func client<Request: RequestEnvelope, Response: ResponseEnvelope>(
         _ service: Service, path: String, timeout: Duration
     ) -> ServiceClient<Request, Response> {

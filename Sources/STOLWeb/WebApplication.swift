@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import STOLClientKit
+import STOLProtocol
 
 /// The app's routes: the pages (one shell that the script fills, at every shareable
 /// address), its own assets, and the API (docs/web.md, "The HTTP API"): one protocol
@@ -54,6 +55,17 @@ public struct WebApplication: Sendable {
             guard answer.isText else { return WebResponses.json(answer) }
             return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8",
                                                    .contentDisposition: "attachment; filename=\"favourites.txt\""],
+                            body: .init(byteBuffer: ByteBuffer(string: answer.json)))
+        }
+        router.get("/api/newick") { request, _ -> Response in
+            let taxa = (request.uri.queryParameters.get("taxa") ?? "").split(separator: ",")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !taxa.isEmpty else { throw HTTPError(.badRequest, message: "name the taxa: ?taxa=9606,9598,Panthera leo") }
+            let ranks: Stol_V1_RankView = request.uri.queryParameters.get("ranks") == "all" ? .all : .main
+            let answer = await gateway.newick(taxa: taxa, ranks: ranks, release: request.uri.queryParameters.get("release") ?? "")
+            guard answer.isText else { return WebResponses.json(answer) }
+            return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8",
+                                                   .contentDisposition: "attachment; filename=\"tree.nwk\""],
                             body: .init(byteBuffer: ByteBuffer(string: answer.json)))
         }
         router.get("/api/import-status") { _, _ -> Response in

@@ -91,7 +91,7 @@ svg.drawing text.sci { font-style: italic; }
 .actions a { display: inline-block; padding: .35rem .8rem; border: 1px solid var(--accent); border-radius: .3rem; text-decoration: none; color: var(--accent); }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 """#####),
-        "app.js": Asset(contentType: "text/javascript; charset=utf-8", etag: "\"ebdffe03cb0e3b00\"", text: #####"""
+        "app.js": Asset(contentType: "text/javascript; charset=utf-8", etag: "\"d8f046fd9734df3b\"", text: #####"""
 // STOL web app: the pages of the tree of life, drawn from the daemons' own answers.
 // Every call is one protocol request in its JSON form (docs/web.md, "The HTTP API"); this
 // script renders answers and holds no rule of its own (no ranking, no distance, no sort
@@ -218,11 +218,10 @@ function showRelease(database) {
   lastDatabase = database;
   const pinned = pinnedRelease();
   const name = database.release || (database.kind === "DATABASE_KIND_BUNDLED" ? "bundled" : "?");
-  releaseBar.replaceChildren(
-    pinned ? el("span", {}, "Answers from release ", el("strong", {}, name), " (pinned for this session).")
-           : el("span", {}, "Answers from release ", el("strong", {}, name), " (the service's default)."),
+  releaseBar.replaceChildren(...[
+    el("span", {}, "Answers from release ", el("strong", {}, name), pinned ? " (pinned for this session). " : " (the service's default). "),
     pinned ? el("button", { type: "button", onclick: () => { sessionStorage.removeItem("stol.release"); render(); } }, "Use the default") : null,
-    el("a", { href: "/about" }, " Releases…"));
+    el("a", { href: "/about" }, "Releases…")].filter(Boolean));
 }
 
 // ---- Routing -------------------------------------------------------------------------------
@@ -238,6 +237,7 @@ const routes = [
   [/^\/favourites$/, () => favouritesPage()],
   [/^\/cladogram$/, () => cladogramPage()],
   [/^\/about$/, () => aboutPage()],
+  [/^\/changes$/, () => changesPage()],
 ];
 
 async function render() {
@@ -628,7 +628,8 @@ async function favouritesPage() {
   } }, "Remove selected");
   const exportLink = el("a", { href: "/api/favourites/export" + query, download: "favourites.txt" }, "Export the names (a plain list: no ids, no times)");
   page("Favourites", el("h1", {}, "♥ Favourites"),
-    el("div", { class: "controls" }, el("label", { for: "fav-sort" }, "Sort ", select), removeSelected, exportLink),
+    el("div", { class: "controls" }, el("label", { for: "fav-sort" }, "Sort ", select), removeSelected, exportLink,
+      el("a", { href: "/changes" }, "What a release changed for them")),
     el("ul", { class: "results", "aria-label": "Your favourites" }, items),
     el("p", {}, entries.length + " favourites"));
 }
@@ -667,20 +668,48 @@ async function cladogramPage() {
       stack.push({ depth, x, y });
     });
     parts.push(drawing);
-    parts.push(el("p", {}, el("a", { href: URL.createObjectURL(new Blob([newick(tree)], { type: "text/plain" })), download: "tree.nwk" }, "Download as Newick")));
+    parts.push(el("p", {}, el("a", { href: "/api/newick?taxa=" + encodeURIComponent(items.join(",")) + "&ranks=" + (rankView() === "RANK_VIEW_ALL" ? "all" : "main") + "&release=" + encodeURIComponent(pinnedRelease()),
+      download: "tree.nwk" }, "Download as Newick")));
   }
   out.replaceChildren(...parts);
 }
 
-/** The tree the service answered (preorder ids and depths) written as Newick. */
-function newick(tree) {
-  const label = (i) => "'" + String(tree.names[i]).replace(/'/g, "''") + "'";
-  function node(i) {
-    const kids = [];
-    for (let j = i + 1; j < tree.ids.length && tree.depths[j] > tree.depths[i]; j++) if (tree.depths[j] === tree.depths[i] + 1) kids.push(j);
-    return (kids.length ? "(" + kids.map(node).join(",") + ")" : "") + label(i);
+// ---- What a release changed for the user's favourites (as `stol-client fav check`) ---------------------
+
+async function changesPage() {
+  const url = new URL(location.href);
+  const status = (await taxonomy({ status: {} })).status;
+  const releases = (status.releases || []).map((r) => r.release);
+  const to = url.searchParams.get("to") || pinnedRelease() || status.defaultRelease || "bundled";
+  const from = url.searchParams.get("from") || releases.filter((r) => r !== to).slice(-1)[0] || "";
+  const pick = (id, label, value) => el("label", { for: id }, label + " ", el("select", { id, name: id.replace("changes-", "") },
+    releases.map((r) => el("option", { value: r, selected: r === value }, r))));
+  const form = el("form", { class: "controls", onsubmit: (e) => { e.preventDefault();
+    go("/changes?from=" + encodeURIComponent(form.elements.from.value) + "&to=" + encodeURIComponent(form.elements.to.value)); } },
+    pick("changes-from", "From release", from), pick("changes-to", "to release", to), el("button", { type: "submit", class: "primary" }, "Show the changes"));
+  const out = el("div", { "aria-live": "polite" });
+  page("Changes for your favourites", el("h1", {}, "What a release changed for your favourites"), form, out);
+  if (releases.length < 2) { out.append(el("p", { class: "empty" }, "Only one release is installed: there is nothing to compare it with.")); return; }
+  if (!from || from === to) { out.append(el("p", { class: "empty" }, "Pick two different releases.")); return; }
+  const list = await favourites({ list: {} });
+  const ids = ((list.list && list.list.entries) || []).map((e) => e.taxonId);
+  if (!ids.length) { out.append(el("p", { class: "empty" }, "No favourites yet: nothing to check.")); return; }
+  const changes = [];
+  for (let i = 0; i < ids.length; i += 1000) {
+    const body = { diff: { fromRelease: from, toRelease: to, taxonIds: ids.slice(i, i + 1000) } };
+    const answer = await taxonomy(body);
+    changes.push(...((answer.diff && answer.diff.changes) || []));
   }
-  return node(0) + ";\n";
+  if (!changes.length) { out.append(el("p", { class: "empty" }, "None of your " + ids.length + " favourites changed from " + from + " to " + to + ".")); return; }
+  const kind = (k) => (k || "").replace("CHANGE_KIND_", "").toLowerCase().replace("_", " ");
+  out.append(el("table", {}, el("thead", {}, el("tr", {}, ["Change", "Id", "Name", "Now"].map((h) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, changes.map((c) => el("tr", {}, el("td", {}, kind(c.kind)), el("td", {}, el("a", { href: "/history/" + c.id }, c.id)),
+      el("td", {}, c.kind === "CHANGE_KIND_RENAMED" ? c.oldValue : c.name),
+      el("td", {}, c.kind === "CHANGE_KIND_MERGED" ? el("a", { href: "/taxon/" + c.newId }, c.newId + " " + (c.newName || ""))
+        : c.kind === "CHANGE_KIND_DELETED" ? "no taxon in " + to + " (kept in your favourites)"
+        : c.kind === "CHANGE_KIND_MOVED" ? "now under " + c.newValue + " (was " + c.oldValue + ")"
+        : c.kind === "CHANGE_KIND_RANK_CHANGED" ? "now " + c.newValue + " (was " + c.oldValue + ")"
+        : "now named " + c.newValue))))));
 }
 
 // ---- About and data (§11.7) ------------------------------------------------------------------------------
@@ -726,7 +755,8 @@ async function aboutPage() {
 function megabytes(bytes) { return bytes ? (Number(bytes) / 1e6).toFixed(1) + " MB" : ""; }
 function kilobytes(bytes) { return (Number(bytes || 0) / 1e3).toFixed(1) + " kB"; }
 
-render();
+// When the first page is drawn (its data in place): what `make bench-web` reads in the browser.
+render().then(() => { document.documentElement.dataset.readyMs = String(Math.round(performance.now())); });
 """#####),
         "icon.svg": Asset(contentType: "image/svg+xml", etag: "\"1bce73573821ad4b\"", text: #####"""
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1f5f3f"/><path d="M16 27V15M16 15l-7-6M16 15l7-6M9 9l-3-3M9 9l1-4M23 9l3-3M23 9l-1-4" stroke="#e8f5ec" stroke-width="2.5" fill="none" stroke-linecap="round"/></svg>

@@ -59,12 +59,16 @@ public final class WebServer: Service, Sendable {
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        try await cancelWhenGracefulShutdown {
-            try await withThrowingDiscardingTaskGroup { group in
-                for channel in channels {
-                    group.addTask { try await self.serve(channel) }
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await withThrowingDiscardingTaskGroup { group in
+                    for channel in channels {
+                        group.addTask { try await self.serve(channel) }
+                    }
                 }
             }
+        } catch is CancellationError {
+            // Ctrl-C, SIGTERM or the user manager's stop: a normal end.
         }
     }
 
@@ -103,13 +107,19 @@ public final class WebServer: Service, Sendable {
     }
 }
 
-/// What another user's connection gets: a `403` written without reading anything, then
-/// a close.
-final class RefusalHandler: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+/// What another user's connection gets: a `403` written before anything of the connection is
+/// read, its side closed, then whatever the peer had sent discarded until it closes too (at
+/// most ``drainLimit`` bytes and ``drainTime``). Closing at once with its request unread makes
+/// the kernel reset the connection (TCP's RST; a Unix socket's ECONNRESET), and the client may
+/// see the reset instead of the answer.
+final class RefusalHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     static let message = "This STOL web app belongs to another user of this machine. Start your own: stol-web\n"
+    static let drainLimit = 64 * 1024
+    static let drainTime = TimeAmount.seconds(2)
+    private var drained = 0
 
     func channelActive(context: ChannelHandlerContext) {
         let body = Self.message
@@ -117,9 +127,22 @@ final class RefusalHandler: ChannelInboundHandler, RemovableChannelHandler, Send
             + "Connection: close\r\n\r\n"
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: head + body))).whenComplete { _ in
-            channel.close(promise: nil)
+            channel.close(mode: .output, promise: nil)
+            channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in channel.read() }
+            channel.eventLoop.scheduleTask(in: Self.drainTime) { channel.close(promise: nil) }
         }
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}  // never read: dropped
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        drained += unwrapInboundIn(data).readableBytes
+        if drained > Self.drainLimit { context.close(promise: nil) }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event { context.close(promise: nil) }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
 }

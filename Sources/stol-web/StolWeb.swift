@@ -73,8 +73,9 @@ struct StolWeb: AsyncParsableCommand {
             lines += ["  from a laptop: \(tunnel.command)", "  then open \(tunnel.open)", "  stop: Ctrl-C"]
             FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
         }
+        // A socket it bound itself goes with it (systemd's stays with systemd).
+        defer { if case .unix(let path) = endpoint.kind, !endpoint.activated { unlink(path) } }
         let group = ServiceGroup(configuration: .init(services: [server], gracefulShutdownSignals: [.sigint, .sigterm], logger: logger))
         try await group.run()
-        if case .unix(let path) = endpoint.kind, !endpoint.activated { unlink(path) }
     }
 }

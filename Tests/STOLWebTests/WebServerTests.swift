@@ -87,7 +87,7 @@ final class WebServerTests: XCTestCase {
         XCTAssertEqual(chmod(directory + "/app", 0o755), 0)
         XCTAssertEqual(chmod(unixPath, 0o777), 0)
         let unix = try request("/taxon/9689", unix: true, uid: 60014)
-        XCTAssertEqual(unix.status, 403)
+        XCTAssertEqual(unix.status, 403, "\(unix.headers) \(unix.body)")
         XCTAssertEqual(try request("/", unix: true).status, 200, "the owner is still served")
     }
 

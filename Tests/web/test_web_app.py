@@ -40,7 +40,7 @@ DRIVER = None
 SCREENS = {
     "tree": "/", "search": "/search?q=lion", "taxon": "/taxon/9689", "compare": "/compare/9689/9694",
     "favourites": "/favourites", "about": "/about", "cladogram": "/cladogram?taxa=9689,9694,9612",
-    "history": "/history/9689", "relatives": "/relatives/9689",
+    "history": "/history/9689", "relatives": "/relatives/9689", "changes": "/changes",
 }
 
 
@@ -275,6 +275,19 @@ class Screens(unittest.TestCase):
         self.assertTrue(DRIVER.find_elements(By.CSS_SELECTOR, "[role=alert]"))
         open_page("/taxon/Panthera%20nosuchname")
         self.assertIn("No taxon is called", main_text())
+
+
+class Cladogram(unittest.TestCase):
+    def test_the_cladogram_joins_the_taxa_and_its_newick_is_stol_clients(self):
+        open_page("/cladogram?taxa=9689,9694,9612")
+        drawing = wait(lambda d: d.find_element(By.CSS_SELECTOR, "svg.drawing"))
+        labels = [t.text for t in drawing.find_elements(By.TAG_NAME, "text")]
+        self.assertTrue(any(label.startswith("Panthera (") for label in labels), labels)
+        self.assertTrue(any(label.startswith("Carnivora (") for label in labels), labels)
+        status, newick = curl(DRIVER.find_element(By.CSS_SELECTOR, "a[download='tree.nwk']").get_attribute("href"))
+        self.assertEqual(status, 200)
+        self.assertEqual(newick, STACK.cli("tree", "--taxa", "--format", "newick", stdin="9689\n9694\n9612\n").stdout)
+        screenshot("cladogram")
 
 
 class Door(unittest.TestCase):

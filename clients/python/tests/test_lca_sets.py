@@ -331,7 +331,9 @@ class Daemons(unittest.TestCase):
                 results = list(TX.lca_sets(iter(given), majority=majority, ranks=ranks))
                 self.assertEqual([r.key for r in results], list(range(1, len(sets) + 1)))
                 self.assertSameAsCLI(results, cli)
-                self.assertGreater(sum(r.error is None for r in results), 1000)
+                # Most sets answer (the comparison is not one of errors alone): about two in three
+                # of these random sets of the curated tree's ids.
+                self.assertGreater(sum(r.error is None for r in results), len(sets) * 0.6)
                 self.assertTrue(any(r.not_found for r in results))
 
     def test_brute_force_agrees_on_every_set(self):
