@@ -17,10 +17,10 @@ DEB_PACKAGES := libsodium-dev libssl-dev libmimalloc-dev libsystemd-dev libsecco
 # And those only the tests need (make test-deps, without their recommendations): the independent Python
 # reference of the .stol format (StolFileTests: Ed25519 through OpenSSL), the Python package's pandas
 # helpers, the man pages' rendering check. A test whose prerequisite is missing fails; none skips.
-TEST_DEB_PACKAGES := python3-cryptography python3-pandas groff-base chromium chromium-driver python3-selenium curl
+TEST_DEB_PACKAGES := python3-cryptography python3-pandas groff-base chromium chromium-driver python3-selenium curl socat
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help web-assets bench-web dev-key run test wheel test-wheel bench-handover bench-start check-modules fuzz fuzz-seeds fault deps build build-bench build-debug fetch-ncbi db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
+.PHONY: help bench-web dev-key run test wheel test-wheel bench-handover bench-start check-modules fuzz fuzz-seeds fault deps build build-bench build-debug fetch-ncbi db build-db reference-db check-ids check-lca check-diff start restart stop status demo proto clean bench bench-relevance bench-releases bench-delta bench-pipeline bench-peers install install-files uninstall man completions deb deb-package
 
 # The executables; `make build` links each with the Swift runtime inside
 # (--static-swift-stdlib), so that they run where no Swift toolchain is installed.
@@ -426,10 +426,6 @@ bench-web: build
 	@test -s $(OUT)/reference.sqlite || OUT=$(OUT) RELEASE= Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
 	$(call install_missing,chromium chromium-driver python3-selenium,--no-install-recommends)
 	/usr/bin/python3 Pipeline/scripts/bench_web.py --bin "$(RELEASE_BIN)" --database $(OUT)/reference.sqlite
-
-## Writes Sources/STOLWeb/WebAssets+Embedded.swift from web/ (the app's pages are compiled in).
-web-assets:
-	python3 web/embed_assets.py
 
 ## Fuzzing (README, "Fuzzing"): the libFuzzer targets of Tests/fuzz, built with
 ## -sanitize=fuzzer,address into .build-fuzz; a crash, a hang (-timeout) or memory

@@ -171,7 +171,7 @@ let package = Package(
                                                       .product(name: "SwiftProtobuf", package: "swift-protobuf")]),
 
         /// The web app (`stol-web`): Hummingbird's HTTP/1 and router on sockets it makes or is
-        /// handed, each connection's owner checked by the kernel; the pages from `web/`, compiled
+        /// handed, each connection's owner checked by the kernel; its pages (Assets/), compiled
         /// in; every API call one protocol request through STOLClientKit. No daemon links it.
         .target(name: "STOLWeb", dependencies: ["STOLClientKit", "STOLProtocol", "STOLTransport", "CSTOLSocket",
                                                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -182,7 +182,8 @@ let package = Package(
                                                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                                                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-                                                .product(name: "Logging", package: "swift-log")]),
+                                                .product(name: "Logging", package: "swift-log")],
+                resources: ["index.html", "app.js", "app.css", "icon.svg"].map { .embedInCode("Assets/" + $0) }),
 
         // MARK: Thin executables
         .executableTarget(name: "stol-taxonomyd", dependencies: ["STOLTaxonomy", "STOLServer", "STOLDaemon", arg]),

@@ -7,8 +7,9 @@ reach it through `ssh -L`, and measures, each beside its baseline in the same ru
 - a suggestion's round trip (1–3 typed characters, `search` with `prefix`), over HTTP on the
   app's socket, against the same request sent straight to taxonomy.sock (the protocol alone);
 - a species page's data (its `detail` and `is_favorite`, as the page asks them), the same way;
-- the first page ready in a real browser (Debian's chromium, headless): from the navigation's
-  start to the moment the script has drawn the page (`data-ready-ms`), each load a new tab;
+- the first page ready in a real browser (Debian's chromium, headless, on the app's `--port`:
+  a browser cannot open a Unix socket): from the navigation's start to the moment the script
+  has drawn the page (`data-ready-ms`), each load a new tab with the cache disabled;
 - everything the browser loads for that first page (decoded bytes);
 - the app's own memory (VmHWM of stol-web after all of it).
 
@@ -196,6 +197,9 @@ def main() -> int:
         for index in range(arguments.loads):
             taxon = species[index % len(species)]
             driver.switch_to.new_window("tab")
+            # A cold load each time: nothing from the browser's cache.
+            driver.execute_cdp_cmd("Network.enable", {})
+            driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
             driver.get("%s/taxon/%d" % (base, taxon))
             ready_ms = None
             deadline = time.time() + 30

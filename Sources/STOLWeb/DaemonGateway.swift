@@ -51,30 +51,39 @@ public final class DaemonGateway: Sendable {
 
     /// Sends the taxonomy request `json` (a `TaxonomyRequest`; its `id` is the gateway's).
     public func taxonomy(_ json: String) async -> Answer {
-        let request: Stol_V1_TaxonomyRequest
-        do {
-            request = try Stol_V1_TaxonomyRequest(jsonString: json, options: Self.decoding)
-        } catch {
-            return Self.invalid("not a TaxonomyRequest in JSON: \(error)")
+        switch Self.decode(Stol_V1_TaxonomyRequest.self, json, body: \.body, examples: "status, detail, search, …") {
+        case .failure(let refusal): refusal.answer
+        case .success(let (request, _)): await run(request, clients: taxonomyClients, service: .taxonomy, path: paths.taxonomySocket)
         }
-        guard request.body != nil else { return Self.invalid("the request names no operation (status, detail, search, …)") }
-        return await run(request, clients: taxonomyClients, service: .taxonomy, path: paths.taxonomySocket)
     }
 
     /// Sends the favourites request `json` (a `FavoritesRequest`).
     public func favorites(_ json: String) async -> Answer {
-        let request: Stol_V1_FavoritesRequest
+        switch Self.decode(Stol_V1_FavoritesRequest.self, json, body: \.body, examples: "list, toggle, count, …") {
+        case .failure(let refusal): return refusal.answer
+        case .success(let (request, name)):
+            guard !Self.refusedFavorites.contains(name) else {
+                return Self.invalid("\(name) is not available from the web app; use stol-client")
+            }
+            return await run(request, clients: favoritesClients, service: .favorites, path: paths.favoritesSocket)
+        }
+    }
+
+    /// `json` as a request of the protocol, with its operation's name (`get_taxon`), or the
+    /// typed error a page shows: not that message in JSON, or no operation in it.
+    static func decode<Request: RequestEnvelope, Body>(
+        _ type: Request.Type, _ json: String, body: KeyPath<Request, Body?>, examples: String
+    ) -> Result<(Request, String), AnswerRefusal> {
+        let request: Request
         do {
-            request = try Stol_V1_FavoritesRequest(jsonString: json, options: Self.decoding)
+            request = try Request(jsonString: json, options: decoding)
         } catch {
-            return Self.invalid("not a FavoritesRequest in JSON: \(error)")
+            return .failure(AnswerRefusal(invalid("not a \(Request.protoMessageName.split(separator: ".").last ?? "request") in JSON: \(error)")))
         }
-        guard let body = request.body else { return Self.invalid("the request names no operation (list, toggle, count, …)") }
-        let name = Self.operationName(of: body)
-        guard !Self.refusedFavorites.contains(name) else {
-            return Self.invalid("\(name) is not available from the web app; use stol-client")
+        guard let operation = request[keyPath: body] else {
+            return .failure(AnswerRefusal(invalid("the request names no operation (\(examples))")))
         }
-        return await run(request, clients: favoritesClients, service: .favorites, path: paths.favoritesSocket)
+        return .success((request, operationName(of: operation)))
     }
 
     /// The user's favourites with their names, in `order` (``FavoriteListing``, the one
@@ -243,4 +252,10 @@ final class ClientPool<Request: RequestEnvelope, Response: ResponseEnvelope>: @u
     func give(_ client: ServiceClient<Request, Response>) {
         lock.withLock { _ in if idle.count < capacity { idle.append(client) } }
     }
+}
+
+/// A request the gateway refuses before sending it, with the answer that says why.
+struct AnswerRefusal: Error {
+    let answer: DaemonGateway.Answer
+    init(_ answer: DaemonGateway.Answer) { self.answer = answer }
 }

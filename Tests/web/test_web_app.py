@@ -73,6 +73,7 @@ def tearDownModule():
     if WEB:
         WEB.terminate()
         WEB.wait(timeout=30)
+        WEB.stdout.close()
     if STACK:
         STACK.close()
 
@@ -288,6 +289,46 @@ class Cladogram(unittest.TestCase):
         self.assertEqual(status, 200)
         self.assertEqual(newick, STACK.cli("tree", "--taxa", "--format", "newick", stdin="9689\n9694\n9612\n").stdout)
         screenshot("cladogram")
+
+
+class Tunnel(unittest.TestCase):
+    """The default socket reached as from a laptop: `ssh -L 8080:/run/user/UID/stol/web.sock host` forwards
+    a TCP port to the Unix socket; socat does the same here (`TCP-LISTEN` to `UNIX-CONNECT`), and the
+    browser opens http://localhost:PORT/ (a Host of a port the app never bound)."""
+
+    def test_the_unix_socket_through_a_forwarded_port_serves_the_pages(self):
+        directory = os.path.join(STACK.directory, "tunnel")
+        path = os.path.join(directory, "web.sock")
+        app = subprocess.Popen([os.path.join(STACK.bin, "stol-web"), "--socket", path], env=STACK.env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        forward = None
+        try:
+            for line in app.stdout:
+                if "listening on unix:" + path in line:
+                    break
+            self.assertEqual(oct(os.stat(path).st_mode & 0o777), "0o600")
+            self.assertEqual(oct(os.stat(directory).st_mode & 0o777), "0o700")
+            # socat -d -d says where it listens (the kernel's free port) before it accepts.
+            forward = subprocess.Popen(["socat", "-d", "-d", "TCP-LISTEN:0,bind=127.0.0.1,reuseaddr,fork", "UNIX-CONNECT:" + path],
+                                       stderr=subprocess.PIPE, universal_newlines=True)
+            port = None
+            for line in forward.stderr:
+                found = re.search(r"listening on AF=2 127\.0\.0\.1:(\d+)", line)
+                if found:
+                    port = found.group(1)
+                    break
+            self.assertIsNotNone(port, "socat did not listen")
+            DRIVER.get("http://localhost:%s/taxon/9689" % port)
+            wait(EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Panthera leo"))
+        finally:
+            if forward:
+                forward.terminate()
+                forward.wait(timeout=10)
+                forward.stderr.close()
+            app.terminate()
+            app.wait(timeout=30)
+            app.stdout.close()
+        self.assertFalse(os.path.exists(path), "the socket outlived the app")
 
 
 class Door(unittest.TestCase):
