@@ -124,7 +124,8 @@ final class RefusalHandler: ChannelInboundHandler, RemovableChannelHandler {
     func channelActive(context: ChannelHandlerContext) {
         let body = Self.message
         let head = "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
-            + "Connection: close\r\n\r\n"
+            + "Content-Security-Policy: \(SecurityHeaders<BasicRequestContext>.contentSecurityPolicy)\r\n"
+            + "X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: head + body))).whenComplete { _ in
             channel.close(mode: .output, promise: nil)

@@ -80,6 +80,10 @@ final class WebServerTests: XCTestCase {
         guard getuid() == 0 else { throw XCTSkip("needs root to act as another user (make test runs as root)") }
         let tcp = try request("/taxon/9689", uid: 60014)
         XCTAssertEqual(tcp.status, 403)
+        let raw = try ChildProcess.run("/usr/bin/setpriv", ["--reuid=60014", "--regid=60014", "--clear-groups", curl, "-q", "-s", "-i",
+                                                            "--max-time", "10", "http://127.0.0.1:\(port)/"])
+        XCTAssertTrue(raw.stdout.contains("Content-Security-Policy: \(SecurityHeaders<BasicRequestContextStandIn>.contentSecurityPolicy)"),
+                      "the refusal lacks the policy: \(raw.stdout)")
         XCTAssertTrue(tcp.body.contains("belongs to another user"), tcp.body)
         XCTAssertFalse(tcp.body.contains("<script"), "the refusal served a page")
 
