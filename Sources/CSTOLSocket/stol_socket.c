@@ -273,15 +273,11 @@ struct stol_sched_attr {
 };
 
 int stol_set_thread_scheduling(int niceness, unsigned long long slice_ns) {
-    return stol_set_thread_policy(0 /* SCHED_OTHER */, niceness, slice_ns);
-}
-
-int stol_set_thread_policy(int policy, int niceness, unsigned long long slice_ns) {
 #ifdef SYS_sched_setattr
     struct stol_sched_attr attr;
     memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
-    attr.sched_policy = (uint32_t)policy;
+    attr.sched_policy = 0; /* SCHED_OTHER */
     attr.sched_nice = niceness;
     attr.sched_runtime = slice_ns;
     return (int)syscall(SYS_sched_setattr, 0, &attr, 0);

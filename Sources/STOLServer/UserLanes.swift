@@ -208,22 +208,7 @@ public final class LaneExecutor: TaskExecutor, Sendable {
         available.signal()
     }
 
-    /// A heavy user's bulk work runs only when a core would otherwise idle (SCHED_IDLE), a
-    /// light user's at nice +10: with eight users' bulk work on both cores, another user's
-    /// lookup, woken behind a nice +10 thread, still waited for the kernel's next tick one
-    /// time in a hundred (EEVDF preempts only for an eligible thread; a woken SCHED_OTHER
-    /// thread always preempts a SCHED_IDLE one). Only where the thread can come back when its
-    /// user is light again (``BackgroundPriority/canLeaveIdle``).
-    private func followHeaviness(_ meter: LaneMeter, idle: inout Bool) {
-        guard BackgroundPriority.canLeaveIdle else { return }
-        let heavy = meter.isHeavy
-        guard heavy != idle else { return }
-        if BackgroundPriority.setCallingThreadIdle(heavy, niceness: niceness) { idle = heavy }
-    }
-
     private func run() {
-        // Whether this bulk thread runs only on cores nobody else wants (SCHED_IDLE).
-        var idle = false
         // A lower niceness and a long slice, so that lookups woken meanwhile preempt it
         // (BackgroundPriority says why both).
         if niceness > 0 { BackgroundPriority.lowerCallingThread(to: niceness) }
@@ -241,7 +226,6 @@ public final class LaneExecutor: TaskExecutor, Sendable {
             }
             switch next {
             case .some(.some(let job)):
-                if niceness > 0, let meter { followHeaviness(meter, idle: &idle) }
                 let started = meter == nil ? 0 : LaneMeter.threadCPUSeconds()
                 job.runSynchronously(on: asUnownedTaskExecutor())
                 if let meter { meter.add(LaneMeter.threadCPUSeconds() - started) }

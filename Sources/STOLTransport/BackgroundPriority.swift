@@ -1,7 +1,6 @@
 import CSTOLSocket
 import Foundation
 import Glibc
-import Synchronization
 
 /// How a thread that does work nobody is waiting on at once (a user's bulk lane, the
 /// names' indexes built after a start) steps aside for the threads that answer lookups.
@@ -34,28 +33,6 @@ public enum BackgroundPriority {
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, target)
         }
     }
-
-    /// Whether the calling thread runs only when a core would otherwise idle (SCHED_IDLE):
-    /// what a heavy user's bulk work does where it can come back (``canLeaveIdle``). Returns
-    /// whether the kernel took it.
-    @discardableResult
-    public static func setCallingThreadIdle(_ idle: Bool, niceness: Int32 = BackgroundPriority.niceness) -> Bool {
-        stol_set_thread_policy(idle ? 5 : 0, niceness, sliceNanoseconds) == 0
-    }
-
-    /// Whether a thread of this process can leave SCHED_IDLE again (root, or an RLIMIT_NICE
-    /// that allows nice +10: the units' `LimitNICE=-4`): tried once, on a thread of its own.
-    public static let canLeaveIdle: Bool = {
-        let answer = Mutex(false)
-        let done = DispatchSemaphore(value: 0)
-        let probe = Thread {
-            answer.withLock { $0 = setCallingThreadIdle(true) && setCallingThreadIdle(false) }
-            done.signal()
-        }
-        probe.start()
-        done.wait()
-        return answer.withLock { $0 }
-    }()
 
     /// The calling thread's time slice in nanoseconds as the kernel reports it
     /// (`/proc/thread-self/sched`, on kernels built with scheduler debugging), or nil.

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
-@testable import STOLServer
+import STOLServer
 import STOLTransport
 import Synchronization
 import XCTest
@@ -61,35 +61,6 @@ final class UserLanesTests: XCTestCase {
         }.value
         XCTAssertEqual(bulk, max(base, UserLanes.bulkNiceness))
         XCTAssertEqual(interactive, base)
-    }
-
-    /// A heavy user's bulk work runs only on cores nobody else wants (SCHED_IDLE), and at
-    /// nice +10 again once the user is light; where a thread could not leave SCHED_IDLE
-    /// (no root, no RLIMIT_NICE), it never enters it.
-    func testAHeavyUsersBulkWork_runsOnlyOnIdleCores_untilTheUserIsLightAgain() async throws {
-        let now = Mutex(1_000.0)
-        let meter = LaneMeter(clock: { now.withLock { $0 } })
-        let lane = UserLanes.Lane(key: .user(3002), meter: meter)
-        defer { lane.bulk.stop(); lane.interactive.stop() }
-        let policy = { @Sendable in
-            await Task(executorPreference: lane.executor(for: .bulk)) { sched_getscheduler(0) }.value
-        }
-        let idle: Int32 = 5  // SCHED_IDLE
-        let light = await policy()
-        XCTAssertEqual(light, SCHED_OTHER)
-        meter.add(5)  // five seconds of CPU within the meter's window: heavy
-        XCTAssertTrue(meter.isHeavy)
-        let heavy = await policy()
-        XCTAssertEqual(heavy, BackgroundPriority.canLeaveIdle ? idle : SCHED_OTHER)
-        if getuid() == 0 { XCTAssertTrue(BackgroundPriority.canLeaveIdle, "root can always leave SCHED_IDLE") }
-        now.withLock { $0 += 3_600 }  // an hour later: light
-        XCTAssertFalse(meter.isHeavy)
-        let again = await policy()
-        XCTAssertEqual(again, SCHED_OTHER)
-        let niceness = await Task(executorPreference: lane.executor(for: .bulk)) {
-            getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-        }.value
-        XCTAssertEqual(niceness, max(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0), UserLanes.bulkNiceness))
     }
 
     /// Bulk threads ask the kernel for a long slice too, so that a lookup woken while one

@@ -81,10 +81,6 @@ int stol_lock_exclusive(int fd, int wait);
 /// 0, or -1 with errno set (ENOSYS, EPERM under a seccomp filter without it).
 int stol_set_thread_scheduling(int niceness, unsigned long long slice_ns);
 
-/// ``stol_set_thread_scheduling`` with a policy: SCHED_OTHER (0), SCHED_BATCH (3) or
-/// SCHED_IDLE (5). Leaving SCHED_IDLE needs an RLIMIT_NICE that allows `niceness` (or root).
-int stol_set_thread_policy(int policy, int niceness, unsigned long long slice_ns);
-
 /// The uid that owns the other end of a TCP connection `fd` accepted on this machine
 /// (a loopback client), asked of the kernel with NETLINK_SOCK_DIAG as identd and ss do:
 /// the socket whose source is this connection's peer and whose destination is its local
