@@ -22,8 +22,8 @@ public final class DaemonGateway: Sendable {
     /// What an API call answers: an HTTP status and a JSON body.
     public struct Answer: Sendable, Equatable {
         public var status: HTTPResponse.Status
-        /// JSON, unless ``isText``.
-        public var json: String
+        /// The answer: JSON (the protocol's message, or its error), unless ``isText``.
+        public var body: String
         /// A plain text answer (the favourites' export).
         public var isText = false
     }
@@ -110,9 +110,9 @@ public final class DaemonGateway: Sendable {
                 }
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
-                if export { return Answer(status: .ok, json: listing.exportText(order) + "\n", isText: true) }
+                if export { return Answer(status: .ok, body: listing.exportText(order) + "\n", isText: true) }
                 let data = (try? encoder.encode(listing.listJSON(order))) ?? Data("{}".utf8)
-                return Answer(status: .ok, json: String(decoding: data, as: UTF8.self))
+                return Answer(status: .ok, body: String(decoding: data, as: UTF8.self))
             }
         } catch {
             return Self.answer(for: ClientError.local("the web app is stopping"), service: .favorites)
@@ -130,10 +130,10 @@ public final class DaemonGateway: Sendable {
             $0.ranks = ranks
         }
         let answer = await run(request, clients: taxonomyClients, service: .taxonomy, path: paths.taxonomySocket)
-        guard answer.status == .ok, let response = try? Stol_V1_TaxonomyResponse(jsonString: answer.json) else { return answer }
+        guard answer.status == .ok, let response = try? Stol_V1_TaxonomyResponse(jsonString: answer.body) else { return answer }
         let tree = response.inducedTree
         guard !tree.ids.isEmpty else { return Self.errorAnswer(ProtocolError(.notFound, "none of these taxa was found"), status: .notFound) }
-        return Answer(status: .ok, json: Newick.write(depths: tree.depths.map(Int.init), labels: tree.names) + "\n", isText: true)
+        return Answer(status: .ok, body: Newick.write(depths: tree.depths.map(Int.init), labels: tree.names) + "\n", isText: true)
     }
 
     static func client<Request: RequestEnvelope, Response: ResponseEnvelope>(
@@ -160,7 +160,7 @@ public final class DaemonGateway: Sendable {
                 let answer: Answer
                 do {
                     let response = try client.call(request)
-                    answer = Answer(status: .ok, json: try response.jsonString(options: Self.encoding))
+                    answer = Answer(status: .ok, body: try response.jsonString(options: Self.encoding))
                 } catch {
                     answer = Self.answer(for: error, service: service)
                 }
@@ -233,7 +233,7 @@ public final class DaemonGateway: Sendable {
 
     static func errorAnswer(_ error: ProtocolError, status: HTTPResponse.Status) -> Answer {
         let body = (try? error.proto.jsonString(options: encoding)) ?? "{}"
-        return Answer(status: status, json: "{\"error\":\(body)}")
+        return Answer(status: status, body: "{\"error\":\(body)}")
     }
 }
 

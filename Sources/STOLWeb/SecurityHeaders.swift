@@ -44,6 +44,6 @@ enum WebResponses {
 
     static func json(_ answer: DaemonGateway.Answer) -> Response {
         Response(status: answer.status, headers: [.contentType: "application/json; charset=utf-8"],
-                 body: .init(byteBuffer: ByteBuffer(string: answer.json)))
+                 body: .init(byteBuffer: ByteBuffer(string: answer.body)))
     }
 }

@@ -55,7 +55,7 @@ public struct WebApplication: Sendable {
             guard answer.isText else { return WebResponses.json(answer) }
             return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8",
                                                    .contentDisposition: "attachment; filename=\"favourites.txt\""],
-                            body: .init(byteBuffer: ByteBuffer(string: answer.json)))
+                            body: .init(byteBuffer: ByteBuffer(string: answer.body)))
         }
         router.get("/api/newick") { request, _ -> Response in
             let taxa = (request.uri.queryParameters.get("taxa") ?? "").split(separator: ",")
@@ -66,7 +66,7 @@ public struct WebApplication: Sendable {
             guard answer.isText else { return WebResponses.json(answer) }
             return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8",
                                                    .contentDisposition: "attachment; filename=\"tree.nwk\""],
-                            body: .init(byteBuffer: ByteBuffer(string: answer.json)))
+                            body: .init(byteBuffer: ByteBuffer(string: answer.body)))
         }
         router.get("/api/import-status") { _, _ -> Response in
             WebResponses.json(await gateway.importStatus())
@@ -74,7 +74,7 @@ public struct WebApplication: Sendable {
         router.get("/api/app") { _, _ -> Response in
             let about: [String: String] = ["version": version, "runtimeDirectory": gateway.paths.runtimeDirectory]
             let data = (try? JSONSerialization.data(withJSONObject: about, options: [.sortedKeys])) ?? Data("{}".utf8)
-            return WebResponses.json(.init(status: .ok, json: String(decoding: data, as: UTF8.self)))
+            return WebResponses.json(.init(status: .ok, body: String(decoding: data, as: UTF8.self)))
         }
         router.get("/") { request, _ in Self.shell(for: request) }
         router.get("**") { request, _ in Self.shell(for: request) }

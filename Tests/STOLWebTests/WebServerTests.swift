@@ -183,7 +183,7 @@ final class WebServerTests: XCTestCase {
         for body in [#"{"backup":{}}"#, #"{"prepareRestore":{}}"#, #"{"forgetMe":{}}"#] {
             let answer = await gateway.favorites(body)
             XCTAssertEqual(answer.status, .badRequest, body)
-            XCTAssertTrue(answer.json.contains("ERROR_CODE_INVALID_REQUEST"), answer.json)
+            XCTAssertTrue(answer.body.contains("ERROR_CODE_INVALID_REQUEST"), answer.body)
         }
         let notJSON = await gateway.taxonomy("detail 9606")
         XCTAssertEqual(notJSON.status, .badRequest)
@@ -191,7 +191,7 @@ final class WebServerTests: XCTestCase {
         XCTAssertEqual(unknownField.status, .badRequest)
         let nothing = await gateway.taxonomy("{}")
         XCTAssertEqual(nothing.status, .badRequest)
-        XCTAssertTrue(nothing.json.contains("names no operation"), nothing.json)
+        XCTAssertTrue(nothing.body.contains("names no operation"), nothing.body)
     }
 }
 
