@@ -69,6 +69,8 @@ let package = Package(
         .target(name: "CSTOLSocket"),
         /// Landlock system calls and libseccomp (Debian libseccomp-dev) for the verifier's self-sandbox.
         .target(name: "CSTOLSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
+        /// Whose TCP connection it is (NETLINK_SOCK_DIAG): the web app's alone, the daemons are Unix-socket only.
+        .target(name: "CSTOLWebPeer"),
         /// A SQLite VFS that reads a database from an open descriptor (the verifier's unnamed scratch file).
         .target(name: "CSTOLSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
 
@@ -173,7 +175,7 @@ let package = Package(
         /// The web app (`stol-web`): Hummingbird's HTTP/1 and router on sockets it makes or is
         /// handed, each connection's owner checked by the kernel; its pages (Assets/), compiled
         /// in; every API call one protocol request through STOLClientKit. No daemon links it.
-        .target(name: "STOLWeb", dependencies: ["STOLClientKit", "STOLProtocol", "STOLTransport", "CSTOLSocket",
+        .target(name: "STOLWeb", dependencies: ["STOLClientKit", "STOLProtocol", "STOLTransport", "CSTOLSocket", "CSTOLWebPeer",
                                                 .product(name: "Hummingbird", package: "hummingbird"),
                                                 .product(name: "HummingbirdCore", package: "hummingbird"),
                                                 .product(name: "HTTPTypes", package: "swift-http-types"),

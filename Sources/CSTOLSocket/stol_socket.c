@@ -14,10 +14,6 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <netinet/in.h>
-#include <linux/netlink.h>
-#include <linux/sock_diag.h>
-#include <linux/inet_diag.h>
 #include <unistd.h>
 
 ssize_t stol_send_with_fd(int sock, const void *buf, size_t len, int fd_to_send) {
@@ -285,92 +281,4 @@ int stol_set_thread_scheduling(int niceness, unsigned long long slice_ns) {
     errno = ENOSYS;
     return -1;
 #endif
-}
-
-int stol_tcp_peer_uid(int fd, uid_t *uid) {
-    struct sockaddr_storage local, peer;
-    socklen_t local_length = sizeof local, peer_length = sizeof peer;
-    if (getsockname(fd, (struct sockaddr *)&local, &local_length) != 0) return -1;
-    if (getpeername(fd, (struct sockaddr *)&peer, &peer_length) != 0) return -1;
-    return stol_tcp_owner((const struct sockaddr *)&local, (const struct sockaddr *)&peer, uid);
-}
-
-int stol_tcp_owner(const struct sockaddr *local_address, const struct sockaddr *peer_address, uid_t *uid) {
-    struct sockaddr_storage local, peer;
-    memset(&local, 0, sizeof local);
-    memset(&peer, 0, sizeof peer);
-    if (local_address->sa_family != peer_address->sa_family) { errno = EAFNOSUPPORT; return -1; }
-    if (local_address->sa_family == AF_INET) {
-        memcpy(&local, local_address, sizeof(struct sockaddr_in));
-        memcpy(&peer, peer_address, sizeof(struct sockaddr_in));
-    } else if (local_address->sa_family == AF_INET6) {
-        memcpy(&local, local_address, sizeof(struct sockaddr_in6));
-        memcpy(&peer, peer_address, sizeof(struct sockaddr_in6));
-    } else {
-        errno = EAFNOSUPPORT;
-        return -1;
-    }
-    struct {
-        struct nlmsghdr header;
-        struct inet_diag_req_v2 request;
-    } message;
-    memset(&message, 0, sizeof message);
-    message.header.nlmsg_len = sizeof message;
-    message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-    message.header.nlmsg_flags = NLM_F_REQUEST;
-    message.header.nlmsg_seq = 1;
-    message.request.sdiag_family = (uint8_t)local.ss_family;
-    message.request.sdiag_protocol = IPPROTO_TCP;
-    message.request.idiag_states = ~0U;
-    message.request.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
-    message.request.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
-    /* The peer's socket: its source is our peer, its destination us. */
-    if (local.ss_family == AF_INET) {
-        const struct sockaddr_in *l = (const struct sockaddr_in *)&local, *p = (const struct sockaddr_in *)&peer;
-        message.request.id.idiag_sport = p->sin_port;
-        message.request.id.idiag_dport = l->sin_port;
-        memcpy(message.request.id.idiag_src, &p->sin_addr, 4);
-        memcpy(message.request.id.idiag_dst, &l->sin_addr, 4);
-    } else {
-        const struct sockaddr_in6 *l = (const struct sockaddr_in6 *)&local, *p = (const struct sockaddr_in6 *)&peer;
-        message.request.id.idiag_sport = p->sin6_port;
-        message.request.id.idiag_dport = l->sin6_port;
-        memcpy(message.request.id.idiag_src, &p->sin6_addr, 16);
-        memcpy(message.request.id.idiag_dst, &l->sin6_addr, 16);
-    }
-    int netlink = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    if (netlink < 0) return -1;
-    struct sockaddr_nl kernel;
-    memset(&kernel, 0, sizeof kernel);
-    kernel.nl_family = AF_NETLINK;
-    ssize_t sent;
-    do {
-        sent = sendto(netlink, &message, sizeof message, 0, (struct sockaddr *)&kernel, sizeof kernel);
-    } while (sent < 0 && errno == EINTR);
-    if (sent < 0) { int saved = errno; close(netlink); errno = saved; return -1; }
-    union {
-        char bytes[8192];
-        struct nlmsghdr align;
-    } answer;
-    ssize_t n;
-    do {
-        n = recv(netlink, answer.bytes, sizeof answer.bytes, 0);
-    } while (n < 0 && errno == EINTR);
-    int saved = errno;
-    close(netlink);
-    if (n < 0) { errno = saved; return -1; }
-    for (struct nlmsghdr *h = &answer.align; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-        if (h->nlmsg_type == NLMSG_ERROR) {
-            const struct nlmsgerr *error = NLMSG_DATA(h);
-            errno = error->error < 0 ? -error->error : ENOENT;
-            return -1;
-        }
-        if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY && h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct inet_diag_msg))) {
-            const struct inet_diag_msg *found = NLMSG_DATA(h);
-            *uid = (uid_t)found->idiag_uid;
-            return 0;
-        }
-    }
-    errno = ENOENT;
-    return -1;
 }

@@ -1,5 +1,4 @@
 import CSTOLSocket
-import Foundation
 import Glibc
 
 /// How a thread that does work nobody is waiting on at once (a user's bulk lane, the
@@ -32,15 +31,5 @@ public enum BackgroundPriority {
         if stol_set_thread_scheduling(target, sliceNanoseconds) != 0 {
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, target)
         }
-    }
-
-    /// The calling thread's time slice in nanoseconds as the kernel reports it
-    /// (`/proc/thread-self/sched`, on kernels built with scheduler debugging), or nil.
-    public static func callingThreadSlice() -> UInt64? {
-        guard let text = try? String(contentsOfFile: "/proc/thread-self/sched", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix("se.slice") {
-            return line.split(separator: ":").last.flatMap { UInt64(String($0).trimmingCharacters(in: .whitespaces)) }
-        }
-        return nil
     }
 }

@@ -1,4 +1,4 @@
-import CSTOLSocket
+import CSTOLWebPeer
 import Glibc
 import NIOCore
 

@@ -92,24 +92,21 @@ public struct WebEndpoint: Sendable {
             var buffer = [CChar](repeating: 0, count: 256)
             _ = stol_socket_path(fd, &buffer, buffer.count)
             return .unix(path: String(cString: buffer))
-        case AF_INET:
-            return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
-                    var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-                    var addr = address.pointee.sin_addr
-                    inet_ntop(AF_INET, &addr, &text, socklen_t(text.count))
-                    return .tcp(host: String(cString: text), port: Int(UInt16(bigEndian: address.pointee.sin_port)))
+        case AF_INET, AF_INET6:
+            // One call for both families: the numeric host and port.
+            var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            var service = [CChar](repeating: 0, count: Int(NI_MAXSERV))
+            let named = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    getnameinfo($0, length, &host, socklen_t(host.count), &service, socklen_t(service.count),
+                                NI_NUMERICHOST | NI_NUMERICSERV)
                 }
             }
-        case AF_INET6:
-            return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
-                    var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-                    var addr = address.pointee.sin6_addr
-                    inet_ntop(AF_INET6, &addr, &text, socklen_t(text.count))
-                    return .tcp(host: "[" + String(cString: text) + "]", port: Int(UInt16(bigEndian: address.pointee.sin6_port)))
-                }
+            guard named == 0, let port = Int(String(cString: service)) else {
+                throw .listen("getnameinfo: \(String(cString: gai_strerror(named)))")
             }
+            let address = String(cString: host)
+            return .tcp(host: Int32(storage.ss_family) == AF_INET6 ? "[" + address + "]" : address, port: port)
         default:
             throw .listen("the socket is neither a Unix nor a TCP socket")
         }

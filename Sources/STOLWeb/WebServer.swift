@@ -19,7 +19,8 @@ public final class WebServer: Service, Sendable {
     public let endpoints: [WebEndpoint]
     /// The only uid served: the user who runs the app.
     public let owner: UInt32
-    let responder: HTTPChannelHandler.Responder
+    /// Hummingbird's HTTP/1 handling of one connection: its pipeline and its requests.
+    let http: HTTP1Channel
     let logger: Logger
     let group: MultiThreadedEventLoopGroup
 
@@ -30,7 +31,7 @@ public final class WebServer: Service, Sendable {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let router = application.responder
         let logger = logger
-        responder = { request, writer, channel in
+        let responder: HTTPChannelHandler.Responder = { request, writer, channel in
             let context = BasicRequestContext(source: .init(channel: channel, logger: logger))
             let response: Response
             do {
@@ -41,6 +42,7 @@ public final class WebServer: Service, Sendable {
             }
             try await writer.write(response: response.head, body: response.body)
         }
+        http = HTTP1Channel(responder: responder, configuration: .init(idleTimeout: .seconds(60)))
     }
 
     deinit { try? group.syncShutdownGracefully() }
@@ -73,7 +75,7 @@ public final class WebServer: Service, Sendable {
     }
 
     private func bind(_ endpoint: WebEndpoint) async throws -> NIOAsyncChannel<Connection, Never> {
-        let http = HTTP1Channel(responder: responder, configuration: .init(idleTimeout: .seconds(60)))
+        let http = http
         let owner = owner
         let logger = logger
         return try await ServerBootstrap(group: group)
@@ -95,7 +97,7 @@ public final class WebServer: Service, Sendable {
     }
 
     private func serve(_ server: NIOAsyncChannel<Connection, Never>) async throws {
-        let http = HTTP1Channel(responder: responder)
+        let http = http
         try await server.executeThenClose { inbound in
             try await withThrowingDiscardingTaskGroup { group in
                 for try await connection in inbound {

@@ -69,9 +69,9 @@ final class UserLanesTests: XCTestCase {
         let lanes = UserLanes()
         let lane = lanes.retain(3001)
         defer { lanes.release(lane) }
-        let bulk = await Task(executorPreference: lane.executor(for: .bulk)) { BackgroundPriority.callingThreadSlice() }.value
-        let interactive = await Task(executorPreference: lane.executor(for: .interactive)) { BackgroundPriority.callingThreadSlice() }.value
-        let defaultSlice = try XCTUnwrap(BackgroundPriority.callingThreadSlice(), "the kernel reports no slice in /proc/thread-self/sched")
+        let bulk = await Task(executorPreference: lane.executor(for: .bulk)) { callingThreadSlice() }.value
+        let interactive = await Task(executorPreference: lane.executor(for: .interactive)) { callingThreadSlice() }.value
+        let defaultSlice = try XCTUnwrap(callingThreadSlice(), "the kernel reports no slice in /proc/thread-self/sched")
         XCTAssertEqual(bulk, BackgroundPriority.sliceNanoseconds)
         XCTAssertEqual(interactive, defaultSlice)
         XCTAssertLessThan(defaultSlice, BackgroundPriority.sliceNanoseconds)
@@ -325,4 +325,14 @@ private final class Recorded: Sendable {
     private let list = Mutex<[Int]>([])
     func append(_ value: Int) { list.withLock { $0.append(value) } }
     var values: [Int] { list.withLock { $0 } }
+}
+
+/// The calling thread's time slice in nanoseconds as the kernel reports it
+/// (`/proc/thread-self/sched`, on kernels built with scheduler debugging), or nil.
+private func callingThreadSlice() -> UInt64? {
+    guard let text = try? String(contentsOfFile: "/proc/thread-self/sched", encoding: .utf8) else { return nil }
+    for line in text.split(separator: "\n") where line.hasPrefix("se.slice") {
+        return line.split(separator: ":").last.flatMap { UInt64(String($0).trimmingCharacters(in: .whitespaces)) }
+    }
+    return nil
 }

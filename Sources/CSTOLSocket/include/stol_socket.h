@@ -81,16 +81,4 @@ int stol_lock_exclusive(int fd, int wait);
 /// 0, or -1 with errno set (ENOSYS, EPERM under a seccomp filter without it).
 int stol_set_thread_scheduling(int niceness, unsigned long long slice_ns);
 
-/// The uid that owns the other end of a TCP connection `fd` accepted on this machine
-/// (a loopback client), asked of the kernel with NETLINK_SOCK_DIAG as identd and ss do:
-/// the socket whose source is this connection's peer and whose destination is its local
-/// address. 0 with `*uid` set; -1 with errno set (ENOENT: no such socket on this machine,
-/// EAFNOSUPPORT: `fd` is not TCP over IPv4 or IPv6).
-int stol_tcp_peer_uid(int fd, uid_t *uid);
-
-/// ``stol_tcp_peer_uid`` for a connection known by its two addresses (its local
-/// address and its peer's, both AF_INET or both AF_INET6).
-struct sockaddr;
-int stol_tcp_owner(const struct sockaddr *local, const struct sockaddr *peer, uid_t *uid);
-
 #endif
