@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.join(REPOSITORY, "clients", "python", "tests"))
 
 import _stack  # noqa: E402
 from selenium import webdriver  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
@@ -79,7 +80,8 @@ def tearDownModule():
 
 
 def wait(condition, seconds: float = 20):
-    return WebDriverWait(DRIVER, seconds).until(condition)
+    # A page the script draws again replaces its elements: one read between the two is stale.
+    return WebDriverWait(DRIVER, seconds, ignored_exceptions=[StaleElementReferenceException]).until(condition)
 
 
 def open_page(path: str):
@@ -172,7 +174,8 @@ class Screens(unittest.TestCase):
     def test_comparing_lion_and_tiger_finds_panthera_and_draws_both_paths(self):
         open_page("/compare")
         self.assertIn("Pick two taxa", main_text())
-        for field, typed, wanted in (("compare-a", "Panthera le", "Panthera leo"), ("compare-b", "tiger", "Panthera tigris")):
+        for field, typed, wanted, path in (("compare-a", "Panthera le", "Panthera leo", "/compare/9689"),
+                                           ("compare-b", "tiger", "Panthera tigris", "/compare/9689/9694")):
             box = DRIVER.find_element(By.ID, field)
             box.clear()
             box.send_keys(typed)
@@ -182,6 +185,10 @@ class Screens(unittest.TestCase):
             for _ in range(index + 1):
                 box.send_keys(Keys.ARROW_DOWN)
             box.send_keys(Keys.ENTER)
+            # Picking goes to the pair's address and the page is drawn again, with new fields:
+            # the next field is looked up only once this one has been replaced.
+            wait(EC.url_to_be(BASE + path))
+            wait(EC.staleness_of(box))
             wait(lambda d, f=field: d.find_element(By.ID, f).get_attribute("value") == wanted)
         wait(EC.url_to_be(BASE + "/compare/9689/9694"))
         wait(EC.text_to_be_present_in_element((By.ID, "main"), "Common ancestor"))
