@@ -6,8 +6,11 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sched.h>
 #include <string.h>
+#include <time.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -282,3 +285,73 @@ int stol_set_thread_scheduling(int niceness, unsigned long long slice_ns) {
     return -1;
 #endif
 }
+
+void stol_set_thread_name(const char *name) {
+    prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
+/* The yield timer's signal: a real-time one glibc leaves to applications, which
+   neither NIO nor libdispatch uses. */
+#define STOL_YIELD_SIGNAL (SIGRTMIN + 7)
+
+static __thread timer_t stol_yield_timer;
+static __thread int stol_yield_timer_made;
+static __thread unsigned long long stol_yields;
+static pthread_once_t stol_yield_handler_once = PTHREAD_ONCE_INIT;
+static int stol_yield_handler_error;
+
+static void stol_yield_on_signal(int signal_number) {
+    (void)signal_number;
+    int saved = errno;
+    stol_yields += 1;
+    sched_yield();
+    errno = saved;
+}
+
+static void stol_install_yield_handler(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = stol_yield_on_signal;
+    action.sa_flags = SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(STOL_YIELD_SIGNAL, &action, NULL) != 0) stol_yield_handler_error = errno;
+}
+
+static int stol_set_yield_interval(unsigned long long interval_ns) {
+    struct itimerspec every;
+    every.it_interval.tv_sec = (time_t)(interval_ns / 1000000000ULL);
+    every.it_interval.tv_nsec = (long)(interval_ns % 1000000000ULL);
+    every.it_value = every.it_interval;
+    return timer_settime(stol_yield_timer, 0, &every, NULL);
+}
+
+int stol_start_thread_yields(unsigned long long interval_ns) {
+    if (!stol_yield_timer_made) {
+        pthread_once(&stol_yield_handler_once, stol_install_yield_handler);
+        if (stol_yield_handler_error != 0) { errno = stol_yield_handler_error; return -1; }
+        sigset_t unblocked;
+        sigemptyset(&unblocked);
+        sigaddset(&unblocked, STOL_YIELD_SIGNAL);
+        pthread_sigmask(SIG_UNBLOCK, &unblocked, NULL);
+        struct sigevent event;
+        memset(&event, 0, sizeof event);
+        event.sigev_notify = SIGEV_THREAD_ID;
+        event.sigev_signo = STOL_YIELD_SIGNAL;
+        event._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+        if (timer_create(CLOCK_MONOTONIC, &event, &stol_yield_timer) != 0) return -1;
+        stol_yield_timer_made = 1;
+    }
+    return stol_set_yield_interval(interval_ns);
+}
+
+void stol_stop_thread_yields(void) {
+    if (stol_yield_timer_made) stol_set_yield_interval(0);
+}
+
+void stol_end_thread_yields(void) {
+    if (!stol_yield_timer_made) return;
+    timer_delete(stol_yield_timer);
+    stol_yield_timer_made = 0;
+}
+
+unsigned long long stol_thread_yield_count(void) { return stol_yields; }

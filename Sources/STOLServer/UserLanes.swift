@@ -1,3 +1,4 @@
+import CSTOLSocket
 import Foundation
 import Glibc
 import STOLTransport
@@ -192,7 +193,6 @@ public final class LaneExecutor: TaskExecutor, Sendable {
         self.meter = meter
         // No uid in the thread's name: /proc shows thread names to every user.
         let thread = Thread { [self] in run() }
-        thread.name = niceness > 0 ? "stol.lane.bulk" : "stol.lane"
         thread.start()
     }
 
@@ -209,9 +209,13 @@ public final class LaneExecutor: TaskExecutor, Sendable {
     }
 
     private func run() {
-        // A lower niceness and a long slice, so that lookups woken meanwhile preempt it
-        // (BackgroundPriority says why both).
-        if niceness > 0 { BackgroundPriority.lowerCallingThread(to: niceness) }
+        // Named from the thread itself: Foundation's `Thread.name` set before `start()`
+        // did not reach the kernel, and the thread kept its creator's (an event loop's).
+        stol_set_thread_name(niceness > 0 ? "stol.lane.bulk" : "stol.lane")
+        // A lower niceness, a long slice and yields while a job runs, so that lookups
+        // woken meanwhile preempt it (BackgroundPriority says why all three).
+        let background = niceness > 0
+        if background { BackgroundPriority.lowerCallingThread(to: niceness) }
         while true {
             available.wait()
             let next = queue.withLock { queue -> UnownedJob?? in
@@ -227,9 +231,15 @@ public final class LaneExecutor: TaskExecutor, Sendable {
             switch next {
             case .some(.some(let job)):
                 let started = meter == nil ? 0 : LaneMeter.threadCPUSeconds()
-                job.runSynchronously(on: asUnownedTaskExecutor())
+                if background {
+                    BackgroundPriority.yieldingOften { job.runSynchronously(on: asUnownedTaskExecutor()) }
+                } else {
+                    job.runSynchronously(on: asUnownedTaskExecutor())
+                }
                 if let meter { meter.add(LaneMeter.threadCPUSeconds() - started) }
-            case .some(.none): return  // stopped and drained
+            case .some(.none):  // stopped and drained
+                if background { BackgroundPriority.endCallingThread() }
+                return
             case .none: continue       // a stop's or a spent signal
             }
         }

@@ -232,7 +232,10 @@ public final class TaxonomyDatabase: Sendable {
                     // applies it to the calling thread, here the indexes' own (a Thread of ours, and
                     // what it starts from now on); a tree built from the rows is handed out from a
                     // libdispatch worker of the shared pool, which keeps its priority.
-                    if source == .image || source == .shippedImage { BackgroundPriority.lowerCallingThread() }
+                    if source == .image || source == .shippedImage {
+                        BackgroundPriority.lowerCallingThread()
+                        BackgroundPriority.startYielding()
+                    }
                 }
             }
             slot.fill(loaded?.0 ?? MemoryIndexes.empty, treeSource: loaded?.treeSource ?? .none)
@@ -242,6 +245,7 @@ public final class TaxonomyDatabase: Sendable {
             // handed back, it is not counted against the next release a pinned request opens.
             stol_heap_return_freed()
             slot.settle()
+            BackgroundPriority.endCallingThread()
         }
         thread.name = "stol.indexes"
         thread.start()

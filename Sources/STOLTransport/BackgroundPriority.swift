@@ -32,4 +32,43 @@ public enum BackgroundPriority {
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, target)
         }
     }
+
+    /// How often a background thread yields while it works (``yieldingOften(_:)``).
+    public static let yieldIntervalNanoseconds: UInt64 = 500_000
+
+    /// Runs `body` with the calling thread yielding the core every
+    /// ``yieldIntervalNanoseconds``: whichever thread the kernel would rather run (a
+    /// lookup woken meanwhile) runs then, not at the kernel's next tick.
+    ///
+    /// The long slice (``lowerCallingThread(to:)``) lets a woken thread preempt
+    /// background work only if the kernel finds it *eligible* at once (EEVDF); one that
+    /// ran a little earlier is not, and waited for the next tick, 4 ms at 250 Hz: while
+    /// eight users listed 50,000 favourites each, another user's `taxon` p99 was 3.2–5.3
+    /// ms against 0.8 quiet (`stol-bench attack`, fav-list-2-8uids). A timer on the
+    /// thread's CPU clock fires only at ticks too (1.2–2.5 ms); a wall-clock timer every
+    /// 0.5 ms, 0.8–1.0 ms. Every 0.2 ms was no better and cost the heavy users a
+    /// quarter of their answers (docs/benchmarks.md §19.10). Where the kernel has nobody
+    /// else to run, a yield returns at once; the timer runs only while `body` does, so
+    /// an idle thread is not woken.
+    public static func yieldingOften<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        startYielding()
+        defer { stol_stop_thread_yields() }
+        return try body()
+    }
+
+    /// Starts the calling thread's yields until the thread calls ``endCallingThread()``
+    /// (a thread whose whole remaining work is background work). Where the kernel
+    /// refuses a timer (a sandbox without the call), the thread works without yields.
+    public static func startYielding() {
+        _ = stol_start_thread_yields(yieldIntervalNanoseconds)
+    }
+
+    /// Called by a thread that yielded (``yieldingOften(_:)``, ``startYielding()``)
+    /// before it ends: its timer belongs to the process and would outlive it.
+    public static func endCallingThread() {
+        stol_end_thread_yields()
+    }
+
+    /// The yields the calling thread made (tests).
+    public static var callingThreadYields: UInt64 { UInt64(stol_thread_yield_count()) }
 }

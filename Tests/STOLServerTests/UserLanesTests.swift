@@ -77,6 +77,51 @@ final class UserLanesTests: XCTestCase {
         XCTAssertLessThan(defaultSlice, BackgroundPriority.sliceNanoseconds)
     }
 
+    /// Bulk work yields the core every ``BackgroundPriority/yieldIntervalNanoseconds``
+    /// while a job runs (a timer of the thread's own), so that a lookup woken meanwhile
+    /// runs then instead of at the kernel's next tick; a lookup's thread does not yield,
+    /// and a bulk thread between jobs is not woken.
+    func testBulkJobs_yieldOftenWhileTheyRun_andNeitherLookupsNorIdleBulkThreadsDo() async {
+        let lanes = UserLanes()
+        let lane = lanes.retain(3002)
+        defer { lanes.release(lane) }
+        let bulk = await Task(executorPreference: lane.executor(for: .bulk)) { spinUntil(yields: 10, orSeconds: 5) }.value
+        let interactive = await Task(executorPreference: lane.executor(for: .interactive)) { spinUntil(yields: 10, orSeconds: 0.05) }.value
+        XCTAssertEqual(bulk.during, 10, "a bulk job that spins yields every \(BackgroundPriority.yieldIntervalNanoseconds) ns")
+        XCTAssertEqual(interactive.during, 0, "a lookup's thread keeps its core (0.05 s spun)")
+        // The bulk thread idles now (its job ended) for twenty intervals: no yield may come
+        // meanwhile (one may have come between the job's last look and its timer's stop).
+        usleep(useconds_t(20 * BackgroundPriority.yieldIntervalNanoseconds / 1000))
+        let next = await Task(executorPreference: lane.executor(for: .bulk)) { BackgroundPriority.callingThreadYields }.value
+        XCTAssertLessThanOrEqual(next, bulk.after + 1, "the timer is stopped between jobs, so an idle bulk thread is not woken")
+        let names = await (Task(executorPreference: lane.executor(for: .bulk)) { callingThreadName() }.value,
+                           Task(executorPreference: lane.executor(for: .interactive)) { callingThreadName() }.value)
+        XCTAssertEqual(names.0, "stol.lane.bulk", "what perf and top show for it")
+        XCTAssertEqual(names.1, "stol.lane")
+    }
+
+    /// A timer belongs to the process, not to the thread that made it: a lane's bulk
+    /// thread deletes its own before it ends, or each user that came and went would
+    /// leave one behind.
+    func testLanesThatEnd_leaveNoTimerBehind() async throws {
+        let before = try posixTimerCount()
+        let lanes = UserLanes()
+        for user in 0..<20 {
+            let lane = lanes.retain(UInt32(6000 + user))
+            _ = await Task(executorPreference: lane.executor(for: .bulk)) { spinUntil(yields: 1, orSeconds: 5) }.value
+            lanes.release(lane)
+        }
+        XCTAssertEqual(lanes.laneCount, 0)
+        // Each ended lane's thread deletes its timer as it ends, after the release returned.
+        let deadline = ContinuousClock.now + .seconds(20)
+        var count = try posixTimerCount()
+        while count > before, ContinuousClock.now < deadline {
+            await Task.yield()
+            count = try posixTimerCount()
+        }
+        XCTAssertLessThanOrEqual(count, before, "timers of ended lanes are still in /proc/self/timers")
+    }
+
     func testALane_endsWithItsLastUse_andAUserGetsANewOneAfterwards() async {
         let lanes = UserLanes()
         let connection = lanes.retain(4000)
@@ -329,6 +374,26 @@ private final class Recorded: Sendable {
 
 /// The calling thread's time slice in nanoseconds as the kernel reports it
 /// (`/proc/thread-self/sched`, on kernels built with scheduler debugging), or nil.
+/// Spins on the calling thread until it has yielded `yields` times or `seconds` have
+/// passed; its yields meanwhile, and its count after.
+private func spinUntil(yields: UInt64, orSeconds seconds: Double) -> (during: UInt64, after: UInt64) {
+    let before = BackgroundPriority.callingThreadYields
+    let end = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+    while BackgroundPriority.callingThreadYields - before < yields, DispatchTime.now().uptimeNanoseconds < end {}
+    let after = BackgroundPriority.callingThreadYields
+    return (after - before, after)
+}
+
+private func callingThreadName() -> String? {
+    (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// The process's POSIX timers, as the kernel lists them.
+private func posixTimerCount() throws -> Int {
+    let text = try String(contentsOfFile: "/proc/self/timers", encoding: .utf8)
+    return text.split(separator: "\n").filter { $0.hasPrefix("ID:") }.count
+}
+
 private func callingThreadSlice() -> UInt64? {
     guard let text = try? String(contentsOfFile: "/proc/thread-self/sched", encoding: .utf8) else { return nil }
     for line in text.split(separator: "\n") where line.hasPrefix("se.slice") {

@@ -81,4 +81,26 @@ int stol_lock_exclusive(int fd, int wait);
 /// 0, or -1 with errno set (ENOSYS, EPERM under a seccomp filter without it).
 int stol_set_thread_scheduling(int niceness, unsigned long long slice_ns);
 
+/// Names the calling thread (at most 15 bytes show) as `top -H`, `perf` and /proc see it:
+/// pthread_setname_np needs _GNU_SOURCE, which Swift's Glibc module does not define.
+void stol_set_thread_name(const char *name);
+
+/// Makes the calling thread call sched_yield(2) every `interval_ns` until
+/// ``stol_stop_thread_yields``: a timer of its own (CLOCK_MONOTONIC, a high-resolution
+/// timer, not the CPU clock, whose timers fire only at the kernel's tick) sends the
+/// thread a signal whose handler yields, so that the kernel looks again at which thread
+/// should run between its ticks. The handler is installed with SA_RESTART. The first
+/// call makes the thread's timer; later ones re-arm it. 0, or -1 with errno set.
+int stol_start_thread_yields(unsigned long long interval_ns);
+
+/// Disarms the calling thread's timer (kept for the next start), if it has one.
+void stol_stop_thread_yields(void);
+
+/// Deletes the calling thread's timer, if any: a thread that made one calls this
+/// before it ends (a timer belongs to the process and outlives its thread).
+void stol_end_thread_yields(void);
+
+/// The yields the calling thread's timer caused so far (tests).
+unsigned long long stol_thread_yield_count(void);
+
 #endif
