@@ -279,6 +279,9 @@ int stol_set_thread_scheduling(int niceness, unsigned long long slice_ns) {
     attr.sched_policy = 0; /* SCHED_OTHER */
     attr.sched_nice = niceness;
     attr.sched_runtime = slice_ns;
+    /* Threads this one starts (libdispatch's workers, which then serve every user) get
+       the default slice, not this one's (the kernel resets it; the niceness stays). */
+    attr.sched_flags = 0x01; /* SCHED_FLAG_RESET_ON_FORK */
     return (int)syscall(SYS_sched_setattr, 0, &attr, 0);
 #else
     errno = ENOSYS;
@@ -300,11 +303,28 @@ static __thread unsigned long long stol_yields;
 static pthread_once_t stol_yield_handler_once = PTHREAD_ONCE_INIT;
 static int stol_yield_handler_error;
 
+static __thread long long stol_yield_min_run_ns;
+static __thread long long stol_cpu_at_last_yield_ns;
+
+static long long stol_thread_cpu_ns(void) {
+    struct timespec now;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return -1;
+    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+/* Yields only once the thread has run at least half an interval of CPU since its last
+   yield: on a machine whose cores are taken, a yield may last longer than the interval,
+   and yielding at every signal would then chain handler to handler and the thread's own
+   work would never run again. Only async-signal-safe calls here. */
 static void stol_yield_on_signal(int signal_number) {
     (void)signal_number;
     int saved = errno;
-    stol_yields += 1;
-    sched_yield();
+    long long ran = stol_thread_cpu_ns();
+    if (ran >= 0 && ran - stol_cpu_at_last_yield_ns >= stol_yield_min_run_ns) {
+        stol_yields += 1;
+        sched_yield();
+        stol_cpu_at_last_yield_ns = stol_thread_cpu_ns();
+    }
     errno = saved;
 }
 
@@ -341,6 +361,8 @@ int stol_start_thread_yields(unsigned long long interval_ns) {
         if (timer_create(CLOCK_MONOTONIC, &event, &stol_yield_timer) != 0) return -1;
         stol_yield_timer_made = 1;
     }
+    stol_yield_min_run_ns = (long long)(interval_ns / 2);
+    stol_cpu_at_last_yield_ns = stol_thread_cpu_ns();
     return stol_set_yield_interval(interval_ns);
 }
 

@@ -76,7 +76,8 @@ int stol_socket_path(int fd, char *buffer, size_t size);
 int stol_lock_exclusive(int fd, int wait);
 
 /// sched_setattr(2) on the calling thread: SCHED_OTHER at `niceness`, asking for a
-/// time slice of `slice_ns` (Linux 6.12 and later read it; older kernels ignore it).
+/// time slice of `slice_ns` (Linux 6.12 and later read it; older kernels ignore it),
+/// with SCHED_FLAG_RESET_ON_FORK: threads it starts get the default slice.
 /// glibc has no wrapper before 2.41, and Swift cannot call the variadic syscall(2).
 /// 0, or -1 with errno set (ENOSYS, EPERM under a seccomp filter without it).
 int stol_set_thread_scheduling(int niceness, unsigned long long slice_ns);
@@ -89,8 +90,10 @@ void stol_set_thread_name(const char *name);
 /// ``stol_stop_thread_yields``: a timer of its own (CLOCK_MONOTONIC, a high-resolution
 /// timer, not the CPU clock, whose timers fire only at the kernel's tick) sends the
 /// thread a signal whose handler yields, so that the kernel looks again at which thread
-/// should run between its ticks. The handler is installed with SA_RESTART. The first
-/// call makes the thread's timer; later ones re-arm it. 0, or -1 with errno set.
+/// should run between its ticks. The handler is installed with SA_RESTART, and yields
+/// only once the thread ran half an interval of CPU since its last yield (so that a
+/// thread whose yields last longer than the interval still works). The first call
+/// makes the thread's timer; later ones re-arm it. 0, or -1 with errno set.
 int stol_start_thread_yields(unsigned long long interval_ns);
 
 /// Disarms the calling thread's timer (kept for the next start), if it has one.
@@ -100,7 +103,7 @@ void stol_stop_thread_yields(void);
 /// before it ends (a timer belongs to the process and outlives its thread).
 void stol_end_thread_yields(void);
 
-/// The yields the calling thread's timer caused so far (tests).
+/// The yields the calling thread made so far (tests).
 unsigned long long stol_thread_yield_count(void);
 
 #endif
