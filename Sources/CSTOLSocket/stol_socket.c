@@ -300,6 +300,7 @@ void stol_set_thread_name(const char *name) {
 static __thread timer_t stol_yield_timer;
 static __thread int stol_yield_timer_made;
 static __thread unsigned long long stol_yields;
+static __thread unsigned long long stol_yield_signals;
 static pthread_once_t stol_yield_handler_once = PTHREAD_ONCE_INIT;
 static int stol_yield_handler_error;
 
@@ -319,6 +320,7 @@ static long long stol_thread_cpu_ns(void) {
 static void stol_yield_on_signal(int signal_number) {
     (void)signal_number;
     int saved = errno;
+    stol_yield_signals += 1;
     long long ran = stol_thread_cpu_ns();
     if (ran >= 0 && ran - stol_cpu_at_last_yield_ns >= stol_yield_min_run_ns) {
         stol_yields += 1;
@@ -377,3 +379,5 @@ void stol_end_thread_yields(void) {
 }
 
 unsigned long long stol_thread_yield_count(void) { return stol_yields; }
+
+unsigned long long stol_thread_yield_signal_count(void) { return stol_yield_signals; }

@@ -46,10 +46,12 @@ public enum BackgroundPriority {
     /// eight users listed 50,000 favourites each, another user's `taxon` p99 was 3.2–5.3
     /// ms against 0.8 quiet (`stol-bench attack`, fav-list-2-8uids). A timer on the
     /// thread's CPU clock fires only at ticks too (1.2–2.5 ms); a wall-clock timer every
-    /// 0.5 ms, 0.8–1.0 ms. Every 0.2 ms was no better and cost the heavy users a
-    /// quarter of their answers (docs/benchmarks.md §19.10). Where the kernel has nobody
-    /// else to run, a yield returns at once; the timer runs only while `body` does, so
-    /// an idle thread is not woken.
+    /// 0.5 ms, 0.7–1.0 ms (docs/benchmarks.md §19.10). A signal yields only once the
+    /// thread ran half an interval of CPU since its last yield: where others take the
+    /// cores a yield can last longer than the interval, and yields chained back to back
+    /// would leave the work itself no time at all. Where the kernel has nobody else to
+    /// run, a yield returns at once; the timer runs only while `body` does, so an idle
+    /// thread is not woken.
     public static func yieldingOften<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         startYielding()
         defer { stol_stop_thread_yields() }
@@ -71,4 +73,7 @@ public enum BackgroundPriority {
 
     /// The yields the calling thread made (tests).
     public static var callingThreadYields: UInt64 { UInt64(stol_thread_yield_count()) }
+
+    /// The yield timer's signals the calling thread received, yielding or not (tests).
+    public static var callingThreadYieldSignals: UInt64 { UInt64(stol_thread_yield_signal_count()) }
 }

@@ -106,4 +106,7 @@ void stol_end_thread_yields(void);
 /// The yields the calling thread made so far (tests).
 unsigned long long stol_thread_yield_count(void);
 
+/// The yield timer's signals the calling thread received so far, whether it yielded or not (tests).
+unsigned long long stol_thread_yield_signal_count(void);
+
 #endif
