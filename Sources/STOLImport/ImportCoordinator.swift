@@ -248,7 +248,7 @@ public final class ImportCoordinator: StreamingFramedService {
         do {
             try verifier.send(request, passing: descriptor.rawValue)
         } catch {
-            throw ImportError.verifierUnavailable("\(error)")
+            throw Self.verifierError(error)
         }
         descriptor.close()  // the verifier has its own copy; this process read only its header
 
@@ -421,9 +421,20 @@ public final class ImportCoordinator: StreamingFramedService {
             default: throw ImportError.verifierFailed("it did not take the delta's base")
             }
         } catch let error as TransportError {
-            throw ImportError.verifierUnavailable("\(error)")
+            throw Self.verifierError(error)
         }
         base.close()
+    }
+
+    /// What a failed exchange with a verifier that accepted the connection means: one
+    /// lost under the exchange (killed or crashed, a broken pipe) stopped mid-import, like
+    /// one lost while it sends chunks; only what never reached it is "not reachable" (a
+    /// kill at that moment answered UNAVAILABLE, exit 5, instead of the import's failure).
+    private static func verifierError(_ error: any Error) -> ImportError {
+        if let lost = error as? TransportError, lost.isConnectionLost {
+            return .verifierFailed("it stopped before finishing (killed or crashed)")
+        }
+        return .verifierUnavailable("\(error)")
     }
 
     /// Relays the verifier's progress and writes its chunks to `staged` until its

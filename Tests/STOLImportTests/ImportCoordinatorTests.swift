@@ -225,13 +225,15 @@ final class ImportCoordinatorTests: XCTestCase {
     // MARK: With verifiers that misbehave
 
     /// Accepts one connection on `verify.sock`, reads the request, sends `frames`, closes.
-    private func scriptedVerifier(_ frames: [Stol_V1_VerifyResponse]) throws {
+    /// A verifier that answers `frames` to the first request, or (`readsRequest` false)
+    /// closes the connection as soon as it has it, without reading a byte.
+    private func scriptedVerifier(_ frames: [Stol_V1_VerifyResponse], readsRequest: Bool = true) throws {
         let source = try SocketActivation.socket(named: "verify", fallbackPath: paths.verifySocket, mode: 0o600, logger: quietLogger)
         guard case .listening(let listener, _) = source else { return XCTFail("no listening socket") }
         Thread {
             let connection = FrameSocket(descriptor: stol_accept(listener), maximumIncomingFrameBytes: 1 << 16,
                                          maximumOutgoingFrameBytes: 1 << 22)
-            _ = try? connection.receive(Stol_V1_VerifyRequest.self)
+            if readsRequest { _ = try? connection.receive(Stol_V1_VerifyRequest.self) }
             for var frame in frames {
                 frame.id = 1
                 try? connection.send(frame)
@@ -288,6 +290,25 @@ final class ImportCoordinatorTests: XCTestCase {
 
     func testVerifierThatDiesMidTransfer_changesNothing() throws {
         try assertRefusedAndUnchanged([chunk([UInt8](repeating: 5, count: 1000))], code: .internal)
+    }
+
+    /// A verifier killed as it takes the connection is a failed import (INTERNAL, the
+    /// client's exit 1), not an unreachable verifier (UNAVAILABLE, exit 5: "try again"):
+    /// the coordinator's request then meets a broken pipe, or the close when it reads.
+    /// (Found by the random kills of `ImportFaultInjectionTests`, once in a fresh clone's
+    /// run.) Twenty rounds, so that both orders of the race come up.
+    func testAVerifierThatClosesAsItTakesTheConnection_isAFailedImport_notAnUnreachableVerifier() throws {
+        let coordinator = try coordinator(allowsFormatVersion1: true)
+        var codes: [Stol_V1_ErrorCode?] = []
+        for _ in 0..<20 {
+            let path = paths.verifySocket
+            unlink(path)
+            try scriptedVerifier([], readsRequest: false)
+            codes.append(try importFile(signedVersion1File, coordinator).last?.protocolError?.code)
+        }
+        XCTAssertEqual(codes, Array(repeating: .internal, count: 20))
+        XCTAssertNil(fileDigest(paths.releaseDatabase(ReleaseName.unknown)))
+        XCTAssertEqual(stagingFiles, [])
     }
 
     // MARK: A verifier that lies (format version 2: the coordinator checks the signed content itself)
