@@ -19,7 +19,7 @@ struct TaxonomyWarmUp: Sendable {
     /// Starts the request; returns at once.
     func start(release: String, logger: Logger) {
         let socketPath = self.socketPath, timeout = self.timeout
-        let thread = Thread {
+        let thread = Thread(named: "stol.warm-up") {
             do throws(TransportError) {
                 let socket = try FrameSocket.connect(path: socketPath)
                 defer { socket.close() }
@@ -37,7 +37,6 @@ struct TaxonomyWarmUp: Sendable {
                 logger.debug("taxonomy server not warmed up", metadata: ["release": "\(release)", "error": "\(error)"])
             }
         }
-        thread.name = "stol.warm-up"
         thread.start()
     }
 }

@@ -89,10 +89,9 @@ final class PeerAcceptor: Sendable {
     /// Starts the accepting thread.
     func start() {
         let slot = heartbeat?.register()
-        let thread = Thread { [self] in
+        let thread = Thread(named: "stol.accept") { [self] in
             run(heartbeatSlot: slot)
         }
-        thread.name = "stol.accept"
         thread.start()
     }
 

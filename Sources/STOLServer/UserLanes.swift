@@ -1,4 +1,3 @@
-import CSTOLSocket
 import Foundation
 import Glibc
 import STOLTransport
@@ -192,7 +191,7 @@ public final class LaneExecutor: TaskExecutor, Sendable {
         self.niceness = niceness
         self.meter = meter
         // No uid in the thread's name: /proc shows thread names to every user.
-        let thread = Thread { [self] in run() }
+        let thread = Thread(named: niceness > 0 ? "stol.lane.bulk" : "stol.lane") { [self] in run() }
         thread.start()
     }
 
@@ -209,9 +208,6 @@ public final class LaneExecutor: TaskExecutor, Sendable {
     }
 
     private func run() {
-        // Named from the thread itself: Foundation's `Thread.name` set before `start()`
-        // did not reach the kernel, and the thread kept its creator's (an event loop's).
-        stol_set_thread_name(niceness > 0 ? "stol.lane.bulk" : "stol.lane")
         // A lower niceness, a long slice and yields while a job runs, so that lookups
         // woken meanwhile preempt it (BackgroundPriority says why all three).
         let background = niceness > 0

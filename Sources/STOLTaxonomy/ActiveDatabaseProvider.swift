@@ -4,6 +4,7 @@ import STOLFileSystem
 import STOLModel
 import STOLProtocol
 import Synchronization
+import STOLTransport
 
 /// Decides which database answers: the default release when the activation
 /// state names one and it is usable, otherwise the bundled one (saying why); and,
@@ -178,11 +179,10 @@ public final class ActiveDatabaseProvider: Sendable {
         case .open(let key, let previous):
             let done = DispatchSemaphore(value: 0)
             pendingOpen.withLock { $0 = done }
-            let thread = Thread { [self] in
+            let thread = Thread(named: "stol.open") { [self] in
                 _ = self.openAndInstall(key)
                 done.signal()
             }
-            thread.name = "stol.open"
             thread.start()
             return previous
         }

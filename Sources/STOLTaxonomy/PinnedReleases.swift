@@ -5,6 +5,7 @@ import STOLFileSystem
 import STOLModel
 import STOLProtocol
 import Synchronization
+import STOLTransport
 
 /// The installed releases a request may pin (`TaxonomyRequest.release`) besides
 /// the default one: each opened on demand, kept while it is used, and closed when
@@ -210,7 +211,7 @@ public final class PinnedReleases: Sendable {
     func path(_ release: String) -> String { directory + "/" + release + ".sqlite" }
 
     private func startOpening(_ release: String, file: FileStat) {
-        let thread = Thread { [self] in
+        let thread = Thread(named: "stol.open") { [self] in
             let result: Result<TaxonomyDatabase, TaxonomyError>
             do {
                 result = .success(try open(path(release), .reference))
@@ -233,7 +234,6 @@ public final class PinnedReleases: Sendable {
             }
             for waiter in waiters { waiter.resume(returning: result) }
         }
-        thread.name = "stol.open"
         thread.start()
     }
 

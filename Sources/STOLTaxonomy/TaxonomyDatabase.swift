@@ -186,13 +186,12 @@ public final class TaxonomyDatabase: Sendable {
     /// of its own: the last reference may go while the provider's lock is held.
     deinit {
         let readers = self.readers + [indexReader], slot = indexes, userReaders = self.userReaders
-        let thread = Thread {
+        let thread = Thread(named: "stol.release") {
             slot.release()
             for reader in readers { try? reader.close() }
             userReaders.close()
             stol_heap_return_freed()
         }
-        thread.name = "stol.release"
         thread.start()
     }
 
@@ -209,7 +208,7 @@ public final class TaxonomyDatabase: Sendable {
         let image = treeImages?.entry(databasePath: path, fingerprint: fingerprint)
         let path = self.path, buildID = provenance?.buildID
         let release = self.release, everyNode = layout.everyNode
-        let thread = Thread {
+        let thread = Thread(named: "stol.indexes") {
             let logger = Logger(label: "stol.taxonomy")
             let started = ContinuousClock.now
             // The server's own image first (rewritten when a shipped one was refused), then the
@@ -247,7 +246,6 @@ public final class TaxonomyDatabase: Sendable {
             slot.settle()
             BackgroundPriority.endCallingThread()
         }
-        thread.name = "stol.indexes"
         thread.start()
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import STOLModel
+import STOLTransport
 
 /// The tree images being written (``TreeImageCache``), each on a thread of its own
 /// as soon as its tree is built: a graceful stop waits for them, within a bound
@@ -17,7 +18,7 @@ public final class TreeImageWrites: Sendable {
     func start(_ image: TreeImageCache.Entry, _ tree: TaxonomyTree, logger: Logger) {
         group.enter()
         let group = self.group
-        let thread = Thread {
+        let thread = Thread(named: "stol.tree-image") {
             defer { group.leave() }
             do {
                 try image.store(tree)
@@ -25,7 +26,6 @@ public final class TreeImageWrites: Sendable {
                 logger.warning("cannot write the tree image", metadata: ["path": "\(image.path)", "error": "\(error)"])
             }
         }
-        thread.name = "stol.tree-image"
         thread.start()
     }
 

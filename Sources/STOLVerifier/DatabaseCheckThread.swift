@@ -2,6 +2,7 @@ import Foundation
 import STOLImportCore
 import STOLModel
 import Synchronization
+import STOLTransport
 
 /// ``DatabaseChecks`` on a thread of its own, so that the verified bytes can be
 /// sent while they are checked. It shares only its progress, its result and a
@@ -26,7 +27,7 @@ final class DatabaseCheckThread: Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in
+        let thread = Thread(named: "stol.check") { [self] in
             let result = Result { () throws(ImportError) -> DatabaseFacts in
                 try DatabaseChecks.run(descriptor: descriptor, headerSchemaVersion: headerSchemaVersion,
                                        progress: { [self] fraction in shared.withLock { $0.progress = fraction } },
@@ -35,7 +36,6 @@ final class DatabaseCheckThread: Sendable {
             shared.withLock { $0.outcome = result }
             finished.signal()
         }
-        thread.name = "stol.verify.check"
         thread.start()
     }
 
