@@ -426,13 +426,16 @@ public final class ImportCoordinator: StreamingFramedService {
         base.close()
     }
 
+    /// A verifier whose connection was lost after it took it: killed or crashed mid-import.
+    private static let verifierStopped = ImportError.verifierFailed("it stopped before finishing (killed or crashed)")
+
     /// What a failed exchange with a verifier that accepted the connection means: one
     /// lost under the exchange (killed or crashed, a broken pipe) stopped mid-import, like
     /// one lost while it sends chunks; only what never reached it is "not reachable" (a
     /// kill at that moment answered UNAVAILABLE, exit 5, instead of the import's failure).
     private static func verifierError(_ error: any Error) -> ImportError {
         if let lost = error as? TransportError, lost.isConnectionLost {
-            return .verifierFailed("it stopped before finishing (killed or crashed)")
+            return verifierStopped
         }
         return .verifierUnavailable("\(error)")
     }
@@ -465,7 +468,7 @@ public final class ImportCoordinator: StreamingFramedService {
                 answer = try verifier.receive(Stol_V1_VerifyResponse.self).message
             } catch {
                 if case .closedByPeer = error {
-                    throw ImportError.verifierFailed("it stopped before finishing (killed or crashed)")
+                    throw Self.verifierStopped
                 }
                 throw ImportError.verifierFailed("\(error)")
             }

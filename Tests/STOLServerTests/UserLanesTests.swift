@@ -393,9 +393,9 @@ private final class Recorded: Sendable {
 /// The calling thread's time slice in nanoseconds as the kernel reports it
 /// (`/proc/thread-self/sched`, on kernels built with scheduler debugging), or nil.
 /// Spins on the calling thread until it has yielded `yields` times or `seconds` have
-/// passed; its yields meanwhile, its count after, and the most yields it saw come at
+/// passed; its yields meanwhile, and the most yields it saw come at
 /// once between two looks (more than one: yields chained without its code running).
-private func spinUntil(yields: UInt64, orSeconds seconds: Double) -> (during: UInt64, after: UInt64, largestStep: UInt64) {
+private func spinUntil(yields: UInt64, orSeconds seconds: Double) -> (during: UInt64, largestStep: UInt64) {
     let before = BackgroundPriority.callingThreadYields
     let end = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
     var seen = before, largestStep: UInt64 = 0
@@ -404,7 +404,7 @@ private func spinUntil(yields: UInt64, orSeconds seconds: Double) -> (during: UI
         largestStep = max(largestStep, now - seen)
         seen = now
     }
-    return (seen - before, seen, largestStep)
+    return (seen - before, largestStep)
 }
 
 private func callingThreadName() -> String? {
