@@ -11,6 +11,7 @@
 #include <time.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -271,22 +272,41 @@ struct stol_sched_attr {
     uint32_t sched_util_min, sched_util_max;
 };
 
-int stol_set_thread_scheduling(int niceness, unsigned long long slice_ns) {
+int stol_set_scheduling_of(int thread_id, int niceness, unsigned long long slice_ns) {
 #ifdef SYS_sched_setattr
     struct stol_sched_attr attr;
     memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
     attr.sched_policy = 0; /* SCHED_OTHER */
     attr.sched_nice = niceness;
-    attr.sched_runtime = slice_ns;
+    attr.sched_runtime = slice_ns; /* 0: the kernel's default slice */
     /* Threads this one starts (libdispatch's workers, which then serve every user) get
        the default slice, not this one's (the kernel resets it; the niceness stays). */
     attr.sched_flags = 0x01; /* SCHED_FLAG_RESET_ON_FORK */
-    return (int)syscall(SYS_sched_setattr, 0, &attr, 0);
+    return (int)syscall(SYS_sched_setattr, (pid_t)thread_id, &attr, 0);
 #else
     errno = ENOSYS;
     return -1;
 #endif
+}
+
+int stol_set_thread_scheduling(int niceness, unsigned long long slice_ns) {
+    return stol_set_scheduling_of(0, niceness, slice_ns);
+}
+
+int stol_thread_id(void) { return (int)syscall(SYS_gettid); }
+
+int stol_may_raise_niceness_to(int niceness) {
+    /* RLIMIT_NICE's ceiling is 20 - limit: 20 allows niceness 0, 24 allows -4. */
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NICE, &limit) == 0
+        && (limit.rlim_cur == RLIM_INFINITY || 20 - (long long)limit.rlim_cur <= niceness)) return 1;
+    /* CAP_SYS_NICE (23) in the effective set: capget(2), version 3 (two 32-bit words). */
+    struct { uint32_t version; int pid; } header = { 0x20080522, 0 };
+    struct { uint32_t effective, permitted, inheritable; } data[2];
+    memset(data, 0, sizeof data);
+    if (syscall(SYS_capget, &header, data) != 0) return 0;
+    return (data[0].effective >> 23) & 1;
 }
 
 void stol_set_thread_name(const char *name) {
@@ -306,6 +326,9 @@ static int stol_yield_handler_error;
 
 static __thread long long stol_yield_min_run_ns;
 static __thread long long stol_cpu_at_last_yield_ns;
+/* The niceness the thread had when its yields started: a thread raised above it since
+   (a request now waits for its work) no longer steps aside. */
+static __thread int stol_yield_niceness;
 
 static long long stol_thread_cpu_ns(void) {
     struct timespec now;
@@ -316,13 +339,16 @@ static long long stol_thread_cpu_ns(void) {
 /* Yields only once the thread has run at least half an interval of CPU since its last
    yield: on a machine whose cores are taken, a yield may last longer than the interval,
    and yielding at every signal would then chain handler to handler and the thread's own
-   work would never run again. Only async-signal-safe calls here. */
+   work would never run again. A thread raised above the niceness its yields started at
+   (``stol_set_scheduling_of`` from another thread: someone now waits for its work) does
+   not yield. Only async-signal-safe calls here. */
 static void stol_yield_on_signal(int signal_number) {
     (void)signal_number;
     int saved = errno;
     stol_yield_signals += 1;
     long long ran = stol_thread_cpu_ns();
-    if (ran >= 0 && ran - stol_cpu_at_last_yield_ns >= stol_yield_min_run_ns) {
+    if (ran >= 0 && ran - stol_cpu_at_last_yield_ns >= stol_yield_min_run_ns
+        && getpriority(PRIO_PROCESS, 0) >= stol_yield_niceness) {
         stol_yields += 1;
         sched_yield();
         stol_cpu_at_last_yield_ns = stol_thread_cpu_ns();
@@ -365,6 +391,7 @@ int stol_start_thread_yields(unsigned long long interval_ns) {
     }
     stol_yield_min_run_ns = (long long)(interval_ns / 2);
     stol_cpu_at_last_yield_ns = stol_thread_cpu_ns();
+    stol_yield_niceness = getpriority(PRIO_PROCESS, 0);
     return stol_set_yield_interval(interval_ns);
 }
 

@@ -208,7 +208,7 @@ public final class LaneExecutor: TaskExecutor, Sendable {
     }
 
     private func run() {
-        // A lower niceness, a long slice and yields while a job runs, so that lookups
+        // A lower niceness, the shortest slice and yields while a job runs, so that lookups
         // woken meanwhile preempt it (BackgroundPriority says why all three).
         let background = niceness > 0
         if background { BackgroundPriority.lowerCallingThread(to: niceness) }

@@ -232,8 +232,7 @@ public final class TaxonomyDatabase: Sendable {
                     // what it starts from now on); a tree built from the rows is handed out from a
                     // libdispatch worker of the shared pool, which keeps its priority.
                     if source == .image || source == .shippedImage {
-                        BackgroundPriority.lowerCallingThread()
-                        BackgroundPriority.startYielding()
+                        slot.builder.lowerCallingThread()
                     }
                 }
             }
@@ -244,10 +243,13 @@ public final class TaxonomyDatabase: Sendable {
             // handed back, it is not counted against the next release a pinned request opens.
             stol_heap_return_freed()
             slot.settle()
-            BackgroundPriority.endCallingThread()
+            slot.builder.endCallingThread()
         }
         thread.start()
     }
+
+    /// Whether a request waited for the names' indexes and so raised their build (tests).
+    var indexesBuildRaised: Bool { indexes.builder.wasRaised }
 
     /// Where the tree came from, once the indexes are built (tests, diagnostics).
     var treeSource: MemoryIndexes.TreeSource? { indexes.treeSource }
@@ -347,6 +349,8 @@ private final class IndexesSlot: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The build's thread, raised as soon as a request waits for the names' indexes.
+    let builder = BackgroundThread()
     /// Whether a build was started (or the empty indexes filled in).
     private let claimed = Mutex(false)
     /// Signalled once built, for ``waitUntilBuilt()``.
@@ -424,6 +428,8 @@ private final class IndexesSlot: Sendable {
         ready.signal()
     }
 
+    /// The whole indexes, once built; a request waiting for them raises their build
+    /// (``BackgroundThread/raise()``): it is no longer work nobody waits for.
     func loaded() async -> MemoryIndexes {
         if let built { return built }
         return await withCheckedContinuation { continuation in
@@ -432,7 +438,7 @@ private final class IndexesSlot: Sendable {
                 state.waiters.append(continuation)
                 return nil
             }
-            if let built { continuation.resume(returning: built) }
+            if let built { continuation.resume(returning: built) } else { builder.raise() }
         }
     }
 
@@ -448,6 +454,7 @@ private final class IndexesSlot: Sendable {
 
     func waitUntilBuilt() -> MemoryIndexes {
         if let built { return built }
+        builder.raise()
         ready.wait()
         ready.signal()  // for the next waiter: the semaphore stays signalled once built
         return built ?? MemoryIndexes.empty

@@ -8,18 +8,20 @@ import Glibc
 /// the core for its slice once picked, and the kernel notices the slice's end only at
 /// its next tick (4 ms at 250 Hz), so another user's lookup woken meanwhile waited up to
 /// a tick behind eight users' bulk work at nice +10 (`stol-bench attack`: `taxon` p99
-/// 3.2–4.7 ms against 0.7 quiet while eight users listed 50,000 favourites each; the
-/// kernel's scheduler trace showed the victim's threads waiting 3.8 ms for bulk lanes
-/// to reach a tick). Asking for a *long* slice as well lets a woken thread with the
-/// default, shorter slice preempt the bulk thread at once (the kernel's PREEMPT_SHORT):
-/// a throughput thread does not need short slices, a lookup does.
+/// 3.2–5.3 ms against 0.7–0.9 quiet while eight users listed 50,000 favourites each).
+/// So background threads also yield every half millisecond while they work
+/// (``yieldingOften(_:)``), and ask for the kernel's *shortest* slice, 0.1 ms: a yield
+/// moves the thread's next turn one slice (over its weight) further away, and with a
+/// long slice beside programs that keep the cores busy the yields starved it (20 ms at
+/// nice +10: 10 ms of CPU in 10 s where the same thread without yields got 322; 0.1 ms:
+/// 267). Work someone comes to wait for is raised back (``BackgroundThread``).
 public enum BackgroundPriority {
     /// The niceness of background work (lowering it needs no privilege; raising it back would).
     public static let niceness: Int32 = 10
 
-    /// The slice background threads ask for: long, so that any thread woken with the
-    /// default slice (0.7–3 ms) preempts them. The kernel takes 0.1–100 ms.
-    public static let sliceNanoseconds: UInt64 = 20_000_000
+    /// The slice background threads ask for: the kernel's shortest (it takes 0.1–100 ms),
+    /// so that each yield costs the thread as little of its share as the kernel allows.
+    public static let sliceNanoseconds: UInt64 = 100_000
 
     /// Lowers the calling thread: ``niceness`` and a ``sliceNanoseconds`` slice, or the
     /// niceness alone where `sched_setattr` is refused (an older seccomp filter) or
@@ -40,11 +42,11 @@ public enum BackgroundPriority {
     /// ``yieldIntervalNanoseconds``: whichever thread the kernel would rather run (a
     /// lookup woken meanwhile) runs then, not at the kernel's next tick.
     ///
-    /// The long slice (``lowerCallingThread(to:)``) lets a woken thread preempt
-    /// background work only if the kernel finds it *eligible* at once (EEVDF); one that
-    /// ran a little earlier is not, and waited for the next tick, 4 ms at 250 Hz: while
-    /// eight users listed 50,000 favourites each, another user's `taxon` p99 was 3.2–5.3
-    /// ms against 0.8 quiet (`stol-bench attack`, fav-list-2-8uids). A timer on the
+    /// A woken thread preempts background work at once only if the kernel finds it
+    /// *eligible* (EEVDF); one that ran a little earlier is not, and waited for the next
+    /// tick, 4 ms at 250 Hz: while eight users listed 50,000 favourites each, another
+    /// user's `taxon` p99 was 3.2–5.3 ms against 0.8 quiet (`stol-bench attack`,
+    /// fav-list-2-8uids). A timer on the
     /// thread's CPU clock fires only at ticks too (1.2–2.5 ms); a wall-clock timer every
     /// 0.5 ms, 0.7–1.0 ms (docs/benchmarks.md §19.10). A signal yields only once the
     /// thread ran half an interval of CPU since its last yield: where others take the

@@ -167,5 +167,15 @@ final class TreeImageCacheTests: XCTestCase {
         XCTAssertEqual(response.lineageBatch.results.first?.taxon.id, 9689)
         let status = await service.respond(to: .with { $0.id = 2; $0.body = .status(.init()) }, context: ServiceHarness.context)
         XCTAssertTrue(status.status.fullTreeLoaded)
+        XCTAssertFalse(database.indexesBuildRaised, "answered from the tree, nobody waited for the names: their build stays background work")
+        // A search waits for the names, and so raises their build (BackgroundThread): it is no
+        // longer work nobody waits for, to be done at nice +10 behind whatever else the machine runs.
+        let search = Task { @Sendable in
+            await service.respond(to: .with { $0.id = 3; $0.body = .search(.with { $0.query = "lion" }) }, context: ServiceHarness.context)
+        }
+        XCTAssertTrue(waitUntil(seconds: 60) { database.indexesBuildRaised }, "a search waiting for the names did not raise their build")
+        database.startLoadingMemoryIndexes()
+        let answer = await search.value
+        XCTAssertTrue(answer.search.hits.contains { $0.taxon.id == 9689 }, "\(answer)")
     }
 }

@@ -82,6 +82,18 @@ int stol_lock_exclusive(int fd, int wait);
 /// 0, or -1 with errno set (ENOSYS, EPERM under a seccomp filter without it).
 int stol_set_thread_scheduling(int niceness, unsigned long long slice_ns);
 
+/// The same for the thread `thread_id` of this process (0: the calling one); a
+/// `slice_ns` of 0 gives the kernel's default slice back. Raising a thread (a lower
+/// niceness) needs CAP_SYS_NICE or an RLIMIT_NICE that allows it: else -1, EPERM/EACCES.
+int stol_set_scheduling_of(int thread_id, int niceness, unsigned long long slice_ns);
+
+/// The calling thread's id (gettid(2)), for ``stol_set_scheduling_of`` from another thread.
+int stol_thread_id(void);
+
+/// 1 when this process may set a thread's niceness down to `niceness` (its RLIMIT_NICE
+/// allows it, or CAP_SYS_NICE is in its effective set), else 0.
+int stol_may_raise_niceness_to(int niceness);
+
 /// Names the calling thread (at most 15 bytes show) as `top -H`, `perf` and /proc see it:
 /// pthread_setname_np needs _GNU_SOURCE, which Swift's Glibc module does not define.
 void stol_set_thread_name(const char *name);
@@ -92,7 +104,9 @@ void stol_set_thread_name(const char *name);
 /// thread a signal whose handler yields, so that the kernel looks again at which thread
 /// should run between its ticks. The handler is installed with SA_RESTART, and yields
 /// only once the thread ran half an interval of CPU since its last yield (so that a
-/// thread whose yields last longer than the interval still works). The first call
+/// thread whose yields last longer than the interval still works), and only while the
+/// thread's niceness is not below the one it had at this call (a thread raised since,
+/// because a request now waits for its work, no longer steps aside). The first call
 /// makes the thread's timer; later ones re-arm it. 0, or -1 with errno set.
 int stol_start_thread_yields(unsigned long long interval_ns);
 

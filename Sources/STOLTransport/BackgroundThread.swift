@@ -1,0 +1,81 @@
+import CSTOLSocket
+import Glibc
+import Synchronization
+
+/// A thread doing background work (``BackgroundPriority``) that a request may come to
+/// wait for: the names' indexes built after a start. Waiting for it, the request would
+/// otherwise wait for work at nice +10 that steps aside every half millisecond — on a
+/// machine whose cores are taken by other programs at the default niceness, for ever:
+/// beside six busy loops on two cores a thread at nice +10 yielding every 0.5 ms got
+/// 10 ms of CPU in 10 s, and a search after a start did not answer in 40 s. So the first
+/// request to wait raises the thread (``raise()``): back to the niceness it had and the
+/// kernel's default slice, and its yields stop (they happen only while a thread is as
+/// low as when they started). Priority inheritance, done by the waiter.
+///
+/// Where the process may not raise a thread back (no CAP_SYS_NICE, and an RLIMIT_NICE
+/// that does not reach its niceness: a user's own stack started from a shell), the thread
+/// is not lowered at all: lookups meanwhile may wait up to a kernel tick behind it, which
+/// is better than a request waiting for work it cannot speed up.
+public final class BackgroundThread: Sendable {
+    private struct State {
+        /// The kernel's id of the thread while it is lowered; nil before and once it ends.
+        var threadID: Int32?
+        /// The niceness it had before it was lowered: what ``raise()`` gives back.
+        var niceness: Int32 = 0
+        var raised = false
+    }
+
+    private let state = Mutex(State())
+    private let mayRaiseBack: @Sendable (Int32) -> Bool
+
+    /// `mayRaiseBack` says whether the process could raise a thread back to a niceness
+    /// (tests: as a process without the right would).
+    public init(mayRaiseBack: @escaping @Sendable (Int32) -> Bool = { stol_may_raise_niceness_to($0) == 1 }) {
+        self.mayRaiseBack = mayRaiseBack
+    }
+
+    /// Called on the background thread itself: lowers it (``BackgroundPriority/lowerCallingThread(to:)``)
+    /// and starts its yields (``BackgroundPriority/startYielding()``) — unless a request
+    /// raised it already, before its work got this far, or it could not be raised back.
+    public func lowerCallingThread() {
+        let niceness = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        guard mayRaiseBack(niceness) else { return }
+        state.withLock { state in
+            guard !state.raised else { return }
+            BackgroundPriority.lowerCallingThread()
+            BackgroundPriority.startYielding()
+            state.threadID = stol_thread_id()
+            state.niceness = niceness
+        }
+    }
+
+    /// Called from any thread once a request waits for the work: the thread runs at the
+    /// niceness it had before (the process's) with the default slice, and yields no more.
+    /// Only once.
+    public func raise() {
+        state.withLock { state in
+            guard !state.raised else { return }
+            state.raised = true
+            guard let thread = state.threadID else { return }
+            if stol_set_scheduling_of(thread, state.niceness, 0) != 0 {
+                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(thread), state.niceness)
+            }
+        }
+    }
+
+    /// Whether a request raised the thread (tests, diagnostics).
+    public var wasRaised: Bool { state.withLock { $0.raised } }
+
+    /// The thread's id while it is lowered (tests read its niceness in /proc).
+    public var loweredThreadID: Int32? { state.withLock { $0.threadID } }
+
+    /// Called on the background thread before it ends: its timer goes, and the id is
+    /// forgotten under the lock, so that a later ``raise()`` never reaches a thread the
+    /// kernel gave the same id since.
+    public func endCallingThread() {
+        state.withLock { state in
+            state.threadID = nil
+            BackgroundPriority.endCallingThread()
+        }
+    }
+}
