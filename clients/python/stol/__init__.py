@@ -42,15 +42,35 @@ def _protobuf_or_the_bundled_copy() -> None:
 
 _protobuf_or_the_bundled_copy()
 
-from . import answers, errors, trees  # noqa: E402
+from . import answers, errors  # noqa: E402
 from .answers import (MAIN_RANKS, Comparison, Database, Detail, Favorite, FilteredTaxa, FilterStream, FormattedLineage,
                       Lineage, NameIds, NameResolution, Newick, Node, PairComparison, Placeholder, RankOrder, Relatives,
                       SearchHit, SearchResults, SetConsensus, Status, SubtreeNode, Taxon, TaxonMap, TopologyNode)
 from .errors import *  # noqa: F401,F403 - one exception class per error code
 from .errors import __all__ as _error_names
-from .favorites import Favorites, FavoritesNotice
-from .frames import lineage_frame
 from .taxonomy import LineageFormat, Taxonomy
+
+#: What loads on first use (PEP 562): a script that asks for lineages does not pay for the
+#: favourites' protobuf module, the Newick parser or the frames' helpers at ``import stol``.
+_ON_FIRST_USE = {"Favorites": ("favorites", "Favorites"), "FavoritesNotice": ("favorites", "FavoritesNotice"),
+                 "lineage_frame": ("frames", "lineage_frame"), "trees": ("trees", None), "favorites": ("favorites", None),
+                 "frames": ("frames", None), "private": ("private", None)}
+
+
+def __getattr__(name: str):
+    try:
+        module, attribute = _ON_FIRST_USE[name]
+    except KeyError:
+        raise AttributeError("module 'stol' has no attribute %r" % (name,)) from None
+    import importlib
+    loaded = importlib.import_module("." + module, __name__)
+    value = loaded if attribute is None else getattr(loaded, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_ON_FIRST_USE))
 
 __version__ = "0.1.0"
 

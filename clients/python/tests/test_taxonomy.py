@@ -375,6 +375,16 @@ class BatchesEqualTheCLI(unittest.TestCase):
             self.assertEqual(result.distance_all, expected.get("distance_all"))
             self.assertEqual(result.unrelated, expected.get("unrelated", False))
 
+    def test_a_loop_of_lca_calls_and_compare_pairs_answer_the_same_ancestors(self):
+        # The documented fast way for a loop over pairs (lca's docstring): one batch, the same answers.
+        ids = Sample.ids()
+        pairs = [(ids[i], ids[-1 - i]) for i in range(0, min(600, len(ids) // 2), 3)] + [(9689, 9689), (9689, "Panthera tigris")]
+        for ranks in ("main", "all"):
+            one_by_one = [TX.lca([a, b], ranks=ranks) for a, b in pairs]
+            batched = [pair.lca for pair in TX.compare_pairs(pairs, ranks=ranks)]
+            self.assertEqual([n.id if n else None for n in one_by_one], [n.id if n else None for n in batched], ranks)
+            self.assertTrue(any(n is not None and n.id not in (1, 131567) for n in batched), "only trivial ancestors")
+
     def test_lca_of_many(self):
         self.assertEqual(TX.lca([9689, 9694]).id, 9688)
         self.assertEqual(TX.lca([9689, 9694, "Panthera onca", 9681]).id, 9681)
