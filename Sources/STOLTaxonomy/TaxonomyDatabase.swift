@@ -227,7 +227,8 @@ public final class TaxonomyDatabase: Sendable {
                         TreeImageWrites.shared.start(image, built, logger: logger)
                     }
                     // The rest (the names' indexes) is background work that requests answered from
-                    // the tree should not wait behind: as bulk lanes run (BackgroundPriority). Linux
+                    // the tree should not wait behind: as bulk lanes run (BackgroundPriority), until a
+                    // request waits for the names and raises it (BackgroundThread). Linux
                     // applies it to the calling thread, here the indexes' own (a Thread of ours, and
                     // what it starts from now on); a tree built from the rows is handed out from a
                     // libdispatch worker of the shared pool, which keeps its priority.
