@@ -176,7 +176,7 @@ class Lineage:
     (``taxon`` is complete).
     """
 
-    __slots__ = ("query", "_taxon", "_taxon_pb", "ids", "ranks", "names", "merged_from", "error", "release")
+    __slots__ = ("query", "_taxon", "_taxon_pb", "ids", "_ranks", "_rank_of", "names", "merged_from", "error", "release")
 
     def __init__(self, query: str, taxon: Optional[Node], ids: Tuple[int, ...], ranks: Optional[Tuple[str, ...]],
                  names: Optional[Tuple[str, ...]], merged_from: Optional[int], error: Optional[errors.StolError],
@@ -185,11 +185,21 @@ class Lineage:
         self._taxon = taxon
         self._taxon_pb = None  # the ids form's taxon message, until ``taxon`` is first read
         self.ids = ids
-        self.ranks = ranks
+        self._ranks = ranks
+        self._rank_of = None  # the nodes form's rank of each lineage id, until ``ranks`` is first read
         self.names = names
         self.merged_from = merged_from
         self.error = error
         self.release = release
+
+    @property
+    def ranks(self) -> Optional[Tuple[str, ...]]:
+        """The ranks along the lineage, root first, the taxon's last (``None`` with ``names=False``)."""
+        rank_of = self._rank_of
+        if rank_of is not None:  # made on first use: most scripts print names, not ranks
+            self._ranks = (*map(rank_of.__getitem__, self.ids[:-1]), self.taxon.rank)
+            self._rank_of = None
+        return self._ranks
 
     @property
     def taxon(self) -> Optional[Node]:
@@ -251,11 +261,12 @@ class Lineage:
                     "the answer to %r has neither a taxon nor an error" % (result.query,))
                 return cls(result.query, None, (), (), (), None, error, release)
             rank = taxon.source_rank or (_RANKS[taxon.rank] if 0 < taxon.rank < len(_RANKS) else "")
-            lineage_ids = result.lineage_ids
-            return cls(result.query, Node(taxon_id, rank, taxon.scientific_name), (*lineage_ids, taxon_id),
-                       (*map(ranks_of.__getitem__, lineage_ids), rank),
-                       (*map(names_of.__getitem__, lineage_ids), taxon.scientific_name),
-                       result.merged_from or None, None, release)
+            name = taxon.scientific_name
+            lineage_ids = (*result.lineage_ids, taxon_id)  # the repeated field read once
+            lineage = cls(result.query, Node(taxon_id, rank, name), lineage_ids, None,
+                          (*map(names_of.__getitem__, lineage_ids[:-1]), name), result.merged_from or None, None, release)
+            lineage._rank_of = ranks_of
+            return lineage
         return from_nodes_form
 
     @classmethod
