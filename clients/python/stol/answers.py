@@ -162,6 +162,23 @@ class TaxonMap(dict):
         self.merged: Dict[int, int] = {}
 
 
+class _RankTable:
+    """The rank of each node of a nodes-form answer, read from its ``nodes`` when a lineage
+    of that answer is first asked for its ranks (once per answer, shared by its lineages)."""
+
+    __slots__ = ("_nodes", "_table")
+
+    def __init__(self, nodes):
+        self._nodes = nodes
+        self._table: Optional[Dict[int, str]] = None
+
+    def table(self) -> Dict[int, str]:
+        if self._table is None:
+            self._table = {node.id: node.rank for node in self._nodes}
+            self._nodes = None
+        return self._table
+
+
 class Lineage:
     """The lineage of one query of :meth:`~stol.Taxonomy.lineage` (``LineageResult``).
 
@@ -197,7 +214,7 @@ class Lineage:
         """The ranks along the lineage, root first, the taxon's last (``None`` with ``names=False``)."""
         rank_of = self._rank_of
         if rank_of is not None:  # made on first use: most scripts print names, not ranks
-            self._ranks = (*map(rank_of.__getitem__, self.ids[:-1]), self.taxon.rank)
+            self._ranks = (*map(rank_of.table().__getitem__, self.ids[:-1]), self.taxon.rank)
             self._rank_of = None
         return self._ranks
 
@@ -251,7 +268,7 @@ class Lineage:
         if not answer.nodes:
             return lambda result, release: cls.from_pb(result, release)
         names_of = {node.id: node.name for node in answer.nodes}
-        ranks_of = {node.id: node.rank for node in answer.nodes}
+        ranks_of = _RankTable(answer.nodes)
 
         def from_nodes_form(result, release: str) -> "Lineage":
             taxon = result.taxon

@@ -80,7 +80,10 @@ def lineage_frame(ids: Iterable, taxonomy=None, *, ranks: str = "main", columns:
             lineage_column.append(str(lineage))
             by_rank = lineage.rank_names
             for column, spelled in filled:
-                column.append(next((by_rank[s] for s in spelled if s in by_rank), None))
+                if len(spelled) == 1:  # one spelling (the default columns): no generator per cell
+                    column.append(by_rank.get(spelled[0]))
+                else:
+                    column.append(next((by_rank[s] for s in spelled if s in by_rank), None))
             if filled_ids:
                 ids_by_rank = lineage.rank_ids
                 for column, spelled in filled_ids:

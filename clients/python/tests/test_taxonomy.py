@@ -238,6 +238,22 @@ class SingleAnswersEqualTheCLI(unittest.TestCase):
 
 
 class BatchesEqualTheCLI(unittest.TestCase):
+    def test_kraken_zeros_keep_their_places_anywhere_in_a_long_batch(self):
+        # Answered by the package, never sent: first, twice in a row, at the edges of the blocks the
+        # input is read in (4096) and of the requests (1000), last, and a batch of zeros only.
+        ids = Sample.ids()
+        queries = [str(i) for i in itertools.islice(itertools.cycle(ids), 9000)]
+        for place in (9000, 4097, 4096, 4095, 2000, 1000, 999, 11, 10, 0):
+            queries.insert(place, "0")
+        for names in (True, False):
+            lineages = list(TX.lineage(iter(queries), ranks="all", names=names))
+            self.assertEqual([lineage.query for lineage in lineages], queries)
+            self.assertEqual([i for i, lineage in enumerate(lineages) if lineage.taxon.id == 0],
+                             [i for i, query in enumerate(queries) if query == "0"])
+            self.assertTrue(all(lineage.ids and lineage.ids[-1] == int(query)
+                                for lineage, query in zip(lineages, queries) if query != "0"))
+        self.assertEqual([lineage.taxon.name for lineage in TX.lineage(["0", "0"])], ["unclassified", "unclassified"])
+
     def test_lineage_of_5000_queries_in_order(self):
         ids = Sample.ids()
         queries = [str(i) for i in itertools.islice(itertools.cycle(ids), 4980)]
