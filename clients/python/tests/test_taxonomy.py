@@ -240,10 +240,10 @@ class SingleAnswersEqualTheCLI(unittest.TestCase):
 class BatchesEqualTheCLI(unittest.TestCase):
     def test_kraken_zeros_keep_their_places_anywhere_in_a_long_batch(self):
         # Answered by the package, never sent: first, twice in a row, at the edges of the blocks the
-        # input is read in (4096) and of the requests (1000), last, and a batch of zeros only.
+        # input is read in and of the requests (1000 each), last, and a batch of zeros only.
         ids = Sample.ids()
         queries = [str(i) for i in itertools.islice(itertools.cycle(ids), 9000)]
-        for place in (9000, 4097, 4096, 4095, 2000, 1000, 999, 11, 10, 0):
+        for place in (9000, 4097, 4096, 4095, 2001, 2000, 1000, 999, 11, 10, 0):
             queries.insert(place, "0")
         for names in (True, False):
             lineages = list(TX.lineage(iter(queries), ranks="all", names=names))
