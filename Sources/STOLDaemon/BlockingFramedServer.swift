@@ -140,7 +140,7 @@ public final class BlockingFramedServer<Service: StreamingFramedService>: @unche
                 continue
             }
             connections.enter()
-            let thread = Thread { [self] in
+            let thread = Thread(named: "stol.conn") { [self] in
                 serveConnection(fd, peer: peer)
                 openConnections.release(uid: peer.uid)
                 connections.leave()

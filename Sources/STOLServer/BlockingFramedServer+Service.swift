@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import STOLDaemon
+import STOLTransport
 import ServiceLifecycle
 
 /// The blocking server (STOLDaemon) as one service of a daemon's group: what the
@@ -14,7 +15,7 @@ extension BlockingFramedServer: ServiceLifecycle.Service {
         notifier.ready(status: "serving \(configuration.name)")
         let finished: @Sendable () async -> Void = {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let thread = Thread { [self] in
+                let thread = Thread(named: "stol.serve") { [self] in
                     serve(beforeIdleExit: { notifier.stopping() })
                     continuation.resume()
                 }

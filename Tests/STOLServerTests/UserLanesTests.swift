@@ -419,9 +419,9 @@ private func posixTimerCount() throws -> Int {
     return text.split(separator: "\n").filter { $0.hasPrefix("ID:") }.count
 }
 
-private func callingThreadSlice() -> UInt64? { slice(in: "/proc/thread-self/sched") }
+private func callingThreadSlice() -> UInt64? { schedulerSlice(inFile: "/proc/thread-self/sched") }
 
-private func processMainThreadSlice() -> UInt64? { slice(in: "/proc/self/sched") }
+private func processMainThreadSlice() -> UInt64? { schedulerSlice(inFile: "/proc/self/sched") }
 
 /// The slice of a thread started by the calling thread, read by that thread.
 private func sliceOfAThreadStartedHere() -> UInt64? {
@@ -433,12 +433,4 @@ private func sliceOfAThreadStartedHere() -> UInt64? {
     }.start()
     done.wait()
     return read.withLock { $0 }
-}
-
-private func slice(in path: String) -> UInt64? {
-    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-    for line in text.split(separator: "\n") where line.hasPrefix("se.slice") {
-        return line.split(separator: ":").last.flatMap { UInt64(String($0).trimmingCharacters(in: .whitespaces)) }
-    }
-    return nil
 }

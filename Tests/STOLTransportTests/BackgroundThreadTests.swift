@@ -161,14 +161,8 @@ private func niceness(of thread: Int32) -> Int32? {
     return fields.count > 16 ? Int32(fields[16]) : nil
 }
 
-/// A thread's time slice in nanoseconds (`se.slice` of its sched file).
-private func slice(of thread: Int32) -> UInt64? {
-    guard let text = try? String(contentsOfFile: "/proc/self/task/\(thread)/sched", encoding: .utf8) else { return nil }
-    for line in text.split(separator: "\n") where line.hasPrefix("se.slice") {
-        return line.split(separator: ":").last.flatMap { UInt64(String($0).trimmingCharacters(in: .whitespaces)) }
-    }
-    return nil
-}
+/// A thread's time slice in nanoseconds.
+private func slice(of thread: Int32) -> UInt64? { schedulerSlice(inFile: "/proc/self/task/\(thread)/sched") }
 
 private func callingThreadCPUSeconds() -> Double {
     var now = timespec()

@@ -635,11 +635,11 @@ class Taxonomy:
         """Lineages (or, with a ``LineageTemplate`` message, :class:`FormattedLineage`
         objects, ``unclassified`` the text of Kraken's 0) of every query, pipelined."""
         # Kraken's 0 (unclassified) is answered here, never sent, in its place among the
-        # answers: `zeros` holds, in input order, each such query with how many queries were
-        # sent before it. Queries are read in blocks of a request's size (no further ahead of
-        # the answers than one request, as before), each scanned for "0" at once: no
-        # bookkeeping per query, on the way out or back (100,000 ids: 0.06 s less).
-        zeros: Deque[Tuple[int, str]] = collections.deque()
+        # answers: `zeros` holds, in input order, how many queries were sent before each.
+        # Queries are read in blocks of a request's size (no further ahead of the answers
+        # than one request, as before), each scanned for "0" at once: no bookkeeping per
+        # query, on the way out or back (100,000 ids: 0.06 s less).
+        zeros: Deque[int] = collections.deque()
 
         def blocks():
             queries = map(_query, ids)
@@ -652,18 +652,15 @@ class Taxonomy:
                     kept: List[str] = []
                     for query in block:
                         if query == "0":
-                            zeros.append((count + len(kept), query))
+                            zeros.append(count + len(kept))
                         else:
                             kept.append(query)
                     block = kept
                 count += len(block)
                 yield block
 
-        def sent():
-            return itertools.chain.from_iterable(blocks())
-
         def requests():
-            for batch in _chunks(sent()):
+            for batch in _chunks(itertools.chain.from_iterable(blocks())):
                 request = pb.TaxonomyRequest()
                 request.lineage_batch.queries.extend(batch)
                 request.lineage_batch.language = language
@@ -676,21 +673,22 @@ class Taxonomy:
             lineage = Lineage.from_pb(result, release)
             return FormattedLineage(lineage.query, result.formatted, lineage, release)
 
-        def zero(query, release):
-            lineage = Lineage.unclassified(query, release, names)
-            return lineage if template is None else FormattedLineage(query, unclassified, lineage, release)
+        def zero(release):
+            lineage = Lineage.unclassified("0", release, names)
+            return lineage if template is None else FormattedLineage("0", unclassified, lineage, release)
         last_release = ""
         answered_so_far = 0
         for answer, answered, _ in self._pipeline(requests(), "lineage_batch", release=release):
             last_release = answered
             make = formatted if template is not None else Lineage.reader(answer, names)
             for result in answer.results:
-                while zeros and zeros[0][0] == answered_so_far:
-                    yield zero(zeros.popleft()[1], answered)
+                while zeros and zeros[0] == answered_so_far:
+                    zeros.popleft()
+                    yield zero(answered)
                 answered_so_far += 1
                 yield make(result, answered)
-        while zeros:
-            yield zero(zeros.popleft()[1], last_release)
+        for _ in zeros:
+            yield zero(last_release)
 
     def lineage_format(self, ids: Union[Query, Iterable[Query]], template: Union[str, LineageFormat], *,
                        fill: Union[None, bool, str] = None, prefix_ranks: bool = False, ranks: str = "all",
