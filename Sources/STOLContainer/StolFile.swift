@@ -151,7 +151,7 @@ public enum StolFile {
         let verified = try verify(fileDescriptor: fd, trust: trust, now: now, options: options, delta: delta, events: events) {
             (chunk) throws(StolFormatError) in try typed { try file.append(chunk) }
         }
-        if verified.header.kind == .delta { try delta.copyOutput { (chunk) throws(StolFormatError) in try typed { try file.append(chunk) } } }
+        if verified.header.kind?.isDelta == true { try delta.copyOutput { (chunk) throws(StolFormatError) in try typed { try file.append(chunk) } } }
         try typed { try file.commit(mode: 0o644) }
         return verified
     }
@@ -181,7 +181,7 @@ public enum StolFile {
         try events(.progress(.verifyingChecksum, fraction: 0))
         let payloadStart = UInt64(headerSize)
         let payloadBytes = size - payloadStart
-        let keepsPayload = header.formatVersion == 2 && header.kindByte == StolHeader.Kind.delta.rawValue
+        let keepsPayload = header.formatVersion == 2 && StolHeader.Kind(rawValue: header.kindByte)?.isDelta == true
         if keepsPayload { try delta?.resetPayload() }
         var hasher = SHA256()
         try forEachChunk(of: source, from: payloadStart, to: size) { (chunk, done) throws(StolFormatError) in
@@ -210,11 +210,11 @@ public enum StolFile {
         if header.formatVersion == 2, header.contentSize > options.maximumDecompressedBytes {
             throw .decompressionLimit(limit: options.maximumDecompressedBytes)
         }
-        if header.formatVersion == 2, header.kind == .delta, header.contentSize > ZstdDelta.maximumDatabaseBytes {
+        if header.formatVersion == 2, header.kind?.isDelta == true, header.contentSize > ZstdDelta.maximumDatabaseBytes {
             throw .decompressionLimit(limit: ZstdDelta.maximumDatabaseBytes)
         }
 
-        if header.kind == .delta {
+        if header.kind?.isDelta == true {
             // 11–13. the base, the frame applied to it, the result against the signed content
             guard let delta else { throw .deltaBaseMismatch("no base database was given for this delta of \(header.baseRelease)") }
             try events(.progress(.decompressing, fraction: 0))
@@ -372,21 +372,26 @@ public enum StolFile {
         return Written(header: header, fileBytes: payloadBytes + UInt64(headerSize), inputBytes: source.size)
     }
 
-    /// Writes a signed delta (kind 2, §10 of the format) that turns the database at
-    /// `base` into the one at `input`: a zstd frame with the base as its prefix.
+    /// Writes a signed delta (§10 of the format) that turns the database at `base` into
+    /// the one at `input`: a zstd frame with the base as its prefix, of the new database's
+    /// bytes (`kind` `.delta`) or of the changeset of its rows (`.rowDelta`, ``RowDelta``;
+    /// it throws when a changeset cannot express the difference).
     @discardableResult
     public static func writeDelta(base: String, baseRelease: String, input: String, to output: String, schemaVersion: UInt32,
-                                  signingKey: Ed25519.PrivateKey, labels: Labels, level: Int32 = 12) throws(StolFormatError) -> Written {
+                                  signingKey: Ed25519.PrivateKey, labels: Labels, level: Int32 = 12,
+                                  kind: StolHeader.Kind = .delta) throws(StolFormatError) -> Written {
+        guard kind.isDelta else { throw .outputFailed("a delta is of kind 2 or 3") }
         guard StolHeader.isValidRelease(labels.release), StolHeader.isValidText(labels.idNamespace), StolHeader.isValidRelease(baseRelease) else {
             throw .outputFailed("a release or id namespace cannot be written in a header (1–32 of A–Z a–z 0–9 . _ + -, the first a letter or digit; a release never 'bundled')")
         }
         let baseFile = try MappedFile.open(path: base)
         let target = try MappedFile.open(path: input)
+        let changeset = kind == .rowDelta ? try RowDelta.changeset(base: base, target: input) : nil
         let file = try typed { try AtomicFile(path: output) }
         try typed { try file.append([UInt8](repeating: 0, count: StolHeader.version2Size)) }
         var hasher = SHA256()
         var payloadBytes: UInt64 = 0
-        try ZstdDelta.create(base: baseFile.bytes, target: target.bytes, level: level) { (chunk) throws(StolFormatError) in
+        try ZstdDelta.create(base: baseFile.bytes, target: changeset?.bytes ?? target.bytes, level: level) { (chunk) throws(StolFormatError) in
             payloadBytes += UInt64(chunk.count)
             guard payloadBytes + UInt64(StolHeader.version2Size) <= maximumFileBytes else {
                 throw .fileTooLarge(bytes: payloadBytes + UInt64(StolHeader.version2Size), limit: maximumFileBytes)
@@ -398,7 +403,7 @@ public enum StolFile {
         contentHasher.update(target.bytes)
         var baseHasher = SHA256()
         baseHasher.update(baseFile.bytes)
-        let content = StolHeader.Content(kind: .delta, schemaVersion: schemaVersion, size: UInt64(target.bytes.count),
+        let content = StolHeader.Content(kind: kind, schemaVersion: schemaVersion, size: UInt64(target.bytes.count),
                                           sha256: contentHasher.finalize(), release: labels.release, idNamespace: labels.idNamespace,
                                           baseSHA256: baseHasher.finalize(), baseRelease: baseRelease)
         let header = StolHeader.signed(content, payloadSHA256: hasher.finalize(), key: signingKey)

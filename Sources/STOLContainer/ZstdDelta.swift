@@ -48,6 +48,23 @@ public enum ZstdDelta {
     /// The frame's form (check 12's first half): exactly one zstd frame, its
     /// content size present and equal to `expectedSize`, nothing after it.
     public static func checkFrame(_ payload: UnsafeRawBufferPointer, expectedSize: UInt64) throws(StolFormatError) {
+        let contentSize = try statedSize(payload)
+        guard contentSize == expectedSize else {
+            throw .corruptPayload("the zstd frame states \(contentSize) bytes, the header signs \(expectedSize)")
+        }
+    }
+
+    /// The same form for a row delta's frame, whose content (a changeset) has no signed
+    /// size: its stated size at most `maximumSize`.
+    public static func checkFrame(_ payload: UnsafeRawBufferPointer, maximumSize: UInt64) throws(StolFormatError) {
+        let contentSize = try statedSize(payload)
+        guard contentSize <= maximumSize else {
+            throw .corruptPayload("the zstd frame states \(contentSize) bytes, over the \(maximumSize) a row delta may hold")
+        }
+    }
+
+    /// Exactly one frame, nothing after it, its content size stated: that size.
+    private static func statedSize(_ payload: UnsafeRawBufferPointer) throws(StolFormatError) -> UInt64 {
         guard payload.count >= 4, let base = payload.baseAddress else { throw .corruptPayload("the delta is not a zstd frame") }
         guard payload.loadUnaligned(as: UInt32.self).littleEndian == UInt32(ZSTD_MAGICNUMBER) else {
             throw .corruptPayload("the delta is not a zstd frame")
@@ -63,9 +80,7 @@ public enum ZstdDelta {
         guard contentSize != ZSTD_CONTENTSIZE_UNKNOWN, contentSize != ZSTD_CONTENTSIZE_ERROR else {
             throw .corruptPayload("the zstd frame does not state its content size")
         }
-        guard contentSize == expectedSize else {
-            throw .corruptPayload("the zstd frame states \(contentSize) bytes, the header signs \(expectedSize)")
-        }
+        return UInt64(contentSize)
     }
 
     /// The content size a frame states, if it states one (tools and the fuzz target).

@@ -27,7 +27,14 @@ public struct StolHeader: Equatable, Sendable {
 
     public enum Kind: UInt8, Sendable {
         case database = 1
+        /// A byte delta (§10.1): a zstd frame of the result's bytes against the base's.
         case delta = 2
+        /// A row delta (§10.2): a zstd frame, against the base's bytes, of the SQLite
+        /// changeset that turns the base's rows into the result's.
+        case rowDelta = 3
+
+        /// Whether the file applies to a base (either delta).
+        public var isDelta: Bool { self != .database }
     }
 
     public var formatVersion: UInt8
@@ -189,7 +196,9 @@ public struct StolHeader: Equatable, Sendable {
 
     /// Check 8: a signed header can still be malformed, but only by a faulty signer.
     func checkForm() throws(StolFormatError) {
-        guard let kind else { throw .malformedHeader("the header's kind is \(kindByte), not 1 (database) or 2 (delta)") }
+        guard let kind else {
+            throw .malformedHeader("the header's kind is \(kindByte), not 1 (database), 2 (delta) or 3 (row delta)")
+        }
         guard reserved.allSatisfy({ $0 == 0 }) else { throw .malformedHeader("the header's reserved bytes are not zero") }
         guard Self.isValidText(releaseField), ReleaseName.isValid(release) else {
             throw .malformedHeader("the header's release is not a valid release name")
@@ -200,7 +209,7 @@ public struct StolHeader: Equatable, Sendable {
             guard baseSHA256 == Self.zeroDigest, baseReleaseField == Self.emptyText else {
                 throw .malformedHeader("a whole database names a base")
             }
-        case .delta:
+        case .delta, .rowDelta:
             guard Self.isValidText(baseReleaseField), ReleaseName.isValid(baseRelease) else {
                 throw .malformedHeader("a delta's base release is not a valid release name")
             }

@@ -227,7 +227,7 @@ public final class ImportCoordinator: StreamingFramedService {
                let installed = store.installedNamespaces().subtracting([header.idNamespace]).sorted().first {
                 throw ImportError.idNamespaceMismatch(installed: installed, offered: header.idNamespace)
             }
-            if header.kind == .delta { base = try deltaBase(header) }
+            if header.kind?.isDelta == true { base = try deltaBase(header) }
         }
 
         let verifier: FrameSocket
@@ -310,7 +310,7 @@ public final class ImportCoordinator: StreamingFramedService {
         context.logger.notice("release installed", metadata: ["release": "\(release)",
             "bytes": "\(verified.sqliteBytes)", "build_time": "\(buildTime)",
             "format_version": "\(header.formatVersion)", "key_id": "\(header.keyID?.description ?? verified.keyID)",
-            "delta": "\(header.kind == .delta)",
+            "delta": "\(header.kind?.isDelta == true)",
             "verify_seconds": "\(verifySeconds)", "seconds": "\(ContinuousClock.now - started)"])
         var installing = Stol_V1_ImportProgress()
         installing.stage = .installing

@@ -37,7 +37,7 @@ public enum TaxonomySchema {
     public static let statements: [String] = [
         """
         CREATE TABLE schema_version (
-            version     INTEGER NOT NULL,
+            version     INTEGER PRIMARY KEY,
             applied_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
         )
         """,

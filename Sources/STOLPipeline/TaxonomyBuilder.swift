@@ -19,6 +19,8 @@ public struct TaxonomyBuilder {
     public struct Options: Sendable {
         public var format: SourceFormat = .coldp
         public var topN = 10
+        /// Write the view's Euler tour and first occurrences (``TaxonomyDatabaseWriter/eulerTour``).
+        public var eulerTour = true
         /// Drop placeholder taxa and their subtrees (``PlaceholderFilter``).
         public var dropPlaceholders = false
         /// When not empty: keep only these taxa (source ids) and their descendants,
@@ -184,7 +186,8 @@ public struct TaxonomyBuilder {
         // Each build is named (``Provenance/buildID``), unless its provenance names it.
         if provenance.buildID == nil { provenance.buildID = Provenance.newBuildID() }
         summary.provenance = provenance
-        let writer = TaxonomyDatabaseWriter(topN: options.topN, provenance: provenance) { name, duration in
+        let writer = TaxonomyDatabaseWriter(topN: options.topN, eulerTour: options.eulerTour,
+                                            provenance: provenance) { name, duration in
             writerLogger.info("write step done", metadata: ["step": "\(name)", "elapsed": "\(duration)"])
         }
         summary.database = try writer.write(normalized, to: output)

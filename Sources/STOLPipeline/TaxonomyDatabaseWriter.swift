@@ -1,4 +1,5 @@
 import Foundation
+import CSTOLSQLite
 import GRDB
 import STOLModel
 
@@ -46,13 +47,20 @@ public struct TaxonomyDatabaseWriter {
     }
 
     public var topN: Int
+    /// Whether `euler_tour` and `first_occurrence` get their rows. The server never reads
+    /// them (it answers LCAs from its in-memory tree); they are for readers of the file
+    /// alone, and they are positional: a node added anywhere moves every later row, so a
+    /// reference build leaves them empty to keep its release-to-release deltas small.
+    public var eulerTour: Bool
     /// The rows of the `provenance` table; nil writes the table empty.
     public var provenance: Provenance?
     /// Called after each step of the write with its name and duration (build timings).
     public var onPhase: (@Sendable (String, Duration) -> Void)?
 
-    public init(topN: Int = 10, provenance: Provenance? = nil, onPhase: (@Sendable (String, Duration) -> Void)? = nil) {
+    public init(topN: Int = 10, eulerTour: Bool = true, provenance: Provenance? = nil,
+                onPhase: (@Sendable (String, Duration) -> Void)? = nil) {
         self.topN = topN
+        self.eulerTour = eulerTour
         self.provenance = provenance
         self.onPhase = onPhase
     }
@@ -129,7 +137,7 @@ public struct TaxonomyDatabaseWriter {
                 phase("retired ids")
                 try insertSearchIndex(taxonomy, byID: byID, db)
                 phase("fts")
-                report.eulerTour = try insertEulerTour(tree, db)
+                report.eulerTour = eulerTour ? try insertEulerTour(tree, db) : 0
                 phase("euler")
                 report.topNRelatives = try insertTopN(tree, db)
                 report.prominentTaxa = try insertProminence(taxonomy, whole: tree, db)
@@ -153,7 +161,10 @@ public struct TaxonomyDatabaseWriter {
             phase("commit")
             // VACUUM INTO writes the compacted copy once (a plain VACUUM writes it
             // twice, and journals the original); the copy is in rollback-journal mode.
+            // The schema cookie is set first, as a row delta's result sets it (RowDelta):
+            // so a release applied from its predecessor's rows is this file byte for byte.
             try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA schema_version = \(STOL_SQLITE_SCHEMA_COOKIE)")
                 try db.execute(sql: "VACUUM INTO ?", arguments: [compacted])
             }
             try queue.close()

@@ -64,15 +64,18 @@ public final class VerifierService: StreamingFramedService, @unchecked Sendable 
     private let scratch: ScratchFile
     /// A delta's private copy (taken while it is hashed); nil: deltas are refused.
     private let deltaScratch: ScratchFile?
+    /// The copy of the base a row delta's rows are applied to; nil: row deltas are refused.
+    private let rowDeltaScratch: ScratchFile?
     private let pausePoints: TestPausePoints
     /// The base a delta applies to, attached by the request before it (one connection per process).
     private var attachedBase: OwnedFileDescriptor?
 
     public init(configuration: Configuration, scratch: ScratchFile, deltaScratch: ScratchFile? = nil,
-                pausePoints: TestPausePoints = .disarmed) {
+                rowDeltaScratch: ScratchFile? = nil, pausePoints: TestPausePoints = .disarmed) {
         self.configuration = configuration
         self.scratch = scratch
         self.deltaScratch = deltaScratch
+        self.rowDeltaScratch = rowDeltaScratch
         self.pausePoints = pausePoints
     }
 
@@ -100,6 +103,7 @@ public final class VerifierService: StreamingFramedService, @unchecked Sendable 
         }
         try? scratch.reset()
         try? deltaScratch?.reset()
+        try? rowDeltaScratch?.reset()
     }
 
     private func verify(_ request: Request, context: RequestContext, send: (Response) throws -> Void) throws -> Stol_V1_VerifyDone? {
@@ -142,7 +146,8 @@ public final class VerifierService: StreamingFramedService, @unchecked Sendable 
         var prefix: [UInt8] = []
         let verified: StolFile.Verified
         let delta = deltaScratch.map { copy in
-            DeltaWorkspace(baseDescriptor: base?.rawValue, payloadDescriptor: copy.descriptor, outputDescriptor: scratch.descriptor)
+            DeltaWorkspace(baseDescriptor: base?.rawValue, payloadDescriptor: copy.descriptor, outputDescriptor: scratch.descriptor,
+                           workDescriptor: rowDeltaScratch?.descriptor)
         }
         do throws(StolFormatError) {
             verified = try StolFile.verify(
@@ -176,7 +181,7 @@ public final class VerifierService: StreamingFramedService, @unchecked Sendable 
             if case .cancelled(let reason) = error { throw ImportError.cancelled(reason) }
             throw ImportError.verification(error)
         }
-        if verified.header.kind == .delta {
+        if verified.header.kind?.isDelta == true {
             // The result was written through a mapping of the scratch file.
             scratch.adopt(length: verified.sqliteBytes)
             prefix = [UInt8](repeating: 0, count: min(DatabaseChecks.sqliteMagic.count, Int(verified.sqliteBytes)))

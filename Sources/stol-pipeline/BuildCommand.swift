@@ -31,8 +31,12 @@ struct Build: ParsableCommand {
     @Option(help: "Path of the SQLite database to write (replaced atomically).")
     var output: String
 
-    @Option(help: "Closest relatives to precompute per species (0 disables).")
+    @Option(help: "Closest relatives to precompute per species (0 disables: the server computes them on its tree).")
     var topN: Int = 10
+
+    @Flag(inversion: .prefixedNo,
+          help: "Write the Euler tour and first occurrences of the eight-rank view (the server never reads them; a reference build leaves them out, so that its deltas stay small).")
+    var eulerTour = true
 
     @Flag(help: "Drop placeholder taxa (Panthera sp., uncultured …, environmental samples) and their subtrees.")
     var dropPlaceholders = false
@@ -99,6 +103,7 @@ struct Build: ParsableCommand {
         var options = TaxonomyBuilder.Options()
         options.format = sourceFormat
         options.topN = topN
+        options.eulerTour = eulerTour
         options.dropPlaceholders = dropPlaceholders
         options.overlayDirectory = overlay
         options.onlyNamedSpecies = onlyNamedSpecies

@@ -242,7 +242,7 @@ struct Verify: ParsableCommand {
             if verified.header.formatVersion == 2 {
                 // What the header signs, not what the database says of itself: this command runs
                 // no database checks (the verifier's provenance check compares the two on import).
-                let kind = verified.header.kind == .delta ? "a delta from \(verified.header.baseRelease) to" : "a database of"
+                let kind = verified.header.kind?.isDelta == true ? "a delta from \(verified.header.baseRelease) to" : "a database of"
                 print("  ok  the signed header names \(kind) release \(verified.header.release), ids \(verified.header.idNamespace), "
                       + "signed by \(verified.keyID) (the database's own provenance is checked on import)")
             } else {
@@ -274,14 +274,20 @@ struct Delta: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a signed delta that turns one release's database into another's.",
         discussion: """
-            A delta (protocol/STOL-FORMAT.md §10) is a .stol file of kind 2: a zstd frame made \
-            with the base database as its reference prefix (zstd's --patch-from), and a version 2 \
-            header that signs the base's SHA-256 and release and the result's size, SHA-256, \
-            release and id namespace. `stol-client db import DELTA` applies it to the installed \
-            base in the sandboxed verifier; it is refused for any other base (DELTA_BASE_MISMATCH) \
-            and changes nothing when applied twice. Both databases must be at most 2 GiB (zstd's \
-            window). Compressing a full NCBI release takes about a minute and several GB of memory \
-            (the base and the result are mapped, plus zstd's match finder).
+            A delta (protocol/STOL-FORMAT.md §10) is a .stol file whose version 2 header signs the \
+            base's SHA-256 and release and the result's size, SHA-256, release and id namespace. \
+            Its payload is a zstd frame made with the base database as its reference prefix (zstd's \
+            --patch-from), of one of two things: the rows that changed, as an SQLite changeset (kind 3, \
+            a row delta: --kind rows), or the new database's bytes (kind 2: --kind bytes). A row delta \
+            is a few times smaller (the pipeline lays every release out anew, so most pages' bytes \
+            move while few rows change); it needs both databases written by this pipeline's schema \
+            (the same tables, each with a primary key), and its result, the base's rows changed and \
+            written with VACUUM INTO, must be the new database byte for byte: the command checks that \
+            by applying the delta. --kind auto (the default) writes a row delta where it can and \
+            says why when it writes a byte delta instead. `stol-client db import DELTA` applies \
+            either to the installed base in the sandboxed verifier; it is refused for any other base \
+            (DELTA_BASE_MISMATCH) and changes nothing when applied twice. Both databases must be at \
+            most 2 GiB (zstd's window).
             """)
 
     @Option(help: "Private key file (mode 0600). Default: $\(SigningKeyFile.environmentVariable).")
@@ -299,8 +305,12 @@ struct Delta: ParsableCommand {
     @Option(help: "zstd level, 1…19 (higher: smaller and slower).")
     var level: Int32 = 12
 
+    @Option(help: "rows (kind 3), bytes (kind 2), or auto: rows where the two databases allow it, else bytes.")
+    var kind: String = "auto"
+
     func run() throws {
         guard (1...19).contains(level) else { throw ValidationError("--level must be between 1 and 19") }
+        guard ["rows", "bytes", "auto"].contains(kind) else { throw ValidationError("--kind must be rows, bytes or auto") }
         let signingKey: Ed25519.PrivateKey
         do {
             signingKey = try SigningKeyFile.loadPrivateKey(path: key, environment: ProcessInfo.processInfo.environment)
@@ -321,12 +331,29 @@ struct Delta: ParsableCommand {
         }
         do {
             let started = Date()
-            let written = try StolFile.writeDelta(base: base, baseRelease: baseLabels.release, input: input, to: output,
-                                                  schemaVersion: version, signingKey: signingKey, labels: labels, level: level)
-            _ = try StolFile.verify(path: output, trust: .trusting(signingKey.publicKey),
-                                    options: .init(supportedSchemaVersions: version...version), basePath: base)
+            func write(_ kind: StolHeader.Kind) throws -> StolFile.Written {
+                let written = try StolFile.writeDelta(base: base, baseRelease: baseLabels.release, input: input, to: output,
+                                                      schemaVersion: version, signingKey: signingKey, labels: labels,
+                                                      level: level, kind: kind)
+                _ = try StolFile.verify(path: output, trust: .trusting(signingKey.publicKey),
+                                        options: .init(supportedSchemaVersions: version...version), basePath: base)
+                return written
+            }
+            let written: StolFile.Written
+            switch kind {
+            case "bytes": written = try write(.delta)
+            case "rows": written = try write(.rowDelta)
+            default:
+                do {
+                    written = try write(.rowDelta)
+                } catch {
+                    FileHandle.standardError.write(Data("stol-pipeline: no row delta (\(error)); writing a byte delta\n".utf8))
+                    written = try write(.delta)
+                }
+            }
+            let form = written.header.kind == .rowDelta ? "row delta (kind 3)" : "byte delta (kind 2)"
             print("""
-                wrote delta \(output): \(written.fileBytes) bytes for a database of \(written.inputBytes) bytes \
+                wrote \(form) \(output): \(written.fileBytes) bytes for a database of \(written.inputBytes) bytes \
                 (\(String(format: "%.1f", Date().timeIntervalSince(started))) s, verified by applying it)
                   from release \(baseLabels.release) (SHA-256 \(written.header.baseSHA256.hexString))
                   to release \(labels.release), ids \(labels.idNamespace) (SHA-256 \(written.header.contentSHA256.hexString))

@@ -89,10 +89,12 @@ struct VerifyDaemon: ParsableCommand {
         }
         let scratch: ScratchFile
         let deltaScratch: ScratchFile
+        let rowDeltaScratch: ScratchFile
         DaemonMain.reportUnitLevelProbe(context)
         do {
             scratch = try ScratchFile()
             deltaScratch = try ScratchFile()
+            rowDeltaScratch = try ScratchFile()
             _ = try VerifierSandbox.enter(paths: paths, scratch: scratch, logger: logger)
         } catch {
             logger.critical("cannot start: \(error)")
@@ -101,7 +103,7 @@ struct VerifyDaemon: ParsableCommand {
         DaemonMain.reportSandboxProbe(context)
         let service = VerifierService(
             configuration: .init(allowedUID: allowed, trustedKeys: trustedKeys),
-            scratch: scratch, deltaScratch: deltaScratch, pausePoints: pausePoints)
+            scratch: scratch, deltaScratch: deltaScratch, rowDeltaScratch: rowDeltaScratch, pausePoints: pausePoints)
         BlockingFramedServer(service: service, source: source, configuration: ServerConfiguration(name: DaemonIdentity.verifier.socketName),
                              logger: logger).serve()
     }

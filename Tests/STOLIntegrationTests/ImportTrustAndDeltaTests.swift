@@ -231,6 +231,69 @@ final class ImportTrustAndDeltaTests: XCTestCase {
         XCTAssertNil(FileStat(path: recordPath))
     }
 
+    /// A row delta (kind 3, STOL-FORMAT.md §10.2) through the real client, coordinator and
+    /// sandboxed verifier: the base's rows changed (renamed, deleted and added taxa) and laid
+    /// out again are the new release byte for byte, applied twice it changes nothing; one
+    /// whose rows were taken against another build of the base release, one whose frame is
+    /// damaged and one whose new database was not laid out as the pipeline lays one out are
+    /// each refused with their typed error, the state directory unchanged.
+    func testARowDelta_installsTheNewReleaseByteForByte_andOnesThatCannotYieldItAreRefused() throws {
+        try stack.startImportStack()
+        let key = StackHarness.signingKey
+        let base = try StolCorpus.laidOut(try database(release: "2023.11.4", builtAt: "2026-01-01T00:00:00Z"))
+        func nextRelease(_ db: Database) throws {
+            try db.execute(sql: "UPDATE taxa SET scientific_name = scientific_name || ' x' WHERE id % 7 = 0")
+            try db.execute(sql: "DELETE FROM taxa WHERE id % 101 = 3 AND id NOT IN (SELECT parent_id FROM taxa WHERE parent_id IS NOT NULL)")
+            try db.execute(sql: """
+                INSERT INTO taxa (id, parent_id, rank, main_rank, main_parent_id, scientific_name, status)
+                SELECT id + 90000000, parent_id, rank, main_rank, main_parent_id, scientific_name || ' nova', status
+                FROM taxa WHERE id % 53 = 0 AND main_rank = 'species'
+                """)
+        }
+        let unlaid = try database(release: "2024.9.7", builtAt: "2026-02-01T00:00:00Z", edit: nextRelease)
+        let next = try StolCorpus.laidOut(unlaid)
+        XCTAssertEqual(try importing(StolCorpus.sign(base, key: key), name: "base").status, 0)
+        let delta = try StolCorpus.signRowDelta(base: base, to: next, key: key)
+        XCTAssertEqual(delta[12], StolHeader.Kind.rowDelta.rawValue)
+
+        // Refused first, each leaving the state as it was.
+        let otherBuild = try StolCorpus.laidOut(try database(release: "2023.11.4", builtAt: "2026-01-02T00:00:00Z") { db in
+            try db.execute(sql: "UPDATE taxa SET scientific_name = scientific_name || ' y' WHERE id % 5 = 0")
+        })
+        let payload = Array(delta.dropFirst(StolHeader.version2Size))
+        var damaged = payload
+        damaged[payload.count / 2] ^= 0xff
+        var header = try StolHeader(parsing: Array(delta.prefix(StolHeader.version2Size)))
+        header.payloadSHA256 = SHA256.hash(damaged)
+        header.signature = key.sign(header.signedMessage)
+        let cases: [(String, [UInt8], String)] = [
+            ("rows taken against another build of the base release",
+             try StolCorpus.signRowDelta(base: base, to: next, key: key, changesetBase: otherBuild), "DATABASE_CORRUPT"),
+            ("a byte of the frame changed, re-signed", header.serialized() + damaged, "DATABASE_CORRUPT"),
+            ("a new database the pipeline did not lay out", try StolCorpus.signRowDelta(base: base, to: unlaid, key: key),
+             "CONTENT_HASH_MISMATCH"),
+        ]
+        var before = stack.stateSnapshot()
+        for (name, file, code) in cases {
+            let refused = try importing(file, name: "bad-rows")
+            XCTAssertEqual(StackHarness.errorCode(refused), code, "\(name): \(refused.stdout) \(refused.stderr)")
+            XCTAssertEqual(refused.status, 7, name)
+            XCTAssertEqual(stack.stateSnapshot(), before, "\(name) changed the state directory")
+        }
+        XCTAssertEqual(stack.stagingFiles, [])
+
+        let applied = try importing(delta, name: "rows")
+        XCTAssertEqual(applied.status, 0, applied.stderr)
+        XCTAssertEqual(fileDigest(stack.stateDirectory + "/databases/releases/2024.9.7.sqlite"), SHA256.hash(next).hexString,
+                       "the row delta applied to the installed base is the new release byte for byte")
+        XCTAssertEqual(fileDigest(stack.stateDirectory + "/databases/releases/2023.11.4.sqlite"), SHA256.hash(base).hexString)
+        before = stack.stateSnapshot()
+        let again = try stack.client(["db", "import", try stack.writeFile(delta, name: "rows-again.stol")])
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stdout.contains("already installed"), again.stdout)
+        XCTAssertEqual(stack.stateSnapshot(), before)
+    }
+
     /// Damaged deltas, each with its typed error and the state directory unchanged
     /// (the whole-file bad corpus is `ImportBadFileTests`; these are the delta kinds).
     func testEveryBadDelta_endsWithItsTypedError_andChangesNothing() throws {

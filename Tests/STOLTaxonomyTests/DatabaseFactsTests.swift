@@ -78,7 +78,13 @@ final class DatabaseFactsTests: XCTestCase {
         XCTAssertTrue(unusableReason(twoRows).contains("exactly one row, it holds 2"), unusableReason(twoRows))
         let none = try edited { try $0.execute(sql: "DELETE FROM schema_version") }
         XCTAssertTrue(unusableReason(none).contains("exactly one row, it holds 0"), unusableReason(none))
-        let text = try edited { try $0.execute(sql: "UPDATE schema_version SET version = 'three'") }
+        // The pipeline's table keys the version (an integer); a file made elsewhere need not.
+        let text = try edited { db in
+            try db.execute(sql: """
+                DROP TABLE schema_version; CREATE TABLE schema_version (version, applied_at TEXT);
+                INSERT INTO schema_version VALUES ('three', '2026-01-01T00:00:00Z')
+                """)
+        }
         XCTAssertTrue(unusableReason(text).contains("is not an integer"), unusableReason(text))
     }
 

@@ -1,3 +1,4 @@
+import CSTOLSQLite
 import CZlib
 import Foundation
 import STOLModel
@@ -96,6 +97,48 @@ public enum StolCorpus {
             }
         }
         let content = StolHeader.Content(kind: .delta, schemaVersion: schemaVersion, size: UInt64(sqlite.count),
+                                          sha256: SHA256.hash(sqlite), release: labels.release, idNamespace: labels.idNamespace,
+                                          baseSHA256: SHA256.hash(base), baseRelease: baseLabels.release)
+        return StolFile.assemble(payload: payload, content: content, signingKey: key, edit: edit)
+    }
+
+    /// `sqlite` laid out as the pipeline writes every database (TaxonomyDatabaseWriter):
+    /// the schema cookie set to STOL_SQLITE_SCHEMA_COOKIE, then VACUUM INTO a new file.
+    /// A row delta's result is laid out the same way, so only such files are reached by one.
+    public static func laidOut(_ sqlite: [UInt8]) throws -> [UInt8] {
+        let directory = NSTemporaryDirectory() + "/stol-laid-out-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data(sqlite).write(to: URL(fileURLWithPath: directory + "/in.sqlite"))
+        let queue = try DatabaseQueue(path: directory + "/in.sqlite")
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA schema_version = \(STOL_SQLITE_SCHEMA_COOKIE)")
+            try db.execute(sql: "VACUUM INTO ?", arguments: [directory + "/out.sqlite"])
+        }
+        try queue.close()
+        return try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/out.sqlite")))
+    }
+
+    /// A signed row delta (kind 3) from `base` to `sqlite`, made by ``StolFile/writeDelta``;
+    /// `changesetBase`, when given, is the database its rows are taken against instead
+    /// (a delta whose rows do not fit the base its header names).
+    public static func signRowDelta(base: [UInt8], to sqlite: [UInt8], key: Ed25519.PrivateKey,
+                                    changesetBase: [UInt8]? = nil,
+                                    edit: (inout StolHeader) -> Void = { _ in }) throws -> [UInt8] {
+        let directory = NSTemporaryDirectory() + "/stol-row-delta-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data(base).write(to: URL(fileURLWithPath: directory + "/base.sqlite"))
+        try Data(sqlite).write(to: URL(fileURLWithPath: directory + "/next.sqlite"))
+        if let changesetBase { try Data(changesetBase).write(to: URL(fileURLWithPath: directory + "/other.sqlite")) }
+        let changeset = try RowDelta.changeset(base: directory + (changesetBase == nil ? "/base.sqlite" : "/other.sqlite"),
+                                               target: directory + "/next.sqlite")
+        var payload: [UInt8] = []
+        try base.withUnsafeBytes { baseBytes in
+            try ZstdDelta.create(base: baseBytes, target: changeset.bytes, level: 3) { (chunk) throws(StolFormatError) in payload += chunk }
+        }
+        let labels = self.labels(of: sqlite), baseLabels = self.labels(of: base)
+        let content = StolHeader.Content(kind: .rowDelta, schemaVersion: UInt32(TaxonomySchema.currentVersion), size: UInt64(sqlite.count),
                                           sha256: SHA256.hash(sqlite), release: labels.release, idNamespace: labels.idNamespace,
                                           baseSHA256: SHA256.hash(base), baseRelease: baseLabels.release)
         return StolFile.assemble(payload: payload, content: content, signingKey: key, edit: edit)
