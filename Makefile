@@ -81,7 +81,7 @@ help:
 	@echo "make bench-handover  what a hand-over to another thread costs a request beside busy nice +10 threads, without STOL (Tools/handover/handover.c; part of make bench)"
 	@echo "make bench-start  first answers of a socket-activated stol-taxonomyd on the full reference: tree built against read from its image"
 	@echo "make bench-releases  three full NCBI releases side by side: pinned batches, cold releases, peak RSS, a diff (builds the older releases once)"
-	@echo "make bench-delta  a signed delta between two real NCBI releases (DELTA_FROM=2023.11.4 to 2024.9.7) against the full file: size, time to make it, import through the real stack"
+	@echo "make bench-delta  signed deltas between consecutive real NCBI releases (DELTA_PAIRS: 2023.11.4 to 2024.9.7, 2021.11.16 to 2023.11.4) against the full file: size (at most 0.15), time to make one, import through the real stack"
 	@echo "make bench-relevance  search relevance: the everyday queries of Tests/relevance, top-1 and top-5, on both databases"
 	@echo "make bench-pipeline  pipeline speed, memory and table sizes on the full NCBI tree"
 	@echo "make bench-peers  STOL against taxopy, ete4 and taxoniq: lineage, LCA, name->id, majority vote of sets (taxopy only), tree for a list of taxa and annotating a tree (ete4 only); wall time, memory, agreement (BENCH_PEERS_ARGS=--help)"
@@ -517,17 +517,24 @@ bench-releases: build-bench
 	"$(RELEASE_BIN)/stol-bench" releases --bundled $(BUNDLED_DB) --release 2024.9.7=$(OUT)/reference.sqlite \
 	  $(foreach r,$(BENCH_RELEASES),--release $(r)=$(OUT)/reference-$(r).sqlite)
 
-## A signed delta between two real NCBI releases against the full file (issue 22): size, time
-## to make it, import through the real stack (the full file's import the baseline in the same
-## run). DELTA_FROM=2023.11.4 (out/reference-DELTA_FROM.*) to out/reference.* (2024.9.7).
-DELTA_FROM ?= 2023.11.4
+## Signed deltas between consecutive real NCBI releases against the full file (issues 22, 38):
+## size (issue 38: at most 0.15 of the full file), time to make one, import through the real stack
+## (the full file's import the baseline in the same run). DELTA_PAIRS: BASE:NEW releases, each
+## out/reference-RELEASE.* (2024.9.7: out/reference.*), built once with `make reference-db RELEASE=…`.
+DELTA_PAIRS ?= 2023.11.4:2024.9.7 2021.11.16:2023.11.4
 bench-delta: build
-	@test -s $(OUT)/reference.sqlite -a -s $(OUT)/reference.stol || OUT=$(OUT) RELEASE= Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
-	@test -s $(OUT)/reference-$(DELTA_FROM).sqlite -a -s $(OUT)/reference-$(DELTA_FROM).stol || \
-	  OUT=$(OUT) RELEASE=$(DELTA_FROM) Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference
 	@test -s $(BUNDLED_DB) || $(MAKE) --no-print-directory db
-	Pipeline/scripts/bench-delta.sh "$(RELEASE_BIN)" $(BUNDLED_DB) $(OUT)/reference-$(DELTA_FROM).sqlite $(OUT)/reference-$(DELTA_FROM).stol \
-	  $(OUT)/reference.sqlite $(OUT)/reference.stol $(CURDIR)/.cache/keys/dev-signing.key $(STOL_TRUSTED_KEY) $(OUT)
+	@for pair in $(DELTA_PAIRS); do for r in $${pair%%:*} $${pair##*:}; do \
+	  if [ "$$r" = 2024.9.7 ]; then f=$(OUT)/reference; v=; else f=$(OUT)/reference-$$r; v=$$r; fi; \
+	  test -s $$f.sqlite -a -s $$f.stol || OUT=$(OUT) RELEASE=$$v Pipeline/scripts/build-db.sh "$(RELEASE_BIN)" reference || exit 1; \
+	done; done
+	@status=0; for pair in $(DELTA_PAIRS); do \
+	  base=$${pair%%:*}; new=$${pair##*:}; \
+	  if [ "$$base" = 2024.9.7 ]; then b=$(OUT)/reference; else b=$(OUT)/reference-$$base; fi; \
+	  if [ "$$new" = 2024.9.7 ]; then n=$(OUT)/reference; else n=$(OUT)/reference-$$new; fi; \
+	  Pipeline/scripts/bench-delta.sh "$(RELEASE_BIN)" $(BUNDLED_DB) $$b.sqlite $$b.stol $$n.sqlite $$n.stol \
+	    $(CURDIR)/.cache/keys/dev-signing.key $(STOL_TRUSTED_KEY) $(OUT) || status=1; \
+	done; exit $$status
 
 ## Search relevance: the everyday queries of Tests/relevance against the bundled and the
 ## reference database, top-1 and top-5 (targets: 90 % and 95 % top-1).

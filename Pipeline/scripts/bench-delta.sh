@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench-delta: a signed delta between two real NCBI releases (issue 22), against the
+# make bench-delta: a signed delta between two real NCBI releases (issues 22, 38), against the
 # full file of the new release: its size, the time and memory to make it, and the import
 # of each through the real stack (client, importd, a fresh verifier per import), the
 # import of the full file being the baseline measured in the same run.
@@ -25,6 +25,8 @@ if [[ ! -s $delta || $delta -ot $new_db || $delta -ot $base_db ]]; then
   read -r make_seconds make_kib < "$work/make.time"
   echo "made $delta in $make_seconds s, peak RSS $((make_kib / 1024)) MiB"
 fi
+kind=$(od -An -tu1 -j12 -N1 "$delta" | tr -d ' ')
+case $kind in 3) kind="row delta (kind 3)" ;; 2) kind="byte delta (kind 2)" ;; *) kind="kind $kind" ;; esac
 
 "$top/systemd/stack.sh" start "$bin" "$bundled" > /dev/null
 client=$bin/stol-client
@@ -44,13 +46,20 @@ peaks=$(grep -o 'peak_rss_kib=[0-9]*' "$STOL_RUNTIME_DIR/verify.log" | cut -d= -
 
 size() { stat -c %s "$1"; }
 mib() { awk -v n="$1" 'BEGIN { printf "%.1f", n / 1048576 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 printf '\n| %-38s | %12s | %10s |\n' "what" "size" "import"
 printf '| %-38s | %12s | %10s |\n' "--------------------------------------" "------------" "----------"
 printf '| %-38s | %8s MiB | %8s s |\n' "full file of $to (baseline)" "$(mib "$(size "$new_stol")")" "$full_seconds"
-printf '| %-38s | %8s MiB | %8s s |\n' "delta $from -> $to" "$(mib "$(size "$delta")")" "$delta_seconds"
+printf '| %-38s | %8s MiB | %8s s |\n' "$kind $from -> $to" "$(mib "$(size "$delta")")" "$delta_seconds"
 printf '| %-38s | %12s | %8s s |\n' "the same delta again (already installed)" "" "$twice_seconds"
 echo
-echo "delta/full: size $(ratio "$(size "$delta")" "$(size "$new_stol")"), import time $(ratio "$delta_seconds" "$full_seconds")"
+size_ratio=$(ratio "$(size "$delta")" "$(size "$new_stol")")
+echo "delta/full: size $size_ratio, import time $(ratio "$delta_seconds" "$full_seconds")"
 echo "installed $to is byte for byte $new_db (SHA-256 ${want_sha:0:16}…) by either route; the base $from import took $base_seconds s"
 echo "verifier peak RSS per import (KiB, in order: base, full, delta, delta again): $peaks"
+# Issue 38's targets: at most 0.15 of the full file, imported in less time than it.
+missed=""
+awk -v r="$size_ratio" 'BEGIN { exit !(r > 0.15) }' && missed="$missed size ratio $size_ratio > 0.15;"
+awk -v d="$delta_seconds" -v f="$full_seconds" 'BEGIN { exit !(d >= f) }' && missed="$missed import $delta_seconds s >= the full file's $full_seconds s;"
+if [[ -n $missed ]]; then echo "targets MISSED:$missed"; exit 1; fi
+echo "targets met: size at most 0.15 of the full file, import faster than the full file's"

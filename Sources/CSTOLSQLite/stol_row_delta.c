@@ -4,10 +4,12 @@
 #include "stol_row_delta.h"
 #include "stol_sqlite.h"
 
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
 static int fail(int code, char *error, size_t error_size, const char *format, ...) {
@@ -47,9 +49,9 @@ static int same_schema(sqlite3 *db, char *error, size_t error_size) {
     return SQLITE_OK;
 }
 
-int stol_row_delta_diff(const char *base_path, const char *target_path, void **changeset, long long *size,
+int stol_row_delta_diff(const char *base_path, const char *target_path, void **patchset, long long *size,
                         char *error, size_t error_size) {
-    *changeset = NULL;
+    *patchset = NULL;
     *size = 0;
     sqlite3 *db = NULL;
     sqlite3_session *session = NULL;
@@ -86,7 +88,7 @@ int stol_row_delta_diff(const char *base_path, const char *target_path, void **c
         const char *table = (const char *)sqlite3_column_text(tables, 0);
         if (sqlite3_column_int(tables, 1) == 0) {
             rc = fail(SQLITE_CONSTRAINT, error, error_size,
-                      "table %s has no primary key: a changeset cannot name its rows", table);
+                      "table %s has no primary key: a patchset cannot name its rows", table);
             goto done;
         }
         char *message = NULL;
@@ -103,11 +105,13 @@ int stol_row_delta_diff(const char *base_path, const char *target_path, void **c
     }
     int bytes = 0;
     void *buffer = NULL;
-    if ((rc = sqlite3session_changeset(session, &bytes, &buffer)) != SQLITE_OK) {
-        fail(rc, error, error_size, "sqlite3session_changeset: %s", sqlite3_errstr(rc));
+    // A patchset: no old values for changed and deleted rows (only their keys). The base's
+    // digest, checked before anything is applied, already pins what those values are.
+    if ((rc = sqlite3session_patchset(session, &bytes, &buffer)) != SQLITE_OK) {
+        fail(rc, error, error_size, "sqlite3session_patchset: %s", sqlite3_errstr(rc));
         goto done;
     }
-    *changeset = buffer;
+    *patchset = buffer;
     *size = bytes;
 done:
     sqlite3_finalize(tables);
@@ -116,9 +120,31 @@ done:
     return rc;
 }
 
-void stol_row_delta_free(void *changeset) { sqlite3_free(changeset); }
+void stol_row_delta_free(void *patchset) { sqlite3_free(patchset); }
 
 // MARK: Applying one
+
+int stol_row_delta_copy_base(int base_fd, int work_fd, const void *base, size_t size) {
+    if (ftruncate(work_fd, 0) != 0) return errno;
+    off64_t from = 0, to = 0;
+    while ((size_t)from < size) {
+        ssize_t copied = copy_file_range(base_fd, &from, work_fd, &to, size - (size_t)from, 0);
+        if (copied > 0) continue;
+        if (copied < 0 && errno == EINTR) continue;
+        break;  // not between these files (EXDEV, EPERM under a filter, …): the rest from the mapping
+    }
+    size_t done = (size_t)to;
+    while (done < size) {
+        size_t chunk = size - done < (1u << 24) ? size - done : (1u << 24);
+        ssize_t written = pwrite(work_fd, (const char *)base + done, chunk, (off_t)done);
+        if (written < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        done += (size_t)written;
+    }
+    return 0;
+}
 
 typedef struct {
     ZSTD_DCtx *context;
@@ -131,7 +157,7 @@ typedef struct {
     int conflicts;
 } Stream;
 
-/// sqlite3changeset_apply_strm's input: the next piece of the decompressed changeset.
+/// sqlite3changeset_apply_strm's input: the next piece of the decompressed patchset.
 static int next_piece(void *context, void *data, int *size) {
     Stream *stream = context;
     if (stream->finished || *size <= 0) {
@@ -158,7 +184,7 @@ static int next_piece(void *context, void *data, int *size) {
     }
     stream->produced += output.pos;
     if (stream->produced > stream->maximum) {
-        snprintf(stream->message, sizeof stream->message, "the delta's changeset is over %llu bytes", stream->maximum);
+        snprintf(stream->message, sizeof stream->message, "the delta's patchset is over %llu bytes", stream->maximum);
         stream->corrupt = 1;
         return SQLITE_TOOBIG;
     }
@@ -183,14 +209,14 @@ static int on_conflict(void *context, int kind, sqlite3_changeset_iter *iterator
 }
 
 int stol_row_delta_apply(int work_fd, int output_fd, const void *payload, size_t payload_size,
-                         const void *base, size_t base_size, unsigned long long maximum_changeset,
+                         const void *base, size_t base_size, unsigned long long maximum_patchset,
                          int *corrupt, char *error, size_t error_size) {
     *corrupt = 0;
     int rc = stol_sqlite_register_descriptor_vfs();
     if (rc != SQLITE_OK) return fail(rc, error, error_size, "cannot register the SQLite VFS (%d)", rc);
     Stream stream = {0};
     stream.input = (ZSTD_inBuffer){payload, payload_size, 0};
-    stream.maximum = maximum_changeset;
+    stream.maximum = maximum_patchset;
     stream.context = ZSTD_createDCtx();
     if (stream.context == NULL) return fail(SQLITE_NOMEM, error, error_size, "zstd: out of memory");
     sqlite3 *db = NULL;
@@ -216,8 +242,8 @@ int stol_row_delta_apply(int work_fd, int output_fd, const void *payload, size_t
     }
     rc = sqlite3changeset_apply_strm(db, next_piece, &stream, NULL, on_conflict, &stream);
     if (rc == SQLITE_OK && !stream.finished) {
-        // The changeset ended before its frame did: the rest would be ignored.
-        snprintf(stream.message, sizeof stream.message, "the delta's changeset ends before its zstd frame");
+        // The patchset ended before its frame did: the rest would be ignored.
+        snprintf(stream.message, sizeof stream.message, "the delta's patchset ends before its zstd frame");
         stream.corrupt = 1;
         rc = SQLITE_CORRUPT;
     }
@@ -228,8 +254,8 @@ int stol_row_delta_apply(int work_fd, int output_fd, const void *payload, size_t
     }
     if (rc != SQLITE_OK) {
         if (stream.message[0] == '\0') {
-            // sqlite3changeset_apply's own parse of the changeset (its bytes are the payload's).
-            snprintf(stream.message, sizeof stream.message, "the delta's changeset is not one: %s", sqlite3_errmsg(db));
+            // sqlite3changeset_apply's own parse of the patchset (its bytes are the payload's).
+            snprintf(stream.message, sizeof stream.message, "the delta's patchset is not one: %s", sqlite3_errmsg(db));
             stream.corrupt = rc == SQLITE_CORRUPT || rc == SQLITE_MISUSE || rc == SQLITE_ERROR || rc == SQLITE_SCHEMA;
         }
         fail(rc, error, error_size, "%s", stream.message);

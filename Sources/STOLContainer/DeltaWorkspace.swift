@@ -92,7 +92,7 @@ public final class DeltaWorkspace {
     }
 
     /// Checks 11–12: the base's SHA-256, the frame's form, the frame applied into the output
-    /// (a row delta's: its changeset applied to a copy of the base, written to the output).
+    /// (a row delta's: its patchset applied to a copy of the base, written to the output).
     /// Returns the size and SHA-256 of the result (check 13 compares them).
     func apply(_ header: StolHeader) throws(StolFormatError) -> (UInt64, [UInt8]) {
         guard let baseDescriptor else {
@@ -109,16 +109,27 @@ public final class DeltaWorkspace {
                 + "over the \(ZstdDelta.maximumDatabaseBytes) bytes a delta applies to")
         }
         let base = try MappedFile(readOnly: baseDescriptor, size: UInt64(info.st_size))
-        var baseHasher = SHA256()
-        baseHasher.update(base.bytes)
-        let baseDigest = baseHasher.finalize()
-        guard baseDigest == header.baseSHA256 else {
-            throw .deltaBaseMismatch("the base given has SHA-256 \(baseDigest.hexString.prefix(16))…; the delta applies to release \(header.baseRelease) with SHA-256 \(header.baseSHA256.hexString.prefix(16))…")
+        func checkBase(_ digest: [UInt8]) throws(StolFormatError) {
+            guard digest == header.baseSHA256 else {
+                throw .deltaBaseMismatch("the base given has SHA-256 \(digest.hexString.prefix(16))…; the delta applies to release \(header.baseRelease) with SHA-256 \(header.baseSHA256.hexString.prefix(16))…")
+            }
         }
         let payload = try MappedFile(readOnly: payloadDescriptor, size: payloadBytes)
         if header.kind == .rowDelta {
             guard let workDescriptor else { throw .outputFailed("a row delta needs a file to apply its rows in") }
-            let size = try RowDelta.apply(payload.bytes, base: base.bytes, work: workDescriptor, output: outputDescriptor)
+            // Check 11 runs on a thread of its own while the rows are applied to the copy
+            // (the verifier has two cores): the copy is scratch until the base is proven, and
+            // check 11's verdict is given first, whatever applying the rows said.
+            let hashing = DigestThread(base.bytes)
+            let applied: Result<UInt64, StolFormatError>
+            do throws(StolFormatError) {
+                applied = .success(try RowDelta.apply(payload.bytes, base: base.bytes, baseDescriptor: baseDescriptor,
+                                                      work: workDescriptor, output: outputDescriptor))
+            } catch {
+                applied = .failure(error)
+            }
+            try checkBase(hashing.digest())
+            let size = try applied.get()
             // A result of another size cannot be the signed one (check 13 says so); only hash what can be.
             guard size == header.contentSize else { outputBytes = size; return (size, []) }
             let output = try MappedFile(readOnly: outputDescriptor, size: size)
@@ -127,6 +138,9 @@ public final class DeltaWorkspace {
             outputBytes = size
             return (size, hasher.finalize())
         }
+        var baseHasher = SHA256()
+        baseHasher.update(base.bytes)
+        try checkBase(baseHasher.finalize())
         try ZstdDelta.checkFrame(payload.bytes, expectedSize: header.contentSize)
         let output = try MappedFile(writable: outputDescriptor, size: header.contentSize)
         try ZstdDelta.apply(payload.bytes, base: base.bytes, into: output.buffer)

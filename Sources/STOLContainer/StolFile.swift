@@ -374,8 +374,8 @@ public enum StolFile {
 
     /// Writes a signed delta (§10 of the format) that turns the database at `base` into
     /// the one at `input`: a zstd frame with the base as its prefix, of the new database's
-    /// bytes (`kind` `.delta`) or of the changeset of its rows (`.rowDelta`, ``RowDelta``;
-    /// it throws when a changeset cannot express the difference).
+    /// bytes (`kind` `.delta`) or of the patchset of its rows (`.rowDelta`, ``RowDelta``;
+    /// it throws when a patchset cannot express the difference).
     @discardableResult
     public static func writeDelta(base: String, baseRelease: String, input: String, to output: String, schemaVersion: UInt32,
                                   signingKey: Ed25519.PrivateKey, labels: Labels, level: Int32 = 12,
@@ -386,12 +386,12 @@ public enum StolFile {
         }
         let baseFile = try MappedFile.open(path: base)
         let target = try MappedFile.open(path: input)
-        let changeset = kind == .rowDelta ? try RowDelta.changeset(base: base, target: input) : nil
+        let patchset = kind == .rowDelta ? try RowDelta.patchset(base: base, target: input) : nil
         let file = try typed { try AtomicFile(path: output) }
         try typed { try file.append([UInt8](repeating: 0, count: StolHeader.version2Size)) }
         var hasher = SHA256()
         var payloadBytes: UInt64 = 0
-        try ZstdDelta.create(base: baseFile.bytes, target: changeset?.bytes ?? target.bytes, level: level) { (chunk) throws(StolFormatError) in
+        try ZstdDelta.create(base: baseFile.bytes, target: patchset?.bytes ?? target.bytes, level: level) { (chunk) throws(StolFormatError) in
             payloadBytes += UInt64(chunk.count)
             guard payloadBytes + UInt64(StolHeader.version2Size) <= maximumFileBytes else {
                 throw .fileTooLarge(bytes: payloadBytes + UInt64(StolHeader.version2Size), limit: maximumFileBytes)

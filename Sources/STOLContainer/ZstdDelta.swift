@@ -54,7 +54,7 @@ public enum ZstdDelta {
         }
     }
 
-    /// The same form for a row delta's frame, whose content (a changeset) has no signed
+    /// The same form for a row delta's frame, whose content (a patchset) has no signed
     /// size: its stated size at most `maximumSize`.
     public static func checkFrame(_ payload: UnsafeRawBufferPointer, maximumSize: UInt64) throws(StolFormatError) {
         let contentSize = try statedSize(payload)

@@ -277,7 +277,7 @@ struct Delta: ParsableCommand {
             A delta (protocol/STOL-FORMAT.md §10) is a .stol file whose version 2 header signs the \
             base's SHA-256 and release and the result's size, SHA-256, release and id namespace. \
             Its payload is a zstd frame made with the base database as its reference prefix (zstd's \
-            --patch-from), of one of two things: the rows that changed, as an SQLite changeset (kind 3, \
+            --patch-from), of one of two things: the rows that changed, as an SQLite patchset (kind 3, \
             a row delta: --kind rows), or the new database's bytes (kind 2: --kind bytes). A row delta \
             is a few times smaller (the pipeline lays every release out anew, so most pages' bytes \
             move while few rows change); it needs both databases written by this pipeline's schema \

@@ -56,20 +56,20 @@ final class RowDeltaTests: XCTestCase {
 
     func testARowDeltaWhoseRowsDoNotFitItsBase_isACorruptPayload_andYieldsNothing() throws {
         let (base, next) = try twoReleases()
-        // Rows taken against another build of the base release (one name differs), framed and
-        // signed for the base: the change of that row names an old value the base does not have.
+        // Rows taken against another build of the base release (one taxon missing), framed and
+        // signed for the base: that taxon is inserted, and the base already has it.
         let other = directory + "/other.sqlite"
         try FileManager.default.copyItem(atPath: base, toPath: other)
         let queue = try DatabaseQueue(path: other)
-        try queue.write { try $0.execute(sql: "UPDATE taxa SET scientific_name = 'Panthera leo x' WHERE id = 9689") }
+        try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA foreign_keys = OFF; DELETE FROM taxa WHERE id = 9689") }
         try queue.close()
-        let file = try StolCorpus.signRowDelta(base: try bytes(base), to: try bytes(next), key: key, changesetBase: try bytes(other))
+        let file = try StolCorpus.signRowDelta(base: try bytes(base), to: try bytes(next), key: key, rowsBase: try bytes(other))
         try Data(file).write(to: URL(fileURLWithPath: directory + "/bad.stol"))
         XCTAssertThrowsError(try StolFile.verify(path: directory + "/bad.stol", trust: .trusting(key.publicKey),
                                                  options: .init(supportedSchemaVersions: 1...3), basePath: base,
                                                  extractTo: directory + "/never.sqlite")) { error in
             guard case .corruptPayload(let reason) = error as? StolFormatError else { return XCTFail("\(error)") }
-            XCTAssertTrue(reason.contains("does not apply to its base: a changed row differs from the base's"), reason)
+            XCTAssertTrue(reason.contains("does not apply to its base: an inserted row is already in the base"), reason)
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory + "/never.sqlite"))
     }
@@ -80,7 +80,7 @@ final class RowDeltaTests: XCTestCase {
         try FileManager.default.copyItem(atPath: next, toPath: altered)
         let queue = try DatabaseQueue(path: altered)
         try queue.write { try $0.execute(sql: "CREATE TABLE notes (body TEXT)") }
-        XCTAssertThrowsError(try RowDelta.changeset(base: base, target: altered)) { error in
+        XCTAssertThrowsError(try RowDelta.patchset(base: base, target: altered)) { error in
             guard case .outputFailed(let reason) = error as? StolFormatError else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.contains("schemas differ") && reason.contains("notes"), reason)
         }
@@ -89,7 +89,7 @@ final class RowDeltaTests: XCTestCase {
         let baseQueue = try DatabaseQueue(path: baseCopy)
         try baseQueue.write { try $0.execute(sql: "CREATE TABLE notes (body TEXT)") }
         try queue.close(); try baseQueue.close()
-        XCTAssertThrowsError(try RowDelta.changeset(base: baseCopy, target: altered)) { error in
+        XCTAssertThrowsError(try RowDelta.patchset(base: baseCopy, target: altered)) { error in
             guard case .outputFailed(let reason) = error as? StolFormatError else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.contains("table notes has no primary key"), reason)
         }

@@ -258,7 +258,7 @@ final class ImportTrustAndDeltaTests: XCTestCase {
 
         // Refused first, each leaving the state as it was.
         let otherBuild = try StolCorpus.laidOut(try database(release: "2023.11.4", builtAt: "2026-01-02T00:00:00Z") { db in
-            try db.execute(sql: "UPDATE taxa SET scientific_name = scientific_name || ' y' WHERE id % 5 = 0")
+            try db.execute(sql: "DELETE FROM taxa WHERE id % 5 = 0 AND id NOT IN (SELECT parent_id FROM taxa WHERE parent_id IS NOT NULL)")
         })
         let payload = Array(delta.dropFirst(StolHeader.version2Size))
         var damaged = payload
@@ -267,8 +267,8 @@ final class ImportTrustAndDeltaTests: XCTestCase {
         header.payloadSHA256 = SHA256.hash(damaged)
         header.signature = key.sign(header.signedMessage)
         let cases: [(String, [UInt8], String)] = [
-            ("rows taken against another build of the base release",
-             try StolCorpus.signRowDelta(base: base, to: next, key: key, changesetBase: otherBuild), "DATABASE_CORRUPT"),
+            ("rows taken against another build of the base release (taxa it lacks are inserted, the base has them)",
+             try StolCorpus.signRowDelta(base: base, to: next, key: key, rowsBase: otherBuild), "DATABASE_CORRUPT"),
             ("a byte of the frame changed, re-signed", header.serialized() + damaged, "DATABASE_CORRUPT"),
             ("a new database the pipeline did not lay out", try StolCorpus.signRowDelta(base: base, to: unlaid, key: key),
              "CONTENT_HASH_MISMATCH"),

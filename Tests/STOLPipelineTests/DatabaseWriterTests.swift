@@ -7,11 +7,12 @@ import XCTest
 
 final class DatabaseWriterTests: XCTestCase {
     /// Builds the fixture with the whole pipeline into a fresh directory.
-    private func buildFixture(topN: Int = 10) throws -> (path: String, report: TaxonomyDatabaseWriter.Report) {
+    private func buildFixture(topN: Int = 10, eulerTour: Bool = true) throws -> (path: String, report: TaxonomyDatabaseWriter.Report) {
         let directory = try makeTemporaryDirectory(self)
         let source = try FelidaeFixture.write(to: directory + "/source-dir-\(topN)", creating: true)
         var options = TaxonomyBuilder.Options()
         options.topN = topN
+        options.eulerTour = eulerTour
         let output = directory + "/taxonomy.sqlite"
         let report = try TaxonomyBuilder(options: options, logger: quietLogger).build(source: source, output: output)
         return (output, report)
@@ -228,6 +229,35 @@ final class DatabaseWriterTests: XCTestCase {
     }
 
     // MARK: Failure
+
+    /// A reference build (`--top-n 0 --no-euler-tour`) keeps the three positional tables
+    /// in its schema, empty (the server computes what they would hold); every table has a
+    /// primary key and the file's schema cookie is the one a row delta's result gets
+    /// (STOL-FORMAT.md §10.2: 1000, written plus one by VACUUM INTO).
+    func testWrite_aReferenceBuild_leavesThePositionalTablesEmpty_keysEveryTable_andFixesTheSchemaCookie() throws {
+        let (path, report) = try buildFixture(topN: 0, eulerTour: false)
+        XCTAssertEqual(report.eulerTour, 0)
+        XCTAssertEqual(report.topNRelatives, 0)
+        try inspect(path) { db in
+            for table in ["euler_tour", "first_occurrence", "top_n_relatives"] {
+                XCTAssertTrue(try db.tableExists(table), table)
+                XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)"), 0, table)
+            }
+            XCTAssertGreaterThan(try Int.fetchOne(db, sql: "SELECT count(*) FROM taxa") ?? 0, 20)
+            let unkeyed = try String.fetchAll(db, sql: """
+                SELECT m.name FROM sqlite_master AS m WHERE m.type = 'table' AND m.sql NOT LIKE 'CREATE VIRTUAL TABLE%'
+                AND (SELECT count(*) FROM pragma_table_info(m.name) WHERE pk > 0) = 0
+                """)
+            XCTAssertEqual(unkeyed, [], "a row delta names rows by their primary key")
+        }
+        let header = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)).prefix(44))
+        XCTAssertEqual(header[40..<44].reduce(0) { $0 << 8 | UInt32($1) }, 1001, "the schema cookie, big-endian at offset 40")
+        let (full, _) = try buildFixture()
+        try inspect(full) { db in
+            XCTAssertGreaterThan(try Int.fetchOne(db, sql: "SELECT count(*) FROM euler_tour") ?? 0, 0)
+            XCTAssertGreaterThan(try Int.fetchOne(db, sql: "SELECT count(*) FROM top_n_relatives") ?? 0, 0)
+        }
+    }
 
     func testWrite_whenTheSourceHasACycle_failsAndLeavesNoFileAndNoPartial() throws {
         let directory = try makeTemporaryDirectory(self)

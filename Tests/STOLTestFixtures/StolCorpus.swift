@@ -120,22 +120,22 @@ public enum StolCorpus {
     }
 
     /// A signed row delta (kind 3) from `base` to `sqlite`, made by ``StolFile/writeDelta``;
-    /// `changesetBase`, when given, is the database its rows are taken against instead
+    /// `rowsBase`, when given, is the database its rows are taken against instead
     /// (a delta whose rows do not fit the base its header names).
     public static func signRowDelta(base: [UInt8], to sqlite: [UInt8], key: Ed25519.PrivateKey,
-                                    changesetBase: [UInt8]? = nil,
+                                    rowsBase: [UInt8]? = nil,
                                     edit: (inout StolHeader) -> Void = { _ in }) throws -> [UInt8] {
         let directory = NSTemporaryDirectory() + "/stol-row-delta-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try Data(base).write(to: URL(fileURLWithPath: directory + "/base.sqlite"))
         try Data(sqlite).write(to: URL(fileURLWithPath: directory + "/next.sqlite"))
-        if let changesetBase { try Data(changesetBase).write(to: URL(fileURLWithPath: directory + "/other.sqlite")) }
-        let changeset = try RowDelta.changeset(base: directory + (changesetBase == nil ? "/base.sqlite" : "/other.sqlite"),
-                                               target: directory + "/next.sqlite")
+        if let rowsBase { try Data(rowsBase).write(to: URL(fileURLWithPath: directory + "/other.sqlite")) }
+        let patchset = try RowDelta.patchset(base: directory + (rowsBase == nil ? "/base.sqlite" : "/other.sqlite"),
+                                             target: directory + "/next.sqlite")
         var payload: [UInt8] = []
         try base.withUnsafeBytes { baseBytes in
-            try ZstdDelta.create(base: baseBytes, target: changeset.bytes, level: 3) { (chunk) throws(StolFormatError) in payload += chunk }
+            try ZstdDelta.create(base: baseBytes, target: patchset.bytes, level: 3) { (chunk) throws(StolFormatError) in payload += chunk }
         }
         let labels = self.labels(of: sqlite), baseLabels = self.labels(of: base)
         let content = StolHeader.Content(kind: .rowDelta, schemaVersion: UInt32(TaxonomySchema.currentVersion), size: UInt64(sqlite.count),

@@ -4,10 +4,12 @@
 Written from the specification only, with the Python standard library (zlib,
 hashlib) and the `cryptography` package (OpenSSL's Ed25519), so that it shares
 no code with the Swift implementation (STOLFormat: libsodium + zlib via Swift).
-Deltas (version 2, kind 2) are made and decompressed with the zstd command-line
+Deltas (version 2, kinds 2 and 3) are made and decompressed with the zstd command-line
 tool (`zstd`, on PATH or /usr/bin/zstd; `STOL_ZSTD` overrides), never with
 Python bindings: the frame itself (one frame, content size present, window,
-nothing after it) is parsed here, from RFC 8878, before zstd sees it.
+nothing after it) is parsed here, from RFC 8878, before zstd sees it. A row
+delta's patchset (kind 3) is made and applied by the system's SQLite library
+(its session extension) through ctypes: no STOL code is involved.
 
     stol_reference.py build   --key PRIVATE.key --body FILE --out FILE.stol [--schema-version N]
                               [--format-version 1|2] [--release R] [--id-namespace NS]
@@ -38,6 +40,8 @@ trusted keys cannot be read (a missing path, an unreadable `revoked` list) and
 64 on a usage error (a delta without --base). Why a key file was skipped goes to
 standard error.
 """
+import ctypes
+import ctypes.util
 import datetime
 import hashlib
 import json
@@ -68,6 +72,8 @@ MAX_FILE = 2 * 1024 ** 3
 MAX_DECOMPRESSED = 4 * 1024 ** 3
 MAX_DELTA_RESULT = 2 * 1024 ** 3  # a delta's result is mapped whole: the largest database a delta yields
 MAX_ZSTD_WINDOW = 2 ** 31
+MAX_PATCHSET = 2 ** 31  # the largest patchset a row delta may decompress to (§10.2)
+SCHEMA_COOKIE = 1000  # set just before VACUUM INTO, by the pipeline and by a row delta's application (§10.2)
 CURRENT_SCHEMA = 3
 PRIVATE_LABEL = "STOL-ED25519-PRIVATE-KEY-V1:"
 PUBLIC_LABEL = "STOL-ED25519-PUBLIC-KEY-V1:"
@@ -485,13 +491,16 @@ def zstd_binary():
 
 
 def unzstd_against(payload, base, expected_size, max_decompressed):
-    """§10: one frame, content size present and equal to the header's, window ≤ 2^31, decompressed
-    by the zstd CLI with the base as reference prefix (`zstd -d --patch-from=BASE`), never more
-    than `max_decompressed` bytes read from it."""
+    """§10: one frame, content size present and equal to the header's (kind 3, `expected_size`
+    None: at most MAX_PATCHSET, a patchset's), window ≤ 2^31, decompressed by the zstd CLI with the base as
+    reference prefix (`zstd -d --patch-from=BASE`), never more than `max_decompressed` bytes
+    read from it."""
     content_size, window, _ = zstd_frame(payload)
     if content_size is None:
         raise Refused("DATABASE_CORRUPT", "zstd: the frame has no content size field")
-    if content_size != expected_size:
+    if expected_size is None and content_size > MAX_PATCHSET:
+        raise Refused("DATABASE_CORRUPT", f"zstd: a patchset of {content_size} bytes, over {MAX_PATCHSET}")
+    if expected_size is not None and content_size != expected_size:
         raise Refused("DATABASE_CORRUPT",
                       f"zstd: the frame's content size {content_size} is not the header's {expected_size}")
     if window > MAX_ZSTD_WINDOW:
@@ -547,6 +556,106 @@ def zstd_delta(base, content, level=19):
     if content_size != len(content) or window > MAX_ZSTD_WINDOW:
         raise ValueError("zstd wrote a frame without the content size or with too large a window")
     return payload
+
+
+# --- SQLite patchsets (kind 3), through the system library --------------------
+
+class _SQLite:
+    """The few calls of libsqlite3 a row delta needs: open, exec, the session extension's
+    diff and patchset, and sqlite3changeset_apply (which applies patchsets too)."""
+    CONFLICT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)
+    SQLITE_CHANGESET_ABORT = 2
+
+    def __init__(self):
+        lib = ctypes.CDLL(ctypes.util.find_library("sqlite3") or "libsqlite3.so.0")
+        p, i, c = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
+        for name, restype, argtypes in (
+                ("sqlite3_open_v2", i, [c, ctypes.POINTER(p), i, c]),
+                ("sqlite3_close_v2", i, [p]),
+                ("sqlite3_exec", i, [p, c, p, p, ctypes.POINTER(p)]),
+                ("sqlite3_errmsg", c, [p]),
+                ("sqlite3_free", None, [p]),
+                ("sqlite3session_create", i, [p, c, ctypes.POINTER(p)]),
+                ("sqlite3session_attach", i, [p, c]),
+                ("sqlite3session_diff", i, [p, c, c, ctypes.POINTER(p)]),
+                ("sqlite3session_patchset", i, [p, ctypes.POINTER(i), ctypes.POINTER(p)]),
+                ("sqlite3session_delete", None, [p]),
+                ("sqlite3changeset_apply", i, [p, i, p, p, self.CONFLICT, p])):
+            function = getattr(lib, name)
+            function.restype, function.argtypes = restype, argtypes
+        self.lib = lib
+
+    def open(self, path, readonly=False):
+        db = ctypes.c_void_p()
+        flags = 0x1 if readonly else 0x2  # SQLITE_OPEN_READONLY, SQLITE_OPEN_READWRITE
+        if self.lib.sqlite3_open_v2(path.encode(), ctypes.byref(db), flags, None) != 0:
+            raise RuntimeError(f"sqlite3_open_v2 {path}")
+        return db
+
+    def exec(self, db, sql):
+        if self.lib.sqlite3_exec(db, sql.encode(), None, None, None) != 0:
+            raise RuntimeError(self.lib.sqlite3_errmsg(db).decode())
+
+    def patchset(self, base_path, target_path, tables):
+        """The patchset that turns the database at base_path into the one at target_path."""
+        db = self.open(target_path, readonly=True)
+        try:
+            self.exec(db, "ATTACH '%s' AS base" % base_path.replace("'", "''"))
+            session = ctypes.c_void_p()
+            assert self.lib.sqlite3session_create(db, b"main", ctypes.byref(session)) == 0
+            try:
+                for table in tables:
+                    assert self.lib.sqlite3session_attach(session, table.encode()) == 0
+                    assert self.lib.sqlite3session_diff(session, b"base", table.encode(), None) == 0
+                size, buffer = ctypes.c_int(), ctypes.c_void_p()
+                assert self.lib.sqlite3session_patchset(session, ctypes.byref(size), ctypes.byref(buffer)) == 0
+                data = ctypes.string_at(buffer, size.value) if size.value else b""
+                self.lib.sqlite3_free(buffer)
+                return data
+            finally:
+                self.lib.sqlite3session_delete(session)
+        finally:
+            self.lib.sqlite3_close_v2(db)
+
+
+def apply_row_delta(base, patchset):
+    """§10.2: a byte copy of the base, the patchset applied to it (any conflict: the rows are
+    not those the delta was made against), the schema cookie set, VACUUM INTO an empty file."""
+    sqlite = _SQLite()
+    conflicts = []
+
+    def on_conflict(context, kind, iterator):
+        conflicts.append(kind)
+        return _SQLite.SQLITE_CHANGESET_ABORT
+
+    with tempfile.TemporaryDirectory(prefix="stolrows") as tmp:
+        work, out = os.path.join(tmp, "work.sqlite"), os.path.join(tmp, "out.sqlite")
+        with open(work, "wb") as f:
+            f.write(base)
+        db = sqlite.open(work)
+        try:
+            sqlite.exec(db, "PRAGMA journal_mode = OFF; PRAGMA foreign_keys = OFF")
+            buffer = ctypes.create_string_buffer(patchset, len(patchset))
+            rc = sqlite.lib.sqlite3changeset_apply(db, len(patchset), ctypes.cast(buffer, ctypes.c_void_p), None,
+                                                   _SQLite.CONFLICT(on_conflict), None)
+            if rc != 0:
+                why = f"conflict {conflicts[0]}" if conflicts else sqlite.lib.sqlite3_errmsg(db).decode()
+                raise Refused("DATABASE_CORRUPT", f"the patchset does not apply to the base: {why}")
+            sqlite.exec(db, f"PRAGMA schema_version = {SCHEMA_COOKIE}; VACUUM INTO '{out}'")
+        finally:
+            sqlite.lib.sqlite3_close_v2(db)
+        with open(out, "rb") as f:
+            return f.read()
+
+
+def laid_out(path, out):
+    """The database at `path` laid out as the pipeline writes one: the cookie, then VACUUM INTO `out`."""
+    sqlite = _SQLite()
+    db = sqlite.open(path)
+    try:
+        sqlite.exec(db, f"PRAGMA schema_version = {SCHEMA_COOKIE}; VACUUM INTO '{out}'")
+    finally:
+        sqlite.lib.sqlite3_close_v2(db)
 
 
 # --- verification -------------------------------------------------------------
@@ -630,7 +739,7 @@ def verify(data, trust, supported=(1, 1), max_file=MAX_FILE, max_decompressed=MA
         def text(field):
             return field.rstrip(b"\x00")
 
-        if kind not in (1, 2):
+        if kind not in (1, 2, 3):
             raise Refused("DATABASE_CORRUPT", f"kind {kind}")
         if reserved != bytes(3):
             raise Refused("DATABASE_CORRUPT", "reserved bytes are not zero")
@@ -639,8 +748,8 @@ def verify(data, trust, supported=(1, 1), max_file=MAX_FILE, max_decompressed=MA
                 raise Refused("DATABASE_CORRUPT", f"malformed {name} field")
         if kind == 1 and (base_digest != bytes(32) or base_release != bytes(32)):
             raise Refused("DATABASE_CORRUPT", "kind 1 with a base digest or base release")
-        if kind == 2 and not valid_release(text(base_release)):
-            raise Refused("DATABASE_CORRUPT", "kind 2 without a well-formed base release")
+        if kind in (2, 3) and not valid_release(text(base_release)):
+            raise Refused("DATABASE_CORRUPT", f"kind {kind} without a well-formed base release")
     # 9. schema version
     if not supported[0] <= schema_version <= supported[1]:
         raise Refused("INCOMPATIBLE_SCHEMA")
@@ -648,16 +757,19 @@ def verify(data, trust, supported=(1, 1), max_file=MAX_FILE, max_decompressed=MA
         # 10. the signed content size
         if content_size > max_decompressed:
             raise Refused("DECOMPRESSION_LIMIT", f"content size {content_size} over {max_decompressed}")
-        if kind == 2 and content_size > MAX_DELTA_RESULT:
+        if kind in (2, 3) and content_size > MAX_DELTA_RESULT:
             raise Refused("DECOMPRESSION_LIMIT", f"a delta's result of {content_size} bytes, over {MAX_DELTA_RESULT}")
-        if kind == 2:
+        if kind in (2, 3):
             # 11. the base
             if base is None:
                 raise Refused("DELTA_BASE_MISMATCH", "a delta needs its base")
             if hashlib.sha256(base).digest() != base_digest:
                 raise Refused("DELTA_BASE_MISMATCH", f"the base given is not release {text(base_release).decode()}")
-            # 12. one zstd frame against the base
-            content = unzstd_against(payload, base, content_size, max_decompressed)
+            # 12. one zstd frame against the base (kind 3: a patchset, applied to a copy of it)
+            if kind == 2:
+                content = unzstd_against(payload, base, content_size, max_decompressed)
+            else:
+                content = apply_row_delta(base, unzstd_against(payload, base, None, MAX_PATCHSET))
         else:
             # 12. one gzip member, stopped one byte past the signed size
             content = gunzip_one_member(payload, max_decompressed, signed_size=content_size)
@@ -773,6 +885,10 @@ V2_RELEASE = "2024.9.7"
 V2_BASE_RELEASE = "2024.8.1"
 V2_ID_NAMESPACE = "ncbi-taxid"
 V2_DELTA_PAYLOAD = "delta-payload.zst.hex"
+# The row delta vectors' given files: their bytes depend on the SQLite and zstd versions that
+# made them, so, like the delta payload, they are read when present and made only when not.
+V2_ROW_BASE, V2_ROW_RESULT = "row-delta-base.bin", "row-delta-result.bin"
+V2_ROW_PAYLOAD, V2_ROW_CONFLICT = "row-delta-payload.zst.hex", "row-delta-conflict.zst.hex"
 
 # The six TEST keys of the version 2 vectors: (name, seed, not-after, where its public key is).
 V2_KEYS = [
@@ -808,6 +924,63 @@ def delta_bodies():
     del result[29:33]
     result += [line(2000 + i, "2024.9.7 appended") for i in range(3)]
     return "".join(base).encode(), "".join(result).encode()
+
+
+def row_delta_databases():
+    """The base, the result and another build of the base release for the row delta vectors:
+    small databases of the delta bodies' lines (a taxa table with a primary key and an index,
+    and schema_version keyed by its version), each laid out as the pipeline lays one out. The
+    result renames three taxa, deletes four, adds five and has its own applied_at; the other
+    build lacks one taxon the base and the result have (a patchset made against it inserts it,
+    and the base already has it)."""
+    import sqlite3
+    lines = [line.split("\t") for line in delta_bodies()[0].decode().splitlines()]
+
+    def build(path, edit):
+        db = sqlite3.connect(path)
+        db.executescript("""
+            CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL);
+            CREATE TABLE taxa (id INTEGER PRIMARY KEY, parent_id INTEGER, scientific_name TEXT NOT NULL, rank TEXT NOT NULL);
+            CREATE INDEX idx_taxa_name ON taxa(scientific_name);
+            INSERT INTO schema_version VALUES (3, '2024-08-01T00:00:00Z');
+            """)
+        db.executemany("INSERT INTO taxa VALUES (?, ?, ?, ?)",
+                       [(int(i), int(i) // 3 or None, name, rank) for i, _, name, rank, _ in lines])
+        edit(db)
+        db.commit()
+        db.close()
+        laid_out(path, path + ".laid-out")
+        with open(path + ".laid-out", "rb") as f:
+            return f.read()
+
+    def result(db):
+        db.execute("UPDATE schema_version SET applied_at = '2024-09-07T00:00:00Z'")
+        db.execute("UPDATE taxa SET scientific_name = scientific_name || ' renamed' WHERE id IN (10, 50, 77)")
+        db.execute("DELETE FROM taxa WHERE id BETWEEN 30 AND 33")
+        db.executemany("INSERT INTO taxa VALUES (?, ?, ?, 'species')", [(1000 + i, 5, f"Novus species{i}") for i in range(5)])
+
+    def other(db):
+        db.execute("DELETE FROM taxa WHERE id = 20")
+
+    with tempfile.TemporaryDirectory(prefix="stolrowvec") as tmp:
+        return (build(os.path.join(tmp, "base.sqlite"), lambda db: None), build(os.path.join(tmp, "result.sqlite"), result),
+                build(os.path.join(tmp, "other.sqlite"), other))
+
+
+def patchset_between(base, result):
+    """The patchset (schema_version, taxa) that turns the database `base` into `result` (bytes)."""
+    with tempfile.TemporaryDirectory(prefix="stolrowcs") as tmp:
+        paths = [os.path.join(tmp, name) for name in ("base.sqlite", "result.sqlite")]
+        for path, data in zip(paths, (base, result)):
+            with open(path, "wb") as f:
+                f.write(data)
+        return _SQLite().patchset(paths[0], paths[1], ["schema_version", "taxa"])
+
+
+def zstd_raw_frame(data):
+    """One single-segment zstd frame of one raw block holding `data` (< 256 bytes): no encoder needed."""
+    assert len(data) < 256
+    return ZSTD_MAGIC + bytes([0x20, len(data)]) + ((len(data) << 3) | 1).to_bytes(3, "little") + data
 
 
 def zstd_without_content_size(frame):
@@ -909,6 +1082,26 @@ def vectors_v2(directory, payload_source=None):
     write(V2_DELTA_PAYLOAD, delta.hex() + "\n")
     gz = gzip_member(body)
 
+    # Row delta (kind 3): its databases and payloads are given when present.
+    def given(name, binary):
+        source_path = os.path.join(payload_source, name)
+        if not os.path.isfile(source_path):
+            return None
+        with open(source_path, "rb" if binary else "r") as f:
+            data = f.read()
+        return data if binary else bytes.fromhex(data.strip())
+
+    row_base, row_result = given(V2_ROW_BASE, True), given(V2_ROW_RESULT, True)
+    rows, conflict = given(V2_ROW_PAYLOAD, False), given(V2_ROW_CONFLICT, False)
+    if None in (row_base, row_result, rows, conflict):
+        row_base, row_result, row_other = row_delta_databases()
+        rows = zstd_delta(row_base, patchset_between(row_base, row_result))
+        conflict = zstd_delta(row_base, patchset_between(row_other, row_result))
+    write(V2_ROW_BASE, row_base)
+    write(V2_ROW_RESULT, row_result)
+    write(V2_ROW_PAYLOAD, rows.hex() + "\n")
+    write(V2_ROW_CONFLICT, conflict.hex() + "\n")
+
     a = seeds["a"]
 
     def v2(seed=a, payload=gz, content=body, **fields):
@@ -920,6 +1113,12 @@ def vectors_v2(directory, payload_source=None):
         fields.setdefault("base", base)
         fields.setdefault("base_release", V2_BASE_RELEASE)
         return v2(seed, payload, result, **fields)
+
+    def row_file(seed=a, payload=rows, **fields):
+        fields.setdefault("base", row_base)
+        fields.setdefault("base_release", V2_BASE_RELEASE)
+        fields.setdefault("kind", 3)
+        return v2(seed, payload, row_result, **fields)
 
     def flip(data, offset, mask=0xFF):
         b = bytearray(data)
@@ -946,6 +1145,9 @@ def vectors_v2(directory, payload_source=None):
         ("valid-v2-delta", valid_delta, "OK",
          "kind 2: delta-payload.zst.hex applied to delta-base.bin yields delta-result.bin",
          {"base_file": "delta-base.bin"}),
+        ("valid-v2-row-delta", row_file(), "OK",
+         "kind 3: row-delta-payload.zst.hex, a patchset framed against row-delta-base.bin, applied to a copy of it "
+         "and laid out with VACUUM INTO yields row-delta-result.bin", {"base_file": V2_ROW_BASE}),
         ("valid-v1-key-a", assemble(a, 3, gz), "OK", "format version 1 signed by key a: version 1 is still read", {}),
         ("valid-v1-key-b", assemble(seeds["b"], 3, gz), "OK",
          "format version 1 signed by key b: any trusted key may verify a version 1 file", {}),
@@ -1008,7 +1210,10 @@ def vectors_v2(directory, payload_source=None):
         ("v1-key-revoked-absent", assemble(seeds["revoked-absent"], 3, gz), "SIGNATURE_INVALID",
          "format version 1 signed by key 5: revoked, but with no key file nothing can tell it was key 5", {}),
         # Check 8: a well-formed header (all signed by key a).
-        ("v2-kind-3", v2(kind=3), "DATABASE_CORRUPT", "signed kind 3", {}),
+        ("v2-kind-3", v2(kind=3), "DATABASE_CORRUPT", "signed kind 3 (a row delta) without a base release", {}),
+        ("v2-kind-4", v2(kind=4), "DATABASE_CORRUPT", "signed kind 4", {}),
+        ("v2-row-delta-no-base-release", row_file(base_release=b""), "DATABASE_CORRUPT",
+         "signed kind 3 without a base release", {"base_file": V2_ROW_BASE}),
         ("v2-kind-0", v2(kind=0), "DATABASE_CORRUPT", "signed kind 0", {}),
         ("v2-reserved-nonzero", v2(reserved=b"\x00\x00\x01"), "DATABASE_CORRUPT", "signed reserved byte 15 = 1", {}),
         ("v2-release-slash", v2(release="2024/9/7"), "DATABASE_CORRUPT", "signed release `2024/9/7`", {}),
@@ -1096,6 +1301,16 @@ def vectors_v2(directory, payload_source=None):
         ("v2-delta-corrupt-block", delta_file(payload=flip(delta, len(delta) - 10, 0x01)), "DATABASE_CORRUPT",
          "a byte inside the last block changed, signed again: zstd fails (checksum or decoding)",
          {"base_file": "delta-base.bin"}),
+        # Check 12: decompression and application, kind 3 (signed by key a, given the right base).
+        ("v2-row-delta-conflict", row_file(payload=conflict), "DATABASE_CORRUPT",
+         "kind 3 whose patchset was made against another build of the base release, which lacks a taxon: "
+         "inserting it conflicts with the base's (row-delta-conflict.zst.hex)", {"base_file": V2_ROW_BASE}),
+        ("v2-row-delta-not-a-patchset", row_file(payload=zstd_raw_frame(b"not a patchset!")), "DATABASE_CORRUPT",
+         "kind 3 whose frame (one raw block) holds 15 bytes that are not a patchset", {"base_file": V2_ROW_BASE}),
+        ("v2-row-delta-trailing-byte", row_file(payload=rows + b"\x00"), "DATABASE_CORRUPT",
+         "kind 3: a zero byte after the frame", {"base_file": V2_ROW_BASE}),
+        ("v2-row-delta-wrong-base", row_file(), "DELTA_BASE_MISMATCH",
+         "the valid row delta given row-delta-result.bin as its base", {"base_file": V2_ROW_RESULT}),
         # Check 13: content size and digest.
         ("v2-content-digest-wrong", v2(content_digest=hashlib.sha256(b"another body\n").digest()),
          "CONTENT_HASH_MISMATCH", "kind 1, signed content digest of another body", {}),
@@ -1103,6 +1318,9 @@ def vectors_v2(directory, payload_source=None):
          "kind 1, signed content size 48 (the body has 47 bytes), right digest", {}),
         ("v2-content-size-short", v2(content_size=len(body) - 1), "CONTENT_HASH_MISMATCH",
          "kind 1, signed content size 46, right digest", {}),
+        ("v2-row-delta-content-digest-wrong", row_file(content_digest=hashlib.sha256(row_base).digest()),
+         "CONTENT_HASH_MISMATCH", "kind 3, signed content digest of the base instead of the result",
+         {"base_file": V2_ROW_BASE}),
         ("v2-delta-content-digest-wrong", delta_file(content_digest=hashlib.sha256(base).digest()),
          "CONTENT_HASH_MISMATCH", "kind 2, signed content digest of the base instead of the result",
          {"base_file": "delta-base.bin"}),
@@ -1118,7 +1336,8 @@ def vectors_v2(directory, payload_source=None):
             if field in extra:
                 entry[field] = extra[field]
         if expect == "OK":
-            content = result if extra.get("base_file") else (zeros_mib if name == "v2-content-size-at-limit" else body)
+            content = (row_result if extra.get("base_file") == V2_ROW_BASE else result if extra.get("base_file")
+                       else zeros_mib if name == "v2-content-size-at-limit" else body)
             entry["content_sha256"] = hashlib.sha256(content).hexdigest()
         if "key_id" in extra:
             entry["key_id"] = extra["key_id"]
