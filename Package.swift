@@ -132,7 +132,7 @@ let package = Package(
         /// The `.stol` container itself: `StolFile` (verify, write) and gzip (zlib).
         /// Linked by the verifier, the pipeline and the tools, never by stol-importd.
         /// Deltas: a zstd frame against the installed base (`ZstdDelta`, `DeltaWorkspace`).
-        .target(name: "STOLContainer", dependencies: ["STOLFormat", "STOLFileSystem", "CZlib", "CZstd", "CSTOLSQLite"]),
+        .target(name: "STOLContainer", dependencies: ["STOLFormat", "STOLModel", "STOLFileSystem", "CZlib", "CZstd", "CSTOLSQLite"]),
         /// A process sandboxing itself: no_new_privs, Landlock, seccomp; the test-only probe.
         .target(name: "STOLSandbox", dependencies: ["CSTOLSandbox"], swiftSettings: testHooks),
 
@@ -162,7 +162,7 @@ let package = Package(
                                                      "STOLTransport", "STOLModel", "STOLSandbox", "CSTOLSandbox", "CSTOLSQLite",
                                                      .product(name: "GRDBSQLite", package: "GRDB.swift"),
                                                      .product(name: "Logging", package: "swift-log")]),
-        .target(name: "STOLPipeline", dependencies: ["STOLModel", "STOLFormat", "CSTOLSQLite",
+        .target(name: "STOLPipeline", dependencies: ["STOLModel", "STOLFormat",
                                                      .product(name: "GRDB", package: "GRDB.swift"),
                                                      .product(name: "GRDBSQLite", package: "GRDB.swift"),
                                                      .product(name: "Logging", package: "swift-log")]),
@@ -213,7 +213,6 @@ let package = Package(
         /// needs XCTest is under `#if canImport(XCTest)`, so the static release build
         /// (`make build`, `make bench`), which has no XCTest, builds the rest.
         .target(name: "STOLTestFixtures", dependencies: ["STOLModel", "STOLFormat", "STOLContainer", "STOLProtocol", "STOLTransport", "CZlib",
-                                                       "CSTOLSQLite",
                                                        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                                                        .product(name: "GRDB", package: "GRDB.swift"),
                                                        .product(name: "Logging", package: "swift-log")],

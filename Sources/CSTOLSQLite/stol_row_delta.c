@@ -209,7 +209,7 @@ static int on_conflict(void *context, int kind, sqlite3_changeset_iter *iterator
 }
 
 int stol_row_delta_apply(int work_fd, int output_fd, const void *payload, size_t payload_size,
-                         const void *base, size_t base_size, unsigned long long maximum_patchset,
+                         const void *base, size_t base_size, unsigned long long maximum_patchset, int schema_cookie,
                          int *corrupt, char *error, size_t error_size) {
     *corrupt = 0;
     int rc = stol_sqlite_register_descriptor_vfs();
@@ -262,7 +262,7 @@ int stol_row_delta_apply(int work_fd, int output_fd, const void *payload, size_t
         goto done;
     }
     char sql[128];
-    snprintf(sql, sizeof sql, "PRAGMA schema_version = %d; VACUUM INTO '%s%d'", STOL_SQLITE_SCHEMA_COOKIE,
+    snprintf(sql, sizeof sql, "PRAGMA schema_version = %d; VACUUM INTO '%s%d'", schema_cookie,
              STOL_WRITABLE_DESCRIPTOR_PREFIX, output_fd);
     rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
     if (rc != SQLITE_OK) {

@@ -1,6 +1,7 @@
 import CSTOLSQLite
 import Glibc
 import STOLFormat
+import STOLModel
 
 /// The payload of a row delta (`protocol/STOL-FORMAT.md` §10.2): the SQLite patchset
 /// (the session extension's changeset without the old values of changed and deleted
@@ -57,7 +58,7 @@ public enum RowDelta {
         var corrupt: Int32 = 0
         var error = [CChar](repeating: 0, count: 512)
         let rc = stol_row_delta_apply(work, output, payload.baseAddress, payload.count, base.baseAddress, base.count,
-                                      maximumPatchsetBytes, &corrupt, &error, error.count)
+                                      maximumPatchsetBytes, Int32(TaxonomySchema.fileSchemaCookie), &corrupt, &error, error.count)
         // The base's copy is not needed again: give its blocks back now.
         _ = ftruncate(work, 0)
         guard rc == 0 else {

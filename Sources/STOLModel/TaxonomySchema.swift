@@ -27,6 +27,13 @@ public enum TaxonomySchema {
     /// only, `tree_nodes`).
     public static let fullTreeVersion = 2
 
+    /// The schema cookie (header offset 40) every database the pipeline writes, and every
+    /// row delta's result (`protocol/STOL-FORMAT.md` §10.2), is set to just before its
+    /// `VACUUM INTO`, which writes it plus one. Without it the cookie would count the DDL
+    /// a file went through, and a base that went through one more `VACUUM INTO` than a
+    /// fresh build would yield a result one byte away from the signed release.
+    public static let fileSchemaCookie = 1000
+
     /// The first version in which `taxa` holds every node (``mainRankColumns``).
     public static let everyNodeVersion = 3
 

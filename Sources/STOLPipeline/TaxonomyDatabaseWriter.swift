@@ -1,5 +1,4 @@
 import Foundation
-import CSTOLSQLite
 import GRDB
 import STOLModel
 
@@ -164,7 +163,7 @@ public struct TaxonomyDatabaseWriter {
             // The schema cookie is set first, as a row delta's result sets it (RowDelta):
             // so a release applied from its predecessor's rows is this file byte for byte.
             try queue.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA schema_version = \(STOL_SQLITE_SCHEMA_COOKIE)")
+                try db.execute(sql: "PRAGMA schema_version = \(TaxonomySchema.fileSchemaCookie)")
                 try db.execute(sql: "VACUUM INTO ?", arguments: [compacted])
             }
             try queue.close()

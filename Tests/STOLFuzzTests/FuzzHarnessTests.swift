@@ -88,6 +88,19 @@ final class VerifierFuzzTargetTests: XCTestCase {
         XCTAssertNoThrow(try target.run(input))
     }
 
+    /// A row delta's seed is applied (its patchset to a copy of the base, the result laid
+    /// out): it gets past decompression and stops at the content check, whose digest this
+    /// target cannot sign; a mutation of its frame ends with a typed error all the same.
+    func testASignedRowDeltaSeed_isAppliedToTheBase_andStopsAtTheContentCheck() throws {
+        let target = try VerifierFuzzTarget.make()
+        var input = try seed("seed-signed-row-delta")
+        XCTAssertEqual(try target.answers(input).last?.protocolError?.code, .contentHashMismatch)
+        XCTAssertNoThrow(try target.run(input))
+        input[input.count / 2] ^= 0x20
+        XCTAssertNotNil(try target.answers(input).last?.protocolError)
+        XCTAssertNoThrow(try target.run(input))
+    }
+
     func testAVectorFile_stopsAtItsFormatCheck() throws {
         let target = try VerifierFuzzTarget.make()
         let error = try target.answers(try seed("vector-signature-changed")).last?.protocolError

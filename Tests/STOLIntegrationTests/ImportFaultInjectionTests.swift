@@ -113,12 +113,43 @@ final class ImportFaultInjectionTests: XCTestCase {
         XCTAssertEqual(try stack.importStatus()["releases"] as? [String], ["2024.9.7", "unknown"])
     }
 
-    func testKillingTheVerifierAtRandomMoments_ofADelta_leavesTheBaseAndNoHalfRelease() throws {
-        let rounds = max(10, (Int(ProcessInfo.processInfo.environment["STOL_FAULT_KILLS"] ?? "") ?? 50) / 5)
+    /// A row delta (kind 3) from the installed release: the verifier applies its rows to a
+    /// copy of the base and lays the result out (STOL-FORMAT.md §10.2); a new release of
+    /// renamed, deleted and added taxa. Its result is the same whatever the base's own layout.
+    private func rowDeltaCandidate() throws -> (stol: String, sqlite: [UInt8]) {
+        let base = try [UInt8](Data(contentsOf: URL(fileURLWithPath: stack.referencePath)))
+        let next = try StolCorpus.laidOut(try stack.signedDatabase(name: "next-rows", builtAt: "2026-02-01T00:00:00Z",
+                                                                   release: "2024.9.7") { db in
+            try db.execute(sql: "UPDATE taxa SET scientific_name = scientific_name || ' x' WHERE id % 3 = 0")
+            try db.execute(sql: "DELETE FROM taxa WHERE id % 11 = 5 AND id NOT IN (SELECT parent_id FROM taxa WHERE parent_id IS NOT NULL)")
+        }.sqlite)
+        let delta = try StolCorpus.signRowDelta(base: base, to: next, key: StackHarness.signingKey)
+        return (try stack.writeFile(delta, name: "next-rows.stol"), next)
+    }
+
+    func testKillingTheVerifierAtEachStage_ofARowDelta_changesNothing_andTheNextImportAppliesIt() throws {
         try stack.startImportStack()
         _ = try installBaseline()
+        try killAtEachStage(candidate: try rowDeltaCandidate(), installsAt: stack.stateDirectory + "/databases/releases/2024.9.7.sqlite")
+        XCTAssertEqual(try stack.importStatus()["releases"] as? [String], ["2024.9.7", "unknown"])
+    }
+
+    func testKillingTheVerifierAtRandomMoments_ofARowDelta_leavesTheBaseAndNoHalfRelease() throws {
+        try stack.startImportStack()
+        _ = try installBaseline()
+        try killAtRandomMoments(candidate: try rowDeltaCandidate(), what: "a row delta")
+    }
+
+    func testKillingTheVerifierAtRandomMoments_ofADelta_leavesTheBaseAndNoHalfRelease() throws {
+        try stack.startImportStack()
+        _ = try installBaseline()
+        try killAtRandomMoments(candidate: try deltaCandidate(), what: "a delta")
+    }
+
+    private func killAtRandomMoments(candidate: (stol: String, sqlite: [UInt8]), what: String) throws {
+        let rounds = max(10, (Int(ProcessInfo.processInfo.environment["STOL_FAULT_KILLS"] ?? "") ?? 50) / 5)
         let base = fileDigest(stack.referencePath)
-        let (file, sqlite) = try deltaCandidate()
+        let (file, sqlite) = candidate
         let target = stack.stateDirectory + "/databases/releases/2024.9.7.sqlite"
         let started = Date()
         let probeImport = try stack.client(["db", "import", file])
@@ -140,8 +171,8 @@ final class ImportFaultInjectionTests: XCTestCase {
             XCTAssertTrue(installed == nil || installed == SHA256.hash(sqlite).hexString, "round \(round): a half-applied release")
             XCTAssertEqual(stack.stagingFiles, [], "round \(round): a staging file remained")
         }
-        XCTAssertGreaterThan(landed, 0, "no kill landed in the middle of a delta")
-        print("fault injection: \(rounds) random SIGKILLs of the verifier during a delta: \(landed) in the middle (nothing changed), \(finished) after it")
+        XCTAssertGreaterThan(landed, 0, "no kill landed in the middle of \(what)")
+        print("fault injection: \(rounds) random SIGKILLs of the verifier during \(what): \(landed) in the middle (nothing changed), \(finished) after it")
     }
 
     private func killAtEachStage(candidate: (stol: String, sqlite: [UInt8]), installsAt target: String) throws {

@@ -1,4 +1,3 @@
-import CSTOLSQLite
 import CZlib
 import Foundation
 import STOLModel
@@ -103,7 +102,7 @@ public enum StolCorpus {
     }
 
     /// `sqlite` laid out as the pipeline writes every database (TaxonomyDatabaseWriter):
-    /// the schema cookie set to STOL_SQLITE_SCHEMA_COOKIE, then VACUUM INTO a new file.
+    /// the schema cookie set to TaxonomySchema.fileSchemaCookie, then VACUUM INTO a new file.
     /// A row delta's result is laid out the same way, so only such files are reached by one.
     public static func laidOut(_ sqlite: [UInt8]) throws -> [UInt8] {
         let directory = NSTemporaryDirectory() + "/stol-laid-out-\(UUID().uuidString)"
@@ -112,7 +111,7 @@ public enum StolCorpus {
         try Data(sqlite).write(to: URL(fileURLWithPath: directory + "/in.sqlite"))
         let queue = try DatabaseQueue(path: directory + "/in.sqlite")
         try queue.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA schema_version = \(STOL_SQLITE_SCHEMA_COOKIE)")
+            try db.execute(sql: "PRAGMA schema_version = \(TaxonomySchema.fileSchemaCookie)")
             try db.execute(sql: "VACUUM INTO ?", arguments: [directory + "/out.sqlite"])
         }
         try queue.close()

@@ -8,13 +8,6 @@
 
 #include <stddef.h>
 
-/// The schema cookie (header offset 40) every database the pipeline writes, and
-/// every row delta's result, is set to just before its VACUUM INTO, which writes
-/// it plus one. Without it the cookie would count the DDL a file went through, and
-/// a base that went through one more VACUUM INTO than a fresh build would yield a
-/// result one byte away from the signed release.
-#define STOL_SQLITE_SCHEMA_COOKIE 1000
-
 /// The patchset that turns the database at `base_path` into the one at
 /// `target_path` (both opened read-only): every row inserted, deleted or changed in
 /// every ordinary table (the FTS index's shadow tables included). Refused, with a
@@ -37,12 +30,13 @@ int stol_row_delta_copy_base(int base_fd, int work_fd, const void *base, size_t 
 /// reference prefix into a patchset, streamed (never more than zstd's buffers in
 /// memory), at most `maximum_patchset` bytes; the patchset is applied to the work
 /// copy (any conflict aborts: the base was not what the delta was made against),
-/// the schema cookie set, and the result written with VACUUM INTO to `output_fd`
+/// the schema cookie set to `schema_cookie` (TaxonomySchema.fileSchemaCookie), and the
+/// result written with VACUUM INTO to `output_fd`
 /// (an empty file). Opens both through the stol-descriptor VFS (registered here).
 /// Returns SQLITE_OK, or an SQLite error code with a reason in `error`;
 /// `*corrupt` is set when the fault is the payload's (not the machine's).
 int stol_row_delta_apply(int work_fd, int output_fd, const void *payload, size_t payload_size,
-                         const void *base, size_t base_size, unsigned long long maximum_patchset,
+                         const void *base, size_t base_size, unsigned long long maximum_patchset, int schema_cookie,
                          int *corrupt, char *error, size_t error_size);
 
 #endif

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import STOLContainer
 import STOLFormat
 import STOLImportCore
@@ -41,25 +42,31 @@ public final class VerifierFuzzTarget: FuzzTarget {
         /// The rest is a delta's payload (a zstd frame, as fuzzed), signed in format
         /// version 2 against ``VerifierFuzzTarget/deltaBase``, which is attached first.
         case signedDelta
+        /// The same for a row delta (kind 3): the frame's content is a patchset that the
+        /// verifier applies to a copy of the base with SQLite's session extension.
+        case signedRowDelta
 
-        /// Byte 0 modulo 5 picks the kind; byte 0 / 5 picks an unsupported schema
+        /// Byte 0 modulo 6 picks the kind; byte 0 / 6 picks an unsupported schema
         /// version for 1 (one past the newest) and 2 (version 0), else version 1
         /// (the seed inputs' databases are of schema 1, which the verifier still accepts).
         init(_ byte: UInt8) {
             let tooNew = UInt32(TaxonomySchema.currentVersion) + 1
-            let version: UInt32 = byte / 5 == 1 ? tooNew : byte / 5 == 2 ? 0 : 1
-            switch byte % 5 {
+            let version: UInt32 = byte / 6 == 1 ? tooNew : byte / 6 == 2 ? 0 : 1
+            switch byte % 6 {
             case 0: self = .file
             case 1: self = .signedPayload(schemaVersion: version)
             case 2: self = .signedDatabase(schemaVersion: version)
             case 3: self = .signedDatabaseV2(schemaVersion: version)
-            default: self = .signedDelta
+            case 4: self = .signedDelta
+            default: self = .signedRowDelta
             }
         }
 
+        var isDelta: Bool { self == .signedDelta || self == .signedRowDelta }
+
         var schemaVersion: UInt32? {
             switch self {
-            case .file, .signedDelta: nil
+            case .file, .signedDelta, .signedRowDelta: nil
             case .signedPayload(let version), .signedDatabase(let version), .signedDatabaseV2(let version): version
             }
         }
@@ -109,7 +116,8 @@ public final class VerifierFuzzTarget: FuzzTarget {
         let directory = try FuzzScratch.makeDirectory("stolfuzz-verifier")
         let scratch = try ScratchFile(directory: directory)
         let service = VerifierService(configuration: .init(allowedUID: coordinatorUID, trustedKeys: .success(.trusting(key.publicKey))),
-                                      scratch: scratch, deltaScratch: try ScratchFile(directory: directory))
+                                      scratch: scratch, deltaScratch: try ScratchFile(directory: directory),
+                                      rowDeltaScratch: try ScratchFile(directory: directory))
         try FixtureDatabase.build(at: directory + "/delta-base.sqlite", pageSize: 512)
         let base = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/delta-base.sqlite")))
         return VerifierFuzzTarget(service: service, scratch: scratch, signingKey: key, directory: directory, deltaBase: base)
@@ -136,12 +144,15 @@ public final class VerifierFuzzTarget: FuzzTarget {
             file = StolFile.assemble(payload: Gzip.compress(rest, level: 1), content: .init(
                 schemaVersion: version, size: UInt64(rest.count), sha256: SHA256.hash(rest), release: "unknown", idNamespace: "unknown"),
                 signingKey: signingKey)
-        case .signedDelta:
+        case .signedDelta, .signedRowDelta:
             // The content it claims: the size the frame states (so that it is decoded), and a
             // digest it cannot know; a frame that states none, or more than 64 MiB, is signed as its own size.
-            let stated = ZstdDelta.declaredContentSize(rest).flatMap { $0 <= 64 << 20 ? $0 : nil } ?? UInt64(rest.count)
+            // A row delta's frame holds a patchset: its result is claimed to be the base's size.
+            let stated = mode == .signedRowDelta ? UInt64(deltaBase.count)
+                : ZstdDelta.declaredContentSize(rest).flatMap { $0 <= 64 << 20 ? $0 : nil } ?? UInt64(rest.count)
             file = StolFile.assemble(payload: rest, content: .init(
-                kind: .delta, schemaVersion: 1, size: stated, sha256: SHA256.hash(rest), release: "unknown",
+                kind: mode == .signedRowDelta ? .rowDelta : .delta, schemaVersion: 1, size: stated, sha256: SHA256.hash(rest),
+                release: "unknown",
                 idNamespace: "unknown", baseSHA256: SHA256.hash(deltaBase), baseRelease: "base"), signingKey: signingKey)
             var attach = Stol_V1_VerifyRequest()
             attach.id = 1
@@ -196,7 +207,7 @@ public final class VerifierFuzzTarget: FuzzTarget {
             try expect(done.schemaVersion == 1, "done with schema version \(done.schemaVersion)")
             if case .signedDatabase = mode { try expect(sent == database, "the verified database differs from the one signed") }
             if case .signedDatabaseV2 = mode { try expect(sent == database, "the verified database differs from the one signed") }
-            if case .signedDelta = mode { try expect(SHA256.hash(sent) == SHA256.hash(database), "a delta yielded what its header does not sign") }
+            if mode.isDelta { try expect(SHA256.hash(sent) == SHA256.hash(database), "a delta yielded what its header does not sign") }
         case .error(let error):
             let check = error.details["check"] ?? ""
             try expect(Self.checks[error.code]?.contains(check) ?? false, "\(error.code) names the check \"\(check)\"")
@@ -246,6 +257,23 @@ public final class VerifierFuzzTarget: FuzzTarget {
             }
         }
         seeds.append(("seed-signed-delta", [4] + frame))
+        // A row delta: the patchset from the base to a copy with a taxon renamed and one added.
+        try FileManager.default.copyItem(atPath: scratch + "/base.sqlite", toPath: scratch + "/next.sqlite")
+        let queue = try DatabaseQueue(path: scratch + "/next.sqlite")
+        try queue.write { db in
+            try db.execute(sql: "UPDATE taxa SET scientific_name = 'Panthera leo leo' WHERE id = 9689")
+            try db.execute(sql: """
+                INSERT INTO taxa (id, parent_id, rank, main_rank, main_parent_id, scientific_name, status)
+                VALUES (9696, 9688, 'species', 'species', 9688, 'Panthera spelaea', 'accepted')
+                """)
+        }
+        try queue.close()
+        let patchset = try RowDelta.patchset(base: scratch + "/base.sqlite", target: scratch + "/next.sqlite")
+        var rows: [UInt8] = []
+        try base.withUnsafeBytes { baseBytes in
+            try ZstdDelta.create(base: baseBytes, target: patchset.bytes, level: 3) { (chunk) throws(StolFormatError) in rows += chunk }
+        }
+        seeds.append(("seed-signed-row-delta", [5] + rows))
         let v2 = directory + "/v2"
         for file in try FileManager.default.contentsOfDirectory(atPath: v2).sorted() where file.hasSuffix(".stol.hex") {
             seeds.append(("vector-v2-" + file.replacingOccurrences(of: ".stol.hex", with: ""), [0] + (try FuzzSeeds.hexFile(v2 + "/" + file))))
