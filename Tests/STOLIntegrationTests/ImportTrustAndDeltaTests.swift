@@ -273,25 +273,31 @@ final class ImportTrustAndDeltaTests: XCTestCase {
             ("a new database the pipeline did not lay out", try StolCorpus.signRowDelta(base: base, to: unlaid, key: key),
              "CONTENT_HASH_MISMATCH"),
         ]
-        var before = stack.stateSnapshot()
-        for (name, file, code) in cases {
-            let refused = try importing(file, name: "bad-rows")
-            XCTAssertEqual(StackHarness.errorCode(refused), code, "\(name): \(refused.stdout) \(refused.stderr)")
-            XCTAssertEqual(refused.status, 7, name)
-            XCTAssertEqual(stack.stateSnapshot(), before, "\(name) changed the state directory")
-        }
-        XCTAssertEqual(stack.stagingFiles, [])
+        try assertEachIsRefused(cases)
 
         let applied = try importing(delta, name: "rows")
         XCTAssertEqual(applied.status, 0, applied.stderr)
         XCTAssertEqual(fileDigest(stack.stateDirectory + "/databases/releases/2024.9.7.sqlite"), SHA256.hash(next).hexString,
                        "the row delta applied to the installed base is the new release byte for byte")
         XCTAssertEqual(fileDigest(stack.stateDirectory + "/databases/releases/2023.11.4.sqlite"), SHA256.hash(base).hexString)
-        before = stack.stateSnapshot()
+        let before = stack.stateSnapshot()
         let again = try stack.client(["db", "import", try stack.writeFile(delta, name: "rows-again.stol")])
         XCTAssertEqual(again.status, 0, again.stderr)
         XCTAssertTrue(again.stdout.contains("already installed"), again.stdout)
         XCTAssertEqual(stack.stateSnapshot(), before)
+    }
+
+    /// Imports each (name, file, code) through the real client: each ends with its typed
+    /// error (exit 7) and leaves the state directory and the staging area as they were.
+    private func assertEachIsRefused(_ cases: [(String, [UInt8], String)]) throws {
+        let before = stack.stateSnapshot()
+        for (name, file, code) in cases {
+            let refused = try importing(file, name: "bad")
+            XCTAssertEqual(StackHarness.errorCode(refused), code, "\(name): \(refused.stdout) \(refused.stderr)")
+            XCTAssertEqual(refused.status, 7, name)
+            XCTAssertEqual(stack.stateSnapshot(), before, "\(name) changed the state directory")
+        }
+        XCTAssertEqual(stack.stagingFiles, [])
     }
 
     /// Damaged deltas, each with its typed error and the state directory unchanged
@@ -327,14 +333,7 @@ final class ImportTrustAndDeltaTests: XCTestCase {
             ("the base digest of another database", try StolCorpus.signDelta(base: base, to: next, key: key) { $0.baseSHA256 = SHA256.hash(next) },
              "DELTA_BASE_MISMATCH"),
         ]
-        let before = stack.stateSnapshot()
-        for (name, file, code) in cases {
-            let refused = try importing(file, name: "bad")
-            XCTAssertEqual(StackHarness.errorCode(refused), code, "\(name): \(refused.stdout) \(refused.stderr)")
-            XCTAssertEqual(refused.status, 7, name)
-            XCTAssertEqual(stack.stateSnapshot(), before, "\(name) changed the state directory")
-        }
-        XCTAssertEqual(stack.stagingFiles, [])
+        try assertEachIsRefused(cases)
         XCTAssertEqual(try importing(valid, name: "valid").status, 0, "the undamaged delta still applies")
         print("bad deltas: \(cases.count) refused through the real client and daemons; state unchanged")
     }
