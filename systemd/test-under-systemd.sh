@@ -49,7 +49,8 @@ if [[ ${1:-} == __boot ]]; then
   install -m 0644 "$tmp/signing.key.pub" "$root/usr/share/stol/keys/release.pub"
   mkdir -p "$root/srv/stol-test"
   printf 'this is not a STOL reference database\n' > "$root/srv/stol-test/not-a-database.stol"
-  cp "$tmp/reference.stol" "$tmp/large.stol" "$tmp/hostile_client.py" "$root/srv/stol-test/"
+  cp "$tmp/reference.stol" "$tmp/large.stol" "$tmp/hostile_client.py" "$tmp/next-rows.stol" "$tmp/next-laid.sqlite" \
+    "$root/srv/stol-test/"
   # A validly signed header over a damaged payload: the coordinator's own checksum refuses it.
   python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[-3] ^= 0x40; open(sys.argv[2], "wb").write(b)' \
     "$tmp/reference.stol" "$root/srv/stol-test/damaged-payload.stol"
@@ -118,6 +119,22 @@ db = sqlite3.connect(sys.argv[1])
 db.execute("DROP INDEX idx_taxa_rank")
 db.commit()
 PYTHON
+# A row delta (kind 3) from the signed database to a next release: taxa renamed, the
+# release and build time moved on, laid out as the pipeline lays out a database (the
+# schema cookie, then VACUUM INTO; STOL-FORMAT.md §10.2), made by stol-pipeline itself.
+python3 - "$install/usr/share/stol/bundled.sqlite" "$tmp/next.sqlite" "$tmp/next-laid.sqlite" <<'PYTHON'
+import shutil, sqlite3, sys
+shutil.copyfile(sys.argv[1], sys.argv[2])
+db = sqlite3.connect(sys.argv[2])
+db.execute("UPDATE taxa SET scientific_name = scientific_name || ' (next)' WHERE id % 97 = 0")
+db.execute("UPDATE provenance SET value = '2099.1.1' WHERE key = 'release'")
+db.execute("UPDATE schema_version SET applied_at = '2099-01-01T00:00:00Z'")
+db.commit()
+db.execute("PRAGMA schema_version = 1000")
+db.execute("VACUUM INTO ?", (sys.argv[3],))
+PYTHON
+"$install/usr/bin/stol-pipeline" delta --kind rows --key "$tmp/signing.key" --base "$install/usr/share/stol/bundled.sqlite" \
+  --input "$tmp/next-laid.sqlite" --output "$tmp/next-rows.stol" >/dev/null
 # The connection holder is the attack tests' hostile client (its `hold`), taken
 # from the repository this script runs from and copied into the booted system.
 hostile_client=$(dirname "$self")/../Tests/tools/hostile_client.py
@@ -240,6 +257,12 @@ expect 0 "status after activate" stol-client status
 [[ $out == *"active database:  reference"* ]] || fail "the taxonomy server does not serve the reference database: $out"
 progress "ok: an admin's import went through a fresh stol-verifyd@ (DynamicUser) and the release key; activated, queries switched"
 expect_quiet_start "the daemons' starts, queries, favourites, backup and restore, three refused imports, an import and its activation"
+
+# --- a row delta, applied by a fresh verifier instance under its unit (seccomp filter, MemoryMax, no writable path)
+expect 0 "db import of a row delta from the installed release to 2099.1.1 (root)" stol-client db import /srv/stol-test/next-rows.stol
+inside cmp -s /var/lib/stol/databases/releases/2099.1.1.sqlite /srv/stol-test/next-laid.sqlite ||
+  fail "the release the row delta installed is not the database it was made to"
+progress "ok: a row delta installed release 2099.1.1 beside the installed one, byte for byte the database it was made to"
 
 # --- the sandbox, tried from inside each daemon with its installed unit
 probe_json() {  # UNIT [LABEL]: the last sandbox probe the unit logged, as JSON
