@@ -559,10 +559,21 @@ extension StolFileTests {
         XCTAssertTrue(try String(contentsOfFile: key + ".pub", encoding: .utf8).contains("not-after: 2020-01-01"))
         XCTAssertEqual(try StolVectors.run(cli, ["keygen", "--private-key", directory + "/bad.key", "--not-after", "2020-13-01"]).status, 64)
 
+        // These databases' schema_version has no primary key: --kind auto (the default) says why it
+        // writes a byte delta, --kind rows refuses with the same reason and writes nothing.
         let delta = try StolVectors.run(cli, ["delta", "--key", key, "--base", directory + "/old.sqlite", "--input", new,
                                               "--output", directory + "/d.stol"])
         XCTAssertEqual(delta.status, 0, delta.stderr)
         XCTAssertTrue(delta.stdout.contains("from release unknown"), delta.stdout)
+        XCTAssertTrue(delta.stdout.contains("wrote byte delta (kind 2)"), delta.stdout)
+        XCTAssertTrue(delta.stderr.contains("no row delta") && delta.stderr.contains("table schema_version has no primary key"),
+                      delta.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: directory + "/d.stol"))[12], StolHeader.Kind.delta.rawValue)
+        let rows = try StolVectors.run(cli, ["delta", "--key", key, "--kind", "rows", "--base", directory + "/old.sqlite",
+                                             "--input", new, "--output", directory + "/rows.stol"])
+        XCTAssertEqual(rows.status, 1)
+        XCTAssertTrue(rows.stderr.contains("table schema_version has no primary key"), rows.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory + "/rows.stol"))
         // The key expired in 2020: verify refuses it, naming it; a fresh public key file without the date accepts.
         let expired = try StolVectors.run(cli, ["verify", "--public-key", key + ".pub", "--base", directory + "/old.sqlite",
                                                 directory + "/d.stol"])
