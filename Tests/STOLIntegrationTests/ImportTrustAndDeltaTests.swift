@@ -152,21 +152,12 @@ final class ImportTrustAndDeltaTests: XCTestCase {
         XCTAssertEqual(imported["release"] as? String, "2024.9.7")
         XCTAssertEqual(imported["already_installed"] as? Bool, false)
         XCTAssertEqual(imported["key_id"] as? String, StackHarness.signingKey.publicKey.keyID.description)
-        XCTAssertEqual(fileDigest(stack.stateDirectory + "/databases/releases/2024.9.7.sqlite"), SHA256.hash(next).hexString,
-                       "the delta applied to the installed base is the new release byte for byte")
-        XCTAssertEqual(fileDigest(stack.stateDirectory + "/databases/releases/2023.11.4.sqlite"), SHA256.hash(base).hexString)
-
-        // Twice: nothing changes, and it says so.
-        var before = stack.stateSnapshot()
-        let again = try stack.client(["db", "import", try stack.writeFile(delta, name: "again.stol")])
-        XCTAssertEqual(again.status, 0, again.stderr)
-        XCTAssertTrue(again.stdout.contains("already installed"), again.stdout)
-        XCTAssertEqual(stack.stateSnapshot(), before)
+        try assertInstalledByteForByte(delta, next: next, base: base)
 
         // Against another build of the base release, and against a release not installed.
         let otherBase = try database(release: "2023.11.4", builtAt: "2026-01-02T00:00:00Z")
         let next2 = try database(release: "2025.1.1", builtAt: "2026-04-01T00:00:00Z")
-        before = stack.stateSnapshot()
+        let before = stack.stateSnapshot()
         for (name, file) in [("another build of the base", try StolCorpus.signDelta(base: otherBase, to: next2, key: StackHarness.signingKey)),
                              ("a base not installed", try StolCorpus.signDelta(base: try database(release: "2022.1.1"), to: next2,
                                                                                 key: StackHarness.signingKey))] {
@@ -277,11 +268,17 @@ final class ImportTrustAndDeltaTests: XCTestCase {
 
         let applied = try importing(delta, name: "rows")
         XCTAssertEqual(applied.status, 0, applied.stderr)
+        try assertInstalledByteForByte(delta, next: next, base: base)
+    }
+
+    /// After `delta` was imported: release 2024.9.7 is `next` byte for byte beside the base
+    /// 2023.11.4, unchanged; imported again, it says "already installed" and changes nothing.
+    private func assertInstalledByteForByte(_ delta: [UInt8], next: [UInt8], base: [UInt8]) throws {
         XCTAssertEqual(fileDigest(stack.stateDirectory + "/databases/releases/2024.9.7.sqlite"), SHA256.hash(next).hexString,
-                       "the row delta applied to the installed base is the new release byte for byte")
+                       "the delta applied to the installed base is the new release byte for byte")
         XCTAssertEqual(fileDigest(stack.stateDirectory + "/databases/releases/2023.11.4.sqlite"), SHA256.hash(base).hexString)
         let before = stack.stateSnapshot()
-        let again = try stack.client(["db", "import", try stack.writeFile(delta, name: "rows-again.stol")])
+        let again = try stack.client(["db", "import", try stack.writeFile(delta, name: "again.stol")])
         XCTAssertEqual(again.status, 0, again.stderr)
         XCTAssertTrue(again.stdout.contains("already installed"), again.stdout)
         XCTAssertEqual(stack.stateSnapshot(), before)
