@@ -1,5 +1,6 @@
 import Glibc
 import STOLFormat
+import STOLModel
 
 /// The files a delta is applied in (checks 11–13 of `protocol/STOL-FORMAT.md` §6):
 /// the base (read-only), a private copy of the payload taken while it is hashed,
@@ -115,12 +116,18 @@ public final class DeltaWorkspace {
             }
         }
         let payload = try MappedFile(readOnly: payloadDescriptor, size: payloadBytes)
+        let size: UInt64
         if header.kind == .rowDelta {
             guard let workDescriptor else { throw .outputFailed("a row delta needs a file to apply its rows in") }
-            // Check 11 runs on a thread of its own while the rows are applied to the copy
-            // (the verifier has two cores): the copy is scratch until the base is proven, and
+            // Check 11 runs on another thread while the rows are applied to the copy (the
+            // verifier has two cores): the copy is scratch until the base is proven, and
             // check 11's verdict is given first, whatever applying the rows said.
-            let hashing = DigestThread(base.bytes)
+            nonisolated(unsafe) let baseBytes = base.bytes  // mapped until this function returns, after the join
+            let hashing = BackgroundWork { () -> [UInt8] in
+                var hasher = SHA256()
+                hasher.update(baseBytes)
+                return hasher.finalize()
+            }
             let applied: Result<UInt64, StolFormatError>
             do throws(StolFormatError) {
                 applied = .success(try RowDelta.apply(payload.bytes, base: base.bytes, baseDescriptor: baseDescriptor,
@@ -128,26 +135,24 @@ public final class DeltaWorkspace {
             } catch {
                 applied = .failure(error)
             }
-            try checkBase(hashing.digest())
-            let size = try applied.get()
-            // A result of another size cannot be the signed one (check 13 says so); only hash what can be.
-            guard size == header.contentSize else { outputBytes = size; return (size, []) }
-            let output = try MappedFile(readOnly: outputDescriptor, size: size)
-            var hasher = SHA256()
-            hasher.update(output.bytes)
-            outputBytes = size
-            return (size, hasher.finalize())
+            try checkBase(hashing.join())
+            size = try applied.get()
+        } else {
+            var baseHasher = SHA256()
+            baseHasher.update(base.bytes)
+            try checkBase(baseHasher.finalize())
+            try ZstdDelta.checkFrame(payload.bytes, expectedSize: header.contentSize)
+            let output = try MappedFile(writable: outputDescriptor, size: header.contentSize)
+            try ZstdDelta.apply(payload.bytes, base: base.bytes, into: output.buffer)
+            size = header.contentSize
         }
-        var baseHasher = SHA256()
-        baseHasher.update(base.bytes)
-        try checkBase(baseHasher.finalize())
-        try ZstdDelta.checkFrame(payload.bytes, expectedSize: header.contentSize)
-        let output = try MappedFile(writable: outputDescriptor, size: header.contentSize)
-        try ZstdDelta.apply(payload.bytes, base: base.bytes, into: output.buffer)
+        outputBytes = size
+        // A result of another size cannot be the signed one (check 13 says so); only hash what can be.
+        guard size == header.contentSize else { return (size, []) }
+        let output = try MappedFile(readOnly: outputDescriptor, size: size)
         var hasher = SHA256()
         hasher.update(output.bytes)
-        outputBytes = header.contentSize
-        return (header.contentSize, hasher.finalize())
+        return (size, hasher.finalize())
     }
 
     /// Streams the result (after a successful ``apply(_:)``) to `sink` in 1 MiB chunks.
