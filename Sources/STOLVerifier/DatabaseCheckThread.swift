@@ -18,18 +18,20 @@ final class DatabaseCheckThread: Sendable {
 
     private let descriptor: Int32
     private let headerSchemaVersion: UInt32
+    private let depth: DatabaseChecks.IntegrityDepth
     private let finished = DispatchSemaphore(value: 0)
     private let shared = Mutex(Shared())
 
-    init(descriptor: Int32, headerSchemaVersion: UInt32) {
+    init(descriptor: Int32, headerSchemaVersion: UInt32, depth: DatabaseChecks.IntegrityDepth) {
         self.descriptor = descriptor
         self.headerSchemaVersion = headerSchemaVersion
+        self.depth = depth
     }
 
     func start() {
         let thread = Thread(named: "stol.check") { [self] in
             let result = Result { () throws(ImportError) -> DatabaseFacts in
-                try DatabaseChecks.run(descriptor: descriptor, headerSchemaVersion: headerSchemaVersion,
+                try DatabaseChecks.run(descriptor: descriptor, headerSchemaVersion: headerSchemaVersion, depth: depth,
                                        progress: { [self] fraction in shared.withLock { $0.progress = fraction } },
                                        isCancelled: { [self] in shared.withLock { $0.cancelled } })
             }

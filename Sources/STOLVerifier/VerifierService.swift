@@ -26,7 +26,8 @@ import STOLTransport
 ///    (one gzip member, or a delta's zstd frame against the base) to at most 4 GiB,
 ///    the signed content's size and SHA-256 (format version 2) — into the scratch file;
 /// 3. ``DatabaseChecks``: SQLite header, `schema_version` row equal to the header,
-///    `PRAGMA integrity_check`, the tables, columns and indexes the server reads,
+///    `PRAGMA integrity_check` (`quick_check` for the database a row delta's
+///    application wrote here: ``DatabaseChecks/IntegrityDepth``), the tables, columns and indexes the server reads,
 ///    and (version 2) the provenance naming the header's release and id namespace;
 /// 4. `chunk` frames (1 MiB each) of the verified database, then `done` with its
 ///    size, SHA-256 (computed while inflating) and build time. The coordinator
@@ -195,7 +196,8 @@ public final class VerifierService: StreamingFramedService, @unchecked Sendable 
         // keeps them in staging until `done`, discarding them on an error frame.
         // The checks run on a thread of their own; only this thread uses the socket.
         try reporter.report(.checkingDatabase, 0, total: verified.sqliteBytes)
-        let checker = DatabaseCheckThread(descriptor: scratch.descriptor, headerSchemaVersion: verified.header.schemaVersion)
+        let checker = DatabaseCheckThread(descriptor: scratch.descriptor, headerSchemaVersion: verified.header.schemaVersion,
+                                          depth: .init(kind: verified.header.kind))
         checker.start()
         defer { checker.cancel(); _ = checker.wait(timeout: nil) }
         func reportChecking() throws {

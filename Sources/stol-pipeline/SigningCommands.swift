@@ -199,8 +199,8 @@ struct Verify: ParsableCommand {
             first, printing each check as it passes: size limits, magic, header, SHA-256 of the \
             payload, Ed25519 signature, schema version, decompression within 4 GiB. On failure \
             prints the error code (e.g. SIGNATURE_INVALID) and exits 1. The verifier then also \
-            checks the database itself (SQLite header, schema_version row, PRAGMA integrity_check, \
-            tables, columns and indexes); this command does not: check the database that \
+            checks the database itself (SQLite header, schema_version row, PRAGMA integrity_check \
+            or, for a row delta's result, quick_check; tables, columns and indexes); this command does not: check the database that \
             --extract writes (atomically, only if every check passes) with SQLite.
             """)
 

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Glibc
 import STOLImport
 import STOLImportCore
@@ -55,6 +56,60 @@ final class ScratchFileTests: XCTestCase {
         XCTAssertThrowsError(try DatabaseChecks.run(descriptor: scratch.descriptor, headerSchemaVersion: current - 1)) { error in
             XCTAssertEqual((error as? ImportError)?.protocolError.details["check"], "database_schema_version")
         }
+    }
+
+    /// What each depth of the integrity check catches: an index whose entries disagree
+    /// with its table's rows, every page sound, fails `integrity_check` and passes the
+    /// page walk (what a row delta's result gets: SQLite kept its indexes in step
+    /// itself); a page of garbage fails both.
+    func testIntegrityDepths_thePageWalkMissesOnlyAnIndexThatDisagreesWithItsTable() throws {
+        let directory = try makeTemporaryDirectory(self, prefix: "stolimp")
+        let current = UInt32(TaxonomySchema.currentVersion)
+        let createExtra = """
+            CREATE TABLE extra (id INTEGER PRIMARY KEY, a INTEGER NOT NULL, b INTEGER NOT NULL);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+            INSERT INTO extra SELECT i, i, -i FROM n;
+            CREATE INDEX extra_a ON extra(a);
+            """
+        let disagreeing = try ImportFixture.edited(in: directory) { db in
+            try db.execute(sql: createExtra)
+            // The index's entries stay those of column a; its definition now says column b.
+            try db.execute(sql: """
+                PRAGMA writable_schema = ON;
+                UPDATE sqlite_master SET sql = 'CREATE INDEX extra_a ON extra(b)' WHERE name = 'extra_a';
+                PRAGMA writable_schema = OFF;
+                """)
+        }
+        XCTAssertThrowsError(try DatabaseChecks.run(path: disagreeing, headerSchemaVersion: current, depth: .full)) { error in
+            XCTAssertEqual((error as? ImportError)?.protocolError.details["check"], "integrity")
+        }
+        XCTAssertEqual(try DatabaseChecks.run(path: disagreeing, headerSchemaVersion: current, depth: .pages).schemaVersion,
+                       current)
+
+        let garbage = try ImportFixture.edited(in: directory) { try $0.execute(sql: createExtra) }
+        let (root, pageSize) = try DatabaseQueue(path: garbage).read { db in
+            (try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'extra_a'") ?? 0,
+             try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096)
+        }
+        XCTAssertGreaterThan(root, 1)
+        let file = try XCTUnwrap(FileHandle(forUpdatingAtPath: garbage))
+        try file.seek(toOffset: UInt64((root - 1) * pageSize))
+        try file.write(contentsOf: Data(repeating: 0xAB, count: pageSize))
+        try file.close()
+        for depth in [DatabaseChecks.IntegrityDepth.full, .pages] {
+            XCTAssertThrowsError(try DatabaseChecks.run(path: garbage, headerSchemaVersion: current, depth: depth)) { error in
+                XCTAssertEqual((error as? ImportError)?.protocolError.details["check"], "integrity", "\(depth)")
+            }
+        }
+    }
+
+    /// Only the database a row delta's application wrote gets the page walk alone: a full
+    /// file's and a byte delta's are bytes the file laid out.
+    func testIntegrityDepth_isThePageWalkForARowDeltasResultAlone() {
+        XCTAssertEqual(DatabaseChecks.IntegrityDepth(kind: .rowDelta), .pages)
+        XCTAssertEqual(DatabaseChecks.IntegrityDepth(kind: .delta), .full)
+        XCTAssertEqual(DatabaseChecks.IntegrityDepth(kind: .database), .full)
+        XCTAssertEqual(DatabaseChecks.IntegrityDepth(kind: nil), .full, "a version 1 file has no kind")
     }
 
     /// A reference built before schema 3 keeps being accepted: each version is
