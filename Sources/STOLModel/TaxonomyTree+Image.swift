@@ -110,6 +110,7 @@ extension TaxonomyTree {
     private init(imageOf reader: inout ImageReader, count: Int, rankNames: [String], speciesCode: Int16) throws(ImageError) {
         let n = count
         ids = try reader.section(TaxonID.self, count: n)
+        idLookup = SortedIDLookup(ids)
         parents = try reader.section(Int32.self, count: n)
         depths = try reader.section(UInt16.self, count: n)
         rankCodes = try reader.section(UInt8.self, count: n)

@@ -189,6 +189,8 @@ public struct TaxonomyTree: Sendable {
 
     /// Ids in ascending order.
     let ids: [TaxonID]
+    /// Where each id is in ``ids`` (``index(of:)``).
+    let idLookup: SortedIDLookup
     /// Position of each node's parent, -1 for a root.
     let parents: [Int32]
     /// Edges from the node's root.
@@ -330,6 +332,7 @@ public struct TaxonomyTree: Sendable {
         let all = lists(parents: parents) { _ in true }
         let view = lists(parents: mainParents) { mainLevels[$0] >= 0 }
         self.ids = ids
+        idLookup = SortedIDLookup(ids)
         self.parents = parents
         self.depths = depths
         rankCodes = builder.rankCodes
@@ -424,7 +427,7 @@ public struct TaxonomyTree: Sendable {
     public var count: Int { ids.count }
 
     /// The position of `id`, nil when the tree has no such node.
-    public func index(of id: TaxonID) -> Int? { ids.position(ofSorted: id) }
+    public func index(of id: TaxonID) -> Int? { idLookup.position(of: id, in: ids) }
 
     public func id(at node: Int) -> TaxonID { ids[node] }
 
