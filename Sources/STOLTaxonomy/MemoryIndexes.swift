@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import STOLModel
+import STOLTransport
 
 /// What the server keeps in memory besides SQLite's caches: the one tree
 /// (``TaxonomyTree``: lineages, common ancestors, children, subtrees, computed
@@ -52,7 +53,7 @@ public struct MemoryIndexes: Sendable {
     public var prominence = ProminenceIndex.empty
 
     /// Whether the names' indexes are built. False in the indexes
-    /// ``load(_:layout:images:publishTree:)`` hands out first, as soon as the tree is
+    /// ``load(_:layout:images:background:publishTree:)`` hands out first, as soon as the tree is
     /// there: lineages, common ancestors and subtrees answer from them while the
     /// names are still read; search and lookups by common name or synonym wait
     /// (``TaxonomyError/memoryIndexesLoading``) for the whole indexes.
@@ -61,7 +62,7 @@ public struct MemoryIndexes: Sendable {
     /// ``exactNames`` once built; nil while only the tree is (a name lookup then waits).
     public var loadedExactNames: [String: TaxonID]? { namesLoaded ? exactNames : nil }
 
-    /// Where ``load(_:layout:images:publishTree:)`` found the tree.
+    /// Where ``load(_:layout:images:background:publishTree:)`` found the tree.
     enum TreeSource: Sendable, Equatable {
         /// Read from its image (``TreeImageCache``).
         case image
@@ -92,8 +93,11 @@ public struct MemoryIndexes: Sendable {
     /// (``TreeImageCache``), else it is built from the rows. Either way it is handed
     /// to `publishTree` (``treeOnly(_:holdsWholeTree:)``), with where it came from, as
     /// soon as it is there (the caller writes the image of a tree built from the rows).
+    /// `background`: the build's own thread, whose priority the sort on another thread
+    /// takes (``BackgroundThread/helping(_:)``).
     /// - Returns: the indexes, and where the tree came from.
     static func load(_ db: Database, layout: TaxonomyLayout, images: [TreeImageCache.Entry] = [],
+                     background: BackgroundThread? = nil,
                      publishTree: @escaping @Sendable (MemoryIndexes, TreeSource) -> Void = { _, _ in }) throws
         -> (MemoryIndexes, treeSource: TreeSource) {
         var scan: TaxaScan
@@ -139,9 +143,14 @@ public struct MemoryIndexes: Sendable {
             }
         }
         let prominenceRows = try ProminenceIndex.rows(db)
+        // At the priority of the build that waits for it (`background`, lowered once the
+        // tree is published from an image), not at the daemon's own beside the requests.
         let sorting = BackgroundWork { () -> (ProminenceIndex, [String: [TaxonID]]) in
-            let index = ProminenceIndex(scores: prominenceRows.scores, names: prominenceRows.names)
-            return (index, index.abbreviations())
+            func sort() -> (ProminenceIndex, [String: [TaxonID]]) {
+                let index = ProminenceIndex(scores: prominenceRows.scores, names: prominenceRows.names)
+                return (index, index.abbreviations())
+            }
+            return background.map { $0.helping(sort) } ?? sort()
         }
         var entries: [(String, TaxonID)] = []
         var vocabularyWords: [String] = []

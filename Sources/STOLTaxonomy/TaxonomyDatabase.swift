@@ -215,7 +215,7 @@ public final class TaxonomyDatabase: Sendable {
             // pipeline's, whose key reads the database's header: here, not on the open's path.
             let images = [image, ShippedTreeImage.entry(databasePath: path, buildID: buildID)].compactMap { $0 }
             let loaded = try? reader.inDatabase { db in
-                try MemoryIndexes.load(db, layout: layout, images: images) { tree, source in
+                try MemoryIndexes.load(db, layout: layout, images: images, background: slot.builder) { tree, source in
                     slot.fillTree(tree)
                     logger.info("tree ready", metadata: ["release": "\(release)", "seconds": "\((ContinuousClock.now - started).inSeconds)"])
                     // A tree built from the rows is imaged at once, beside the names' indexes: a

@@ -57,6 +57,51 @@ final class BackgroundThreadTests: XCTestCase {
         background.raise()  // nothing left to raise: no effect, no other thread touched
     }
 
+    /// Part of the build handed to a pooled worker (the start's sort of the prominent
+    /// names, on libdispatch's pool) ran at the daemon's priority beside the users'
+    /// requests while the build itself was lowered. Now: lowered with the build, raised
+    /// with it when a request waits, and the worker's own priority given back when its
+    /// part ends (the pool's next work is not background work); once the build is
+    /// raised, a part runs as it is.
+    func testAPooledHelper_takesTheThreadsPriority_isRaisedWithIt_andGetsItsOwnBack() throws {
+        try allowRaisingBack()
+        let background = BackgroundThread()
+        let owner = Worker()
+        Thread(named: "stol.test.bg") {
+            background.lowerCallingThread()
+            owner.spinUntilStopped()
+            background.endCallingThread()
+            owner.ended.signal()
+        }.start()
+        XCTAssertTrue(waitUntil(seconds: 20) { background.loweredThreadID != nil })
+        let lowered = max(base, BackgroundPriority.niceness)
+
+        let first = PooledPart(background)
+        XCTAssertEqual(first.nicenessInside, lowered, "a part runs as low as the build")
+        let firstThread = try XCTUnwrap(first.thread, "the build lists its lowered part")
+        XCTAssertEqual(slice(of: firstThread), BackgroundPriority.sliceNanoseconds)
+        XCTAssertEqual(background.loweredHelperIDs, [firstThread])
+        first.finish()
+        XCTAssertEqual(first.nicenessAfter, first.nicenessBefore, "the worker's own niceness back")
+        XCTAssertEqual(background.loweredHelperIDs, [])
+
+        let second = PooledPart(background)
+        XCTAssertEqual(second.nicenessInside, lowered)
+        let secondThread = try XCTUnwrap(second.thread)
+        background.raise()  // a request waits for the build
+        XCTAssertEqual(niceness(of: secondThread), second.nicenessBefore, "raised with the build")
+        XCTAssertEqual(slice(of: secondThread), slice(of: getpid()), "and the kernel's default slice")
+        XCTAssertEqual(background.loweredHelperIDs, [])
+        second.finish()
+        XCTAssertEqual(second.nicenessAfter, second.nicenessBefore)
+
+        let third = PooledPart(background)
+        XCTAssertEqual(third.nicenessInside, third.nicenessBefore, "after a raise a part runs as it is")
+        XCTAssertEqual(background.loweredHelperIDs, [])
+        third.finish()
+        owner.stop()
+    }
+
     /// A request may wait before the build got as far as lowering itself: then it is
     /// never lowered, and never yields.
     func testARequestThatWaitedFirst_keepsTheThreadAtItsPriority() throws {
@@ -131,6 +176,46 @@ private func runLoweredWork(_ background: BackgroundThread) -> (niceness: Int32,
     }.start()
     done.wait()
     return seen.withLock { $0 }
+}
+
+/// One part of the work on libdispatch's pool through ``BackgroundThread/helping(_:)``,
+/// held inside until ``finish()``: its worker's niceness before, inside and after.
+private final class PooledPart: Sendable {
+    private struct Seen {
+        var before: Int32 = 0, inside: Int32 = 0, after: Int32 = 0, thread: Int32?
+    }
+    private let seen = Mutex(Seen())
+    private let entered = DispatchSemaphore(value: 0)
+    private let release = DispatchSemaphore(value: 0)
+    private let ended = DispatchSemaphore(value: 0)
+
+    init(_ background: BackgroundThread) {
+        DispatchQueue.global().async { [self] in
+            let before = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+            background.helping {
+                let inside = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+                // Its id, where the build lists it (a part that runs as it is is not listed).
+                let listed = background.loweredHelperIDs.first { niceness(of: $0) == inside }
+                seen.withLock { $0 = Seen(before: before, inside: inside, thread: listed) }
+                entered.signal()
+                release.wait()
+            }
+            let after = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+            seen.withLock { $0.after = after }
+            ended.signal()
+        }
+        entered.wait()
+    }
+
+    var thread: Int32? { seen.withLock { $0.thread } }
+    var nicenessBefore: Int32 { seen.withLock { $0.before } }
+    var nicenessInside: Int32 { seen.withLock { $0.inside } }
+    var nicenessAfter: Int32 { seen.withLock { $0.after } }
+
+    func finish() {
+        release.signal()
+        ended.wait()
+    }
 }
 
 /// A thread's work: spins, publishing its yields and yield signals, until stopped.
