@@ -124,17 +124,22 @@ extension TaxonomyTree {
             var second = ImageReader(descriptor: descriptor, offset: laterAt)
             return Result { () throws(ImageError) -> LaterSections in try LaterSections(&second, count: n) }
         }
-        ids = try reader.section(TaxonID.self, count: n)
+        do {
+            ids = try reader.section(TaxonID.self, count: n)
+            parents = try reader.section(Int32.self, count: n)
+            depths = try reader.section(UInt16.self, count: n)
+            rankCodes = try reader.section(UInt8.self, count: n)
+            mainLevels = try reader.section(Int8.self, count: n)
+            mainParents = try reader.section(Int32.self, count: n)
+            mainDepths = try reader.section(UInt8.self, count: n)
+            nameBytes = try reader.section(UInt8.self)
+            try Self.checkEarlyArrays(ids: ids, parents: parents, depths: depths, rankCodes: rankCodes, rankCount: rankNames.count,
+                                      mainLevels: mainLevels, mainParents: mainParents, mainDepths: mainDepths)
+        } catch {
+            _ = reading.join()  // no read of the caller's descriptor outlives this call
+            throw error
+        }
         idLookup = SortedIDLookup(ids)
-        parents = try reader.section(Int32.self, count: n)
-        depths = try reader.section(UInt16.self, count: n)
-        rankCodes = try reader.section(UInt8.self, count: n)
-        mainLevels = try reader.section(Int8.self, count: n)
-        mainParents = try reader.section(Int32.self, count: n)
-        mainDepths = try reader.section(UInt8.self, count: n)
-        nameBytes = try reader.section(UInt8.self)
-        try Self.checkEarlyArrays(ids: ids, parents: parents, depths: depths, rankCodes: rankCodes, rankCount: rankNames.count,
-                                  mainLevels: mainLevels, mainParents: mainParents, mainDepths: mainDepths)
         let later = try reading.join().get()
         guard reader.offset == laterAt else { throw .inconsistent("an array's length") }
         reader.offset = later.end

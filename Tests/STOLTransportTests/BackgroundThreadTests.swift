@@ -30,13 +30,7 @@ final class BackgroundThreadTests: XCTestCase {
     func testABackgroundThreadARequestWaitsFor_isRaisedBack_andYieldsNoMore() throws {
         try allowRaisingBack()
         let background = BackgroundThread()
-        let worker = Worker()
-        Thread(named: "stol.test.bg") {
-            background.lowerCallingThread()
-            worker.spinUntilStopped()
-            background.endCallingThread()
-            worker.ended.signal()
-        }.start()
+        let worker = Worker.lowered(by: background)
         XCTAssertTrue(waitUntil(seconds: 20) { worker.yields.load(ordering: .relaxed) >= 5 }, "a lowered thread yields")
         let thread = try XCTUnwrap(background.loweredThreadID)
         XCTAssertEqual(niceness(of: thread), max(base, BackgroundPriority.niceness))
@@ -66,13 +60,7 @@ final class BackgroundThreadTests: XCTestCase {
     func testAPooledHelper_takesTheThreadsPriority_isRaisedWithIt_andGetsItsOwnBack() throws {
         try allowRaisingBack()
         let background = BackgroundThread()
-        let owner = Worker()
-        Thread(named: "stol.test.bg") {
-            background.lowerCallingThread()
-            owner.spinUntilStopped()
-            background.endCallingThread()
-            owner.ended.signal()
-        }.start()
+        let owner = Worker.lowered(by: background)
         XCTAssertTrue(waitUntil(seconds: 20) { background.loweredThreadID != nil })
         let lowered = max(base, BackgroundPriority.niceness)
 
@@ -235,6 +223,18 @@ private final class Worker: Sendable {
     func stop() {
         running.store(false, ordering: .relaxed)
         ended.wait()
+    }
+
+    /// A worker on a thread of its own that `background` lowers, as the names' build is.
+    static func lowered(by background: BackgroundThread) -> Worker {
+        let worker = Worker()
+        Thread(named: "stol.test.bg") {
+            background.lowerCallingThread()
+            worker.spinUntilStopped()
+            background.endCallingThread()
+            worker.ended.signal()
+        }.start()
+        return worker
     }
 }
 
