@@ -1,8 +1,12 @@
 extension Array where Element == TaxonID {
     /// The position of `id` in this ascending array (the in-memory trees' id
     /// tables), nil when it is not there.
-    func position(ofSorted id: TaxonID) -> Int? {
-        var low = 0, high = count
+    func position(ofSorted id: TaxonID) -> Int? { position(ofSorted: id, within: 0..<count) }
+
+    /// The same, searching only `range` (where the id must be if it is there).
+    @inline(__always)
+    func position(ofSorted id: TaxonID, within range: Range<Int>) -> Int? {
+        var low = range.lowerBound, high = range.upperBound
         while low < high {
             let middle = (low + high) / 2
             if self[middle] < id { low = middle + 1 } else { high = middle }
@@ -95,11 +99,6 @@ struct SortedIDLookup: Sendable {
         guard id >= base else { return nil }
         let bucket = UInt64(bitPattern: id &- base) >> UInt64(shift)
         guard bucket < UInt64(starts.count - 1) else { return nil }
-        var low = Int(starts[Int(bucket)]), high = Int(starts[Int(bucket) + 1])
-        while low < high {
-            let middle = (low + high) / 2
-            if ids[middle] < id { low = middle + 1 } else { high = middle }
-        }
-        return low < ids.count && ids[low] == id ? low : nil
+        return ids.position(ofSorted: id, within: Int(starts[Int(bucket)])..<Int(starts[Int(bucket) + 1]))
     }
 }
