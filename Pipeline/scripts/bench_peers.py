@@ -122,7 +122,15 @@ on PYTHONPATH), writing the normalised form itself (--no-python-rows leaves them
   Issue 38 adds two more lineage rows, names compared with names (checked as "STOL tsv" is, against taxopy's
   lineages with names.dmp's scientific names): "STOL python names" (peer_workloads/stol_python_lineage_names.py:
   lineage(ids, ranks="all") with the names) and "STOL python frame" (stol_python_lineage_frame.py:
-  stol.lineage_frame(ids, ranks="all"), Debian's python3-pandas, the frame built whole).
+  stol.lineage_frame(ids, ranks="all"), Debian's python3-pandas, the frame built whole). Each is compared with
+  the peers doing the same work, as the issue asks (names compared with names): rows "<peer> names"
+  (peer_workloads/<peer>_lineage_names.py: taxopy's Taxon(id).name_lineage; ete4's get_lineage_translator, then
+  get_taxid_translator and get_rank of every id of those lineages; taxoniq's Taxon(id).lineage with each
+  scientific_name) and "<peer> frame" (<peer>_lineage_frame.py: the same lookups filling the frame's columns
+  through peer_frame.py, pandas pinned in the peers' environment). Each writes the lines the CLI's TSV writes
+  and is checked as they are. "STOL tsv" and "STOL format", which print names too, are compared with the names
+  rows, "STOL python frame" with the frames, every other row with the peers' ids programs
+  (--no-peer-forms leaves the peers' names and frame rows out: every row against the ids programs, stricter).
 
   Held to the targets of every STOL row (speed, agreement, the server's memory) and to one of its own: the Python
   process's peak RSS (/usr/bin/time, as every tool) at most 100 MB; the table's RSS is the server's plus it.
@@ -255,6 +263,12 @@ PINS = (
     "cheroot==11.1.2",
     "jaraco.functools==4.6.0",
     "more-itertools==11.2.1",
+    # The peers' frames (issue 38: "STOL python frame" compared with a peer's pandas frame of the same lineages).
+    "pandas==2.3.3",
+    "python-dateutil==2.9.0.post0",
+    "pytz==2025.2",
+    "tzdata==2025.2",
+    "six==1.17.0",
 )
 # ete4 4.4.0 is published as a source distribution only: pip compiles its Cython extensions
 # at install, in an isolated build environment whose tools are pinned too (through PIP_CONSTRAINT).
@@ -2192,6 +2206,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--no-format-rows", action="store_true",
                    help="time only the row named STOL per workload, not one row per output format (STOL tsv, "
                         "jsonl, json, format)")
+    p.add_argument("--no-peer-forms", action="store_true",
+                   help="leave out the peers' names and frame rows of the lineage workload: every STOL row is then "
+                        "compared with the peers' ids programs")
     p.add_argument("--no-python-rows", action="store_true",
                    help="leave out the STOL python rows (lineage and LCA through the Python package, issue 23)")
     p.add_argument("--per-call", type=int, default=2000, metavar="N",
@@ -2385,7 +2402,7 @@ def run_benchmark(args) -> int:
                         failures.setdefault(w, {})[row] = problem
                         log(f"{row} {w}: {problem}")
         for workload in args.workloads:
-            tools = workload_peers(args, workload) + ([] if args.no_stol else
+            tools = workload_peers(args, workload) + peer_form_rows(args, workload) + ([] if args.no_stol else
                                             [STOL] + [row for row, _ in STOL_FORMAT_ROWS[base_workload(workload)]
                                                       if not args.no_format_rows]) + python_rows(args, workload) \
                 + one_off_rows(args, workload)
@@ -2432,10 +2449,18 @@ def run_benchmark(args) -> int:
                     else:
                         # A tree is written as its peer writes it (ete4: Newick), then normalised here, not timed.
                         tree = base_workload(workload) == TOPOLOGY
-                        written = out_dir / f"{slug}-{workload}.nwk" if tree else target
-                        cmd = [str(python), str(SCRIPTS / "peer_workloads" / f"{tool}_{base_workload(workload)}.py"),
+                        # A "<peer> <form>" row writes the CLI's named lines, normalised here as STOL's, not timed.
+                        form = row_form(tool, {}) != IDS_FORM
+                        written = out_dir / f"{slug}-{workload}.{'nwk' if tree else 'raw'}" if tree or form else target
+                        cmd = [str(python), str(peer_program(tool, workload)),
                                str(taxdump), str(cache / "ete4" / "taxa.sqlite"), str(source), str(written)]
                         result = timed_run(cmd, log_path=log_path, env=peer_env(cache))
+                        if form and result.status == 0:
+                            with open(written, encoding="utf-8") as raw_lines, \
+                                    open(target, "w", encoding="utf-8") as out:
+                                for line in raw_lines:
+                                    out.write(named_line(*parse_stol_lineage_named_tsv(line)))
+                            written.unlink()
                         if tree and result.status == 0:
                             try:
                                 target.write_text(tree_lines(newick_tree(written.read_text(encoding="utf-8"))),
@@ -2521,7 +2546,8 @@ def run_benchmark(args) -> int:
             path = out_dir / f"{tool.lower().replace(' ', '-')}-{workload}.tsv"
             if not path.exists():
                 continue
-            key = stol_rows[workload][tool].command.key if is_stol(tool) else None
+            key = stol_rows[workload][tool].command.key if is_stol(tool) else \
+                ("names-all" if row_form(tool, {}) != IDS_FORM else None)   # a peer's names: as the CLI's TSV
             if key in NAMED_KEYS:
                 named[tool] = (key, read_normalised(workload, path, named=True))
             else:
@@ -2668,6 +2694,40 @@ def workload_peers(args, workload: str) -> list[str]:
             if (SCRIPTS / "peer_workloads" / f"{p}_{base_workload(workload)}.py").is_file()]
 
 
+# Issue 38, names compared with names: besides each peer's ids program (`<peer>_lineage.py`), its lineages with their
+# scientific names (`<peer>_lineage_names.py`) and those in a pandas frame (`<peer>_lineage_frame.py`, peer_frame.py),
+# rows "<peer> names" and "<peer> frame". A STOL row is compared with the fastest peer of its own form: the ids
+# rows with the ids programs, the rows that print names (NAMED_KEYS) with the names programs, lineage_frame with
+# the frames. Each writes the lines `stol-client lineage --ranks all --no-header` writes, checked as STOL's are.
+PEER_FORMS = {"lineage": (("names", "lineage_names"), ("frame", "lineage_frame"))}
+IDS_FORM = "ids"
+
+
+def peer_form_rows(args, workload: str) -> list[str]:
+    """The "<peer> <form>" rows of a workload whose programs exist (none with --no-peer-forms or --no-stol)."""
+    if args.no_stol or args.no_peer_forms:
+        return []
+    return [f"{peer} {form}" for form, program in PEER_FORMS.get(base_workload(workload), ())
+            for peer in workload_peers(args, workload)
+            if (SCRIPTS / "peer_workloads" / f"{peer}_{program}.py").is_file()]
+
+
+def peer_program(tool: str, workload: str) -> Path:
+    """The program of a peer's row: `<peer>_<workload>.py`, or for a "<peer> <form>" row its form's program."""
+    peer, _, form = tool.partition(" ")
+    program = dict(PEER_FORMS.get(base_workload(workload), ())).get(form, base_workload(workload))
+    return SCRIPTS / "peer_workloads" / f"{peer}_{program}.py"
+
+
+def row_form(tool: str, summary: dict) -> str:
+    """The form a row answers in: a peer's from its name, a STOL row's from its command."""
+    if not is_stol(tool):
+        return tool.partition(" ")[2] or IDS_FORM
+    if summary.get("command") == "python-lineage-frame":
+        return "frame"
+    return "names" if summary.get("command") in NAMED_KEYS else IDS_FORM
+
+
 def stol_row_names(args, workload: str) -> list[str]:
     """The STOL rows of a workload, in the table's order."""
     if args.no_stol:
@@ -2696,9 +2756,12 @@ def speed_ratios(results: dict) -> None:
         peers = {t: s for t, s in rows.items() if not is_stol(t)}
         if not peers:
             continue
-        fastest = min(peers, key=lambda t: peers[t]["median_s"])
         for tool, summary in rows.items():
             if is_stol(tool):
+                form = row_form(tool, summary)
+                same = {t: s for t, s in peers.items() if row_form(t, s) == form} or \
+                    {t: s for t, s in peers.items() if row_form(t, s) == IDS_FORM} or peers
+                fastest = min(same, key=lambda t: same[t]["median_s"])
                 summary["fastest_peer"] = fastest
                 summary["ratio_to_fastest_peer"] = peers[fastest]["median_s"] / summary["median_s"]
 

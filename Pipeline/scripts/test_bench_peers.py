@@ -217,6 +217,47 @@ class StolFormatTests(unittest.TestCase):
         self.assertNotIn("ratio_to_fastest_peer", results["lineage"]["ete4"])
         self.assertTrue(bp.is_stol("STOL") and bp.is_stol("STOL format") and not bp.is_stol("STOLx"))
 
+    def test_a_row_that_prints_names_is_compared_with_the_peers_that_print_names(self):
+        """Issue 38: names compared with names, a frame with frames; without a peer of its form, the ids peers."""
+        results = {"lineage": {"taxopy": {"median_s": 10.0}, "ete4": {"median_s": 2.4}, "ete4 names": {"median_s": 4.0},
+                               "taxoniq names": {"median_s": 9.0}, "ete4 frame": {"median_s": 6.0},
+                               "STOL": {"median_s": 0.3, "command": "ids-all"},
+                               "STOL tsv": {"median_s": 1.0, "command": "names-all"},
+                               "STOL format": {"median_s": 1.0, "command": "format-all"},
+                               "STOL python names": {"median_s": 1.0, "command": "python-lineage-names"},
+                               "STOL python frame": {"median_s": 2.0, "command": "python-lineage-frame"}},
+                   "lca": {"ete4": {"median_s": 1.2}, "STOL python": {"median_s": 0.1, "command": "python-lca"}}}
+        bp.speed_ratios(results)
+        lineage = results["lineage"]
+        self.assertEqual((lineage["STOL"]["fastest_peer"], lineage["STOL"]["ratio_to_fastest_peer"]), ("ete4", 8.0))
+        for row in ("STOL tsv", "STOL format", "STOL python names"):
+            self.assertEqual((lineage[row]["fastest_peer"], lineage[row]["ratio_to_fastest_peer"]), ("ete4 names", 4.0))
+        self.assertEqual((lineage["STOL python frame"]["fastest_peer"],
+                          lineage["STOL python frame"]["ratio_to_fastest_peer"]), ("ete4 frame", 3.0))
+        self.assertAlmostEqual(results["lca"]["STOL python"]["ratio_to_fastest_peer"], 12.0)
+        del lineage["ete4 frame"], lineage["ete4 names"], lineage["taxoniq names"]
+        bp.speed_ratios(results)
+        self.assertEqual((lineage["STOL python frame"]["fastest_peer"],
+                          lineage["STOL python frame"]["ratio_to_fastest_peer"]), ("ete4", 1.2),
+                         "no peer of its form ran: the ids programs, stricter")
+
+    def test_each_peer_has_a_names_and_a_frame_program_for_lineage_only(self):
+        class Args:
+            no_stol = False
+            no_peer_forms = False
+            peer_list = ["taxopy", "ete4", "taxoniq"]
+        args = Args()
+        rows = bp.peer_form_rows(args, "lineage")
+        self.assertEqual(rows, [f"{p} {form}" for form in ("names", "frame") for p in args.peer_list])
+        for row in rows:
+            self.assertTrue(bp.peer_program(row, "lineage").is_file(), row)
+            self.assertNotEqual(bp.row_form(row, {}), bp.IDS_FORM)
+        self.assertEqual(bp.peer_program("ete4", "lineage").name, "ete4_lineage.py")
+        self.assertEqual(bp.peer_program("ete4 frame", "lineage").name, "ete4_lineage_frame.py")
+        self.assertEqual(bp.peer_form_rows(args, "lca"), [])
+        args.no_peer_forms = True
+        self.assertEqual(bp.peer_form_rows(args, "lineage"), [])
+
     def test_nearest_main_rank(self):
         self.assertEqual(bp.nearest_main_rank(1437010, rank_of, parent_of), 40674)   # Boreoeutheria -> Mammalia
         self.assertEqual(bp.nearest_main_rank(9606, rank_of, parent_of), 9606)

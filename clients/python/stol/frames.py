@@ -46,7 +46,6 @@ def lineage_frame(ids: Iterable, taxonomy=None, *, ranks: str = "main", columns:
 
     index = ids.index if isinstance(ids, pd.Series) else None
     values = list(ids)
-    columns_given = columns
     rank_columns = list(dict.fromkeys(MAIN_RANKS if columns is None else columns))  # a column once
     own = taxonomy is None
     taxonomy = Taxonomy() if own else taxonomy
@@ -59,8 +58,9 @@ def lineage_frame(ids: Iterable, taxonomy=None, *, ranks: str = "main", columns:
         columns["query"], columns["id"], columns["rank"], columns["name"], columns["lineage"])
     release_column, error_column = columns["release"], columns["error"]
     try:
-        spellings = {rank: (rank,) for rank in rank_columns} if columns_given is None else \
-            _column_spellings(rank_columns, ranks, taxonomy.rank_order())
+        # The default columns read through the rank table too: on the whole tree NCBI's
+        # superkingdom (before 2025) fills `domain`, which was empty.
+        spellings = _column_spellings(rank_columns, ranks, taxonomy.rank_order())
         filled = [(columns[rank], spellings[rank]) for rank in rank_columns]
         filled_ids = [(columns[id_columns[rank]], spellings[rank]) for rank in id_columns]
         for lineage in taxonomy.lineage(values, ranks=ranks, language=language):

@@ -163,6 +163,50 @@ class LineageFrame(unittest.TestCase):
             self.assertNotIn("genus_id", stol.lineage_frame([9694], taxonomy).columns, "only when asked for")
 
 
+    def test_each_row_is_the_lineage_the_lineage_objects_give_on_every_taxon(self):
+        """Every taxon of the database on both rank views, columns of one and of several
+        spellings (domain and superkingdom are one level: the default `domain` column on the
+        whole tree was empty on NCBI's superkingdom), ranks a lineage lacks, rank ids, a
+        name, an unknown id, a bad query and Kraken's 0: each row's cells are the ones the
+        Lineage objects give."""
+        import pandas as pd
+        with stol.Taxonomy(runtime_dir=STACK.runtime) as taxonomy:
+            every, todo = [], [t.id for t in taxonomy.roots()]
+            while todo:
+                taxon_id = todo.pop()
+                every.append(taxon_id)
+                todo.extend(t.id for t in taxonomy.children(taxon_id, ranks="all"))
+            self.assertGreater(len(every), 1500, "the curated tree, ranks in between included")
+            queries = every + ["Panthera leo", "424242", "0", "not an id;", "0"]
+            for ranks, columns in (("all", None), ("all", ["domain", "superkingdom", "genus", "subfamily", "strain"]),
+                                   ("main", None), ("main", ["superkingdom", "Genus"])):
+                with self.subTest(ranks=ranks, columns=columns):
+                    frame = stol.lineage_frame(queries, taxonomy, ranks=ranks, columns=columns, rank_ids=True)
+                    names = list(dict.fromkeys(stol.MAIN_RANKS if columns is None else columns))
+                    for position, lineage in enumerate(taxonomy.lineage(queries, ranks=ranks)):
+                        row = frame.iloc[position]
+                        self.assertEqual(row["query"], lineage.query)
+                        if lineage.error is not None:
+                            self.assertEqual(row["error"], lineage.error.code_name)
+                            self.assertTrue(pd.isna(row["id"]) and row["lineage"] is None)
+                            continue
+                        got = (int(row["id"]), row["rank"], row["name"], row["lineage"], row["release"])
+                        self.assertEqual(got, (lineage.taxon.id, lineage.taxon.rank, lineage.taxon.name, str(lineage),
+                                               lineage.release), lineage.query)
+                        for column in names:
+                            spelled = ("superkingdom", "domain") if column.lower() in ("domain", "superkingdom") \
+                                else (column.lower(),)
+                            rank = next((r for r in spelled if r in lineage.rank_names), None)
+                            cell, cell_id = row[column], row[column + "_id"]
+                            self.assertEqual(None if pd.isna(cell) else cell, lineage.rank_names.get(rank),
+                                             (lineage.query, column))
+                            self.assertEqual(None if pd.isna(cell_id) else int(cell_id), lineage.rank_ids.get(rank),
+                                             (lineage.query, column))
+                    genus = next(column for column in names if column.lower() == "genus")
+                    self.assertGreater(frame[genus].notna().sum(), 300, "columns are filled")
+                    self.assertGreater(frame[names[0]].notna().sum(), 1000, "the top level too, in either spelling")
+
+
 class KrakenExample(unittest.TestCase):
     SCRIPT = os.path.join(_stack.PACKAGE_ROOT, "examples", "kraken_report_lineages.py")
 
