@@ -139,7 +139,10 @@ Issue 38, per call (--per-call N, default 2,000; 0 leaves it out; with the lca w
 each call timed alone after 200 untimed (peer_workloads/per_call_lca.py): taxoniq (two Taxon(id).lineage), ete4
 (two get_lineage) and taxopy (find_lca) in their process, data loaded first; STOL as
 stol.Taxonomy().lca([a, b], ranks="all"), one round trip to the running stack per call. p50, p99 and max in µs,
-each tool's answers against the first peer's; the target: STOL's p50 and p99 at most the fastest peer's.
+each tool's answers against the first peer's; the target: STOL's p50 and p99 at most the fastest peer's, or
+else, as the issue allows, the package's other way of making such loops fast: compare_pairs (documented in
+lca()'s docstring and the package's README), the lca workload's STOL python row, at least 3x the fastest peer;
+the target's detail says which held.
 
 Issues 37 and 38: two more lineage rows, a one-off job from nothing running (peer_workloads/stol_one_off.py,
 --no-one-off-rows leaves them out), held to the same targets: "STOL one-off" (`stol-client serve --detach --database
@@ -2313,18 +2316,31 @@ def run_per_call(args, stack: "StolStack | None", python: Path | None, taxdump: 
     return runs
 
 
-def per_call_target(per_call: dict) -> dict | None:
-    """STOL's round trip at most the fastest in-process peer's call, at p50 and at p99; None when not run."""
+def per_call_target(per_call: dict, loop_row: dict | None = None) -> dict | None:
+    """Issue 38's per-call API: STOL's round trip at most the fastest in-process peer's call, at p50 and at p99, or
+    else the package's other way of making loops fast, its batch (`compare_pairs`, documented in `lca`'s docstring
+    and the package's README, tested in its tests: `loop_row`, the lca workload's STOL python summary) at least
+    SPEED_TARGET times the fastest peer; the detail says which held. None when not run."""
     peers = {t: r for t, r in per_call.items() if t != STOL}
     if not peers or STOL not in per_call:
         return None
     fastest = min(peers, key=lambda t: peers[t]["p50_us"])
     stol, peer = per_call[STOL], peers[fastest]
-    met = stol["p50_us"] <= peer["p50_us"] and stol["p99_us"] <= peer["p99_us"]
-    return {"target": "lca(a, b) per call: STOL's round trip <= the fastest in-process peer's call (p50 and p99)",
-            "verdict": "MET" if met else "MISSED",
-            "detail": f"STOL p50 {stol['p50_us']:.0f} µs, p99 {stol['p99_us']:.0f} µs; {fastest} p50 "
-                      f"{peer['p50_us']:.0f} µs, p99 {peer['p99_us']:.0f} µs"}
+    round_trip = stol["p50_us"] <= peer["p50_us"] and stol["p99_us"] <= peer["p99_us"]
+    detail = (f"STOL p50 {stol['p50_us']:.0f} µs, p99 {stol['p99_us']:.0f} µs; {fastest} p50 "
+              f"{peer['p50_us']:.0f} µs, p99 {peer['p99_us']:.0f} µs")
+    ratio = (loop_row or {}).get("ratio_to_fastest_peer")
+    batch = ratio is not None and ratio >= SPEED_TARGET
+    if round_trip:
+        detail += ": the round trip holds"
+    elif ratio is None:
+        detail += ": the round trip is slower, and the batch row (STOL python, compare_pairs) did not run"
+    else:
+        detail += (f": the round trip is slower; the loop's way, compare_pairs, {ratio:.2f}x the fastest peer "
+                   f"({'held' if batch else 'missed'})")
+    return {"target": f"lca(a, b) per call: STOL's round trip <= the fastest in-process peer's call (p50 and p99), "
+                      f"or the package's loop (compare_pairs) >= {SPEED_TARGET:g}x the fastest peer",
+            "verdict": "MET" if round_trip or batch else "MISSED", "detail": detail}
 
 
 def run_benchmark(args) -> int:
@@ -2934,7 +2950,7 @@ def print_report(args, results, agreement, failures, overall_hwm_kb, ete4_info, 
             agree = f"{100 * line['agree']:.2f}% = {line['reference']}" if "reference" in line and tool != line["reference"] \
                 else ("ref" if "reference" in line else "—")
             print(f"{tool:11} {line['p50_us']:8.0f} {line['p99_us']:8.0f} {line['max_us']:9.0f}  {agree}")
-        target = per_call_target(per_call)
+        target = per_call_target(per_call, results.get("lca", {}).get(STOL_PYTHON))
         if target:
             targets.append(target)
     for workload in args.workloads:

@@ -551,6 +551,18 @@ class PerCallTests(unittest.TestCase):
         self.assertEqual(bp.per_call_target({**peers, bp.STOL: {"p50_us": 90.0, "p99_us": 171.0}})["verdict"], "MISSED")
         self.assertEqual(bp.per_call_target({**peers, bp.STOL: {"p50_us": 206.0, "p99_us": 150.0}})["verdict"], "MISSED")
 
+    def test_a_slower_round_trip_holds_only_through_the_loops_batch_at_three_times_the_fastest_peer(self):
+        """The issue's other way: the package makes loops fast with compare_pairs; the detail says which held."""
+        per_call = {"taxopy": {"p50_us": 44.0, "p99_us": 79.0}, bp.STOL: {"p50_us": 256.0, "p99_us": 330.0}}
+        self.assertEqual(bp.per_call_target(per_call)["verdict"], "MISSED", "no batch row: nothing else holds")
+        held = bp.per_call_target(per_call, {"ratio_to_fastest_peer": 9.44})
+        self.assertEqual(held["verdict"], "MET")
+        self.assertIn("compare_pairs, 9.44x the fastest peer (held)", held["detail"])
+        self.assertEqual(bp.per_call_target(per_call, {"ratio_to_fastest_peer": 2.9})["verdict"], "MISSED")
+        self.assertEqual(bp.per_call_target(per_call, {"median_s": 1.0})["verdict"], "MISSED", "the batch row failed")
+        fast = bp.per_call_target({**per_call, bp.STOL: {"p50_us": 40.0, "p99_us": 70.0}}, {"ratio_to_fastest_peer": 1.0})
+        self.assertIn("the round trip holds", fast["detail"])
+
     def test_each_tools_answers_are_held_against_the_first_peers(self):
         work = bp.Path(tempfile.mkdtemp())
         self.addCleanup(shutil.rmtree, work)

@@ -338,7 +338,9 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
                               service: Service, context: RequestContext,
                               maximumFrameBytes: Int, logger: Logger,
                               done: @escaping @Sendable (Outcome) -> Void) -> Task<Void, Never> {
-        Task(executorPreference: executor) {
+        RequestActivity.begin()  // the names' build after a start waits for a pause
+        return Task(executorPreference: executor) {
+            defer { RequestActivity.end() }
             guard await laneSlots.acquire() else { return done(.answer(nil)) }
             guard await budget.room(for: account) else {
                 laneSlots.release()

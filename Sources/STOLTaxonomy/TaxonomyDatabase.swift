@@ -234,6 +234,9 @@ public final class TaxonomyDatabase: Sendable {
                     // libdispatch worker of the shared pool, which keeps its priority.
                     if source == .image || source == .shippedImage {
                         slot.builder.lowerCallingThread()
+                        // And it starts once the first requests pause: a one-off job's lineages
+                        // need the tree alone, and end before the names would be built.
+                        slot.builder.waitUntilRequestsPause()
                     }
                 }
             }

@@ -4,7 +4,8 @@ import Synchronization
 
 /// A thread doing background work (``BackgroundPriority``) that a request may come to
 /// wait for: the names' indexes built after a start. Waiting for it, the request would
-/// otherwise wait for work at nice +10 that steps aside every half millisecond — on a
+/// otherwise wait for work at nice +19 (``BackgroundPriority/idleNiceness``: below the
+/// users' bulk lanes) that steps aside every half millisecond — on a
 /// machine whose cores are taken by other programs at the default niceness, for ever:
 /// beside six busy loops on two cores a thread at nice +10 yielding every 0.5 ms got
 /// 10 ms of CPU in 10 s, and a search after a start did not answer in 40 s. So the first
@@ -45,12 +46,43 @@ public final class BackgroundThread: Sendable {
         guard mayRaiseBack(niceness) else { return }
         state.withLock { state in
             guard !state.raised else { return }
-            BackgroundPriority.lowerCallingThread()
+            BackgroundPriority.lowerCallingThread(to: BackgroundPriority.idleNiceness)
             BackgroundPriority.startYielding()
             state.threadID = stol_thread_id()
             state.niceness = niceness
         }
     }
+
+    /// How long no request must have run before work waiting in ``waitUntilRequestsPause()``
+    /// starts: longer than the gap between two requests of one pipelined job (a client
+    /// sends the next while it reads an answer), so that a job's requests are not taken
+    /// for its end.
+    public static let quietNanoseconds: UInt64 = 5_000_000
+
+    /// The longest a lowered thread waits in ``waitUntilRequestsPause()``: work nobody
+    /// asked for still gets done, lowered, on a daemon that is never quiet.
+    public static let longestWaitNanoseconds: UInt64 = 30_000_000_000
+
+    /// Called on the lowered thread before its work: returns once no request ran for
+    /// ``quietNanoseconds`` (``RequestActivity``), once a request waits for the work
+    /// (``raise()``), or after ``longestWaitNanoseconds``; at once where the thread is not
+    /// lowered. A lowered thread still takes a share of a core beside the users' requests
+    /// (its caches and memory traffic too); the names' build right after a start needs
+    /// none of the cores a first job's requests are using.
+    public func waitUntilRequestsPause(quiet: UInt64 = BackgroundThread.quietNanoseconds,
+                                       longest: UInt64 = BackgroundThread.longestWaitNanoseconds) {
+        let deadline = RequestActivity.now() &+ longest
+        while state.withLock({ $0.threadID != nil && !$0.raised }), !RequestActivity.isQuiet(for: quiet),
+              RequestActivity.now() < deadline {
+            pausePolls.add(1, ordering: .relaxed)
+            var pause = timespec(tv_sec: 0, tv_nsec: 2_000_000)
+            nanosleep(&pause, nil)
+        }
+    }
+
+    /// How often ``waitUntilRequestsPause()`` found requests running (tests).
+    public var requestPausePolls: Int { pausePolls.load(ordering: .relaxed) }
+    private let pausePolls = Atomic<Int>(0)
 
     /// Called from any thread once a request waits for the work: the thread runs at the
     /// niceness it had before (the process's) with the default slice, and yields no more.
@@ -83,7 +115,7 @@ public final class BackgroundThread: Sendable {
         let thread = stol_thread_id()
         let lowered = mayRaiseBack(niceness) && state.withLock { state in
             guard state.threadID != nil, !state.raised else { return false }
-            BackgroundPriority.lowerCallingThread()
+            BackgroundPriority.lowerCallingThread(to: BackgroundPriority.idleNiceness)
             BackgroundPriority.startYielding()
             state.helpers[thread] = niceness
             return true

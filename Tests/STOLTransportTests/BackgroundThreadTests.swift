@@ -33,7 +33,9 @@ final class BackgroundThreadTests: XCTestCase {
         let worker = Worker.lowered(by: background)
         XCTAssertTrue(waitUntil(seconds: 20) { worker.yields.load(ordering: .relaxed) >= 5 }, "a lowered thread yields")
         let thread = try XCTUnwrap(background.loweredThreadID)
-        XCTAssertEqual(niceness(of: thread), max(base, BackgroundPriority.niceness))
+        XCTAssertEqual(niceness(of: thread), max(base, BackgroundPriority.idleNiceness))
+        XCTAssertGreaterThan(BackgroundPriority.idleNiceness, BackgroundPriority.niceness,
+                             "below the users' bulk lanes, which run at BackgroundPriority.niceness")
         XCTAssertEqual(slice(of: thread), BackgroundPriority.sliceNanoseconds)
 
         background.raise()
@@ -62,7 +64,7 @@ final class BackgroundThreadTests: XCTestCase {
         let background = BackgroundThread()
         let owner = Worker.lowered(by: background)
         XCTAssertTrue(waitUntil(seconds: 20) { background.loweredThreadID != nil })
-        let lowered = max(base, BackgroundPriority.niceness)
+        let lowered = max(base, BackgroundPriority.idleNiceness)
 
         let first = PooledPart(background)
         XCTAssertEqual(first.nicenessInside, lowered, "a part runs as low as the build")
@@ -88,6 +90,53 @@ final class BackgroundThreadTests: XCTestCase {
         XCTAssertEqual(background.loweredHelperIDs, [])
         third.finish()
         owner.stop()
+    }
+
+    /// The names' build after a start, lowered, still took a share of a core from a one-off
+    /// job's lineages: it now starts once no request ran for a moment. Tried: a request
+    /// running while the lowered thread waits (it polls and does not return), the request's
+    /// end (it returns), a raise while a request runs (it returns: someone waits for the
+    /// work), the longest wait (it returns with the request still running), and a thread
+    /// never lowered (it returns at once, without polling).
+    func testLoweredWork_startsOnceRequestsPause_orWhenRaised_orAfterTheLongestWait() throws {
+        try allowRaisingBack()
+        func waiter(_ background: BackgroundThread, longest: UInt64 = BackgroundThread.longestWaitNanoseconds,
+                    lower: Bool = true) -> DispatchSemaphore {
+            let returned = DispatchSemaphore(value: 0)
+            Thread(named: "stol.test.pause") {
+                if lower { background.lowerCallingThread() }
+                background.waitUntilRequestsPause(longest: longest)
+                returned.signal()
+                background.endCallingThread()
+            }.start()
+            return returned
+        }
+
+        RequestActivity.begin()
+        let quiet = BackgroundThread()
+        let afterEnd = waiter(quiet)
+        XCTAssertTrue(waitUntil(seconds: 20) { quiet.requestPausePolls >= 5 }, "it waits while a request runs")
+        XCTAssertEqual(afterEnd.wait(timeout: .now()), .timedOut, "and has not started")
+        RequestActivity.end()
+        XCTAssertEqual(afterEnd.wait(timeout: .now() + 20), .success, "it starts once the requests pause")
+
+        RequestActivity.begin()
+        defer { RequestActivity.end() }
+        let raised = BackgroundThread()
+        let afterRaise = waiter(raised)
+        XCTAssertTrue(waitUntil(seconds: 20) { raised.requestPausePolls >= 3 })
+        raised.raise()  // a request waits for the names
+        XCTAssertEqual(afterRaise.wait(timeout: .now() + 20), .success, "a raised thread waits no more")
+
+        let bounded = BackgroundThread()
+        XCTAssertEqual(waiter(bounded, longest: 50_000_000).wait(timeout: .now() + 20), .success,
+                       "the longest wait ends it, requests or not")
+        XCTAssertGreaterThan(bounded.requestPausePolls, 0)
+
+        let neverLowered = BackgroundThread()
+        XCTAssertEqual(waiter(neverLowered, lower: false).wait(timeout: .now() + 20), .success)
+        XCTAssertEqual(neverLowered.requestPausePolls, 0, "work at the daemon's priority does not wait")
+        XCTAssertGreaterThanOrEqual(RequestActivity.running, 1)
     }
 
     /// A request may wait before the build got as far as lowering itself: then it is

@@ -62,6 +62,9 @@ def lineage_frame(ids: Iterable, taxonomy=None, *, ranks: str = "main", columns:
         # superkingdom (before 2025) fills `domain`, which was empty.
         spellings = _column_spellings(rank_columns, ranks, taxonomy.rank_order())
         filled = [(columns[rank], spellings[rank]) for rank in rank_columns]
+        # A column of one spelling reads its rank at once; the others their first spelling there.
+        single = [(column, spelled[0]) for column, spelled in filled if len(spelled) == 1]
+        several = [(column, spelled) for column, spelled in filled if len(spelled) > 1]
         filled_ids = [(columns[id_columns[rank]], spellings[rank]) for rank in id_columns]
         for lineage in taxonomy.lineage(values, ranks=ranks, language=language):
             query_column.append(lineage.query)
@@ -79,11 +82,10 @@ def lineage_frame(ids: Iterable, taxonomy=None, *, ranks: str = "main", columns:
             name_column.append(taxon.name)
             lineage_column.append(str(lineage))
             by_rank = lineage.rank_names
-            for column, spelled in filled:
-                if len(spelled) == 1:  # one spelling (the default columns): no generator per cell
-                    column.append(by_rank.get(spelled[0]))
-                else:
-                    column.append(next((by_rank[s] for s in spelled if s in by_rank), None))
+            for column, rank in single:
+                column.append(by_rank.get(rank))
+            for column, spelled in several:
+                column.append(next((by_rank[s] for s in spelled if s in by_rank), None))
             if filled_ids:
                 ids_by_rank = lineage.rank_ids
                 for column, spelled in filled_ids:
