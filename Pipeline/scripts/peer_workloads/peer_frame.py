@@ -4,8 +4,9 @@ Issue 38's row "STOL python frame" compared like for like (`make bench-peers`): 
 program looks its lineages up its own fastest way, then fills the same columns through
 `PeerFrame` (query, id, rank, name, lineage, the eight main ranks' names, error: one list per
 column, then one DataFrame, the id column pandas' nullable Int64, as the package builds its
-frame) and writes it with `write_frame`, the loop stol_python_lineage_frame.py writes STOL's
-with. pandas is the peers' virtual environment's (bench_peers.py's PINS).
+frame) and writes it with `write_frame`, with which stol_python_lineage_frame.py writes STOL's
+too. pandas is the importing interpreter's: the peers' virtual environment's (bench_peers.py's
+PINS), Debian's python3-pandas for STOL's.
 """
 import pandas as pd
 

@@ -14,12 +14,7 @@ import sys
 import stol
 
 from normalise import read_lines
+from peer_frame import write_frame  # the peers' frames are written by the same loop
 
 source, target = sys.argv[1:3]
-frame = stol.lineage_frame(read_lines(source), ranks="all")
-with open(target, "w", encoding="utf-8") as out:
-    for row in frame.itertuples(index=False):
-        if row.error is not None:
-            out.write(f"{row.query}\t{row.error}\t\n")
-        else:
-            out.write(f"{row.query}\t{row.id}\t{row.rank}\t{row.name}\t{row.lineage}\n")
+write_frame(stol.lineage_frame(read_lines(source), ranks="all"), target)

@@ -474,7 +474,10 @@ class Taxonomy:
         ``ranks="all"``: ``rank`` is the source's spelling whatever the rank.
 
         Raises :class:`~stol.NotFoundError`, :class:`~stol.TaxonDeletedError`, or
-        :class:`~stol.InvalidRequestError` for an id <= 0."""
+        :class:`~stol.InvalidRequestError` for an id <= 0.
+
+        Each call is a round trip to the service: in a loop over many ids,
+        :meth:`taxa` is the fast way (1,000 ids per request, several in flight)."""
         answer, release = self._call("get_taxon", taxon_id=int(taxon_id), language=self._language(language),
                                      ranks=_view(ranks))
         merged = {m.old_id: m.new_id for m in answer.merged}
