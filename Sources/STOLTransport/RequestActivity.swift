@@ -7,7 +7,7 @@ import Synchronization
 /// nobody asked for waits for a quiet moment before it starts
 /// (``BackgroundThread/waitUntilRequestsPause(quiet:longest:)``): lowered alone, the names'
 /// build right after a start still took a share of a core from the first job's requests,
-/// a one-off job's 100,000 lineages 0.51–0.83 s against 0.57–0.59 s once the build was done.
+/// a one-off job's 100,000 lineages 0.51–0.97 s against 0.57–0.59 s once the build was done.
 public enum RequestActivity {
     private static let inFlight = Atomic<Int>(0)
     /// The monotonic clock's nanoseconds when the last request ended (0: none yet).
