@@ -30,7 +30,7 @@ public struct ComparisonQueries {
             var byID: [TaxonID: Stol_V1_Taxon] = [:]
             if ranks != .all {
                 let nodes = Set(pair.path(from: nodeA) + pair.path(from: nodeB))
-                byID = try reader.taxa(db, ids: nodes.map(tree.id(at:)), language: language)
+                byID = try reader.taxa(db, ids: nodes.map { tree.id(at: $0) }, language: language)
             }
             // A node `taxa` lacks (schema 2 keeps the whole tree beside the view) is named by the tree.
             var result = pair.response(wholeTree: wholeTree) { node in byID[tree.id(at: node)] ?? TaxonReader.treeTaxon(tree, node) }

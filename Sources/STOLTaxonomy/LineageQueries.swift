@@ -26,32 +26,38 @@ public struct LineageQueries {
     /// ``TaxonomyError/memoryIndexesLoading`` while that tree is being built (the
     /// service then waits) and ``TaxonomyError/fullTreeAbsent`` on a database
     /// that keeps only the main ranks.
+    ///
+    /// With `columns`, each found result's `column_ids` holds the id of its lineage's
+    /// node of each column's rank (``LineageColumns``).
     public func lineageBatch(_ queries: [String], language: String, ranks: Stol_V1_RankView = .main,
-                             form: Stol_V1_LineageForm = .taxa) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
+                             form: Stol_V1_LineageForm = .taxa,
+                             columns: [String] = []) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
+        let columns = columns.isEmpty ? nil : try LineageColumns(columns, view: ranks == .all ? .all : .main)
         if ranks == .all {
             let tree = try database.wholeTree()
             return try treeLineages(queries, tree: tree, exactNames: database.memoryIndexes?.loadedExactNames,
-                                    view: .all, form: form)
+                                    view: .all, form: form, columns: columns)
         }
-        return try mainLineageBatch(queries, language: language, form: form)
+        return try mainLineageBatch(queries, language: language, form: form, columns: columns)
     }
 
     /// NCBI's whole lineages in the ids form, each also written by `formatted` (the
     /// lineage's nodes root first, then the taxon's node) into the result's `formatted`:
     /// a template filled from the tree, no name of the lineage made into a string but
     /// the template's (``LineageBatchTemplate/treeFormatter(_:)``).
-    func wholeLineageBatch(_ queries: [String], formatted: (TaxonomyTree) -> ([Int], Int) -> String)
-        throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
+    func wholeLineageBatch(_ queries: [String], columns: [String] = [],
+                           formatted: (TaxonomyTree) -> ([Int], Int) -> String) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
+        let columns = columns.isEmpty ? nil : try LineageColumns(columns, view: .all)
         let tree = try database.wholeTree()
         return try treeLineages(queries, tree: tree, exactNames: database.memoryIndexes?.loadedExactNames,
-                                view: .all, form: .ids, formatted: formatted(tree))
+                                view: .all, form: .ids, columns: columns, formatted: formatted(tree))
     }
 
-    private func mainLineageBatch(_ queries: [String], language: String,
-                                  form: Stol_V1_LineageForm) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
+    private func mainLineageBatch(_ queries: [String], language: String, form: Stol_V1_LineageForm,
+                                  columns: LineageColumns?) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
         if let indexes = database.memoryIndexes, let tree = indexes.tree {
             return try treeLineages(queries, tree: tree, exactNames: indexes.loadedExactNames, view: .main, form: form,
-                                    wholeTree: indexes.holdsWholeTree, language: language)
+                                    wholeTree: indexes.holdsWholeTree, language: language, columns: columns)
         }
         // Before the in-memory tree is built: a recursive query per taxon (ids; a name
         // other than a scientific one waits for the in-memory names, ``NameQueries``).
@@ -77,6 +83,12 @@ public struct LineageQueries {
                     }
                     guard let (taxon, lineage) = found else { throw TaxonomyError.taxonNotFound(id) }
                     result.taxon = taxon
+                    if let columns {  // main ranks only here: each taxon's rank is its main rank
+                        let path = lineage + [taxon]
+                        result.columnIds = columns.ids(length: path.count) { index in
+                            columns.entries(ofRank: TaxonRank(path[index].rank)?.rawValue ?? "")
+                        } id: { path[$0].id }
+                    }
                     switch form {
                     case .taxa, .UNRECOGNIZED:
                         result.lineage = lineage
@@ -117,7 +129,7 @@ public struct LineageQueries {
     /// a thousand times as much in a batch.
     private func treeLineages(_ queries: [String], tree: TaxonomyTree, exactNames: [String: TaxonID]?,
                               view: TaxonomyTree.View, form: Stol_V1_LineageForm,
-                              wholeTree: Bool = true, language: String = "en",
+                              wholeTree: Bool = true, language: String = "en", columns: LineageColumns? = nil,
                               formatted: (([Int], Int) -> String)? = nil) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
         var nodes = [Int?](repeating: nil, count: queries.count)
         var errors = [TaxonomyError?](repeating: nil, count: queries.count)
@@ -183,6 +195,18 @@ public struct LineageQueries {
             if let row = rows[tree.id(at: node)] { return row }
             return view == .main && tree.isInView(node) ? TaxonReader.viewTaxon(tree, node) : TaxonReader.treeTaxon(tree, node)
         }
+        /// The columns each rank code fills, looked up once per rank of the tree, not per node.
+        let columnEntries: [[LineageColumns.Entry]] = columns.map { columns in
+            view == .main ? TaxonRank.allCases.map { columns.entries(ofRank: $0.rawValue) }
+                : tree.rankNames.map(columns.entries(ofRank:))
+        } ?? []
+        /// A node's columns as its lineage line names its rank: on the main view its main
+        /// rank (the taxon outside the view, a strain, has none; its source rank is no column's).
+        func entries(_ node: Int) -> [LineageColumns.Entry] {
+            if view == .all { return columnEntries[tree.rankCode(of: node)] }
+            guard let rank = tree.mainRank(of: node), tree.isInView(node) else { return [] }
+            return columnEntries[rank.level]
+        }
         var response = Stol_V1_LineageBatchResponse()
         response.results.reserveCapacity(queries.count)
         var table = LineageNodeTable()
@@ -198,16 +222,21 @@ public struct LineageQueries {
                 case .taxa, .UNRECOGNIZED:
                     result.lineage = lineage.map(taxon)
                 case .compact:
-                    result.lineageIds = lineage.map(tree.id(at:))
+                    result.lineageIds = lineage.map { tree.id(at: $0) }
                     result.lineageRanks = lineage.map(rank)
-                    result.lineageNames = lineage.map(tree.name(of:))
+                    result.lineageNames = lineage.map { tree.name(of: $0) }
                 case .ids:
-                    result.lineageIds = lineage.map(tree.id(at:))
+                    result.lineageIds = lineage.map { tree.id(at: $0) }
                 case .nodes:
-                    result.lineageIds = lineage.map(tree.id(at:))
+                    result.lineageIds = lineage.map { tree.id(at: $0) }
                     table.add(lineage: result.lineageIds) { (rank(lineage[$0]), tree.name(of: lineage[$0])) }
                 }
                 if let formatted { result.formatted = formatted(lineage, node) }
+                if let columns {
+                    result.columnIds = columns.ids(length: lineage.count + 1) { index in
+                        entries(index == lineage.count ? node : lineage[index])
+                    } id: { index in tree.id(at: index == lineage.count ? node : lineage[index]) }
+                }
             } else if let error = errors[position] {
                 result.error = error.protocolError.proto
             }

@@ -76,7 +76,7 @@ public struct LookupQueries {
     public func roots(language: String) throws(TaxonomyError) -> Stol_V1_TaxonPage {
         if let tree = database.memoryIndexes?.tree {
             let roots = Array(tree.roots(in: .main).prefix(Int(ProtocolLimits.maximumPageSize)))
-            let byID = try database.read { db in try reader.taxa(db, ids: roots.map(tree.id(at:)), language: language) }
+            let byID = try database.read { db in try reader.taxa(db, ids: roots.map { tree.id(at: $0) }, language: language) }
             var page = Stol_V1_TaxonPage()
             page.total = UInt32(tree.roots(in: .main).count)
             page.taxa = roots.compactMap { root in
@@ -126,7 +126,7 @@ public struct LookupQueries {
             // A node outside the view gets its nearest main-rank ancestor's lineage,
             // that ancestor included (as taxonkit's reformat).
             guard let node = tree.index(of: id), layout.everyNode || tree.isInView(node) else { throw .taxonNotFound(id) }
-            let ids = tree.ancestors(of: node, in: .main).map(tree.id(at:))
+            let ids = tree.ancestors(of: node, in: .main).map { tree.id(at: $0) }
             let rows = try database.read { db in try reader.taxa(db, ids: ids, language: language) }
             return ids.compactMap { rows[$0] }
         }

@@ -24,7 +24,11 @@ extension NameQueries {
         if full && indexes == nil { throw .memoryIndexesLoading }  // then names come from the tree's index
         let hint = within.trimmingBlanks
         if !hint.isEmpty && indexes?.tree == nil { throw .memoryIndexesLoading }
+        // Both read once: a `TaxonomyTree` is a struct of many arrays, and each copy of it (an
+        // optional chain per name, a method passed to `map`) retained and released them all,
+        // a fifth of a batch's time.
         let tree = indexes?.wholeTree
+        let mainTree = indexes?.tree
         let table = layout.wholeTreeTable(schemaVersion: database.schemaVersion) ?? "taxa"
         let sql = "SELECT id, rank FROM \(table) WHERE scientific_name = ? ORDER BY id LIMIT \(Self.maximumIDsPerName + 1)"
         return try database.read { db in
@@ -48,8 +52,8 @@ extension NameQueries {
                         // at most the first 100 listed, as the SQL path (the answer is bounded
                         // before it is built: "environmental samples" names 6,433 nodes).
                         let (listed, total) = tree.nodes(named: candidate, limit: Self.maximumIDsPerName)
-                        result.ids = listed.map(tree.id(at:))
-                        result.ranks = listed.map(tree.rank(of:))
+                        result.ids = listed.map { tree.id(at: $0) }
+                        result.ranks = listed.map { tree.rank(of: $0) }
                         if total > listed.count { result.total = UInt32(clamping: total) }
                     } else {
                         for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [candidate]) {
@@ -82,8 +86,8 @@ extension NameQueries {
                         result.kind = .common
                     }
                 }
-                if let tree = indexes?.tree, !result.ids.isEmpty {
-                    Self.judge(&result, tree: tree, within: withinNode)
+                if let mainTree, !result.ids.isEmpty {
+                    Self.judge(&result, tree: mainTree, within: withinNode)
                 }
                 if result.ids.isEmpty && result.error.code == .unspecified {
                     result.error = TaxonomyError.nameNotFound.protocolError.proto
@@ -115,8 +119,12 @@ extension NameQueries {
                 return
             }
         }
-        let kingdoms = Set(result.ids.compactMap { tree.index(of: $0) }.map { kingdom(of: $0, tree) })
-        result.severalKingdoms = kingdoms.count > 1
+        // One taxon lies under one kingdom: the walk up is for homonyms alone (a batch of
+        // 10,000 names spent a fifth of its time walking every name's lineage for nothing).
+        if result.ids.count > 1 {
+            let kingdoms = Set(result.ids.compactMap { tree.index(of: $0) }.map { kingdom(of: $0, tree) })
+            result.severalKingdoms = kingdoms.count > 1
+        }
         let base: Double = switch result.kind {
         case .exact: 100
         case .capitalised: 90

@@ -113,7 +113,7 @@ public struct SearchEngine {
                 // A small taxon is walked, not looked for among the words' matches in the
                 // whole tree ("sp" has 1.3 million, none under Homo sapiens).
                 if let nodes = tree.subtree(of: top, in: .all, limit: options.limits.cladeNodes)?.nodes {
-                    clade = nodes.map(tree.id(at:))
+                    clade = nodes.map { tree.id(at: $0) }
                     run.work.cladeNodes = nodes.count
                 }
             }

@@ -92,7 +92,7 @@ struct TaxonReader {
     func taxa(_ db: Database, nodes: [Int], of tree: TaxonomyTree, view: TaxonomyTree.View,
               language: String) throws -> [Stol_V1_Taxon] {
         guard view == .main || layout.everyNode else { return nodes.map { Self.pageTaxon(tree, $0) } }
-        let byID = try taxa(db, ids: nodes.map(tree.id(at:)), language: language)
+        let byID = try taxa(db, ids: nodes.map { tree.id(at: $0) }, language: language)
         return nodes.compactMap { node in
             guard var taxon = byID[tree.id(at: node)] else { return nil }
             taxon.childCount = UInt32(tree.childCount(of: node, in: view))

@@ -35,9 +35,9 @@ public struct TreeQueries {
                                    + "raise --max-taxa (at most \(Self.maximumSubtreeTaxa)) or start lower")
         }
         var response = Stol_V1_SubtreeResponse()
-        response.ids = nodes.map(tree.id(at:))
+        response.ids = nodes.map { tree.id(at: $0) }
         response.depths = depths.map(UInt32.init)
-        response.names = nodes.map(tree.name(of:))
+        response.names = nodes.map { tree.name(of: $0) }
         response.ranks = nodes.map { view == .main ? tree.mainRank(of: $0)?.rawValue ?? tree.rank(of: $0) : tree.rank(of: $0) }
         return response
     }
@@ -74,9 +74,9 @@ public struct TreeQueries {
                 }
             }
             let induced = tree.inducedTree(of: nodes, in: view, keepSingleChildren: request.keepSingleChildren)
-            response.ids = induced.nodes.map { $0.map(tree.id(at:)) ?? 0 }
+            response.ids = induced.nodes.map { node in node.map { tree.id(at: $0) } ?? 0 }
             response.depths = induced.depths.map(UInt32.init)
-            response.names = induced.nodes.map { $0.map(tree.name(of:)) ?? "" }
+            response.names = induced.nodes.map { node in node.map { tree.name(of: $0) } ?? "" }
             response.ranks = induced.nodes.map { node in
                 guard let node else { return "" }
                 return view == .main ? tree.mainRank(of: node)?.rawValue ?? tree.rank(of: node) : tree.rank(of: node)

@@ -1891,6 +1891,9 @@ public nonisolated struct Stol_V1_LineageBatchRequest: Sendable {
   /// Clears the value of `template`. Subsequent reads from it will return its default value.
   public mutating func clearTemplate() {self._template = nil}
 
+  /// at most 64 rank names, spelled as rank_order spells them, in any case: each found
+  public var columns: [String] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1990,6 +1993,12 @@ public nonisolated struct Stol_V1_LineageResult: @unchecked Sendable {
   public var formatted: String {
     get {_storage._formatted}
     set {_uniqueStorage()._formatted = newValue}
+  }
+
+  /// with `columns`: one id per column (0: the lineage has no node of its rank);
+  public var columnIds: [Int64] {
+    get {_storage._columnIds}
+    set {_uniqueStorage()._columnIds = newValue}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -5542,7 +5551,7 @@ nonisolated extension Stol_V1_DiagnosticsResponse: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Stol_V1_LineageBatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LineageBatchRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queries\0\u{1}language\0\u{1}ranks\0\u{1}form\0\u{1}template\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queries\0\u{1}language\0\u{1}ranks\0\u{1}form\0\u{1}template\0\u{1}columns\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5555,6 +5564,7 @@ nonisolated extension Stol_V1_LineageBatchRequest: SwiftProtobuf.Message, SwiftP
       case 3: try { try decoder.decodeSingularEnumField(value: &self.ranks) }()
       case 4: try { try decoder.decodeSingularEnumField(value: &self.form) }()
       case 5: try { try decoder.decodeSingularMessageField(value: &self._template) }()
+      case 6: try { try decoder.decodeRepeatedStringField(value: &self.columns) }()
       default: break
       }
     }
@@ -5580,6 +5590,9 @@ nonisolated extension Stol_V1_LineageBatchRequest: SwiftProtobuf.Message, SwiftP
     try { if let v = self._template {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
     } }()
+    if !self.columns.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.columns, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5589,6 +5602,7 @@ nonisolated extension Stol_V1_LineageBatchRequest: SwiftProtobuf.Message, SwiftP
     if lhs.ranks != rhs.ranks {return false}
     if lhs.form != rhs.form {return false}
     if lhs._template != rhs._template {return false}
+    if lhs.columns != rhs.columns {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5646,7 +5660,7 @@ nonisolated extension Stol_V1_LineageTemplate: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LineageResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{1}taxon\0\u{1}lineage\0\u{1}error\0\u{3}lineage_ids\0\u{3}lineage_ranks\0\u{3}lineage_names\0\u{3}merged_from\0\u{1}formatted\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{1}taxon\0\u{1}lineage\0\u{1}error\0\u{3}lineage_ids\0\u{3}lineage_ranks\0\u{3}lineage_names\0\u{3}merged_from\0\u{1}formatted\0\u{3}column_ids\0")
 
   fileprivate class _StorageClass {
     var _query: String = String()
@@ -5658,6 +5672,7 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
     var _lineageNames: [String] = []
     var _mergedFrom: Int64 = 0
     var _formatted: String = String()
+    var _columnIds: [Int64] = []
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -5677,6 +5692,7 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
       _lineageNames = source._lineageNames
       _mergedFrom = source._mergedFrom
       _formatted = source._formatted
+      _columnIds = source._columnIds
     }
   }
 
@@ -5704,6 +5720,7 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
         case 7: try { try decoder.decodeRepeatedStringField(value: &_storage._lineageNames) }()
         case 8: try { try decoder.decodeSingularInt64Field(value: &_storage._mergedFrom) }()
         case 9: try { try decoder.decodeSingularStringField(value: &_storage._formatted) }()
+        case 10: try { try decoder.decodeRepeatedInt64Field(value: &_storage._columnIds) }()
         default: break
         }
       }
@@ -5743,6 +5760,9 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
       if !_storage._formatted.isEmpty {
         try visitor.visitSingularStringField(value: _storage._formatted, fieldNumber: 9)
       }
+      if !_storage._columnIds.isEmpty {
+        try visitor.visitPackedInt64Field(value: _storage._columnIds, fieldNumber: 10)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -5761,6 +5781,7 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
         if _storage._lineageNames != rhs_storage._lineageNames {return false}
         if _storage._mergedFrom != rhs_storage._mergedFrom {return false}
         if _storage._formatted != rhs_storage._formatted {return false}
+        if _storage._columnIds != rhs_storage._columnIds {return false}
         return true
       }
       if !storagesAreEqual {return false}

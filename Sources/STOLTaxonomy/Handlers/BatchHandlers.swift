@@ -15,16 +15,17 @@ struct LineageBatchHandler: TaxonomyRequestHandler {
         let language = try RequestChecks.language(body.language, in: context.database)
         let lineages = LineageQueries(database: context.database)
         guard let template else {
-            return .lineageBatch(try lineages.lineageBatch(body.queries, language: language, ranks: body.ranks, form: body.form))
+            return .lineageBatch(try lineages.lineageBatch(body.queries, language: language, ranks: body.ranks, form: body.form,
+                                                           columns: body.columns))
         }
         if body.ranks == .all && body.form == .ids {
             // The template alone (what `lineage --format` asks): filled from the tree itself.
-            var response = try lineages.wholeLineageBatch(body.queries, formatted: template.treeFormatter)
+            var response = try lineages.wholeLineageBatch(body.queries, columns: body.columns, formatted: template.treeFormatter)
             response.unclassified = template.unclassified
             return .lineageBatch(response)
         }
         var response = try lineages.lineageBatch(body.queries, language: language, ranks: body.ranks,
-                                                 form: LineageBatchTemplate.workingForm(for: body.form))
+                                                 form: LineageBatchTemplate.workingForm(for: body.form), columns: body.columns)
         template.apply(to: &response, form: body.form)
         return .lineageBatch(response)
     }

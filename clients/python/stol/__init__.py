@@ -42,19 +42,26 @@ def _protobuf_or_the_bundled_copy() -> None:
 
 _protobuf_or_the_bundled_copy()
 
-from . import answers, errors  # noqa: E402
-from .answers import (MAIN_RANKS, Comparison, Database, Detail, Favorite, FilteredTaxa, FilterStream, FormattedLineage,
-                      Lineage, NameIds, NameResolution, Newick, Node, PairComparison, Placeholder, RankOrder, Relatives,
-                      SearchHit, SearchResults, SetConsensus, Status, SubtreeNode, Taxon, TaxonMap, TopologyNode)
+from . import errors  # noqa: E402
 from .errors import *  # noqa: F401,F403 - one exception class per error code
 from .errors import __all__ as _error_names
-from .taxonomy import LineageFormat, Taxonomy
+from .name_ids import NameIds
+from .taxonomy import LineageFormat, Taxonomy, answers  # answers: the record types, loaded on first use
+
+#: The record types of ``answers``, read from it when first asked for (``answers`` itself
+#: loads then: ``_lazy``).
+_ANSWERS = ("MAIN_RANKS", "Comparison", "Database", "Detail", "Favorite", "FilteredTaxa", "FilterStream",
+            "FormattedLineage", "Lineage", "NameResolution", "Newick", "Node", "PairComparison", "Placeholder",
+            "RankOrder", "Relatives", "SearchHit", "SearchResults", "SetConsensus", "Status", "SubtreeNode", "Taxon",
+            "TaxonMap", "TopologyNode")
 
 #: What loads on first use (PEP 562): a script that asks for lineages does not pay for the
-#: favourites' protobuf module, the Newick parser or the frames' helpers at ``import stol``.
+#: favourites' protobuf module, the Newick parser or the frames' helpers at ``import stol``,
+#: nor one that turns names into ids for the record types.
 _ON_FIRST_USE = {"Favorites": ("favorites", "Favorites"), "FavoritesNotice": ("favorites", "FavoritesNotice"),
                  "lineage_frame": ("frames", "lineage_frame"), "trees": ("trees", None), "favorites": ("favorites", None),
-                 "frames": ("frames", None), "private": ("private", None)}
+                 "frames": ("frames", None), "private": ("private", None),
+                 **{name: ("answers", name) for name in _ANSWERS}}
 
 
 def __getattr__(name: str):

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from . import errors
+from ._enums import _MATCHES, _name  # noqa: F401 - _MATCHES: the search hits' match types
+from .name_ids import NameIds  # noqa: F401 - here before it had a module of its own
 
 __all__ = [
     "MAIN_RANKS", "Database", "Taxon", "Node", "TaxonList", "TaxonMap", "Lineage", "Comparison",
@@ -28,7 +30,6 @@ __all__ = [
 MAIN_RANKS: Tuple[str, ...] = ("domain", "kingdom", "phylum", "class", "order", "family", "genus", "species")
 _RANKS = ("",) + MAIN_RANKS
 _STATUSES = ("", "accepted", "synonym", "doubtful")
-_MATCHES = ("", "scientific", "common", "synonym")
 _RELATIONS = ("", "same", "a_ancestor_of_b", "b_ancestor_of_a", "related", "unrelated")
 _KINDS = ("", "bundled", "reference")
 _SOURCES = ("", "precomputed", "computed")
@@ -39,11 +40,6 @@ _RESOLUTIONS = ("", "one", "ambiguous", "not_found")
 def _main_rank(value: int) -> str:
     """The name of a ``Rank`` value; "" for none (0) or one this package does not know."""
     return _RANKS[value] if 0 < value < len(_RANKS) else ""
-
-
-def _name(table: Tuple[str, ...], value: int) -> str:
-    # Open enums (§10): a value from a newer server is kept as its number.
-    return table[value] if 0 <= value < len(table) else str(value)
 
 
 def main_rank_number(rank: Optional[str]) -> int:
@@ -669,31 +665,6 @@ class Relatives:
 
     def __len__(self) -> int:
         return len(self.relatives)
-
-
-class NameIds(dict):
-    """``{name: [ids]}`` from :meth:`~stol.Taxonomy.name2id`, like ete4's
-    ``get_name_translator``: every taxon carrying the name (several when it is
-    ambiguous; never a silent pick), ascending. Names no taxon carries are left out
-    and listed in ``missing``. ``ranks`` gives each name's ranks (parallel to its ids),
-    ``matches`` how it matched (``"scientific"`` or ``"common"``), ``totals`` the real
-    number of taxa for a name whose list was cut at 100 ids; ``release`` the release.
-    ``kinds`` says how each name matched (``"exact"``, ``"capitalised"``, ``"common"``),
-    ``confidence`` 0-100 (shared among the taxa a name fits), ``several_kingdoms`` the
-    names whose taxa lie under more than one kingdom (``Bacteria``), and with
-    ``within=`` ``outside`` the taxa of each name the hint ruled out."""
-
-    def __init__(self, release: str = ""):
-        super().__init__()
-        self.release = release
-        self.missing: List[str] = []
-        self.ranks: Dict[str, List[str]] = {}
-        self.matches: Dict[str, str] = {}
-        self.totals: Dict[str, int] = {}
-        self.kinds: Dict[str, str] = {}
-        self.confidence: Dict[str, int] = {}
-        self.several_kingdoms: List[str] = []
-        self.outside: Dict[str, List[int]] = {}
 
 
 class Newick(str):

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Callable, Deque, Dict, Iterable, Iterator, Lis
 
 from . import _transport, errors
 from ._proto import taxonomy_pb2 as pb
-from .answers import (Comparison, Database, Detail, FilteredTaxa, FilterStream, FormattedLineage, Lineage, NameIds, Newick, Node,
-                      NameResolution, PairComparison, RankOrder, Reference, Relative, Relatives, SearchHit, SearchResults,
-                      SetConsensus, Status, SubtreeNode, SubtreeNodes, Taxon, TaxonChange, TaxonInRelease, TaxonList, TaxonMap,
-                      TopologyNode, TopologyNodes, Trait, main_rank_number, _MATCHES,
-                      _SOURCES, _name)
+from ._lazy import lazy_module
+from .name_ids import NameIds
+
+#: The record types, loaded when one is first made (``_lazy``): ``name2id`` never needs them.
+answers = lazy_module(__package__ + ".answers")
 
 if TYPE_CHECKING:  # the Newick parser loads with the first tree asked for (stol.trees)
     from .trees import NewickNode
@@ -374,7 +374,8 @@ class Taxonomy:
         self._connection = self._connect()
         #: The last answer envelope of a single call (``stol.v1.TaxonomyResponse``), for debugging.
         self.last_response = None
-        self._database: Optional[Database] = None
+        self._database: Optional[answers.Database] = None
+        self._database_pb = None  # the latest answer's DatabaseIdentity, until ``database`` is read
 
     def _connect(self) -> _transport.Connection:
         return _transport.Connection("taxonomy", self.path, pb.TaxonomyResponse, self.timeout)
@@ -393,9 +394,13 @@ class Taxonomy:
         return "Taxonomy(release=%r, path=%r)" % (self.release, self.path)
 
     @property
-    def database(self) -> Optional[Database]:
+    def database(self) -> Optional[answers.Database]:
         """The database that gave the latest answer (``None`` before the first). When its
         ``fingerprint`` changes, the service switched databases: refresh cached answers."""
+        message = self._database_pb
+        if message is not None:  # made when asked for: each answer names its database
+            self._database = answers.Database.from_pb(message)
+            self._database_pb = None
         return self._database
 
     # --- plumbing --------------------------------------------------------------------
@@ -412,8 +417,10 @@ class Taxonomy:
 
     def _note(self, answer) -> str:
         if answer.HasField("database"):
-            self._database = Database.from_pb(answer.database)
-            return answer.database.release
+            database = answer.database
+            self._database_pb = identity = type(database)()
+            identity.CopyFrom(database)  # not a view into the answer, which it would keep alive
+            return database.release
         return ""
 
     def _result(self, answer, field: str):
@@ -456,17 +463,17 @@ class Taxonomy:
 
     # --- single taxa -----------------------------------------------------------------
 
-    def status(self) -> Status:
+    def status(self) -> answers.Status:
         """The service's status: the answering database, its counts, the default
         release and every installed release (``stol-client status``)."""
         answer, release = self._call("status")
-        return Status.from_pb(self._result(answer, "status"), release)
+        return answers.Status.from_pb(self._result(answer, "status"), release)
 
     def releases(self) -> List[str]:
         """The names of the releases that can be pinned (``"bundled"`` first)."""
         return [info.release for info in self.status().releases]
 
-    def taxon(self, taxon_id: int, language: Optional[str] = None, ranks: str = "main") -> Taxon:
+    def taxon(self, taxon_id: int, language: Optional[str] = None, ranks: str = "main") -> answers.Taxon:
         """One taxon by id (``get_taxon``), with its parent and child count in both
         trees (``parent_id``/``child_count`` in the eight-rank view,
         ``source_parent_id``/``source_child_count`` in the source's own). An id the
@@ -481,14 +488,14 @@ class Taxonomy:
         answer, release = self._call("get_taxon", taxon_id=int(taxon_id), language=self._language(language),
                                      ranks=_view(ranks))
         merged = {m.old_id: m.new_id for m in answer.merged}
-        return Taxon.from_pb(self._result(answer, "taxon"), release, int(taxon_id) if merged else None)
+        return answers.Taxon.from_pb(self._result(answer, "taxon"), release, int(taxon_id) if merged else None)
 
-    def taxa(self, taxon_ids: Iterable[int], language: Optional[str] = None) -> TaxonMap:
+    def taxa(self, taxon_ids: Iterable[int], language: Optional[str] = None) -> answers.TaxonMap:
         """Many taxa by id (``get_taxa``, 1000 per request, several in flight):
         ``{asked id: Taxon}``. Ids the database lacks (unknown, deleted, <= 0) are not
         errors: they are listed in ``.missing``; merged ids map to their new taxon."""
         language = self._language(language)
-        result = TaxonMap()
+        result = answers.TaxonMap()
         asked = list(dict.fromkeys(int(value) for value in taxon_ids))  # once each, in order
         wanted = [i for i in asked if 0 < i <= 1 << 53]  # others have no taxon anywhere
 
@@ -505,20 +512,20 @@ class Taxonomy:
             result.merged.update(merged)
             for taxon_id in wanted[start:start + BATCH_SIZE]:
                 if taxon_id in merged and merged[taxon_id] in found:
-                    result[taxon_id] = Taxon.from_pb(found[merged[taxon_id]], release, taxon_id)
+                    result[taxon_id] = answers.Taxon.from_pb(found[merged[taxon_id]], release, taxon_id)
                 elif taxon_id in found:
-                    result[taxon_id] = Taxon.from_pb(found[taxon_id], release)
+                    result[taxon_id] = answers.Taxon.from_pb(found[taxon_id], release)
         result.missing.extend(i for i in asked if i not in result)
         return result
 
-    def ancestors(self, taxon_id: int, ranks: str = "main", language: Optional[str] = None) -> TaxonList:
+    def ancestors(self, taxon_id: int, ranks: str = "main", language: Optional[str] = None) -> answers.TaxonList:
         """The lineage of one taxon as :class:`Taxon` objects, root first, the taxon
         excluded (``ancestors``); ``ranks="all"``: the source's whole tree."""
         answer, release = self._call("ancestors", taxon_id=int(taxon_id), language=self._language(language),
                                      ranks=_view(ranks))
-        return TaxonList((Taxon.from_pb(t, release) for t in self._result(answer, "ancestors").taxa), release)
+        return answers.TaxonList((answers.Taxon.from_pb(t, release) for t in self._result(answer, "ancestors").taxa), release)
 
-    def detail(self, taxon_id: int, language: Optional[str] = None, ranks: str = "main") -> Detail:
+    def detail(self, taxon_id: int, language: Optional[str] = None, ranks: str = "main") -> answers.Detail:
         """Everything about one taxon: names by language, synonyms, traits,
         references and lineage (``detail``); the taxon's parent and child count in both
         trees as :meth:`taxon` gives them. ``ranks="all"``: the lineage is the source's
@@ -526,19 +533,19 @@ class Taxonomy:
         answer, release = self._call("detail", taxon_id=int(taxon_id), language=self._language(language),
                                      ranks=_view(ranks))
         d = self._result(answer, "detail")
-        return Detail(
-            taxon=Taxon.from_pb(d.taxon, release), lineage=[Taxon.from_pb(t, release) for t in d.lineage],
+        return answers.Detail(
+            taxon=answers.Taxon.from_pb(d.taxon, release), lineage=[answers.Taxon.from_pb(t, release) for t in d.lineage],
             names={group.language: [n.name for n in group.names] for group in d.names},
-            synonyms=list(d.synonyms), traits=[Trait(t.key, t.value, t.unit) for t in d.traits],
-            references=[Reference(r.citation, r.url, r.ref_type) for r in d.references], release=release)
+            synonyms=list(d.synonyms), traits=[answers.Trait(t.key, t.value, t.unit) for t in d.traits],
+            references=[answers.Reference(r.citation, r.url, r.ref_type) for r in d.references], release=release)
 
-    def roots(self, language: Optional[str] = None) -> TaxonList:
+    def roots(self, language: Optional[str] = None) -> answers.TaxonList:
         """The top of the tree: the taxa without a parent in the eight-rank view (``roots``)."""
         answer, release = self._call("roots", language=self._language(language))
         page = self._result(answer, "roots")
-        return TaxonList((Taxon.from_pb(t, release) for t in page.taxa), release, page.total)
+        return answers.TaxonList((answers.Taxon.from_pb(t, release) for t in page.taxa), release, page.total)
 
-    def descendants(self, taxon_id: int, rank: Optional[str] = None, limit: Optional[int] = None) -> TaxonList:
+    def descendants(self, taxon_id: int, rank: Optional[str] = None, limit: Optional[int] = None) -> answers.TaxonList:
         """The descendants of a taxon (itself excluded) on the source's whole tree, at
         ``rank`` or every rank (``descendants``): taxonkit's ``list`` then ``filter``,
         ete4's ``get_descendant_taxa``. In preorder, children in id order (ete4's order); ``total``
@@ -547,7 +554,7 @@ class Taxonomy:
         rank raises :class:`~stol.InvalidRequestError` listing the database's ranks."""
         if limit is not None and int(limit) < 1:
             raise ValueError("limit must be at least 1")
-        taxa: List[Taxon] = []
+        taxa: List[answers.Taxon] = []
         total = None
         release = ""
         while total is None or (len(taxa) < total and (limit is None or len(taxa) < limit)):
@@ -559,10 +566,10 @@ class Taxonomy:
             total = page.total
             if not page.taxa:
                 break
-            taxa.extend(Taxon.from_pb(t, release) for t in page.taxa)
-        return TaxonList(taxa, release, total)
+            taxa.extend(answers.Taxon.from_pb(t, release) for t in page.taxa)
+        return answers.TaxonList(taxa, release, total)
 
-    def children(self, taxon_id: int, ranks: str = "main", language: Optional[str] = None) -> TaxonList:
+    def children(self, taxon_id: int, ranks: str = "main", language: Optional[str] = None) -> answers.TaxonList:
         """All children of a taxon, by scientific name (``children``, paged here 500 at
         a time). ``ranks="all"``: the source's own children (a species' strains)."""
         language = self._language(language)
@@ -571,13 +578,13 @@ class Taxonomy:
         try:
             release = self._batch_release(connection)
             first = self._page(connection, taxon_id, 0, language, view, release)
-            taxa = TaxonList((Taxon.from_pb(t, release) for t in first.taxa), release, first.total)
+            taxa = answers.TaxonList((answers.Taxon.from_pb(t, release) for t in first.taxa), release, first.total)
 
             def requests():
                 for offset in range(len(first.taxa), first.total, CHILDREN_PAGE):
                     yield self._page_request(taxon_id, offset, language, view, release)
             for answer in connection.pipeline(requests(), self.window):
-                taxa.extend(Taxon.from_pb(t, release) for t in self._result(answer, "children").taxa)
+                taxa.extend(answers.Taxon.from_pb(t, release) for t in self._result(answer, "children").taxa)
             return taxa
         finally:
             connection.close()
@@ -601,7 +608,7 @@ class Taxonomy:
     # --- lineages --------------------------------------------------------------------
 
     def lineage(self, ids: Union[Query, Iterable[Query]], ranks: str = "main",
-                language: Optional[str] = None, names: bool = True) -> Union[Lineage, Iterator[Lineage]]:
+                language: Optional[str] = None, names: bool = True) -> Union[answers.Lineage, Iterator[answers.Lineage]]:
         """Lineages (``lineage_batch``, the nodes form: each lineage node's rank and name
         once per answer; 1000 queries per request, several requests in flight).
 
@@ -627,16 +634,21 @@ class Taxonomy:
             answer, release = self._call("lineage_batch", queries=[_query(ids)], language=language, ranks=view,
                                          form=form)
             answer = self._result(answer, "lineage_batch")
-            single = Lineage.reader(answer, names)(answer.results[0], release)
+            single = answers.Lineage.reader(answer, names)(answer.results[0], release)
             if single.error is not None:
                 raise single.error
             return single
         return self._lineages(ids, view, language, form, names)
 
     def _lineages(self, ids: Iterable[Query], view: int, language: str, form: int,
-                  names: bool, template=None, unclassified: str = "", release: Optional[str] = None) -> Iterator:
+                  names: bool, template=None, unclassified: str = "", release: Optional[str] = None,
+                  columns: Sequence[str] = (), rows=None) -> Iterator:
         """Lineages (or, with a ``LineageTemplate`` message, :class:`FormattedLineage`
-        objects, ``unclassified`` the text of Kraken's 0) of every query, pipelined."""
+        objects, ``unclassified`` the text of Kraken's 0) of every query, pipelined.
+
+        ``columns``: the request's rank columns (each result's ``column_ids``); ``rows``:
+        what reads the results instead of :class:`Lineage` (``frames._FrameRows``: its
+        ``reader(answer)`` makes one result's item, its ``zero(release)`` Kraken's 0's)."""
         # Kraken's 0 (unclassified) is answered here, never sent, in its place among the
         # answers: `zeros` holds, in input order, how many queries were sent before each.
         # Queries are read in blocks of a request's size (no further ahead of the answers
@@ -669,21 +681,26 @@ class Taxonomy:
                 request.lineage_batch.language = language
                 request.lineage_batch.ranks = view
                 request.lineage_batch.form = form
+                if columns:
+                    request.lineage_batch.columns.extend(columns)
                 if template is not None:
                     request.lineage_batch.template.CopyFrom(template)
                 yield request
         def formatted(result, release):  # a template's text with the lineage it was filled from
-            lineage = Lineage.from_pb(result, release)
-            return FormattedLineage(lineage.query, result.formatted, lineage, release)
+            lineage = answers.Lineage.from_pb(result, release)
+            return answers.FormattedLineage(lineage.query, result.formatted, lineage, release)
 
         def zero(release):
-            lineage = Lineage.unclassified("0", release, names)
-            return lineage if template is None else FormattedLineage("0", unclassified, lineage, release)
+            if rows is not None:
+                return rows.zero(release)
+            lineage = answers.Lineage.unclassified("0", release, names)
+            return lineage if template is None else answers.FormattedLineage("0", unclassified, lineage, release)
         last_release = ""
         answered_so_far = 0
         for answer, answered, _ in self._pipeline(requests(), "lineage_batch", release=release):
             last_release = answered
-            make = formatted if template is not None else Lineage.reader(answer, names)
+            make = formatted if template is not None else rows.reader(answer) if rows is not None \
+                else answers.Lineage.reader(answer, names)
             for result in answer.results:
                 while zeros and zeros[0] == answered_so_far:
                     zeros.popleft()
@@ -696,7 +713,7 @@ class Taxonomy:
     def lineage_format(self, ids: Union[Query, Iterable[Query]], template: Union[str, LineageFormat], *,
                        fill: Union[None, bool, str] = None, prefix_ranks: bool = False, ranks: str = "all",
                        language: Optional[str] = None,
-                       rank_ids: bool = False) -> Union[FormattedLineage, Iterator[FormattedLineage]]:
+                       rank_ids: bool = False) -> Union[answers.FormattedLineage, Iterator[answers.FormattedLineage]]:
         """Lineages written in a taxonkit-style template (taxonkit's ``reformat``,
         ``stol-client lineage --ranks all --format TEMPLATE``), filled by the service
         (``lineage_batch`` with a ``template``: 1000 queries per request, several in
@@ -745,26 +762,26 @@ class Taxonomy:
         batch = self._result(answer, "lineage_batch")
         if single:
             if query == "0":
-                return FormattedLineage(query, batch.unclassified, Lineage.unclassified(query, release), release)
+                return answers.FormattedLineage(query, batch.unclassified, answers.Lineage.unclassified(query, release), release)
             result = batch.results[0]
-            lineage = Lineage.from_pb(result, release)
+            lineage = answers.Lineage.from_pb(result, release)
             if lineage.error is not None:
                 raise lineage.error
-            return FormattedLineage(lineage.query, result.formatted, lineage, release)
+            return answers.FormattedLineage(lineage.query, result.formatted, lineage, release)
         return self._lineages(ids, view, language, pb.LINEAGE_FORM_COMPACT, True, message, batch.unclassified)
 
-    def rank_order(self) -> RankOrder:
+    def rank_order(self) -> answers.RankOrder:
         """The order of ranks and their spellings, as the service applies them
         (``rank_order``): the levels top down (each level's spellings one rank to
         :meth:`filter`), the ranks without order, the spellings of each main rank, the
         placeholders of :meth:`lineage_format` and its default fill. ``.order()`` is
         what ``stol-client filter --list-order`` prints."""
         answer, release = self._call("rank_order")
-        return RankOrder.from_pb(self._result(answer, "rank_order"), release)
+        return answers.RankOrder.from_pb(self._result(answer, "rank_order"), release)
 
     def filter(self, ids: Union[Query, Iterable[Query]], *, lower_than: Optional[str] = None,
                higher_than: Optional[str] = None, rank: Union[None, str, Iterable[str]] = None,
-               discard_noranks: bool = False, save_predictable_noranks: bool = False) -> FilteredTaxa:
+               discard_noranks: bool = False, save_predictable_noranks: bool = False) -> answers.FilteredTaxa:
         """The inputs whose taxon's rank is in a range: taxonkit's ``filter`` (``stol-client
         filter``), on NCBI's own ranks, judged by the service (``rank_filter``, 1000
         queries per request, several in flight). The order of ranks is :meth:`rank_order`'s.
@@ -789,7 +806,7 @@ class Taxonomy:
         list is made before it returns; :meth:`filter_stream` gives the same lazily."""
         stream = self.filter_stream(ids, lower_than=lower_than, higher_than=higher_than, rank=rank,
                                     discard_noranks=discard_noranks, save_predictable_noranks=save_predictable_noranks)
-        result = FilteredTaxa(stream.release)
+        result = answers.FilteredTaxa(stream.release)
         for item, taxon in stream:
             result.append(item)
             result.taxa.append(taxon)
@@ -799,7 +816,7 @@ class Taxonomy:
 
     def filter_stream(self, ids: Union[Query, Iterable[Query]], *, lower_than: Optional[str] = None,
                       higher_than: Optional[str] = None, rank: Union[None, str, Iterable[str]] = None,
-                      discard_noranks: bool = False, save_predictable_noranks: bool = False) -> FilterStream:
+                      discard_noranks: bool = False, save_predictable_noranks: bool = False) -> answers.FilterStream:
         """:meth:`filter`, lazily, for inputs larger than memory (a profile of millions of
         rows read line by line): an iterator of ``(input as given, Node)`` pairs that pass,
         in input order, reading ``ids`` only as far as the requests in flight need. Its
@@ -811,11 +828,11 @@ class Taxonomy:
         self._result(self._call("rank_filter", **options)[0], "rank_filter")  # the options checked, no input sent
         if isinstance(ids, (int, str)) and not isinstance(ids, bool):
             ids = [ids]
-        stream = FilterStream(self.release or "")
+        stream = answers.FilterStream(self.release or "")
         stream._source = self._filtered(ids, options, stream)  # type: ignore[arg-type]
         return stream
 
-    def _filtered(self, ids: Iterable[Query], options: dict, stream: FilterStream) -> Iterator[Tuple[object, Node]]:
+    def _filtered(self, ids: Iterable[Query], options: dict, stream: answers.FilterStream) -> Iterator[Tuple[object, answers.Node]]:
         given: Deque[list] = collections.deque()  # per request sent: its inputs as given, in order
 
         def pairs():
@@ -839,25 +856,25 @@ class Taxonomy:
                 if result.HasField("error"):
                     stream.not_found.append(item)
                 elif result.kept:
-                    yield item, Node(result.taxon_id, result.rank, result.name)
+                    yield item, answers.Node(result.taxon_id, result.rank, result.name)
 
     # --- common ancestors ------------------------------------------------------------
 
-    def compare(self, a: int, b: int, ranks: str = "main", language: Optional[str] = None) -> Comparison:
+    def compare(self, a: int, b: int, ranks: str = "main", language: Optional[str] = None) -> answers.Comparison:
         """Two taxa compared (``compare``): lowest common ancestor, both paths up to it,
         distance, shared clade, trait similarity (``stol-client compare A B``)."""
         answer, release = self._call("compare", taxon_a=int(a), taxon_b=int(b), language=self._language(language),
                                      ranks=_view(ranks))
-        return Comparison.from_pb(self._result(answer, "compare"), release)
+        return answers.Comparison.from_pb(self._result(answer, "compare"), release)
 
-    def compare_pairs(self, pairs: Iterable[Tuple[Query, Query]], ranks: str = "main") -> Iterator[PairComparison]:
+    def compare_pairs(self, pairs: Iterable[Tuple[Query, Query]], ranks: str = "main") -> Iterator[answers.PairComparison]:
         """Common ancestors of many pairs (``compare_batch``, 1000 pairs per request,
         several in flight): an iterator of :class:`PairComparison`, one per pair in
         order. Each side is an id or an exact name; a side naming nothing sets the
         pair's ``error``."""
         return self._compare_pairs(pairs, _view(ranks))  # the view checked now, not at the first next()
 
-    def _compare_pairs(self, pairs: Iterable[Tuple[Query, Query]], view: int) -> Iterator[PairComparison]:
+    def _compare_pairs(self, pairs: Iterable[Tuple[Query, Query]], view: int) -> Iterator[answers.PairComparison]:
         def requests():
             for batch in _chunks(((_query(a), _query(b)) for a, b in pairs), _pair_cost, bound=_pairs_size):
                 request = pb.TaxonomyRequest()
@@ -867,9 +884,9 @@ class Taxonomy:
                 yield request
         for answer, release, _ in self._pipeline(requests(), "compare_batch"):
             for result in answer.results:
-                yield PairComparison.from_pb(result, release)
+                yield answers.PairComparison.from_pb(result, release)
 
-    def lca(self, ids: Iterable[Query], ranks: str = "main") -> Optional[Node]:
+    def lca(self, ids: Iterable[Query], ranks: str = "main") -> Optional[answers.Node]:
         """The lowest common ancestor of all ``ids`` (ids or exact names), as a
         :class:`Node`; ``None`` when some have no common ancestor (different roots of
         the eight-rank view). A taxon is its own ancestor: ``lca([x])`` is ``x``.
@@ -920,7 +937,7 @@ class Taxonomy:
         return errors.NotFoundError("%r names no single taxon" % (query,))
 
     def lca_sets(self, sets: Iterable, majority: Optional[float] = None,
-                 ranks: str = "main") -> Iterator[SetConsensus]:
+                 ranks: str = "main") -> Iterator[answers.SetConsensus]:
         """The common ancestor, or the consensus taxon, of each of many sets of taxa
         (``lca_batch``, as ``stol-client lca``): an **iterator** of
         :class:`SetConsensus`, one per set in input order, read and sent lazily (at
@@ -957,7 +974,7 @@ class Taxonomy:
         return self._lca_batch((_taxon_set(item, index) for index, item in enumerate(sets)), fraction, view)
 
     def majority_vote(self, members: Iterable[Query], fraction: float = 0.5,
-                      weights: Optional[Sequence[float]] = None, ranks: str = "all") -> SetConsensus:
+                      weights: Optional[Sequence[float]] = None, ranks: str = "all") -> answers.SetConsensus:
         """The consensus taxon of one set (``lca_batch`` with ``majority``, one request
         on the shared connection), as taxopy's ``find_majority_vote(taxa, taxdb,
         fraction, weights)``: the members' lineages, root first, are lined up by depth
@@ -1000,22 +1017,22 @@ class Taxonomy:
         return result
 
     def _set_results(self, answer, slots: List[Tuple[object, Optional[List[str]]]],
-                     release: str) -> List[SetConsensus]:
+                     release: str) -> List[answers.SetConsensus]:
         """The results of a single ``lca_batch`` request answered on the shared connection."""
         results = self._result(answer, "lca_batch").results
         if len(results) != len(slots):
             raise errors.ProtocolViolationError("the taxonomy service answered %d sets for %d"
                                                 % (len(results), len(slots)))
-        return [SetConsensus.from_pb(result, key, release, asked) for result, (key, asked) in zip(results, slots)]
+        return [answers.SetConsensus.from_pb(result, key, release, asked) for result, (key, asked) in zip(results, slots)]
 
     def _lca_batch(self, sets: Iterable[Tuple[object, List[str], Optional[List[float]]]], fraction: float,
-                   view: int) -> Iterator[SetConsensus]:
+                   view: int) -> Iterator[answers.SetConsensus]:
         """The pipelined ``lca_batch`` of (key, members, weights) sets: requests cut at
         the server's limits, each with the slots of its sets (key and the members as
         asked when merged) or the ready answers of sets refused here, in order."""
         budget = _transport.MAX_REQUEST_BYTES - _ENVELOPE_BYTES
         waiting: Deque[list] = collections.deque()  # per request sent: its slots, in order
-        tail: List[SetConsensus] = []  # sets refused here after the last request
+        tail: List[answers.SetConsensus] = []  # sets refused here after the last request
 
         def requests():
             request = None
@@ -1027,7 +1044,7 @@ class Taxonomy:
                 if len(queries) > LCA_MEMBERS or cost > budget:
                     queries, weights, asked, problem = _fitted(queries, weights)
                     if problem is not None:
-                        slots.append(SetConsensus(key, None, 0.0, 0.0, 0, [], problem, self.release or ""))
+                        slots.append(answers.SetConsensus(key, None, 0.0, 0.0, 0, [], problem, self.release or ""))
                         continue
                     cost = _set_cost(queries, weights)
                 if request is not None and (count == LCA_SETS or members + len(queries) > LCA_MEMBERS
@@ -1058,14 +1075,14 @@ class Taxonomy:
             results = iter(answer.results)
             slots = waiting.popleft()
             for slot in slots:
-                if isinstance(slot, SetConsensus):
+                if isinstance(slot, answers.SetConsensus):
                     yield slot
                     continue
                 result = next(results, None)
                 if result is None:
                     raise errors.ProtocolViolationError("the taxonomy service answered fewer sets than asked")
                 key, asked = slot
-                yield SetConsensus.from_pb(result, key, release, asked)
+                yield answers.SetConsensus.from_pb(result, key, release, asked)
         yield from tail
 
     # --- names -----------------------------------------------------------------------
@@ -1089,29 +1106,32 @@ class Taxonomy:
                 request.name_lookup.names.extend(batch)
                 request.name_lookup.within = hint
                 yield request
+        not_found = errors.NotFoundError.CODE
+        found, missing, outside = result._found_result, result.missing, result.outside
         for answer, release, _ in self._pipeline(requests(), "name_lookup"):
             result.release = release
-            for item in answer.results:
-                if item.outside_ids:
-                    result.outside[item.name] = list(item.outside_ids)
+            for item in answer.results:  # the ids alone here; the other tables are read when first used
+                ids = item.ids
+                if ids:
+                    name = item.name
+                    result[name] = list(ids)
+                    found(item)
+                    if hint and item.outside_ids:
+                        outside[name] = list(item.outside_ids)
+                    continue
                 if item.HasField("error"):
-                    if item.error.code == errors.NotFoundError.CODE:
-                        result.missing.append(item.name)
+                    if hint and item.outside_ids:
+                        outside[item.name] = list(item.outside_ids)
+                    if item.error.code == not_found:
+                        missing.append(item.name)
                         continue
                     raise errors.from_pb(item.error)
-                result[item.name] = list(item.ids)
-                result.kinds[item.name] = pb.MatchKind.Name(item.kind)[len("MATCH_KIND_"):].lower()
-                result.confidence[item.name] = item.confidence
-                if item.several_kingdoms:
-                    result.several_kingdoms.append(item.name)
-                result.ranks[item.name] = list(item.ranks)
-                result.matches[item.name] = _name(_MATCHES, item.match)
-                if item.total:
-                    result.totals[item.name] = item.total
+                result[item.name] = []  # neither ids nor an error: a taxon-less answer, kept as before
+                found(item)
         return result
 
     def resolve_name(self, text: Union[int, str], *, rank: Optional[str] = None,
-                     language: Optional[str] = None) -> NameResolution:
+                     language: Optional[str] = None) -> answers.NameResolution:
         """What a person typed to name one taxon, resolved as ``stol-client fav add``
         resolves it (``resolve_name``): digits are the id as typed; a name is one taxon
         when exactly one taxon carries it (scientific, common or synonym, case and
@@ -1120,13 +1140,13 @@ class Taxonomy:
         approximate suggestions otherwise. ``rank`` (a main rank) narrows it. Raises
         :class:`~stol.InvalidRequestError` for empty text, text without letters or
         digits, or digits beyond an id's range."""
-        answer, release = self._call("resolve_name", text=str(text), rank=main_rank_number(rank),
+        answer, release = self._call("resolve_name", text=str(text), rank=answers.main_rank_number(rank),
                                      language=self._language(language))
-        return NameResolution.from_pb(self._result(answer, "resolve_name"), release)
+        return answers.NameResolution.from_pb(self._result(answer, "resolve_name"), release)
 
     def search(self, text: str, limit: int = 20, *, rank: Optional[str] = None, prefix: bool = False,
                phrase: bool = False, fuzzy: bool = True, conservation: Sequence[str] = (),
-               within: Optional[Query] = None, language: Optional[str] = None) -> SearchResults:
+               within: Optional[Query] = None, language: Optional[str] = None) -> answers.SearchResults:
         """Search scientific, common (any language) and synonym names (``search``),
         best first: ``limit`` hits (at most 200), only of ``rank`` if given (a main
         rank), ``prefix``: the last word is a prefix (autocomplete), ``phrase``: the
@@ -1138,18 +1158,18 @@ class Taxonomy:
         Raises :class:`~stol.InvalidRequestError` for a query without letters or
         digits, over 512 bytes, or a limit over 200, and :class:`~stol.NotFoundError`
         when ``within`` names nothing."""
-        answer, release = self._call("search", query=text, limit=int(limit), rank=main_rank_number(rank),
+        answer, release = self._call("search", query=text, limit=int(limit), rank=answers.main_rank_number(rank),
                                      prefix=prefix, language=self._language(language),
                                      conservation=list(conservation), phrase=phrase, no_fuzzy=not fuzzy,
                                      within="" if within is None else _query(within))
         hits = self._result(answer, "search").hits
-        return SearchResults((SearchHit(Taxon.from_pb(h.taxon, release), h.matched_name, _name(_MATCHES, h.match_type),
+        return answers.SearchResults((answers.SearchHit(answers.Taxon.from_pb(h.taxon, release), h.matched_name, answers._name(answers._MATCHES, h.match_type),
                                         h.score, h.fuzzy, h.edit_distance) for h in hits), release)
 
     # --- trees -----------------------------------------------------------------------
 
     def subtree(self, taxon_id: int, format: str = "newick", ranks: str = "main",
-                max_taxa: int = 10000) -> Union[Newick, SubtreeNodes]:
+                max_taxa: int = 10000) -> Union[answers.Newick, answers.SubtreeNodes]:
         """The whole subtree of a taxon (``subtree``), in one request.
 
         ``format="newick"``: one Newick string (:class:`Newick`, every node labelled
@@ -1164,17 +1184,17 @@ class Taxonomy:
         answer, release = self._call("subtree", taxon_id=int(taxon_id), ranks=_view(ranks), max_taxa=int(max_taxa))
         tree = self._result(answer, "subtree")
         if format == "newick":
-            return Newick(newick(list(tree.depths), list(tree.names)), release)
-        nodes = SubtreeNodes(release=release)
+            return answers.Newick(newick(list(tree.depths), list(tree.names)), release)
+        nodes = answers.SubtreeNodes(release=release)
         stack: List[int] = []
         for taxon_id, depth, name, rank in zip(tree.ids, tree.depths, tree.names, tree.ranks):
             del stack[depth:]
-            nodes.append(SubtreeNode(taxon_id, stack[-1] if stack else None, depth, rank, name))
+            nodes.append(answers.SubtreeNode(taxon_id, stack[-1] if stack else None, depth, rank, name))
             stack.append(taxon_id)
         return nodes
 
     def topology(self, taxa: Iterable[Query], format: str = "newick", ranks: str = "all", *,
-                 keep_single_children: bool = False, label: str = "name") -> Union[Newick, TopologyNodes]:
+                 keep_single_children: bool = False, label: str = "name") -> Union[answers.Newick, answers.TopologyNodes]:
         """The smallest tree connecting ``taxa`` (ids or exact names; at most 10,000), in
         one request (``induced_tree``), as ete4's ``get_topology(taxids,
         intermediate_nodes=keep_single_children)`` builds it: their lineages joined,
@@ -1203,19 +1223,19 @@ class Taxonomy:
         tree = self._result(answer, "induced_tree")
         if format == "newick":
             labels = [str(i) if i else "" for i in tree.ids] if label == "id" else list(tree.names)
-            text = Newick(newick(list(tree.depths), labels), release)
+            text = answers.Newick(newick(list(tree.depths), labels), release)
             text.not_found = list(tree.not_found)
             return text
-        nodes = TopologyNodes(release=release, not_found=tree.not_found)
+        nodes = answers.TopologyNodes(release=release, not_found=tree.not_found)
         stack: List[int] = []
         for taxon_id, depth, name, rank, requested in zip(tree.ids, tree.depths, tree.names, tree.ranks, tree.requested):
             del stack[depth:]
-            nodes.append(TopologyNode(taxon_id, stack[-1] if stack else None, depth, rank, name, requested))
+            nodes.append(answers.TopologyNode(taxon_id, stack[-1] if stack else None, depth, rank, name, requested))
             stack.append(taxon_id)
         return nodes
 
     def annotate(self, newick: str, *, internal_support: bool = False, label: str = "keep",
-                 language: Optional[str] = None, internal_labels: str = "auto") -> Newick:
+                 language: Optional[str] = None, internal_labels: str = "auto") -> answers.Newick:
         """A Newick tree whose node labels are taxids or exact names, annotated as ete4's
         ``NCBITaxa.annotate_tree`` does (with ``ignore_unclassified=True``), in NHX that
         ete4's ``Tree(text, parser=1)`` reads back; ``stol-client annotate`` does the same.
@@ -1290,9 +1310,9 @@ class Taxonomy:
         sent = list(dict.fromkeys(q for q in queries.values() if q and q != "0"))  # 0 is Kraken's, no taxon
         found = {}  # query -> its Lineage
         release = self.release or ""
-        answers = self._lineages(sent, pb.RANK_VIEW_ALL, language, pb.LINEAGE_FORM_COMPACT,
+        found_lineages = self._lineages(sent, pb.RANK_VIEW_ALL, language, pb.LINEAGE_FORM_COMPACT,
                                  True) if sent else ()  # no label to look up: no connection either
-        for query, lineage in zip(sent, answers):
+        for query, lineage in zip(sent, found_lineages):
             release = lineage.release or release
             if lineage.error is None and lineage.taxon is not None and lineage.taxon.id:
                 found[query] = lineage
@@ -1354,7 +1374,7 @@ class Taxonomy:
             if label != "keep":
                 node.label = props["sci_name"] if label == "name" else str(taxid)  # type: ignore[assignment]
             node.source = None  # written from its parts
-        text = Newick(write_newick(root), release)
+        text = answers.Newick(write_newick(root), release)
         text.not_found = not_found
         text.not_ancestors = [nodes[i].label for i in not_ancestors]
         text.tree = root
@@ -1403,7 +1423,7 @@ class Taxonomy:
                 total = mine + len(packed) * (_varint_size(depths[index] + 1) + 10)
                 nodes_in = 1 + len(packed)
             size[index], weight[index] = total, nodes_in
-        answers = [0] * count
+        taxids = [0] * count
         not_ancestors: List[int] = []
         ancestors: Dict[Tuple[int, int], int] = {}  # (node, group) -> the group's leaves_ancestor
 
@@ -1431,7 +1451,7 @@ class Taxonomy:
                                                     % (len(result.taxon_ids), len(held)))
             for index, taxid in zip(held, result.taxon_ids):
                 if index is not None:
-                    answers[index] = taxid
+                    taxids[index] = taxid
             for position in result.not_ancestors:
                 if position >= len(held):
                     raise errors.ProtocolViolationError("the taxonomy service named node %d of a part of %d"
@@ -1449,7 +1469,7 @@ class Taxonomy:
         held, part_depths, part_ids = [], [], []
         walk(0, 0, held, part_depths, part_ids)
         send(held, part_depths, part_ids)
-        return answers, sorted(not_ancestors)
+        return taxids, sorted(not_ancestors)
 
     def _common_names(self, ids, release: str, language: Optional[str]) -> dict:
         """``{id: common name}`` of taxa (``get_taxa``, pipelined), pinned to ``release``:
@@ -1470,7 +1490,7 @@ class Taxonomy:
         return names
 
     def relatives(self, taxon_id: int, n: int = 10, *, computed: bool = False, ranks: str = "main",
-                  max_candidates: int = 0, language: Optional[str] = None) -> Relatives:
+                  max_candidates: int = 0, language: Optional[str] = None) -> answers.Relatives:
         """The ``n`` (1-100) closest species of a species (``relatives``), by distance,
         then name, then id. ``computed``: compute on the tree even when the
         precomputed table could answer (same list); ``ranks="all"``: by NCBI's edges;
@@ -1481,22 +1501,22 @@ class Taxonomy:
                                      language=self._language(language), max_candidates=int(max_candidates),
                                      ranks=_view(ranks))
         r = self._result(answer, "relatives")
-        return Relatives(Taxon.from_pb(r.taxon, release),
-                         [Relative(x.rank_order, Taxon.from_pb(x.taxon, release), Taxon.from_pb(x.lca, release),
+        return answers.Relatives(answers.Taxon.from_pb(r.taxon, release),
+                         [answers.Relative(x.rank_order, answers.Taxon.from_pb(x.taxon, release), answers.Taxon.from_pb(x.lca, release),
                                    x.lca_depth, x.distance) for x in r.relatives],
-                         _name(_SOURCES, r.source), r.truncated, r.candidates_examined, release)
+                         answers._name(answers._SOURCES, r.source), r.truncated, r.candidates_examined, release)
 
     # --- releases --------------------------------------------------------------------
 
-    def history(self, taxon_id: int) -> List[TaxonInRelease]:
+    def history(self, taxon_id: int) -> List[answers.TaxonInRelease]:
         """One id through the bundled database and every installed release, oldest
         first (``history``): present, renamed, moved, merged or deleted."""
         answer, _ = self._call("history", release="", taxon_id=int(taxon_id))
-        return [TaxonInRelease(r.release, r.present, r.name, r.rank, r.parent_id, r.merged_into, r.deleted,
+        return [answers.TaxonInRelease(r.release, r.present, r.name, r.rank, r.parent_id, r.merged_into, r.deleted,
                                r.build_time) for r in self._result(answer, "history").releases]
 
     def diff(self, from_release: str, to_release: str, taxon_ids: Optional[Iterable[int]] = None
-             ) -> Iterator[TaxonChange]:
+             ) -> Iterator[answers.TaxonChange]:
         """What changed between two installed releases (``diff``), in id order, page
         by page: every id, or only ``taxon_ids`` (e.g. a user's favourites)."""
         if taxon_ids is not None:
@@ -1504,14 +1524,14 @@ class Taxonomy:
             for start in range(0, len(ids), BATCH_SIZE):
                 answer, _ = self._call("diff", release="", from_release=from_release, to_release=to_release,
                                        taxon_ids=ids[start:start + BATCH_SIZE])
-                yield from (TaxonChange.from_pb(c) for c in self._result(answer, "diff").changes)
+                yield from (answers.TaxonChange.from_pb(c) for c in self._result(answer, "diff").changes)
             return
         after = 0
         while True:
             answer, _ = self._call("diff", release="", from_release=from_release, to_release=to_release,
                                    after_id=after)
             page = self._result(answer, "diff")
-            yield from (TaxonChange.from_pb(c) for c in page.changes)
+            yield from (answers.TaxonChange.from_pb(c) for c in page.changes)
             if page.done:
                 return
             after = page.next_after_id

@@ -147,6 +147,28 @@ class LineageFrame(unittest.TestCase):
             self.assertEqual(list(twice.columns).count("genus"), 1, "a column named twice is one column")
             self.assertEqual(list(twice["species"]), ["Panthera tigris", "Panthera leo"])
 
+    def test_the_columns_are_the_services_rule_checked_before_any_row_also_for_no_ids(self):
+        """Which rank fills a column is the service's (`lineage_batch`'s `columns`): a bad column is
+        refused by it, also when there is no id to look up; an answer without the column ids (a
+        service older than the package) is said to be one, not read as empty columns."""
+        from stol._proto import taxonomy_pb2 as pb
+        from stol.frames import _FrameRows
+        with stol.Taxonomy(runtime_dir=STACK.runtime) as taxonomy:
+            with self.assertRaises(stol.InvalidRequestError) as caught:
+                stol.lineage_frame([], taxonomy, columns=["genus", "genuss"])
+            self.assertEqual(caught.exception.details.get("column"), "genuss")
+            empty = stol.lineage_frame([], taxonomy, ranks="all", columns=["superkingdom", "genus"])
+        self.assertEqual(len(empty), 0)
+        self.assertEqual(list(empty.columns), ["query", "id", "rank", "name", "lineage", "superkingdom", "genus",
+                                               "release", "error"])
+        answer = pb.LineageBatchResponse()
+        result = answer.results.add(query="9689")
+        result.taxon.id, result.taxon.scientific_name, result.taxon.source_rank = 9689, "Panthera leo", "species"
+        rows = _FrameRows(2, False)
+        with self.assertRaises(stol.ProtocolViolationError) as caught:
+            rows.reader(answer)(result, "bundled")
+        self.assertIn("0 column ids for 2 columns", str(caught.exception))
+
     def test_rank_ids_gives_each_ranks_taxon_id_beside_its_name(self):
         import pandas as pd
         with stol.Taxonomy(runtime_dir=STACK.runtime) as taxonomy:

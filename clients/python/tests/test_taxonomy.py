@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import subprocess
+import sys
 import unittest
 
 import _stack
@@ -432,6 +434,49 @@ class BatchesEqualTheCLI(unittest.TestCase):
             self.assertEqual(result.ranks[expected["name"]], expected["ranks"])
         self.assertEqual(result["lion"], [9689])
         self.assertEqual(result.missing, ["no such name"])
+
+    def test_name2ids_tables_are_read_when_first_asked_for_and_are_the_services_answer(self):
+        """The ids are stored as each answer comes; kinds, confidence, matches, ranks, totals and
+        several_kingdoms are read from the kept results on first use: each as the CLI prints it."""
+        names = ["Panthera leo", "lion", "panthera leo", "Panthera", "no such name"] + \
+            [t.name for t in TX.taxa(Sample.spread(40)).values()]
+        cli = {line["name"]: line for line in STACK.cli_jsonl("name2id", "--jsonl", stdin="".join(n + "\n" for n in names))}
+        first = TX.name2id(names[:3])
+        result = TX.name2id(names)
+        self.assertEqual(first.kinds, {"Panthera leo": "exact", "lion": "common", "panthera leo": "capitalised"})
+        kinds = {v.number: v.name[len("MATCH_KIND_"):].lower() for v in taxonomy_pb2.MatchKind.DESCRIPTOR.values}
+        matches = {v.number: v.name[len("MATCH_TYPE_"):].lower() for v in taxonomy_pb2.MatchType.DESCRIPTOR.values}
+        for name, expected in cli.items():
+            with self.subTest(name=name):
+                if "error" in expected:
+                    self.assertNotIn(name, result)
+                    self.assertNotIn(name, result.kinds)
+                    continue
+                kind = taxonomy_pb2.MatchKind.Value(expected["kind"])
+                match = taxonomy_pb2.MatchType.Value(expected["match"])
+                self.assertEqual(result.kinds[name], kinds[kind])
+                self.assertEqual(result.matches[name], matches[match] if match else "")
+                self.assertEqual(result.confidence[name], expected.get("confidence", 0))
+                self.assertEqual(result.ranks[name], expected["ranks"])
+                self.assertEqual(name in result.several_kingdoms, expected.get("several_kingdoms", False))
+                self.assertEqual(result.totals.get(name, 0), expected.get("total", 0))
+        self.assertEqual(set(result.kinds), set(result), "one entry per found name, none for the missing")
+
+    def test_name2id_from_a_fresh_interpreter_loads_no_record_types(self):
+        """`import stol` and name2id leave `stol.answers` (dataclasses and two dozen record types)
+        unloaded; the names the package exports from it load it when first read."""
+        script = ("import sys, stol\n"
+                  "found = stol.Taxonomy().name2id(['lion', 'no such name'])\n"
+                  "print(found['lion'], found.missing, found.kinds['lion'], 'dataclasses' in sys.modules,\n"
+                  "      type(sys.modules['stol.answers']).__name__)\n"
+                  "print(stol.Taxon.__module__, stol.MAIN_RANKS[0], 'dataclasses' in sys.modules,\n"
+                  "      stol.Taxonomy().taxon(9689).name, type(stol.answers).__name__)\n")
+        result = subprocess.run([sys.executable, "-c", script], env=dict(STACK.env, PYTHONPATH=_stack.PACKAGE_ROOT),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        before, after = result.stdout.splitlines()
+        self.assertEqual(before, "[9689] ['no such name'] common False _LazyModule")
+        self.assertEqual(after, "stol.answers domain True Panthera leo module")
 
 
 class TypedErrors(unittest.TestCase):
