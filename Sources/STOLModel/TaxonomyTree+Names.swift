@@ -92,9 +92,15 @@ extension TaxonomyTree {
                 nameEnds.withUnsafeBufferPointer { ends in
                     guard let endBase = ends.baseAddress, let base = bytes.baseAddress ?? UnsafePointer(bitPattern: 1),
                           let queryBase = query.baseAddress ?? UnsafePointer(bitPattern: 1) else { return nil }
+                    /// The lengths first: another name (a probe that collided, the next name past
+                    /// the run) mostly differs in its length, and its bytes, elsewhere in memory,
+                    /// are then never read (a batch of names spent a fifth of its time in memcmp).
                     func isName(_ position: Int) -> Bool {
-                        position < nameOrder.count
-                            && Self.compare(base, endBase, Int(nameOrder[position]), queryBase, query.count) == 0
+                        guard position < nameOrder.count else { return false }
+                        let node = Int(nameOrder[position])
+                        let start = node == 0 ? 0 : Int(endBase[node - 1])
+                        return Int(endBase[node]) - start == query.count
+                            && (query.count == 0 || memcmp(base + start, queryBase, query.count) == 0)
                     }
                     let mask = nameSlots.count - 1
                     var slot = Int(Self.hash(queryBase, query.count) & UInt64(mask))

@@ -27,9 +27,11 @@ public enum RequestActivity {
     /// Requests running now.
     public static var running: Int { inFlight.load(ordering: .relaxed) }
 
-    /// Whether no request ran for `quiet` nanoseconds: none running, and none ended since.
-    public static func isQuiet(for quiet: UInt64) -> Bool {
-        running == 0 && now() &- lastEnded.load(ordering: .relaxed) >= quiet
+    /// Whether no request ran for `quiet` nanoseconds: none running, and none ended since,
+    /// nor since `since` (a wait's start: a daemon just started has answered nothing yet,
+    /// and its first request may be on its way).
+    public static func isQuiet(for quiet: UInt64, since: UInt64 = 0) -> Bool {
+        running == 0 && now() &- max(lastEnded.load(ordering: .relaxed), since) >= quiet
     }
 
     static func now() -> UInt64 {

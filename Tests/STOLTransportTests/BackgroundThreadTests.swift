@@ -96,8 +96,9 @@ final class BackgroundThreadTests: XCTestCase {
     /// job's lineages: it now starts once no request ran for a moment. Tried: a request
     /// running while the lowered thread waits (it polls and does not return), the request's
     /// end (it returns), a raise while a request runs (it returns: someone waits for the
-    /// work), the longest wait (it returns with the request still running), and a thread
-    /// never lowered (it returns at once, without polling).
+    /// work), the longest wait (it returns with the request still running), no request at all
+    /// (it waits the quiet moment from its own start: a daemon just started, its first
+    /// request on its way), and a thread never lowered (it returns at once, without polling).
     func testLoweredWork_startsOnceRequestsPause_orWhenRaised_orAfterTheLongestWait() throws {
         try allowRaisingBack()
         func waiter(_ background: BackgroundThread, longest: UInt64 = BackgroundThread.longestWaitNanoseconds,
@@ -132,6 +133,19 @@ final class BackgroundThreadTests: XCTestCase {
         XCTAssertEqual(waiter(bounded, longest: 50_000_000).wait(timeout: .now() + 20), .success,
                        "the longest wait ends it, requests or not")
         XCTAssertGreaterThan(bounded.requestPausePolls, 0)
+
+        RequestActivity.end()  // none running: a wait that began now still waits its quiet moment
+        let fromItsStart = BackgroundThread()
+        let returned = DispatchSemaphore(value: 0)
+        Thread(named: "stol.test.pause") {
+            fromItsStart.lowerCallingThread()
+            fromItsStart.waitUntilRequestsPause(quiet: 60_000_000)
+            returned.signal()
+            fromItsStart.endCallingThread()
+        }.start()
+        XCTAssertEqual(returned.wait(timeout: .now() + 20), .success)
+        XCTAssertGreaterThan(fromItsStart.requestPausePolls, 0, "no request ran, yet it waited")
+        RequestActivity.begin()
 
         let neverLowered = BackgroundThread()
         XCTAssertEqual(waiter(neverLowered, lower: false).wait(timeout: .now() + 20), .success)
