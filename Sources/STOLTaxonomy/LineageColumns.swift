@@ -35,7 +35,8 @@ struct LineageColumns: Sendable {
     /// rank of the view (details `column`) and listing the ones that do.
     init(_ columns: [String], view: Stol_V1_RankView) throws(TaxonomyError) {
         guard columns.count <= Self.limit else {
-            throw .invalidOption("at most \(Self.limit) columns per request", details: ["column": ""])
+            throw .invalidOption("at most \(Self.limit) columns per request, got \(columns.count)",
+                                 details: ["column": String(columns[Self.limit].prefix(80))])  // the first past the limit
         }
         var entries: [String: [Entry]] = [:]
         for (column, name) in columns.enumerated() {

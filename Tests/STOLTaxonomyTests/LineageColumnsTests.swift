@@ -83,6 +83,7 @@ final class LineageColumnsTests: XCTestCase {
         guard case .error(let error)? = many.result else { return XCTFail("\(many)") }
         XCTAssertEqual(error.code, .invalidRequest)
         XCTAssertTrue(error.message.contains("at most \(LineageColumns.limit) columns"), error.message)
+        XCTAssertEqual(error.details["column"], "genus", "the first column past the limit")
         let some = await batch(harness, ["9689"], ranks: .all, columns: Array(repeating: "genus", count: LineageColumns.limit))
         guard case .lineageBatch(let answer) = some.result else { return XCTFail("\(some)") }
         XCTAssertEqual(answer.results[0].columnIds, Array(repeating: 9688, count: LineageColumns.limit))

@@ -55,16 +55,16 @@ def lineage_frame(ids: Iterable, taxonomy=None, *, ranks: str = "main", columns:
     view = _view(ranks)
     own = taxonomy is None
     taxonomy = Taxonomy() if own else taxonomy
+    asked = [str(column) for column in rank_columns]
     try:
         # Which rank fills a column is the service's rule (`lineage_batch`'s `columns`): each
         # result carries the id of its column's node, and a column that names no rank is
         # refused, here before any row is read, also for no ids at all.
         if not values:
-            taxonomy._result(taxonomy._call("lineage_batch", queries=[], ranks=view,
-                                            columns=[str(c) for c in rank_columns])[0], "lineage_batch")
+            taxonomy._result(taxonomy._call("lineage_batch", queries=[], ranks=view, columns=asked)[0], "lineage_batch")
         rows = _FrameRows(len(rank_columns), rank_ids)
         collections.deque(taxonomy._lineages(values, view, taxonomy._language(language), pb.LINEAGE_FORM_NODES,
-                                             True, columns=[str(c) for c in rank_columns], rows=rows), maxlen=0)
+                                             True, columns=asked, rows=rows), maxlen=0)
     finally:
         if own:
             taxonomy.close()
