@@ -204,7 +204,7 @@ public struct LineageQueries {
         /// rank (the taxon outside the view, a strain, has none; its source rank is no column's).
         func entries(_ node: Int) -> [LineageColumns.Entry] {
             if view == .all { return columnEntries[tree.rankCode(of: node)] }
-            guard let rank = tree.mainRank(of: node), tree.isInView(node) else { return [] }
+            guard let rank = tree.mainRank(of: node) else { return [] }  // a main rank: in the view
             return columnEntries[rank.level]
         }
         var response = Stol_V1_LineageBatchResponse()

@@ -1111,17 +1111,14 @@ class Taxonomy:
         for answer, release, _ in self._pipeline(requests(), "name_lookup"):
             result.release = release
             for item in answer.results:  # the ids alone here; the other tables are read when first used
+                if hint and item.outside_ids:  # found or not: the taxa the hint ruled out
+                    outside[item.name] = list(item.outside_ids)
                 ids = item.ids
                 if ids:
-                    name = item.name
-                    result[name] = list(ids)
+                    result[item.name] = list(ids)
                     found(item)
-                    if hint and item.outside_ids:
-                        outside[name] = list(item.outside_ids)
                     continue
                 if item.HasField("error"):
-                    if hint and item.outside_ids:
-                        outside[item.name] = list(item.outside_ids)
                     if item.error.code == not_found:
                         missing.append(item.name)
                         continue
