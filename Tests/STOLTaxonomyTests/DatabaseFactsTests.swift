@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import STOLModel
 import STOLProtocol
-import STOLTaxonomy
+@testable import STOLTaxonomy
 import STOLTestFixtures
 import XCTest
 
@@ -57,6 +57,27 @@ final class DatabaseFactsTests: XCTestCase {
         XCTAssertEqual([database.taxaCount, database.namesCount, database.speciesCount], counts)
         XCTAssertEqual(database.fullTreeCount, database.taxaCount, "schema 3's whole tree is taxa")
         XCTAssertGreaterThan(database.speciesCount, 0)
+    }
+
+    /// A batch's first request is a `status`: its species count is the loaded tree's
+    /// (a pass over a byte per node), SQL's only while no tree is in memory. The tree
+    /// handed over here is a copy's with one species fewer, so the two counts differ.
+    func testTheSpeciesCount_isTheLoadedTreesCount_andTheRowsCountWithoutATree() throws {
+        let sql = "SELECT count(*) FROM taxa WHERE main_rank = 'species'"
+        let truth = try XCTUnwrap(try DatabaseQueue(path: built).read { try Int.fetchOne($0, sql: sql) })
+        let fewer = try edited { db in
+            try db.execute(sql: "UPDATE taxa SET main_rank = 'genus' WHERE id = (SELECT min(id) FROM taxa WHERE main_rank = 'species')")
+        }
+        let edited = try TaxonomyDatabase(path: fewer, kind: .reference)
+        edited.waitForBackgroundWork()
+        let tree = try XCTUnwrap(edited.memoryIndexes?.wholeTree)
+        XCTAssertEqual(tree.count(ofMainRank: .species), truth - 1)
+
+        let withoutTree = try TaxonomyDatabase(path: built, kind: .reference, indexLoading: .onRequest)
+        XCTAssertEqual(withoutTree.speciesCount, truth)
+        let withTree = try TaxonomyDatabase(path: built, kind: .reference, indexLoading: .onRequest)
+        withTree.publishTreeOnly(tree)
+        XCTAssertEqual(withTree.speciesCount, truth - 1, "counted in the tree in memory, not in the rows")
     }
 
     func testAProvenanceTableThatLacksAKey_isUnusable_namingTheKey() throws {
