@@ -1,7 +1,7 @@
-extension Array where Element == TaxonID {
+extension RandomAccessCollection where Element == TaxonID, Index == Int {
     /// The position of `id` in this ascending array (the in-memory trees' id
     /// tables), nil when it is not there.
-    func position(ofSorted id: TaxonID) -> Int? { position(ofSorted: id, within: 0..<count) }
+    func position(ofSorted id: TaxonID) -> Int? { position(ofSorted: id, within: startIndex..<endIndex) }
 
     /// The same, searching only `range` (where the id must be if it is there).
     @inline(__always)
@@ -11,7 +11,7 @@ extension Array where Element == TaxonID {
             let middle = (low + high) / 2
             if self[middle] < id { low = middle + 1 } else { high = middle }
         }
-        return low < count && self[low] == id ? low : nil
+        return low < endIndex && self[low] == id ? low : nil
     }
 }
 
@@ -65,7 +65,7 @@ struct SortedIDLookup: Sendable {
     /// Ids per bucket on average, at most.
     static let idsPerBucket = 8
 
-    init(_ ids: [TaxonID]) {
+    init(_ ids: TreeArray<TaxonID>) {
         guard let first = ids.first, let last = ids.last else {
             base = 0
             shift = 0
@@ -95,7 +95,7 @@ struct SortedIDLookup: Sendable {
 
     /// The position of `id` in `ids`, the ascending table this lookup was made from.
     @inline(__always)
-    func position(of id: TaxonID, in ids: [TaxonID]) -> Int? {
+    func position(of id: TaxonID, in ids: TreeArray<TaxonID>) -> Int? {
         guard id >= base else { return nil }
         let bucket = UInt64(bitPattern: id &- base) >> UInt64(shift)
         guard bucket < UInt64(starts.count - 1) else { return nil }

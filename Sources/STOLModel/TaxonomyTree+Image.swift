@@ -58,7 +58,7 @@ extension TaxonomyTree {
         header.integer(Int64(speciesCode))
         header.integer(UInt64(ids.count))
         try header.bytes.withUnsafeBytes(append)
-        func section<T: BitwiseCopyable>(_ array: [T]) throws {
+        func section<T: BitwiseCopyable>(_ array: TreeArray<T>) throws {
             var count = UInt64(array.count)
             try withUnsafeBytes(of: &count, append)
             try array.withUnsafeBytes(append)
@@ -75,8 +75,10 @@ extension TaxonomyTree {
 
     /// The tree of the image open on `descriptor` (read from its start), when the
     /// image was written with `expectedKey` and every array agrees with the others.
+    /// The file is mapped, not copied: the tree's arrays are its pages (``TreeArray``),
+    /// which stay mapped while the tree lives, after the caller closes `descriptor`.
     public static func readImage(from descriptor: Int32, expectedKey: String) throws(ImageError) -> TaxonomyTree {
-        var reader = ImageReader(descriptor: descriptor)
+        var reader = ImageReader(mapping: try ImageMapping(descriptor: descriptor))
         guard try reader.bytes(imageMagic.count) == imageMagic, try reader.integer(UInt32.self) == imageVersion else {
             throw .notAnImage
         }
@@ -92,86 +94,75 @@ extension TaxonomyTree {
         }
         let tree = try TaxonomyTree(imageOf: &reader, count: Int(count), rankNames: rankNames, speciesCode: Int16(speciesCode))
         // The file ends where the last array's padding does: a cut in that padding is a cut too.
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw .io(errno) }
-        guard status.st_size == reader.offset else { throw status.st_size < reader.offset ? .truncated : .inconsistent("bytes after the end") }
+        guard reader.offset == reader.mapping.length else {
+            throw reader.offset > reader.mapping.length ? .truncated : .inconsistent("bytes after the end")
+        }
         return tree
     }
 
     /// The key an image was written with (``writeImage(key:_:)``), read from its header alone.
     public static func readImageKey(from descriptor: Int32) throws(ImageError) -> String {
-        var reader = ImageReader(descriptor: descriptor)
+        var reader = ImageReader(mapping: try ImageMapping(descriptor: descriptor))
         guard try reader.bytes(imageMagic.count) == imageMagic, try reader.integer(UInt32.self) == imageVersion else {
             throw .notAnImage
         }
         return try reader.string()
     }
 
-    private init(imageOf reader: inout ImageReader, count: Int, rankNames: [String], speciesCode: Int16) throws(ImageError) {
-        let n = count
-        // The arrays after the names' bytes (about half the image) are read on a second
-        // thread meanwhile: a start's tree is ready sooner on the machines' two cores.
-        // Where they start: seven arrays of n elements, then the names' bytes, whose
-        // count says how many (each array: its count, its elements, its padding).
-        var namesAt = reader.offset
-        for stride in [MemoryLayout<TaxonID>.stride, 4, 2, 1, 1, 4, 1] {
-            namesAt += off_t(8 + ImageReader.padded(bytes: n * stride))
-        }
-        let nameByteCount = try reader.count(at: namesAt)
-        let laterAt = namesAt + off_t(8 + ImageReader.padded(bytes: nameByteCount))
-        let descriptor = reader.descriptor
-        let reading = BackgroundWork { () -> Result<LaterSections, ImageError> in
-            var second = ImageReader(descriptor: descriptor, offset: laterAt)
-            return Result { () throws(ImageError) -> LaterSections in try LaterSections(&second, count: n) }
-        }
-        do {
-            ids = try reader.section(TaxonID.self, count: n)
-            parents = try reader.section(Int32.self, count: n)
-            depths = try reader.section(UInt16.self, count: n)
-            rankCodes = try reader.section(UInt8.self, count: n)
-            mainLevels = try reader.section(Int8.self, count: n)
-            mainParents = try reader.section(Int32.self, count: n)
-            mainDepths = try reader.section(UInt8.self, count: n)
-            nameBytes = try reader.section(UInt8.self)
-            try Self.checkEarlyArrays(ids: ids, parents: parents, depths: depths, rankCodes: rankCodes, rankCount: rankNames.count,
-                                      mainLevels: mainLevels, mainParents: mainParents, mainDepths: mainDepths)
-        } catch {
-            _ = reading.join()  // no read of the caller's descriptor outlives this call
-            throw error
-        }
-        idLookup = SortedIDLookup(ids)
-        let later = try reading.join().get()
-        guard reader.offset == laterAt else { throw .inconsistent("an array's length") }
-        reader.offset = later.end
-        nameEnds = later.nameEnds
-        nameOrder = later.nameOrder
-        nameRank = later.nameRank
-        nameSlots = later.nameSlots
-        childStart = later.childStart
-        children = later.children
-        mainChildStart = later.mainChildStart
-        mainChildren = later.mainChildren
-        allRoots = later.allRoots
-        mainRoots = later.mainRoots
-        preorder = later.preorder
-        preorderPosition = later.preorderPosition
-        subtreeEnd = later.subtreeEnd
-        preorderRanks = later.preorderRanks
+    private init(imageOf reader: inout ImageReader, count n: Int, rankNames: [String], speciesCode: Int16) throws(ImageError) {
+        ids = try reader.section(TaxonID.self, count: n)
+        parents = try reader.section(Int32.self, count: n)
+        depths = try reader.section(UInt16.self, count: n)
+        rankCodes = try reader.section(UInt8.self, count: n)
+        mainLevels = try reader.section(Int8.self, count: n)
+        mainParents = try reader.section(Int32.self, count: n)
+        mainDepths = try reader.section(UInt8.self, count: n)
+        nameBytes = try reader.section(UInt8.self)
+        nameEnds = try reader.section(UInt32.self, count: n)
+        nameOrder = try reader.section(Int32.self, count: n)
+        nameRank = try reader.section(Int32.self, count: n)
+        nameSlots = try reader.section(UInt32.self)
+        childStart = try reader.section(Int32.self, count: n + 1)
+        children = try reader.section(Int32.self)
+        mainChildStart = try reader.section(Int32.self, count: n + 1)
+        mainChildren = try reader.section(Int32.self)
+        allRoots = try reader.section(Int32.self)
+        mainRoots = try reader.section(Int32.self)
+        preorder = try reader.section(Int32.self, count: n)
+        preorderPosition = try reader.section(Int32.self, count: n)
+        subtreeEnd = try reader.section(Int32.self, count: n)
+        preorderRanks = try reader.section(UInt8.self, count: n)
         self.rankNames = rankNames
         self.speciesCode = speciesCode
-        try checkImage()
+        // The checks read every page of the mapping; the early ones (the arrays a walk up
+        // follows) on a second thread meanwhile: the machines have two cores.
+        let (ids, parents, depths, rankCodes) = (self.ids, self.parents, self.depths, self.rankCodes)
+        let (mainLevels, mainParents, mainDepths) = (self.mainLevels, self.mainParents, self.mainDepths)
+        let early = BackgroundWork { () -> Result<Void, ImageError> in
+            Result { () throws(ImageError) in
+                try Self.checkEarlyArrays(ids: ids, parents: parents, depths: depths, rankCodes: rankCodes,
+                                          rankCount: rankNames.count, mainLevels: mainLevels, mainParents: mainParents,
+                                          mainDepths: mainDepths)
+            }
+        }
+        // Safe on ids not yet checked ascending (it clamps); a damaged image is refused below.
+        idLookup = SortedIDLookup(ids)
+        let checked = Result { () throws(ImageError) in try checkImage() }
+        try early.join().get()
+        try checked.get()
     }
 
-    /// The checks of the arrays before the names' bytes, run while the second thread
-    /// reads the rest: ids ascending, parents in range, depths that prove every walk up
+    /// The checks of the arrays a walk up reads, run while ``checkImage()`` checks the
+    /// others: ids ascending, parents in range, depths that prove every walk up
     /// ends at a root, rank codes and main ranks in range.
-    private static func checkEarlyArrays(ids: [TaxonID], parents: [Int32], depths: [UInt16], rankCodes: [UInt8], rankCount: Int,
-                                         mainLevels: [Int8], mainParents: [Int32], mainDepths: [UInt8]) throws(ImageError) {
+    private static func checkEarlyArrays(ids: TreeArray<TaxonID>, parents: TreeArray<Int32>, depths: TreeArray<UInt16>,
+                                         rankCodes: TreeArray<UInt8>, rankCount: Int, mainLevels: TreeArray<Int8>,
+                                         mainParents: TreeArray<Int32>, mainDepths: TreeArray<UInt8>) throws(ImageError) {
         let n = ids.count
         func require(_ condition: Bool, _ what: String) throws(ImageError) {
             if !condition { throw .inconsistent(what) }
         }
-        func inRange(_ array: [Int32]) -> Bool { array.allSatisfy { $0 >= -1 && Int($0) < n } }
+        func inRange(_ array: TreeArray<Int32>) -> Bool { array.allSatisfy { $0 >= -1 && Int($0) < n } }
         for i in ids.indices.dropFirst() { try require(ids[i - 1] < ids[i], "ids not ascending") }
         try require(inRange(parents) && inRange(mainParents), "parents")
         // Depth one more than the parent's proves that following parents ends at a root.
@@ -186,14 +177,15 @@ extension TaxonomyTree {
         try require(mainLevels.allSatisfy { $0 >= -1 && Int($0) < TaxonRank.allCases.count }, "main ranks")
     }
 
-    /// Every other check that makes the tree's walks safe (after ``checkEarlyArrays``):
-    /// each is one pass over an array.
+    /// Every other check that makes the tree's walks safe (``checkEarlyArrays`` does the
+    /// rest): each is one pass over an array, and each reads only positions it has
+    /// checked in range itself (it runs beside the early checks, not after them).
     private func checkImage() throws(ImageError) {
         let n = ids.count
         func require(_ condition: Bool, _ what: String) throws(ImageError) {
             if !condition { throw .inconsistent(what) }
         }
-        func inRange(_ array: [Int32], allowingRoot: Bool = false) -> Bool {
+        func inRange(_ array: TreeArray<Int32>, allowingRoot: Bool = false) -> Bool {
             let low: Int32 = allowingRoot ? -1 : 0
             return array.allSatisfy { $0 >= low && Int($0) < n }
         }
@@ -213,7 +205,8 @@ extension TaxonomyTree {
         try require(preorder.indices.allSatisfy { preorderRanks[$0] == rankCodes[Int(preorder[$0])] }, "preorder ranks")
         try require(nameSlots.count >= 16 && nameSlots.count & (nameSlots.count - 1) == 0
                     && nameSlots.allSatisfy { Int($0) <= n } && nameSlots.contains(0), "name slots")
-        func checkLists(_ start: [Int32], _ children: [Int32], _ roots: [Int32], _ parents: [Int32], _ what: String) throws(ImageError) {
+        func checkLists(_ start: TreeArray<Int32>, _ children: TreeArray<Int32>, _ roots: TreeArray<Int32>,
+                        _ parents: TreeArray<Int32>, _ what: String) throws(ImageError) {
             try require(start.first == 0 && Int(start[n]) == children.count && inRange(children) && inRange(roots), what)
             for node in 0..<n {
                 try require(start[node] <= start[node + 1] && Int(start[node + 1]) <= children.count, what)
@@ -245,114 +238,51 @@ private struct ImageHeaderWriter {
     }
 }
 
-/// Reads an image's parts in order, each array straight into its storage.
-/// The image's arrays after the names' bytes, in the image's order: what the second
-/// thread of ``TaxonomyTree/readImage(from:expectedKey:)`` reads.
-private struct LaterSections: Sendable {
-    let nameEnds: [UInt32], nameOrder: [Int32], nameRank: [Int32], nameSlots: [UInt32]
-    let childStart: [Int32], children: [Int32], mainChildStart: [Int32], mainChildren: [Int32]
-    let allRoots: [Int32], mainRoots: [Int32]
-    let preorder: [Int32], preorderPosition: [Int32], subtreeEnd: [Int32], preorderRanks: [UInt8]
-    /// Where the last array's padding ends.
-    let end: off_t
-
-    init(_ reader: inout ImageReader, count n: Int) throws(TaxonomyTree.ImageError) {
-        nameEnds = try reader.section(UInt32.self, count: n)
-        nameOrder = try reader.section(Int32.self, count: n)
-        nameRank = try reader.section(Int32.self, count: n)
-        nameSlots = try reader.section(UInt32.self)
-        childStart = try reader.section(Int32.self, count: n + 1)
-        children = try reader.section(Int32.self)
-        mainChildStart = try reader.section(Int32.self, count: n + 1)
-        mainChildren = try reader.section(Int32.self)
-        allRoots = try reader.section(Int32.self)
-        mainRoots = try reader.section(Int32.self)
-        preorder = try reader.section(Int32.self, count: n)
-        preorderPosition = try reader.section(Int32.self, count: n)
-        subtreeEnd = try reader.section(Int32.self, count: n)
-        preorderRanks = try reader.section(UInt8.self, count: n)
-        end = reader.offset
-    }
-}
-
+/// Reads an image's parts in order from its mapping: each array a ``TreeArray``
+/// into the mapped file, checked against the file's length and aligned.
 private struct ImageReader {
-    let descriptor: Int32
-    var offset: off_t = 0
+    let mapping: ImageMapping
+    var offset = 0
 
     /// `bytes` and the padding after them to the next multiple of 8.
     static func padded(bytes: Int) -> Int { bytes + (8 - bytes % 8) % 8 }
 
-    /// The element count of the array whose count is at `offset`, read without moving;
-    /// no larger than the file (it places the arrays after it).
-    func count(at offset: off_t) throws(TaxonomyTree.ImageError) -> Int {
-        var peek = ImageReader(descriptor: descriptor, offset: offset)
-        let count = try peek.integer(UInt64.self)
-        var stat = stat()
-        guard fstat(descriptor, &stat) == 0 else { throw .io(errno) }
-        guard count <= UInt64(max(0, stat.st_size)) else { throw .inconsistent("an array's length") }
-        return Int(count)
-    }
-
-    /// Fills `buffer` from the current offset.
-    mutating func fill(_ buffer: UnsafeMutableRawBufferPointer) throws(TaxonomyTree.ImageError) {
-        var done = 0
-        while done < buffer.count {
-            let got = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, offset + off_t(done))
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw .io(errno)
-            }
-            if got == 0 { throw .truncated }
-            done += got
-        }
-        offset += off_t(buffer.count)
+    /// The next `count` bytes' place, moving past them.
+    private mutating func take(_ count: Int) throws(TaxonomyTree.ImageError) -> Int {
+        guard count >= 0, count <= mapping.length - offset else { throw .truncated }
+        defer { offset += count }
+        return offset
     }
 
     mutating func bytes(_ count: Int) throws(TaxonomyTree.ImageError) -> [UInt8] {
-        try section(UInt8.self, exactly: count)
+        let at = try take(count)
+        return Array(UnsafeRawBufferPointer(start: mapping.base + at, count: count))
     }
 
     mutating func integer<T: FixedWidthInteger>(_ type: T.Type) throws(TaxonomyTree.ImageError) -> T {
-        var value = T.zero
-        try withUnsafeMutableBytes(of: &value) { (raw: UnsafeMutableRawBufferPointer) throws(TaxonomyTree.ImageError) in try fill(raw) }
-        return T(littleEndian: value)
+        let at = try take(MemoryLayout<T>.size)
+        return T(littleEndian: mapping.base.loadUnaligned(fromByteOffset: at, as: T.self))
     }
 
     mutating func string() throws(TaxonomyTree.ImageError) -> String {
         let length = Int(try integer(UInt32.self))
         guard length <= 4096 else { throw .inconsistent("a string of the header") }
         let utf8 = try bytes(length)
-        _ = try bytes((8 - (4 + length) % 8) % 8)
+        _ = try take((8 - (4 + length) % 8) % 8)
         return String(decoding: utf8, as: UTF8.self)
     }
 
     /// An array of the image: its count (which must be `count` when given), its elements, its padding.
-    mutating func section<T: BitwiseCopyable>(_ type: T.Type, count expected: Int? = nil) throws(TaxonomyTree.ImageError) -> [T] {
+    mutating func section<T: BitwiseCopyable>(_ type: T.Type, count expected: Int? = nil) throws(TaxonomyTree.ImageError) -> TreeArray<T> {
         let count = try integer(UInt64.self)
-        // No count larger than the file (a damaged one must not allocate terabytes).
-        var stat = stat()
-        guard fstat(descriptor, &stat) == 0 else { throw .io(errno) }
-        guard count <= UInt64(max(0, stat.st_size)), expected.map({ UInt64($0) == count }) ?? true else {
+        // No count larger than the file (a damaged one must not reach past the mapping).
+        guard count <= UInt64(mapping.length), expected.map({ UInt64($0) == count }) ?? true else {
             throw .inconsistent("an array's length")
         }
-        let array = try section(T.self, exactly: Int(count))
-        let padding = (8 - (Int(count) * MemoryLayout<T>.stride) % 8) % 8
-        if padding > 0 { offset += off_t(padding) }
-        return array
-    }
-
-    private mutating func section<T: BitwiseCopyable>(_ type: T.Type, exactly count: Int) throws(TaxonomyTree.ImageError) -> [T] {
-        var failure: TaxonomyTree.ImageError?
-        let array = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
-            do throws(TaxonomyTree.ImageError) {
-                try fill(UnsafeMutableRawBufferPointer(buffer))
-                initialized = count
-            } catch {
-                failure = error
-                initialized = 0
-            }
-        }
-        if let failure { throw failure }
-        return array
+        let bytes = Int(count) * MemoryLayout<T>.stride
+        guard offset % MemoryLayout<T>.alignment == 0 else { throw .inconsistent("an array's alignment") }
+        let at = try take(bytes)
+        _ = try take((8 - bytes % 8) % 8)
+        return TreeArray(mapping: mapping, offset: at, count: Int(count))
     }
 }

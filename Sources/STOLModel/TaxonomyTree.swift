@@ -188,52 +188,52 @@ public struct TaxonomyTree: Sendable {
     }
 
     /// Ids in ascending order.
-    let ids: [TaxonID]
+    let ids: TreeArray<TaxonID>
     /// Where each id is in ``ids`` (``index(of:)``).
     let idLookup: SortedIDLookup
     /// Position of each node's parent, -1 for a root.
-    let parents: [Int32]
+    let parents: TreeArray<Int32>
     /// Edges from the node's root.
-    let depths: [UInt16]
-    let rankCodes: [UInt8]
+    let depths: TreeArray<UInt16>
+    let rankCodes: TreeArray<UInt8>
     /// Distinct rank names, in order of first appearance.
     public let rankNames: [String]
     /// The code of the rank `species`, if the tree has one.
     let speciesCode: Int16
     /// ``TaxonRank/level`` of each node's main rank, -1 outside the view.
-    let mainLevels: [Int8]
+    let mainLevels: TreeArray<Int8>
     /// Each node's nearest ancestor in the view (its view parent), -1 for none.
-    let mainParents: [Int32]
+    let mainParents: TreeArray<Int32>
     /// Nodes of the view strictly above the node on its view path.
-    let mainDepths: [UInt8]
-    let nameBytes: [UInt8]
-    let nameEnds: [UInt32]
+    let mainDepths: TreeArray<UInt8>
+    let nameBytes: TreeArray<UInt8>
+    let nameEnds: TreeArray<UInt32>
     /// Nodes sorted by the bytes of their name (ties in id order).
-    let nameOrder: [Int32]
+    let nameOrder: TreeArray<Int32>
     /// Each node's position in ``nameOrder``: relatives at one distance are ranked by it.
-    let nameRank: [Int32]
+    let nameRank: TreeArray<Int32>
     /// Open-addressing hash of each distinct name → the position in ``nameOrder``
     /// where its equal range starts, plus one (0: empty). One or two cache misses per
     /// lookup where the binary search of 2.6 M names takes twenty (measured: 5 µs →
     /// under 2 µs per name in a batch of random names).
-    let nameSlots: [UInt32]
+    let nameSlots: TreeArray<UInt32>
     /// Children of node `i` in name order: `children[childStart[i] ..< childStart[i + 1]]`.
-    let childStart: [Int32]
-    let children: [Int32]
+    let childStart: TreeArray<Int32>
+    let children: TreeArray<Int32>
     /// The same for the view: the view nodes whose view parent is `i`.
-    let mainChildStart: [Int32]
-    let mainChildren: [Int32]
+    let mainChildStart: TreeArray<Int32>
+    let mainChildren: TreeArray<Int32>
     /// Roots of each view, in name order.
-    let allRoots: [Int32]
-    let mainRoots: [Int32]
+    let allRoots: TreeArray<Int32>
+    let mainRoots: TreeArray<Int32>
     /// The whole tree in preorder, children in id order (ete4's and taxonkit's order):
     /// the nodes, each node's position, where its subtree ends, and each position's rank
     /// code. A taxon's descendants are one range of it, so `descendants` pages through
     /// NCBI's root (2.6 M nodes) in a scan of bytes, not a walk (13 bytes a node).
-    let preorder: [Int32]
-    let preorderPosition: [Int32]
-    let subtreeEnd: [Int32]
-    let preorderRanks: [UInt8]
+    let preorder: TreeArray<Int32>
+    let preorderPosition: TreeArray<Int32>
+    let subtreeEnd: TreeArray<Int32>
+    let preorderRanks: TreeArray<UInt8>
 
     private init(_ builder: consuming Builder) throws(BuildError) {
         let count = builder.ids.count
@@ -331,30 +331,33 @@ public struct TaxonomyTree: Sendable {
         }
         let all = lists(parents: parents) { _ in true }
         let view = lists(parents: mainParents) { mainLevels[$0] >= 0 }
-        self.ids = ids
-        idLookup = SortedIDLookup(ids)
-        self.parents = parents
-        self.depths = depths
-        rankCodes = builder.rankCodes
+        self.ids = TreeArray(ids)
+        idLookup = SortedIDLookup(self.ids)
+        self.parents = TreeArray(parents)
+        self.depths = TreeArray(depths)
+        rankCodes = TreeArray(builder.rankCodes)
         rankNames = builder.rankNames
         speciesCode = builder.rankCode["species"].map(Int16.init) ?? -1
-        self.mainLevels = mainLevels
-        self.mainParents = mainParents
-        self.mainDepths = mainDepths
-        nameBytes = builder.nameBytes
-        nameEnds = builder.nameEnds
-        self.nameOrder = nameOrder
-        self.nameRank = nameRank
-        nameSlots = Self.nameSlots(order: nameOrder, bytes: builder.nameBytes, ends: builder.nameEnds)
-        childStart = all.start
-        children = all.children
-        allRoots = all.roots
-        mainChildStart = view.start
-        mainChildren = view.children
-        mainRoots = view.roots
-        (preorder, preorderPosition, subtreeEnd) = Self.preorderByID(parents: parents)
+        self.mainLevels = TreeArray(mainLevels)
+        self.mainParents = TreeArray(mainParents)
+        self.mainDepths = TreeArray(mainDepths)
+        nameBytes = TreeArray(builder.nameBytes)
+        nameEnds = TreeArray(builder.nameEnds)
+        self.nameOrder = TreeArray(nameOrder)
+        self.nameRank = TreeArray(nameRank)
+        nameSlots = TreeArray(Self.nameSlots(order: nameOrder, bytes: builder.nameBytes, ends: builder.nameEnds))
+        childStart = TreeArray(all.start)
+        children = TreeArray(all.children)
+        allRoots = TreeArray(all.roots)
+        mainChildStart = TreeArray(view.start)
+        mainChildren = TreeArray(view.children)
+        mainRoots = TreeArray(view.roots)
+        let (preorder, preorderPosition, subtreeEnd) = Self.preorderByID(parents: parents)
+        self.preorder = TreeArray(preorder)
+        self.preorderPosition = TreeArray(preorderPosition)
+        self.subtreeEnd = TreeArray(subtreeEnd)
         let codes = builder.rankCodes
-        preorderRanks = preorder.map { codes[Int($0)] }
+        preorderRanks = TreeArray(preorder.map { codes[Int($0)] })
     }
 
     /// The preorder of the forest with children (and roots) in id order, which is node
