@@ -110,6 +110,7 @@ extension TaxonomyTree {
     }
 
     private init(imageOf reader: inout ImageReader, count n: Int, rankNames: [String], speciesCode: Int16) throws(ImageError) {
+        storage = reader.mapping
         ids = try reader.section(TaxonID.self, count: n)
         parents = try reader.section(Int32.self, count: n)
         depths = try reader.section(UInt16.self, count: n)
@@ -134,15 +135,19 @@ extension TaxonomyTree {
         preorderRanks = try reader.section(UInt8.self, count: n)
         self.rankNames = rankNames
         self.speciesCode = speciesCode
-        // The checks read every page of the mapping; the early ones (the arrays a walk up
-        // follows) on a second thread meanwhile: the machines have two cores.
+        // The checks read every page of the mapping, half of them on a second thread (the
+        // arrays a walk up follows, and the view's children lists): the machines have two
+        // cores. (The arrays are a pointer and a count each, kept by `reader`'s mapping,
+        // which outlives the join.)
         let (ids, parents, depths, rankCodes) = (self.ids, self.parents, self.depths, self.rankCodes)
         let (mainLevels, mainParents, mainDepths) = (self.mainLevels, self.mainParents, self.mainDepths)
+        let (mainChildStart, mainChildren, mainRoots) = (self.mainChildStart, self.mainChildren, self.mainRoots)
         let early = BackgroundWork { () -> Result<Void, ImageError> in
             Result { () throws(ImageError) in
                 try Self.checkEarlyArrays(ids: ids, parents: parents, depths: depths, rankCodes: rankCodes,
                                           rankCount: rankNames.count, mainLevels: mainLevels, mainParents: mainParents,
                                           mainDepths: mainDepths)
+                try Self.checkLists(mainChildStart, mainChildren, mainRoots, mainParents, "view children")
             }
         }
         // Safe on ids not yet checked ascending (it clamps); a damaged image is refused below.
@@ -205,17 +210,26 @@ extension TaxonomyTree {
         try require(preorder.indices.allSatisfy { preorderRanks[$0] == rankCodes[Int(preorder[$0])] }, "preorder ranks")
         try require(nameSlots.count >= 16 && nameSlots.count & (nameSlots.count - 1) == 0
                     && nameSlots.allSatisfy { Int($0) <= n } && nameSlots.contains(0), "name slots")
-        func checkLists(_ start: TreeArray<Int32>, _ children: TreeArray<Int32>, _ roots: TreeArray<Int32>,
-                        _ parents: TreeArray<Int32>, _ what: String) throws(ImageError) {
-            try require(start.first == 0 && Int(start[n]) == children.count && inRange(children) && inRange(roots), what)
-            for node in 0..<n {
-                try require(start[node] <= start[node + 1] && Int(start[node + 1]) <= children.count, what)
-                for k in Int(start[node])..<Int(start[node + 1]) { try require(parents[Int(children[k])] == Int32(node), what) }
-            }
-            try require(roots.allSatisfy { parents[Int($0)] < 0 }, what)
+        try Self.checkLists(childStart, children, allRoots, parents, "children")
+    }
+
+    /// A children list of `parents` (the whole tree's or the view's): offsets that rise to
+    /// the list's end, children in range whose parent is the node listing them, roots
+    /// without a parent.
+    private static func checkLists(_ start: TreeArray<Int32>, _ children: TreeArray<Int32>, _ roots: TreeArray<Int32>,
+                                   _ parents: TreeArray<Int32>, _ what: String) throws(ImageError) {
+        let n = parents.count
+        func require(_ condition: Bool) throws(ImageError) {
+            if !condition { throw .inconsistent(what) }
         }
-        try checkLists(childStart, children, allRoots, parents, "children")
-        try checkLists(mainChildStart, mainChildren, mainRoots, mainParents, "view children")
+        func inRange(_ array: TreeArray<Int32>) -> Bool { array.allSatisfy { $0 >= 0 && Int($0) < n } }
+        try require(start.count == n + 1 && start.first == 0 && Int(start[n]) == children.count && inRange(children)
+                    && inRange(roots))
+        for node in 0..<n {
+            try require(start[node] <= start[node + 1] && Int(start[node + 1]) <= children.count)
+            for k in Int(start[node])..<Int(start[node + 1]) { try require(parents[Int(children[k])] == Int32(node)) }
+        }
+        try require(roots.allSatisfy { parents[Int($0)] < 0 })
     }
 }
 
@@ -283,6 +297,6 @@ private struct ImageReader {
         guard offset % MemoryLayout<T>.alignment == 0 else { throw .inconsistent("an array's alignment") }
         let at = try take(bytes)
         _ = try take((8 - bytes % 8) % 8)
-        return TreeArray(mapping: mapping, offset: at, count: Int(count))
+        return TreeArray(base: mapping.base + at, count: Int(count))
     }
 }

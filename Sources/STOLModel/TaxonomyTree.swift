@@ -187,6 +187,10 @@ public struct TaxonomyTree: Sendable {
         }
     }
 
+    /// What keeps every array's memory: the ``ImageMapping`` of the image the tree was
+    /// read from, or the ``ArrayKeeper`` of the arrays it was built into. Its arrays
+    /// (``TreeArray``) are a pointer and a count each, valid while this lives.
+    let storage: any AnyObject & Sendable
     /// Ids in ascending order.
     let ids: TreeArray<TaxonID>
     /// Where each id is in ``ids`` (``index(of:)``).
@@ -331,33 +335,35 @@ public struct TaxonomyTree: Sendable {
         }
         let all = lists(parents: parents) { _ in true }
         let view = lists(parents: mainParents) { mainLevels[$0] >= 0 }
-        self.ids = TreeArray(ids)
+        let keeper = ArrayKeeper()
+        storage = keeper
+        self.ids = TreeArray(ids, keptBy: keeper)
         idLookup = SortedIDLookup(self.ids)
-        self.parents = TreeArray(parents)
-        self.depths = TreeArray(depths)
-        rankCodes = TreeArray(builder.rankCodes)
+        self.parents = TreeArray(parents, keptBy: keeper)
+        self.depths = TreeArray(depths, keptBy: keeper)
+        rankCodes = TreeArray(builder.rankCodes, keptBy: keeper)
         rankNames = builder.rankNames
         speciesCode = builder.rankCode["species"].map(Int16.init) ?? -1
-        self.mainLevels = TreeArray(mainLevels)
-        self.mainParents = TreeArray(mainParents)
-        self.mainDepths = TreeArray(mainDepths)
-        nameBytes = TreeArray(builder.nameBytes)
-        nameEnds = TreeArray(builder.nameEnds)
-        self.nameOrder = TreeArray(nameOrder)
-        self.nameRank = TreeArray(nameRank)
-        nameSlots = TreeArray(Self.nameSlots(order: nameOrder, bytes: builder.nameBytes, ends: builder.nameEnds))
-        childStart = TreeArray(all.start)
-        children = TreeArray(all.children)
-        allRoots = TreeArray(all.roots)
-        mainChildStart = TreeArray(view.start)
-        mainChildren = TreeArray(view.children)
-        mainRoots = TreeArray(view.roots)
+        self.mainLevels = TreeArray(mainLevels, keptBy: keeper)
+        self.mainParents = TreeArray(mainParents, keptBy: keeper)
+        self.mainDepths = TreeArray(mainDepths, keptBy: keeper)
+        nameBytes = TreeArray(builder.nameBytes, keptBy: keeper)
+        nameEnds = TreeArray(builder.nameEnds, keptBy: keeper)
+        self.nameOrder = TreeArray(nameOrder, keptBy: keeper)
+        self.nameRank = TreeArray(nameRank, keptBy: keeper)
+        nameSlots = TreeArray(Self.nameSlots(order: nameOrder, bytes: builder.nameBytes, ends: builder.nameEnds), keptBy: keeper)
+        childStart = TreeArray(all.start, keptBy: keeper)
+        children = TreeArray(all.children, keptBy: keeper)
+        allRoots = TreeArray(all.roots, keptBy: keeper)
+        mainChildStart = TreeArray(view.start, keptBy: keeper)
+        mainChildren = TreeArray(view.children, keptBy: keeper)
+        mainRoots = TreeArray(view.roots, keptBy: keeper)
         let (preorder, preorderPosition, subtreeEnd) = Self.preorderByID(parents: parents)
-        self.preorder = TreeArray(preorder)
-        self.preorderPosition = TreeArray(preorderPosition)
-        self.subtreeEnd = TreeArray(subtreeEnd)
+        self.preorder = TreeArray(preorder, keptBy: keeper)
+        self.preorderPosition = TreeArray(preorderPosition, keptBy: keeper)
+        self.subtreeEnd = TreeArray(subtreeEnd, keptBy: keeper)
         let codes = builder.rankCodes
-        preorderRanks = TreeArray(preorder.map { codes[Int($0)] })
+        preorderRanks = TreeArray(preorder.map { codes[Int($0)] }, keptBy: keeper)
     }
 
     /// The preorder of the forest with children (and roots) in id order, which is node

@@ -1,41 +1,34 @@
 import Glibc
 
 /// One of the tree's arrays, read in place: either an array the tree was built
-/// into (from a database's rows) or a range of a mapped image file
-/// (``ImageMapping``). Reading an image used to copy its 245 MB into fresh memory
-/// (a page fault and a zeroed page per 4 KB, then the copy: 200 ms of a start's
-/// CPU on NCBI's tree); a mapped image is the page cache itself, shared by every
-/// daemon that maps the same file, and only checked (``TaxonomyTree/readImage(from:expectedKey:)``).
+/// into (from a database's rows, kept by an ``ArrayKeeper``) or a range of a mapped
+/// image file (``ImageMapping``). Reading an image used to copy its 245 MB into
+/// fresh memory (a page fault and a zeroed page per 4 KB, then the copy: 200 ms of
+/// a start's CPU on NCBI's tree); a mapped image is the page cache itself, shared
+/// by every daemon that maps the same file, and only checked
+/// (``TaxonomyTree/readImage(from:expectedKey:)``).
 ///
-/// Elements are read through a pointer that stays valid as long as this value:
-/// it keeps its owner (the array's box or the mapping) alive. Every subscript is
-/// bounds-checked, as an `Array`'s is.
+/// A pointer and a count, no reference: the tree keeps the memory of all its arrays
+/// alive with one reference (``TaxonomyTree``'s `storage`), so copying a tree (each
+/// request's queries do) costs one retain, not one per array, and a value of this
+/// type is only read while its tree lives (inside the tree's own methods). Every
+/// subscript is bounds-checked, as an `Array`'s is.
 struct TreeArray<Element: BitwiseCopyable>: RandomAccessCollection, @unchecked Sendable {
     // @unchecked: the pointer is to memory nothing writes once this value exists
-    // (an immutable array kept by `owner`, or a read-only mapping).
+    // (an immutable array of a keeper, or a read-only mapping).
     private let base: UnsafePointer<Element>?
     let count: Int
-    private let owner: AnyObject?
 
-    /// The elements of `array`, kept by this value (never copied).
-    init(_ array: [Element]) {
-        let box = ArrayBox(array)
-        owner = box
-        base = box.base
-        count = array.count
-    }
-
-    /// `count` elements at `offset` of `mapping` (in range and aligned: the caller checked).
-    init(mapping: ImageMapping, offset: Int, count: Int) {
-        owner = mapping
-        base = count == 0 ? nil : (mapping.base + offset).assumingMemoryBound(to: Element.self)
+    /// `count` elements at `base` (in range and aligned: the caller checked).
+    init(base: UnsafeRawPointer, count: Int) {
+        self.base = count == 0 ? nil : base.assumingMemoryBound(to: Element.self)
         self.count = count
     }
 
-    init() {
-        owner = nil
-        base = nil
-        count = 0
+    /// The elements of `array`, kept by `keeper` (never copied).
+    init(_ array: [Element], keptBy keeper: ArrayKeeper) {
+        base = keeper.keep(array)
+        count = array.count
     }
 
     var startIndex: Int { 0 }
@@ -47,39 +40,48 @@ struct TreeArray<Element: BitwiseCopyable>: RandomAccessCollection, @unchecked S
         return base.unsafelyUnwrapped[position]
     }
 
+    /// The standard library's fast paths (a `String` decoded from a slice of the names'
+    /// bytes, an `Array` made of a range) ask for this; without it they go an element
+    /// at a time.
+    func withContiguousStorageIfAvailable<Result>(_ body: (UnsafeBufferPointer<Element>) throws -> Result) rethrows -> Result? {
+        try body(UnsafeBufferPointer(start: base, count: count))
+    }
+
     func withUnsafeBufferPointer<Result>(_ body: (UnsafeBufferPointer<Element>) throws -> Result) rethrows -> Result {
-        try withExtendedLifetime(owner) { try body(UnsafeBufferPointer(start: base, count: count)) }
+        try body(UnsafeBufferPointer(start: base, count: count))
     }
 
     func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        try withUnsafeBufferPointer { try body(UnsafeRawBufferPointer($0)) }
+        try body(UnsafeRawBufferPointer(UnsafeBufferPointer(start: base, count: count)))
     }
 }
 
-/// An array's storage held still for ``TreeArray``: the array is never mutated
-/// again, so its elements stay where they are for the box's life.
-private final class ArrayBox<Element: BitwiseCopyable>: @unchecked Sendable {
-    let array: [Element]
-    let base: UnsafePointer<Element>?
+/// The arrays a tree was built into, held still for its ``TreeArray``s: each is
+/// never mutated again, so its elements stay where they are while the keeper lives.
+final class ArrayKeeper: @unchecked Sendable {
+    // @unchecked: appended to only while the tree is made, on one thread.
+    private var kept: [Any] = []
 
-    init(_ array: [Element]) {
-        self.array = array
+    /// Keeps `array` and returns where its elements are.
+    func keep<Element>(_ array: [Element]) -> UnsafePointer<Element>? {
+        kept.append(array)
         // A native array's buffer (the only kind this module makes) does not move
-        // while nothing mutates it; `array` is a `let` of this box.
-        base = array.withUnsafeBufferPointer { $0.baseAddress }
+        // while nothing mutates it: the copy in `kept` is never mutated.
+        return array.withUnsafeBufferPointer { $0.baseAddress }
     }
 }
 
 /// A whole image file mapped read-only (private: nothing this process does writes
-/// it back), unmapped when the last ``TreeArray`` into it goes. The server writes
-/// its images by renaming a finished file over the old one, so a mapped file is
-/// never changed under it; a file cut short by hand would make a read of its lost
-/// pages fault (SIGBUS), as it would for any mapped file.
+/// it back), unmapped when the last tree read from it goes. The server writes its
+/// images by renaming a finished file over the old one, so a mapped file is never
+/// changed under it; a file cut short by hand would make a read of its lost pages
+/// fault (SIGBUS), as it would for any mapped file.
 final class ImageMapping: @unchecked Sendable {
+    // @unchecked: read-only memory, unmapped only at deinit.
     let base: UnsafeRawPointer
     let length: Int
 
-    /// The file open on `descriptor`, whole; nil for an empty file.
+    /// The file open on `descriptor`, whole (an empty file is a truncated image).
     init(descriptor: Int32) throws(TaxonomyTree.ImageError) {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw .io(errno) }

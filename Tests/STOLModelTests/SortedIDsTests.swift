@@ -42,26 +42,29 @@ final class SortedIDsTests: XCTestCase {
     /// table, and probes outside every bucket, each answered as the binary search.
     func testSortedIDLookup_answersAsTheSearch_whateverTheIdsSpread() {
         var random = SplitMix64(for: self)
+        let keeper = ArrayKeeper()
         for round in 0..<400 {
             let count = Int.random(in: 0...200, using: &random)
             let spread: ClosedRange<TaxonID> = [0...TaxonID(2 * count + 10), 1...(1 << 40), -50...50,
                                                 TaxonID.min...TaxonID.max][round % 4]
             var ids = Set((0..<count).map { _ in TaxonID.random(in: spread, using: &random) })
             if round % 5 == 0 { ids.formUnion((0..<TaxonID(count)).map { 1_000_000 + $0 }) }  // one dense cluster
-            let sorted = ids.sorted()
-            let lookup = SortedIDLookup(sorted)
+            let sorted = ids.sorted(), table = TreeArray(sorted, keptBy: keeper)
+            let lookup = SortedIDLookup(table)
             var probes = sorted + (0..<100).map { _ in TaxonID.random(in: spread, using: &random) }
             probes += sorted.map { $0 &+ 1 } + sorted.map { $0 &- 1 }
             probes += [-1, 0, 1, TaxonID.max, TaxonID.min, 999_999, 1_000_000 + TaxonID(count)]
             for id in probes {
-                XCTAssertEqual(lookup.position(of: id, in: sorted), sorted.position(ofSorted: id), "round \(round): \(id)")
+                XCTAssertEqual(lookup.position(of: id, in: table), sorted.position(ofSorted: id), "round \(round): \(id)")
             }
         }
-        XCTAssertNil(SortedIDLookup([]).position(of: 1, in: []))
+        let empty = TreeArray<TaxonID>([], keptBy: keeper)
+        XCTAssertNil(SortedIDLookup(empty).position(of: 1, in: empty))
         // Ids out of order (a damaged tree image, refused after its lookup is made): no trap.
-        let unordered: [TaxonID] = [5, 900, -3, 7, 1 << 50, 2]
+        let unordered = TreeArray<TaxonID>([5, 900, -3, 7, 1 << 50, 2], keptBy: keeper)
         for id in unordered { _ = SortedIDLookup(unordered).position(of: id, in: unordered) }
-        XCTAssertEqual(SortedIDLookup([.max]).position(of: .max, in: [.max]), 0)
-        XCTAssertEqual(SortedIDLookup([.min, .max]).position(of: .max, in: [.min, .max]), 1)
+        let largest = TreeArray<TaxonID>([.max], keptBy: keeper), extremes = TreeArray<TaxonID>([.min, .max], keptBy: keeper)
+        XCTAssertEqual(SortedIDLookup(largest).position(of: .max, in: largest), 0)
+        XCTAssertEqual(SortedIDLookup(extremes).position(of: .max, in: extremes), 1)
     }
 }

@@ -64,6 +64,43 @@ final class TaxonomyTreeImageTests: XCTestCase {
         }
     }
 
+    /// The image's file is mapped, not copied: its pages are the tree's arrays while the
+    /// tree lives (after its descriptor is closed, and after the file is replaced by a
+    /// rename, as the server writes its images), and unmapped when the last copy goes.
+    func testAnImagesTree_readsTheMappedFile_untilTheLastCopyOfTheTreeGoes() throws {
+        let original = try tree(seed: TestSeed.make(for: self), count: 300)
+        let path = directory + "/mapped-\(UUID().uuidString).tree"
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(try image(of: original, key: "k"))))
+        /// This process's mappings, read to their end (a /proc file has no size to read by).
+        func mappings() throws -> String {
+            let handle = try XCTUnwrap(FileHandle(forReadingAtPath: "/proc/self/maps"))
+            defer { try? handle.close() }
+            return String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+        }
+        func mapped() throws -> Bool { try mappings().contains(path) }
+        var copies: [TaxonomyTree] = []
+        do {
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            XCTAssertGreaterThanOrEqual(descriptor, 0)
+            defer { close(descriptor) }
+            copies.append(try TaxonomyTree.readImage(from: descriptor, expectedKey: "k"))
+        }
+        XCTAssertTrue(try mapped(), "the tree's arrays are the file's pages")
+        // Replaced by a rename: the mapped file is the old one, whole.
+        XCTAssertTrue(FileManager.default.createFile(atPath: path + ".new", contents: Data("other".utf8)))
+        XCTAssertEqual(rename(path + ".new", path), 0)
+        copies.append(copies[0])
+        copies.removeFirst()
+        for node in 0..<original.count {
+            XCTAssertEqual(copies[0].id(at: node), original.id(at: node))
+            XCTAssertEqual(copies[0].name(of: node), original.name(of: node))
+            XCTAssertEqual(copies[0].ancestors(of: node, in: .all), original.ancestors(of: node, in: .all))
+        }
+        XCTAssertTrue(try mappings().contains(path + " (deleted)"), "the replaced file stays mapped")
+        copies.removeAll()
+        XCTAssertFalse(try mapped(), "unmapped with the last copy of the tree")
+    }
+
     func testAnImage_ofAnotherDatabase_orOfAnotherFormat_isRefused() throws {
         let bytes = try image(of: try tree(seed: TestSeed.make(for: self), count: 50), key: "/db\nfingerprint-1")
         XCTAssertThrowsError(try read(bytes, key: "/db\nfingerprint-2")) { XCTAssertEqual($0 as? TaxonomyTree.ImageError, .otherDatabase) }
