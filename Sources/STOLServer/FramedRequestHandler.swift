@@ -338,9 +338,12 @@ final class FramedRequestHandler<Service: FramedService>: ChannelDuplexHandler, 
                               service: Service, context: RequestContext,
                               maximumFrameBytes: Int, logger: Logger,
                               done: @escaping @Sendable (Outcome) -> Void) -> Task<Void, Never> {
-        RequestActivity.begin()  // the names' build after a start waits for a pause
+        // The names' build after a start waits for a pause in the users' requests (a
+        // long frame, decoded on the lane, is a batch: it counts).
+        let active = if case .decoded(let request) = pending { service.holdsBackIdleWork(request) } else { true }
+        if active { RequestActivity.begin() }
         return Task(executorPreference: executor) {
-            defer { RequestActivity.end() }
+            defer { if active { RequestActivity.end() } }
             guard await laneSlots.acquire() else { return done(.answer(nil)) }
             guard await budget.room(for: account) else {
                 laneSlots.release()

@@ -69,6 +69,11 @@ public struct TaxonomyService: FramedService {
         }
     }
 
+    /// Its handler's ``TaxonomyRequestHandler/holdsBackIdleWork``.
+    public func holdsBackIdleWork(_ request: Request) -> Bool {
+        TaxonomyRequestTable.route(request).holdsBackIdleWork
+    }
+
     /// The request's lane: its handler's cost (``TaxonomyRequestHandler/cost(_:)``).
     public func workClass(of request: Request) -> WorkClass {
         TaxonomyRequestTable.route(request).cost

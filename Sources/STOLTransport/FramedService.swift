@@ -60,11 +60,17 @@ public protocol FramedService: Sendable {
     /// two (its client's and the event loop's) instead of four (docs/benchmarks.md §19.6).
     /// By default nil.
     func respondInline(to request: Request, context: RequestContext) -> Response?
+
+    /// Whether the request counts as the users' activity (``RequestActivity``) that work
+    /// nobody asked for waits to pause. By default true; false for what a script polls
+    /// while it waits for that work (the taxonomy service's `status`).
+    func holdsBackIdleWork(_ request: Request) -> Bool
 }
 
 extension FramedService {
     public func workClass(of request: Request) -> WorkClass { .interactive }
     public func respondInline(to request: Request, context: RequestContext) -> Response? { nil }
+    public func holdsBackIdleWork(_ request: Request) -> Bool { true }
 }
 
 /// The two lanes each user's requests run on.

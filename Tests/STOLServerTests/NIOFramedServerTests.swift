@@ -28,6 +28,8 @@ struct TestTaxonomyService: FramedService {
     static let spinningTaxonID: Int64 = -6
     /// Answered inline, recording the thread (the event loop) that answered it.
     static let loopReportingTaxonID: Int64 = -7
+    /// A status naming this release waits for the gate.
+    static let gatedStatusRelease = "gated"
 
 
     let events: EventLog
@@ -45,6 +47,11 @@ struct TestTaxonomyService: FramedService {
         .with { $0.children = .with { $0.taxa = (0..<1000).map { index in
             .with { $0.id = Int64(index); $0.scientificName = String(repeating: "x", count: 250) }
         } } }
+    }
+
+    /// As the taxonomy service's: a status is what a script polls.
+    func holdsBackIdleWork(_ request: Stol_V1_TaxonomyRequest) -> Bool {
+        if case .status = request.body { false } else { true }
     }
 
     func workClass(of request: Stol_V1_TaxonomyRequest) -> WorkClass {
@@ -79,6 +86,10 @@ struct TestTaxonomyService: FramedService {
             while threadCPU() < until { spins &+= 1 }
             return .with { $0.taxon = .with { $0.id = get.taxonID; $0.scientificName = "\(spins)" } }
         case .status:
+            if request.release == Self.gatedStatusRelease {
+                gatedRequestStarted.signal()
+                await gate.wait()
+            }
             return Self.fixedStatus
         case .search, .children:
             events.record("large \(request.id)")
@@ -241,6 +252,32 @@ final class NIOFramedServerTests: FramedServerContractTests {
     }
 
     /// Bulk work runs on the user's bulk lane, at a lower priority than lookups.
+    /// The users' activity that the names' build waits to pause (``RequestActivity``)
+    /// counts a request from its queueing to its answer, unless the service says it is
+    /// what a script polls while it waits for that build (a status): polled every 0.2 s,
+    /// it held the build back to its 30 s limit.
+    func testARequestRunning_countsAsActivity_butAPolledStatusDoesNot() throws {
+        let server = try startServer()
+        let before = RequestActivity.running
+        let poller = try server.connect()
+        try poller.send(Stol_V1_TaxonomyRequest.with {
+            $0.id = 1
+            $0.release = TestTaxonomyService.gatedStatusRelease
+            $0.status = .init()
+        })
+        XCTAssertEqual(gatedRequestStarted.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(RequestActivity.running, before, "a status in flight is not the users' activity")
+        gate.open()
+        XCTAssertEqual(try poller.receive(Stol_V1_TaxonomyResponse.self).message.status.taxaCount, 3)
+
+        let client = try server.connect()
+        try client.sendRaw(try frameBytes(getTaxon(2, TestTaxonomyService.untilCancelledTaxonID)))
+        XCTAssertTrue(waitUntil { events.events.contains { $0.hasPrefix("start 2 ") } }, "the request runs")
+        XCTAssertEqual(RequestActivity.running, before + 1, "a running request is")
+        client.close()
+        XCTAssertTrue(waitUntil { RequestActivity.running == before }, "and is no more once it ends")
+    }
+
     func testBulkWork_runsAtTheBulkLanesNiceness() throws {
         let server = try startServer()
         let client = try server.connect()

@@ -42,6 +42,16 @@ final class TaxonomyRequestTableTests: XCTestCase {
         XCTAssertFalse(operations.contains("unknown"))
     }
 
+    /// Every request holds the names' build back while it runs (``STOLTransport/RequestActivity``)
+    /// but a status, which a script polls until the build is done; the service answers as the table.
+    func testOnlyAStatus_isNotActivityThatHoldsBackIdleWork() throws {
+        let service = TaxonomyService(provider: try ServiceHarness(self).provider)
+        for (field, request) in try everyRequestBody() {
+            XCTAssertEqual(TaxonomyRequestTable.route(request).holdsBackIdleWork, field != "status", field)
+            XCTAssertEqual(service.holdsBackIdleWork(request), field != "status", field)
+        }
+    }
+
     /// Whole-tree relatives are bulk work (the user's low-priority lane); main-rank
     /// relatives are a lookup, however many are asked: the request alone decides.
     func testRelatives_areBulkWork_onTheWholeTreeOnly_whateverTheAnswersSize() throws {

@@ -10,6 +10,7 @@ protocol AnyBoundRequest: Sendable {
     var operation: String { get }
     var cost: WorkClass { get }
     var answersInline: Bool { get }
+    var holdsBackIdleWork: Bool { get }
     func answer(_ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result
     /// The same request with `old` replaced by `new` in its handler's
     /// ``TaxonomyRequestHandler/mergedIDFields``; nil when none of them is `old`.
@@ -25,6 +26,7 @@ struct BoundRequest<Handler: TaxonomyRequestHandler>: AnyBoundRequest {
     var operation: String { Handler.operation }
     var cost: WorkClass { Handler.cost(body) }
     var answersInline: Bool { Handler.answersInline(body) }
+    var holdsBackIdleWork: Bool { Handler.holdsBackIdleWork }
 
     func answer(_ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try Handler.answer(body, &context)

@@ -32,6 +32,12 @@ protocol TaxonomyRequestHandler {
     /// microseconds whatever the request holds. False by default.
     static func answersInline(_ body: Body) -> Bool
 
+    /// Whether the request counts as the users' activity that work nobody asked for
+    /// waits to pause (``STOLTransport/RequestActivity``: the names' build after a
+    /// start). True by default; false for a request that is what a script polls while
+    /// it waits for that very work.
+    static var holdsBackIdleWork: Bool { get }
+
     /// The request's fields that name one taxon by id: when such an id was merged
     /// into another (NCBI's `merged.dmp`), the service answers the request again with
     /// the new id in these fields and says so in the envelope's `merged`. Empty for
@@ -45,6 +51,7 @@ protocol TaxonomyRequestHandler {
 extension TaxonomyRequestHandler {
     static func cost(_ body: Body) -> WorkClass { .interactive }
     static func answersInline(_ body: Body) -> Bool { false }
+    static var holdsBackIdleWork: Bool { true }
     static var mergedIDFields: [WritableKeyPath<Body, Int64>] { [] }
 }
 
