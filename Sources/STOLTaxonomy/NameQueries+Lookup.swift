@@ -17,7 +17,13 @@ extension NameQueries {
     /// are listed as `outside_ids`: the higher taxon GBIF's species match takes to tell
     /// homonyms apart. Each result says how it matched, with a confidence, and whether
     /// its taxa lie under several kingdoms.
-    public func lookUpNames(_ names: [String], within: String = "") throws(TaxonomyError) -> Stol_V1_NameLookupResponse {
+    ///
+    /// `idsOnly`: the same lookups, answered as each name's ids alone (`id_counts` and
+    /// `ids`): no result per name, no ranks, match or confidence to make, encode and
+    /// decode, for a client that wants the ids (a script's `name2id`: a third of the
+    /// server's work and most of the client's was the results it did not read).
+    public func lookUpNames(_ names: [String], within: String = "", idsOnly: Bool = false) throws(TaxonomyError)
+        -> Stol_V1_NameLookupResponse {
         // Names come from the names' indexes (and from the tree's index): until both are built the lookup waits.
         let indexes = database.memoryIndexes.flatMap { $0.namesLoaded ? $0 : nil }
         let full = database.fullTreeCount > 0
@@ -37,6 +43,9 @@ extension NameQueries {
             if !hint.isEmpty, let indexes, let tree = indexes.tree {
                 withinNode = try self.node(db, hint, tree, indexes)
             }
+            // The hint sorts ids with their ranks (``judge``): made then, ids alone or not.
+            let judged = !idsOnly || withinNode != nil
+            if idsOnly { response.idCounts.reserveCapacity(names.count) }
             for name in names {
                 try TaxonomyError.checkCancellation()
                 var result = Stol_V1_NameLookupResult()
@@ -53,7 +62,7 @@ extension NameQueries {
                         // before it is built: "environmental samples" names 6,433 nodes).
                         let (listed, total) = tree.nodes(named: candidate, limit: Self.maximumIDsPerName)
                         result.ids = listed.map { tree.id(at: $0) }
-                        result.ranks = listed.map { tree.rank(of: $0) }
+                        if judged { result.ranks = listed.map { tree.rank(of: $0) } }
                         if total > listed.count { result.total = UInt32(clamping: total) }
                     } else {
                         for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [candidate]) {
@@ -76,9 +85,9 @@ extension NameQueries {
                     let folded = SearchQuery.words(in: trimmed).joined(separator: " ")
                     if let id = indexes?.exactNames[folded] {
                         result.ids = [id]
-                        if let tree, let node = tree.index(of: id) {
+                        if judged, let tree, let node = tree.index(of: id) {
                             result.ranks = [tree.rank(of: node)]
-                        } else {
+                        } else if judged {
                             result.ranks = [try String.fetchOne(db.cachedStatement(sql: "SELECT rank FROM taxa WHERE id = ?"),
                                                                 arguments: [id]) ?? ""]
                         }
@@ -86,8 +95,13 @@ extension NameQueries {
                         result.kind = .common
                     }
                 }
-                if let mainTree, !result.ids.isEmpty {
+                if judged, let mainTree, !result.ids.isEmpty {
                     Self.judge(&result, tree: mainTree, within: withinNode)
+                }
+                if idsOnly {
+                    response.idCounts.append(UInt32(result.ids.count))
+                    response.ids += result.ids
+                    continue
                 }
                 if result.ids.isEmpty && result.error.code == .unspecified {
                     result.error = TaxonomyError.nameNotFound.protocolError.proto

@@ -224,6 +224,32 @@ final class CompareBatchAndNameLookupTests: XCTestCase {
         XCTAssertEqual(lookup.results.map(\.match), [.scientific, .scientific, .common, .scientific, .unspecified])
         XCTAssertEqual(lookup.results[4].error.code, .notFound)
     }
+
+    /// `ids_only` answers each name's ids as its whole result lists them, in order, and
+    /// nothing else: on both trees, with and without a hint, for names that are
+    /// ambiguous, common, capitalised, padded, repeated, blank or unknown.
+    func testNameLookupIdsOnly_isEachWholeResultsIds_inOrder_withOrWithoutAHint() async throws {
+        for fullTree in [true, false] {
+            let harness = try await harness(fullTree: fullTree,
+                                            extraNodes: [dumpRow("999999", "9681", "genus", "", "2", "1", "1", "1", "2", "1", "0", "0", "")],
+                                            extraNames: [dumpRow("999999", "Panthera", "", "scientific name")])
+            let names = ["Panthera", "cellular organisms", "lion", "panthera leo", "Nothing here", "", "  Felidae ", "Panthera"]
+            for within in ["", "9681", "Felis"] {
+                let whole = await harness.send(.nameLookup(.with { $0.names = names; $0.within = within }))
+                let compact = await harness.send(.nameLookup(.with { $0.names = names; $0.within = within; $0.idsOnly = true }))
+                guard case .nameLookup(let full) = whole.result, case .nameLookup(let idsOnly) = compact.result else {
+                    XCTFail("\(whole) \(compact)")
+                    continue
+                }
+                let context = "full tree \(fullTree), within '\(within)'"
+                XCTAssertTrue(idsOnly.results.isEmpty, context)
+                XCTAssertEqual(idsOnly.idCounts, full.results.map { UInt32($0.ids.count) }, context)
+                XCTAssertEqual(idsOnly.ids, full.results.flatMap(\.ids), context)
+                XCTAssertTrue(full.idCounts.isEmpty && full.ids.isEmpty, context)
+                XCTAssertGreaterThan(idsOnly.ids.count, 0, context)
+            }
+        }
+    }
 }
 
 /// Ids NCBI retired (the fixture's merged.dmp: 12345 → 9689, 54321 → 9685;

@@ -2158,6 +2158,9 @@ public nonisolated struct Stol_V1_NameLookupRequest: Sendable {
   /// an id or exact name: only taxa under it (itself included) answer; empty: all
   public var within: String = String()
 
+  /// answer `id_counts` and `ids` (the ids each result would list) instead of `results`
+  public var idsOnly: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2215,8 +2218,14 @@ public nonisolated struct Stol_V1_NameLookupResponse: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// one per name, in order
+  /// one per name, in order; none with `ids_only`
   public var results: [Stol_V1_NameLookupResult] = []
+
+  /// With `ids_only`: how many of `ids` are each name's, one count per name in order (0: no
+  /// taxon carries it), and every name's ids in that order, as its result's `ids` would be.
+  public var idCounts: [UInt32] = []
+
+  public var ids: [Int64] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -6057,7 +6066,7 @@ nonisolated extension Stol_V1_CompareBatchResponse: SwiftProtobuf.Message, Swift
 
 nonisolated extension Stol_V1_NameLookupRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".NameLookupRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}names\0\u{1}within\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}names\0\u{1}within\0\u{3}ids_only\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6067,6 +6076,7 @@ nonisolated extension Stol_V1_NameLookupRequest: SwiftProtobuf.Message, SwiftPro
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedStringField(value: &self.names) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.within) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.idsOnly) }()
       default: break
       }
     }
@@ -6079,12 +6089,16 @@ nonisolated extension Stol_V1_NameLookupRequest: SwiftProtobuf.Message, SwiftPro
     if !self.within.isEmpty {
       try visitor.visitSingularStringField(value: self.within, fieldNumber: 2)
     }
+    if self.idsOnly != false {
+      try visitor.visitSingularBoolField(value: self.idsOnly, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_NameLookupRequest, rhs: Stol_V1_NameLookupRequest) -> Bool {
     if lhs.names != rhs.names {return false}
     if lhs.within != rhs.within {return false}
+    if lhs.idsOnly != rhs.idsOnly {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6171,7 +6185,7 @@ nonisolated extension Stol_V1_NameLookupResult: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Stol_V1_NameLookupResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".NameLookupResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}results\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}results\0\u{3}id_counts\0\u{1}ids\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6180,6 +6194,8 @@ nonisolated extension Stol_V1_NameLookupResponse: SwiftProtobuf.Message, SwiftPr
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.results) }()
+      case 2: try { try decoder.decodeRepeatedUInt32Field(value: &self.idCounts) }()
+      case 3: try { try decoder.decodeRepeatedInt64Field(value: &self.ids) }()
       default: break
       }
     }
@@ -6189,11 +6205,19 @@ nonisolated extension Stol_V1_NameLookupResponse: SwiftProtobuf.Message, SwiftPr
     if !self.results.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.results, fieldNumber: 1)
     }
+    if !self.idCounts.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.idCounts, fieldNumber: 2)
+    }
+    if !self.ids.isEmpty {
+      try visitor.visitPackedInt64Field(value: self.ids, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Stol_V1_NameLookupResponse, rhs: Stol_V1_NameLookupResponse) -> Bool {
     if lhs.results != rhs.results {return false}
+    if lhs.idCounts != rhs.idCounts {return false}
+    if lhs.ids != rhs.ids {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -60,6 +60,7 @@ struct NameLookupHandler: TaxonomyRequestHandler {
 
     static func answer(_ body: Stol_V1_NameLookupRequest, _ context: inout TaxonomyRequestContext) throws -> Stol_V1_TaxonomyResponse.OneOf_Result {
         try RequestChecks.batch(body.names.count, "names")
-        return .nameLookup(try NameQueries(database: context.database).lookUpNames(body.names, within: body.within))
+        return .nameLookup(try NameQueries(database: context.database).lookUpNames(body.names, within: body.within,
+                                                                                          idsOnly: body.idsOnly))
     }
 }

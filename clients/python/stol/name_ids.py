@@ -7,8 +7,9 @@ into ids does not load them.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
+from . import errors
 from ._enums import _MATCH_KINDS, _MATCHES, _name
 
 __all__ = ["NameIds"]
@@ -36,13 +37,30 @@ class NameIds(dict):
         # name was half of the time of 10,000 names from a fresh interpreter.
         self._found: List[object] = []
         self._tables: Optional[Tuple] = None
+        # When the lookup answered the ids alone: the found names' whole results, asked for
+        # (pinned to the release) when a table is first read.
+        self._details: Optional[Callable[[List[str]], Iterable[object]]] = None
 
-    def _found_result(self, result) -> None:
-        """A found name's ``NameLookupResult`` (its ids already stored under its name)."""
-        self._found.append(result)
+    def _add(self, item) -> None:
+        """A name's whole ``NameLookupResult``: its ids under its name, or the name missing."""
+        ids = item.ids
+        if ids:
+            self[item.name] = list(ids)
+            self._found.append(item)
+            return
+        if item.HasField("error"):
+            if item.error.code == errors.NotFoundError.CODE:
+                self.missing.append(item.name)
+                return
+            raise errors.from_pb(item.error)
+        self[item.name] = []  # neither ids nor an error: a taxon-less answer, kept as before
+        self._found.append(item)
 
     def _read(self) -> Tuple:
         tables = self._tables
+        if self._details is not None:
+            details, self._details = self._details, None
+            self._found.extend(details(list(self)))
         if tables is None or self._found:
             if tables is None:
                 tables = self._tables = ({}, {}, {}, {}, {}, [])

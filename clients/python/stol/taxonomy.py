@@ -1099,33 +1099,62 @@ class Taxonomy:
         if isinstance(names, str):
             names = [names]
         result = NameIds()
+        if hint:
+            for item, release in self._name_results(names, hint):
+                result.release = release
+                if item.outside_ids:  # found or not: the taxa the hint ruled out
+                    result.outside[item.name] = list(item.outside_ids)
+                result._add(item)
+            return result
+        # Without a hint, the ids alone (``ids_only``): the other tables are read when first
+        # used, in a second lookup of the found names pinned to this one's release.
+        sent: List[list] = []
 
+        def requests():
+            for batch in _chunks(name.strip() for name in names):
+                sent.append(batch)
+                request = pb.TaxonomyRequest()
+                request.name_lookup.names.extend(batch)
+                request.name_lookup.ids_only = True
+                yield request
+        missing = result.missing
+        for index, (answer, release, _) in enumerate(self._pipeline(requests(), "name_lookup")):
+            result.release = release
+            batch = sent[index]
+            if answer.results:  # a service older than ids_only: whole results
+                for item in answer.results:
+                    result._add(item)
+                continue
+            counts = answer.id_counts
+            if len(counts) != len(batch):
+                raise errors.ProtocolViolationError("the taxonomy service answered %d names for %d"
+                                                    % (len(counts), len(batch)))
+            ids, at = list(answer.ids), 0
+            for name, count in zip(batch, counts):
+                if count:
+                    result[name] = ids[at:at + count]
+                    at += count
+                else:
+                    missing.append(name)
+            if at != len(ids):
+                raise errors.ProtocolViolationError("the taxonomy service answered %d ids for counts of %d"
+                                                    % (len(ids), at))
+        release = result.release
+        result._details = lambda found: (item for item, _ in self._name_results(found, "", release))
+        return result
+
+    def _name_results(self, names: Iterable[str], hint: str,
+                      release: Optional[str] = None) -> Iterator[Tuple[object, str]]:
+        """(``NameLookupResult``, release) of each name, in order: whole results (1000 names per request)."""
         def requests():
             for batch in _chunks(name.strip() for name in names):
                 request = pb.TaxonomyRequest()
                 request.name_lookup.names.extend(batch)
                 request.name_lookup.within = hint
                 yield request
-        not_found = errors.NotFoundError.CODE
-        found, missing, outside = result._found_result, result.missing, result.outside
-        for answer, release, _ in self._pipeline(requests(), "name_lookup"):
-            result.release = release
-            for item in answer.results:  # the ids alone here; the other tables are read when first used
-                if hint and item.outside_ids:  # found or not: the taxa the hint ruled out
-                    outside[item.name] = list(item.outside_ids)
-                ids = item.ids
-                if ids:
-                    result[item.name] = list(ids)
-                    found(item)
-                    continue
-                if item.HasField("error"):
-                    if item.error.code == not_found:
-                        missing.append(item.name)
-                        continue
-                    raise errors.from_pb(item.error)
-                result[item.name] = []  # neither ids nor an error: a taxon-less answer, kept as before
-                found(item)
-        return result
+        for answer, answered, _ in self._pipeline(requests(), "name_lookup", release):
+            for item in answer.results:
+                yield item, answered
 
     def resolve_name(self, text: Union[int, str], *, rank: Optional[str] = None,
                      language: Optional[str] = None) -> answers.NameResolution:

@@ -435,6 +435,23 @@ class BatchesEqualTheCLI(unittest.TestCase):
         self.assertEqual(result["lion"], [9689])
         self.assertEqual(result.missing, ["no such name"])
 
+    def test_name2id_of_several_requests_is_every_whole_results_ids_in_order(self):
+        """Without a hint name2id asks for the ids alone (``ids_only``, 1000 names a request):
+        each name's ids, the missing names (repeats kept) and the tables read later (a second
+        lookup, pinned to the release) are what the whole results say, across requests."""
+        taxa = [t.name for t in TX.taxa(Sample.spread(400)).values()]
+        names = (taxa + ["no such name", "lion", " Panthera leo ", "panthera leo", "", "Panthera"]) * 5
+        self.assertGreater(len(names), 2000)
+        result = TX.name2id(names)
+        whole = [item for item, _ in TX._name_results(names, "")]
+        self.assertEqual(len(whole), len(names))
+        expected = {item.name: list(item.ids) for item in whole if item.ids}
+        self.assertEqual(dict(result), expected)
+        self.assertEqual(result.missing, [item.name for item in whole if not item.ids])
+        self.assertEqual(result.missing.count("no such name"), 5)
+        self.assertEqual(result.ranks, {item.name: list(item.ranks) for item in whole if item.ids})
+        self.assertEqual(result.confidence, {item.name: item.confidence for item in whole if item.ids})
+
     def test_name2ids_tables_are_read_when_first_asked_for_and_are_the_services_answer(self):
         """The ids are stored as each answer comes; kinds, confidence, matches, ranks, totals and
         several_kingdoms are read from the kept results on first use: each as the CLI prints it."""
