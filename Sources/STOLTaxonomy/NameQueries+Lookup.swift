@@ -45,6 +45,7 @@ extension NameQueries {
             }
             // The hint sorts ids with their ranks (``judge``): made then, ids alone or not.
             let judged = !idsOnly || withinNode != nil
+            tree?.readAhead(forNames: names.map(\.trimmingBlanks))
             if idsOnly { response.idCounts.reserveCapacity(names.count) }
             for name in names {
                 try TaxonomyError.checkCancellation()

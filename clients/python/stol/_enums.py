@@ -6,7 +6,9 @@ Kept apart from ``answers`` so that a module that only needs a name of an enum
 
 from __future__ import annotations
 
-from typing import Tuple
+TYPE_CHECKING = False  # typing's names for annotations only (postponed): importing typing is 3 ms of `import stol`
+if TYPE_CHECKING:
+    from typing import Tuple
 
 _MATCHES = ("", "scientific", "common", "synonym")
 _MATCH_KINDS = ("none", "exact", "capitalised", "common")  # MatchKind's names without MATCH_KIND_, lower case
