@@ -258,9 +258,6 @@ private struct ImageReader {
     let mapping: ImageMapping
     var offset = 0
 
-    /// `bytes` and the padding after them to the next multiple of 8.
-    static func padded(bytes: Int) -> Int { bytes + (8 - bytes % 8) % 8 }
-
     /// The next `count` bytes' place, moving past them.
     private mutating func take(_ count: Int) throws(TaxonomyTree.ImageError) -> Int {
         guard count >= 0, count <= mapping.length - offset else { throw .truncated }
