@@ -27,7 +27,9 @@ class NameIds(dict):
     ``kinds`` says how each name matched (``"exact"``, ``"capitalised"``, ``"common"``),
     ``confidence`` 0-100 (shared among the taxa a name fits), ``several_kingdoms`` the
     names whose taxa lie under more than one kingdom (``Bacteria``), and with
-    ``within=`` ``outside`` the taxa of each name the hint ruled out."""
+    ``within=`` ``outside`` the taxa of each name the hint ruled out. Those tables are
+    read from the service's whole results when one is first asked for (after a lookup
+    of the ids alone, in one more lookup, pinned to ``release``)."""
 
     def __init__(self, release: str = ""):
         super().__init__()

@@ -1098,7 +1098,13 @@ class Taxonomy:
         or a common name or synonym (one taxon). Names no taxon carries are in
         ``.missing``. ``within`` (an id or exact name) keeps only the taxa under it,
         as GBIF's higher-taxon hint: ``name2id("Bacteria", within="Insecta")`` is the
-        stick insect genus; the others are in ``.outside``."""
+        stick insect genus; the others are in ``.outside``.
+
+        Without ``within`` the service sends the ids alone (``ids_only``); the answer's
+        other tables (``ranks``, ``kinds``, ``confidence``, ...) are asked of it when one is
+        first read, in one more lookup of the found names pinned to the same release: read
+        them while the service runs (after ``stol.private.stop()`` that lookup raises
+        :class:`~stol.ServiceNotRunningError`)."""
         hint = "" if within is None else _query(within)
         if isinstance(names, str):
             names = [names]
