@@ -45,13 +45,13 @@ extension NameQueries {
             }
             // The hint sorts ids with their ranks (``judge``): made then, ids alone or not.
             let judged = !idsOnly || withinNode != nil
-            tree?.readAhead(forNames: names.map(\.trimmingBlanks))
+            let trimmedNames = names.map(\.trimmingBlanks)  // once: the reads ahead and the lookups
+            tree?.readAhead(forNames: trimmedNames)
             if idsOnly { response.idCounts.reserveCapacity(names.count) }
-            for name in names {
+            for (name, trimmed) in zip(names, trimmedNames) {
                 try TaxonomyError.checkCancellation()
                 var result = Stol_V1_NameLookupResult()
                 result.name = name
-                let trimmed = name.trimmingBlanks
                 // The name as given first; its capitalised form only when that finds nothing
                 // (uppercasing a string costs more than the lookup).
                 for attempt in 0..<2 where result.ids.isEmpty {

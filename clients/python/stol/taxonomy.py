@@ -1119,16 +1119,9 @@ class Taxonomy:
         # Without a hint, the ids alone (``ids_only``): the other tables are read when first
         # used, in a second lookup of the found names pinned to this one's release.
         sent: List[list] = []
-
-        def requests():
-            for batch in _chunks(name.strip() for name in names):
-                sent.append(batch)
-                request = pb.TaxonomyRequest()
-                request.name_lookup.names.extend(batch)
-                request.name_lookup.ids_only = True
-                yield request
         missing = result.missing
-        for index, (answer, release, _) in enumerate(self._pipeline(requests(), "name_lookup")):
+        requests = self._name_requests(names, "", ids_only=True, sent=sent)
+        for index, (answer, release, _) in enumerate(self._pipeline(requests, "name_lookup")):
             result.release = release
             batch = sent[index]
             if answer.results:  # a service older than ids_only: whole results
@@ -1153,16 +1146,24 @@ class Taxonomy:
         result._details = lambda found: (item for item, _ in self._name_results(found, "", release))
         return result
 
+    @staticmethod
+    def _name_requests(names: Iterable[str], hint: str, ids_only: bool = False,
+                       sent: Optional[List[list]] = None) -> Iterator:
+        """``name_lookup`` requests of the stripped names, 1000 a request; each batch also
+        appended to ``sent`` (to pair an ids-only answer's counts with its names)."""
+        for batch in _chunks(name.strip() for name in names):
+            if sent is not None:
+                sent.append(batch)
+            request = pb.TaxonomyRequest()
+            request.name_lookup.names.extend(batch)
+            request.name_lookup.within = hint
+            request.name_lookup.ids_only = ids_only
+            yield request
+
     def _name_results(self, names: Iterable[str], hint: str,
                       release: Optional[str] = None) -> Iterator[Tuple[object, str]]:
         """(``NameLookupResult``, release) of each name, in order: whole results (1000 names per request)."""
-        def requests():
-            for batch in _chunks(name.strip() for name in names):
-                request = pb.TaxonomyRequest()
-                request.name_lookup.names.extend(batch)
-                request.name_lookup.within = hint
-                yield request
-        for answer, answered, _ in self._pipeline(requests(), "name_lookup", release):
+        for answer, answered, _ in self._pipeline(self._name_requests(names, hint), "name_lookup", release):
             for item in answer.results:
                 yield item, answered
 
