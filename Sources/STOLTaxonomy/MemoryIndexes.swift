@@ -28,7 +28,7 @@ public struct MemoryIndexes: Sendable {
     public var sharedNames: [String: [TaxonID]] = [:]
     /// Binomials by their abbreviation (``SearchQuery/abbreviationKey``: "c elegans"
     /// for *Caenorhabditis elegans*), the most prominent first, a few per key.
-    public var abbreviations: [String: [TaxonID]] = [:]
+    var abbreviations = SortedNameTable.empty
     /// Names of several words by their letters and digits alone ("honeybee" for
     /// "honey bee", "ecoli" for "E. coli" is not one: see ``abbreviations``), for a
     /// query of one word that writes a name without its spaces.
@@ -145,21 +145,21 @@ public struct MemoryIndexes: Sendable {
         let prominenceRows = try ProminenceIndex.rows(db)
         // At the priority of the build that waits for it (`background`, lowered once the
         // tree is published from an image), not at the daemon's own beside the requests.
-        let sorting = BackgroundWork { () -> (ProminenceIndex, [String: [TaxonID]]) in
-            func sort() -> (ProminenceIndex, [String: [TaxonID]]) {
+        let sorting = BackgroundWork { () -> (ProminenceIndex, SortedNameTable) in
+            func sort() -> (ProminenceIndex, SortedNameTable) {
                 let index = ProminenceIndex(scores: prominenceRows.scores, names: prominenceRows.names)
                 return (index, index.abbreviations())
             }
             return background.map { $0.helping(sort) } ?? sort()
         }
-        var entries: [(String, TaxonID)] = []
+        var entries = SortedNameTable.Builder()
         var vocabularyWords: [String] = []
         var exactNames: [String: TaxonID] = [:]
         var sharedNames: [String: [TaxonID]] = [:]
         var compactNames: [String: [TaxonID]] = [:]
         var commonlyNamed = Set<TaxonID>()
         // Words of taxa above species, per rank level (``FilteredSearchIndex/higherTaxa``).
-        var higherEntries = [[(String, TaxonID)]](repeating: [], count: TaxonRank.species.level)
+        var higherEntries = [SortedNameTable.Builder](repeating: .init(), count: TaxonRank.species.level)
         let conservation = scan.conservation
         var conservedWords = scan.conservedWords
         var conservedNames: [TaxonID: [FilteredSearchIndex.IndexedName]] = [:]
@@ -195,20 +195,20 @@ public struct MemoryIndexes: Sendable {
                                                              language: row[5], preferred: (row[6] as Int) != 0))
             }
             for word in words {
-                entries.append((word, id))
+                entries.append(word, id)
                 vocabularyWords.append(word)
-                if let level { higherEntries[level].append((word, id)) }
+                if let level { higherEntries[level].append(word, id) }
             }
         }
         for taxon in scan.higher {
             vocabularyWords.append(contentsOf: taxon.words)
-            for word in taxon.words { higherEntries[taxon.level].append((word, taxon.id)) }
+            for word in taxon.words { higherEntries[taxon.level].append(word, taxon.id) }
         }
         for id in conservedNames.keys { conservedNames[id]!.sort { $0.order < $1.order } }  // as SQL reads them: by id
         let (prominence, abbreviations) = sorting.join()
         let (tree, treeProblem) = building?.join() ?? (scan.tree, scan.treeProblem)
         let filteredSearch = tree == nil ? FilteredSearchIndex.empty
-            : FilteredSearchIndex(higherTaxa: higherEntries.map(NameWordIndex.init), conservation: conservation,
+            : FilteredSearchIndex(higherTaxa: higherEntries.map { NameWordIndex($0) }, conservation: conservation,
                                   conservedNames: conservedNames, conservedWords: conservedWords)
         var indexes = MemoryIndexes(tree: tree, nameWords: NameWordIndex(entries), vocabulary: FuzzyVocabulary(words: vocabularyWords),
                                     exactNames: exactNames, commonlyNamed: commonlyNamed, filteredSearch: filteredSearch,
@@ -228,29 +228,29 @@ public struct MemoryIndexes: Sendable {
 /// letters on the full NCBI build; scientific names use the `idx_taxa_name`
 /// index instead).
 public struct NameWordIndex: Sendable {
-    private let words: [String]
-    private let taxa: [TaxonID]
+    /// Each word with its taxa by id (a taxon once per name that has the word).
+    private let table: SortedNameTable
 
     init(_ entries: [(String, TaxonID)]) {
-        let sorted = entries.sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
-        words = sorted.map(\.0)
-        taxa = sorted.map(\.1)
+        var words = SortedNameTable.Builder()
+        for (word, id) in entries { words.append(word, id) }
+        self.init(words)
     }
 
-    public var count: Int { words.count }
+    init(_ words: consuming SortedNameTable.Builder) { table = words.build(by: <) }
+
+    /// The (word, taxon) entries.
+    public var count: Int { table.ids.count }
 
     /// Taxa with a name word starting with `prefix` (folded), at most `limit`, distinct.
     public func taxa(withWordPrefix prefix: String, limit: Int, exact: Bool = false) -> [TaxonID] {
-        var low = 0, high = words.count
-        while low < high {
-            let middle = (low + high) / 2
-            if words[middle] < prefix { low = middle + 1 } else { high = middle }
-        }
+        var keys = table.keys(withPrefix: prefix)
+        if exact, !keys.isEmpty { keys = table.keyBytes(at: keys.lowerBound).count == prefix.utf8.count ? keys.prefix(1) : 0..<0 }
         var seen = Set<TaxonID>()
         var result: [TaxonID] = []
-        while low < words.count, exact ? words[low] == prefix : words[low].hasPrefix(prefix), result.count < limit {
-            if seen.insert(taxa[low]).inserted { result.append(taxa[low]) }
-            low += 1
+        for id in table.ids(ofKeys: keys) {
+            guard result.count < limit else { break }
+            if seen.insert(id).inserted { result.append(id) }
         }
         return result
     }

@@ -9,10 +9,10 @@ import STOLModel
 /// Panthea … before Panthera in name order).
 public struct ProminenceIndex: Sendable {
     private let scores: [TaxonID: Float]
-    /// (folded scientific name, taxon) of the taxa with a prominence, sorted by name.
-    private let names: [(name: String, id: TaxonID)]
+    /// The folded scientific names of the taxa with a prominence, each with its taxa by id.
+    private let names: SortedNameTable
 
-    public static let empty = ProminenceIndex(scores: [:], names: [])
+    public static let empty = ProminenceIndex(scores: [:], names: SortedNameTable.Builder())
 
     /// For every prefix of one or two characters, its most prominent taxa: such a
     /// prefix spans tens of thousands of names ("p"), too many to rank per keystroke
@@ -20,27 +20,33 @@ public struct ProminenceIndex: Sendable {
     private let shortPrefixes: [String: [TaxonID]]
     static let shortPrefixKept = 50
 
+    /// - Parameter names: (folded scientific name, taxon), in any order.
+    init(scores: [TaxonID: Float], names unsorted: [(name: String, id: TaxonID)]) {
+        var names = SortedNameTable.Builder()
+        for (name, id) in unsorted { names.append(name, id) }
+        self.init(scores: scores, names: names)
+    }
+
     /// - Parameter names: (folded scientific name, taxon), in any order: sorted here
     ///   by the names' bytes (then id), so that every prefix is one range of them.
-    init(scores: [TaxonID: Float], names unsorted: [(name: String, id: TaxonID)]) {
+    init(scores: [TaxonID: Float], names builder: consuming SortedNameTable.Builder) {
         self.scores = scores
-        let names = unsorted.sorted { a, b in
-            a.name == b.name ? a.id < b.id : a.name.utf8.lexicographicallyPrecedes(b.name.utf8)
-        }
+        let names = builder.build(by: <)
         self.names = names
         // The prefixes of one or two characters, range by range of the sorted names.
         var shortPrefixes: [String: [TaxonID]] = [:]
         func keep(_ prefix: String, _ range: Range<Int>) {
             guard !range.isEmpty else { return }
-            var ranked: [(id: TaxonID, score: Float)] = names[range].map { (id: $0.id, score: scores[$0.id] ?? 0) }
+            var ranked: [(id: TaxonID, score: Float)] = names.ids(ofKeys: range).map { (id: $0, score: scores[$0] ?? 0) }
             ranked.sort { $0.score != $1.score ? $0.score > $1.score : $0.id < $1.id }
             shortPrefixes[prefix] = ranked.prefix(Self.shortPrefixKept).map { $0.id }
         }
         var start = [Int](repeating: 0, count: 3)  // where the current 1- and 2-character prefixes began
         var current = ["", "", ""]
-        for (index, entry) in names.enumerated() {
+        for index in 0..<names.count {
+            let name = names.key(at: index)
             for length in 1...2 {
-                var prefix = String(entry.name.prefix(length))
+                var prefix = String(name.prefix(length))
                 if prefix.count < length { prefix = "" }
                 if prefix != current[length] {
                     if !current[length].isEmpty { keep(current[length], start[length]..<index) }
@@ -63,17 +69,7 @@ public struct ProminenceIndex: Sendable {
     public func prominent(withNamePrefix prefix: String, limit: Int) -> [TaxonID] {
         guard !prefix.isEmpty, limit > 0 else { return [] }
         if prefix.count <= 2 { return Array((shortPrefixes[prefix] ?? []).prefix(limit)) }
-        var low = 0, high = names.count
-        while low < high {
-            let middle = (low + high) / 2
-            if names[middle].name.utf8.lexicographicallyPrecedes(prefix.utf8) { low = middle + 1 } else { high = middle }
-        }
-        var matches: [(TaxonID, Float)] = []
-        var index = low
-        while index < names.count, names[index].name.hasPrefix(prefix) {
-            matches.append((names[index].id, scores[names[index].id] ?? 0))
-            index += 1
-        }
+        let matches = names.ids(ofKeys: names.keys(withPrefix: prefix)).map { ($0, scores[$0] ?? 0) }
         return matches.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }.prefix(limit).map(\.0)
     }
 
@@ -85,30 +81,32 @@ public struct ProminenceIndex: Sendable {
     /// first: "C. elegans" names the nematode a biologist means, not *Cestrum
     /// elegans*. Only taxa with a prominence are kept (a name, a trait, an IUCN
     /// status, or something below them), which bounds the table.
-    func abbreviations() -> [String: [TaxonID]] {
-        var groups: [String: [(TaxonID, Float)]] = [:]
-        for (name, id) in names {
-            guard let key = SearchQuery.abbreviationKey(ofFoldedName: name) else { continue }
-            let score = scores[id] ?? 0
-            groups[key, default: []].append((id, score))
+    func abbreviations() -> SortedNameTable {
+        var table = SortedNameTable.Builder()
+        for index in 0..<names.count {
+            guard let key = SearchQuery.abbreviationKey(ofFoldedName: names.key(at: index)) else { continue }
+            let bytes = key.utf8
             // A binomial written as one word ("ecoli"): the same taxa, by the key without its space.
-            let bytes = Array(key.utf8)
-            if bytes.lazy.filter({ $0 == UInt8(ascii: " ") }).count == 1 {
-                groups[String(decoding: bytes.lazy.filter { $0 != UInt8(ascii: " ") }, as: UTF8.self), default: []].append((id, score))
+            let binomial = bytes.lazy.filter({ $0 == UInt8(ascii: " ") }).count == 1
+            for id in names.ids(ofKeys: index..<index + 1) {
+                table.append(bytes, id)
+                if binomial { table.append(bytes.lazy.filter { $0 != UInt8(ascii: " ") }, id) }
             }
         }
-        return groups.mapValues { members in
-            members.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }.prefix(Self.abbreviationsKept).map(\.0)
+        let scores = self.scores
+        return table.build(kept: Self.abbreviationsKept) { a, b in
+            let scoreA = scores[a] ?? 0, scoreB = scores[b] ?? 0
+            return scoreA != scoreB ? scoreA > scoreB : a < b
         }
     }
 
     /// The rows of `prominence` with each taxon's folded scientific name; none for
     /// a database of schema 1. (``init(scores:names:)`` sorts them: the caller may
     /// do that on another thread.)
-    static func rows(_ db: Database) throws -> (scores: [TaxonID: Float], names: [(name: String, id: TaxonID)]) {
-        guard try db.tableExists("prominence") else { return ([:], []) }
+    static func rows(_ db: Database) throws -> (scores: [TaxonID: Float], names: SortedNameTable.Builder) {
         var scores: [TaxonID: Float] = [:]
-        var names: [(name: String, id: TaxonID)] = []
+        var names = SortedNameTable.Builder()
+        guard try db.tableExists("prominence") else { return (scores, names) }
         let rows = try Row.fetchCursor(db, sql: """
             -- CROSS JOIN keeps this order: without statistics the planner scanned all of
             -- taxa's names (2.6 M) and probed prominence for each.
@@ -117,7 +115,7 @@ public struct ProminenceIndex: Sendable {
         while let row = try rows.next() {
             let id: TaxonID = row[0]
             scores[id] = Float(row[1] as Double)
-            names.append((SearchQuery.words(in: row[2]).joined(separator: " "), id))
+            names.append(SearchQuery.words(in: row[2]).joined(separator: " "), id)
         }
         return (scores, names)
     }

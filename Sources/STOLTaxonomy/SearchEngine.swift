@@ -432,10 +432,10 @@ public struct SearchEngine {
             let text = query.text
             if let id = indexes.exactNames[text] { ids.append(id) }
             ids += indexes.sharedNames[text] ?? []
-            if let key = query.abbreviationKey { ids += indexes.abbreviations[key] ?? [] }
+            if let key = query.abbreviationKey { ids += indexes.abbreviations.ids(for: key) }
             if !query.prefix, query.words.count == 1 {
                 ids += indexes.compactNames[text] ?? []
-                ids += indexes.abbreviations[text] ?? []  // "ecoli"
+                ids += indexes.abbreviations.ids(for: text)  // "ecoli"
             }
             if !query.prefix, Self.pluralsApply(to: language) {
                 // "oaks" for "oak": the group of the things typed (scored as a kind).
