@@ -96,7 +96,7 @@ public struct LineageQueries {
                         result.lineageIds = lineage.map(\.id)
                         result.lineageRanks = lineage.map { TaxonRank($0.rank)?.rawValue ?? "" }
                         result.lineageNames = lineage.map(\.scientificName)
-                    case .ids:
+                    case .ids, .packed:  // packed: the ids form, packed below
                         result.lineageIds = lineage.map(\.id)
                     case .nodes:
                         result.lineageIds = lineage.map(\.id)
@@ -110,7 +110,7 @@ public struct LineageQueries {
                 return result
             }
             response.nodes = table.nodes
-            return response
+            return form == .packed ? Stol_V1_LineageBatchResponse(packing: response) : response
         }
     }
 
@@ -181,7 +181,7 @@ public struct LineageQueries {
         func rank(_ node: Int) -> String { view == .main ? tree.mainRank(of: node)?.rawValue ?? "" : tree.rank(of: node) }
         /// The main view's taxa form: the rows of `taxa`, read once for the whole answer.
         var rows: [TaxonID: Stol_V1_Taxon] = [:]
-        if view == .main && form != .compact && form != .ids && form != .nodes {
+        if view == .main && ![.compact, .ids, .nodes, .packed].contains(form) {  // the taxa form (an unknown form is answered so)
             var ids = Set<TaxonID>()
             for case let node? in nodes {
                 ids.insert(tree.id(at: node))
@@ -207,6 +207,10 @@ public struct LineageQueries {
             guard let rank = tree.mainRank(of: node) else { return [] }  // a main rank: in the view
             return columnEntries[rank.level]
         }
+        if form == .packed {
+            return try packedLineages(count: queries.count, nodes: nodes, errors: errors, mergedFrom: mergedFrom,
+                                      tree: tree, view: view, taxon: taxon)
+        }
         var response = Stol_V1_LineageBatchResponse()
         response.results.reserveCapacity(queries.count)
         var table = LineageNodeTable()
@@ -225,7 +229,7 @@ public struct LineageQueries {
                     result.lineageIds = lineage.map { tree.id(at: $0) }
                     result.lineageRanks = lineage.map(rank)
                     result.lineageNames = lineage.map { tree.name(of: $0) }
-                case .ids:
+                case .ids, .packed:  // packed: written before this (``packedLineages``)
                     result.lineageIds = lineage.map { tree.id(at: $0) }
                 case .nodes:
                     result.lineageIds = lineage.map { tree.id(at: $0) }
@@ -243,6 +247,41 @@ public struct LineageQueries {
             response.results.append(result)
         }
         response.nodes = table.nodes
+        return response
+    }
+
+    /// The packed form of the lineages of `nodes` (``Stol_V1_LineageBatchResponse/init(packing:)``),
+    /// written from the tree: no result message per query on this side either.
+    private func packedLineages(count: Int, nodes: [Int?], errors: [TaxonomyError?], mergedFrom: [TaxonID?],
+                                tree: TaxonomyTree, view: TaxonomyTree.View,
+                                taxon: (Int) -> Stol_V1_Taxon) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
+        var lengths: [UInt32] = [], ids: [TaxonID] = [], taxa: [Stol_V1_LineageNode] = [], notes: [Stol_V1_PackedLineageNote] = []
+        lengths.reserveCapacity(count)
+        ids.reserveCapacity(count * 32)
+        var listed = Set<Int>()
+        for position in 0..<count {
+            if position % 64 == 0 { try TaxonomyError.checkCancellation() }
+            if let node = nodes[position] {
+                let lineage = tree.ancestors(of: node, in: view)
+                lengths.append(UInt32(lineage.count + 1))
+                for ancestor in lineage { ids.append(tree.id(at: ancestor)) }
+                ids.append(tree.id(at: node))
+                if listed.insert(node).inserted { taxa.append(.packed(taxon(node))) }
+            } else {
+                lengths.append(0)
+            }
+            guard errors[position] != nil || mergedFrom[position] != nil else { continue }
+            var note = Stol_V1_PackedLineageNote()
+            note.index = UInt32(position)
+            if let error = errors[position] { note.error = error.protocolError.proto }
+            note.mergedFrom = mergedFrom[position] ?? 0
+            notes.append(note)
+        }
+        var response = Stol_V1_LineageBatchResponse()
+        response.packedLengths = lengths
+        response.packedIds = ids
+        response.nodes = taxa
+        response.packedNotes = notes
         return response
     }
 }

@@ -259,6 +259,10 @@ public nonisolated enum Stol_V1_LineageForm: SwiftProtobuf.Enum, Swift.CaseItera
 
   /// `taxon` and lineage_ids, each lineage node's rank and name once per
   case nodes // = 3
+
+  /// response in LineageBatchResponse.nodes (the compact form without repeating
+  /// "root;cellular organisms;Eukaryota;…" in every result)
+  case packed // = 4
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -271,6 +275,7 @@ public nonisolated enum Stol_V1_LineageForm: SwiftProtobuf.Enum, Swift.CaseItera
     case 1: self = .compact
     case 2: self = .ids
     case 3: self = .nodes
+    case 4: self = .packed
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -281,6 +286,7 @@ public nonisolated enum Stol_V1_LineageForm: SwiftProtobuf.Enum, Swift.CaseItera
     case .compact: return 1
     case .ids: return 2
     case .nodes: return 3
+    case .packed: return 4
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -291,6 +297,7 @@ public nonisolated enum Stol_V1_LineageForm: SwiftProtobuf.Enum, Swift.CaseItera
     .compact,
     .ids,
     .nodes,
+    .packed,
   ]
 
 }
@@ -2022,9 +2029,49 @@ public nonisolated struct Stol_V1_LineageBatchResponse: Sendable {
   /// which clients answer without asking)
   public var nodes: [Stol_V1_LineageNode] = []
 
+  /// in the order they first occur; LINEAGE_FORM_PACKED: each taxon a query
+  /// names (its lineage's last id), once, in the order they first occur
+  /// LINEAGE_FORM_PACKED (instead of `results`: a client knows the queries it sent):
+  public var packedLengths: [UInt32] = []
+
+  /// (0: the query named nothing; its error is in packed_notes)
+  public var packedIds: [Int64] = []
+
+  /// the queries that failed or were merged, in order
+  public var packedNotes: [Stol_V1_PackedLineageNote] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+}
+
+/// What the packed form says of one query besides its lineage.
+public nonisolated struct Stol_V1_PackedLineageNote: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the query's position in the request
+  public var index: UInt32 = 0
+
+  /// it named nothing (NOT_FOUND, TAXON_DELETED, INVALID_REQUEST as in `results`)
+  public var error: Stol_V1_Error {
+    get {_error ?? Stol_V1_Error()}
+    set {_error = newValue}
+  }
+  /// Returns true if `error` has been explicitly set.
+  public var hasError: Bool {self._error != nil}
+  /// Clears the value of `error`. Subsequent reads from it will return its default value.
+  public mutating func clearError() {self._error = nil}
+
+  /// the id asked for, when the source merged it into the lineage's taxon
+  public var mergedFrom: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _error: Stol_V1_Error? = nil
 }
 
 /// One node of a LINEAGE_FORM_NODES answer: what the compact form repeats in each lineage.
@@ -2872,7 +2919,7 @@ nonisolated extension Stol_V1_RelativesSource: SwiftProtobuf._ProtoNameProviding
 }
 
 nonisolated extension Stol_V1_LineageForm: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LINEAGE_FORM_TAXA\0\u{1}LINEAGE_FORM_COMPACT\0\u{1}LINEAGE_FORM_IDS\0\u{1}LINEAGE_FORM_NODES\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LINEAGE_FORM_TAXA\0\u{1}LINEAGE_FORM_COMPACT\0\u{1}LINEAGE_FORM_IDS\0\u{1}LINEAGE_FORM_NODES\0\u{1}LINEAGE_FORM_PACKED\0")
 }
 
 nonisolated extension Stol_V1_MatchKind: SwiftProtobuf._ProtoNameProviding {
@@ -5802,7 +5849,7 @@ nonisolated extension Stol_V1_LineageResult: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Stol_V1_LineageBatchResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LineageBatchResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}results\0\u{1}unclassified\0\u{1}nodes\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}results\0\u{1}unclassified\0\u{1}nodes\0\u{3}packed_lengths\0\u{3}packed_ids\0\u{3}packed_notes\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5813,6 +5860,9 @@ nonisolated extension Stol_V1_LineageBatchResponse: SwiftProtobuf.Message, Swift
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.results) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.unclassified) }()
       case 3: try { try decoder.decodeRepeatedMessageField(value: &self.nodes) }()
+      case 4: try { try decoder.decodeRepeatedUInt32Field(value: &self.packedLengths) }()
+      case 5: try { try decoder.decodeRepeatedInt64Field(value: &self.packedIds) }()
+      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.packedNotes) }()
       default: break
       }
     }
@@ -5828,6 +5878,15 @@ nonisolated extension Stol_V1_LineageBatchResponse: SwiftProtobuf.Message, Swift
     if !self.nodes.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.nodes, fieldNumber: 3)
     }
+    if !self.packedLengths.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.packedLengths, fieldNumber: 4)
+    }
+    if !self.packedIds.isEmpty {
+      try visitor.visitPackedInt64Field(value: self.packedIds, fieldNumber: 5)
+    }
+    if !self.packedNotes.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.packedNotes, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5835,6 +5894,53 @@ nonisolated extension Stol_V1_LineageBatchResponse: SwiftProtobuf.Message, Swift
     if lhs.results != rhs.results {return false}
     if lhs.unclassified != rhs.unclassified {return false}
     if lhs.nodes != rhs.nodes {return false}
+    if lhs.packedLengths != rhs.packedLengths {return false}
+    if lhs.packedIds != rhs.packedIds {return false}
+    if lhs.packedNotes != rhs.packedNotes {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Stol_V1_PackedLineageNote: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PackedLineageNote"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}index\0\u{1}error\0\u{3}merged_from\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.index) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._error) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self.mergedFrom) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.index != 0 {
+      try visitor.visitSingularUInt32Field(value: self.index, fieldNumber: 1)
+    }
+    try { if let v = self._error {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    if self.mergedFrom != 0 {
+      try visitor.visitSingularInt64Field(value: self.mergedFrom, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Stol_V1_PackedLineageNote, rhs: Stol_V1_PackedLineageNote) -> Bool {
+    if lhs.index != rhs.index {return false}
+    if lhs._error != rhs._error {return false}
+    if lhs.mergedFrom != rhs.mergedFrom {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

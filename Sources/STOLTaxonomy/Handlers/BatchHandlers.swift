@@ -14,6 +14,13 @@ struct LineageBatchHandler: TaxonomyRequestHandler {
         let template = body.hasTemplate ? try LineageBatchTemplate(body.template) : nil
         let language = try RequestChecks.language(body.language, in: context.database)
         let lineages = LineageQueries(database: context.database)
+        if body.form == .packed {
+            guard template == nil, body.columns.isEmpty else {
+                throw TaxonomyError.invalidOption("the packed form (LINEAGE_FORM_PACKED) takes no template or columns",
+                                     details: ["field": "form"])
+            }
+            return .lineageBatch(try lineages.lineageBatch(body.queries, language: language, ranks: body.ranks, form: .packed))
+        }
         guard let template else {
             return .lineageBatch(try lineages.lineageBatch(body.queries, language: language, ranks: body.ranks, form: body.form,
                                                            columns: body.columns))

@@ -175,6 +175,23 @@ class _RankTable:
         return self._table
 
 
+class _TaxonTable:
+    """The taxa of a packed-form answer (its ``nodes``), read when a lineage of that answer
+    is first asked for its ``taxon`` (once per answer, shared by its lineages)."""
+
+    __slots__ = ("_nodes", "_table")
+
+    def __init__(self, nodes):
+        self._nodes = nodes
+        self._table: Optional[Dict[int, "Node"]] = None
+
+    def node(self, taxon_id: int) -> "Node":
+        if self._table is None:
+            self._table = {node.id: Node(node.id, node.rank, node.name) for node in self._nodes}
+            self._nodes = None
+        return self._table[taxon_id]
+
+
 class Lineage:
     """The lineage of one query of :meth:`~stol.Taxonomy.lineage` (``LineageResult``).
 
@@ -219,7 +236,10 @@ class Lineage:
         """The taxon the query named (a :class:`Node`), ``None`` when it named nothing."""
         message = self._taxon_pb
         if message is not None:  # made on first use: a batch of ids that only wants ids never pays for it
-            self._taxon = Node(message.id, message.source_rank or _main_rank(message.rank), message.scientific_name)
+            if type(message) is _TaxonTable:  # the packed form's: the taxon is the lineage's last id
+                self._taxon = message.node(self.ids[-1])
+            else:
+                self._taxon = Node(message.id, message.source_rank or _main_rank(message.rank), message.scientific_name)
             self._taxon_pb = None
         return self._taxon
 
@@ -281,6 +301,51 @@ class Lineage:
             lineage._rank_of = ranks_of
             return lineage
         return from_nodes_form
+
+    @classmethod
+    def packed(cls, answer, queries: List[str], release: str) -> List["Lineage"]:
+        """The lineages of a ``LineageBatchResponse`` of the packed form (LINEAGE_FORM_PACKED)
+        to ``queries`` (those the request sent, which the answer does not repeat), with
+        ``ids`` alone: one slice of one list per query, where the ids form reads a message's
+        fields per query (100,000 ids: 0.2 s of Python less). An answer of the taxa form
+        (an older server's, to a form it does not know) is read as such."""
+        if answer.results or not answer.packed_lengths:
+            if len(answer.results) != len(queries):
+                raise errors.ProtocolViolationError("%d lineages answer %d queries" % (len(answer.results), len(queries)))
+            return [cls._ids_of(cls.from_pb(result, release)) for result in answer.results]
+        lengths = answer.packed_lengths
+        if len(lengths) != len(queries):
+            raise errors.ProtocolViolationError("%d packed lineages answer %d queries" % (len(lengths), len(queries)))
+        ids = list(answer.packed_ids)
+        taxa = _TaxonTable(answer.nodes)
+        lineages = []
+        append = lineages.append
+        position = 0
+        for query, length in zip(queries, lengths):
+            end = position + length
+            lineage = cls(query, None, tuple(ids[position:end]), None, None, None, None, release)
+            if length:
+                lineage._taxon_pb = taxa
+            position = end
+            append(lineage)
+        if position != len(ids):
+            raise errors.ProtocolViolationError("the packed lengths add up to %d of %d ids" % (position, len(ids)))
+        for note in answer.packed_notes:
+            lineage = lineages[note.index]
+            lineage.merged_from = note.merged_from or None
+            if note.HasField("error"):
+                lineage.error = errors.from_pb(note.error)
+        for lineage in lineages:
+            if not lineage.ids and lineage.error is None:
+                lineage.error = errors.ProtocolViolationError("the answer to %r has neither a lineage nor an error"
+                                                              % (lineage.query,))
+        return lineages
+
+    @classmethod
+    def _ids_of(cls, lineage: "Lineage") -> "Lineage":
+        """``lineage`` without its ranks and names (as asked with ``names=False``)."""
+        return cls(lineage.query, lineage.taxon, lineage.ids, None, None, lineage.merged_from, lineage.error,
+                   lineage.release)
 
     @classmethod
     def _from_ids_form(cls, result, release: str) -> "Lineage":

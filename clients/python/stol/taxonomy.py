@@ -627,10 +627,10 @@ class Taxonomy:
         (``root;cellular organisms;Eukaryota;...``, NCBI's rank names).
         Each lineage runs from the root to the taxon, the taxon included.
 
-        ``names=False`` asks for the ids alone (the ids form, what ete4's ``get_lineage``
-        and taxopy's ``taxid_lineage`` give): ``ranks`` and ``names`` are then ``None``.
-        On large batches it halves the server's work and the bytes to decode, about
-        twice as fast as with names."""
+        ``names=False`` asks for the ids alone (what ete4's ``get_lineage`` and taxopy's
+        ``taxid_lineage`` give): ``ranks`` and ``names`` are then ``None``. A batch is
+        then answered in the packed form (every lineage in one array, each taxon once):
+        on large batches well over twice as fast as with names."""
         view = _view(ranks)  # checked now, not at the first next()
         language = self._language(language)
         form = pb.LINEAGE_FORM_NODES if names else pb.LINEAGE_FORM_IDS
@@ -642,7 +642,8 @@ class Taxonomy:
             if single.error is not None:
                 raise single.error
             return single
-        return self._lineages(ids, view, language, form, names)
+        # A batch of ids alone: the packed form (every lineage in one array, no message per query).
+        return self._lineages(ids, view, language, form if names else pb.LINEAGE_FORM_PACKED, names)
 
     def _lineages(self, ids: Iterable[Query], view: int, language: str, form: int,
                   names: bool, template=None, unclassified: str = "", release: Optional[str] = None,
@@ -659,6 +660,9 @@ class Taxonomy:
         # than one request, as before), each scanned for "0" at once: no bookkeeping per
         # query, on the way out or back (100,000 ids: 0.06 s less).
         zeros: Deque[int] = collections.deque()
+        # The packed form does not repeat the queries: each request's, until its answer comes.
+        packed = form == pb.LINEAGE_FORM_PACKED
+        sent: Deque[List[str]] = collections.deque()
 
         def blocks():
             queries = map(_query, ids)
@@ -689,6 +693,8 @@ class Taxonomy:
                     request.lineage_batch.columns.extend(columns)
                 if template is not None:
                     request.lineage_batch.template.CopyFrom(template)
+                if packed:
+                    sent.append(batch)
                 yield request
         def formatted(result, release):  # a template's text with the lineage it was filled from
             lineage = answers.Lineage.from_pb(result, release)
@@ -703,6 +709,14 @@ class Taxonomy:
         answered_so_far = 0
         for answer, answered, _ in self._pipeline(requests(), "lineage_batch", release=release):
             last_release = answered
+            if packed:
+                for lineage in answers.Lineage.packed(answer, sent.popleft(), answered):
+                    while zeros and zeros[0] == answered_so_far:
+                        zeros.popleft()
+                        yield zero(answered)
+                    answered_so_far += 1
+                    yield lineage
+                continue
             make = formatted if template is not None else rows.reader(answer) if rows is not None \
                 else answers.Lineage.reader(answer, names)
             for result in answer.results:

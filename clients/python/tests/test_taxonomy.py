@@ -304,16 +304,21 @@ class BatchesEqualTheCLI(unittest.TestCase):
     def test_lineage_ids_only(self):
         """names=False (the ids form): the same ids and taxon as with names, what
         `stol-client lineage --ranks all --ids` prints, and no names to misuse."""
-        queries = [str(i) for i in Sample.spread(40)] + ["Panthera leo", "424242", "no such taxon"]
+        queries = [str(i) for i in Sample.spread(40)] + ["Panthera leo", "424242", "no such taxon", "0", "-3", "",
+                                                         "9689", " 9689 ", "0"]
         for ranks in ("all", "main"):
             with self.subTest(ranks=ranks):
                 named = list(TX.lineage(queries, ranks=ranks))
-                bare = list(TX.lineage(queries, ranks=ranks, names=False))
-                self.assertEqual([b.query for b in bare], queries)
+                bare = list(TX.lineage(queries, ranks=ranks, names=False))  # the packed form
+                self.assertEqual([b.query for b in bare], [q.strip() for q in queries], "the queries as sent")
+                self.assertEqual([b.query for b in bare], [n.query for n in named])
                 for full, ids_only in zip(named, bare):
                     self.assertEqual(ids_only.ids, full.ids, full.query)
                     self.assertEqual(ids_only.taxon, full.taxon, full.query)
                     self.assertEqual(type(ids_only.error), type(full.error), full.query)
+                    self.assertEqual(str(ids_only.error), str(full.error), full.query)
+                    self.assertEqual(ids_only.merged_from, full.merged_from, full.query)
+                    self.assertEqual(ids_only.release, full.release, full.query)
                     self.assertIsNone(ids_only.ranks)
                     self.assertIsNone(ids_only.names)
         cli = STACK.cli("lineage", "--ranks", "all", "--ids", "--no-header", stdin="".join(q + "\n" for q in queries))
@@ -363,6 +368,45 @@ class BatchesEqualTheCLI(unittest.TestCase):
         self.assertEqual([node.id for node in sent.nodes], list(lion.ids[:-1]), "the package asked for the nodes form")
         self.assertEqual(list(sent.results[0].lineage_names), [])
         self.assertEqual(lion.names[-2:], ("Panthera", "Panthera leo"))
+
+    def test_lineage_ids_of_a_batch_are_read_from_the_packed_form_or_from_an_older_servers_results(self):
+        """names=False on a batch asks for the packed form (every lineage in one array, the
+        taxa once, notes for failed and merged queries); a server that does not know it
+        answers results in the taxa form, read as the same lineages; an answer that does
+        not add up is a protocol violation, not a wrong lineage."""
+        from stol.answers import Lineage, Node
+
+        queries = ["9689", "424242", "12345"]
+        packed = taxonomy_pb2.LineageBatchResponse(packed_lengths=[3, 0, 3], packed_ids=[1, 9688, 9689, 1, 9688, 9689])
+        packed.nodes.add(id=9689, rank="species", name="Panthera leo")
+        missing = packed.packed_notes.add(index=1)
+        missing.error.code, missing.error.message = stol.NotFoundError.CODE, "no taxon 424242"
+        packed.packed_notes.add(index=2, merged_from=12345)
+        older = taxonomy_pb2.LineageBatchResponse()
+        for query in ("9689", "12345"):
+            found = older.results.add(query=query, merged_from=12345 if query == "12345" else 0)
+            found.taxon.id, found.taxon.scientific_name, found.taxon.source_rank = 9689, "Panthera leo", "species"
+            for taxon_id, rank, name in ((1, "no rank", "root"), (9688, "genus", "Panthera")):
+                node = found.lineage.add(id=taxon_id, scientific_name=name, source_rank=rank)
+            if query == "9689":
+                gone = older.results.add(query="424242")
+                gone.error.code, gone.error.message = stol.NotFoundError.CODE, "no taxon 424242"
+        for form, answer in (("packed", packed), ("taxa", older)):
+            lion, gone, merged = Lineage.packed(answer, queries, "2024.9.7")
+            self.assertEqual([lion.query, gone.query, merged.query], queries, form)
+            self.assertEqual((lion.ids, lion.taxon, lion.merged_from, lion.error), ((1, 9688, 9689), Node(9689, "species", "Panthera leo"),
+                                                                                    None, None), form)
+            self.assertEqual((lion.ranks, lion.names, lion.release), (None, None, "2024.9.7"), form)
+            self.assertEqual((gone.ids, gone.taxon), ((), None), form)
+            self.assertIsInstance(gone.error, stol.NotFoundError, form)
+            self.assertEqual((merged.ids, merged.merged_from, merged.taxon.id), ((1, 9688, 9689), 12345, 9689), form)
+        short = taxonomy_pb2.LineageBatchResponse(packed_lengths=[3, 4], packed_ids=[1, 9688, 9689])
+        with self.assertRaises(stol.ProtocolViolationError):
+            Lineage.packed(short, ["9689", "9690"], "2024.9.7")
+        with self.assertRaises(stol.ProtocolViolationError):
+            Lineage.packed(short, ["9689"], "2024.9.7")
+        silent = taxonomy_pb2.LineageBatchResponse(packed_lengths=[0])  # neither a lineage nor an error
+        self.assertIsInstance(Lineage.packed(silent, ["9689"], "2024.9.7")[0].error, stol.ProtocolViolationError)
 
     def test_lineage_of_one_raises_typed(self):
         self.assertEqual(TX.lineage("Panthera leo").taxon.id, 9689)
