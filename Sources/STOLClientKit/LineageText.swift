@@ -60,6 +60,24 @@ public struct LineageTSV {
         return columns.joined(separator: "\t")
     }
 
+    /// A found query's line of the packed form (``PackedLineages``): the same bytes as
+    /// ``line(_:)`` of the ids form's result. `ids`: its lineage, the taxon last.
+    public func append(query: String, taxon: Stol_V1_LineageNode, ids: ArraySlice<Int64>, to out: inout [UInt8]) {
+        let tab = UInt8(ascii: "\t"), semicolon = UInt8(ascii: ";")
+        out.append(contentsOf: query.utf8)
+        out.append(tab)
+        ProtobufJSONWriter.appendInt(taxon.id, to: &out)
+        out.append(tab)
+        out.append(contentsOf: (taxon.rank.isEmpty ? TextFormatter.rankName(.unspecified) : taxon.rank).utf8)
+        out.append(tab)
+        out.append(contentsOf: taxon.name.utf8)
+        out.append(tab)
+        for (index, id) in ids.enumerated() {
+            if index > 0 { out.append(semicolon) }
+            ProtobufJSONWriter.appendInt(id, to: &out)
+        }
+    }
+
     /// A result read in place (``LineageBatchIndex``) from `bytes`, the answer's: the same
     /// bytes as ``line(_:)`` of the decoded result, copied from the answer without a
     /// `String` per name.

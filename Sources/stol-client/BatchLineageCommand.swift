@@ -143,7 +143,9 @@ struct Lineage: ParsableCommand {
             let unclassified = try template.map { (template) throws(ClientError) in try checked(template, client) }
             // A template without the lineage column needs no names from the server: the ids
             // form carries the taxon and the filled text.
+            // Ids alone, no template: the packed form (every lineage in one array, each taxon once).
             let form: Stol_V1_LineageForm = json ? (wholeTree ? .compact : .taxa)
+                : ids && template == nil ? .packed
                 : ids || (template != nil && !keepLineage) ? .ids : .compact
             let output = BatchOutput()
             let columns = try column.columns(for: output, json: json)
@@ -212,14 +214,27 @@ struct Lineage: ParsableCommand {
                 // The compact and ids forms are read in place (LineageBatchIndex): no String per
                 // name, half of the client's time. What that reader leaves (an error, an answer
                 // it cannot read) is decoded by swift-protobuf as before.
-                rawResult: form == .taxa ? nil : Self.lineageBatchField,
+                rawResult: form == .taxa || form == .packed ? nil : Self.lineageBatchField,
                 output: output,
                 refuse: { .refused(LineageInputLine.refusedResult($0, $1)) },
                 local: local,
                 answer: { (response, raw, batch) throws(ClientError) in
                     guard let raw else {
                         guard case .lineageBatch(let answer) = response.result else { throw .local("unexpected answer") }
-                        return try decoded(answer.results, batch)
+                        guard form == .packed, answer.results.isEmpty else { return try decoded(answer.results, batch) }
+                        let packed: PackedLineages
+                        do {
+                            packed = try PackedLineages(answer, queries: batch.queries.count)
+                        } catch {
+                            throw .local("the taxonomy service's lineage batch answer cannot be read: \(error)")
+                        }
+                        return batch.walk(answer: { position in
+                            let query = batch.queries[position]
+                            guard let taxon = packed.taxon(position) else { return show(packed.failure(position, query: query)) }
+                            let merged = packed.mergedFrom(position)
+                            if merged != 0 { noteMerged(merged, into: taxon.id) }
+                            output.line { tsv.append(query: query, taxon: taxon, ids: packed.ids(position), to: &$0) }
+                        }, local: local)
                     }
                     let read = raw.bytes.withUnsafeBufferPointer { bytes in (try? index.read(bytes, raw.value)) != nil }
                     if !read {

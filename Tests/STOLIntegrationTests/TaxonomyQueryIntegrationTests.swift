@@ -61,6 +61,50 @@ final class TaxonomyQueryIntegrationTests: XCTestCase {
         }
     }
 
+    /// `lineage --ids` reads the packed form (every lineage in one array, each taxon once);
+    /// its lines say what the names' lines (the compact form) and `--jsonl` (the taxa form)
+    /// say: the same query, id, rank and name, the JSON's lineage ids with the taxon last, the
+    /// same error lines and exit status — for every taxon of the build, names, Kraken's 0 and
+    /// bad queries, in both views.
+    func testLineageIds_sayWhatTheNamesLinesAndTheJSONSay_inBothViews() throws {
+        let ids = try DatabaseQueue(path: stack.database).read { db in try Int64.fetchAll(db, sql: "SELECT id FROM taxa ORDER BY id") }
+        XCTAssertGreaterThan(ids.count, 1000)
+        let queries = ids.map(String.init) + ["Panthera leo", "lion", "0", "-3", "424242", " 9606 ", "9606.0", "Felis"]
+        let input = queries.joined(separator: "\n") + "\n"
+        for ranks in ["all", "main"] {
+            let packed = try client(["lineage", "--ranks", ranks, "--ids", "--no-header"], input: input)
+            let named = try client(["lineage", "--ranks", ranks, "--no-header"], input: input)
+            let jsonl = try client(["lineage", "--ranks", ranks, "--jsonl", "--no-header"], input: input)
+            XCTAssertEqual(packed.status, named.status, ranks)
+            XCTAssertEqual(packed.status, 3, "some queries name nothing (\(ranks))")
+            let lines = packed.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            let namedLines = named.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            let objects = jsonl.stdout.split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            XCTAssertEqual(lines.count, queries.count, ranks)
+            XCTAssertEqual(namedLines.count, queries.count, ranks)
+            XCTAssertEqual(objects.count, queries.count, ranks)
+            var found = 0
+            for (position, line) in lines.enumerated() {
+                let columns = line.split(separator: "\t", omittingEmptySubsequences: false)
+                let namedColumns = namedLines[position].split(separator: "\t", omittingEmptySubsequences: false)
+                XCTAssertEqual(Array(columns.prefix(4)), Array(namedColumns.prefix(4)), "\(queries[position]) (\(ranks))")
+                guard columns.count == 5, let object = objects[position], let taxon = object["taxon"] as? [String: Any],
+                      let id = (taxon["id"] as? NSNumber)?.int64Value else {
+                    XCTAssertEqual(String(line), String(namedLines[position]), "an error line (\(queries[position]), \(ranks))")
+                    continue
+                }
+                let nodes = object["lineage"] as? [[String: Any]] ?? []
+                let lineage: [Int64] = nodes.compactMap { node in (node["id"] as? NSNumber)?.int64Value }
+                XCTAssertEqual(lineage.count, nodes.count, "every lineage node's id (\(queries[position]))")
+                // Kraken's 0 (unclassified): an empty lineage column, as the names' line.
+                let expected: String = id == 0 ? "" : (lineage + [id]).map { String($0) }.joined(separator: ";")
+                XCTAssertEqual(String(columns[4]), expected, "\(queries[position]) (\(ranks))")
+                found += 1
+            }
+            XCTAssertGreaterThan(found, ids.count, "every taxon, the names too (\(ranks))")
+        }
+    }
+
     func testCompare_lionAndTiger_throughTheSocket_isGenusPantheraAtDistanceTwo() throws {
         let result = try json(["compare", "9689", "9694"])
         XCTAssertEqual((result["lca"] as? [String: Any])?["id"] as? Int, 9688)
