@@ -250,38 +250,23 @@ public struct LineageQueries {
         return response
     }
 
-    /// The packed form of the lineages of `nodes` (``Stol_V1_LineageBatchResponse/init(packing:)``),
-    /// written from the tree: no result message per query on this side either.
+    /// The packed form of the lineages of `nodes` (``PackedLineageWriter``), written from
+    /// the tree: no result message per query on this side either.
     private func packedLineages(count: Int, nodes: [Int?], errors: [TaxonomyError?], mergedFrom: [TaxonID?],
                                 tree: TaxonomyTree, view: TaxonomyTree.View,
                                 taxon: (Int) -> Stol_V1_Taxon) throws(TaxonomyError) -> Stol_V1_LineageBatchResponse {
-        var lengths: [UInt32] = [], ids: [TaxonID] = [], taxa: [Stol_V1_LineageNode] = [], notes: [Stol_V1_PackedLineageNote] = []
-        lengths.reserveCapacity(count)
-        ids.reserveCapacity(count * 32)
-        var listed = Set<Int>()
+        var writer = PackedLineageWriter(queries: count, ids: count * 32)
         for position in 0..<count {
             if position % 64 == 0 { try TaxonomyError.checkCancellation() }
             if let node = nodes[position] {
-                let lineage = tree.ancestors(of: node, in: view)
-                lengths.append(UInt32(lineage.count + 1))
-                for ancestor in lineage { ids.append(tree.id(at: ancestor)) }
-                ids.append(tree.id(at: node))
-                if listed.insert(node).inserted { taxa.append(.packed(taxon(node))) }
+                writer.found(tree.ancestors(of: node, in: view).lazy.map { tree.id(at: $0) }, taxonID: tree.id(at: node)) {
+                    taxon(node)
+                }
             } else {
-                lengths.append(0)
+                writer.missing()
             }
-            guard errors[position] != nil || mergedFrom[position] != nil else { continue }
-            var note = Stol_V1_PackedLineageNote()
-            note.index = UInt32(position)
-            if let error = errors[position] { note.error = error.protocolError.proto }
-            note.mergedFrom = mergedFrom[position] ?? 0
-            notes.append(note)
+            writer.note(error: errors[position]?.protocolError.proto, mergedFrom: mergedFrom[position] ?? 0)
         }
-        var response = Stol_V1_LineageBatchResponse()
-        response.packedLengths = lengths
-        response.packedIds = ids
-        response.nodes = taxa
-        response.packedNotes = notes
-        return response
+        return writer.response
     }
 }
