@@ -709,22 +709,19 @@ class Taxonomy:
         answered_so_far = 0
         for answer, answered, _ in self._pipeline(requests(), "lineage_batch", release=release):
             last_release = answered
-            if packed:
-                for lineage in answers.Lineage.packed(answer, sent.popleft(), answered):
-                    while zeros and zeros[0] == answered_so_far:
-                        zeros.popleft()
-                        yield zero(answered)
-                    answered_so_far += 1
-                    yield lineage
-                continue
-            make = formatted if template is not None else rows.reader(answer) if rows is not None \
-                else answers.Lineage.reader(answer, names)
-            for result in answer.results:
+            if packed:  # already lineages
+                items, make = answers.Lineage.packed(answer, sent.popleft(), answered), None
+            else:
+                items = answer.results
+                make = formatted if template is not None else rows.reader(answer) if rows is not None \
+                    else answers.Lineage.reader(answer, names)
+            for item in items:
                 while zeros and zeros[0] == answered_so_far:
                     zeros.popleft()
                     yield zero(answered)
                 answered_so_far += 1
-                yield make(result, answered)
+                # Made after the zeros before it: a frame's rows append as they are made.
+                yield item if make is None else make(item, answered)
         for _ in zeros:
             yield zero(last_release)
 
